@@ -1,0 +1,56 @@
+// .npy files: a strict reader (numpy/lib/format.py is the reference) and an
+// encoder. The reader returns a typed array before any conversion, so the
+// caller decides whether it wants values (float32) or a mask.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/tensor.h"
+
+namespace attn {
+
+// Element types NumPy writes that attn-run accepts. Anything else (object,
+// strings, structured, complex) is refused by the reader.
+enum class DType : std::uint8_t { f2, f4, f8, b1, u1, u2, u4, u8, i1, i2, i4, i8 };
+
+std::size_t dtype_size(DType t);
+std::string dtype_name(DType t);  // NumPy's name: "float32", "bool", "int64", ...
+bool dtype_is_float(DType t);
+
+// A typed array as read from a file: bytes are in native byte order and C
+// (row-major) order whatever the file had.
+struct RawArray {
+  DType dtype = DType::f4;
+  std::vector<std::size_t> shape;
+  std::vector<std::uint8_t> bytes;  // count(shape) * dtype_size(dtype)
+
+  std::size_t count() const { return Tensor::count(shape); }
+};
+
+// Parse a whole .npy image. `name` (a file or key) starts every error message.
+// Errors: Exit::data.
+RawArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name);
+
+// Read a .npy file from disk. Exit::no_input when missing, unreadable or not
+// a regular file; Exit::data when malformed.
+RawArray read_npy(const std::string& path);
+
+// Values as float32 (f2/f4/f8 converted exactly as NumPy's astype would).
+// Other dtypes: Exit::data naming `name`. Non-finite values: Exit::data naming
+// `name` and the first index, unless allow_nonfinite.
+Tensor to_float32(const RawArray& a, const std::string& name, bool allow_nonfinite);
+
+// Mask values: b1/u1/i*/u* (and floats that are exactly 0 or 1); nonzero = true.
+Mask to_mask(const RawArray& a, const std::string& name);
+
+// The bytes of a version 1.0 .npy file holding `t` as little-endian float32.
+std::string encode_npy(const Tensor& t);
+
+// The header alone (magic..newline, 64-byte aligned) for a float32 array of
+// this shape; the data of count(shape)*4 bytes follows it in the file.
+std::string npy_header_f32(const std::vector<std::size_t>& shape);
+
+}  // namespace attn

@@ -1,0 +1,20 @@
+// Turning results into text: torch-style printing, JSON arrays.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/tensor.h"
+
+namespace attn {
+
+// Laid out like print(torch_tensor): "tensor([[0.2595, 0.4014],\n ...])",
+// 4 decimals (scientific when the range calls for it as torch does),
+// summarised with "..." past 1000 elements (3 edge items), ending in '\n'.
+std::string format_tensor_text(const Tensor& t);
+
+// Nested JSON arrays of the tensor's values.
+nlohmann::json tensor_to_json(const Tensor& t);
+
+}  // namespace attn

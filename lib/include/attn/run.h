@@ -1,0 +1,53 @@
+// One run, model level: from a resolved config to loaded, validated weights
+// and inputs, ready for forward(). Shared by the executable, the golden tests
+// and the benchmark, so they all see the same loading rules.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/config.h"
+#include "attn/layout.h"
+#include "attn/tensor.h"
+#include "attn/weights.h"
+
+namespace attn {
+
+struct LoadOptions {
+  bool allow_nonfinite = false;
+  // When set, replaces the config's input: a path, or "-" with stdin_bytes.
+  std::optional<std::string> input_path;
+  std::vector<std::uint8_t> stdin_bytes;  // the input when input_path == "-"
+  std::optional<std::string> padding_mask_path;
+};
+
+struct LoadedRun {
+  Weights weights;
+  Layout layout = Layout::fused;
+  bool layout_detected = false;  // false: from config/init
+  std::string weights_source;    // path, or "init(seed=N)"
+  Tensor x;                      // (B, S, C)
+  bool batched = true;           // false: the input was (S, C)
+  std::optional<Mask> padding;   // (B, S), 1 = padded key
+  std::string input_source;      // path, "-" or "config"
+};
+
+// Load the weights (from files or the seeded init) and the input and mask,
+// checking every shape against the config.
+LoadedRun load_run(const Config& cfg, const LoadOptions& opt);
+
+// Load just the weights (for --dump-weights).
+Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layout,
+                           bool* detected, std::string* source);
+
+// Input bytes (a .npy image or JSON nested array text) to (B, S, C) values.
+Tensor parse_input_bytes(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                         bool allow_nonfinite);
+
+// AttentionSpec from config: scale and causal.
+AttentionSpec attention_spec(const Config& cfg);
+
+}  // namespace attn

@@ -1,0 +1,59 @@
+// Attention weights in one canonical form, whatever layout they came in.
+// Same math as torch.nn.Linear everywhere: y = x W^T + b, W is (out, in).
+//
+// Letters: C hidden (in), H heads, D head size, O out features.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/config.h"
+#include "attn/layout.h"
+#include "attn/state_dict.h"
+#include "attn/tensor.h"
+
+namespace attn {
+
+struct Weights {
+  std::int64_t C = 0, H = 0, D = 0, O = 0;  // O = out features (H*D without out_proj)
+  Tensor w_qkv;  // (3*H*D, C): rows q of all heads, then k, then v; head-major inside
+  Tensor b_qkv;  // (3*H*D) or empty (no qkv bias)
+  bool has_out_proj = true;
+  Tensor w_out;  // (O, H*D) or empty (no output projection)
+  Tensor b_out;  // (O) or empty (no out bias)
+};
+
+// The layout whose keys these are (after prefix stripping and dropping
+// buffers). Exit::data naming `source` and a key when none fits.
+Layout detect_layout(const StateDict& sd, const std::string& source);
+
+// Keep only keys under `prefix` (stripped) and drop registered buffers
+// (mask, causal_mask, heads.{i}.mask, GPT-2's bias/masked_bias).
+StateDict select_keys(const StateDict& sd, const std::string& prefix, Layout layout);
+
+// Convert a state dict to canonical weights, checking every key and shape
+// against the config. `source` names the weights file/folder in messages.
+// Missing key, unexpected key, wrong shape: Exit::data naming the key, the
+// expected shape and the shape found. Non-finite: Exit::data unless allowed.
+Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
+                     const std::string& source, bool allow_nonfinite);
+
+// Canonical weights as a state dict of float32 arrays in `layout`.
+// Exit::usage when the layout cannot hold the model (per_head/kqv have no
+// output projection; gpt2 needs O == C == H*D).
+StateDict export_weights(const Weights& w, Layout layout);
+
+// Exactly what torch.manual_seed(seed) followed by the tutorial module's
+// constructor for `layout` would produce (CONTRACT.md init order).
+Weights init_weights(const Config& cfg, Layout layout, std::uint64_t seed);
+
+// The key names and shapes a layout expects for this config, in constructor
+// order (for messages, --dump-weights and tests).
+struct ParamSpec {
+  std::string key;
+  std::vector<std::size_t> shape;
+};
+std::vector<ParamSpec> expected_params(const Config& cfg, Layout layout);
+
+}  // namespace attn

@@ -1,0 +1,95 @@
+#include "test_util.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+namespace attn::test {
+
+std::string source_dir() { return ATTN_SOURCE_DIR; }
+std::string source_path(const std::string& rel) { return source_dir() + "/" + rel; }
+std::string binary() { return ATTN_BINARY; }
+
+Diff compare(const Tensor& actual, const Tensor& expected) {
+  Diff d;
+  if (actual.shape != expected.shape || actual.size() != expected.size()) {
+    d.shape_ok = false;
+    d.max_abs = INFINITY;
+    return d;
+  }
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    double e = expected.data[i], a = actual.data[i];
+    d.scale = std::max(d.scale, std::fabs(e));
+    double diff = std::fabs(a - e);
+    if (!(diff <= d.max_abs)) {  // also catches NaN
+      d.max_abs = std::isnan(diff) ? INFINITY : diff;
+      d.where = i;
+    }
+  }
+  return d;
+}
+
+std::string describe(const Diff& d) {
+  if (!d.shape_ok) return "shape mismatch";
+  std::ostringstream s;
+  s << "maxdiff = " << d.max_abs << " at index " << d.where << " (scale " << d.scale
+    << ", relative " << d.relative() << ")";
+  return s.str();
+}
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "attn-test-XXXXXX").string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");
+  path = buf.data();
+}
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::add, ec);
+  std::filesystem::remove_all(path, ec);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+}
+
+RunResult run(const std::string& command, const std::string& stdin_data) {
+  TempDir t;
+  std::string in = t / "stdin", out = t / "stdout", err = t / "stderr";
+  write_text(in, stdin_data);
+  std::string full = "(" + command + ") <'" + in + "' >'" + out + "' 2>'" + err + "'";
+  int status = std::system(full.c_str());
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_text(out);
+  r.err = read_text(err);
+  return r;
+}
+
+Tensor random_tensor(std::vector<std::size_t> shape, unsigned seed) {
+  Tensor t(std::move(shape));
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& v : t.data) v = dist(gen);
+  return t;
+}
+
+}  // namespace attn::test

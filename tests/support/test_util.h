@@ -1,0 +1,51 @@
+// Helpers shared by the tests: comparing tensors with a useful message,
+// fixtures paths, temporary folders, running the built binary.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attn/tensor.h"
+
+namespace attn::test {
+
+// Folder of the source tree (for fixtures under tests/ and configs/).
+std::string source_dir();
+std::string source_path(const std::string& rel);
+
+// max |a - b| / max(max |b|, tiny); 0 when equal. Shapes must match.
+struct Diff {
+  double max_abs = 0.0;
+  double scale = 0.0;     // max |expected|
+  std::size_t where = 0;  // flat index of the largest difference
+  bool shape_ok = true;
+  double relative() const { return max_abs / (scale > 1e-30 ? scale : 1.0); }
+};
+Diff compare(const Tensor& actual, const Tensor& expected);
+// "maxdiff = 3.1e-07 at index 17 (scale 0.51)"
+std::string describe(const Diff& d);
+
+// A fresh empty folder under the system temp dir, removed by the destructor.
+struct TempDir {
+  TempDir();
+  ~TempDir();
+  std::string path;
+  std::string operator/(const std::string& name) const { return path + "/" + name; }
+};
+
+// Run a shell command; capture stdout and stderr separately.
+struct RunResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+RunResult run(const std::string& command, const std::string& stdin_data = "");
+// Path of the built attn-run.
+std::string binary();
+
+std::string read_text(const std::string& path);
+void write_text(const std::string& path, const std::string& text);
+
+// Deterministic pseudo-random tensor for tests (values in [-1, 1)).
+Tensor random_tensor(std::vector<std::size_t> shape, unsigned seed);
+
+}  // namespace attn::test
