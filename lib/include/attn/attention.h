@@ -8,6 +8,8 @@
 //   out = y Wo^T + bo                      (B, S, O)
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "attn/tensor.h"
@@ -20,11 +22,35 @@ struct AttentionSpec {
   bool causal = false;  // mask keys after the query position
 };
 
+// Receives the softmax weights block by block, so maps of any size can go
+// straight to a file: rows [i0, i0 + n) of the (S, S) map of batch b, head h,
+// as n x S floats row-major. Within (B, H, S, S) those rows are contiguous.
+// Called concurrently from worker threads for different blocks: thread-safe.
+class AttentionSink {
+ public:
+  virtual ~AttentionSink() = default;
+  virtual void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
+                          const float* rows) = 0;
+};
+
+// Collects the maps in memory: a (B, H, S, S) tensor.
+class TensorSink : public AttentionSink {
+ public:
+  TensorSink(std::size_t B, std::size_t H, std::size_t S) : maps({B, H, S, S}), H_(H), S_(S) {}
+  void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
+                  const float* rows) override {
+    std::copy(rows, rows + n * S_, maps.data.begin() + ((b * H_ + h) * S_ + i0) * S_);
+  }
+  Tensor maps;
+
+ private:
+  std::size_t H_, S_;
+};
+
 struct ForwardOptions {
-  // Destination for the softmax weights, (B, H, S, S) floats, or nullptr to
-  // not produce them (the streaming path never holds S x S weights). May
-  // point into a memory-mapped output file.
-  float* attention_out = nullptr;
+  // Where the softmax weights go, or nullptr to not produce them: then the
+  // streaming path runs and never holds S x S weights.
+  AttentionSink* attention = nullptr;
   int threads = 0;  // 0 = all cores
 };
 

@@ -25,10 +25,13 @@ class OutputDir {
   // Stage `name` with these bytes. Exit::cant_create / Exit::io on failure.
   void add(const std::string& name, const std::string& bytes);
 
-  // Stage a float32 .npy of this shape whose data is filled in place through
-  // the returned pointer (a shared memory map of the temporary file), so
-  // large attention maps never need to fit in memory at once.
-  float* add_mapped_npy(const std::string& name, const std::vector<std::size_t>& shape);
+  // Stage a float32 .npy of this shape whose data is written later, piece by
+  // piece, with write_at (so large attention maps never sit in memory).
+  // Returns a handle for write_at.
+  int add_streamed_npy(const std::string& name, const std::vector<std::size_t>& shape);
+  // Write floats at element offset `first` of a streamed .npy's data.
+  // Thread-safe (pwrite). Exit::io on failure.
+  void write_at(int handle, std::size_t first, const float* values, std::size_t count);
 
   // Flush and rename every staged file to its final name. Exit::io on failure.
   void commit();
@@ -37,8 +40,8 @@ class OutputDir {
   struct Staged {
     std::string final_path;
     std::string temp_path;
-    void* map = nullptr;
-    std::size_t map_size = 0;
+    int fd = -1;                  // open while streamed writes are pending
+    std::size_t data_offset = 0;  // header size of a streamed .npy
   };
   std::string dir_;
   std::vector<Staged> staged_;
