@@ -1,9 +1,155 @@
-// STUB (being written): see attn/run.h
+// Model level: resolved config -> validated weights, input and mask.
+//
+// Letters: B batch, S sequence, C hidden.
 #include "attn/run.h"
+
+#include <cmath>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
 #include "attn/error.h"
+#include "attn/files.h"
+#include "attn/nested_array.h"
+#include "attn/npy.h"
+#include "attn/state_dict.h"
+
 namespace attn {
-LoadedRun load_run(const Config&, const LoadOptions&) { throw Error(Exit::software, "load_run: not built yet"); }
-Weights load_model_weights(const Config&, bool, Layout*, bool*, std::string*) { throw Error(Exit::software, "not built yet"); }
-Tensor parse_input_bytes(const std::vector<std::uint8_t>&, const std::string& n, bool) { throw Error(Exit::software, n + ": not built yet"); }
-AttentionSpec attention_spec(const Config& c) { return {float(c.scale), c.causal}; }
+namespace {
+
+constexpr std::size_t kMaxInputBytes = std::size_t(64) << 30;  // 64 GiB: a sanity cap
+constexpr std::size_t kMaxJsonInputBytes = std::size_t(1) << 30;
+
+bool looks_like_npy(const std::vector<std::uint8_t>& b) {
+  return b.size() >= 6 && std::memcmp(b.data(), "\x93NUMPY", 6) == 0;
 }
+
+// (S, C) -> (1, S, C); (B, S, C) kept; anything else refused.
+Tensor as_batched(Tensor t, const Config& cfg, const std::string& name, bool* batched) {
+  if (t.ndim() != 2 && t.ndim() != 3)
+    throw Error(Exit::data, name + ": expected token embeddings of shape (S, C) or (B, S, C), found " +
+                                shape_str(t.shape));
+  *batched = t.ndim() == 3;
+  if (!*batched) t.shape.insert(t.shape.begin(), 1);
+  const std::size_t B = t.shape[0], S = t.shape[1], C = t.shape[2];
+  if (C != std::size_t(cfg.hidden_size))
+    throw Error(Exit::data, name + ": expected last dimension C = hidden_size = " +
+                                std::to_string(cfg.hidden_size) + ", found shape " +
+                                shape_str(t.shape));
+  if (B == 0 || S == 0)
+    throw Error(Exit::data, name + ": empty input " + shape_str(t.shape) +
+                                "; need at least one sequence of at least one token");
+  if (cfg.context_size && S > std::size_t(*cfg.context_size))
+    throw Error(Exit::data, name + ": sequence length " + std::to_string(S) +
+                                " exceeds context_size " + std::to_string(*cfg.context_size));
+  return t;
+}
+
+// (S,) broadcast over the batch, or (B, S); true = padded key.
+Mask as_batch_mask(Mask m, std::size_t B, std::size_t S, const std::string& name) {
+  if (m.shape.size() == 1 && m.shape[0] == S) {
+    Mask out{{B, S}, {}};
+    for (std::size_t b = 0; b < B; ++b) out.data.insert(out.data.end(), m.data.begin(), m.data.end());
+    return out;
+  }
+  if (m.shape.size() == 2 && m.shape[0] == B && m.shape[1] == S) return m;
+  throw Error(Exit::data, name + ": expected padding mask of shape (" + std::to_string(S) +
+                              ",) or (" + std::to_string(B) + ", " + std::to_string(S) +
+                              "), found " + shape_str(m.shape));
+}
+
+Mask read_mask_file(const std::string& path) { return to_mask(read_npy(path), path); }
+
+}  // namespace
+
+Tensor parse_input_bytes(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                         bool allow_nonfinite) {
+  if (looks_like_npy(bytes))
+    return to_float32(parse_npy(bytes.data(), bytes.size(), name), name, allow_nonfinite);
+  std::size_t i = 0;
+  while (i < bytes.size() && std::isspace(bytes[i])) ++i;
+  if (i == bytes.size())
+    throw Error(Exit::data, name + ": empty input; expected a .npy stream or a JSON nested array");
+  if (bytes[i] != '[')
+    throw Error(Exit::data, name + ": expected a .npy stream or a JSON nested array, found neither");
+  if (bytes.size() > kMaxJsonInputBytes)
+    throw Error(Exit::data, name + ": JSON input larger than 1 GiB; use .npy");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(bytes.begin(), bytes.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(Exit::data, name + ": malformed JSON: " + e.what());
+  }
+  return tensor_from_json(j, name, Exit::data);
+}
+
+AttentionSpec attention_spec(const Config& cfg) {
+  AttentionSpec s;
+  s.scale = static_cast<float>(cfg.scale);
+  s.causal = cfg.causal;
+  return s;
+}
+
+Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layout,
+                           bool* detected, std::string* source) {
+  if (!cfg.weights.empty()) {
+    StateDict all = read_state_dict(cfg.weights);
+    Layout l = cfg.layout ? *cfg.layout
+                          : detect_layout(select_keys(all, cfg.weights_prefix, Layout::fused),
+                                          cfg.weights);
+    *layout = l;
+    *detected = !cfg.layout.has_value();
+    *source = cfg.weights;
+    return load_weights(select_keys(all, cfg.weights_prefix, l), cfg, l, cfg.weights,
+                        allow_nonfinite);
+  }
+  if (cfg.init_seed) {
+    if (!cfg.layout) throw Error(Exit::config, "layout: required with \"init\"");
+    *layout = *cfg.layout;
+    *detected = false;
+    *source = "init(seed=" + std::to_string(*cfg.init_seed) + ")";
+    return init_weights(cfg, *cfg.layout, *cfg.init_seed);
+  }
+  throw Error(Exit::config,
+              "weights: no weights given; set \"weights\" (a folder of .npy, an .npz or a "
+              ".safetensors) or \"init\": {\"seed\": N} in the config, or pass --weights");
+}
+
+LoadedRun load_run(const Config& cfg, const LoadOptions& opt) {
+  LoadedRun r;
+  r.weights = load_model_weights(cfg, opt.allow_nonfinite, &r.layout, &r.layout_detected,
+                                 &r.weights_source);
+
+  // Input: the flag wins over the config (CONTRACT.md "Invocation").
+  Tensor x;
+  if (opt.input_path && *opt.input_path == "-") {
+    r.input_source = "-";
+    x = parse_input_bytes(opt.stdin_bytes, "-", opt.allow_nonfinite);
+  } else if (opt.input_path) {
+    r.input_source = *opt.input_path;
+    x = parse_input_bytes(read_file(*opt.input_path, kMaxInputBytes), *opt.input_path,
+                          opt.allow_nonfinite);
+  } else if (cfg.input_inline) {
+    r.input_source = "config";
+    x = *cfg.input_inline;
+  } else if (!cfg.input_path.empty()) {
+    r.input_source = cfg.input_path;
+    x = parse_input_bytes(read_file(cfg.input_path, kMaxInputBytes), cfg.input_path,
+                          opt.allow_nonfinite);
+  } else {
+    throw Error(Exit::config, "input: no input given; set \"input\" in the config or pass --input");
+  }
+  std::string input_name = r.input_source == "config" ? "input" : r.input_source;
+  r.x = as_batched(std::move(x), cfg, input_name, &r.batched);
+
+  const std::size_t B = r.x.shape[0], S = r.x.shape[1];
+  if (opt.padding_mask_path)
+    r.padding = as_batch_mask(read_mask_file(*opt.padding_mask_path), B, S, *opt.padding_mask_path);
+  else if (cfg.padding_mask_inline)
+    r.padding = as_batch_mask(*cfg.padding_mask_inline, B, S, "padding_mask");
+  else if (!cfg.padding_mask_path.empty())
+    r.padding = as_batch_mask(read_mask_file(cfg.padding_mask_path), B, S, cfg.padding_mask_path);
+  return r;
+}
+
+}  // namespace attn

@@ -4,6 +4,8 @@
 // Letters: B batch, S sequence, C hidden, H heads, D head size, O out size.
 #pragma once
 
+#include <vector>
+
 #include "attn/tensor.h"
 #include "attn/weights.h"
 
@@ -20,5 +22,12 @@ struct Result {
 // weights and zero attention output (context = output bias).
 Result attention(const Weights& w, const Tensor& x, const Mask* key_padding, double scale,
                  bool causal);
+
+// The same computation for a few query rows of one batch row only, for
+// checking long sequences where the full reference is too slow: keys and
+// values are projected for every position of batch b, queries only for
+// `rows`. context: (n, O); attention: (H, n, S); n = rows.size().
+Result attention_rows(const Weights& w, const Tensor& x, const Mask* key_padding, double scale,
+                      bool causal, std::size_t b, const std::vector<std::size_t>& rows);
 
 }  // namespace attn::ref

@@ -49,6 +49,13 @@ struct Config {
   std::string output_dir;  // resolved ("" = none)
   bool output_attention = true;
 
+  // What the config (or a flag) gave explicitly: resolve_config derives the
+  // rest from these, so it gives the same result when called again after
+  // flags changed fields.
+  bool head_size_given = false;
+  bool out_size_given = false;
+  bool causal_given = false;
+
   std::int64_t inner_size() const { return num_heads * head_size; }  // H*D
   std::int64_t out_features() const { return out_proj ? out_size : inner_size(); }
 };
@@ -72,5 +79,10 @@ nlohmann::json config_to_json(const Config& c);
 
 // Known keys in table order (for suggestions and docs).
 const std::vector<std::string>& config_keys();
+
+// Largest config file accepted (load_config) and largest size or head count.
+constexpr std::size_t kMaxConfigBytes = 1u << 20;  // 1 MiB
+constexpr std::int64_t kMaxSize = 1 << 24;         // hidden_size, head_size, out_size, H, H*D
+constexpr std::int64_t kMaxContext = 1 << 30;      // context_size
 
 }  // namespace attn

@@ -33,6 +33,10 @@ class OutputDir {
   // Thread-safe (pwrite). Exit::io on failure.
   void write_at(int handle, std::size_t first, const float* values, std::size_t count);
 
+  // Delete `name` from the folder at commit (a stale result of an earlier
+  // run that this run does not produce, e.g. attention.npy under --no-attn).
+  void remove_on_commit(const std::string& name) { stale_.push_back(dir_ + "/" + name); }
+
   // Flush and rename every staged file to its final name. Exit::io on failure.
   void commit();
 
@@ -45,6 +49,7 @@ class OutputDir {
   };
   std::string dir_;
   std::vector<Staged> staged_;
+  std::vector<std::string> stale_;
   bool committed_ = false;
   std::string temp_name(const std::string& name) const;
   void discard();

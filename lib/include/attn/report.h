@@ -17,4 +17,8 @@ std::string format_tensor_text(const Tensor& t);
 // Nested JSON arrays of the tensor's values.
 nlohmann::json tensor_to_json(const Tensor& t);
 
+// The same as compact JSON text, each float in its shortest form that reads
+// back to the identical float32 (std::to_chars), ending in '\n'.
+std::string format_tensor_json(const Tensor& t);
+
 }  // namespace attn

@@ -28,8 +28,11 @@ struct Weights {
 // buffers). Exit::data naming `source` and a key when none fits.
 Layout detect_layout(const StateDict& sd, const std::string& source);
 
-// Keep only keys under `prefix` (stripped) and drop registered buffers
-// (mask, causal_mask, heads.{i}.mask, GPT-2's bias/masked_bias).
+// Keep only keys under `prefix` (stripped; other keys are ignored) and drop
+// registered buffers (mask, causal_mask, heads.{i}.mask, GPT-2's bias and
+// masked_bias). No parameter of any layout has a buffer's name, so the layout
+// is not needed: select first, then detect_layout on the result.
+StateDict select_keys(const StateDict& sd, const std::string& prefix);
 StateDict select_keys(const StateDict& sd, const std::string& prefix, Layout layout);
 
 // Convert a state dict to canonical weights, checking every key and shape
@@ -45,11 +48,17 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
 StateDict export_weights(const Weights& w, Layout layout);
 
 // Exactly what torch.manual_seed(seed) followed by the tutorial module's
-// constructor for `layout` would produce (CONTRACT.md init order).
+// constructor for `layout` would produce (CONTRACT.md init order), bit for
+// bit. Like torch's CPU generator, only the low 32 bits of `seed` count.
+// torch_mha follows nn.MultiheadAttention (out_proj's Linear init, then
+// xavier_uniform_ in_proj_weight, zero biases). gpt2: Exit::config (Hugging
+// Face initialises with normal(0, 0.02), not a tutorial module). A layout that
+// cannot hold the config: Exit::config.
 Weights init_weights(const Config& cfg, Layout layout, std::uint64_t seed);
 
 // The key names and shapes a layout expects for this config, in constructor
-// order (for messages, --dump-weights and tests).
+// order (for messages, --dump-weights and tests). Exit::config when the
+// layout cannot hold the config (per_head/kqv with out_proj, ...).
 struct ParamSpec {
   std::string key;
   std::vector<std::size_t> shape;

@@ -1,0 +1,139 @@
+// --dump-weights: show what was loaded (a table or JSON on stdout), or write
+// it to a folder as <key>.npy in any layout that can hold it, with a
+// manifest.json (layout, config, keys, shapes, SHA-256 of each file).
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "attn/error.h"
+#include "attn/npy.h"
+#include "attn/output.h"
+#include "attn/run.h"
+#include "attn/sha256.h"
+#include "attn/weights.h"
+#include "modes.h"
+#include "stdout_writer.h"
+
+namespace app {
+namespace {
+
+struct ParamStats {
+  double min = 0, max = 0, mean = 0, std = 0;
+};
+
+// Population std (NumPy's default ddof=0), accumulated in double.
+ParamStats stats_of(const attn::Tensor& t) {
+  ParamStats s;
+  if (t.size() == 0) return s;
+  s.min = s.max = t.data[0];
+  double sum = 0;
+  for (float v : t.data) {
+    s.min = std::min<double>(s.min, v);
+    s.max = std::max<double>(s.max, v);
+    sum += v;
+  }
+  s.mean = sum / double(t.size());
+  double sq = 0;
+  for (float v : t.data) sq += (v - s.mean) * (v - s.mean);
+  s.std = std::sqrt(sq / double(t.size()));
+  return s;
+}
+
+std::string table(const nlohmann::json& params, const std::string& header) {
+  std::size_t key_w = 3, shape_w = 5;
+  for (const auto& p : params) {
+    key_w = std::max(key_w, p["key"].get<std::string>().size());
+    shape_w = std::max(shape_w, p["shape_str"].get<std::string>().size());
+  }
+  std::string out = header + "\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-*s  %-*s  %-8s %11s %11s %11s %11s\n", int(key_w), "key",
+                int(shape_w), "shape", "dtype", "min", "max", "mean", "std");
+  out += line;
+  for (const auto& p : params) {
+    std::snprintf(line, sizeof line, "%-*s  %-*s  %-8s %11.4g %11.4g %11.4g %11.4g\n", int(key_w),
+                  p["key"].get<std::string>().c_str(), int(shape_w),
+                  p["shape_str"].get<std::string>().c_str(), p["dtype"].get<std::string>().c_str(),
+                  p["min"].get<double>(), p["max"].get<double>(), p["mean"].get<double>(),
+                  p["std"].get<double>());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_dump_weights(const Options& opt) {
+  attn::Config cfg = load_config_with_flags(opt);
+  attn::Layout loaded_layout;
+  bool detected = false;
+  std::string source;
+  attn::Weights w =
+      attn::load_model_weights(cfg, opt.allow_nonfinite, &loaded_layout, &detected, &source);
+  const attn::Layout target = opt.layout ? *attn::parse_layout(*opt.layout) : loaded_layout;
+  attn::StateDict sd = attn::export_weights(w, target);
+
+  // Keys in the layout's constructor order, as a state_dict lists them.
+  std::vector<std::string> keys;
+  for (const auto& p : attn::expected_params(cfg, target))
+    if (sd.count(p.key)) keys.push_back(p.key);
+  for (const auto& kv : sd)
+    if (std::find(keys.begin(), keys.end(), kv.first) == keys.end()) keys.push_back(kv.first);
+
+  nlohmann::json params = nlohmann::json::array();
+  std::vector<attn::Tensor> tensors;
+  for (const auto& key : keys) {
+    attn::Tensor t = attn::to_float32(sd.at(key), key, true);
+    ParamStats s = stats_of(t);
+    params.push_back({{"key", key}, {"shape", t.shape}, {"shape_str", attn::shape_str(t.shape)},
+                      {"dtype", "float32"}, {"min", s.min}, {"max", s.max}, {"mean", s.mean},
+                      {"std", s.std}});
+    tensors.push_back(std::move(t));
+  }
+  const std::string layout_note =
+      attn::layout_name(target) + (target == loaded_layout
+                                       ? (detected ? " (detected)" : " (from config)")
+                                       : " (converted from " + attn::layout_name(loaded_layout) + ")");
+
+  if (opt.dump_dir.empty()) {
+    if (opt.format == Format::json) {
+      for (auto& p : params) p.erase("shape_str");
+      nlohmann::json j = {{"layout", attn::layout_name(target)},
+                          {"source_layout", attn::layout_name(loaded_layout)},
+                          {"layout_detected", detected}, {"weights", source}, {"params", params}};
+      write_stdout(j.dump(2) + "\n");
+    } else {
+      write_stdout(table(params, "layout: " + layout_note + "   weights: " + source));
+    }
+    return 0;
+  }
+
+  attn::OutputDir out(opt.dump_dir);
+  nlohmann::json files = nlohmann::json::object();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    std::string bytes = attn::encode_npy(tensors[i]);
+    out.add(keys[i] + ".npy", bytes);
+    files[keys[i]] = {{"file", keys[i] + ".npy"}, {"shape", tensors[i].shape},
+                      {"dtype", "float32"}, {"sha256", attn::sha256_hex(bytes)}};
+  }
+  attn::Config dumped = cfg;
+  dumped.layout = target;
+  dumped.weights = ".";
+  dumped.init_seed.reset();
+  nlohmann::json manifest = {{"attn_run_version", ATTN_VERSION},
+                             {"layout", attn::layout_name(target)},
+                             {"source_layout", attn::layout_name(loaded_layout)},
+                             {"weights", source},
+                             {"config", attn::config_to_json(dumped)},
+                             {"keys", keys},
+                             {"files", files}};
+  out.add("manifest.json", manifest.dump(2) + "\n");
+  out.commit();
+  spdlog::info("wrote {} parameters as layout {} to {}", keys.size(), attn::layout_name(target),
+               opt.dump_dir);
+  return 0;
+}
+
+}  // namespace app

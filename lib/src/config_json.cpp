@@ -1,0 +1,238 @@
+#include "config_json.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <set>
+
+#include "attn/error.h"
+
+namespace attn::config_json {
+namespace {
+
+using json = nlohmann::json;
+
+[[noreturn]] void fail(const std::string& name, const std::string& what) {
+  throw Error(Exit::config, name + ": " + what);
+}
+
+// One open object or array while parsing: where we are inside it (for key
+// paths in messages) and, for objects, the keys seen so far (duplicates).
+struct Frame {
+  bool is_object = false;
+  std::string key;        // object: the key whose value is being parsed
+  std::size_t index = 0;  // array: index of the element being parsed
+  std::set<std::string> keys;
+};
+
+std::string component(const Frame& f, bool first) {
+  if (!f.is_object) return "[" + std::to_string(f.index) + "]";
+  // Keys the user typed may hold anything (newlines, quotes): plain names as
+  // they are, the rest quoted so a message stays one readable line.
+  const bool plain = !f.key.empty() && f.key.size() <= 60 &&
+                     std::all_of(f.key.begin(), f.key.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+                     });
+  if (!plain) return "[" + quote(f.key) + "]";
+  return first ? f.key : "." + f.key;
+}
+
+// "input[1][2]", "output.dir": the path of frames [0, n).
+std::string path_of(const std::vector<Frame>& frames, std::size_t n) {
+  std::string p;
+  for (std::size_t i = 0; i < n; ++i) p += component(frames[i], i == 0);
+  return p;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Optimal string alignment distance: Levenshtein plus adjacent transposition
+// ("hidden_szie" is one edit from "hidden_size").
+std::size_t osa_distance(const std::string& a, const std::string& b) {
+  const std::size_t n = a.size(), m = b.size();
+  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
+  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= n; ++i)
+    for (std::size_t j = 1; j <= m; ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[n][m];
+}
+
+// nlohmann's what(): "[json.exception.parse_error.101] parse error at line 3,
+// column 5: syntax error while parsing object - unexpected '}'; ..."
+std::string syntax_message(const std::string& file, const std::string& what) {
+  const auto at = what.find("at line ");
+  if (at == std::string::npos) {
+    const auto close = what.find("] ");
+    return file + ": JSON syntax error: " + (close == std::string::npos ? what : what.substr(close + 2));
+  }
+  const auto colon = what.find(": ", at);
+  std::string where = what.substr(at, colon == std::string::npos ? std::string::npos : colon - at);
+  std::string rest = colon == std::string::npos ? "" : what.substr(colon + 2);
+  const std::string prefix = "syntax error ";
+  if (rest.compare(0, prefix.size(), prefix) == 0) rest = rest.substr(prefix.size());
+  return file + ": JSON syntax error " + where + (rest.empty() ? "" : ": " + rest);
+}
+
+}  // namespace
+
+std::pair<std::string, std::size_t> nearest(const std::string& key,
+                                            const std::vector<std::string>& known) {
+  std::pair<std::string, std::size_t> best{"", static_cast<std::size_t>(-1)};
+  // A pasted 1 MiB key needs no distance table of its size.
+  const std::string k = lower(key.substr(0, 64));
+  for (const auto& cand : known) {
+    const std::size_t d = osa_distance(k, cand);
+    if (d < best.second) best = {cand, d};
+  }
+  return best;
+}
+
+std::string quote(const std::string& s) {
+  const bool cut = s.size() > 60;
+  std::string q = json(cut ? s.substr(0, 60) : s).dump(-1, ' ', false, json::error_handler_t::replace);
+  if (cut) q.insert(q.size() - 1, "...");
+  return q;
+}
+
+std::string describe(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return std::string("boolean ") + (v.get<bool>() ? "true" : "false");
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: return "number " + v.dump();
+    case json::value_t::string: return "string " + quote(v.get_ref<const std::string&>());
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    default: return v.type_name();
+  }
+}
+
+json parse_strict(const std::string& text, const std::string& file, const KnownKeys& known) {
+  std::vector<Frame> frames;
+
+  auto open = [&](bool is_object) {
+    if (static_cast<int>(frames.size()) >= kMaxDepth) {
+      std::string where = path_of(frames, frames.size());
+      fail(file, (where.empty() ? "" : where + ": ") + "JSON nested deeper than " +
+                     std::to_string(kMaxDepth) + " levels");
+    }
+    Frame f;
+    f.is_object = is_object;
+    frames.push_back(std::move(f));
+  };
+  // An element of an array finished: the next one has the next index.
+  auto element_done = [&]() {
+    if (!frames.empty() && !frames.back().is_object) ++frames.back().index;
+  };
+
+  json::parser_callback_t cb = [&](int, json::parse_event_t event, json& parsed) -> bool {
+    switch (event) {
+      case json::parse_event_t::object_start: open(true); break;
+      case json::parse_event_t::array_start: open(false); break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames.pop_back();
+        element_done();
+        break;
+      case json::parse_event_t::value: element_done(); break;
+      case json::parse_event_t::key: {
+        Frame& top = frames.back();
+        const std::string& key = parsed.get_ref<const std::string&>();
+        const std::string parent = path_of(frames, frames.size() - 1);
+        const std::string path = parent.empty() ? key : parent + "." + key;
+        // nlohmann keeps the last of two equal keys silently; a config that
+        // says hidden_size twice is a mistake to show, not to guess at.
+        if (!top.keys.insert(key).second)
+          fail(file, "key " + quote(path) + ": duplicate key (each key may appear once)");
+        top.key = key;
+        if (const auto* names = known(parent)) {
+          if (std::find(names->begin(), names->end(), key) == names->end()) {
+            const auto [best, dist] = nearest(key, *names);
+            std::string msg = "key " + quote(path) + ": unknown key; did you mean " +
+                              quote(best) + "?";
+            if (dist > std::max<std::size_t>(2, best.size() / 3)) {
+              msg += " (known keys:";
+              for (const auto& n : *names) msg += " " + n;
+              msg += ")";
+            }
+            fail(file, msg);
+          }
+        }
+        break;
+      }
+    }
+    return true;
+  };
+
+  try {
+    return json::parse(text, cb, /*allow_exceptions=*/true, /*ignore_comments=*/false);
+  } catch (const json::parse_error& e) {
+    throw Error(Exit::config, syntax_message(file, e.what()));
+  } catch (const json::out_of_range& e) {
+    // 1e400: nlohmann refuses a float that overflows a double (error 406)
+    // without a position; the frames still say whose value it was.
+    const std::string where = path_of(frames, frames.size());
+    fail(file, (where.empty() ? "" : where + ": ") + "number out of range (" +
+                   std::string(e.what()).substr(std::string(e.what()).find("] ") + 2) + ")");
+  } catch (const json::exception& e) {
+    fail(file, std::string("JSON error: ") + e.what());
+  }
+}
+
+std::int64_t get_int(const json& v, const std::string& name) {
+  constexpr double kExact = 9007199254740992.0;  // 2^53: doubles are exact integers below
+  if (v.is_number_integer() && !v.is_number_unsigned()) return v.get<std::int64_t>();
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(INT64_MAX)) fail(name, "integer out of range: " + v.dump());
+    return static_cast<std::int64_t>(u);
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || std::fabs(d) > kExact) fail(name, "integer out of range: " + v.dump());
+    if (d != std::floor(d)) fail(name, "expected an integer, found " + describe(v));
+    return static_cast<std::int64_t>(d);
+  }
+  fail(name, "expected an integer, found " + describe(v));
+}
+
+std::uint64_t get_uint(const json& v, const std::string& name) {
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  const std::int64_t i = get_int(v, name);
+  if (i < 0) fail(name, "expected an integer >= 0, found " + describe(v));
+  return static_cast<std::uint64_t>(i);
+}
+
+double get_number(const json& v, const std::string& name) {
+  if (!v.is_number()) fail(name, "expected a number, found " + describe(v));
+  const double d = v.get<double>();
+  if (!std::isfinite(d)) fail(name, "number out of range: " + v.dump());
+  return d;
+}
+
+bool get_bool(const json& v, const std::string& name) {
+  if (!v.is_boolean()) fail(name, "expected true or false, found " + describe(v));
+  return v.get<bool>();
+}
+
+std::string get_string(const json& v, const std::string& name) {
+  if (!v.is_string()) fail(name, "expected a string, found " + describe(v));
+  return v.get<std::string>();
+}
+
+const json& get_object(const json& v, const std::string& name) {
+  if (!v.is_object()) fail(name, "expected an object, found " + describe(v));
+  return v;
+}
+
+}  // namespace attn::config_json

@@ -1,0 +1,49 @@
+// Private to config.cpp: a strict JSON front end (duplicate keys, nesting
+// depth, unknown keys with a suggestion, syntax errors with line and column)
+// and typed readers whose messages name the key path and what was found.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace attn::config_json {
+
+// Deepest nesting of objects and arrays accepted: a config needs 4 (the top
+// object holding a (B, S, C) input); the rest is slack, and the cap keeps a
+// hostile "[[[[..." from costing more than a few frames.
+constexpr int kMaxDepth = 16;
+
+// Known keys of the object at `path` ("" = top level, "init", "output"), or
+// nullptr when that object's keys are not checked while parsing.
+using KnownKeys = std::function<const std::vector<std::string>*(const std::string& path)>;
+
+// Parse `text` strictly. Errors: Exit::config, "<file>: ...".
+nlohmann::json parse_strict(const std::string& text, const std::string& file,
+                            const KnownKeys& known);
+
+// The known key nearest to `key` (case-insensitive optimal string alignment
+// distance), and that distance.
+std::pair<std::string, std::size_t> nearest(const std::string& key,
+                                            const std::vector<std::string>& known);
+
+// "number 3", "string \"8\"", "boolean true", "null", "an array", "an object".
+std::string describe(const nlohmann::json& v);
+
+// A key or string shown in a message: JSON-escaped, quoted, cut at 60 chars.
+std::string quote(const std::string& s);
+
+// Typed readers. `name` is "<file>: <key path>" and starts every message.
+// Integers: JSON integers, or numbers with an integral value (8.0, like JSON
+// Schema's "integer"); 8.5, 1e400, "8" and true are errors, never coerced.
+std::int64_t get_int(const nlohmann::json& v, const std::string& name);
+std::uint64_t get_uint(const nlohmann::json& v, const std::string& name);
+double get_number(const nlohmann::json& v, const std::string& name);
+bool get_bool(const nlohmann::json& v, const std::string& name);
+std::string get_string(const nlohmann::json& v, const std::string& name);
+const nlohmann::json& get_object(const nlohmann::json& v, const std::string& name);
+
+}  // namespace attn::config_json

@@ -1,0 +1,106 @@
+// Private kernels of the attention forward pass (not installed, not part of
+// the contract): vectorized softmax pieces, the thread layer, BLAS thread
+// control and the two per-(batch, head, query block) attention kernels.
+//
+// Letters: B batch, S sequence, C hidden, H heads, D head size, O out size.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace attn::kernels {
+
+// ---- softmax pieces (kernel_softmax.cpp) -----------------------------------
+
+// Largest value of row[0..n); -inf when n == 0.
+float row_max(const float* row, std::size_t n);
+
+// row[j] = exp(row[j] - shift) in place and returns the sum of the new row.
+// Entries equal to -inf (masked) become exactly 0. `shift` must be finite.
+// Vectorized polynomial exp, relative error about 2 float ulps.
+float exp_shift_sum(float* row, std::size_t n, float shift);
+
+// row[j] *= s.
+void scale_row(float* row, std::size_t n, float s);
+
+// Scalar exp with the same polynomial, for tests.
+float exp_approx(float x);
+
+// ---- threads (kernel_parallel.cpp) -----------------------------------------
+
+// 0 = std::thread::hardware_concurrency() (at least 1).
+int resolve_threads(int threads);
+
+// Runs fn(task, worker) for task in [0, n_tasks) on `threads` workers (the
+// caller is worker 0), handing out tasks in order through an atomic counter
+// so uneven tasks balance. The first exception thrown by fn stops the hand-out
+// and is rethrown in the caller after every worker finished.
+void parallel_for(std::size_t n_tasks, int threads,
+                  const std::function<void(std::size_t task, int worker)>& fn);
+
+// ---- BLAS control (kernel_blas.cpp) ----------------------------------------
+
+// Once per process, before the first BLAS call: switch OpenBLAS to its
+// AVX-512 kernels when its dispatch picked AVX2 ones on an AVX-512 CPU.
+void prepare_blas();
+
+// Sets OpenBLAS's thread count for the lifetime of the guard and restores the
+// previous count after.
+class BlasThreads {
+ public:
+  explicit BlasThreads(int n);
+  ~BlasThreads();
+  BlasThreads(const BlasThreads&) = delete;
+  BlasThreads& operator=(const BlasThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
+// ---- per-head attention (attention_stream.cpp, attention_maps.cpp) ---------
+
+// One (batch, head): q, k, v are (S, D) matrices inside the fused
+// (B*S, 3*H*D) projection buffer, addressed by pointer offset and leading
+// dimension `ld` (no copies). y (S, D) with leading dimension ld_y.
+struct HeadView {
+  const float* q = nullptr;  // (S, D), stride ld
+  const float* k = nullptr;  // (S, D), stride ld
+  const float* v = nullptr;  // (S, D), stride ld
+  float* y = nullptr;        // (S, D), stride ld_y; may alias q (each task reads
+                             // its q rows before writing the same y rows)
+  std::size_t ld = 0, ld_y = 0, S = 0, D = 0;
+  float scale = 1.0f;
+  bool causal = false;
+  const std::uint8_t* padding = nullptr;  // (S) 1 = padded key, or nullptr
+  // Keys outside [key_begin, key_end) are all padded; holes = some padded
+  // key lies inside (then the mask bytes are consulted per tile).
+  std::size_t key_begin = 0, key_end = 0;
+  bool holes = false;
+};
+
+// Per-worker scratch, grown on demand and reused across tasks.
+struct Scratch {
+  std::vector<float> scores;  // score tile or full rows
+  std::vector<float> acc;     // (n, D) output accumulator
+  std::vector<float> m, l;    // running max and sum per query row
+};
+
+// Query block sizes: rows per task. Key block of the streaming path.
+constexpr std::size_t kQueryBlock = 128;
+constexpr std::size_t kKeyBlock = 256;
+
+// Streaming path: y rows [i0, i0+n) by online softmax over key blocks
+// (running max and sum in float32, score tile n x kKeyBlock in cache, P·V by
+// GEMM). Causal key blocks past row i0+n-1 are skipped. Returns nothing: rows
+// with no allowed key get y = 0.
+void attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& scratch);
+
+// Maps path: exact softmax rows [i0, i0+n) written to rows (n, S) row-major
+// (zeros where masked, causal zeros filled without computing) and y rows by
+// GEMM of those rows with v.
+void attend_maps(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& scratch,
+                 float* rows);
+
+}  // namespace attn::kernels

@@ -1,0 +1,45 @@
+// Pieces of the .npy reader shared with the .npz and .safetensors readers
+// (private to lib/src).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/npy.h"
+
+namespace attn {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "the .npy/.npz/.safetensors readers assume a little-endian machine");
+
+// A checked .npy header: the data of count * dtype_size(dtype) bytes starts
+// at data_offset and ends exactly at the end of the image.
+struct NpyHeader {
+  std::string descr;
+  DType dtype = DType::f4;
+  bool big_endian = false;
+  bool fortran_order = false;
+  std::vector<std::size_t> shape;
+  std::size_t count = 0;
+  std::size_t data_offset = 0;
+};
+
+NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std::string& name);
+
+// parse_npy on an owned image, reusing its memory for the data.
+RawArray parse_npy_buffer(std::vector<std::uint8_t> image, const std::string& name);
+
+// "<f4", "|b1", ">i8", ... -> dtype and byte order; false for anything else.
+bool parse_descr_string(const std::string& descr, DType& dtype, bool& big_endian);
+
+// Element count of `shape`; Exit::data naming `name` when count * elem_size
+// does not fit in size_t.
+std::size_t checked_count(const std::vector<std::size_t>& shape, std::size_t elem_size,
+                          const std::string& name);
+
+// Exit::data unless every byte is 0 or 1 (NumPy bools).
+void check_bool_bytes(const std::uint8_t* p, std::size_t n, const std::string& name);
+
+}  // namespace attn

@@ -1,0 +1,306 @@
+// The forward pass (lib/src/attention*.cpp) against the plain-loop
+// reference (tests/support/reference.h) on many shapes, masks and options,
+// through both the streaming path (no sink) and the maps path (sink).
+//
+// Letters: B batch, S sequence, C hidden, H heads, D head size, O out size.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/error.h"
+#include "reference.h"
+#include "test_util.h"
+
+using namespace attn;
+
+namespace {
+
+constexpr double kTol = 1e-5;  // CONTRACT.md: within 1e-5 of the output's scale
+
+struct Shape {
+  std::size_t B, S, C, H, D, O;
+};
+
+// Random canonical weights; values shrunk by 1/sqrt(in) like nn.Linear's init
+// so scores stay in a realistic range.
+Weights make_weights(const Shape& s, bool qkv_bias, bool out_proj, bool out_bias, unsigned seed) {
+  Weights w;
+  w.C = s.C;
+  w.H = s.H;
+  w.D = s.D;
+  w.O = out_proj ? s.O : s.H * s.D;
+  const std::size_t HD = s.H * s.D;
+  auto shrink = [](Tensor t, double by) {
+    for (float& v : t.data) v = float(v * by);
+    return t;
+  };
+  w.w_qkv = shrink(test::random_tensor({3 * HD, s.C}, seed), 2.0 / std::sqrt(double(s.C)));
+  if (qkv_bias) w.b_qkv = shrink(test::random_tensor({3 * HD}, seed + 1), 0.5);
+  w.has_out_proj = out_proj;
+  if (out_proj) {
+    w.w_out = shrink(test::random_tensor({s.O, HD}, seed + 2), 1.0 / std::sqrt(double(HD)));
+    if (out_bias) w.b_out = shrink(test::random_tensor({s.O}, seed + 3), 0.5);
+  }
+  return w;
+}
+
+enum class Pad { none, right, left, holes, all_of_batch0 };
+
+Mask make_padding(std::size_t B, std::size_t S, Pad kind) {
+  Mask m;
+  m.shape = {B, S};
+  m.data.assign(B * S, 0);
+  for (std::size_t b = 0; b < B; ++b) {
+    const std::size_t k = (b * 3 + 1) % (S > 1 ? S : 1);  // differs per batch row
+    for (std::size_t j = 0; j < S; ++j) {
+      std::uint8_t p = 0;
+      if (kind == Pad::right) p = j >= S - k;
+      if (kind == Pad::left) p = j < k;
+      if (kind == Pad::holes) p = (j % 3 == 1) || j < k / 2;
+      if (kind == Pad::all_of_batch0) p = b == 0 || j >= S - k;
+      m.data[b * S + j] = p;
+    }
+  }
+  return m;
+}
+
+// Runs both paths and checks context, maps and the masked-row count.
+void check_case(const Shape& s, bool causal, Pad pad, bool qkv_bias, bool out_proj, bool out_bias,
+                double scale, int threads, unsigned seed) {
+  CAPTURE(s.B);
+  CAPTURE(s.S);
+  CAPTURE(s.C);
+  CAPTURE(s.H);
+  CAPTURE(s.D);
+  CAPTURE(s.O);
+  CAPTURE(causal);
+  CAPTURE(static_cast<int>(pad));
+  CAPTURE(threads);
+  const Weights w = make_weights(s, qkv_bias, out_proj, out_bias, seed);
+  const Tensor x = test::random_tensor({s.B, s.S, s.C}, seed + 10);
+  const Mask mask = make_padding(s.B, s.S, pad);
+  const Mask* kp = pad == Pad::none ? nullptr : &mask;
+  const ref::Result want = ref::attention(w, x, kp, scale, causal);
+
+  AttentionSpec spec;
+  spec.scale = float(scale);
+  spec.causal = causal;
+  ForwardOptions opt;
+  opt.threads = threads;
+
+  Tensor ctx;
+  const ForwardStats st = forward(w, spec, x, kp, ctx, opt);
+  const test::Diff d = test::compare(ctx, want.context);
+  INFO("stream context: " << test::describe(d));
+  CHECK(d.shape_ok);
+  CHECK(d.relative() <= kTol);
+  CHECK(st.fully_masked_rows == want.fully_masked_rows);
+
+  TensorSink sink(s.B, s.H, s.S);
+  opt.attention = &sink;
+  Tensor ctx2;
+  const ForwardStats st2 = forward(w, spec, x, kp, ctx2, opt);
+  const test::Diff d2 = test::compare(ctx2, want.context);
+  const test::Diff dm = test::compare(sink.maps, want.attention);
+  INFO("maps context: " << test::describe(d2));
+  INFO("maps: " << test::describe(dm));
+  CHECK(d2.relative() <= kTol);
+  CHECK(dm.max_abs <= kTol);  // weights are in [0, 1]
+  CHECK(st2.fully_masked_rows == want.fully_masked_rows);
+  for (float v : ctx.data) REQUIRE(std::isfinite(v));
+}
+
+}  // namespace
+
+TEST_CASE("attention: matches the reference on many shapes, both paths") {
+  const std::vector<Shape> shapes = {
+      {1, 1, 3, 1, 2, 2},     {2, 6, 3, 2, 1, 2},    {1, 7, 5, 3, 4, 7},
+      {3, 17, 8, 2, 3, 5},    {2, 65, 16, 4, 8, 16}, {1, 130, 12, 3, 16, 9},
+      {2, 257, 24, 2, 12, 24}, {1, 300, 32, 1, 64, 32},
+  };
+  unsigned seed = 1;
+  for (const Shape& s : shapes)
+    for (bool causal : {false, true}) {
+      check_case(s, causal, Pad::none, true, true, true, 1.0 / std::sqrt(double(s.D)), 2, seed++);
+      check_case(s, causal, Pad::right, true, true, true, 1.0 / std::sqrt(double(s.D)), 1, seed++);
+    }
+}
+
+TEST_CASE("attention: padding left, right, inside and fully padded rows give zeros, not NaN") {
+  const Shape s{3, 70, 8, 2, 4, 6};
+  unsigned seed = 100;
+  for (Pad pad : {Pad::left, Pad::right, Pad::holes, Pad::all_of_batch0})
+    for (bool causal : {false, true}) check_case(s, causal, pad, true, true, true, 0.5, 2, seed++);
+}
+
+TEST_CASE("attention: fully masked rows count and give the output bias") {
+  const Shape s{2, 9, 4, 3, 2, 5};
+  const Weights w = make_weights(s, true, true, true, 7);
+  const Tensor x = test::random_tensor({s.B, s.S, s.C}, 8);
+  const Mask mask = make_padding(s.B, s.S, Pad::left);  // batch 1: 4 left-padded keys
+  AttentionSpec spec{0.7f, true};
+  Tensor ctx;
+  const ForwardStats st = forward(w, spec, x, &mask, ctx, ForwardOptions{});
+  // Causal + left padding: rows 0 (b=0) and 0..3 (b=1) see no key, per head.
+  CHECK(st.fully_masked_rows == (1 + 4) * 3);
+  for (std::size_t o = 0; o < s.O; ++o) CHECK(ctx.data[(1 * s.S + 2) * s.O + o] == w.b_out.data[o]);
+}
+
+TEST_CASE("attention: no qkv bias, no out bias, no output projection, custom scale") {
+  const Shape s{2, 33, 10, 3, 5, 7};
+  unsigned seed = 200;
+  for (bool causal : {false, true}) {
+    check_case(s, causal, Pad::none, false, true, true, 0.1, 2, seed++);
+    check_case(s, causal, Pad::right, true, true, false, 2.0, 2, seed++);
+    check_case(s, causal, Pad::left, true, false, false, 0.3, 2, seed++);
+    check_case(s, causal, Pad::holes, false, false, false, 1.0, 1, seed++);
+  }
+}
+
+TEST_CASE("attention: thread counts give the same context") {
+  const Shape s{2, 200, 16, 4, 8, 16};
+  const Weights w = make_weights(s, true, true, true, 300);
+  const Tensor x = test::random_tensor({s.B, s.S, s.C}, 301);
+  AttentionSpec spec{0.35f, true};
+  Tensor one, four;
+  ForwardOptions opt;
+  opt.threads = 1;
+  forward(w, spec, x, nullptr, one, opt);
+  opt.threads = 4;
+  forward(w, spec, x, nullptr, four, opt);
+  // Each (b, h, block) is computed by one worker in a fixed order; only the
+  // multi-threaded BLAS projections may split their sums differently.
+  const test::Diff d = test::compare(four, one);
+  INFO(test::describe(d));
+  CHECK(d.relative() <= 1e-6);
+}
+
+TEST_CASE("attention: the sink gets every row once, causal zeros beyond the diagonal") {
+  struct CountingSink : AttentionSink {
+    explicit CountingSink(std::size_t B, std::size_t H, std::size_t S)
+        : seen(B * H * S, 0), S_(S), H_(H) {}
+    void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
+                    const float* rows) override {
+      std::lock_guard<std::mutex> lock(mu);
+      for (std::size_t r = 0; r < n; ++r) {
+        ++seen[(b * H_ + h) * S_ + i0 + r];
+        double sum = 0;
+        for (std::size_t j = 0; j < S_; ++j) {
+          if (j > i0 + r && rows[r * S_ + j] != 0.0f) ++nonzero_future;
+          sum += rows[r * S_ + j];
+        }
+        if (std::fabs(sum - 1.0) > 1e-5) ++bad_sums;
+      }
+    }
+    std::mutex mu;
+    std::vector<int> seen;
+    int nonzero_future = 0, bad_sums = 0;
+    std::size_t S_, H_;
+  };
+  const Shape s{2, 150, 8, 3, 4, 8};
+  const Weights w = make_weights(s, true, true, true, 400);
+  const Tensor x = test::random_tensor({s.B, s.S, s.C}, 401);
+  CountingSink sink(s.B, s.H, s.S);
+  ForwardOptions opt;
+  opt.attention = &sink;
+  opt.threads = 2;
+  Tensor ctx;
+  forward(w, AttentionSpec{0.5f, true}, x, nullptr, ctx, opt);
+  for (int c : sink.seen) REQUIRE(c == 1);
+  CHECK(sink.nonzero_future == 0);
+  CHECK(sink.bad_sums == 0);
+}
+
+TEST_CASE("attention: an exception in the sink reaches the caller") {
+  struct FailingSink : AttentionSink {
+    void write_rows(std::size_t, std::size_t, std::size_t, std::size_t, const float*) override {
+      throw Error(Exit::io, "attention.npy: disk full");
+    }
+  };
+  const Shape s{1, 100, 4, 2, 2, 4};
+  const Weights w = make_weights(s, true, true, true, 500);
+  const Tensor x = test::random_tensor({s.B, s.S, s.C}, 501);
+  FailingSink sink;
+  ForwardOptions opt;
+  opt.attention = &sink;
+  Tensor ctx;
+  CHECK_THROWS_AS(forward(w, AttentionSpec{}, x, nullptr, ctx, opt), Error);
+}
+
+TEST_CASE("attention: wrong input or mask shape is a data error") {
+  const Shape s{1, 4, 4, 2, 2, 4};
+  const Weights w = make_weights(s, true, true, true, 600);
+  Tensor ctx;
+  const Tensor bad = test::random_tensor({1, 4, 5}, 601);
+  try {
+    forward(w, AttentionSpec{}, bad, nullptr, ctx, ForwardOptions{});
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(e.code() == Exit::data);
+  }
+  const Tensor x = test::random_tensor({1, 4, 4}, 602);
+  Mask m;
+  m.shape = {1, 3};
+  m.data.assign(3, 0);
+  CHECK_THROWS_AS(forward(w, AttentionSpec{}, x, &m, ctx, ForwardOptions{}), Error);
+}
+
+TEST_CASE("attention: S = 4096 streaming and maps agree with the reference") {
+  const Shape s{1, 4096, 16, 2, 8, 16};
+  check_case(s, true, Pad::right, true, true, true, 1.0 / std::sqrt(8.0), 2, 700);
+  check_case(s, false, Pad::none, true, true, true, 1.0 / std::sqrt(8.0), 2, 701);
+}
+
+TEST_CASE("attention: forward_flops counts causal score work halved") {
+  const Shape s{2, 10, 8, 2, 4, 6};
+  const Weights w = make_weights(s, true, true, true, 800);
+  const double proj = 2.0 * 20 * 8 * 24 + 2.0 * 20 * 8 * 6;
+  const double dense = 4.0 * 2 * 2 * 10 * 10 * 4;
+  CHECK(forward_flops(w, 2, 10, false) == doctest::Approx(proj + dense));
+  CHECK(forward_flops(w, 2, 10, true) == doctest::Approx(proj + dense / 2));
+}
+
+TEST_CASE("attention: the row-subset reference agrees with the full reference") {
+  const Shape s{2, 40, 6, 3, 4, 5};
+  const Weights w = make_weights(s, true, true, true, 900);
+  const Tensor x = test::random_tensor({s.B, s.S, s.C}, 901);
+  const Mask mask = make_padding(s.B, s.S, Pad::left);
+  const ref::Result full = ref::attention(w, x, &mask, 0.4, true);
+  const std::vector<std::size_t> rows = {0, 3, 17, 39};
+  const ref::Result part = ref::attention_rows(w, x, &mask, 0.4, true, 1, rows);
+  for (std::size_t t = 0; t < rows.size(); ++t) {
+    for (std::size_t o = 0; o < s.O; ++o)
+      CHECK(part.context.data[t * s.O + o] == full.context.data[(1 * s.S + rows[t]) * s.O + o]);
+    for (std::size_t h = 0; h < s.H; ++h)
+      for (std::size_t j = 0; j < s.S; ++j)
+        CHECK(part.attention.data[(h * rows.size() + t) * s.S + j] ==
+              full.attention.data[((1 * s.H + h) * s.S + rows[t]) * s.S + j]);
+  }
+}
+
+TEST_CASE("attention: S = 4096, D = 64 streaming rows agree with the row reference") {
+  const Shape s{2, 4096, 32, 2, 64, 32};
+  const Weights w = make_weights(s, true, true, true, 1000);
+  const Tensor x = test::random_tensor({s.B, s.S, s.C}, 1001);
+  const Mask mask = make_padding(s.B, s.S, Pad::holes);
+  const std::vector<std::size_t> rows = {0, 1, 63, 64, 255, 256, 1000, 2047, 4000, 4095};
+  for (bool causal : {true, false}) {
+    CAPTURE(causal);
+    Tensor ctx;
+    forward(w, AttentionSpec{0.125f, causal}, x, &mask, ctx, ForwardOptions{});
+    for (std::size_t b = 0; b < s.B; ++b) {
+      const ref::Result want = ref::attention_rows(w, x, &mask, 0.125, causal, b, rows);
+      Tensor got({rows.size(), s.O});
+      for (std::size_t t = 0; t < rows.size(); ++t)
+        std::copy(ctx.data.begin() + (b * s.S + rows[t]) * s.O,
+                  ctx.data.begin() + (b * s.S + rows[t] + 1) * s.O, got.data.begin() + t * s.O);
+      const test::Diff d = test::compare(got, want.context);
+      INFO("batch " << b << ": " << test::describe(d));
+      CHECK(d.relative() <= kTol);
+    }
+  }
+}

@@ -1,0 +1,582 @@
+// Weights in every layout (CONTRACT.md "Weight layouts"): detection, prefix
+// and buffer handling, every load error, export to every layout and reload
+// bit-identically, GPT-2's transposed Conv1D, and that the canonical form
+// computes what each layout's own module computes.
+//
+// Letters: S sequence, C hidden, H heads, D head size, O out size.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+
+#include "attn/error.h"
+#include "attn/npy.h"
+#include "attn/state_dict.h"
+#include "attn/weights.h"
+#include "reference.h"
+#include "test_util.h"
+
+using namespace attn;
+
+namespace {
+
+const std::vector<Layout> kAll = {Layout::fused, Layout::separate,  Layout::per_head,
+                                  Layout::kqv,   Layout::torch_mha, Layout::gpt2};
+
+Config make_cfg(std::int64_t C, std::int64_t H, std::int64_t D, std::int64_t O, bool out_proj,
+                bool qkv_bias, bool out_bias) {
+  Config c;
+  c.hidden_size = C, c.num_heads = H, c.head_size = D;
+  c.out_proj = out_proj;
+  c.out_size = out_proj ? O : H * D;
+  c.qkv_bias = qkv_bias, c.out_bias = out_bias;
+  c.kind = H == 1 ? Kind::single : Kind::multi;
+  c.scale = 1.0 / std::sqrt(double(D));
+  return c;
+}
+
+// Canonical weights filled with distinct pseudo-random values.
+Weights random_weights(const Config& c, unsigned seed) {
+  Weights w;
+  const std::size_t C = c.hidden_size, HD = c.inner_size(), O = c.out_features();
+  w.C = c.hidden_size, w.H = c.num_heads, w.D = c.head_size, w.O = c.out_features();
+  w.w_qkv = test::random_tensor({3 * HD, C}, seed);
+  if (c.qkv_bias) w.b_qkv = test::random_tensor({3 * HD}, seed + 1);
+  w.has_out_proj = c.out_proj;
+  if (c.out_proj) w.w_out = test::random_tensor({O, HD}, seed + 2);
+  if (c.out_proj && c.out_bias) w.b_out = test::random_tensor({O}, seed + 3);
+  return w;
+}
+
+bool can_hold(const Config& c, Layout l) {
+  const bool square = c.hidden_size == c.inner_size() && c.out_features() == c.hidden_size;
+  switch (l) {
+    case Layout::fused:
+    case Layout::separate:
+      return true;
+    case Layout::per_head:
+    case Layout::kqv:
+      return !c.out_proj;
+    case Layout::torch_mha:
+      return c.out_proj && square && c.qkv_bias == c.out_bias;
+    case Layout::gpt2:
+      return c.out_proj && square;
+  }
+  return false;
+}
+
+RawArray array_of(const Tensor& t) {
+  RawArray a;
+  a.dtype = DType::f4;
+  a.shape = t.shape;
+  a.bytes.resize(t.size() * 4);
+  if (t.size()) std::memcpy(a.bytes.data(), t.ptr(), a.bytes.size());
+  return a;
+}
+
+Tensor tensor_of(const RawArray& a) { return to_float32(a, "test", false); }
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.shape == b.shape && a.data.size() == b.data.size() &&
+         (a.data.empty() || std::memcmp(a.ptr(), b.ptr(), a.data.size() * 4) == 0);
+}
+
+void check_same(const Weights& a, const Weights& b) {
+  CHECK(a.C == b.C);
+  CHECK(a.H == b.H);
+  CHECK(a.D == b.D);
+  CHECK(a.O == b.O);
+  CHECK(a.has_out_proj == b.has_out_proj);
+  CHECK(same_bits(a.w_qkv, b.w_qkv));
+  CHECK(same_bits(a.b_qkv, b.b_qkv));
+  CHECK(same_bits(a.w_out, b.w_out));
+  CHECK(same_bits(a.b_out, b.b_out));
+}
+
+// The error a call throws: code and message.
+struct Caught {
+  Exit code = Exit::ok;
+  std::string msg;
+};
+Caught catch_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return {e.code(), e.what()};
+  }
+  return {};
+}
+
+// Configs covering bias on/off per layer, with and without out_proj, square
+// (C == H*D == O) and not.
+std::vector<Config> configs() {
+  return {make_cfg(8, 2, 4, 8, true, true, true),      // square, all biases
+          make_cfg(8, 2, 4, 8, true, false, false),    // square, no bias
+          make_cfg(8, 2, 4, 8, true, false, true),     // Raschka: out bias only
+          make_cfg(6, 3, 2, 5, true, true, true),      // C != H*D != O
+          make_cfg(5, 2, 3, 0, false, true, false),    // no out_proj
+          make_cfg(4, 1, 3, 0, false, false, false)};  // single head, no bias, no out_proj
+}
+
+}  // namespace
+
+TEST_CASE("weights: expected_params lists keys and shapes in constructor order") {
+  const Config c = make_cfg(6, 2, 3, 5, true, true, true);
+  auto keys = [&](Layout l) {
+    std::vector<std::string> k;
+    for (const auto& p : expected_params(c, l)) k.push_back(p.key + " " + shape_str(p.shape));
+    return k;
+  };
+  CHECK(keys(Layout::fused) == std::vector<std::string>{"Wqkv.weight (18, 6)", "Wqkv.bias (18,)",
+                                                        "Wo.weight (5, 6)", "Wo.bias (5,)"});
+  CHECK(keys(Layout::separate) ==
+        std::vector<std::string>{"W_query.weight (6, 6)", "W_query.bias (6,)",
+                                 "W_key.weight (6, 6)", "W_key.bias (6,)", "W_value.weight (6, 6)",
+                                 "W_value.bias (6,)", "out_proj.weight (5, 6)",
+                                 "out_proj.bias (5,)"});
+  const Config np = make_cfg(6, 2, 3, 0, false, false, false);
+  std::vector<std::string> ph;
+  for (const auto& p : expected_params(np, Layout::per_head)) ph.push_back(p.key);
+  CHECK(ph == std::vector<std::string>{"heads.0.W_query.weight", "heads.0.W_key.weight",
+                                       "heads.0.W_value.weight", "heads.1.W_query.weight",
+                                       "heads.1.W_key.weight", "heads.1.W_value.weight"});
+  CHECK(expected_params(np, Layout::per_head)[0].shape == std::vector<std::size_t>{3, 6});
+  std::vector<std::string> kqv;
+  for (const auto& p : expected_params(np, Layout::kqv)) kqv.push_back(p.key);
+  CHECK(kqv == std::vector<std::string>{"key.weight", "query.weight", "value.weight"});
+  const Config sq = make_cfg(8, 2, 4, 8, true, true, true);
+  std::vector<std::string> g;
+  for (const auto& p : expected_params(sq, Layout::gpt2))
+    g.push_back(p.key + " " + shape_str(p.shape));
+  CHECK(g == std::vector<std::string>{"c_attn.weight (8, 24)", "c_attn.bias (24,)",
+                                      "c_proj.weight (8, 8)", "c_proj.bias (8,)"});
+  std::vector<std::string> t;
+  for (const auto& p : expected_params(sq, Layout::torch_mha))
+    t.push_back(p.key + " " + shape_str(p.shape));
+  CHECK(t == std::vector<std::string>{"in_proj_weight (24, 8)", "in_proj_bias (24,)",
+                                      "out_proj.weight (8, 8)", "out_proj.bias (8,)"});
+  CHECK(catch_error([&] { expected_params(c, Layout::kqv); }).code == Exit::config);
+}
+
+TEST_CASE("weights: detect_layout names every layout from its keys, buffers or not") {
+  for (const Config& c : configs())
+    for (Layout l : kAll) {
+      if (!can_hold(c, l)) continue;
+      CAPTURE(layout_name(l));
+      StateDict sd = export_weights(random_weights(c, 1), l);
+      CHECK(detect_layout(sd, "w") == l);
+      // Buffers that ride along never decide or break detection.
+      sd["mask"] = array_of(Tensor({3, 3}));
+      sd["causal_mask"] = array_of(Tensor({1, 1, 3, 3}));
+      sd["heads.0.mask"] = array_of(Tensor({3, 3}));
+      sd["bias"] = array_of(Tensor({1, 1, 3, 3}));
+      sd["masked_bias"] = array_of(Tensor(std::vector<std::size_t>{}));
+      CHECK(detect_layout(sd, "w") == l);
+    }
+}
+
+TEST_CASE("weights: detect_layout errors name the key") {
+  StateDict sd;
+  sd["foo.weight"] = array_of(Tensor({2, 2}));
+  auto e = catch_error([&] { detect_layout(sd, "w.npz"); });
+  CHECK(e.code == Exit::data);
+  CHECK(e.msg.rfind("w.npz: key \"foo.weight\" fits no layout", 0) == 0);
+  CHECK(e.msg.find("weights_prefix") != std::string::npos);
+
+  sd.clear();
+  sd["Wqkv.weight"] = array_of(Tensor({6, 2}));
+  sd["W_query.weight"] = array_of(Tensor({2, 2}));
+  e = catch_error([&] { detect_layout(sd, "w"); });
+  CHECK(e.code == Exit::data);
+  CHECK(e.msg.find("\"W_query.weight\" (separate)") != std::string::npos);
+  CHECK(e.msg.find("\"Wqkv.weight\" (fused)") != std::string::npos);
+
+  sd.clear();
+  sd["mask"] = array_of(Tensor({2, 2}));
+  e = catch_error([&] { detect_layout(sd, "w"); });
+  CHECK(e.code == Exit::data);
+  CHECK(e.msg.rfind("w: no parameters found", 0) == 0);
+}
+
+TEST_CASE("weights: select_keys keeps one layer under a prefix and drops buffers") {
+  StateDict sd;
+  for (const char* layer : {"transformer.h.0.attn.", "transformer.h.1.attn."}) {
+    const std::string p = layer;
+    sd[p + "c_attn.weight"] = array_of(Tensor({4, 12}, p == "transformer.h.1.attn." ? 1.f : 0.f));
+    sd[p + "bias"] = array_of(Tensor({1, 1, 3, 3}));
+    sd[p + "masked_bias"] = array_of(Tensor(std::vector<std::size_t>{}));
+  }
+  sd["transformer.wte.weight"] = array_of(Tensor({10, 4}));
+  const StateDict one = select_keys(sd, "transformer.h.1.attn.", Layout::gpt2);
+  REQUIRE(one.size() == 1);
+  REQUIRE(one.count("c_attn.weight") == 1);
+  CHECK(tensor_of(one.at("c_attn.weight")).data[0] == 1.0f);  // layer 1, not 0
+  CHECK(select_keys(sd, "transformer.h.1.attn.").size() == 1);
+
+  StateDict tut;
+  tut["W_query.weight"] = array_of(Tensor({2, 3}));
+  tut["mask"] = array_of(Tensor({6, 6}));
+  tut["heads.12.mask"] = array_of(Tensor({6, 6}));
+  tut["heads.x.mask"] = array_of(Tensor({6, 6}));  // not a buffer name: kept
+  const StateDict kept = select_keys(tut, "");
+  CHECK(kept.size() == 2);
+  CHECK(kept.count("W_query.weight") == 1);
+  CHECK(kept.count("heads.x.mask") == 1);
+}
+
+TEST_CASE("weights: every load error names the key, the layout and what was found") {
+  const Config c = make_cfg(3, 2, 2, 4, true, true, true);  // separate: W_* (4, 3)
+  const StateDict good = export_weights(random_weights(c, 7), Layout::separate);
+  auto load = [&](const StateDict& sd, const Config& cfg, Layout l) {
+    return catch_error([&] { load_weights(sd, cfg, l, "w", false); });
+  };
+  REQUIRE(load(good, c, Layout::separate).code == Exit::ok);
+
+  StateDict sd = good;
+  sd.erase("W_key.weight");
+  auto e = load(sd, c, Layout::separate);
+  CHECK(e.code == Exit::data);
+  CHECK(e.msg == "w: missing key \"W_key.weight\" (layout separate, shape (4, 3))");
+
+  sd = good;
+  sd["W_query.weight"] = array_of(Tensor({2, 3}));
+  e = load(sd, c, Layout::separate);
+  CHECK(e.code == Exit::data);
+  CHECK(e.msg == "w: key \"W_query.weight\": expected shape (4, 3), found (2, 3)");
+
+  sd = good;
+  sd["W_query.bias"] = array_of(Tensor({5}));
+  e = load(sd, c, Layout::separate);
+  CHECK(e.msg == "w: key \"W_query.bias\": expected shape (4,), found (5,)");
+
+  sd = good;
+  sd["extra.weight"] = array_of(Tensor({4, 3}));
+  e = load(sd, c, Layout::separate);
+  CHECK(e.code == Exit::data);
+  CHECK(e.msg.rfind("w: unexpected key \"extra.weight\" for layout separate (expected "
+                    "W_query.weight, W_query.bias,",
+                    0) == 0);
+
+  // Bias present while the config says none: names the config key.
+  Config nob = c;
+  nob.qkv_bias = false;
+  e = load(good, nob, Layout::separate);
+  CHECK(e.code == Exit::data);
+  CHECK(e.msg ==
+        "w: key \"W_query.bias\" found but config \"qkv_bias\" is false (layout "
+        "separate); set \"qkv_bias\": true to use it");
+  Config noob = c;
+  noob.out_bias = false;
+  e = load(good, noob, Layout::separate);
+  CHECK(e.msg.find("\"out_proj.bias\" found but config \"out_bias\" is false") !=
+        std::string::npos);
+
+  // Bias missing while the config wants it.
+  sd = good;
+  sd.erase("out_proj.bias");
+  e = load(sd, c, Layout::separate);
+  CHECK(e.code == Exit::data);
+  CHECK(e.msg ==
+        "w: missing key \"out_proj.bias\" (layout separate, shape (4,)): config "
+        "\"out_bias\" is true; set \"out_bias\": false for weights without this bias");
+
+  // An output projection the config does not want.
+  Config noproj = make_cfg(3, 2, 2, 0, false, true, false);
+  e = load(good, noproj, Layout::separate);
+  CHECK(e.code == Exit::data);
+  CHECK(e.msg.find("\"out_proj.weight\" found but config \"out_proj\" is false") !=
+        std::string::npos);
+
+  // Layouts without an output projection under a config that has one.
+  const StateDict ph = export_weights(random_weights(noproj, 3), Layout::per_head);
+  e = load(ph, c, Layout::per_head);
+  CHECK(e.code == Exit::config);
+  CHECK(e.msg == "out_proj: layout per_head has no output projection; set \"out_proj\": false");
+  e = load(export_weights(random_weights(noproj, 3), Layout::kqv), c, Layout::kqv);
+  CHECK(e.code == Exit::config);
+  CHECK(e.msg == "out_proj: layout kqv has no output projection; set \"out_proj\": false");
+
+  // gpt2/torch_mha need C == H*D == O.
+  e = load(good, c, Layout::gpt2);
+  CHECK(e.code == Exit::config);
+  CHECK(e.msg.find("hidden_size == num_heads*head_size == out_size") != std::string::npos);
+
+  // Not float values; non-finite values (to_float32 names source:key).
+  sd = good;
+  sd["W_value.weight"].bytes.assign(sd["W_value.weight"].bytes.size(), 0xFF);  // NaNs
+  e = load(sd, c, Layout::separate);
+  CHECK(e.code == Exit::data);
+  CHECK(e.msg.rfind("w:W_value.weight", 0) == 0);
+  CHECK(catch_error([&] { load_weights(sd, c, Layout::separate, "w", true); }).code == Exit::ok);
+}
+
+TEST_CASE("weights: export refuses layouts that cannot hold the model") {
+  auto e = catch_error([&] {
+    export_weights(random_weights(make_cfg(8, 2, 4, 8, true, true, true), 1), Layout::per_head);
+  });
+  CHECK(e.code == Exit::usage);
+  CHECK(e.msg ==
+        "--layout per_head: cannot hold this model: layout per_head has no output "
+        "projection");
+  e = catch_error([&] {
+    export_weights(random_weights(make_cfg(8, 2, 4, 8, true, true, true), 1), Layout::kqv);
+  });
+  CHECK(e.code == Exit::usage);
+  e = catch_error([&] {
+    export_weights(random_weights(make_cfg(6, 3, 2, 5, true, true, true), 1), Layout::gpt2);
+  });
+  CHECK(e.code == Exit::usage);
+  CHECK(e.msg.find("found 6, 6, 5") != std::string::npos);
+  e = catch_error([&] {
+    export_weights(random_weights(make_cfg(8, 2, 4, 8, true, false, true), 1), Layout::torch_mha);
+  });
+  CHECK(e.code == Exit::usage);
+  CHECK(e.msg.find("one bias flag") != std::string::npos);
+  e = catch_error([&] {
+    export_weights(random_weights(make_cfg(5, 2, 3, 0, false, true, false), 1), Layout::torch_mha);
+  });
+  CHECK(e.code == Exit::usage);
+  CHECK(e.msg.find("always has an output projection") != std::string::npos);
+}
+
+TEST_CASE("weights: every layout exported and reloaded as every other, bit-identical") {
+  std::size_t pairs = 0;
+  for (const Config& c : configs()) {
+    const Weights w = random_weights(c, 11);
+    for (Layout from : kAll) {
+      if (!can_hold(c, from)) {
+        CHECK(catch_error([&] { export_weights(w, from); }).code == Exit::usage);
+        continue;
+      }
+      CAPTURE(layout_name(from));
+      const StateDict a = export_weights(w, from);
+      // Every exported array is float32 with the expected key and shape.
+      const auto specs = expected_params(c, from);
+      REQUIRE(a.size() == specs.size());
+      for (const auto& s : specs) {
+        REQUIRE(a.count(s.key) == 1);
+        CHECK(a.at(s.key).dtype == DType::f4);
+        CHECK(a.at(s.key).shape == s.shape);
+      }
+      const Weights wa = load_weights(a, c, detect_layout(a, "a"), "a", false);
+      check_same(wa, w);
+      for (Layout to : kAll) {
+        if (!can_hold(c, to)) continue;
+        CAPTURE(layout_name(to));
+        const StateDict b = export_weights(wa, to);
+        check_same(load_weights(b, c, to, "b", false), w);
+        ++pairs;
+      }
+    }
+  }
+  CHECK(pairs >= 40);
+}
+
+TEST_CASE("weights: gpt2 Conv1D weights are nn.Linear weights transposed") {
+  const Config c = make_cfg(6, 2, 3, 6, true, true, true);
+  const Weights w = random_weights(c, 5);
+  const StateDict sd = export_weights(w, Layout::gpt2);
+  const Tensor ca = tensor_of(sd.at("c_attn.weight"));  // (C, 3C)
+  const Tensor cp = tensor_of(sd.at("c_proj.weight"));  // (C, C)
+  REQUIRE(ca.shape == std::vector<std::size_t>{6, 18});
+  for (std::size_t j = 0; j < 18; ++j)
+    for (std::size_t i = 0; i < 6; ++i) CHECK(ca.data[i * 18 + j] == w.w_qkv.data[j * 6 + i]);
+  for (std::size_t o = 0; o < 6; ++o)
+    for (std::size_t i = 0; i < 6; ++i) CHECK(cp.data[i * 6 + o] == w.w_out.data[o * 6 + i]);
+  CHECK(tensor_of(sd.at("c_attn.bias")).data == w.b_qkv.data);
+}
+
+namespace {
+
+// Each layout's own forward math, written from its tutorial module, in double.
+using Mat = std::vector<double>;  // row-major
+
+// nn.Linear: y = x W^T + b, W (out, in). x: (S, in).
+Mat linear(const Mat& x, std::size_t S, const Tensor& W, const Tensor* b) {
+  const std::size_t out = W.shape[0], in = W.shape[1];
+  Mat y(S * out);
+  for (std::size_t s = 0; s < S; ++s)
+    for (std::size_t o = 0; o < out; ++o) {
+      double acc = b ? b->data[o] : 0.0;
+      for (std::size_t i = 0; i < in; ++i) acc += x[s * in + i] * W.data[o * in + i];
+      y[s * out + o] = acc;
+    }
+  return y;
+}
+
+// HF Conv1D: y = x W + b, W (in, out).
+Mat conv1d(const Mat& x, std::size_t S, const Tensor& W, const Tensor* b) {
+  const std::size_t in = W.shape[0], out = W.shape[1];
+  Mat y(S * out);
+  for (std::size_t s = 0; s < S; ++s)
+    for (std::size_t o = 0; o < out; ++o) {
+      double acc = b ? b->data[o] : 0.0;
+      for (std::size_t i = 0; i < in; ++i) acc += x[s * in + i] * W.data[i * out + o];
+      y[s * out + o] = acc;
+    }
+  return y;
+}
+
+// Columns [c0, c0 + n) of x (S, width).
+Mat cols(const Mat& x, std::size_t S, std::size_t width, std::size_t c0, std::size_t n) {
+  Mat y(S * n);
+  for (std::size_t s = 0; s < S; ++s)
+    for (std::size_t j = 0; j < n; ++j) y[s * n + j] = x[s * width + c0 + j];
+  return y;
+}
+
+// softmax(q k^T * scale [causal]) v per head; q, k, v: (S, H*D), heads
+// side by side (view(S, H, D)). Returns (S, H*D).
+Mat heads_attention(const Mat& q, const Mat& k, const Mat& v, std::size_t S, std::size_t H,
+                    std::size_t D, double scale, bool causal) {
+  const std::size_t HD = H * D;
+  Mat y(S * HD, 0.0);
+  for (std::size_t h = 0; h < H; ++h)
+    for (std::size_t i = 0; i < S; ++i) {
+      std::vector<double> p(S, 0.0);
+      double mx = -1e300, sum = 0.0;
+      const std::size_t last = causal ? i + 1 : S;
+      for (std::size_t j = 0; j < last; ++j) {
+        double dot = 0.0;
+        for (std::size_t d = 0; d < D; ++d) dot += q[i * HD + h * D + d] * k[j * HD + h * D + d];
+        p[j] = dot * scale;
+        mx = std::max(mx, p[j]);
+      }
+      for (std::size_t j = 0; j < last; ++j) sum += (p[j] = std::exp(p[j] - mx));
+      for (std::size_t j = 0; j < last; ++j)
+        for (std::size_t d = 0; d < D; ++d)
+          y[i * HD + h * D + d] += p[j] / sum * v[j * HD + h * D + d];
+    }
+  return y;
+}
+
+// The layout's module forward on its own state dict. x: (S, C) -> (S, O).
+Mat layout_forward(const StateDict& sd, Layout l, const Config& c, const Mat& x, std::size_t S,
+                   bool causal) {
+  std::map<std::string, Tensor> t;
+  for (const auto& [k, a] : sd) t[k] = tensor_of(a);
+  auto opt = [&](const std::string& k) { return t.count(k) ? &t.at(k) : nullptr; };
+  const std::size_t H = c.num_heads, D = c.head_size, HD = H * D;
+  const double scale = c.scale;
+  switch (l) {
+    case Layout::fused: {  // Warner: Wqkv(x).reshape(B, S, 3, nh, hd)
+      const Mat qkv = linear(x, S, t.at("Wqkv.weight"), opt("Wqkv.bias"));
+      Mat y = heads_attention(cols(qkv, S, 3 * HD, 0, HD), cols(qkv, S, 3 * HD, HD, HD),
+                              cols(qkv, S, 3 * HD, 2 * HD, HD), S, H, D, scale, causal);
+      return t.count("Wo.weight") ? linear(y, S, t.at("Wo.weight"), opt("Wo.bias")) : y;
+    }
+    case Layout::separate: {  // Raschka: W_query(x).view(b, n, heads, head_dim)
+      Mat y = heads_attention(linear(x, S, t.at("W_query.weight"), opt("W_query.bias")),
+                              linear(x, S, t.at("W_key.weight"), opt("W_key.bias")),
+                              linear(x, S, t.at("W_value.weight"), opt("W_value.bias")), S, H, D,
+                              scale, causal);
+      return t.count("out_proj.weight")
+                 ? linear(y, S, t.at("out_proj.weight"), opt("out_proj.bias"))
+                 : y;
+    }
+    case Layout::per_head: {  // torch.cat([head(x) for head in self.heads], dim=-1)
+      Mat y(S * HD);
+      for (std::size_t h = 0; h < H; ++h) {
+        const std::string p = "heads." + std::to_string(h) + ".";
+        const Mat yh =
+            heads_attention(linear(x, S, t.at(p + "W_query.weight"), opt(p + "W_query.bias")),
+                            linear(x, S, t.at(p + "W_key.weight"), opt(p + "W_key.bias")),
+                            linear(x, S, t.at(p + "W_value.weight"), opt(p + "W_value.bias")), S, 1,
+                            D, scale, causal);
+        for (std::size_t s = 0; s < S; ++s)
+          for (std::size_t d = 0; d < D; ++d) y[s * HD + h * D + d] = yh[s * D + d];
+      }
+      return y;
+    }
+    case Layout::kqv:  // query @ key.transpose(-2, -1), then @ value
+      return heads_attention(linear(x, S, t.at("query.weight"), opt("query.bias")),
+                             linear(x, S, t.at("key.weight"), opt("key.bias")),
+                             linear(x, S, t.at("value.weight"), opt("value.bias")), S, H, D, scale,
+                             causal);
+    case Layout::torch_mha: {  // F._in_projection_packed: linear(x, in_proj).chunk(3)
+      const Mat qkv = linear(x, S, t.at("in_proj_weight"), opt("in_proj_bias"));
+      const Mat y = heads_attention(cols(qkv, S, 3 * HD, 0, HD), cols(qkv, S, 3 * HD, HD, HD),
+                                    cols(qkv, S, 3 * HD, 2 * HD, HD), S, H, D, scale, causal);
+      return linear(y, S, t.at("out_proj.weight"), opt("out_proj.bias"));
+    }
+    case Layout::gpt2: {  // c_attn(x).split(n_embd, dim=2), _split_heads, c_proj
+      const Mat qkv = conv1d(x, S, t.at("c_attn.weight"), opt("c_attn.bias"));
+      const Mat y = heads_attention(cols(qkv, S, 3 * HD, 0, HD), cols(qkv, S, 3 * HD, HD, HD),
+                                    cols(qkv, S, 3 * HD, 2 * HD, HD), S, H, D, scale, causal);
+      return conv1d(y, S, t.at("c_proj.weight"), opt("c_proj.bias"));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("weights: canonical weights compute what each layout's own module computes") {
+  const std::size_t S = 5;
+  std::size_t runs = 0;
+  for (const Config& c : configs())
+    for (Layout l : kAll) {
+      if (!can_hold(c, l)) continue;
+      CAPTURE(layout_name(l));
+      CAPTURE(c.hidden_size);
+      const StateDict sd = export_weights(random_weights(c, 21), l);
+      const Weights w = load_weights(sd, c, l, "w", false);
+      const Tensor x = test::random_tensor({1, S, std::size_t(c.hidden_size)}, 4);
+      const Mat xd(x.data.begin(), x.data.end());
+      for (bool causal : {false, true}) {
+        const Mat want = layout_forward(sd, l, c, xd, S, causal);
+        const Tensor got = ref::attention(w, x, nullptr, c.scale, causal).context;
+        Tensor expected({1, S, std::size_t(c.out_features())});
+        REQUIRE(want.size() == expected.size());
+        for (std::size_t i = 0; i < want.size(); ++i) expected.data[i] = float(want[i]);
+        const auto d = test::compare(got, expected);
+        INFO(test::describe(d));
+        CHECK(d.shape_ok);
+        CHECK(d.relative() < 1e-6);
+        ++runs;
+      }
+    }
+  CHECK(runs >= 40);
+}
+
+TEST_CASE("weights: a GPT-2 layer picked by prefix out of a two-layer state dict") {
+  const StateDict sd = read_state_dict(test::source_path("tests/golden/init/gpt2_layers"));
+  // Without a prefix the whole model's keys fit no layout, and the message says why.
+  const auto e = catch_error([&] { detect_layout(select_keys(sd, ""), "gpt2_layers"); });
+  CHECK(e.code == Exit::data);
+  CHECK(e.msg.find("weights_prefix") != std::string::npos);
+
+  const Config c = make_cfg(8, 2, 4, 8, true, true, true);
+  const StateDict one = select_keys(sd, "transformer.h.1.attn.");
+  CHECK(one.size() == 4);  // attn.bias and attn.masked_bias dropped
+  REQUIRE(detect_layout(one, "gpt2_layers") == Layout::gpt2);
+  const Weights w = load_weights(one, c, Layout::gpt2, "gpt2_layers", false);
+
+  // Canonical = the Conv1D weight transposed, by hand.
+  const Tensor ca = tensor_of(sd.at("transformer.h.1.attn.c_attn.weight"));  // (C, 3C)
+  REQUIRE(ca.shape == std::vector<std::size_t>{8, 24});
+  bool transposed = true;
+  for (std::size_t j = 0; j < 24; ++j)
+    for (std::size_t i = 0; i < 8; ++i)
+      transposed &= w.w_qkv.data[j * 8 + i] == ca.data[i * 24 + j];
+  CHECK(transposed);
+
+  // The forward pass equals Hugging Face's GPT2Attention (computed by torch).
+  const std::string dir = test::source_path("tests/golden/init/gpt2_expected/");
+  Tensor x = to_float32(read_npy(dir + "x.npy"), "x", false);  // (S, C)
+  const Tensor want = to_float32(read_npy(dir + "context_h1.npy"), "context", false);
+  x.shape.insert(x.shape.begin(), 1);
+  Tensor got = ref::attention(w, x, nullptr, 0.5, true).context;  // scale 1/sqrt(4)
+  got.shape.erase(got.shape.begin());
+  const auto d = test::compare(got, want);
+  INFO(test::describe(d));
+  CHECK(d.shape_ok);
+  CHECK(d.relative() < 1e-5);
+
+  // And layer 0 differs (the prefix really chose a layer).
+  const Weights w0 =
+      load_weights(select_keys(sd, "transformer.h.0.attn."), c, Layout::gpt2, "g", false);
+  CHECK(w0.w_qkv.data != w.w_qkv.data);
+}
