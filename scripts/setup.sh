@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake g++ make libcli11-dev nlohmann-json3-dev libxtensor-dev xtl-dev libxsimd-dev
-          libxtensor-blas-dev libopenblas-dev libspdlog-dev doctest-dev zlib1g-dev)
+          libxtensor-blas-dev libopenblas-dev libspdlog-dev doctest-dev zlib1g-dev
+          pkg-config libcairo2-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

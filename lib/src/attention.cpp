@@ -70,7 +70,6 @@ void check_shapes(const Weights& w, const Tensor& x, const Mask* key_padding) {
 ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& x,
                      const Mask* key_padding, Tensor& context, const ForwardOptions& opt) {
   check_shapes(w, x, key_padding);
-  kernels::prepare_blas();
   const std::size_t B = x.shape[0], S = x.shape[1], C = x.shape[2];
   const std::size_t H = w.H, D = w.D, HD = H * D, ld = 3 * HD;
   const std::size_t O = w.has_out_proj ? static_cast<std::size_t>(w.O) : HD;
