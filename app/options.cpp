@@ -1,5 +1,8 @@
 #include "options.h"
 
+#include <algorithm>
+#include <cctype>
+
 
 #include "attn/error.h"
 #include "attn/files.h"
@@ -16,11 +19,24 @@ void setup_options(CLI::App& app, Options& opt) {
                                         attn::blas_info() + "\n");
   app.footer(
       "Examples:\n"
-      "  attn-run --config configs/raschka_mha_causal.json\n"
-      "  attn-run --config configs/gpt2_small_causal.json --out-dir out/\n"
-      "  attn-run --config c.json --input x.npy --format npy > context.npy\n"
-      "  attn-run --config c.json --dump-weights\n"
-      "  attn-run --config c.json --dump-weights dumped/ --layout separate\n"
+      "  One run, context vectors printed like a torch tensor:\n"
+      "    attn-run --config configs/raschka_mha_causal.json\n"
+      "  Results to a folder (context.npy, attention.npy, run.json) with per-head statistics:\n"
+      "    attn-run --config configs/gpt2_small_causal.json --out-dir out/ --stats\n"
+      "  Pipes: .npy or JSON in on stdin, .npy out on stdout (maps with --attn-stdout):\n"
+      "    attn-run --config c.json --input - --format npy < x.npy > context.npy\n"
+      "    attn-run --config c.json --attn-stdout --format json\n"
+      "  Pictures: a heatmap per head as SVG or PNG, or in the terminal:\n"
+      "    attn-run --config configs/warner_causal.json --plot warner.png\n"
+      "    attn-run --config c.json --plot maps.svg --heads 0,3,7 --batch-index 1 --labels a,b,c\n"
+      "    attn-run --config configs/warner_causal.json --show\n"
+      "  Many inputs, weights loaded once; split across 4 machines or processes:\n"
+      "    attn-run --config c.json --input-list inputs.txt --out-dir results/\n"
+      "    parallel attn-run --config c.json --input-list inputs.txt --out-dir results/ "
+      "--shard {}/4 ::: 0 1 2 3\n"
+      "  Weights: list them, or write them out in another layout:\n"
+      "    attn-run --config c.json --dump-weights\n"
+      "    attn-run --config c.json --dump-weights dumped/ --layout separate\n"
       "Exit codes: 0 ok, 64 usage, 65 bad data, 66 missing input, 70 internal,\n"
       "73 cannot create output, 74 write error, 78 bad config.");
 
@@ -46,11 +62,111 @@ void setup_options(CLI::App& app, Options& opt) {
   out->add_option("--layout", opt.layout, "weight layout to dump as (or to read with)")
       ->check(CLI::IsMember(attn::layout_names()));
 
+  auto* pics = app.add_option_group("Pictures and diagnostics", "Looking at the maps");
+  pics->add_option("--plot", opt.plot, "draw the maps, one panel per head: FILE.svg or FILE.png");
+  pics->add_flag("--show", opt.show,
+                 "draw the maps in the terminal on stdout (instead of the context)");
+  pics->add_option("--heads", opt.heads_spec, "heads to draw, e.g. 0,3,7 (default: all)");
+  pics->add_option("--batch-index", opt.batch_index, "batch entry to draw (default 0)");
+  pics->add_option("--labels", opt.labels_spec, "token labels a,b,c (default: config labels)");
+  pics->add_flag("--attn-stdout", opt.attn_stdout,
+                 "write the attention maps instead of the context to stdout (--format)");
+  pics->add_flag("--stats", opt.stats,
+                 "per-head entropy, max weight, first-token share, masked rows: "
+                 "a table on stderr and \"stats\" in run.json");
+
+  auto* many = app.add_option_group("Many inputs", "One run per input, weights loaded once");
+  many->add_option("--input-list", opt.input_list,
+                   "file with one .npy path per line (relative to its folder); needs --out-dir");
+  many->add_option("--shard", opt.shard_spec, "K/N: run only lines i with i % N == K");
+
   auto* run = app.add_option_group("Run", "How to run");
   run->add_option("--threads", opt.threads, "worker threads (default: all cores)")
       ->check(CLI::Range(1, 1024));
   run->add_flag("-q,--quiet", opt.quiet, "print nothing but errors");
   run->add_flag("-v,--verbose", opt.verbose, "debug logs on stderr");
+}
+
+Shard parse_shard(const std::string& spec) {
+  auto bad = [&]() {
+    return attn::Error(attn::Exit::usage, "--shard: expected K/N with 0 <= K < N (e.g. 0/4), found '" +
+                                              spec + "'");
+  };
+  const auto slash = spec.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == spec.size()) throw bad();
+  auto number = [&](const std::string& t) {
+    if (t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) throw bad();
+    return std::size_t(std::stoul(t));
+  };
+  Shard s{number(spec.substr(0, slash)), number(spec.substr(slash + 1))};
+  if (s.n == 0 || s.k >= s.n) throw bad();
+  return s;
+}
+
+std::vector<std::size_t> parse_heads(const std::string& spec, std::size_t H) {
+  std::vector<std::size_t> heads;
+  if (spec.empty()) {
+    for (std::size_t h = 0; h < H; ++h) heads.push_back(h);
+    return heads;
+  }
+  std::size_t start = 0;
+  while (start <= spec.size()) {
+    std::size_t end = spec.find(',', start);
+    if (end == std::string::npos) end = spec.size();
+    const std::string t = spec.substr(start, end - start);
+    if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos)
+      throw attn::Error(attn::Exit::usage,
+                        "--heads: expected head numbers separated by commas, found '" + spec + "'");
+    const std::size_t h = std::stoul(t);
+    if (h >= H)
+      throw attn::Error(attn::Exit::usage, "--heads: head " + t + " does not exist; the layer has " +
+                                               std::to_string(H) + " head(s), 0.." +
+                                               std::to_string(H - 1));
+    if (std::find(heads.begin(), heads.end(), h) == heads.end()) heads.push_back(h);
+    start = end + 1;
+  }
+  return heads;
+}
+
+std::vector<std::string> split_labels(const std::string& spec) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = spec.find(',', start);
+    out.push_back(spec.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+void check_option_combinations(const Options& opt) {
+  using attn::Error;
+  using attn::Exit;
+  if (opt.plot) {
+    const std::string& p = *opt.plot;
+    auto ends_with = [&](const char* ext) {
+      const std::string e = ext;
+      if (p.size() < e.size()) return false;
+      std::string tail = p.substr(p.size() - e.size());
+      for (auto& c : tail) c = char(std::tolower(static_cast<unsigned char>(c)));
+      return tail == e;
+    };
+    if (!ends_with(".svg") && !ends_with(".png"))
+      throw Error(Exit::usage, "--plot: expected a file name ending in .svg or .png, found '" + p + "'");
+  }
+  if (opt.show && opt.attn_stdout)
+    throw Error(Exit::usage, "--show: cannot share stdout with --attn-stdout; choose one");
+  if (opt.shard_spec && !opt.input_list)
+    throw Error(Exit::usage, "--shard: only meaningful with --input-list");
+  if (opt.shard_spec) parse_shard(*opt.shard_spec);
+  if (opt.input_list) {
+    if (opt.input)
+      throw Error(Exit::usage, "--input: cannot be combined with --input-list");
+    if (opt.plot || opt.show || opt.attn_stdout)
+      throw Error(Exit::usage, std::string(opt.plot ? "--plot" : opt.show ? "--show" : "--attn-stdout") +
+                                   ": not available with --input-list (draw one input at a time)");
+  }
 }
 
 attn::Config load_config_with_flags(const Options& opt) {

@@ -41,7 +41,8 @@ void expect_error(const std::function<void()>& f, Exit code, const std::string& 
 }
 
 // Compares every key of `sd` with the expected bytes written by the generator.
-void check_against_expected(const StateDict& sd, const std::string& prefix, const std::string& keys) {
+void check_against_expected(const StateDict& sd, const std::string& prefix,
+                            const std::string& keys) {
   const auto m = nlohmann::json::parse(read_text(fixture("manifest.json")));
   const auto expected_keys = m[keys]["keys"].get<std::vector<std::string>>();
   std::vector<std::string> got;
@@ -88,8 +89,8 @@ struct ZipMember {
   std::int64_t declared_size = -1;  // -1: the real size
   std::int64_t crc = -1;            // -1: the real CRC-32
   int flags = 0;
-  std::int64_t local_offset = -1;   // -1: where it was written
-  std::uint32_t comp_extra = 0;     // added to the compressed size it declares
+  std::int64_t local_offset = -1;  // -1: where it was written
+  std::uint32_t comp_extra = 0;    // added to the compressed size it declares
 };
 
 std::string make_zip(const std::vector<ZipMember>& members) {
@@ -100,13 +101,14 @@ std::string make_zip(const std::vector<ZipMember>& members) {
         m.crc >= 0 ? std::uint32_t(m.crc)
                    : std::uint32_t(crc32(0, reinterpret_cast<const Bytef*>(m.data.data()),
                                          uInt(m.data.size())));
-    const std::uint32_t size = m.declared_size >= 0 ? std::uint32_t(m.declared_size)
-                                                    : std::uint32_t(m.data.size());
-    const std::uint32_t offset = m.local_offset >= 0 ? std::uint32_t(m.local_offset)
-                                                     : std::uint32_t(out.size());
+    const std::uint32_t size =
+        m.declared_size >= 0 ? std::uint32_t(m.declared_size) : std::uint32_t(m.data.size());
+    const std::uint32_t offset =
+        m.local_offset >= 0 ? std::uint32_t(m.local_offset) : std::uint32_t(out.size());
     std::string common;
     put16(common, 20), put16(common, m.flags), put16(common, m.method), put16(common, 0);
-    put16(common, 0x21), put32(common, crc), put32(common, std::uint32_t(body.size()) + m.comp_extra);
+    put16(common, 0x21), put32(common, crc),
+        put32(common, std::uint32_t(body.size()) + m.comp_extra);
     put32(common, size), put16(common, unsigned(m.name.size())), put16(common, 0);
     if (m.local_offset < 0) {
       put32(out, 0x04034b50);
@@ -122,7 +124,8 @@ std::string make_zip(const std::vector<ZipMember>& members) {
   const std::uint32_t cd_offset = std::uint32_t(out.size());
   out += central;
   put32(out, 0x06054b50);
-  put16(out, 0), put16(out, 0), put16(out, unsigned(members.size())), put16(out, unsigned(members.size()));
+  put16(out, 0), put16(out, 0), put16(out, unsigned(members.size())),
+      put16(out, unsigned(members.size()));
   put32(out, std::uint32_t(central.size())), put32(out, cd_offset), put16(out, 0);
   return out;
 }
@@ -144,6 +147,8 @@ std::string safetensors(const std::string& header, const std::string& data) {
 TEST_CASE("state_dict: np.savez, np.savez_compressed and ZIP64 archives load NumPy's arrays") {
   check_against_expected(read_state_dict(fixture("weights.npz")), "npz_", "npz");
   check_against_expected(read_state_dict(fixture("weights_compressed.npz")), "npz_", "npz");
+  // Written to a pipe-like stream: sizes only in data descriptors and the directory.
+  check_against_expected(read_state_dict(fixture("weights_streamed.npz")), "npz_", "npz");
   const StateDict z = read_state_dict(fixture("zip64.npz"));
   REQUIRE(z.size() == 2);
   const StateDict w = read_npz(fixture("weights.npz"));
@@ -295,6 +300,7 @@ TEST_CASE("state_dict: hostile .safetensors files are refused naming the file") 
        "twice"},
       {safetensors(one("BOOL", "[2]", "[0, 2]"), "\x01\x07"), "byte 7"},
       {safetensors(one("F32", "[2]", "[0, 8]").substr(1), f8), "'{'"},
+      {safetensors("{\"w\": " + std::string(100000, '[') + "]}", f8), "JSON"},  // deep nesting
   };
   CHECK(cases.size() >= 20);
   for (const Bad& c : cases) {
@@ -326,10 +332,18 @@ TEST_CASE("state_dict: random corruption of valid files gives a clean error or a
       for (int e = 0; e < edits; ++e) {
         const std::size_t at = std::size_t(next() % s.size());
         switch (next() % 4) {
-          case 0: s[at] = char(s[at] ^ (1 << (next() % 8))); break;
-          case 1: s[at] = char(next()); break;
-          case 2: s[at] = char(0xff); break;
-          default: s.resize(std::max<std::size_t>(at, 1)); break;
+          case 0:
+            s[at] = char(s[at] ^ (1 << (next() % 8)));
+            break;
+          case 1:
+            s[at] = char(next());
+            break;
+          case 2:
+            s[at] = char(0xff);
+            break;
+          default:
+            s.resize(std::max<std::size_t>(at, 1));
+            break;
         }
       }
       write_text(path, s);

@@ -84,8 +84,8 @@ std::vector<std::uint8_t> read_stdin(std::size_t max_bytes) {
     const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw Error(Exit::no_input, std::string("-: cannot read standard input (") +
-                                      std::strerror(errno) + ")");
+      throw Error(Exit::no_input,
+                  std::string("-: cannot read standard input (") + std::strerror(errno) + ")");
     }
     if (n == 0) break;
     if (std::size_t(n) > max_bytes - data.size())

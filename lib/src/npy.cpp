@@ -22,9 +22,9 @@ namespace attn {
 
 namespace {
 
-constexpr std::size_t kMaxHeaderBytes = 10000;  // format.py's max_header_size
-constexpr std::size_t kMaxDims = 64;            // NPY_MAXDIMS of NumPy 2
-constexpr std::size_t kArrayAlign = 64;         // format.py's ARRAY_ALIGN
+constexpr std::size_t kMaxHeaderBytes = 10000;    // format.py's max_header_size
+constexpr std::size_t kMaxDims = 64;              // NPY_MAXDIMS of NumPy 2
+constexpr std::size_t kArrayAlign = 64;           // format.py's ARRAY_ALIGN
 constexpr std::size_t kGrowthAxisMaxDigits = 21;  // format.py's GROWTH_AXIS_MAX_DIGITS
 constexpr std::uint64_t kMaxNpyFileBytes = std::uint64_t(16) << 30;  // 16 GiB
 
@@ -97,8 +97,8 @@ class HeaderParser {
   }
   // Whitespace inside the braces (Python allows newlines within brackets).
   void skip_ws() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' ||
-                                s_[pos_] == '\r'))
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
       ++pos_;
   }
   std::string parse_string(const char* what) {
@@ -164,8 +164,9 @@ class HeaderParser {
   }
   void parse_descr(NpyHeader& h) {
     if (peek() == '[' || peek() == '(')
-      fail(name_, "structured dtype is not supported (expected float16/32/64, or bool/int for "
-                  "masks); object arrays are never unpickled");
+      fail(name_,
+           "structured dtype is not supported (expected float16/32/64, or bool/int for "
+           "masks); object arrays are never unpickled");
     const std::string d = parse_string("a quoted string for 'descr'");
     h.descr = d;
     if (!parse_descr_string(d, h.dtype, h.big_endian))
@@ -187,8 +188,9 @@ void byteswap_in_place(std::uint8_t* p, std::size_t count, std::size_t size) {
 
 // Fortran order -> C order. Walk the C-order multi-index like an odometer
 // and keep the matching Fortran offset (strides 1, d0, d0*d1, ...).
-std::vector<std::uint8_t> fortran_to_c(const std::uint8_t* src, const std::vector<std::size_t>& shape,
-                                       std::size_t count, std::size_t size) {
+std::vector<std::uint8_t> fortran_to_c(const std::uint8_t* src,
+                                       const std::vector<std::size_t>& shape, std::size_t count,
+                                       std::size_t size) {
   std::vector<std::uint8_t> out(count * size);
   const std::size_t nd = shape.size();
   std::vector<std::size_t> stride(nd), idx(nd, 0);
@@ -221,7 +223,7 @@ std::size_t dtype_size(DType t) {
 
 std::string dtype_name(DType t) {
   static const char* const n[] = {"float16", "float32", "float64", "bool",  "uint8", "uint16",
-                                   "uint32",  "uint64",  "int8",    "int16", "int32", "int64"};
+                                  "uint32",  "uint64",  "int8",    "int16", "int32", "int64"};
   return n[int(t)];
 }
 
@@ -313,7 +315,8 @@ NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std
 
 // Bytes in native and C order from the data of a checked header; `storage`
 // holds exactly the count * size data bytes (reused when no transpose is needed).
-static RawArray finish_npy(const NpyHeader& h, std::vector<std::uint8_t> storage, const std::string& name) {
+static RawArray finish_npy(const NpyHeader& h, std::vector<std::uint8_t> storage,
+                           const std::string& name) {
   RawArray a;
   a.dtype = h.dtype;
   a.shape = h.shape;
@@ -348,7 +351,8 @@ std::string npy_header_f32(const std::vector<std::size_t>& shape) {
   // Byte for byte what np.save writes (format.py _write_array_header and
   // _wrap_header, version 1.0): sorted keys, repr(shape), spare spaces for
   // growing axis 0, then spaces and '\n' up to a multiple of 64 bytes.
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape_str(shape) + ", }";
+  std::string dict =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape_str(shape) + ", }";
   if (!shape.empty()) dict.append(kGrowthAxisMaxDigits - std::to_string(shape[0]).size(), ' ');
   const std::size_t hlen = dict.size() + 1;  // + '\n'
   const std::size_t pad = kArrayAlign - (6 + 2 + 2 + hlen) % kArrayAlign;
@@ -433,9 +437,12 @@ T load(const std::uint8_t* p) {
 // Value i of a float array as double (for messages and the mask check).
 double float_at(const RawArray& a, std::size_t i) {
   switch (a.dtype) {
-    case DType::f2: return half_to_float(load<std::uint16_t>(&a.bytes[i * 2]));
-    case DType::f4: return load<float>(&a.bytes[i * 4]);
-    default: return load<double>(&a.bytes[i * 8]);
+    case DType::f2:
+      return half_to_float(load<std::uint16_t>(&a.bytes[i * 2]));
+    case DType::f4:
+      return load<float>(&a.bytes[i * 4]);
+    default:
+      return load<double>(&a.bytes[i * 8]);
   }
 }
 
@@ -443,7 +450,8 @@ double float_at(const RawArray& a, std::size_t i) {
 
 Tensor to_float32(const RawArray& a, const std::string& name, bool allow_nonfinite) {
   if (!dtype_is_float(a.dtype))
-    fail(name, "dtype " + dtype_name(a.dtype) + " found, expected float16, float32 or float64 values");
+    fail(name,
+         "dtype " + dtype_name(a.dtype) + " found, expected float16, float32 or float64 values");
   const std::size_t n = a.count();
   if (a.bytes.size() != n * dtype_size(a.dtype))
     throw Error(Exit::software, name + ": array bytes do not match its shape");

@@ -27,11 +27,10 @@ namespace {
 constexpr std::size_t kMaxMembers = 10000;
 constexpr std::uint64_t kMaxFileBytes = std::uint64_t(16) << 30;   // the archive itself
 constexpr std::uint64_t kMaxTotalBytes = std::uint64_t(16) << 30;  // all members inflated
-constexpr std::uint64_t kMaxRatio = 1100;  // deflate's limit is 1032:1
-constexpr std::uint64_t kRatioSlack = 4096;  // tiny members compress badly
-constexpr std::uint32_t kSigLocal = 0x04034b50, kSigCentral = 0x02014b50,
-                        kSigEnd = 0x06054b50, kSigEnd64 = 0x06064b50,
-                        kSigLocator64 = 0x07064b50;
+constexpr std::uint64_t kMaxRatio = 1100;                          // deflate's limit is 1032:1
+constexpr std::uint64_t kRatioSlack = 4096;                        // tiny members compress badly
+constexpr std::uint32_t kSigLocal = 0x04034b50, kSigCentral = 0x02014b50, kSigEnd = 0x06054b50,
+                        kSigEnd64 = 0x06064b50, kSigLocator64 = 0x07064b50;
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
   throw Error(Exit::data, name + ": " + what);
@@ -107,8 +106,8 @@ Directory find_directory(const Bytes& b) {
     d.end = rec;
   }
   if (d.count > kMaxMembers)
-    fail(b.name, "archive declares " + std::to_string(d.count) + " members, more than the limit of " +
-                     std::to_string(kMaxMembers));
+    fail(b.name, "archive declares " + std::to_string(d.count) +
+                     " members, more than the limit of " + std::to_string(kMaxMembers));
   if (d.offset > d.end || d.size > d.end - d.offset)
     fail(b.name, "corrupt zip archive: the central directory lies outside the file");
   return d;
@@ -174,9 +173,9 @@ void locate_data(const Bytes& b, const Directory& d, Member& m, const std::strin
   if (m.local > d.offset || d.offset - m.local < 30 || b.u32(m.local) != kSigLocal)
     fail(what, "corrupt zip archive: local header missing");
   const std::uint64_t name_len = b.u16(m.local + 26), extra_len = b.u16(m.local + 28);
-  if (name_len != m.name.size() ||
-      std::string(reinterpret_cast<const char*>(b.p + m.local + 30),
-                  std::size_t(std::min<std::uint64_t>(name_len, d.offset - m.local - 30))) != m.name)
+  if (name_len != m.name.size() || std::string(reinterpret_cast<const char*>(b.p + m.local + 30),
+                                               std::size_t(std::min<std::uint64_t>(
+                                                   name_len, d.offset - m.local - 30))) != m.name)
     fail(what, "corrupt zip archive: local header name differs from the central directory");
   m.data = m.local + 30 + name_len + extra_len;
   if (m.data > d.offset || m.comp > d.offset - m.data)
@@ -265,8 +264,7 @@ StateDict read_npz(const std::string& path) {
       fail(what, "declared size " + std::to_string(m.size) + " from " + std::to_string(m.comp) +
                      " compressed bytes exceeds the 1100:1 limit (zip bomb?)");
     if (m.size > kMaxTotalBytes - total)
-      fail(path, "members declare more than " + std::to_string(kMaxTotalBytes) +
-                     " bytes in total");
+      fail(path, "members declare more than " + std::to_string(kMaxTotalBytes) + " bytes in total");
     total += m.size;
     locate_data(b, dir, m, what);
   }

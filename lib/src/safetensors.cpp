@@ -7,10 +7,9 @@
 // tile the data section exactly (no gap, no overlap, no trailing byte) and
 // each must span exactly dtype size x element count bytes. Values are
 // little-endian and row-major.
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "attn/error.h"
@@ -71,8 +70,9 @@ Entry parse_entry(const std::string& path, const std::string& key, const nlohman
   e.key = key;
   const std::string dtype = v["dtype"].get<std::string>();
   if (!safetensors_dtype(dtype, e.dtype))
-    fail(what, "dtype '" + dtype +
-                   "' is not supported (expected F16/F32/F64, or BOOL/U8/I8/I16/I32/I64 for masks)");
+    fail(what,
+         "dtype '" + dtype +
+             "' is not supported (expected F16/F32/F64, or BOOL/U8/I8/I16/I32/I64 for masks)");
   if (v["shape"].size() > 64) fail(what, "more than 64 dimensions");
   for (const auto& d : v["shape"]) {
     const std::uint64_t n = as_uint(d, what + " shape");

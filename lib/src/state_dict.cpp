@@ -19,8 +19,9 @@ namespace {
 
 bool ends_with_ci(const std::string& s, const std::string& suffix) {
   if (s.size() < suffix.size()) return false;
-  return std::equal(suffix.begin(), suffix.end(), s.end() - std::ptrdiff_t(suffix.size()),
-                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+  return std::equal(
+      suffix.begin(), suffix.end(), s.end() - std::ptrdiff_t(suffix.size()),
+      [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
 }
 
 }  // namespace
@@ -37,8 +38,9 @@ StateDict read_npy_folder(const std::string& dir) {
     if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) names.push_back(name);
   }
   if (names.empty())
-    throw Error(Exit::data, dir + ": no .npy files in this folder (expected <key>.npy files, "
-                                  "e.g. Wqkv.weight.npy)");
+    throw Error(Exit::data, dir +
+                                ": no .npy files in this folder (expected <key>.npy files, "
+                                "e.g. Wqkv.weight.npy)");
   std::sort(names.begin(), names.end());
   StateDict sd;
   for (const std::string& name : names) {

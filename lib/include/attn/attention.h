@@ -61,6 +61,15 @@ struct ForwardStats {
 
 // x: (B, S, C) row-major. key_padding: (B, S) bytes, 1 = padded key, or
 // nullptr. context: resized to (B, S, O).
+// Runs on opt.threads workers (std::thread; OpenBLAS multi-threaded for the
+// two projection GEMMs, single-threaded inside the workers; the previous
+// OpenBLAS thread count is restored). Safe to call from several threads at
+// once (results stay exact; OpenBLAS's thread count is process-wide, so
+// concurrent calls may run each other's GEMMs with fewer threads). Memory
+// besides x and context: the (B*S, 3*H*D) projection buffer, plus per worker
+// a 128 x 256 score tile, or 128 x S rows when maps go to a sink.
+// Exit::data when x is not (B, S, C) or the mask not (B, S); exceptions
+// thrown by the sink reach the caller after every worker stopped.
 ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& x,
                      const Mask* key_padding, Tensor& context, const ForwardOptions& opt);
 

@@ -1,0 +1,124 @@
+// One forward pass and its listeners (forward_job.h).
+//
+// Letters: B batch, H heads, S sequence, C hidden, O out size.
+#include "forward_job.h"
+
+#include <chrono>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "attn/layout.h"
+#include "progress.h"
+
+namespace app {
+namespace {
+
+// Streams each block of attention rows into attention.npy as it is computed.
+class FileSink : public attn::AttentionSink {
+ public:
+  FileSink(attn::OutputDir& out, int handle, std::size_t H, std::size_t S)
+      : out_(out), handle_(handle), H_(H), S_(S) {}
+  void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
+                  const float* rows) override {
+    out_.write_at(handle_, ((b * H_ + h) * S_ + i0) * S_, rows, n * S_);
+  }
+
+ private:
+  attn::OutputDir& out_;
+  int handle_;
+  std::size_t H_, S_;
+};
+
+}  // namespace
+
+JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec, const attn::Tensor& x,
+                  const attn::Mask* padding, const JobPlan& plan) {
+  const std::size_t B = x.shape[0], S = x.shape[1], H = std::size_t(w.H);
+  JobResult res;
+  std::vector<attn::AttentionSink*> sinks;
+
+  std::optional<FileSink> file;
+  if (plan.out) {
+    file.emplace(*plan.out, plan.out->add_streamed_npy("attention.npy", plan.maps_shape), H, S);
+    sinks.push_back(&*file);
+  }
+  std::optional<attn::TensorSink> all;
+  if (plan.keep_all_maps) {
+    all.emplace(B, H, S);
+    sinks.push_back(&*all);
+  }
+  if (plan.capture) {
+    res.capture.emplace(plan.capture_batch, plan.capture_heads, H, S, plan.capture_cells);
+    sinks.push_back(&*res.capture);
+  }
+  // Rows only flow when some sink wants them; the bar never forces the
+  // slower map-producing path on a run that would not produce maps.
+  std::optional<Progress> progress;
+  std::optional<ProgressSink> progress_sink;
+  if (plan.progress && (!sinks.empty() || plan.stats)) {
+    progress.emplace("rows", std::uint64_t(B) * H * S, true);
+    progress_sink.emplace(*progress);
+    sinks.push_back(&*progress_sink);
+  }
+  std::optional<TeeSink> tee;
+  attn::AttentionSink* head = nullptr;
+  if (sinks.size() == 1) head = sinks.front();
+  if (sinks.size() > 1) head = &tee.emplace(sinks);
+  std::optional<attn::StatsSink> stats;
+  if (plan.stats) head = &stats.emplace(H, S, head);
+
+  attn::ForwardOptions fo;
+  fo.attention = head;
+  fo.threads = plan.threads;
+  const auto t0 = std::chrono::steady_clock::now();
+  res.forward = attn::forward(w, spec, x, padding, res.context, fo);
+  res.compute_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (progress) progress->finish();
+  if (all) res.maps = std::move(all->maps);
+  if (stats) res.stats = stats->result();
+  return res;
+}
+
+void warn_fully_masked(const attn::ForwardStats& s, const std::string& where) {
+  if (s.fully_masked_rows > 0)
+    spdlog::warn("{}{} attention rows have every key masked; their weights and attention output "
+                 "are zero (context = output bias)",
+                 where.empty() ? "" : where + ": ", s.fully_masked_rows);
+}
+
+nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
+  const attn::LoadedRun& l = *f.loaded;
+  const std::size_t S = l.x.shape[1];
+  nlohmann::json run;
+  run["attn_run_version"] = ATTN_VERSION;
+  run["config"] = attn::config_to_json(*f.cfg);
+  run["layout"] = attn::layout_name(l.layout);
+  run["layout_detected"] = l.layout_detected;
+  run["weights"] = l.weights_source;
+  run["input"] = f.input_source;
+  run["shapes"] = {
+      {"input", l.batched ? l.x.shape : std::vector<std::size_t>{S, l.x.shape[2]}},
+      {"context", f.context_shape},
+      {"attention", f.maps_shape ? nlohmann::json(*f.maps_shape) : nlohmann::json()},
+      {"padding_mask", l.padding ? nlohmann::json(l.padding->shape) : nlohmann::json()}};
+  run["dtypes"] = {{"compute", "float32"}, {"context", "float32"},
+                   {"attention", f.maps_shape ? nlohmann::json("float32") : nlohmann::json()}};
+  run["threads"] = f.threads;
+  run["fully_masked_rows"] = r.forward.fully_masked_rows;
+  run["timings"] = {{"load_ms", f.load_ms}, {"compute_ms", f.compute_ms}, {"write_ms", f.write_ms}};
+  run["flops"] = r.forward.flops;
+  run["flops_note"] = "2 per multiply-add actually computed; causal blocks above the diagonal are "
+                      "skipped, so causal FLOPs are about half the dense count";
+  run["gflops"] = f.compute_ms > 0 ? r.forward.flops / (f.compute_ms * 1e6) : 0.0;
+  if (!r.stats.empty()) {
+    run["stats"] = attn::stats_to_json(r.stats);
+    run["stats_note"] = "per head over every (batch, query) row: mean entropy in nats (natural "
+                        "log), mean of the row's max weight, mean weight on key 0; fully masked "
+                        "rows are counted and excluded from the means";
+  }
+  return run;
+}
+
+}  // namespace app

@@ -1,0 +1,66 @@
+// One forward pass with everything that listens to its attention maps:
+// attention.npy streamed to the output folder, all maps in memory
+// (--attn-stdout), one batch entry for pictures (--plot/--show), per-head
+// statistics (--stats) and the progress bar. Shared by the single run and
+// --input-list. Also builds run.json.
+//
+// Letters: B batch, H heads, S sequence, C hidden, O out size.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/attention.h"
+#include "attn/config.h"
+#include "attn/output.h"
+#include "attn/run.h"
+#include "attn/stats.h"
+#include "map_capture.h"
+
+namespace app {
+
+struct JobPlan {
+  attn::OutputDir* out = nullptr;  // stream attention.npy here when set
+  std::vector<std::size_t> maps_shape;  // (B, H, S, S) or (H, S, S) as written
+  bool keep_all_maps = false;           // --attn-stdout
+  bool stats = false;                   // --stats
+  bool capture = false;                 // --plot / --show
+  std::size_t capture_batch = 0;
+  std::vector<std::size_t> capture_heads;
+  std::size_t capture_cells = 256;
+  bool progress = false;  // a row-count progress bar (stderr is a terminal, not -q)
+  int threads = 1;
+};
+
+struct JobResult {
+  attn::Tensor context;  // (B, S, O)
+  attn::ForwardStats forward;
+  attn::Tensor maps;                        // (B, H, S, S) when keep_all_maps
+  std::optional<MapCapture> capture;        // when capture
+  std::vector<attn::HeadStats> stats;       // when stats
+  double compute_ms = 0;
+};
+
+// x: (B, S, C); padding: (B, S) or nullptr.
+JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec, const attn::Tensor& x,
+                  const attn::Mask* padding, const JobPlan& plan);
+
+// The one warning about fully masked rows (CONTRACT.md "Outputs").
+void warn_fully_masked(const attn::ForwardStats& s, const std::string& where);
+
+// run.json: what ran (CONTRACT.md "Outputs").
+struct RunFacts {
+  const attn::Config* cfg = nullptr;
+  const attn::LoadedRun* loaded = nullptr;  // weights, layout, input (x, batched, padding)
+  std::string input_source;
+  std::vector<std::size_t> context_shape;
+  std::optional<std::vector<std::size_t>> maps_shape;  // when attention.npy is written
+  int threads = 1;
+  double load_ms = 0, compute_ms = 0, write_ms = 0;
+};
+nlohmann::json run_json(const RunFacts& f, const JobResult& r);
+
+}  // namespace app

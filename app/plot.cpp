@@ -1,0 +1,247 @@
+// --plot: lays out a grid of heatmaps, one panel per head, with token labels,
+// a colour legend and a title, then draws it on an SVG or cairo canvas.
+//
+// Letters: S sequence, N cells per side of a drawn map.
+#include "plot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "attn/error.h"
+#include "attn/output.h"
+#include "plot_canvas.h"
+
+namespace app {
+namespace {
+
+constexpr double kMargin = 20;
+constexpr double kTitleSize = 16, kSubtitleSize = 12, kPanelTitleSize = 13;
+constexpr double kLabelSize = 11, kTickSize = 11, kValueSize = 10;
+constexpr double kMaxCellPx = 48;   // a 6-token map is 288 px wide
+constexpr double kMaxPanelPx = 320; // longer maps shrink their cells to fit this
+constexpr double kPanelGapX = 28, kPanelGapY = 18;
+constexpr double kLegendBarW = 14;
+constexpr std::size_t kMaxPanelColumns = 4;
+constexpr std::size_t kMaxLabelChars = 14;
+constexpr double kPngScale = 2;  // crisp on high-density screens and in READMEs
+const Rgb kInk{0x22, 0x22, 0x22}, kGrey{0x88, 0x88, 0x88}, kWhite{0xff, 0xff, 0xff};
+
+// UTF-8 aware truncation to at most `max_chars` code points, with an ellipsis.
+std::string shorten(const std::string& s, std::size_t max_chars) {
+  std::size_t chars = 0, i = 0;
+  for (; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;  // continuation byte
+    if (chars == max_chars) return s.substr(0, i) + "\xE2\x80\xA6";
+    ++chars;
+  }
+  return s;
+}
+
+// Round steps (1, 2 or 5 times a power of ten) from 0 up to vmax, at most ~5.
+std::vector<double> ticks(double vmax) {
+  const double raw = vmax / 4.0;
+  const double p = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = p;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * p >= raw) {
+      step = m * p;
+      break;
+    }
+  std::vector<double> t;
+  for (int k = 0; k * step <= vmax * (1 + 1e-9); ++k) t.push_back(k * step);
+  return t;
+}
+
+std::string tick_str(double v, double step) {
+  int decimals = std::max(0, int(std::ceil(-std::log10(step) - 1e-9)));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+struct Layout {
+  std::size_t n = 0;           // cells per side
+  double panel = 0;            // panel side in px
+  double pitch = 0;            // px per token
+  std::size_t label_step = 1;  // label every k-th token
+  std::vector<std::string> shown;  // S entries, "" where thinned out
+  double row_label_w = 0, col_label_h = 0;
+  bool vertical_cols = false;
+  double block_w = 0, block_h = 0, header_h = 0, legend_w = 0;
+  std::size_t cols = 1, rows = 1;
+  double width = 0, height = 0;
+  double vmax = 1;
+  bool values = false;  // print the weight in each cell (small maps)
+};
+
+Layout lay_out(const MapPicture& pic) {
+  Layout L;
+  L.n = pic.cells.shape.at(1);
+  L.panel = std::min(kMaxCellPx * double(L.n), kMaxPanelPx);
+  L.pitch = L.panel / double(pic.S);
+  L.label_step = std::size_t(std::ceil((kLabelSize + 2) / L.pitch));
+  L.shown.resize(pic.S);
+  double widest = 0;
+  for (std::size_t t = 0; t < pic.S; t += L.label_step) {
+    L.shown[t] = shorten(pic.labels[t], kMaxLabelChars);
+    widest = std::max(widest, text_width(L.shown[t], kLabelSize));
+  }
+  L.row_label_w = widest + 6;
+  // Column labels lie flat when each fits its slot, else stand up.
+  L.vertical_cols = widest > L.pitch * double(L.label_step) - 4;
+  L.col_label_h = (L.vertical_cols ? widest : kLabelSize) + 6;
+
+  const double axis_w = kLabelSize + 6;  // the rotated "query" caption
+  L.block_w = axis_w + L.row_label_w + L.panel + kPanelGapX;
+  L.block_h = kPanelTitleSize + 8 + L.panel + L.col_label_h + kLabelSize + 6 + kPanelGapY;
+  L.cols = std::min(pic.heads.size(), kMaxPanelColumns);
+  L.rows = (pic.heads.size() + L.cols - 1) / L.cols;
+  L.header_h = kTitleSize + 8 + kSubtitleSize + 14;
+
+  float vmax = 0;
+  for (float v : pic.cells.data) vmax = std::max(vmax, v);
+  L.vmax = vmax > 0 ? double(vmax) : 1.0;  // all masked: a scale from 0 to 1
+  const auto t = ticks(L.vmax);
+  double tick_w = 0;
+  for (double v : t) tick_w = std::max(tick_w, text_width(tick_str(v, t.size() > 1 ? t[1] : 1), kTickSize));
+  L.legend_w = std::max(kLegendBarW + 6 + tick_w, text_width("weight", kTickSize)) + 8;
+  L.values = L.n == pic.S && L.panel / double(L.n) >= 36;
+
+  L.width = kMargin + double(L.cols) * L.block_w + L.legend_w + kMargin;
+  L.width = std::max(L.width, 2 * kMargin + std::max(text_width(pic.title, kTitleSize, true),
+                                                     text_width(pic.subtitle, kSubtitleSize)));
+  L.height = L.header_h + double(L.rows) * L.block_h + kMargin - kPanelGapY;
+  L.width = std::ceil(L.width);
+  L.height = std::ceil(L.height);
+  return L;
+}
+
+void draw_panel(Canvas& c, const MapPicture& pic, const Layout& L, std::size_t k, double x0,
+                double y0) {
+  const std::size_t h = pic.heads[k];
+  c.begin_group("panel", "head-" + std::to_string(h));
+  const double axis_w = kLabelSize + 6;
+  const double px = x0 + axis_w + L.row_label_w;  // panel's left edge
+  const double py = y0 + kPanelTitleSize + 8;     // panel's top edge
+  c.text(px + L.panel / 2, y0 + kPanelTitleSize, "head " + std::to_string(h), kPanelTitleSize,
+         Anchor::middle, kInk, true);
+  const float* cells = pic.cells.ptr() + k * L.n * L.n;
+  c.heatmap(px, py, L.panel, cells, L.n, L.vmax);
+  if (L.values) {
+    const double cell = L.panel / double(L.n);
+    for (std::size_t i = 0; i < L.n; ++i)
+      for (std::size_t j = 0; j < L.n; ++j) {
+        const double v = cells[i * L.n + j];
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "%.2f", v);
+        c.text(px + (j + 0.5) * cell, py + (i + 0.5) * cell + kValueSize * 0.35, buf, kValueSize,
+               Anchor::middle, needs_dark_text(v / L.vmax) ? kInk : kWhite);
+      }
+  }
+  c.stroke_rect(px, py, L.panel, L.panel, kGrey, 0.5);
+
+  // Labels at token centres: rows are queries, columns are keys.
+  for (std::size_t t = 0; t < pic.S; t += L.label_step) {
+    const double centre = (double(t) + 0.5) * L.pitch;
+    c.text(px - 4, py + centre + kLabelSize * 0.35, L.shown[t], kLabelSize, Anchor::end, kInk);
+    if (L.vertical_cols)
+      c.text(px + centre + kLabelSize * 0.35, py + L.panel + 4, L.shown[t], kLabelSize,
+             Anchor::end, kInk, false, true);
+    else
+      c.text(px + centre, py + L.panel + 4 + kLabelSize, L.shown[t], kLabelSize, Anchor::middle,
+             kInk);
+  }
+  c.text(px + L.panel / 2, py + L.panel + L.col_label_h + kLabelSize + 2, "key", kLabelSize,
+         Anchor::middle, kGrey);
+  c.text(x0 + kLabelSize, py + L.panel / 2, "query", kLabelSize, Anchor::middle, kGrey, false,
+         true);
+  c.end_group();
+}
+
+void draw_legend(Canvas& c, const Layout& L, double x0, double y0) {
+  c.begin_group("legend", "legend");
+  const double top = y0 + kPanelTitleSize + 8, h = L.panel;
+  c.text(x0, y0 + kPanelTitleSize, "weight", kTickSize, Anchor::start, kInk);
+  // The bar as a column of thin bands, brightest (vmax) at the top.
+  constexpr int kBands = 64;
+  for (int k = 0; k < kBands; ++k)
+    c.fill_rect(x0, top + h * k / kBands, kLegendBarW, h / kBands + 0.5,
+                viridis(1.0 - (k + 0.5) / kBands));
+  c.stroke_rect(x0, top, kLegendBarW, h, kGrey, 0.5);
+  const auto t = ticks(L.vmax);
+  const double step = t.size() > 1 ? t[1] : 1.0;
+  for (double v : t) {
+    const double y = top + h * (1.0 - v / L.vmax);
+    c.line(x0 + kLegendBarW, y, x0 + kLegendBarW + 4, y, kInk, 1);
+    c.text(x0 + kLegendBarW + 6, y + kTickSize * 0.35, tick_str(v, step), kTickSize, Anchor::start,
+           kInk);
+  }
+  c.end_group();
+}
+
+void draw(Canvas& c, const MapPicture& pic, const Layout& L) {
+  c.fill_rect(0, 0, L.width, L.height, kWhite);
+  c.text(kMargin, kMargin + kTitleSize - 4, pic.title, kTitleSize, Anchor::start, kInk, true);
+  c.text(kMargin, kMargin + kTitleSize + 8 + kSubtitleSize - 4, pic.subtitle, kSubtitleSize,
+         Anchor::start, kGrey);
+  for (std::size_t k = 0; k < pic.heads.size(); ++k) {
+    const double x0 = kMargin + double(k % L.cols) * L.block_w;
+    const double y0 = L.header_h + double(k / L.cols) * L.block_h;
+    draw_panel(c, pic, L, k, x0, y0);
+  }
+  draw_legend(c, L, kMargin + double(L.cols) * L.block_w, L.header_h);
+}
+
+void check(const MapPicture& pic) {
+  if (pic.cells.ndim() != 3 || pic.cells.shape[0] != pic.heads.size() ||
+      pic.cells.shape[1] != pic.cells.shape[2] || pic.labels.size() != pic.S || pic.S == 0 ||
+      pic.heads.empty())
+    throw attn::Error(attn::Exit::software, "plot: inconsistent picture " +
+                                                attn::shape_str(pic.cells.shape));
+}
+
+}  // namespace
+
+std::string render_svg(const MapPicture& pic, double* width, double* height) {
+  check(pic);
+  const Layout L = lay_out(pic);
+  std::string out;
+  {
+    auto c = make_svg_canvas(L.width, L.height, &out);
+    draw(*c, pic, L);
+  }  // the canvas closes the document
+  if (width) *width = L.width;
+  if (height) *height = L.height;
+  return out;
+}
+
+std::string render_png(const MapPicture& pic) {
+  check(pic);
+  const Layout L = lay_out(pic);
+  std::string out;
+  {
+    auto c = make_png_canvas(L.width, L.height, kPngScale, &out);
+    draw(*c, pic, L);
+  }  // the canvas encodes the PNG when it goes
+  if (out.empty()) throw attn::Error(attn::Exit::io, "--plot: cairo could not encode the PNG");
+  return out;
+}
+
+void write_plot(const std::string& path, const MapPicture& pic) {
+  std::string lower = path;
+  for (auto& ch : lower) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  const bool png = lower.size() >= 4 && lower.compare(lower.size() - 4, 4, ".png") == 0;
+  const std::string bytes = png ? render_png(pic) : render_svg(pic);
+  // All or nothing, like every output: a temporary beside the target, renamed.
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (name.empty())
+    throw attn::Error(attn::Exit::usage, "--plot: expected a file name, found '" + path + "'");
+  attn::OutputDir out(dir);
+  out.add(name, bytes);
+  out.commit();
+}
+
+}  // namespace app

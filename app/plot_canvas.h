@@ -1,0 +1,44 @@
+// Two drawing back ends behind one interface, so --plot lays a picture out
+// once: SVG written as XML text (labels stay real <text>, greppable and
+// selectable) and cairo for PNG (cairo draws the fonts and encodes the PNG).
+//
+// Letters: N cells per side of a heatmap.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "colormap.h"
+
+namespace app {
+
+enum class Anchor { start, middle, end };
+
+class Canvas {
+ public:
+  virtual ~Canvas() = default;
+  virtual void fill_rect(double x, double y, double w, double h, Rgb fill) = 0;
+  virtual void stroke_rect(double x, double y, double w, double h, Rgb stroke, double width) = 0;
+  virtual void line(double x0, double y0, double x1, double y1, Rgb stroke, double width) = 0;
+  // Baseline at y; `vertical` turns the text 90 degrees counter-clockwise
+  // about (x, y) (reading bottom to top).
+  virtual void text(double x, double y, const std::string& s, double size, Anchor anchor, Rgb color,
+                    bool bold = false, bool vertical = false) = 0;
+  // cells: (N, N) values mapped by viridis(v / vmax), drawn in a side x side square.
+  virtual void heatmap(double x, double y, double side, const float* cells, std::size_t n,
+                       double vmax) = 0;
+  virtual void begin_group(const std::string& cls, const std::string& id) = 0;
+  virtual void end_group() = 0;
+};
+
+// Width of `s` in px at `size` (cairo's toy font API, DejaVu Sans).
+double text_width(const std::string& s, double size, bool bold = false);
+
+std::unique_ptr<Canvas> make_svg_canvas(double width, double height, std::string* out);
+// Draws at `scale` x the layout's px; the PNG bytes land in *out on destruction.
+std::unique_ptr<Canvas> make_png_canvas(double width, double height, double scale, std::string* out);
+
+constexpr const char* kFontFamily = "DejaVu Sans";
+
+}  // namespace app

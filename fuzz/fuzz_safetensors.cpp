@@ -1,0 +1,7 @@
+// libFuzzer entry point for the safetensors target; the body is fuzz_safetensors() in targets.h,
+// shared with the replay test (tests/test_fuzz_replay.cpp).
+#include "targets.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return fuzz_safetensors(data, size);
+}

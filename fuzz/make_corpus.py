@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""Seed corpora for the fuzz targets (fuzz/corpus/<target>/), small real files.
+
+npy and npz: written by NumPy itself (np.save, np.lib.format.write_array with
+every header version, np.savez, np.savez_compressed), so the fuzzer starts
+from exactly what users have. safetensors: the safetensors package is not
+installed here, so the files are laid out per its format spec
+(huggingface/safetensors README: u64 little-endian header length, JSON header
+{name: {dtype, shape, data_offsets}}, then the data), as its Python
+serializer does (keys sorted, header padded with spaces to 8 bytes).
+config: every config under configs/ and an even spread of tests/golden/cases/*/.
+
+Run: /usr/bin/python3 fuzz/make_corpus.py   (from the repository root)
+"""
+import io
+import json
+import os
+import shutil
+import struct
+import zipfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "fuzz", "corpus")
+rng = np.random.default_rng(20261122)
+
+
+def fresh(target):
+    d = os.path.join(CORPUS, target)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def npy_bytes(arr, version=None):
+    buf = io.BytesIO()
+    if version is None:
+        np.save(buf, arr)
+    else:
+        np.lib.format.write_array(buf, arr, version=version)
+    return buf.getvalue()
+
+
+def small_arrays():
+    """(name, array) pairs covering every dtype, byte order and layout attn-run reads."""
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    yield "f4_bsc", x
+    yield "f4_sc", rng.standard_normal((5, 8)).astype(np.float32)
+    yield "f4_be", x.astype(">f4")
+    yield "f8_le", x.astype(np.float64)
+    yield "f8_be", x.astype(">f8")
+    yield "f2_le", x.astype(np.float16)
+    yield "f2_be", x.astype(">f2")
+    yield "f4_fortran", np.asfortranarray(rng.standard_normal((4, 6)).astype(np.float32))
+    yield "f8_fortran_be", np.asfortranarray(rng.standard_normal((3, 5))).astype(">f8", order="F")
+    yield "f4_scalar", np.array(1.5, dtype=np.float32)
+    yield "f4_empty", np.zeros((0, 4), dtype=np.float32)
+    yield "f4_vector", np.arange(7, dtype=np.float32)
+    yield "f4_nonfinite", np.array([1.0, np.nan, np.inf, -np.inf], dtype=np.float32)
+    yield "f2_special", np.array([0.0, -0.0, 6.1e-5, 5.96e-8, 65504, np.inf, np.nan], dtype=np.float16)
+    mask = np.array([[False, True, False], [True, False, False]])
+    yield "b1_mask", mask
+    yield "u1_mask", mask.astype(np.uint8)
+    yield "i1_mask", mask.astype(np.int8)
+    yield "i2_be_mask", mask.astype(">i2")
+    yield "i4_mask", mask.astype(np.int32)
+    yield "i8_mask", mask.astype(np.int64)
+    yield "u2_mask", mask.astype(np.uint16)
+    yield "u4_be_mask", mask.astype(">u4")
+    yield "u8_mask", mask.astype(np.uint64)
+    yield "f4_mask", mask.astype(np.float32)
+
+
+def make_npy():
+    d = fresh("npy")
+    for name, arr in small_arrays():
+        with open(os.path.join(d, name + ".npy"), "wb") as f:
+            f.write(npy_bytes(arr))
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    for v in [(1, 0), (2, 0), (3, 0)]:
+        with open(os.path.join(d, "version_%d_%d.npy" % v), "wb") as f:
+            f.write(npy_bytes(x, version=v))
+    # A shape long enough that the header length's low byte is >= 0x80.
+    long_shape = np.zeros((1,) * 30 + (2,), dtype=np.float32)
+    with open(os.path.join(d, "header_len_ge_0x80.npy"), "wb") as f:
+        f.write(npy_bytes(long_shape))
+    # Refused dtypes, as NumPy writes them (the reader must say no, never unpickle).
+    refused = {
+        "refused_object": np.array([1, "a"], dtype=object),
+        "refused_unicode": np.array(["ab", "c"]),
+        "refused_structured": np.zeros(2, dtype=[("a", "<f4"), ("b", "<i2")]),
+        "refused_complex": np.zeros(2, dtype=np.complex64),
+    }
+    for name, arr in refused.items():
+        buf = io.BytesIO()
+        np.lib.format.write_array(buf, arr, allow_pickle=True)
+        with open(os.path.join(d, name + ".npy"), "wb") as f:
+            f.write(buf.getvalue())
+
+
+def make_npz():
+    d = fresh("npz")
+    w = {"Wqkv.weight": rng.standard_normal((12, 4)).astype(np.float32),
+         "Wqkv.bias": rng.standard_normal(12).astype(np.float32),
+         "Wo.weight": rng.standard_normal((4, 4)).astype(np.float32),
+         "Wo.bias": rng.standard_normal(4).astype(np.float32)}
+    np.savez(os.path.join(d, "fused_stored.npz"), **w)
+    np.savez_compressed(os.path.join(d, "fused_deflated.npz"), **w)
+    np.savez(os.path.join(d, "one_f2.npz"), a=w["Wo.weight"].astype(np.float16))
+    np.savez_compressed(os.path.join(d, "one_f8_be.npz"), a=w["Wo.weight"].astype(">f8"))
+    np.savez(os.path.join(d, "mask_b1.npz"), mask=np.array([[0, 1], [1, 0]], dtype=bool))
+    np.savez_compressed(os.path.join(d, "zeros_compressible.npz"), z=np.zeros((64, 32), np.float32))
+    np.savez(os.path.join(d, "fortran.npz"), f=np.asfortranarray(w["Wqkv.weight"]))
+    np.savez(os.path.join(d, "positional.npz"), w["Wo.bias"], w["Wo.weight"])  # arr_0, arr_1
+    np.savez(os.path.join(d, "empty_member.npz"), e=np.zeros((0,), np.float32))
+    # A zip archive with a comment and a non-.npy member: valid ZIP, refused as .npz.
+    with zipfile.ZipFile(os.path.join(d, "zip_with_text.npz"), "w") as z:
+        z.comment = b"not numpy"
+        z.writestr("README.txt", "hello")
+    with zipfile.ZipFile(os.path.join(d, "zip_forced64.npz"), "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("x.npy", "w", force_zip64=True) as f:
+            f.write(npy_bytes(w["Wo.bias"]))
+
+
+ST_DTYPES = {np.dtype("<f4"): "F32", np.dtype("<f2"): "F16", np.dtype("<f8"): "F64",
+             np.dtype("bool"): "BOOL", np.dtype("u1"): "U8", np.dtype("i1"): "I8",
+             np.dtype("<i2"): "I16", np.dtype("<i4"): "I32", np.dtype("<i8"): "I64"}
+
+
+def safetensors_bytes(tensors, metadata=None):
+    header = {}
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    offset = 0
+    blobs = []
+    for name in sorted(tensors):
+        arr = np.ascontiguousarray(tensors[name])
+        raw = arr.tobytes()
+        header[name] = {"dtype": ST_DTYPES[arr.dtype], "shape": list(arr.shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+        blobs.append(raw)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
+
+
+def make_safetensors():
+    d = fresh("safetensors")
+    w = {"c_attn.weight": rng.standard_normal((4, 12)).astype(np.float32),
+         "c_attn.bias": rng.standard_normal(12).astype(np.float32),
+         "c_proj.weight": rng.standard_normal((4, 4)).astype(np.float32),
+         "c_proj.bias": rng.standard_normal(4).astype(np.float32)}
+    files = {
+        "gpt2_f32": (w, None),
+        "gpt2_f16_meta": ({k: v.astype(np.float16) for k, v in w.items()}, {"format": "pt"}),
+        "one_f64": ({"x": w["c_proj.weight"].astype(np.float64)}, None),
+        "masks": ({"b": np.array([True, False]), "u": np.array([0, 1], np.uint8),
+                   "i": np.array([1, 0], np.int64)}, None),
+        "scalar_and_empty": ({"s": np.array(2.0, np.float32), "e": np.zeros((0, 3), np.float32)}, None),
+        "ints": ({"a": np.arange(6, dtype=np.int16).reshape(2, 3),
+                  "b": np.arange(3, dtype=np.int32), "c": np.arange(2, dtype=np.int8)}, None),
+    }
+    for name, (tensors, meta) in files.items():
+        with open(os.path.join(d, name + ".safetensors"), "wb") as f:
+            f.write(safetensors_bytes(tensors, meta))
+
+
+def make_config():
+    d = fresh("config")
+    sources = [os.path.join(ROOT, "configs", n) for n in sorted(os.listdir(os.path.join(ROOT, "configs")))]
+    cases = os.path.join(ROOT, "tests", "golden", "cases")
+    golden = [os.path.join(cases, c, "config.json") for c in sorted(os.listdir(cases))]
+    # At most ~40 seeds: every shipped config, then an even spread of the golden cases.
+    room = max(0, 40 - len(sources))
+    stride = max(1, -(-len(golden) // room)) if room else len(golden) + 1
+    sources += golden[::stride]
+    for src in sources:
+        if not src.endswith(".json") or not os.path.isfile(src):
+            continue
+        parts = os.path.relpath(src, ROOT).split(os.sep)
+        name = parts[-2] if parts[-1] == "config.json" else parts[-1][:-5]
+        shutil.copyfile(src, os.path.join(d, name + ".json"))
+
+
+if __name__ == "__main__":
+    make_npy()
+    make_npz()
+    make_safetensors()
+    make_config()
