@@ -99,23 +99,7 @@ static int open_temp(const std::string& temp, const std::string& final_path) {
   return fd;
 }
 
-void OutputDir::add(const std::string& name, const std::string& bytes) {
-  Staged s;
-  s.final_path = dir_ + "/" + name;
-  if (std::filesystem::is_directory(s.final_path))
-    throw Error(Exit::cant_create, s.final_path + ": a folder is in the way of the output file");
-  s.temp_path = temp_name(name);
-  live_add(s.temp_path);
-  staged_.push_back(s);
-  int fd = open_temp(s.temp_path, s.final_path);
-  bool ok = write_all(fd, bytes.data(), bytes.size()) && ::fsync(fd) == 0;
-  int saved = errno;
-  ::close(fd);
-  errno = saved;
-  if (!ok) throw Error(Exit::io, s.final_path + ": write failed: " + errno_text());
-}
-
-int OutputDir::add_streamed_npy(const std::string& name, const std::vector<std::size_t>& shape) {
+OutputDir::Staged& OutputDir::stage(const std::string& name) {
   Staged s;
   s.final_path = dir_ + "/" + name;
   if (std::filesystem::is_directory(s.final_path))
@@ -125,6 +109,21 @@ int OutputDir::add_streamed_npy(const std::string& name, const std::vector<std::
   staged_.push_back(s);
   Staged& st = staged_.back();
   st.fd = open_temp(st.temp_path, st.final_path);
+  return st;
+}
+
+void OutputDir::add(const std::string& name, const std::string& bytes) {
+  Staged& st = stage(name);
+  bool ok = write_all(st.fd, bytes.data(), bytes.size()) && ::fsync(st.fd) == 0;
+  int saved = errno;
+  ::close(st.fd);
+  st.fd = -1;
+  errno = saved;
+  if (!ok) throw Error(Exit::io, st.final_path + ": write failed: " + errno_text());
+}
+
+int OutputDir::add_streamed_npy(const std::string& name, const std::vector<std::size_t>& shape) {
+  Staged& st = stage(name);
   std::string header = npy_header_f32(shape);
   st.data_offset = header.size();
   std::size_t total = header.size() + Tensor::count(shape) * sizeof(float);

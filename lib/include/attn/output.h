@@ -52,6 +52,7 @@ class OutputDir {
   std::vector<std::string> stale_;
   bool committed_ = false;
   std::string temp_name(const std::string& name) const;
+  Staged& stage(const std::string& name);  // register a temporary and open it
   void discard();
 };
 
