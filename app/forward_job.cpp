@@ -3,10 +3,10 @@
 // Letters: B batch, H heads, S sequence, C hidden, O out size.
 #include "forward_job.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <memory>
-
-#include <spdlog/spdlog.h>
 
 #include "attn/layout.h"
 #include "progress.h"
@@ -83,40 +83,42 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec, const
 
 void warn_fully_masked(const attn::ForwardStats& s, const std::string& where) {
   if (s.fully_masked_rows > 0)
-    spdlog::warn("{}{} attention rows have every key masked; their weights and attention output "
-                 "are zero (context = output bias)",
-                 where.empty() ? "" : where + ": ", s.fully_masked_rows);
+    spdlog::warn(
+        "{}{} attention rows have every key masked; their weights and attention output "
+        "are zero (context = output bias)",
+        where.empty() ? "" : where + ": ", s.fully_masked_rows);
 }
 
 nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
-  const attn::LoadedRun& l = *f.loaded;
-  const std::size_t S = l.x.shape[1];
   nlohmann::json run;
   run["attn_run_version"] = ATTN_VERSION;
   run["config"] = attn::config_to_json(*f.cfg);
-  run["layout"] = attn::layout_name(l.layout);
-  run["layout_detected"] = l.layout_detected;
-  run["weights"] = l.weights_source;
+  run["layout"] = attn::layout_name(f.layout);
+  run["layout_detected"] = f.layout_detected;
+  run["weights"] = f.weights_source;
   run["input"] = f.input_source;
   run["shapes"] = {
-      {"input", l.batched ? l.x.shape : std::vector<std::size_t>{S, l.x.shape[2]}},
+      {"input", f.input_shape},
       {"context", f.context_shape},
       {"attention", f.maps_shape ? nlohmann::json(*f.maps_shape) : nlohmann::json()},
-      {"padding_mask", l.padding ? nlohmann::json(l.padding->shape) : nlohmann::json()}};
-  run["dtypes"] = {{"compute", "float32"}, {"context", "float32"},
+      {"padding_mask", f.padding_shape ? nlohmann::json(*f.padding_shape) : nlohmann::json()}};
+  run["dtypes"] = {{"compute", "float32"},
+                   {"context", "float32"},
                    {"attention", f.maps_shape ? nlohmann::json("float32") : nlohmann::json()}};
   run["threads"] = f.threads;
   run["fully_masked_rows"] = r.forward.fully_masked_rows;
   run["timings"] = {{"load_ms", f.load_ms}, {"compute_ms", f.compute_ms}, {"write_ms", f.write_ms}};
   run["flops"] = r.forward.flops;
-  run["flops_note"] = "2 per multiply-add actually computed; causal blocks above the diagonal are "
-                      "skipped, so causal FLOPs are about half the dense count";
+  run["flops_note"] =
+      "2 per multiply-add actually computed; causal blocks above the diagonal are "
+      "skipped, so causal FLOPs are about half the dense count";
   run["gflops"] = f.compute_ms > 0 ? r.forward.flops / (f.compute_ms * 1e6) : 0.0;
   if (!r.stats.empty()) {
     run["stats"] = attn::stats_to_json(r.stats);
-    run["stats_note"] = "per head over every (batch, query) row: mean entropy in nats (natural "
-                        "log), mean of the row's max weight, mean weight on key 0; fully masked "
-                        "rows are counted and excluded from the means";
+    run["stats_note"] =
+        "per head over every (batch, query) row: mean entropy in nats (natural "
+        "log), mean of the row's max weight, mean weight on key 0; fully masked "
+        "rows are counted and excluded from the means";
   }
   return run;
 }

@@ -7,11 +7,10 @@
 // Letters: B batch, H heads, S sequence, C hidden, O out size.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "attn/attention.h"
 #include "attn/config.h"
@@ -23,7 +22,7 @@
 namespace app {
 
 struct JobPlan {
-  attn::OutputDir* out = nullptr;  // stream attention.npy here when set
+  attn::OutputDir* out = nullptr;       // stream attention.npy here when set
   std::vector<std::size_t> maps_shape;  // (B, H, S, S) or (H, S, S) as written
   bool keep_all_maps = false;           // --attn-stdout
   bool stats = false;                   // --stats
@@ -38,9 +37,9 @@ struct JobPlan {
 struct JobResult {
   attn::Tensor context;  // (B, S, O)
   attn::ForwardStats forward;
-  attn::Tensor maps;                        // (B, H, S, S) when keep_all_maps
-  std::optional<MapCapture> capture;        // when capture
-  std::vector<attn::HeadStats> stats;       // when stats
+  attn::Tensor maps;                   // (B, H, S, S) when keep_all_maps
+  std::optional<MapCapture> capture;   // when capture
+  std::vector<attn::HeadStats> stats;  // when stats
   double compute_ms = 0;
 };
 
@@ -54,8 +53,11 @@ void warn_fully_masked(const attn::ForwardStats& s, const std::string& where);
 // run.json: what ran (CONTRACT.md "Outputs").
 struct RunFacts {
   const attn::Config* cfg = nullptr;
-  const attn::LoadedRun* loaded = nullptr;  // weights, layout, input (x, batched, padding)
-  std::string input_source;
+  attn::Layout layout = attn::Layout::fused;
+  bool layout_detected = false;
+  std::string weights_source, input_source;
+  std::vector<std::size_t> input_shape;  // as given: (S, C) or (B, S, C)
+  std::optional<std::vector<std::size_t>> padding_shape;
   std::vector<std::size_t> context_shape;
   std::optional<std::vector<std::size_t>> maps_shape;  // when attention.npy is written
   int threads = 1;

@@ -9,8 +9,8 @@
 
 namespace app {
 
-MapCapture::MapCapture(std::size_t b, std::vector<std::size_t> heads, std::size_t H,
-                       std::size_t S, std::size_t max_cells)
+MapCapture::MapCapture(std::size_t b, std::vector<std::size_t> heads, std::size_t H, std::size_t S,
+                       std::size_t max_cells)
     : b_(b),
       S_(S),
       n_(std::min(S, std::max<std::size_t>(1, max_cells))),
@@ -57,8 +57,7 @@ attn::Tensor reduce_block_max(const float* map, std::size_t S, std::size_t n) {
   return out;
 }
 
-void ProgressSink::write_rows(std::size_t, std::size_t, std::size_t, std::size_t n,
-                              const float*) {
+void ProgressSink::write_rows(std::size_t, std::size_t, std::size_t, std::size_t n, const float*) {
   progress_.advance(n);
 }
 

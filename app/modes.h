@@ -1,11 +1,20 @@
 // The modes of attn-run, one file each (CLI11 example style).
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include "attn/stats.h"
 #include "options.h"
 
 namespace app {
 
 int run_forward(const Options& opt);       // the forward pass (run_forward.cpp)
+int run_input_list(const Options& opt);    // --input-list, --shard (input_list.cpp)
 int run_dump_weights(const Options& opt);  // --dump-weights (dump_weights.cpp)
+
+// The --stats table on stderr (nothing with -q); `what` names the input.
+void print_stats_table(const std::vector<attn::HeadStats>& stats, const std::string& what,
+                       bool quiet);
 
 }  // namespace app

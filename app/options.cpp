@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 
-
 #include "attn/error.h"
 #include "attn/files.h"
 #include "attn/layout.h"
@@ -15,8 +14,8 @@ void setup_options(CLI::App& app, Options& opt) {
   app.description(
       "attn-run: run single-head, multi-head or causal self-attention layers from a JSON config\n"
       "and PyTorch weights saved as .npy, with PyTorch's numbers.");
-  app.set_version_flag("--version", std::string("attn-run ") + attn::version() + "\nBLAS: " +
-                                        attn::blas_info() + "\n");
+  app.set_version_flag("--version", std::string("attn-run ") + attn::version() +
+                                        "\nBLAS: " + attn::blas_info() + "\n");
   app.footer(
       "Examples:\n"
       "  One run, context vectors printed like a torch tensor:\n"
@@ -43,9 +42,11 @@ void setup_options(CLI::App& app, Options& opt) {
   auto* in = app.add_option_group("Input", "What to run");
   in->add_option("--config", opt.config, "JSON config (CONTRACT.md keys)")->required();
   in->add_option("--weights", opt.weights, "weights: folder of <key>.npy, .npz or .safetensors");
-  in->add_option("--input", opt.input, "token embeddings (S, C) or (B, S, C): .npy or JSON; - = stdin");
+  in->add_option("--input", opt.input,
+                 "token embeddings (S, C) or (B, S, C): .npy or JSON; - = stdin");
   in->add_option("--padding-mask", opt.padding_mask, "(B, S) or (S,) mask .npy, true = padded key");
-  in->add_flag("--allow-nonfinite", opt.allow_nonfinite, "let NaN/inf in inputs and weights through");
+  in->add_flag("--allow-nonfinite", opt.allow_nonfinite,
+               "let NaN/inf in inputs and weights through");
 
   auto* out = app.add_option_group("Output", "Where results go");
   out->add_option("--out-dir", opt.out_dir, "write context.npy, attention.npy, run.json here");
@@ -89,8 +90,8 @@ void setup_options(CLI::App& app, Options& opt) {
 
 Shard parse_shard(const std::string& spec) {
   auto bad = [&]() {
-    return attn::Error(attn::Exit::usage, "--shard: expected K/N with 0 <= K < N (e.g. 0/4), found '" +
-                                              spec + "'");
+    return attn::Error(attn::Exit::usage,
+                       "--shard: expected K/N with 0 <= K < N (e.g. 0/4), found '" + spec + "'");
   };
   const auto slash = spec.find('/');
   if (slash == std::string::npos || slash == 0 || slash + 1 == spec.size()) throw bad();
@@ -119,9 +120,9 @@ std::vector<std::size_t> parse_heads(const std::string& spec, std::size_t H) {
                         "--heads: expected head numbers separated by commas, found '" + spec + "'");
     const std::size_t h = std::stoul(t);
     if (h >= H)
-      throw attn::Error(attn::Exit::usage, "--heads: head " + t + " does not exist; the layer has " +
-                                               std::to_string(H) + " head(s), 0.." +
-                                               std::to_string(H - 1));
+      throw attn::Error(attn::Exit::usage,
+                        "--heads: head " + t + " does not exist; the layer has " +
+                            std::to_string(H) + " head(s), 0.." + std::to_string(H - 1));
     if (std::find(heads.begin(), heads.end(), h) == heads.end()) heads.push_back(h);
     start = end + 1;
   }
@@ -153,7 +154,8 @@ void check_option_combinations(const Options& opt) {
       return tail == e;
     };
     if (!ends_with(".svg") && !ends_with(".png"))
-      throw Error(Exit::usage, "--plot: expected a file name ending in .svg or .png, found '" + p + "'");
+      throw Error(Exit::usage,
+                  "--plot: expected a file name ending in .svg or .png, found '" + p + "'");
   }
   if (opt.show && opt.attn_stdout)
     throw Error(Exit::usage, "--show: cannot share stdout with --attn-stdout; choose one");
@@ -161,10 +163,11 @@ void check_option_combinations(const Options& opt) {
     throw Error(Exit::usage, "--shard: only meaningful with --input-list");
   if (opt.shard_spec) parse_shard(*opt.shard_spec);
   if (opt.input_list) {
-    if (opt.input)
-      throw Error(Exit::usage, "--input: cannot be combined with --input-list");
+    if (opt.input) throw Error(Exit::usage, "--input: cannot be combined with --input-list");
     if (opt.plot || opt.show || opt.attn_stdout)
-      throw Error(Exit::usage, std::string(opt.plot ? "--plot" : opt.show ? "--show" : "--attn-stdout") +
+      throw Error(Exit::usage, std::string(opt.plot   ? "--plot"
+                                           : opt.show ? "--show"
+                                                      : "--attn-stdout") +
                                    ": not available with --input-list (draw one input at a time)");
   }
 }

@@ -2,11 +2,10 @@
 // they override the config's keys of the same meaning.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "attn/config.h"
 
@@ -27,12 +26,12 @@ struct Options {
   std::string dump_dir;  // "" = table on stdout
 
   // Pictures and diagnostics (issue 6).
-  std::optional<std::string> plot;  // FILE.svg or FILE.png
-  bool show = false;                // maps in the terminal, on stdout
-  bool attn_stdout = false;         // maps instead of the context on stdout
-  bool stats = false;               // per-head diagnostics
-  std::string heads_spec;           // "0,3,7"; "" = every head
-  std::size_t batch_index = 0;      // which batch entry --plot/--show draw
+  std::optional<std::string> plot;         // FILE.svg or FILE.png
+  bool show = false;                       // maps in the terminal, on stdout
+  bool attn_stdout = false;                // maps instead of the context on stdout
+  bool stats = false;                      // per-head diagnostics
+  std::string heads_spec;                  // "0,3,7"; "" = every head
+  std::size_t batch_index = 0;             // which batch entry --plot/--show draw
   std::optional<std::string> labels_spec;  // "a,b,c": overrides config labels
 
   // Many inputs (issue 6).

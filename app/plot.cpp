@@ -18,8 +18,8 @@ namespace {
 constexpr double kMargin = 20;
 constexpr double kTitleSize = 16, kSubtitleSize = 12, kPanelTitleSize = 13;
 constexpr double kLabelSize = 11, kTickSize = 11, kValueSize = 10;
-constexpr double kMaxCellPx = 48;   // a 6-token map is 288 px wide
-constexpr double kMaxPanelPx = 320; // longer maps shrink their cells to fit this
+constexpr double kMaxCellPx = 48;    // a 6-token map is 288 px wide
+constexpr double kMaxPanelPx = 320;  // longer maps shrink their cells to fit this
 constexpr double kPanelGapX = 28, kPanelGapY = 18;
 constexpr double kLegendBarW = 14;
 constexpr std::size_t kMaxPanelColumns = 4;
@@ -38,9 +38,9 @@ std::string shorten(const std::string& s, std::size_t max_chars) {
   return s;
 }
 
-// Round steps (1, 2 or 5 times a power of ten) from 0 up to vmax, at most ~5.
+// Round steps (1, 2 or 5 times a power of ten) from 0 up to vmax, at most ~6.
 std::vector<double> ticks(double vmax) {
-  const double raw = vmax / 4.0;
+  const double raw = vmax / 5.0;
   const double p = std::pow(10.0, std::floor(std::log10(raw)));
   double step = p;
   for (double m : {1.0, 2.0, 5.0, 10.0})
@@ -61,26 +61,36 @@ std::string tick_str(double v, double step) {
 }
 
 struct Layout {
-  std::size_t n = 0;           // cells per side
-  double panel = 0;            // panel side in px
-  double pitch = 0;            // px per token
-  std::size_t label_step = 1;  // label every k-th token
+  std::size_t n = 0;               // cells per side
+  double panel = 0;                // panel side in px
+  double pitch = 0;                // px per token
+  std::size_t label_step = 1;      // label every k-th token
   std::vector<std::string> shown;  // S entries, "" where thinned out
   double row_label_w = 0, col_label_h = 0;
   bool vertical_cols = false;
   double block_w = 0, block_h = 0, header_h = 0, legend_w = 0;
   std::size_t cols = 1, rows = 1;
   double width = 0, height = 0;
-  double vmax = 1;
-  bool values = false;  // print the weight in each cell (small maps)
+  double vmax = 1;       // top of the colour scale
+  double max_value = 0;  // largest weight shown
+  bool clipped = false;  // vmax < max_value: brighter cells saturate
+  bool values = false;   // print the weight in each cell (small maps)
 };
+
+std::string subtitle(const MapPicture& pic, const Layout& L);
 
 Layout lay_out(const MapPicture& pic) {
   Layout L;
   L.n = pic.cells.shape.at(1);
   L.panel = std::min(kMaxCellPx * double(L.n), kMaxPanelPx);
   L.pitch = L.panel / double(pic.S);
-  L.label_step = std::size_t(std::ceil((kLabelSize + 2) / L.pitch));
+  // Every k-th label, k a round number (1, 2, 5, 10, 20, 50, ...) so
+  // position labels read 0, 50, 100 rather than 0, 42, 84.
+  const std::size_t min_step = std::size_t(std::ceil((kLabelSize + 2) / L.pitch));
+  L.label_step = 1;
+  for (std::size_t p = 1; L.label_step < min_step; p *= 10)
+    for (std::size_t m : {1, 2, 5})
+      if (L.label_step < min_step) L.label_step = m * p;
   L.shown.resize(pic.S);
   double widest = 0;
   for (std::size_t t = 0; t < pic.S; t += L.label_step) {
@@ -97,20 +107,38 @@ Layout lay_out(const MapPicture& pic) {
   L.block_h = kPanelTitleSize + 8 + L.panel + L.col_label_h + kLabelSize + 6 + kPanelGapY;
   L.cols = std::min(pic.heads.size(), kMaxPanelColumns);
   L.rows = (pic.heads.size() + L.cols - 1) / L.cols;
-  L.header_h = kTitleSize + 8 + kSubtitleSize + 14;
+  L.header_h = kMargin + kTitleSize + 8 + kSubtitleSize + 18;
 
-  float vmax = 0;
-  for (float v : pic.cells.data) vmax = std::max(vmax, v);
-  L.vmax = vmax > 0 ? double(vmax) : 1.0;  // all masked: a scale from 0 to 1
+  // The colour scale runs from 0 to the largest weight shown, unless a few
+  // cells dwarf the rest (the first query of a causal map always puts 1.0 on
+  // token 0 while long rows spread ~1/S): then it stops at the 99th
+  // percentile of the non-zero cells and brighter cells saturate, so the
+  // structure of the long rows stays visible. The subtitle says so.
+  std::vector<float> nonzero;
+  for (float v : pic.cells.data)
+    if (v > 0) nonzero.push_back(v);
+  L.max_value = 0;
+  for (float v : nonzero) L.max_value = std::max(L.max_value, double(v));
+  L.vmax = L.max_value > 0 ? L.max_value : 1.0;  // all masked: a scale from 0 to 1
+  if (nonzero.size() >= 100) {
+    const std::size_t k = nonzero.size() * 99 / 100;
+    std::nth_element(nonzero.begin(), nonzero.begin() + k, nonzero.end());
+    const double p99 = nonzero[k];
+    if (p99 < 0.5 * L.max_value) {
+      L.vmax = p99;
+      L.clipped = true;
+    }
+  }
   const auto t = ticks(L.vmax);
   double tick_w = 0;
-  for (double v : t) tick_w = std::max(tick_w, text_width(tick_str(v, t.size() > 1 ? t[1] : 1), kTickSize));
+  for (double v : t)
+    tick_w = std::max(tick_w, text_width(tick_str(v, t.size() > 1 ? t[1] : 1), kTickSize));
   L.legend_w = std::max(kLegendBarW + 6 + tick_w, text_width("weight", kTickSize)) + 8;
   L.values = L.n == pic.S && L.panel / double(L.n) >= 36;
 
   L.width = kMargin + double(L.cols) * L.block_w + L.legend_w + kMargin;
   L.width = std::max(L.width, 2 * kMargin + std::max(text_width(pic.title, kTitleSize, true),
-                                                     text_width(pic.subtitle, kSubtitleSize)));
+                                                     text_width(subtitle(pic, L), kSubtitleSize)));
   L.height = L.header_h + double(L.rows) * L.block_h + kMargin - kPanelGapY;
   L.width = std::ceil(L.width);
   L.height = std::ceil(L.height);
@@ -133,6 +161,7 @@ void draw_panel(Canvas& c, const MapPicture& pic, const Layout& L, std::size_t k
     for (std::size_t i = 0; i < L.n; ++i)
       for (std::size_t j = 0; j < L.n; ++j) {
         const double v = cells[i * L.n + j];
+        if (v == 0.0) continue;  // masked keys (or a row with every key masked): left blank
         char buf[16];
         std::snprintf(buf, sizeof buf, "%.2f", v);
         c.text(px + (j + 0.5) * cell, py + (i + 0.5) * cell + kValueSize * 0.35, buf, kValueSize,
@@ -146,8 +175,8 @@ void draw_panel(Canvas& c, const MapPicture& pic, const Layout& L, std::size_t k
     const double centre = (double(t) + 0.5) * L.pitch;
     c.text(px - 4, py + centre + kLabelSize * 0.35, L.shown[t], kLabelSize, Anchor::end, kInk);
     if (L.vertical_cols)
-      c.text(px + centre + kLabelSize * 0.35, py + L.panel + 4, L.shown[t], kLabelSize,
-             Anchor::end, kInk, false, true);
+      c.text(px + centre + kLabelSize * 0.35, py + L.panel + 4, L.shown[t], kLabelSize, Anchor::end,
+             kInk, false, true);
     else
       c.text(px + centre, py + L.panel + 4 + kLabelSize, L.shown[t], kLabelSize, Anchor::middle,
              kInk);
@@ -180,10 +209,18 @@ void draw_legend(Canvas& c, const Layout& L, double x0, double y0) {
   c.end_group();
 }
 
+std::string subtitle(const MapPicture& pic, const Layout& L) {
+  if (!L.clipped) return pic.subtitle;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "; colours saturate at %.3g (99th percentile; max %.3g)", L.vmax,
+                L.max_value);
+  return pic.subtitle + buf;
+}
+
 void draw(Canvas& c, const MapPicture& pic, const Layout& L) {
   c.fill_rect(0, 0, L.width, L.height, kWhite);
   c.text(kMargin, kMargin + kTitleSize - 4, pic.title, kTitleSize, Anchor::start, kInk, true);
-  c.text(kMargin, kMargin + kTitleSize + 8 + kSubtitleSize - 4, pic.subtitle, kSubtitleSize,
+  c.text(kMargin, kMargin + kTitleSize + 8 + kSubtitleSize - 4, subtitle(pic, L), kSubtitleSize,
          Anchor::start, kGrey);
   for (std::size_t k = 0; k < pic.heads.size(); ++k) {
     const double x0 = kMargin + double(k % L.cols) * L.block_w;
@@ -197,8 +234,8 @@ void check(const MapPicture& pic) {
   if (pic.cells.ndim() != 3 || pic.cells.shape[0] != pic.heads.size() ||
       pic.cells.shape[1] != pic.cells.shape[2] || pic.labels.size() != pic.S || pic.S == 0 ||
       pic.heads.empty())
-    throw attn::Error(attn::Exit::software, "plot: inconsistent picture " +
-                                                attn::shape_str(pic.cells.shape));
+    throw attn::Error(attn::Exit::software,
+                      "plot: inconsistent picture " + attn::shape_str(pic.cells.shape));
 }
 
 }  // namespace
@@ -228,20 +265,31 @@ std::string render_png(const MapPicture& pic) {
   return out;
 }
 
-void write_plot(const std::string& path, const MapPicture& pic) {
+PlotFile::PlotFile(const std::string& path) {
   std::string lower = path;
   for (auto& ch : lower) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-  const bool png = lower.size() >= 4 && lower.compare(lower.size() - 4, 4, ".png") == 0;
-  const std::string bytes = png ? render_png(pic) : render_svg(pic);
+  png_ = lower.size() >= 4 && lower.compare(lower.size() - 4, 4, ".png") == 0;
   // All or nothing, like every output: a temporary beside the target, renamed.
   const auto slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (name.empty())
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  name_ = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (name_.empty())
     throw attn::Error(attn::Exit::usage, "--plot: expected a file name, found '" + path + "'");
-  attn::OutputDir out(dir);
-  out.add(name, bytes);
-  out.commit();
+  dir_ = std::make_unique<attn::OutputDir>(dir);
+}
+
+void PlotFile::stage(const MapPicture& pic) {
+  const std::string bytes = png_ ? render_png(pic) : render_svg(pic);
+  release_font_caches();
+  dir_->add(name_, bytes);
+}
+
+void write_plot(const std::string& path, const MapPicture& pic) {
+  PlotFile f(path);
+  f.stage(pic);
+  f.commit();
 }
 
 }  // namespace app

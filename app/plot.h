@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "attn/output.h"
 #include "attn/tensor.h"
 
 namespace app {
@@ -30,6 +32,22 @@ constexpr std::size_t kMaxPlotCells = 256;
 // <text>) or FILE.png (cairo, drawn at 2x the SVG's pixel size), written
 // atomically (temporary name, then rename). Exit::cant_create / Exit::io.
 void write_plot(const std::string& path, const MapPicture& pic);
+
+// The --plot file in three steps, so it joins the run's all-or-nothing
+// output: the constructor creates and checks its folder (before the
+// compute: an unwritable place fails fast), stage() renders and writes it
+// under a temporary name, commit() renames it into place.
+class PlotFile {
+ public:
+  explicit PlotFile(const std::string& path);
+  void stage(const MapPicture& pic);
+  void commit() { dir_->commit(); }
+
+ private:
+  std::string name_;
+  bool png_ = false;
+  std::unique_ptr<attn::OutputDir> dir_;
+};
 
 // The SVG document and its size in px (for write_plot and the tests' sizes).
 std::string render_svg(const MapPicture& pic, double* width = nullptr, double* height = nullptr);

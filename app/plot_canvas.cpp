@@ -2,6 +2,7 @@
 #include "plot_canvas.h"
 
 #include <cairo.h>
+#include <dlfcn.h>
 
 #include <cmath>
 #include <cstdio>
@@ -31,15 +32,27 @@ std::string xml_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 forbids most control characters even escaped.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t') out += ' ';
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t')
+          out += ' ';
+        else
+          out += c;
     }
   }
   return out;
@@ -51,24 +64,68 @@ int level(float v, double vmax) {
   return int(std::lround(std::min(1.0, std::max(0.0, t)) * 255.0));
 }
 
+cairo_status_t append_to_string(void* closure, const unsigned char* data, unsigned int length) {
+  static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), length);
+  return CAIRO_STATUS_SUCCESS;
+}
+
+// One pixel per cell: cells (N, N) as a cairo image surface.
+cairo_surface_t* cells_image(const float* cells, std::size_t n, double vmax) {
+  cairo_surface_t* img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, int(n), int(n));
+  cairo_surface_flush(img);
+  unsigned char* px = cairo_image_surface_get_data(img);
+  const int stride = cairo_image_surface_get_stride(img);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto* row = reinterpret_cast<std::uint32_t*>(px + i * std::size_t(stride));
+    for (std::size_t j = 0; j < n; ++j) {
+      const Rgb c = viridis(level(cells[i * n + j], vmax) / 255.0);
+      row[j] = (std::uint32_t(c.r) << 16) | (std::uint32_t(c.g) << 8) | c.b;
+    }
+  }
+  cairo_surface_mark_dirty(img);
+  return img;
+}
+
+std::string base64(const std::string& in) {
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < in.size(); i += 3) {
+    std::uint32_t v = std::uint32_t(std::uint8_t(in[i])) << 16;
+    if (i + 1 < in.size()) v |= std::uint32_t(std::uint8_t(in[i + 1])) << 8;
+    if (i + 2 < in.size()) v |= std::uint8_t(in[i + 2]);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += i + 2 < in.size() ? kAlphabet[v & 63] : '=';
+  }
+  return out;
+}
+
+// Past this many cells a side, an SVG panel is one embedded PNG image rather
+// than rects: a 256 x 256 map would otherwise be tens of thousands of rects.
+constexpr std::size_t kMaxSvgRectCells = 64;
+
 class SvgCanvas : public Canvas {
  public:
   SvgCanvas(double w, double h, std::string* out) : out_(out) {
-    *out_ = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(w) + "\" height=\"" +
-            num(h) + "\" viewBox=\"0 0 " + num(w) + " " + num(h) + "\" font-family=\"" +
-            kFontFamily + ", sans-serif\">\n";
+    *out_ =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+        "xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"" +
+        num(w) + "\" height=\"" + num(h) + "\" viewBox=\"0 0 " + num(w) + " " + num(h) +
+        "\" font-family=\"" + kFontFamily + ", sans-serif\">\n";
   }
   ~SvgCanvas() override { *out_ += "</svg>\n"; }
 
   void fill_rect(double x, double y, double w, double h, Rgb fill) override {
-    *out_ += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) +
-             "\" height=\"" + num(h) + "\" fill=\"" + hex(fill) + "\"/>\n";
+    *out_ += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" +
+             num(h) + "\" fill=\"" + hex(fill) + "\"/>\n";
   }
   void stroke_rect(double x, double y, double w, double h, Rgb stroke, double width) override {
-    *out_ += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) +
-             "\" height=\"" + num(h) + "\" fill=\"none\" stroke=\"" + hex(stroke) +
-             "\" stroke-width=\"" + num(width) + "\"/>\n";
+    *out_ += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" +
+             num(h) + "\" fill=\"none\" stroke=\"" + hex(stroke) + "\" stroke-width=\"" +
+             num(width) + "\"/>\n";
   }
   void line(double x0, double y0, double x1, double y1, Rgb stroke, double width) override {
     *out_ += "<line x1=\"" + num(x0) + "\" y1=\"" + num(y0) + "\" x2=\"" + num(x1) + "\" y2=\"" +
@@ -78,7 +135,8 @@ class SvgCanvas : public Canvas {
             bool bold, bool vertical) override {
     *out_ += "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" font-size=\"" + num(size) + "\"";
     if (anchor != Anchor::start)
-      *out_ += std::string(" text-anchor=\"") + (anchor == Anchor::middle ? "middle" : "end") + "\"";
+      *out_ +=
+          std::string(" text-anchor=\"") + (anchor == Anchor::middle ? "middle" : "end") + "\"";
     if (bold) *out_ += " font-weight=\"bold\"";
     if (vertical) *out_ += " transform=\"rotate(-90 " + num(x) + " " + num(y) + ")\"";
     if (color.r || color.g || color.b) *out_ += " fill=\"" + hex(color) + "\"";
@@ -88,6 +146,18 @@ class SvgCanvas : public Canvas {
                double vmax) override {
     // One rect per run of equal colour along a row: causal maps' zero upper
     // triangles become one rect a row.
+    if (n > kMaxSvgRectCells) {
+      cairo_surface_t* img = cells_image(cells, n, vmax);
+      std::string png;
+      cairo_surface_write_to_png_stream(img, append_to_string, &png);
+      cairo_surface_destroy(img);
+      *out_ += "<image class=\"heatmap\" x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" +
+               num(side) + "\" height=\"" + num(side) +
+               "\" preserveAspectRatio=\"none\" style=\"image-rendering:pixelated\" "
+               "xlink:href=\"data:image/png;base64," +
+               base64(png) + "\"/>\n";
+      return;
+    }
     const double c = side / double(n);
     *out_ += "<g class=\"heatmap\" shape-rendering=\"crispEdges\">\n";
     for (std::size_t i = 0; i < n; ++i) {
@@ -110,11 +180,6 @@ class SvgCanvas : public Canvas {
  private:
   std::string* out_;
 };
-
-cairo_status_t append_to_string(void* closure, const unsigned char* data, unsigned int length) {
-  static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), length);
-  return CAIRO_STATUS_SUCCESS;
-}
 
 class CairoCanvas : public Canvas {
  public:
@@ -160,8 +225,9 @@ class CairoCanvas : public Canvas {
     select_font(cr_, size, bold);
     cairo_text_extents_t e;
     cairo_text_extents(cr_, s.c_str(), &e);
-    const double dx = anchor == Anchor::start ? 0.0 : anchor == Anchor::middle ? -e.x_advance / 2
-                                                                                 : -e.x_advance;
+    const double dx = anchor == Anchor::start    ? 0.0
+                      : anchor == Anchor::middle ? -e.x_advance / 2
+                                                 : -e.x_advance;
     cairo_translate(cr_, x, y);
     if (vertical) cairo_rotate(cr_, -M_PI / 2);
     set(color);
@@ -173,18 +239,7 @@ class CairoCanvas : public Canvas {
                double vmax) override {
     // One pixel per cell, scaled up with nearest-neighbour filtering: crisp
     // cells, no seams between neighbours.
-    cairo_surface_t* img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, int(n), int(n));
-    cairo_surface_flush(img);
-    unsigned char* px = cairo_image_surface_get_data(img);
-    const int stride = cairo_image_surface_get_stride(img);
-    for (std::size_t i = 0; i < n; ++i) {
-      auto* row = reinterpret_cast<std::uint32_t*>(px + i * std::size_t(stride));
-      for (std::size_t j = 0; j < n; ++j) {
-        const Rgb c = viridis(level(cells[i * n + j], vmax) / 255.0);
-        row[j] = (std::uint32_t(c.r) << 16) | (std::uint32_t(c.g) << 8) | c.b;
-      }
-    }
-    cairo_surface_mark_dirty(img);
+    cairo_surface_t* img = cells_image(cells, n, vmax);
     cairo_save(cr_);
     cairo_translate(cr_, x, y);
     cairo_scale(cr_, side / double(n), side / double(n));
@@ -214,12 +269,24 @@ class CairoCanvas : public Canvas {
 }  // namespace
 
 double text_width(const std::string& s, double size, bool bold) {
-  static cairo_surface_t* surface = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
-  static cairo_t* cr = cairo_create(surface);
+  cairo_surface_t* surface = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
+  cairo_t* cr = cairo_create(surface);
   CairoCanvas::select_font(cr, size, bold);
   cairo_text_extents_t e;
   cairo_text_extents(cr, s.c_str(), &e);
+  cairo_destroy(cr);
+  cairo_surface_destroy(surface);
   return e.x_advance;
+}
+
+void release_font_caches() {
+  // cairo and fontconfig keep font caches for the life of the process; free
+  // them once the picture is drawn so leak checkers (scripts/sanitize.sh)
+  // see a clean exit. FcFini is looked up at run time: fontconfig is loaded
+  // by cairo, not linked by attn-run.
+  cairo_debug_reset_static_data();
+  using FcFini = void (*)();
+  if (auto fini = reinterpret_cast<FcFini>(dlsym(RTLD_DEFAULT, "FcFini"))) fini();
 }
 
 std::unique_ptr<Canvas> make_svg_canvas(double width, double height, std::string* out) {

@@ -37,7 +37,11 @@ double text_width(const std::string& s, double size, bool bold = false);
 
 std::unique_ptr<Canvas> make_svg_canvas(double width, double height, std::string* out);
 // Draws at `scale` x the layout's px; the PNG bytes land in *out on destruction.
-std::unique_ptr<Canvas> make_png_canvas(double width, double height, double scale, std::string* out);
+std::unique_ptr<Canvas> make_png_canvas(double width, double height, double scale,
+                                        std::string* out);
+
+// Free cairo's and fontconfig's process-wide font caches (after drawing).
+void release_font_caches();
 
 constexpr const char* kFontFamily = "DejaVu Sans";
 

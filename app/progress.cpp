@@ -64,10 +64,11 @@ void Progress::draw(std::uint64_t done) {
   const int filled = int(double(kBarWidth) * double(done) / double(total_));
   std::string bar(std::size_t(filled), '#');
   bar.resize(kBarWidth, '.');
-  std::fprintf(stderr, "\r[%s] %3d%% %llu/%llu %s  %s %s/s  %s left\033[K", bar.c_str(),
+  const bool all = done == total_;
+  std::fprintf(stderr, "\r[%s] %3d%% %llu/%llu %s  %s %s/s  %s%s%s\033[K", bar.c_str(),
                int(100.0 * double(done) / double(total_)), (unsigned long long)done,
                (unsigned long long)total_, unit_.c_str(), rate_str(rate).c_str(), unit_.c_str(),
-               clock_str(left).c_str());
+               all ? "done in " : "", clock_str(all ? elapsed : left).c_str(), all ? "" : " left");
   std::fflush(stderr);
   drawn_ = true;
 }

@@ -1,10 +1,16 @@
-// The main job: load, run the forward pass, write the outputs.
+// The main job: load, run the forward pass, write the outputs, the pictures
+// and the statistics. --input-list runs in input_list.cpp.
+//
+// Letters: B batch, H heads, S sequence, C hidden, O out size.
+#include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
-
-#include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "attn/attention.h"
 #include "attn/error.h"
@@ -13,7 +19,11 @@
 #include "attn/output.h"
 #include "attn/report.h"
 #include "attn/run.h"
+#include "attn/stats.h"
+#include "forward_job.h"
 #include "modes.h"
+#include "plot.h"
+#include "progress.h"
 #include "stdout_writer.h"
 
 namespace app {
@@ -26,36 +36,100 @@ double ms_since(Clock::time_point t0) {
 
 constexpr std::size_t kMaxStdinBytes = std::size_t(16) << 30;
 
-// Streams each block of attention rows into attention.npy as it is computed.
-class FileSink : public attn::AttentionSink {
- public:
-  FileSink(attn::OutputDir& out, int handle, std::size_t H, std::size_t S)
-      : out_(out), handle_(handle), H_(H), S_(S) {}
-  void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
-                  const float* rows) override {
-    out_.write_at(handle_, ((b * H_ + h) * S_ + i0) * S_, rows, n * S_);
-  }
-
- private:
-  attn::OutputDir& out_;
-  int handle_;
-  std::size_t H_, S_;
-};
-
 std::string format_stdout(const attn::Tensor& t, Format f) {
   switch (f) {
-    case Format::json: return attn::format_tensor_json(t);
-    case Format::npy: return attn::encode_npy(t);
-    case Format::text: break;
+    case Format::json:
+      return attn::format_tensor_json(t);
+    case Format::npy:
+      return attn::encode_npy(t);
+    case Format::text:
+      break;
   }
   return attn::format_tensor_text(t);
 }
 
+// Token labels for pictures: --labels, else the config's, else positions.
+std::vector<std::string> token_labels(const Options& opt, const attn::Config& cfg, std::size_t S) {
+  if (opt.labels_spec) {
+    auto labels = split_labels(*opt.labels_spec);
+    if (labels.size() != S)
+      throw attn::Error(attn::Exit::usage, "--labels: expected " + std::to_string(S) +
+                                               " labels (one per token), found " +
+                                               std::to_string(labels.size()));
+    return labels;
+  }
+  if (cfg.labels.size() == S) return cfg.labels;
+  if (!cfg.labels.empty())
+    spdlog::warn("labels: the config has {} labels but the input has {} tokens; drawing positions",
+                 cfg.labels.size(), S);
+  std::vector<std::string> pos;
+  for (std::size_t t = 0; t < S; ++t) pos.push_back(std::to_string(t));
+  return pos;
+}
+
+MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn::LoadedRun& r,
+                        const MapCapture& cap, std::vector<std::string> labels) {
+  const std::size_t B = r.x.shape[0], S = r.x.shape[1];
+  MapPicture pic;
+  pic.title = cfg.file.empty() ? "attention maps" : cfg.file;
+  pic.subtitle = attn::kind_name(cfg.kind) +
+                 (cfg.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") + ", " +
+                 std::to_string(cfg.num_heads) + (cfg.num_heads == 1 ? " head" : " heads") +
+                 ", layout " + attn::layout_name(r.layout) + "; S = " + std::to_string(S);
+  if (B > 1)
+    pic.subtitle +=
+        "; batch index " + std::to_string(opt.batch_index) + " (B = " + std::to_string(B) + ")";
+  if (cap.cells_per_side() < S)
+    pic.subtitle += "; each cell: max over a block of about " +
+                    std::to_string((S + cap.cells_per_side() - 1) / cap.cells_per_side()) + " x " +
+                    std::to_string((S + cap.cells_per_side() - 1) / cap.cells_per_side()) +
+                    " weights";
+  pic.labels = std::move(labels);
+  pic.S = S;
+  pic.heads = cap.heads();
+  pic.cells = cap.cells();
+  return pic;
+}
+
+TermColors terminal_colors() {
+  if (!isatty(STDOUT_FILENO) || std::getenv("NO_COLOR")) return TermColors::plain;
+  const char* ct = std::getenv("COLORTERM");
+  const std::string c = ct ? ct : "";
+  return c == "truecolor" || c == "24bit" ? TermColors::truecolor : TermColors::xterm256;
+}
+
+int terminal_columns() {
+  winsize ws{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (const char* c = std::getenv("COLUMNS")) {
+    const int n = std::atoi(c);
+    if (n > 0) return n;
+  }
+  return 80;
+}
+
 }  // namespace
 
+void print_stats_table(const std::vector<attn::HeadStats>& stats, const std::string& what,
+                       bool quiet) {
+  if (quiet || stats.empty()) return;
+  std::fprintf(stderr, "attention statistics%s%s (per head; entropy in nats):\n%s",
+               what.empty() ? "" : " of ", what.c_str(), attn::format_stats_table(stats).c_str());
+  std::fflush(stderr);
+}
+
 int run_forward(const Options& opt) {
+  check_option_combinations(opt);
+  if (opt.input_list) return run_input_list(opt);
+
   const auto t_start = Clock::now();
   attn::Config cfg = load_config_with_flags(opt);
+  const bool to_dir = !cfg.output_dir.empty();
+  if (opt.attn_stdout && to_dir)
+    throw attn::Error(
+        attn::Exit::usage,
+        "--attn-stdout: writes the maps to stdout, so it cannot be used with an output "
+        "folder (--out-dir or the config's output.dir: attention.npy goes there)");
   attn::LoadOptions lo;
   lo.allow_nonfinite = opt.allow_nonfinite;
   lo.input_path = opt.input;
@@ -65,70 +139,88 @@ int run_forward(const Options& opt) {
   const double load_ms = ms_since(t_start);
 
   const std::size_t B = r.x.shape[0], S = r.x.shape[1], H = std::size_t(r.weights.H);
-  const bool to_dir = !cfg.output_dir.empty();
   const bool want_maps = to_dir && cfg.output_attention;
-  const int threads = opt.threads > 0 ? opt.threads
-                                      : int(std::max(1u, std::thread::hardware_concurrency()));
+  const bool pictures = opt.plot || opt.show;
+  const int threads =
+      opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
   spdlog::debug("weights {} ({}), input {} {}, threads {}", r.weights_source,
                 attn::layout_name(r.layout), r.input_source, attn::shape_str(r.x.shape), threads);
+
+  // Flags about the maps are checked before the compute, against the loaded shapes.
+  JobPlan plan;
+  if (pictures || !opt.heads_spec.empty()) plan.capture_heads = parse_heads(opt.heads_spec, H);
+  if (pictures && opt.batch_index >= B)
+    throw attn::Error(attn::Exit::usage,
+                      "--batch-index: " + std::to_string(opt.batch_index) +
+                          " is past the batch; the input has B = " + std::to_string(B) + " (0.." +
+                          std::to_string(B - 1) + ")");
+  std::vector<std::string> labels;  // a wrong --labels count fails before the compute
+  if (pictures) labels = token_labels(opt, cfg, S);
 
   // The folder is created (and checked writable) before the compute, so an
   // unwritable output fails fast; nothing appears in it before commit().
   std::optional<attn::OutputDir> out;
-  std::optional<FileSink> sink;
   std::vector<std::size_t> maps_shape = {H, S, S};
   if (r.batched) maps_shape.insert(maps_shape.begin(), B);
   if (to_dir) out.emplace(cfg.output_dir);
-  if (want_maps) sink.emplace(*out, out->add_streamed_npy("attention.npy", maps_shape), H, S);
+  std::optional<PlotFile> plot_file;
+  if (opt.plot) plot_file.emplace(*opt.plot);
 
-  attn::ForwardOptions fo;
-  fo.attention = sink ? &*sink : nullptr;
-  fo.threads = threads;
-  attn::Tensor context;
-  const auto t_compute = Clock::now();
-  attn::ForwardStats stats =
-      attn::forward(r.weights, attn::attention_spec(cfg), r.x, r.padding ? &*r.padding : nullptr,
-                    context, fo);
-  const double compute_ms = ms_since(t_compute);
-  if (stats.fully_masked_rows > 0)
-    spdlog::warn("{} attention rows have every key masked; their weights and attention output "
-                 "are zero (context = output bias)",
-                 stats.fully_masked_rows);
-  if (!r.batched) context.shape.erase(context.shape.begin());  // (S, O) in, (S, O) out
+  plan.out = want_maps ? &*out : nullptr;
+  plan.maps_shape = maps_shape;
+  plan.keep_all_maps = opt.attn_stdout;
+  plan.stats = opt.stats;
+  plan.capture = pictures;
+  plan.capture_batch = opt.batch_index;
+  plan.capture_cells = kMaxPlotCells;
+  plan.progress = Progress::wanted(opt.quiet);
+  plan.threads = threads;
+  JobResult res =
+      run_job(r.weights, attn::attention_spec(cfg), r.x, r.padding ? &*r.padding : nullptr, plan);
+  warn_fully_masked(res.forward, "");
+  if (!r.batched) res.context.shape.erase(res.context.shape.begin());  // (S, O) in, (S, O) out
 
-  if (!to_dir) {
-    write_stdout(format_stdout(context, opt.format));
-    return 0;
+  // Files first (all or nothing), stdout last: a failure leaves stdout empty.
+  std::optional<MapPicture> pic;
+  if (pictures) pic = make_picture(opt, cfg, r, *res.capture, std::move(labels));
+  if (plot_file) plot_file->stage(*pic);
+  if (to_dir) {
+    const auto t_write = Clock::now();
+    out->add("context.npy", attn::encode_npy(res.context));
+    if (!want_maps) out->remove_on_commit("attention.npy");
+    RunFacts f;
+    f.cfg = &cfg;
+    f.layout = r.layout;
+    f.layout_detected = r.layout_detected;
+    f.weights_source = r.weights_source;
+    f.input_source = r.input_source;
+    f.input_shape = r.batched ? r.x.shape : std::vector<std::size_t>{S, r.x.shape[2]};
+    if (r.padding) f.padding_shape = r.padding->shape;
+    f.context_shape = res.context.shape;
+    if (want_maps) f.maps_shape = maps_shape;
+    f.threads = threads;
+    f.load_ms = load_ms;
+    f.compute_ms = res.compute_ms;
+    f.write_ms = ms_since(t_write);
+    out->add("run.json", run_json(f, res).dump(2) + "\n");
+    out->commit();
+    spdlog::info("wrote {}/context.npy{} and run.json", cfg.output_dir,
+                 want_maps ? ", attention.npy" : "");
   }
+  if (plot_file) {
+    plot_file->commit();
+    spdlog::info("wrote {}", *opt.plot);
+  }
+  print_stats_table(res.stats, "", opt.quiet);  // after the files: a failure stays one line
 
-  const auto t_write = Clock::now();
-  out->add("context.npy", attn::encode_npy(context));
-  if (!want_maps) out->remove_on_commit("attention.npy");
-  const double write_ms = ms_since(t_write);
-  nlohmann::json run;
-  run["attn_run_version"] = ATTN_VERSION;
-  run["config"] = attn::config_to_json(cfg);
-  run["layout"] = attn::layout_name(r.layout);
-  run["layout_detected"] = r.layout_detected;
-  run["weights"] = r.weights_source;
-  run["input"] = r.input_source;
-  run["shapes"] = {{"input", r.batched ? r.x.shape : std::vector<std::size_t>{S, r.x.shape[2]}},
-                   {"context", context.shape},
-                   {"attention", want_maps ? nlohmann::json(maps_shape) : nlohmann::json()},
-                   {"padding_mask", r.padding ? nlohmann::json(r.padding->shape) : nlohmann::json()}};
-  run["dtypes"] = {{"compute", "float32"}, {"context", "float32"},
-                   {"attention", want_maps ? nlohmann::json("float32") : nlohmann::json()}};
-  run["threads"] = threads;
-  run["fully_masked_rows"] = stats.fully_masked_rows;
-  run["timings"] = {{"load_ms", load_ms}, {"compute_ms", compute_ms}, {"write_ms", write_ms}};
-  run["flops"] = stats.flops;
-  run["flops_note"] = "2 per multiply-add actually computed; causal blocks above the diagonal are "
-                      "skipped, so causal FLOPs are about half the dense count";
-  run["gflops"] = compute_ms > 0 ? stats.flops / (compute_ms * 1e6) : 0.0;
-  out->add("run.json", run.dump(2) + "\n");
-  out->commit();
-  spdlog::info("wrote {}/context.npy{} and run.json", cfg.output_dir,
-               want_maps ? ", attention.npy" : "");
+  if (opt.show) {
+    write_stdout(render_terminal(*pic, terminal_colors(), terminal_columns()));
+  } else if (opt.attn_stdout) {
+    if (!r.batched) res.maps.shape.erase(res.maps.shape.begin());  // (H, S, S)
+    write_stdout(format_stdout(res.maps, opt.format));
+  } else if (!to_dir) {
+    write_stdout(format_stdout(res.context, opt.format));
+  }
   return 0;
 }
 

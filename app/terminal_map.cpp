@@ -71,8 +71,9 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
                 n < pic.S ? "; each cell is the max of a block" : "");
   out += buf;
   for (std::size_t k = 0; k < pic.heads.size(); ++k) {
-    const attn::Tensor cells =
-        n == n_in ? attn::Tensor({n, n}) : reduce_block_max(pic.cells.ptr() + k * n_in * n_in, n_in, n);
+    const attn::Tensor cells = n == n_in
+                                   ? attn::Tensor({n, n})
+                                   : reduce_block_max(pic.cells.ptr() + k * n_in * n_in, n_in, n);
     const float* m = n == n_in ? pic.cells.ptr() + k * n_in * n_in : cells.ptr();
     out += "\nhead " + std::to_string(pic.heads[k]) + "\n";
     for (std::size_t i = 0; i < n; ++i) {

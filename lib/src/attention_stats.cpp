@@ -1,15 +1,13 @@
 // Per-head attention diagnostics (attn/stats.h).
 //
 // Letters: B batch, H heads, S sequence.
-#include "attn/stats.h"
-
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "attn/error.h"
+#include "attn/stats.h"
 
 namespace attn {
 
@@ -102,8 +100,7 @@ nlohmann::json stats_to_json(const std::vector<HeadStats>& stats) {
 }
 
 std::string format_stats_table(const std::vector<HeadStats>& stats) {
-  std::string out =
-      "head  entropy(nats)  max weight  first-token share  rows  fully masked\n";
+  std::string out = "head  entropy(nats)  max weight  first-token share  rows  fully masked\n";
   char line[160];
   for (std::size_t h = 0; h < stats.size(); ++h) {
     const HeadStats& s = stats[h];

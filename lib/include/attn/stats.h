@@ -8,9 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
-#include <vector>
-
 #include <nlohmann/json_fwd.hpp>
+#include <vector>
 
 #include "attn/attention.h"
 

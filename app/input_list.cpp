@@ -1,0 +1,265 @@
+// --input-list LIST [--shard K/N]: many inputs through one layer, weights
+// loaded once; each input's results in DIR/<input name>/, plus a summary.
+// The shard rule (line i runs when i % N == K) lets N copies of one command
+// under GNU parallel, xargs -P or a Slurm job array cover the list once.
+//
+// Letters: B batch, H heads, S sequence, C hidden.
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "attn/error.h"
+#include "attn/files.h"
+#include "attn/npy.h"
+#include "attn/output.h"
+#include "attn/run.h"
+#include "forward_job.h"
+#include "modes.h"
+#include "progress.h"
+
+namespace app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+constexpr std::size_t kMaxListBytes = std::size_t(64) << 20;
+constexpr std::size_t kMaxInputBytes = std::size_t(64) << 30;
+
+struct ListEntry {
+  std::string path;       // resolved against the list's folder
+  std::string written;    // as written in the list
+  std::size_t line = 0;   // 1-based, for messages
+  std::size_t index = 0;  // among non-blank, non-comment lines, from 0 (the shard rule)
+  std::string name;       // file name without .npy: the result folder
+};
+
+std::string folder_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::vector<ListEntry> read_list(const std::string& list) {
+  const auto bytes = attn::read_file(list, kMaxListBytes);
+  const std::string text(bytes.begin(), bytes.end());
+  const std::string base = folder_of(list);
+  std::vector<ListEntry> entries;
+  std::size_t line_no = 0, pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;  // blank or comment
+    line = line.substr(first, line.find_last_not_of(" \t\r") + 1 - first);
+    ListEntry e;
+    e.written = line;
+    // "list/../data/x.npy" -> "data/x.npy": shorter in messages and summaries.
+    e.path = std::filesystem::path(attn::resolve_path(base, line)).lexically_normal().string();
+    e.line = line_no;
+    e.index = entries.size();
+    const auto slash = line.find_last_of('/');
+    e.name = slash == std::string::npos ? line : line.substr(slash + 1);
+    if (e.name.size() > 4 && e.name.compare(e.name.size() - 4, 4, ".npy") == 0)
+      e.name.resize(e.name.size() - 4);
+    if (e.name.empty() || e.name == "." || e.name == "..")
+      throw attn::Error(attn::Exit::data, list + ": line " + std::to_string(line_no) +
+                                              ": expected a path to a .npy file, found '" + line +
+                                              "'");
+    entries.push_back(std::move(e));
+  }
+  if (entries.empty())
+    throw attn::Error(attn::Exit::data, list +
+                                            ": no inputs (one .npy path per line; blank lines "
+                                            "and lines starting with # are skipped)");
+  // Every input of the whole list, not just this shard, so all shards agree.
+  std::map<std::string, const ListEntry*> seen;
+  for (const auto& e : entries) {
+    auto [it, fresh] = seen.emplace(e.name, &e);
+    if (!fresh)
+      throw attn::Error(attn::Exit::data, list + ": inputs '" + it->second->written + "' (line " +
+                                              std::to_string(it->second->line) + ") and '" +
+                                              e.written + "' (line " + std::to_string(e.line) +
+                                              ") would both write their results to '" + e.name +
+                                              "/'; rename one");
+  }
+  return entries;
+}
+
+// Same checks as load_run's for --input: (S, C) or (B, S, C), C = hidden_size,
+// non-empty, S within context_size.
+attn::Tensor as_batched(attn::Tensor t, const attn::Config& cfg, const std::string& name,
+                        bool* batched) {
+  if (t.ndim() != 2 && t.ndim() != 3)
+    throw attn::Error(attn::Exit::data, name +
+                                            ": expected token embeddings of shape (S, C) or "
+                                            "(B, S, C), found " +
+                                            attn::shape_str(t.shape));
+  *batched = t.ndim() == 3;
+  if (!*batched) t.shape.insert(t.shape.begin(), 1);
+  if (t.shape[2] != std::size_t(cfg.hidden_size))
+    throw attn::Error(attn::Exit::data, name + ": expected last dimension C = hidden_size = " +
+                                            std::to_string(cfg.hidden_size) + ", found shape " +
+                                            attn::shape_str(t.shape));
+  if (t.shape[0] == 0 || t.shape[1] == 0)
+    throw attn::Error(attn::Exit::data, name + ": empty input " + attn::shape_str(t.shape) +
+                                            "; need at least one sequence of at least one token");
+  if (cfg.context_size && t.shape[1] > std::size_t(*cfg.context_size))
+    throw attn::Error(attn::Exit::data, name + ": sequence length " + std::to_string(t.shape[1]) +
+                                            " exceeds context_size " +
+                                            std::to_string(*cfg.context_size));
+  return t;
+}
+
+// The padding mask given once for the whole list: (S,) broadcast, or (B, S).
+std::optional<attn::Mask> mask_for(const std::optional<attn::Mask>& m, const std::string& mask_name,
+                                   std::size_t B, std::size_t S, const std::string& input) {
+  if (!m) return std::nullopt;
+  if (m->shape.size() == 1 && m->shape[0] == S) {
+    attn::Mask out{{B, S}, {}};
+    for (std::size_t b = 0; b < B; ++b)
+      out.data.insert(out.data.end(), m->data.begin(), m->data.end());
+    return out;
+  }
+  if (m->shape.size() == 2 && m->shape[0] == B && m->shape[1] == S) return m;
+  throw attn::Error(attn::Exit::data, mask_name + ": expected padding mask of shape (" +
+                                          std::to_string(S) + ",) or (" + std::to_string(B) + ", " +
+                                          std::to_string(S) + ") to fit " + input + ", found " +
+                                          attn::shape_str(m->shape));
+}
+
+}  // namespace
+
+int run_input_list(const Options& opt) {
+  const auto t_start = Clock::now();
+  attn::Config cfg = load_config_with_flags(opt);
+  if (cfg.output_dir.empty())
+    throw attn::Error(attn::Exit::usage,
+                      "--input-list: needs --out-dir DIR (each input's results "
+                      "go to DIR/<input name>/)");
+  const Shard shard = opt.shard_spec ? parse_shard(*opt.shard_spec) : Shard{};
+  const std::string& list = *opt.input_list;
+  const std::vector<ListEntry> entries = read_list(list);
+  std::vector<const ListEntry*> mine;
+  for (const auto& e : entries)
+    if (e.index % shard.n == shard.k) mine.push_back(&e);
+
+  // Weights and mask once for every input.
+  attn::LoadedRun model;
+  model.weights = attn::load_model_weights(cfg, opt.allow_nonfinite, &model.layout,
+                                           &model.layout_detected, &model.weights_source);
+  std::optional<attn::Mask> mask;
+  std::string mask_name;
+  if (opt.padding_mask) {
+    mask_name = *opt.padding_mask;
+    mask = attn::to_mask(attn::read_npy(mask_name), mask_name);
+  } else if (cfg.padding_mask_inline) {
+    mask_name = "padding_mask";
+    mask = cfg.padding_mask_inline;
+  } else if (!cfg.padding_mask_path.empty()) {
+    mask_name = cfg.padding_mask_path;
+    mask = attn::to_mask(attn::read_npy(mask_name), mask_name);
+  }
+  const double load_weights_ms = ms_since(t_start);
+  const int threads =
+      opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  const std::size_t H = std::size_t(model.weights.H);
+  spdlog::debug("{}: {} inputs, this shard {}/{} runs {}", list, entries.size(), shard.k, shard.n,
+                mine.size());
+
+  attn::OutputDir summary_dir(cfg.output_dir);  // created (and checked) before any compute
+  nlohmann::json done = nlohmann::json::array();
+  Progress progress("inputs", mine.size(), Progress::wanted(opt.quiet));
+  for (const ListEntry* e : mine) {
+    const auto t_load = Clock::now();
+    bool batched = true;
+    attn::Tensor x = as_batched(attn::parse_input_bytes(attn::read_file(e->path, kMaxInputBytes),
+                                                        e->path, opt.allow_nonfinite),
+                                cfg, e->path, &batched);
+    const std::size_t B = x.shape[0], S = x.shape[1];
+    const std::optional<attn::Mask> padding = mask_for(mask, mask_name, B, S, e->path);
+    const double load_ms = ms_since(t_load);
+
+    const std::string dir = cfg.output_dir + "/" + e->name;
+    attn::OutputDir out(dir);
+    std::vector<std::size_t> maps_shape = {H, S, S};
+    if (batched) maps_shape.insert(maps_shape.begin(), B);
+    JobPlan plan;
+    plan.out = cfg.output_attention ? &out : nullptr;
+    plan.maps_shape = maps_shape;
+    plan.stats = opt.stats;
+    plan.threads = threads;
+    JobResult res =
+        run_job(model.weights, attn::attention_spec(cfg), x, padding ? &*padding : nullptr, plan);
+    warn_fully_masked(res.forward, e->path);
+    if (!batched) res.context.shape.erase(res.context.shape.begin());
+
+    const auto t_write = Clock::now();
+    out.add("context.npy", attn::encode_npy(res.context));
+    if (!cfg.output_attention) out.remove_on_commit("attention.npy");
+    RunFacts f;
+    f.cfg = &cfg;
+    f.layout = model.layout;
+    f.layout_detected = model.layout_detected;
+    f.weights_source = model.weights_source;
+    f.input_source = e->path;
+    f.input_shape = batched ? x.shape : std::vector<std::size_t>{S, x.shape[2]};
+    if (padding) f.padding_shape = padding->shape;
+    f.context_shape = res.context.shape;
+    if (cfg.output_attention) f.maps_shape = maps_shape;
+    f.threads = threads;
+    f.load_ms = load_ms;
+    f.compute_ms = res.compute_ms;
+    f.write_ms = ms_since(t_write);
+    nlohmann::json run = run_json(f, res);
+    run["input_list"] = {{"list", list}, {"line", e->line}, {"index", e->index}};
+    out.add("run.json", run.dump(2) + "\n");
+    out.commit();
+    f.write_ms = ms_since(t_write);
+    print_stats_table(res.stats, e->path, opt.quiet);
+    done.push_back(
+        {{"path", e->path},
+         {"line", e->line},
+         {"index", e->index},
+         {"dir", e->name},
+         {"shapes", run["shapes"]},
+         {"timings",
+          {{"load_ms", f.load_ms}, {"compute_ms", f.compute_ms}, {"write_ms", f.write_ms}}},
+         {"fully_masked_rows", res.forward.fully_masked_rows}});
+    spdlog::debug("wrote {}/", dir);
+    progress.advance(1);
+  }
+  progress.finish();
+
+  // Shards write their own summary, so parallel shards never race on one file.
+  const std::string summary_name = opt.shard_spec ? "summary-" + std::to_string(shard.k) + "-of-" +
+                                                        std::to_string(shard.n) + ".json"
+                                                  : "summary.json";
+  nlohmann::json summary;
+  summary["attn_run_version"] = ATTN_VERSION;
+  summary["config"] = cfg.file;
+  summary["input_list"] = list;
+  summary["list_inputs"] = entries.size();
+  summary["shard"] =
+      opt.shard_spec ? nlohmann::json{{"k", shard.k}, {"n", shard.n}} : nlohmann::json();
+  summary["weights"] = model.weights_source;
+  summary["layout"] = attn::layout_name(model.layout);
+  summary["threads"] = threads;
+  summary["load_weights_ms"] = load_weights_ms;
+  summary["total_ms"] = ms_since(t_start);
+  summary["inputs"] = done;
+  summary_dir.add(summary_name, summary.dump(2) + "\n");
+  summary_dir.commit();
+  spdlog::info("wrote {} result folders and {}/{}", mine.size(), cfg.output_dir, summary_name);
+  return 0;
+}
+
+}  // namespace app
