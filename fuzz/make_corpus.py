@@ -99,6 +99,13 @@ def make_npy():
             f.write(buf.getvalue())
 
 
+def info(z, name):
+    """A member entry with a fixed timestamp, so regenerating gives the same bytes."""
+    zi = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    zi.compress_type = z.compression
+    return zi
+
+
 def make_npz():
     d = fresh("npz")
     w = {"Wqkv.weight": rng.standard_normal((12, 4)).astype(np.float32),
@@ -117,9 +124,9 @@ def make_npz():
     # A zip archive with a comment and a non-.npy member: valid ZIP, refused as .npz.
     with zipfile.ZipFile(os.path.join(d, "zip_with_text.npz"), "w") as z:
         z.comment = b"not numpy"
-        z.writestr("README.txt", "hello")
+        z.writestr(info(z, "README.txt"), "hello")
     with zipfile.ZipFile(os.path.join(d, "zip_forced64.npz"), "w", zipfile.ZIP_DEFLATED) as z:
-        with z.open("x.npy", "w", force_zip64=True) as f:
+        with z.open(info(z, "x.npy"), "w", force_zip64=True) as f:
             f.write(npy_bytes(w["Wo.bias"]))
 
 

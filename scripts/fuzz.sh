@@ -6,14 +6,15 @@
 # required: any crash, sanitizer report, timeout, leak or out-of-memory makes
 # this script fail; the input is saved under build-fuzz/artifacts/<target>/
 # (copy it to fuzz/regressions/<target>/ once fixed, so the replay test keeps
-# it). New coverage inputs go to build-fuzz/work/<target>/, never to fuzz/corpus.
+# it). Dictionaries fuzz/<target>.dict are used when present. New coverage
+# inputs go to build-fuzz/work/<target>/, never to fuzz/corpus.
 # Needs the build dependencies scripts/setup.sh installs.
 # Usage: [FUZZ_SECONDS=60] [FUZZ_TARGETS="npy npz safetensors config"] [BUILD_JOBS=N] scripts/fuzz.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SECONDS_EACH=${FUZZ_SECONDS:-60}
-TARGETS=(${FUZZ_TARGETS:-npy npz safetensors config})
+read -r -a TARGETS <<<"${FUZZ_TARGETS:-npy npz safetensors config}"
 BUILD=build-fuzz
 
 # clang and its runtime (libFuzzer, sanitizers) from Debian, like scripts/setup.sh.
@@ -29,12 +30,15 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+start=$(date +%s)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link $SAN" -DCMAKE_C_FLAGS="$SAN" \
   -DATTN_BUILD_FUZZ=ON -DATTN_BUILD_TESTS=OFF -DATTN_BUILD_BENCH=OFF -DATTN_NATIVE=OFF >/dev/null
 cmake --build "$BUILD" -j"${BUILD_JOBS:-$(nproc)}" --target "${TARGETS[@]/#/fuzz_}" >/dev/null
+
+echo "fuzz: built in $(($(date +%s) - start)) s"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -43,8 +47,11 @@ total_runs=0
 for t in "${TARGETS[@]}"; do
   work="$BUILD/work/$t" artifacts="$BUILD/artifacts/$t/" log="$BUILD/fuzz_$t.log"
   mkdir -p "$work" "$artifacts" "fuzz/regressions/$t"
+  [[ -x "$BUILD/fuzz/fuzz_$t" ]] || { echo "fuzz: $BUILD/fuzz/fuzz_$t was not built" >&2; exit 2; }
+  dict=()
+  [[ -f "fuzz/$t.dict" ]] && dict=(-dict="fuzz/$t.dict")
   status=0
-  "$BUILD/fuzz_$t" "$work" "fuzz/corpus/$t" "fuzz/regressions/$t" \
+  "$BUILD/fuzz/fuzz_$t" "$work" "fuzz/corpus/$t" "fuzz/regressions/$t" "${dict[@]}" \
     -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -print_final_stats=1 -artifact_prefix="$artifacts" >"$log" 2>&1 || status=$?
   # libFuzzer's last summary line: "Done 123456 runs in 60 second(s)".

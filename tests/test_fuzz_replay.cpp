@@ -70,10 +70,11 @@ TEST_CASE("unit: the fuzz seeds are accepted where they are valid") {
   const attn::RawArray a = attn::parse_npy(npy.data(), npy.size(), "f4_bsc.npy");
   CHECK(a.shape == std::vector<std::size_t>{2, 3, 4});
   CHECK(attn::read_npz(attn::test::source_path("fuzz/corpus/npz/fused_deflated.npz")).size() == 4);
-  CHECK(attn::read_safetensors(attn::test::source_path("fuzz/corpus/safetensors/gpt2_f32.safetensors"))
+  CHECK(attn::read_safetensors(
+            attn::test::source_path("fuzz/corpus/safetensors/gpt2_f32.safetensors"))
             .size() == 4);
-  CHECK(attn::parse_config(attn::test::read_text(
-                               attn::test::source_path("fuzz/corpus/config/warner_causal.json")),
-                           "warner_causal.json")
+  CHECK(attn::parse_config(
+            attn::test::read_text(attn::test::source_path("fuzz/corpus/config/warner_causal.json")),
+            "warner_causal.json")
             .hidden_size > 0);
 }
