@@ -20,14 +20,10 @@
 #include "forward_job.h"
 #include "modes.h"
 #include "progress.h"
+#include "timing.h"
 
 namespace app {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 constexpr std::size_t kMaxListBytes = std::size_t(64) << 20;
 constexpr std::size_t kMaxInputBytes = std::size_t(64) << 30;

@@ -24,15 +24,11 @@
 #include "modes.h"
 #include "plot.h"
 #include "progress.h"
+#include "timing.h"
 #include "stdout_writer.h"
 
 namespace app {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 constexpr std::size_t kMaxStdinBytes = std::size_t(16) << 30;
 

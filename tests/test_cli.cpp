@@ -20,8 +20,8 @@ using attn::test::source_path;
 
 namespace {
 
-std::string bin() { return "'" + attn::test::binary() + "'"; }
-std::string cfg(const std::string& name) { return "'" + source_path("configs/" + name) + "'"; }
+std::string bin() { return attn::test::quoted_binary(); }
+std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
 
 // Every file in a folder with its bytes, to prove a failed run changed nothing.
 std::map<std::string, std::string> snapshot(const std::string& dir) {

@@ -23,8 +23,8 @@ using attn::test::source_path;
 
 namespace {
 
-std::string bin() { return "'" + attn::test::binary() + "'"; }
-std::string cfg(const std::string& name) { return "'" + source_path("configs/" + name) + "'"; }
+std::string bin() { return attn::test::quoted_binary(); }
+std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
 std::string q(const std::string& path) { return "'" + path + "'"; }
 
 attn::Tensor npy_of(const std::string& bytes, const std::string& name) {

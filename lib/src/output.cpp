@@ -4,6 +4,7 @@
 #include "attn/output.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -168,13 +169,27 @@ void OutputDir::commit() {
     errno = saved;
     if (!ok) throw Error(Exit::io, s.final_path + ": write failed: " + errno_text());
   }
+  // The renames are the moment the outputs change: hold SIGINT/SIGTERM/SIGHUP
+  // off until all of them are done, so a signal yields the old set or the new
+  // set, never a mix. A pending signal is delivered after the unblock.
+  sigset_t block, previous;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, &previous);
   for (Staged& s : staged_) {
-    if (::rename(s.temp_path.c_str(), s.final_path.c_str()) != 0)
+    if (::rename(s.temp_path.c_str(), s.final_path.c_str()) != 0) {
+      int saved = errno;
+      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+      errno = saved;
       throw Error(Exit::io, s.final_path + ": cannot rename into place: " + errno_text());
+    }
     live_remove(s.temp_path);
     s.temp_path.clear();
   }
   for (const std::string& path : stale_) ::unlink(path.c_str());
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   committed_ = true;
   staged_.clear();
 }

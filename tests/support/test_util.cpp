@@ -17,6 +17,10 @@ namespace attn::test {
 std::string source_dir() { return ATTN_SOURCE_DIR; }
 std::string source_path(const std::string& rel) { return source_dir() + "/" + rel; }
 std::string binary() { return ATTN_BINARY; }
+std::string quoted_binary() { return "'" + binary() + "'"; }
+std::string quoted_config(const std::string& name) {
+  return "'" + source_path("configs/" + name) + "'";
+}
 
 Diff compare(const Tensor& actual, const Tensor& expected) {
   Diff d;

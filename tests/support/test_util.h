@@ -41,6 +41,9 @@ struct RunResult {
 RunResult run(const std::string& command, const std::string& stdin_data = "");
 // Path of the built attn-run.
 std::string binary();
+// The same and a shipped config (configs/<name>), single-quoted for a shell command.
+std::string quoted_binary();
+std::string quoted_config(const std::string& name);
 
 std::string read_text(const std::string& path);
 void write_text(const std::string& path, const std::string& text);
