@@ -22,18 +22,6 @@ namespace {
 
 using kernels::HeadView;
 
-// out = a W^T + b, like torch.nn.Linear. a: (M, K) with leading dimension
-// lda; W: (N, K); bias: (N) or empty; out: (M, N) with leading dimension ldo.
-void linear(const float* a, std::size_t lda, std::size_t M, std::size_t K, const Tensor& W,
-            const Tensor& bias, float* out, std::size_t ldo) {
-  const std::size_t N = W.shape[0];
-  if (!bias.data.empty())
-    for (std::size_t r = 0; r < M; ++r) std::copy(bias.data.begin(), bias.data.end(), out + r * ldo);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(N),
-              static_cast<int>(K), 1.0f, a, static_cast<int>(lda), W.ptr(), static_cast<int>(K),
-              bias.data.empty() ? 0.0f : 1.0f, out, static_cast<int>(ldo));
-}
-
 // The unpadded key range of one batch row: [begin, end) holds every
 // unpadded key; holes = some padded key lies inside it.
 struct KeyRange {
@@ -78,10 +66,7 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& 
 
   // qkv = x Wqkv^T + b   (B*S, 3*H*D); left uninitialized, every element is written.
   std::unique_ptr<float[]> qkv(new float[B * S * ld]);
-  {
-    kernels::BlasThreads blas(threads);
-    linear(x.ptr(), C, B * S, C, w.w_qkv, w.b_qkv, qkv.get(), ld);
-  }
+  linear(x.ptr(), C, B * S, C, w.w_qkv, w.b_qkv, qkv.get(), ld, threads);
   stats.flops += 2.0 * double(B * S) * double(C) * double(ld);
 
   std::vector<KeyRange> ranges(B);
@@ -148,8 +133,7 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& 
   context.shape = {B, S, O};
   context.data.resize(B * S * O);
   if (w.has_out_proj) {
-    kernels::BlasThreads blas(threads);
-    linear(qkv.get(), ld, B * S, HD, w.w_out, w.b_out, context.ptr(), O);
+    linear(qkv.get(), ld, B * S, HD, w.w_out, w.b_out, context.ptr(), O, threads);
     stats.flops += 2.0 * double(B * S) * double(HD) * double(O);
   } else {
     for (std::size_t r = 0; r < B * S; ++r)

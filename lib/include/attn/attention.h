@@ -73,6 +73,13 @@ struct ForwardStats {
 ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& x,
                      const Mask* key_padding, Tensor& context, const ForwardOptions& opt);
 
+// out = a W^T + b, same as torch.nn.Linear, as row slices on attn-run's own
+// workers with OpenBLAS single-threaded (one threading layer). a: (M, K) with
+// leading dimension lda; W: (N, K); bias: (N) or empty; out: (M, N) with
+// leading dimension ldo. threads: 0 = all cores.
+void linear(const float* a, std::size_t lda, std::size_t M, std::size_t K, const Tensor& W,
+            const Tensor& bias, float* out, std::size_t ldo, int threads);
+
 // FLOPs of the dense forward pass (2 per multiply-add), counting causal
 // score and P·V work halved (only the lower triangle is computed).
 double forward_flops(const Weights& w, std::int64_t B, std::int64_t S, bool causal);
