@@ -17,6 +17,7 @@
 #include "attn/error.h"
 #include "attn/files.h"
 #include "attn/npy.h"
+#include "expect_error.h"
 #include "test_util.h"
 
 using namespace attn;
@@ -47,18 +48,10 @@ std::string f4_dict(const std::string& shape) {
 
 // Runs `f`, which must throw attn::Error with `code` and a message that
 // starts with `name: ` (the culprit first, CONTRACT.md "Exit codes").
+// The message starts with "<name>: ".
 void expect_error(const std::function<void()>& f, Exit code, const std::string& name,
                   const std::string& part = "") {
-  try {
-    f();
-    FAIL("no error thrown");
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    if (std::getenv("ATTN_SHOW_ERRORS")) MESSAGE(msg);
-    CHECK_MESSAGE(e.code() == code, msg);
-    CHECK_MESSAGE(msg.rfind(name + ": ", 0) == 0, msg);
-    if (!part.empty()) CHECK_MESSAGE(msg.find(part) != std::string::npos, msg, " lacks ", part);
-  }
+  test::expect_error(f, code, name + ": ", part);
 }
 
 void expect_parse_error(const std::string& image, const std::string& part = "") {

@@ -14,6 +14,7 @@
 
 #include "attn/error.h"
 #include "attn/state_dict.h"
+#include "expect_error.h"
 #include "test_util.h"
 
 using namespace attn;
@@ -21,24 +22,12 @@ using attn::test::read_text;
 using attn::test::source_path;
 using attn::test::TempDir;
 using attn::test::write_text;
+using attn::test::expect_error;
 
 namespace {
 
 std::string fixture(const std::string& name) { return source_path("tests/fixtures/npy/" + name); }
 
-void expect_error(const std::function<void()>& f, Exit code, const std::string& name,
-                  const std::string& part = "") {
-  try {
-    f();
-    FAIL("no error thrown");
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    if (std::getenv("ATTN_SHOW_ERRORS")) MESSAGE(msg);
-    CHECK_MESSAGE(e.code() == code, msg);
-    CHECK_MESSAGE(msg.rfind(name, 0) == 0, msg);
-    if (!part.empty()) CHECK_MESSAGE(msg.find(part) != std::string::npos, msg, " lacks ", part);
-  }
-}
 
 // Compares every key of `sd` with the expected bytes written by the generator.
 void check_against_expected(const StateDict& sd, const std::string& prefix,

@@ -2,74 +2,29 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <vector>
 
 namespace attn::ref {
 
+// The whole map: every query row of every batch row through attention_rows.
 Result attention(const Weights& w, const Tensor& x, const Mask* key_padding, double scale,
                  bool causal) {
-  const std::size_t B = x.shape[0], S = x.shape[1], C = x.shape[2];
-  const std::size_t H = w.H, D = w.D, HD = H * D, O = w.O;
+  const std::size_t B = x.shape[0], S = x.shape[1], H = w.H;
+  std::vector<std::size_t> all_rows(S);
+  std::iota(all_rows.begin(), all_rows.end(), 0);
   Result r;
   r.attention = Tensor({B, H, S, S});
-  Tensor y({B, S, HD});  // concatenated head outputs
-
   for (std::size_t b = 0; b < B; ++b) {
-    // qkv[s][j] = sum_c x[b,s,c] * Wqkv[j,c] + bqkv[j]   (torch.nn.Linear)
-    std::vector<double> qkv(S * 3 * HD);
-    for (std::size_t s = 0; s < S; ++s)
-      for (std::size_t j = 0; j < 3 * HD; ++j) {
-        double acc = w.b_qkv.empty() ? 0.0 : w.b_qkv.data[j];
-        for (std::size_t c = 0; c < C; ++c)
-          acc += double(x.data[(b * S + s) * C + c]) * w.w_qkv.data[j * C + c];
-        qkv[s * 3 * HD + j] = acc;
-      }
-    auto q = [&](std::size_t s, std::size_t h, std::size_t d) { return qkv[s * 3 * HD + h * D + d]; };
-    auto k = [&](std::size_t s, std::size_t h, std::size_t d) { return qkv[s * 3 * HD + HD + h * D + d]; };
-    auto v = [&](std::size_t s, std::size_t h, std::size_t d) { return qkv[s * 3 * HD + 2 * HD + h * D + d]; };
-
-    for (std::size_t h = 0; h < H; ++h)
-      for (std::size_t i = 0; i < S; ++i) {
-        std::vector<double> p(S, 0.0);
-        std::vector<bool> allowed(S);
-        double mx = -std::numeric_limits<double>::infinity();
-        for (std::size_t j = 0; j < S; ++j) {
-          allowed[j] = !(causal && j > i) && !(key_padding && key_padding->data[b * S + j]);
-          if (!allowed[j]) continue;
-          double dot = 0.0;
-          for (std::size_t d = 0; d < D; ++d) dot += q(i, h, d) * k(j, h, d);
-          p[j] = dot * scale;
-          mx = std::max(mx, p[j]);
-        }
-        double sum = 0.0;
-        for (std::size_t j = 0; j < S; ++j) {
-          p[j] = allowed[j] ? std::exp(p[j] - mx) : 0.0;
-          sum += p[j];
-        }
-        if (sum == 0.0) ++r.fully_masked_rows;  // every key masked: zeros, not NaN
-        for (std::size_t j = 0; j < S; ++j) {
-          p[j] = sum > 0.0 ? p[j] / sum : 0.0;
-          r.attention.data[((b * H + h) * S + i) * S + j] = float(p[j]);
-        }
-        for (std::size_t d = 0; d < D; ++d) {
-          double acc = 0.0;
-          for (std::size_t j = 0; j < S; ++j) acc += p[j] * v(j, h, d);
-          y.data[(b * S + i) * HD + h * D + d] = float(acc);
-        }
-      }
+    const Result rb = attention_rows(w, x, key_padding, scale, causal, b, all_rows);
+    const std::size_t width = rb.context.shape[1];  // O, or H*D without out_proj
+    if (b == 0) r.context = Tensor({B, S, width});
+    std::copy(rb.context.data.begin(), rb.context.data.end(), r.context.data.begin() + b * S * width);
+    // (H, S, S) of batch row b is contiguous in (B, H, S, S).
+    std::copy(rb.attention.data.begin(), rb.attention.data.end(),
+              r.attention.data.begin() + b * H * S * S);
+    r.fully_masked_rows += rb.fully_masked_rows;
   }
-
-  if (!w.has_out_proj) {
-    r.context = y;
-    return r;
-  }
-  r.context = Tensor({B, S, O});
-  for (std::size_t t = 0; t < B * S; ++t)
-    for (std::size_t o = 0; o < O; ++o) {
-      double acc = w.b_out.empty() ? 0.0 : w.b_out.data[o];
-      for (std::size_t j = 0; j < HD; ++j) acc += double(y.data[t * HD + j]) * w.w_out.data[o * HD + j];
-      r.context.data[t * O + o] = float(acc);
-    }
   return r;
 }
 
