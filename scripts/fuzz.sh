@@ -17,18 +17,9 @@ SECONDS_EACH=${FUZZ_SECONDS:-60}
 read -r -a TARGETS <<<"${FUZZ_TARGETS:-npy npz safetensors config}"
 BUILD=build-fuzz
 
-# clang and its runtime (libFuzzer, sanitizers) from Debian, like scripts/setup.sh.
-missing=()
-for p in clang libclang-rt-14-dev; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "fuzz: installing ${missing[*]}" >&2
-  sudo=""
-  if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# clang and its runtime (libFuzzer, sanitizers) from Debian.
+source scripts/apt_packages.sh
+ensure_packages clang libclang-rt-14-dev
 
 start=$(date +%s)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"

@@ -9,17 +9,8 @@ PACKAGES=(cmake g++ make libcli11-dev nlohmann-json3-dev libxtensor-dev xtl-dev 
           libxtensor-blas-dev libopenblas-dev libspdlog-dev doctest-dev zlib1g-dev
           pkg-config libcairo2-dev)
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}" >&2
-  sudo=""
-  if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+source scripts/apt_packages.sh
+ensure_packages "${PACKAGES[@]}"
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 cmake --build build -j"$(nproc)"
