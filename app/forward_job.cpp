@@ -123,4 +123,14 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
   return run;
 }
 
+RunFacts model_facts(const attn::Config& cfg, const attn::LoadedRun& model, int threads) {
+  RunFacts f;
+  f.cfg = &cfg;
+  f.layout = model.layout;
+  f.layout_detected = model.layout_detected;
+  f.weights_source = model.weights_source;
+  f.threads = threads;
+  return f;
+}
+
 }  // namespace app

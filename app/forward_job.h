@@ -65,4 +65,8 @@ struct RunFacts {
 };
 nlohmann::json run_json(const RunFacts& f, const JobResult& r);
 
+// The facts that come from the config and the weights, the same for every
+// input of a run; the caller fills in the input's own.
+RunFacts model_facts(const attn::Config& cfg, const attn::LoadedRun& model, int threads);
+
 }  // namespace app

@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "attn/error.h"
 #include "attn/files.h"
@@ -26,7 +25,6 @@ namespace app {
 namespace {
 
 constexpr std::size_t kMaxListBytes = std::size_t(64) << 20;
-constexpr std::size_t kMaxInputBytes = std::size_t(64) << 30;
 
 struct ListEntry {
   std::string path;       // resolved against the list's folder
@@ -90,48 +88,6 @@ std::vector<ListEntry> read_list(const std::string& list) {
   return entries;
 }
 
-// Same checks as load_run's for --input: (S, C) or (B, S, C), C = hidden_size,
-// non-empty, S within context_size.
-attn::Tensor as_batched(attn::Tensor t, const attn::Config& cfg, const std::string& name,
-                        bool* batched) {
-  if (t.ndim() != 2 && t.ndim() != 3)
-    throw attn::Error(attn::Exit::data, name +
-                                            ": expected token embeddings of shape (S, C) or "
-                                            "(B, S, C), found " +
-                                            attn::shape_str(t.shape));
-  *batched = t.ndim() == 3;
-  if (!*batched) t.shape.insert(t.shape.begin(), 1);
-  if (t.shape[2] != std::size_t(cfg.hidden_size))
-    throw attn::Error(attn::Exit::data, name + ": expected last dimension C = hidden_size = " +
-                                            std::to_string(cfg.hidden_size) + ", found shape " +
-                                            attn::shape_str(t.shape));
-  if (t.shape[0] == 0 || t.shape[1] == 0)
-    throw attn::Error(attn::Exit::data, name + ": empty input " + attn::shape_str(t.shape) +
-                                            "; need at least one sequence of at least one token");
-  if (cfg.context_size && t.shape[1] > std::size_t(*cfg.context_size))
-    throw attn::Error(attn::Exit::data, name + ": sequence length " + std::to_string(t.shape[1]) +
-                                            " exceeds context_size " +
-                                            std::to_string(*cfg.context_size));
-  return t;
-}
-
-// The padding mask given once for the whole list: (S,) broadcast, or (B, S).
-std::optional<attn::Mask> mask_for(const std::optional<attn::Mask>& m, const std::string& mask_name,
-                                   std::size_t B, std::size_t S, const std::string& input) {
-  if (!m) return std::nullopt;
-  if (m->shape.size() == 1 && m->shape[0] == S) {
-    attn::Mask out{{B, S}, {}};
-    for (std::size_t b = 0; b < B; ++b)
-      out.data.insert(out.data.end(), m->data.begin(), m->data.end());
-    return out;
-  }
-  if (m->shape.size() == 2 && m->shape[0] == B && m->shape[1] == S) return m;
-  throw attn::Error(attn::Exit::data, mask_name + ": expected padding mask of shape (" +
-                                          std::to_string(S) + ",) or (" + std::to_string(B) + ", " +
-                                          std::to_string(S) + ") to fit " + input + ", found " +
-                                          attn::shape_str(m->shape));
-}
-
 }  // namespace
 
 int run_input_list(const Options& opt) {
@@ -152,21 +108,10 @@ int run_input_list(const Options& opt) {
   attn::LoadedRun model;
   model.weights = attn::load_model_weights(cfg, opt.allow_nonfinite, &model.layout,
                                            &model.layout_detected, &model.weights_source);
-  std::optional<attn::Mask> mask;
   std::string mask_name;
-  if (opt.padding_mask) {
-    mask_name = *opt.padding_mask;
-    mask = attn::to_mask(attn::read_npy(mask_name), mask_name);
-  } else if (cfg.padding_mask_inline) {
-    mask_name = "padding_mask";
-    mask = cfg.padding_mask_inline;
-  } else if (!cfg.padding_mask_path.empty()) {
-    mask_name = cfg.padding_mask_path;
-    mask = attn::to_mask(attn::read_npy(mask_name), mask_name);
-  }
+  const std::optional<attn::Mask> mask = attn::read_padding_mask(cfg, opt.padding_mask, &mask_name);
   const double load_weights_ms = ms_since(t_start);
-  const int threads =
-      opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = worker_threads(opt);
   const std::size_t H = std::size_t(model.weights.H);
   spdlog::debug("{}: {} inputs, this shard {}/{} runs {}", list, entries.size(), shard.k, shard.n,
                 mine.size());
@@ -177,11 +122,11 @@ int run_input_list(const Options& opt) {
   for (const ListEntry* e : mine) {
     const auto t_load = Clock::now();
     bool batched = true;
-    attn::Tensor x = as_batched(attn::parse_input_bytes(attn::read_file(e->path, kMaxInputBytes),
-                                                        e->path, opt.allow_nonfinite),
-                                cfg, e->path, &batched);
+    attn::Tensor x = attn::batch_input(attn::read_input_file(e->path, opt.allow_nonfinite), cfg,
+                                       e->path, &batched);
     const std::size_t B = x.shape[0], S = x.shape[1];
-    const std::optional<attn::Mask> padding = mask_for(mask, mask_name, B, S, e->path);
+    std::optional<attn::Mask> padding;
+    if (mask) padding = attn::batch_mask(*mask, B, S, mask_name, e->path);
     const double load_ms = ms_since(t_load);
 
     const std::string dir = cfg.output_dir + "/" + e->name;
@@ -201,17 +146,12 @@ int run_input_list(const Options& opt) {
     const auto t_write = Clock::now();
     out.add("context.npy", attn::encode_npy(res.context));
     if (!cfg.output_attention) out.remove_on_commit("attention.npy");
-    RunFacts f;
-    f.cfg = &cfg;
-    f.layout = model.layout;
-    f.layout_detected = model.layout_detected;
-    f.weights_source = model.weights_source;
+    RunFacts f = model_facts(cfg, model, threads);
     f.input_source = e->path;
     f.input_shape = batched ? x.shape : std::vector<std::size_t>{S, x.shape[2]};
     if (padding) f.padding_shape = padding->shape;
     f.context_shape = res.context.shape;
     if (cfg.output_attention) f.maps_shape = maps_shape;
-    f.threads = threads;
     f.load_ms = load_ms;
     f.compute_ms = res.compute_ms;
     f.write_ms = ms_since(t_write);

@@ -1,6 +1,9 @@
 #include "options.h"
 
 #include <algorithm>
+#include <thread>
+
+#include <algorithm>
 #include <cctype>
 
 #include "attn/error.h"
@@ -170,6 +173,10 @@ void check_option_combinations(const Options& opt) {
                                                       : "--attn-stdout") +
                                    ": not available with --input-list (draw one input at a time)");
   }
+}
+
+int worker_threads(const Options& opt) {
+  return opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 attn::Config load_config_with_flags(const Options& opt) {

@@ -57,6 +57,9 @@ void check_option_combinations(const Options& opt);
 // Registers the options on `app` (CLI11's example style: setup + run).
 void setup_options(CLI::App& app, Options& opt);
 
+// --threads, or every core when not given.
+int worker_threads(const Options& opt);
+
 // The config file with the flags applied and re-resolved.
 attn::Config load_config_with_flags(const Options& opt);
 

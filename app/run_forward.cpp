@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <thread>
 
 #include "attn/attention.h"
 #include "attn/error.h"
@@ -137,8 +136,7 @@ int run_forward(const Options& opt) {
   const std::size_t B = r.x.shape[0], S = r.x.shape[1], H = std::size_t(r.weights.H);
   const bool want_maps = to_dir && cfg.output_attention;
   const bool pictures = opt.plot || opt.show;
-  const int threads =
-      opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = worker_threads(opt);
   spdlog::debug("weights {} ({}), input {} {}, threads {}", r.weights_source,
                 attn::layout_name(r.layout), r.input_source, attn::shape_str(r.x.shape), threads);
 
@@ -184,17 +182,12 @@ int run_forward(const Options& opt) {
     const auto t_write = Clock::now();
     out->add("context.npy", attn::encode_npy(res.context));
     if (!want_maps) out->remove_on_commit("attention.npy");
-    RunFacts f;
-    f.cfg = &cfg;
-    f.layout = r.layout;
-    f.layout_detected = r.layout_detected;
-    f.weights_source = r.weights_source;
+    RunFacts f = model_facts(cfg, r, threads);
     f.input_source = r.input_source;
     f.input_shape = r.batched ? r.x.shape : std::vector<std::size_t>{S, r.x.shape[2]};
     if (r.padding) f.padding_shape = r.padding->shape;
     f.context_shape = res.context.shape;
     if (want_maps) f.maps_shape = maps_shape;
-    f.threads = threads;
     f.load_ms = load_ms;
     f.compute_ms = res.compute_ms;
     f.write_ms = ms_since(t_write);

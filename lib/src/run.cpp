@@ -24,42 +24,6 @@ bool looks_like_npy(const std::vector<std::uint8_t>& b) {
   return b.size() >= 6 && std::memcmp(b.data(), "\x93NUMPY", 6) == 0;
 }
 
-// (S, C) -> (1, S, C); (B, S, C) kept; anything else refused.
-Tensor as_batched(Tensor t, const Config& cfg, const std::string& name, bool* batched) {
-  if (t.ndim() != 2 && t.ndim() != 3)
-    throw Error(Exit::data, name + ": expected token embeddings of shape (S, C) or (B, S, C), found " +
-                                shape_str(t.shape));
-  *batched = t.ndim() == 3;
-  if (!*batched) t.shape.insert(t.shape.begin(), 1);
-  const std::size_t B = t.shape[0], S = t.shape[1], C = t.shape[2];
-  if (C != std::size_t(cfg.hidden_size))
-    throw Error(Exit::data, name + ": expected last dimension C = hidden_size = " +
-                                std::to_string(cfg.hidden_size) + ", found shape " +
-                                shape_str(t.shape));
-  if (B == 0 || S == 0)
-    throw Error(Exit::data, name + ": empty input " + shape_str(t.shape) +
-                                "; need at least one sequence of at least one token");
-  if (cfg.context_size && S > std::size_t(*cfg.context_size))
-    throw Error(Exit::data, name + ": sequence length " + std::to_string(S) +
-                                " exceeds context_size " + std::to_string(*cfg.context_size));
-  return t;
-}
-
-// (S,) broadcast over the batch, or (B, S); true = padded key.
-Mask as_batch_mask(Mask m, std::size_t B, std::size_t S, const std::string& name) {
-  if (m.shape.size() == 1 && m.shape[0] == S) {
-    Mask out{{B, S}, {}};
-    for (std::size_t b = 0; b < B; ++b) out.data.insert(out.data.end(), m.data.begin(), m.data.end());
-    return out;
-  }
-  if (m.shape.size() == 2 && m.shape[0] == B && m.shape[1] == S) return m;
-  throw Error(Exit::data, name + ": expected padding mask of shape (" + std::to_string(S) +
-                              ",) or (" + std::to_string(B) + ", " + std::to_string(S) +
-                              "), found " + shape_str(m.shape));
-}
-
-Mask read_mask_file(const std::string& path) { return to_mask(read_npy(path), path); }
-
 }  // namespace
 
 Tensor parse_input_bytes(const std::vector<std::uint8_t>& bytes, const std::string& name,
@@ -81,6 +45,61 @@ Tensor parse_input_bytes(const std::vector<std::uint8_t>& bytes, const std::stri
     throw Error(Exit::data, name + ": malformed JSON: " + e.what());
   }
   return tensor_from_json(j, name, Exit::data);
+}
+
+Tensor read_input_file(const std::string& path, bool allow_nonfinite) {
+  return parse_input_bytes(read_file(path, kMaxInputBytes), path, allow_nonfinite);
+}
+
+Tensor batch_input(Tensor t, const Config& cfg, const std::string& name, bool* batched) {
+  if (t.ndim() != 2 && t.ndim() != 3)
+    throw Error(Exit::data, name + ": expected token embeddings of shape (S, C) or (B, S, C), found " +
+                                shape_str(t.shape));
+  *batched = t.ndim() == 3;
+  if (!*batched) t.shape.insert(t.shape.begin(), 1);
+  const std::size_t B = t.shape[0], S = t.shape[1], C = t.shape[2];
+  if (C != std::size_t(cfg.hidden_size))
+    throw Error(Exit::data, name + ": expected last dimension C = hidden_size = " +
+                                std::to_string(cfg.hidden_size) + ", found shape " +
+                                shape_str(t.shape));
+  if (B == 0 || S == 0)
+    throw Error(Exit::data, name + ": empty input " + shape_str(t.shape) +
+                                "; need at least one sequence of at least one token");
+  if (cfg.context_size && S > std::size_t(*cfg.context_size))
+    throw Error(Exit::data, name + ": sequence length " + std::to_string(S) +
+                                " exceeds context_size " + std::to_string(*cfg.context_size));
+  return t;
+}
+
+std::optional<Mask> read_padding_mask(const Config& cfg, const std::optional<std::string>& flag,
+                                      std::string* name) {
+  if (flag) {
+    *name = *flag;
+    return to_mask(read_npy(*flag), *flag);
+  }
+  if (cfg.padding_mask_inline) {
+    *name = "padding_mask";
+    return cfg.padding_mask_inline;
+  }
+  if (!cfg.padding_mask_path.empty()) {
+    *name = cfg.padding_mask_path;
+    return to_mask(read_npy(cfg.padding_mask_path), cfg.padding_mask_path);
+  }
+  return std::nullopt;
+}
+
+Mask batch_mask(const Mask& m, std::size_t B, std::size_t S, const std::string& name,
+                const std::string& input) {
+  if (m.shape.size() == 1 && m.shape[0] == S) {
+    Mask out{{B, S}, {}};
+    for (std::size_t b = 0; b < B; ++b) out.data.insert(out.data.end(), m.data.begin(), m.data.end());
+    return out;
+  }
+  if (m.shape.size() == 2 && m.shape[0] == B && m.shape[1] == S) return m;
+  throw Error(Exit::data, name + ": expected padding mask of shape (" + std::to_string(S) +
+                              ",) or (" + std::to_string(B) + ", " + std::to_string(S) + ")" +
+                              (input.empty() ? "" : " to fit " + input) + ", found " +
+                              shape_str(m.shape));
 }
 
 AttentionSpec attention_spec(const Config& cfg) {
@@ -127,28 +146,22 @@ LoadedRun load_run(const Config& cfg, const LoadOptions& opt) {
     x = parse_input_bytes(opt.stdin_bytes, "-", opt.allow_nonfinite);
   } else if (opt.input_path) {
     r.input_source = *opt.input_path;
-    x = parse_input_bytes(read_file(*opt.input_path, kMaxInputBytes), *opt.input_path,
-                          opt.allow_nonfinite);
+    x = read_input_file(*opt.input_path, opt.allow_nonfinite);
   } else if (cfg.input_inline) {
     r.input_source = "config";
     x = *cfg.input_inline;
   } else if (!cfg.input_path.empty()) {
     r.input_source = cfg.input_path;
-    x = parse_input_bytes(read_file(cfg.input_path, kMaxInputBytes), cfg.input_path,
-                          opt.allow_nonfinite);
+    x = read_input_file(cfg.input_path, opt.allow_nonfinite);
   } else {
     throw Error(Exit::config, "input: no input given; set \"input\" in the config or pass --input");
   }
   std::string input_name = r.input_source == "config" ? "input" : r.input_source;
-  r.x = as_batched(std::move(x), cfg, input_name, &r.batched);
+  r.x = batch_input(std::move(x), cfg, input_name, &r.batched);
 
-  const std::size_t B = r.x.shape[0], S = r.x.shape[1];
-  if (opt.padding_mask_path)
-    r.padding = as_batch_mask(read_mask_file(*opt.padding_mask_path), B, S, *opt.padding_mask_path);
-  else if (cfg.padding_mask_inline)
-    r.padding = as_batch_mask(*cfg.padding_mask_inline, B, S, "padding_mask");
-  else if (!cfg.padding_mask_path.empty())
-    r.padding = as_batch_mask(read_mask_file(cfg.padding_mask_path), B, S, cfg.padding_mask_path);
+  std::string mask_name;
+  if (auto mask = read_padding_mask(cfg, opt.padding_mask_path, &mask_name))
+    r.padding = batch_mask(*mask, r.x.shape[0], r.x.shape[1], mask_name);
   return r;
 }
 

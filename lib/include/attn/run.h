@@ -43,9 +43,30 @@ LoadedRun load_run(const Config& cfg, const LoadOptions& opt);
 Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layout,
                            bool* detected, std::string* source);
 
-// Input bytes (a .npy image or JSON nested array text) to (B, S, C) values.
+// Input bytes (a .npy image or JSON nested array text) to their values, as
+// given: (S, C) or (B, S, C) before batch_input checks them.
 Tensor parse_input_bytes(const std::vector<std::uint8_t>& bytes, const std::string& name,
                          bool allow_nonfinite);
+
+// The same from a file (.npy or JSON), read with a sanity cap on its size.
+Tensor read_input_file(const std::string& path, bool allow_nonfinite);
+
+// Token embeddings checked against the config: (S, C) becomes (1, S, C) with
+// *batched = false, (B, S, C) is kept; C must be hidden_size, B and S >= 1,
+// S <= context_size. `name` (file, "-" or "input") starts every message.
+Tensor batch_input(Tensor t, const Config& cfg, const std::string& name, bool* batched);
+
+// The padding mask as given, before batching: from the --padding-mask flag
+// when set, else the config's inline mask, else its padding_mask file;
+// nullopt when there is none. *name is set to what names it in messages.
+std::optional<Mask> read_padding_mask(const Config& cfg, const std::optional<std::string>& flag,
+                                      std::string* name);
+
+// A padding mask for a (B, S) batch: (S,) applies to every sequence, (B, S) as
+// is; any other shape is Exit::data naming `name` (and `input`, when given,
+// as what it had to fit).
+Mask batch_mask(const Mask& m, std::size_t B, std::size_t S, const std::string& name,
+                const std::string& input = "");
 
 // AttentionSpec from config: scale and causal.
 AttentionSpec attention_spec(const Config& cfg);
