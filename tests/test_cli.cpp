@@ -12,6 +12,7 @@
 
 #include "attn/npy.h"
 #include "attn/report.h"
+#include "cli_checks.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -23,20 +24,10 @@ namespace {
 std::string bin() { return attn::test::quoted_binary(); }
 std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
 
-// Every file in a folder with its bytes, to prove a failed run changed nothing.
-std::map<std::string, std::string> snapshot(const std::string& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    files[e.path().filename().string()] = attn::test::read_text(e.path().string());
-  return files;
-}
+using attn::test::snapshot;
 
 void check_error(const attn::test::RunResult& r, int code, const std::string& culprit) {
-  CHECK(r.exit_code == code);
-  CHECK(r.out.empty());
-  CHECK(r.err.rfind("attn-run: error: ", 0) == 0);
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK_MESSAGE(r.err.find(culprit) != std::string::npos, "stderr: " << r.err);
+  attn::test::check_cli_failure(r, code, {culprit});
 }
 
 }  // namespace
@@ -115,9 +106,7 @@ TEST_CASE("cli: stdout formats json and npy carry the same values") {
   REQUIRE(text.exit_code == 0);
   REQUIRE(json.exit_code == 0);
   REQUIRE(npy.exit_code == 0);
-  auto a = attn::to_float32(attn::parse_npy(reinterpret_cast<const std::uint8_t*>(npy.out.data()),
-                                            npy.out.size(), "stdout"),
-                            "stdout", false);
+  auto a = attn::test::npy_values(npy.out, "stdout");
   CHECK(a.shape == std::vector<std::size_t>{6, 8});
   auto j = nlohmann::json::parse(json.out);
   REQUIRE(j.size() == 6);

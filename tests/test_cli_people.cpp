@@ -27,11 +27,6 @@ std::string bin() { return attn::test::quoted_binary(); }
 std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
 std::string q(const std::string& path) { return "'" + path + "'"; }
 
-attn::Tensor npy_of(const std::string& bytes, const std::string& name) {
-  return attn::to_float32(
-      attn::parse_npy(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), name),
-      name, false);
-}
 attn::Tensor npy_file(const std::string& path) {
   return attn::to_float32(attn::read_npy(path), path, false);
 }
@@ -262,7 +257,7 @@ TEST_CASE("cli_people: stdin and stdout round trip, with and without NumPy") {
   auto from_file = run(bin() + " --config " + cfg("warner_causal.json") + " --format npy");
   REQUIRE(from_file.exit_code == 0);
   CHECK(from_stdin.out == from_file.out);
-  const attn::Tensor ctx = npy_of(from_file.out, "stdout");
+  const attn::Tensor ctx = attn::test::npy_values(from_file.out, "stdout");
   CHECK(ctx.shape == std::vector<std::size_t>{6, 8});
   REQUIRE(run(bin() + " -q --config " + cfg("warner_causal.json") + " --out-dir " + q(t / "o"))
               .exit_code == 0);
@@ -270,7 +265,7 @@ TEST_CASE("cli_people: stdin and stdout round trip, with and without NumPy") {
   // --attn-stdout: the maps instead of the context, (H, S, S) or (B, H, S, S).
   auto maps = run(bin() + " --config " + cfg("warner_causal.json") + " --attn-stdout --format npy");
   REQUIRE(maps.exit_code == 0);
-  const attn::Tensor m = npy_of(maps.out, "stdout");
+  const attn::Tensor m = attn::test::npy_values(maps.out, "stdout");
   CHECK(m.shape == std::vector<std::size_t>{2, 6, 6});
   CHECK(m.data == npy_file(t / "o/attention.npy").data);
   auto batched =

@@ -24,9 +24,7 @@ TEST_CASE("gpt2_containers: layer 1 of every container gives HF GPT2Attention's 
     auto r = attn::test::run("'" + attn::test::binary() + "' --config '" + e.path().string() +
                              "' --format npy");
     REQUIRE(r.exit_code == 0);
-    const auto got = attn::to_float32(
-        attn::parse_npy(reinterpret_cast<const std::uint8_t*>(r.out.data()), r.out.size(), "stdout"),
-        "stdout", false);
+    const auto got = attn::test::npy_values(r.out, "stdout");
     const auto d = attn::test::compare(got, want);
     INFO(attn::test::describe(d));
     CHECK(d.shape_ok);

@@ -20,6 +20,7 @@
 #include <map>
 
 #include "attn/npy.h"
+#include "cli_checks.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -34,14 +35,8 @@ std::string bin() { return q(attn::test::binary()); }
 std::string fixtures() { return source_path("tests/fixtures/hostile"); }
 std::string base_cfg() { return q(fixtures() + "/config.json"); }
 
-// Every file in a folder with its bytes (hidden temporaries included).
-std::map<std::string, std::string> snapshot(const std::string& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    files[e.path().filename().string()] =
-        e.is_regular_file() ? attn::test::read_text(e.path().string()) : "<not a file>";
-  return files;
-}
+using attn::test::check_cli_failure;
+using attn::test::snapshot;
 
 // Names of leftover temporaries (OutputDir's ".<name>.attn-run-tmp-<pid>-<n>").
 std::vector<std::string> temporaries(const std::string& dir) {
@@ -58,17 +53,6 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
     s.replace(at, from.size(), to);
   return s;
-}
-
-// The failure contract on one result: code, one "attn-run: error: " line naming
-// every culprit, nothing on stdout.
-void check_failure(const RunResult& r, int code, const std::vector<std::string>& culprits) {
-  CHECK_MESSAGE(r.exit_code == code, "stderr: " << r.err);
-  CHECK_MESSAGE(r.out.empty(), "stdout: " << r.out.substr(0, 200));
-  CHECK_MESSAGE(r.err.rfind("attn-run: error: ", 0) == 0, "stderr: " << r.err);
-  CHECK_MESSAGE(std::count(r.err.begin(), r.err.end(), '\n') == 1, "stderr: " << r.err);
-  for (const std::string& c : culprits)
-    CHECK_MESSAGE(r.err.find(c) != std::string::npos, "stderr: " << r.err << "culprit: " << c);
 }
 
 enum class Out {
@@ -297,10 +281,10 @@ TEST_CASE("hostile: every case gives its exit code and one error line and leaves
     }
     if (c.out == Out::both) {
       RunResult r = run(cmd + " --out-dir " + q(out));
-      check_failure(r, c.code, c.culprits);
+      check_cli_failure(r, c.code, c.culprits);
     }
     RunResult r = run(cmd);
-    check_failure(r, c.code, c.culprits);
+    check_cli_failure(r, c.code, c.culprits);
     CHECK(snapshot(out) == before);
     CHECK(temporaries(t.path).empty());
   }
@@ -339,7 +323,7 @@ TEST_CASE("hostile: --out-dir on a full disk gives 74 and keeps the old outputs"
   }
   RunResult r = run(bin() + " -q --config " + base_cfg() + " --input " +
                     q(fixtures() + "/npy/valid_fortran_f2.npy") + " --out-dir " + q(out));
-  check_failure(r, 74, {out});
+  check_cli_failure(r, 74, {out});
   CHECK(snapshot(out) == before);
   CHECK(temporaries(mnt).empty());
 }

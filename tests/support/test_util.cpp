@@ -1,5 +1,7 @@
 #include "test_util.h"
 
+#include "attn/npy.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,6 +70,19 @@ std::string read_text(const std::string& path) {
   std::ostringstream s;
   s << f.rdbuf();
   return s.str();
+}
+
+Tensor npy_values(const std::string& bytes, const std::string& name) {
+  return to_float32(parse_npy(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), name),
+                    name, false);
+}
+
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    files[e.path().filename().string()] =
+        e.is_regular_file() ? read_text(e.path().string()) : "<not a file>";
+  return files;
 }
 
 void write_text(const std::string& path, const std::string& text) {

@@ -2,6 +2,7 @@
 // fixtures paths, temporary folders, running the built binary.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,13 @@ std::string quoted_binary();
 std::string quoted_config(const std::string& name);
 
 std::string read_text(const std::string& path);
+
+// The values of a .npy image held in memory (e.g. captured stdout).
+Tensor npy_values(const std::string& bytes, const std::string& name);
+
+// Every entry of a folder with its bytes ("<not a file>" for others), to
+// prove that a failed run changed nothing.
+std::map<std::string, std::string> snapshot(const std::string& dir);
 void write_text(const std::string& path, const std::string& text);
 
 // Deterministic pseudo-random tensor for tests (values in [-1, 1)).
