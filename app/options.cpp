@@ -61,8 +61,7 @@ void setup_options(CLI::App& app, Options& opt) {
       });
   out->add_option("--dump-weights", opt.dump_dir,
                   "print a table of the weights, or write them to DIR as <key>.npy")
-      ->expected(0, 1)
-      ->each([&opt](const std::string&) { opt.dump_weights = true; });
+      ->expected(0, 1);  // given at all: main() sets opt.dump_weights from its count
   out->add_option("--layout", opt.layout, "weight layout to dump as (or to read with)")
       ->check(CLI::IsMember(attn::layout_names()));
 
