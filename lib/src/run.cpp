@@ -112,15 +112,13 @@ AttentionSpec attention_spec(const Config& cfg) {
 Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layout,
                            bool* detected, std::string* source) {
   if (!cfg.weights.empty()) {
-    StateDict all = read_state_dict(cfg.weights);
-    Layout l = cfg.layout ? *cfg.layout
-                          : detect_layout(select_keys(all, cfg.weights_prefix, Layout::fused),
-                                          cfg.weights);
+    // The layer's keys (prefix stripped, buffers dropped), then its layout.
+    const StateDict layer = select_keys(read_state_dict(cfg.weights), cfg.weights_prefix);
+    const Layout l = cfg.layout ? *cfg.layout : detect_layout(layer, cfg.weights);
     *layout = l;
     *detected = !cfg.layout.has_value();
     *source = cfg.weights;
-    return load_weights(select_keys(all, cfg.weights_prefix, l), cfg, l, cfg.weights,
-                        allow_nonfinite);
+    return load_weights(layer, cfg, l, cfg.weights, allow_nonfinite);
   }
   if (cfg.init_seed) {
     if (!cfg.layout) throw Error(Exit::config, "layout: required with \"init\"");

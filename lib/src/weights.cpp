@@ -57,12 +57,6 @@ StateDict select_keys(const StateDict& sd, const std::string& prefix) {
   return out;
 }
 
-// Buffer names never collide with a parameter of any layout, so the layout
-// does not change what is dropped.
-StateDict select_keys(const StateDict& sd, const std::string& prefix, Layout) {
-  return select_keys(sd, prefix);
-}
-
 Layout detect_layout(const StateDict& sd, const std::string& source) {
   std::optional<Layout> found;
   std::string found_key, unknown_key;

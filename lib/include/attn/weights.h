@@ -33,7 +33,6 @@ Layout detect_layout(const StateDict& sd, const std::string& source);
 // masked_bias). No parameter of any layout has a buffer's name, so the layout
 // is not needed: select first, then detect_layout on the result.
 StateDict select_keys(const StateDict& sd, const std::string& prefix);
-StateDict select_keys(const StateDict& sd, const std::string& prefix, Layout layout);
 
 // Convert a state dict to canonical weights, checking every key and shape
 // against the config. `source` names the weights file/folder in messages.
