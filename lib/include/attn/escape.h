@@ -1,0 +1,22 @@
+// One escaping routine for every user-supplied string (path, key, label,
+// config name, archive member) on its way to stderr or a terminal
+// (CONTRACT.md "Exit codes": control characters escaped, so one error line
+// stays one line and nothing reaches the terminal as a command).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace attn {
+
+// `s` with C0 controls, DEL, C1 controls (U+0080..U+009F) and bytes that are
+// not valid UTF-8 replaced by visible escapes: "\n", "\t", "\r", "\e" (ESC),
+// "\\" for a backslash, "\xNN" for any other byte, "\u0085" for a C1 control.
+// Valid printable UTF-8 (accents, CJK, emoji) passes unchanged.
+std::string printable(std::string_view s);
+
+// At most `max_cols` code points of `s`, cut on a UTF-8 boundary, after
+// escaping: an escape sequence is never cut in half. "…" marks a cut.
+std::string printable_prefix(std::string_view s, std::size_t max_cols);
+
+}  // namespace attn

@@ -1,0 +1,33 @@
+#include <doctest/doctest.h>
+
+#include "attn/escape.h"
+
+using attn::printable;
+using attn::printable_prefix;
+
+TEST_CASE("printable: control characters become visible escapes") {
+  CHECK(printable("a\nb") == "a\\nb");
+  CHECK(printable("\x1b]0;pwned\x07") == "\\e]0;pwned\\x07");
+  CHECK(printable("tab\there") == "tab\\there");
+  CHECK(printable("back\\slash") == "back\\\\slash");
+  CHECK(printable(std::string("nul\0x", 5)) == "nul\\x00x");
+  CHECK(printable("\x7f") == "\\x7f");
+  CHECK(printable("\xc2\x9b" "31m") == "\\u009b31m");  // C1 CSI
+}
+
+TEST_CASE("printable: valid UTF-8 passes, invalid bytes are escaped") {
+  CHECK(printable("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac") == "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac");
+  CHECK(printable("\xff\xfe") == "\\xff\\xfe");
+  CHECK(printable("\xc0\xaf") == "\\xc0\\xaf");          // overlong '/'
+  CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // surrogate
+  CHECK(printable("\xe6\x97") == "\\xe6\\x97");          // cut sequence
+}
+
+TEST_CASE("printable_prefix: never cuts an escape or a code point") {
+  CHECK(printable_prefix("abc", 5) == "abc");
+  CHECK(printable_prefix("abcdef", 4) == "abc\u2026");
+  const std::string cut = printable_prefix("ab\x1b[2J", 4);
+  CHECK(cut.find('\x1b') == std::string::npos);
+  CHECK(cut == "ab\u2026");
+  CHECK(printable_prefix("\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", 2) == "\xe6\x97\xa5\u2026");
+}
