@@ -78,14 +78,14 @@ int run_dump_weights(const Options& opt) {
   // Keys in the layout's constructor order, as a state_dict lists them.
   std::vector<std::string> keys;
   for (const auto& p : attn::expected_params(cfg, target))
-    if (sd.count(p.key)) keys.push_back(p.key);
-  for (const auto& kv : sd)
-    if (std::find(keys.begin(), keys.end(), kv.first) == keys.end()) keys.push_back(kv.first);
+    if (sd.contains(p.key)) keys.push_back(p.key);
+  for (const auto& k : sd.keys())
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
 
   nlohmann::json params = nlohmann::json::array();
   std::vector<attn::Tensor> tensors;
   for (const auto& key : keys) {
-    attn::Tensor t = attn::to_float32(sd.at(key), key, true);
+    attn::Tensor t = sd.read_f32(key, true);
     ParamStats s = stats_of(t);
     params.push_back({{"key", key}, {"shape", t.shape}, {"shape_str", attn::shape_str(t.shape)},
                       {"dtype", "float32"}, {"min", s.min}, {"max", s.max}, {"mean", s.mean},

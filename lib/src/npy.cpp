@@ -17,6 +17,7 @@
 #include "attn/error.h"
 #include "attn/files.h"
 #include "npy_internal.h"
+#include "stored.h"
 
 namespace attn {
 
@@ -217,17 +218,20 @@ std::vector<std::uint8_t> fortran_to_c(const std::uint8_t* src,
 }  // namespace
 
 std::size_t dtype_size(DType t) {
-  static const std::size_t s[] = {2, 4, 8, 1, 1, 2, 4, 8, 1, 2, 4, 8};
+  static const std::size_t s[] = {2, 4, 8, 1, 1, 2, 4, 8, 1, 2, 4, 8, 2};
   return s[int(t)];
 }
 
 std::string dtype_name(DType t) {
   static const char* const n[] = {"float16", "float32", "float64", "bool",  "uint8", "uint16",
-                                  "uint32",  "uint64",  "int8",    "int16", "int32", "int64"};
+                                  "uint32",  "uint64",  "int8",    "int16", "int32", "int64",
+                                  "bfloat16"};
   return n[int(t)];
 }
 
-bool dtype_is_float(DType t) { return t == DType::f2 || t == DType::f4 || t == DType::f8; }
+bool dtype_is_float(DType t) {
+  return t == DType::f2 || t == DType::bf16 || t == DType::f4 || t == DType::f8;
+}
 
 // NumPy's descr strings: byte order '<' '>' '|' '=' then kind and size.
 bool parse_descr_string(const std::string& d, DType& dtype, bool& big_endian) {
@@ -375,112 +379,28 @@ std::string encode_npy(const Tensor& t) {
   return out;
 }
 
-// ---- conversions -----------------------------------------------------------
+// ---- conversions (the engine is convert.cpp) -------------------------------
 
 namespace {
 
-// IEEE binary16 -> binary32, exact (every half is a float), NaN payloads kept
-// like NumPy's npy_halfbits_to_floatbits.
-float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = std::uint32_t(h & 0x8000u) << 16;
-  const std::uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-  std::uint32_t bits;
-  if (exp == 0) {
-    // Zero or subnormal: mant * 2^-24 is exact in float32.
-    const float v = float(mant) * (1.0f / 16777216.0f);
-    return sign ? -v : v;
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 112) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-// double -> float rounded to nearest even like astype(float32); values past
-// the rounding boundary of FLT_MAX become inf without relying on an
-// out-of-range cast (undefined in C++).
-float double_to_float(double d) {
-  constexpr double kOverflow = 0x1.ffffffp127;  // FLT_MAX + half an ulp: ties go to inf
-  if (d >= kOverflow) return std::numeric_limits<float>::infinity();
-  if (d <= -kOverflow) return -std::numeric_limits<float>::infinity();
-  return static_cast<float>(d);
-}
-
-// "(0, 2)": the multi-index of a flat C-order index, as NumPy prints it.
-std::string index_str(std::size_t flat, const std::vector<std::size_t>& shape) {
-  std::vector<std::size_t> idx(shape.size());
-  for (std::size_t k = shape.size(); k-- > 0;) {
-    idx[k] = flat % shape[k];
-    flat /= shape[k];
-  }
-  return shape_str(idx);
-}
-
-std::string value_str(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
-template <typename T>
-T load(const std::uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-// Value i of a float array as double (for messages and the mask check).
-double float_at(const RawArray& a, std::size_t i) {
-  switch (a.dtype) {
-    case DType::f2:
-      return half_to_float(load<std::uint16_t>(&a.bytes[i * 2]));
-    case DType::f4:
-      return load<float>(&a.bytes[i * 4]);
-    default:
-      return load<double>(&a.bytes[i * 8]);
-  }
-}
+double float_at(const RawArray& a, std::size_t i) { return detail::float_value(a.bytes.data(), a.dtype, i); }
 
 }  // namespace
 
 Tensor to_float32(const RawArray& a, const std::string& name, bool allow_nonfinite) {
-  if (!dtype_is_float(a.dtype))
-    fail(name,
-         "dtype " + dtype_name(a.dtype) + " found, expected float16, float32 or float64 values");
+  detail::Stored s;
+  s.info.dtype = a.dtype;
+  s.info.shape = a.shape;
+  detail::require_float(s.info, name);
   const std::size_t n = a.count();
   if (a.bytes.size() != n * dtype_size(a.dtype))
     throw Error(Exit::software, name + ": array bytes do not match its shape");
   Tensor t;
   t.shape = a.shape;
   t.data.resize(n);
-  const std::uint8_t* p = a.bytes.data();
-  switch (a.dtype) {
-    case DType::f2:
-      for (std::size_t i = 0; i < n; ++i) t.data[i] = half_to_float(load<std::uint16_t>(p + 2 * i));
-      break;
-    case DType::f4:
-      if (n) std::memcpy(t.data.data(), p, n * 4);
-      break;
-    default:
-      for (std::size_t i = 0; i < n; ++i) t.data[i] = double_to_float(load<double>(p + 8 * i));
-      break;
-  }
-  if (!allow_nonfinite) {
-    for (std::size_t i = 0; i < n; ++i) {
-      if (std::isfinite(t.data[i])) continue;
-      const double src = float_at(a, i);
-      if (std::isfinite(src))
-        fail(name, "float64 value " + value_str(src) + " at index " + index_str(i, a.shape) +
-                       " overflows float32 (use --allow-nonfinite to accept it as inf)");
-      fail(name, "non-finite value " + value_str(src) + " at index " + index_str(i, a.shape) +
-                     " (expected finite values; --allow-nonfinite accepts them)");
-    }
-  }
+  std::size_t R, K;
+  detail::row_view(s.info, false, R, K, name);
+  detail::convert_rows(a.bytes.data(), s, 0, R, false, t.ptr(), allow_nonfinite, name);
   return t;
 }
 
@@ -495,7 +415,7 @@ Mask to_mask(const RawArray& a, const std::string& name) {
     for (std::size_t i = 0; i < n; ++i) {
       const double v = float_at(a, i);
       if (v != 0.0 && v != 1.0)
-        fail(name, "mask value " + value_str(v) + " at index " + index_str(i, a.shape) +
+        fail(name, "mask value " + detail::value_str(v) + " at index " + detail::index_str(i, a.shape) +
                        " (a float mask must hold only 0 and 1; or use a bool/int array)");
       m.data[i] = v != 0.0;
     }

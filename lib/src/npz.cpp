@@ -277,7 +277,7 @@ StateDict read_npz(const std::string& path) {
     if (by_offset[i]->local < by_offset[i - 1]->data + by_offset[i - 1]->comp)
       fail(path + ":" + by_offset[i]->name, "member overlaps another member of the archive");
 
-  StateDict sd;
+  StateDict sd(path);
   for (const Member& m : members) {
     const std::string what = path + ":" + m.name;
     const std::uint8_t* src = file.data() + m.data;
@@ -285,7 +285,7 @@ StateDict read_npz(const std::string& path) {
         m.method == 0 ? std::vector<std::uint8_t>(src, src + m.size) : inflate_member(src, m, what);
     const std::uint32_t crc = std::uint32_t(crc32_z(0, image.data(), image.size()));
     if (crc != m.crc) fail(what, "CRC-32 mismatch (archive corrupt)");
-    sd.emplace(m.name.substr(0, m.name.size() - 4), parse_npy_buffer(std::move(image), what));
+    sd.add(m.name.substr(0, m.name.size() - 4), parse_npy_buffer(std::move(image), what));
   }
   return sd;
 }

@@ -113,7 +113,7 @@ Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layo
                            bool* detected, std::string* source) {
   if (!cfg.weights.empty()) {
     // The layer's keys (prefix stripped, buffers dropped), then its layout.
-    const StateDict layer = select_keys(read_state_dict(cfg.weights), cfg.weights_prefix);
+    const StateDict layer = select_keys(open_state_dict(cfg.weights), cfg.weights_prefix);
     const Layout l = cfg.layout ? *cfg.layout : detect_layout(layer, cfg.weights);
     *layout = l;
     *detected = !cfg.layout.has_value();

@@ -32,7 +32,7 @@ bool safetensors_dtype(const std::string& s, DType& t) {
   static const struct {
     const char* name;
     DType t;
-  } kTypes[] = {{"F16", DType::f2}, {"F32", DType::f4}, {"F64", DType::f8}, {"BOOL", DType::b1},
+  } kTypes[] = {{"F16", DType::f2}, {"BF16", DType::bf16}, {"F32", DType::f4}, {"F64", DType::f8}, {"BOOL", DType::b1},
                 {"U8", DType::u1},  {"I8", DType::i1},  {"I16", DType::i2}, {"I32", DType::i4},
                 {"I64", DType::i8}, {"U16", DType::u2}, {"U32", DType::u4}, {"U64", DType::u8}};
   for (const auto& k : kTypes)
@@ -149,7 +149,7 @@ StateDict read_safetensors(const std::string& path) {
   if (at != data_size)
     fail(path, std::to_string(data_size - at) + " trailing bytes not covered by any tensor");
 
-  StateDict sd;
+  StateDict sd(path);
   const std::uint8_t* data = file.data() + 8 + n;
   for (const Entry& e : entries) {
     RawArray a;
@@ -157,7 +157,7 @@ StateDict read_safetensors(const std::string& path) {
     a.shape = e.shape;
     a.bytes.assign(data + e.begin, data + e.end);
     if (a.dtype == DType::b1) check_bool_bytes(a.bytes.data(), a.bytes.size(), path + ":" + e.key);
-    sd.emplace(e.key, std::move(a));
+    sd.add(e.key, std::move(a));
   }
   return sd;
 }

@@ -1,6 +1,6 @@
-// Choosing the weights reader by what the path is (CONTRACT.md "weights"):
-// a folder of <key>.npy files, an .npz archive (npz.cpp) or a .safetensors
-// file (safetensors.cpp).
+// The StateDict index (state_dict.h): lookups, prefix selection and reads
+// that hand each tensor's bytes to the conversion engine (convert.cpp); and
+// choosing the reader by what the path is (CONTRACT.md "weights").
 #include "attn/state_dict.h"
 
 #include <sys/stat.h>
@@ -9,9 +9,10 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "attn/error.h"
+#include "shards.h"
+#include "stored.h"
 
 namespace attn {
 
@@ -24,33 +25,150 @@ bool ends_with_ci(const std::string& s, const std::string& suffix) {
       [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
 }
 
+// An array held in memory (native byte order, C order).
+class MemoryRegion final : public detail::Region {
+ public:
+  explicit MemoryRegion(std::vector<std::uint8_t> b)
+      : bytes_(std::make_shared<std::vector<std::uint8_t>>(std::move(b))) {}
+  detail::ByteView bytes(const std::string&) const override {
+    return {bytes_->data(), bytes_->size(), bytes_};
+  }
+
+ private:
+  std::shared_ptr<std::vector<std::uint8_t>> bytes_;
+};
+
 }  // namespace
 
-StateDict read_npy_folder(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec);
-  if (ec) throw Error(Exit::no_input, dir + ": cannot list the folder (" + ec.message() + ")");
-  std::vector<std::string> names;
-  for (const fs::directory_entry& e : it) {
-    const std::string name = e.path().filename().string();
-    // "<key>.npy" only; other files (README, config, .npz) are ignored.
-    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) names.push_back(name);
-  }
-  if (names.empty())
-    throw Error(Exit::data, dir +
-                                ": no .npy files in this folder (expected <key>.npy files, "
-                                "e.g. Wqkv.weight.npy)");
-  std::sort(names.begin(), names.end());
-  StateDict sd;
-  for (const std::string& name : names) {
-    const std::string path = (dir.empty() || dir.back() == '/') ? dir + name : dir + "/" + name;
-    sd.emplace(name.substr(0, name.size() - 4), read_npy(path));
-  }
-  return sd;
+namespace detail {
+
+std::shared_ptr<const Stored> stored_in_memory(DType dtype, std::vector<std::size_t> shape,
+                                               std::vector<std::uint8_t> bytes) {
+  auto s = std::make_shared<Stored>();
+  s->info.dtype = dtype;
+  s->info.shape = std::move(shape);
+  s->region = std::make_shared<MemoryRegion>(std::move(bytes));
+  return s;
 }
 
-StateDict read_state_dict(const std::string& path) {
+}  // namespace detail
+
+void StateDict::put(std::string key, Entry e) {
+  auto it = entries_.find(key);
+  if (it != entries_.end()) {
+    it->second = std::move(e);
+    return;
+  }
+  keys_.push_back(key);
+  entries_.emplace(std::move(key), std::move(e));
+}
+
+void StateDict::add_stored(std::string key, std::shared_ptr<const detail::Stored> s) {
+  Entry e;
+  e.full_key = key;
+  e.stored = std::move(s);
+  put(std::move(key), std::move(e));
+}
+
+void StateDict::add_sharded(std::string key, std::shared_ptr<detail::ShardTable> shards) {
+  Entry e;
+  e.full_key = key;
+  e.shards = std::move(shards);
+  put(std::move(key), std::move(e));
+}
+
+void StateDict::add(std::string key, RawArray a) {
+  add_stored(std::move(key),
+             detail::stored_in_memory(a.dtype, std::move(a.shape), std::move(a.bytes)));
+}
+
+void StateDict::add(std::string key, Tensor t) {
+  std::vector<std::uint8_t> bytes(t.size() * sizeof(float));
+  if (!bytes.empty()) std::memcpy(bytes.data(), t.ptr(), bytes.size());
+  t.data = {};
+  add_stored(std::move(key), detail::stored_in_memory(DType::f4, std::move(t.shape),
+                                                      std::move(bytes)));
+}
+
+void StateDict::erase(const std::string& key) {
+  if (entries_.erase(key) == 0) return;
+  keys_.erase(std::find(keys_.begin(), keys_.end(), key));
+}
+
+const StateDict::Entry& StateDict::entry(const std::string& key) const {
+  const auto it = entries_.find(key);
+  if (it == entries_.end()) throw Error(Exit::data, source_ + ": no key \"" + key + "\"");
+  return it->second;
+}
+
+const detail::Stored& StateDict::stored(const Entry& e) const {
+  if (!e.stored) e.stored = e.shards->lookup(e.full_key);
+  if (!e.stored->problem.empty()) throw Error(Exit::data, name_of(e) + ": " + e.stored->problem);
+  return *e.stored;
+}
+
+std::shared_ptr<const detail::Stored> StateDict::stored_entry(const std::string& key) const {
+  const Entry& e = entry(key);
+  stored(e);
+  return e.stored;
+}
+
+const TensorInfo* StateDict::find(const std::string& key) const {
+  const auto it = entries_.find(key);
+  if (it == entries_.end()) return nullptr;
+  return &stored(it->second).info;
+}
+
+void StateDict::read_rows(const std::string& key, std::size_t row0, std::size_t rows,
+                          bool transposed, float* dst, bool allow_nonfinite) const {
+  const Entry& e = entry(key);
+  const detail::Stored& s = stored(e);
+  const std::string name = name_of(e);
+  detail::require_float(s.info, name);
+  std::size_t R, K;
+  detail::row_view(s.info, transposed, R, K, name);
+  if (row0 > R || rows > R - row0)
+    throw Error(Exit::data, name + ": rows [" + std::to_string(row0) + ", " +
+                                std::to_string(row0 + rows) + ") asked of shape " +
+                                shape_str(s.info.shape));
+  const detail::ByteView v = s.region->bytes(name);
+  detail::convert_rows(v.p, s, row0, rows, transposed, dst, allow_nonfinite, name);
+  s.region->done(0, v.n);
+}
+
+Tensor StateDict::read_f32(const std::string& key, bool allow_nonfinite) const {
+  const Entry& e = entry(key);
+  const detail::Stored& s = stored(e);
+  detail::require_float(s.info, name_of(e));
+  Tensor t;
+  t.shape = s.info.shape;
+  t.data.resize(s.info.count());
+  std::size_t R, K;
+  detail::row_view(s.info, false, R, K, name_of(e));
+  read_rows(key, 0, R, false, t.ptr(), allow_nonfinite);
+  return t;
+}
+
+RawArray StateDict::read_raw(const std::string& key) const {
+  const Entry& e = entry(key);
+  const detail::Stored& s = stored(e);
+  const detail::ByteView v = s.region->bytes(name_of(e));
+  RawArray a = detail::to_native(v.p, s, name_of(e));
+  s.region->done(0, v.n);
+  return a;
+}
+
+StateDict StateDict::select(const std::string& prefix) const {
+  StateDict out(source_);
+  for (const std::string& key : keys_) {
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    out.keys_.push_back(key.substr(prefix.size()));
+    out.entries_.emplace(out.keys_.back(), entries_.at(key));
+  }
+  return out;
+}
+
+StateDict open_state_dict(const std::string& path) {
   struct stat st;
   if (path.empty() || ::stat(path.c_str(), &st) != 0) {
     const int err = path.empty() ? ENOENT : errno;
@@ -61,9 +179,15 @@ StateDict read_state_dict(const std::string& path) {
   if (S_ISDIR(st.st_mode)) return read_npy_folder(path);
   if (ends_with_ci(path, ".npz")) return read_npz(path);
   if (ends_with_ci(path, ".safetensors")) return read_safetensors(path);
+  if (ends_with_ci(path, ".safetensors.index.json")) return read_safetensors_index(path);
+  if (ends_with_ci(path, ".bin.index.json"))
+    throw Error(Exit::data, path +
+                                ": pytorch_model.bin shards are not supported yet (convert the "
+                                "checkpoint to .safetensors, or use model.safetensors.index.json)");
   throw Error(Exit::data, path +
                               ": not a weights source (expected a folder of <key>.npy files, "
-                              "an .npz archive or a .safetensors file)");
+                              "an .npz archive, a .safetensors file or a "
+                              "*.safetensors.index.json)");
 }
 
 }  // namespace attn

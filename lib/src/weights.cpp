@@ -47,20 +47,17 @@ std::string key_list(const std::vector<Slot>& slots, std::size_t limit = 8) {
 }  // namespace
 
 StateDict select_keys(const StateDict& sd, const std::string& prefix) {
-  StateDict out;
-  for (const auto& [key, arr] : sd) {
-    if (key.compare(0, prefix.size(), prefix) != 0) continue;  // another layer's key
-    std::string k = key.substr(prefix.size());
-    if (detail::is_buffer_key(k)) continue;
-    out.emplace(std::move(k), arr);
-  }
+  StateDict out = sd.select(prefix);  // other layers' keys dropped; nothing read
+  const std::vector<std::string> keys = out.keys();
+  for (const std::string& k : keys)
+    if (detail::is_buffer_key(k)) out.erase(k);
   return out;
 }
 
 Layout detect_layout(const StateDict& sd, const std::string& source) {
   std::optional<Layout> found;
   std::string found_key, unknown_key;
-  for (const auto& [key, arr] : sd) {
+  for (const std::string& key : sd.keys()) {
     if (detail::is_buffer_key(key)) continue;
     const auto l = layout_of_key(key);
     if (!l) {
@@ -100,8 +97,8 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
 
   // Every expected key present with its exact shape, in constructor order.
   for (const Slot& s : slots) {
-    const auto it = sd.find(s.key);
-    if (it == sd.end()) {
+    const TensorInfo* info = sd.find(s.key);
+    if (info == nullptr) {
       std::string msg = source + ": missing key " + quoted(s.key) + " (layout " + name +
                         ", shape " + shape_str(s.shape) + ")";
       if (s.is_bias()) {
@@ -111,9 +108,9 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
       }
       throw Error(Exit::data, msg);
     }
-    if (it->second.shape != s.shape)
+    if (info->shape != s.shape)
       throw Error(Exit::data, source + ": key " + quoted(s.key) + ": expected shape " +
-                                  shape_str(s.shape) + ", found " + shape_str(it->second.shape));
+                                  shape_str(s.shape) + ", found " + shape_str(info->shape));
   }
 
   // Anything else is an error. Keys the layout has under other bias or
@@ -125,7 +122,7 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
   full.qkv_bias = full.out_bias = true;
   full.out_proj = layout_has_out_proj(layout);
   for (const Slot& s : detail::layout_slots(full, layout)) {
-    if (expected.count(s.key) || !sd.count(s.key)) continue;
+    if (expected.count(s.key) || !sd.contains(s.key)) continue;
     const char* flag = s.part == detail::Part::qkv_bias ? "qkv_bias"
                        : !d.out_proj                    ? "out_proj"
                                                         : "out_bias";
@@ -133,7 +130,7 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
                                 "\" is false (layout " + name + "); set \"" + flag +
                                 "\": true to use it");
   }
-  for (const auto& [key, arr] : sd) {
+  for (const std::string& key : sd.keys()) {
     if (expected.count(key) || detail::is_buffer_key(key)) continue;
     throw Error(Exit::data, source + ": unexpected key " + quoted(key) + " for layout " + name +
                                 " (expected " + key_list(slots) + ")");
@@ -141,7 +138,7 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
 
   detail::TensorMap m;
   for (const Slot& s : slots)
-    m.emplace(s.key, to_float32(sd.at(s.key), source + ":" + s.key, allow_nonfinite));
+    m.emplace(s.key, sd.read_f32(s.key, allow_nonfinite));
   return detail::assemble(d, layout, m);
 }
 
@@ -150,15 +147,8 @@ StateDict export_weights(const Weights& w, Layout layout) {
   if (!problem.empty())
     throw Error(Exit::usage,
                 "--layout " + layout_name(layout) + ": cannot hold this model: " + problem);
-  StateDict sd;
-  for (auto& [key, t] : detail::disassemble(w, layout)) {
-    RawArray a;
-    a.dtype = DType::f4;
-    a.shape = t.shape;
-    a.bytes.resize(t.size() * sizeof(float));
-    if (!t.data.empty()) std::memcpy(a.bytes.data(), t.ptr(), a.bytes.size());
-    sd.emplace(key, std::move(a));
-  }
+  StateDict sd("export(" + layout_name(layout) + ")");
+  for (auto& [key, t] : detail::disassemble(w, layout)) sd.add(key, std::move(t));
   return sd;
 }
 

@@ -12,13 +12,14 @@
 
 namespace attn {
 
-// Element types NumPy writes that attn-run accepts. Anything else (object,
-// strings, structured, complex) is refused by the reader.
-enum class DType : std::uint8_t { f2, f4, f8, b1, u1, u2, u4, u8, i1, i2, i4, i8 };
+// Element types attn-run reads. All but bf16 are NumPy's; bf16 ("bfloat16")
+// comes from .safetensors ("BF16"): NumPy cannot write it. Anything else
+// (object, strings, structured, complex) is refused by the readers.
+enum class DType : std::uint8_t { f2, f4, f8, b1, u1, u2, u4, u8, i1, i2, i4, i8, bf16 };
 
 std::size_t dtype_size(DType t);
-std::string dtype_name(DType t);  // NumPy's name: "float32", "bool", "int64", ...
-bool dtype_is_float(DType t);
+std::string dtype_name(DType t);  // NumPy's name: "float32", "bool", "int64", "bfloat16"
+bool dtype_is_float(DType t);    // f2, bf16, f4, f8
 
 // A typed array as read from a file: bytes are in native byte order and C
 // (row-major) order whatever the file had.
@@ -38,7 +39,7 @@ RawArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string
 // a regular file; Exit::data when malformed.
 RawArray read_npy(const std::string& path);
 
-// Values as float32 (f2/f4/f8 converted exactly as NumPy's astype would).
+// Values as float32 (f2/bf16/f4/f8 converted exactly as NumPy's astype would).
 // Other dtypes: Exit::data naming `name`. Non-finite values: Exit::data naming
 // `name` and the first index, unless allow_nonfinite.
 Tensor to_float32(const RawArray& a, const std::string& name, bool allow_nonfinite);

@@ -1,27 +1,107 @@
-// Where weights come from: a folder of <key>.npy files, an .npz archive or a
-// .safetensors file; each gives the same key -> typed array map.
+// Where weights come from: a folder of <key>.npy files, an .npz archive, a
+// .safetensors file or a sharded *.safetensors.index.json. Each opens as a
+// StateDict: an index of name -> dtype, shape and where the bytes are, in
+// file order. Opening checks the container's structure (headers, spans,
+// directory) and reads no tensor data; tensors are read when asked for,
+// converted straight into the caller's float32 buffer.
 #pragma once
 
+#include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "attn/npy.h"
+#include "attn/tensor.h"
 
 namespace attn {
 
-using StateDict = std::map<std::string, RawArray>;
+namespace detail {
+struct Stored;      // one tensor's bytes and byte layout (lib/src/stored.h)
+class ShardTable;   // the shards of an index, opened on demand (lib/src/shards.h)
+}  // namespace detail
 
-// Load every array of a weights source (folder, .npz or .safetensors chosen by
-// what `path` is). Keys are state_dict names ("Wqkv.weight"). Errors name the
-// file and member: Exit::no_input (missing), Exit::data (malformed).
-StateDict read_state_dict(const std::string& path);
+// What a header says of one tensor; nothing read yet.
+struct TensorInfo {
+  DType dtype = DType::f4;
+  std::vector<std::size_t> shape;
+  // Non-empty when the file's dtype is one attn-run cannot read ("F8_E4M3",
+  // "C64", ...): the tensor is listed, and reading it is Exit::data.
+  std::string unsupported_dtype;
 
-// Each .npy in a folder: "<dir>/<key>.npy" -> key.
-StateDict read_npy_folder(const std::string& dir);
+  std::size_t count() const { return Tensor::count(shape); }
+};
+
+class StateDict {
+ public:
+  StateDict() = default;
+  explicit StateDict(std::string source) : source_(std::move(source)) {}
+
+  const std::string& source() const { return source_; }     // file/folder/index, for messages
+  const std::vector<std::string>& keys() const { return keys_; }  // in file order
+  // nullptr when absent. A tensor whose header entry is malformed (it fails
+  // only when used): Exit::data naming "<source>:<key>". Of a sharded index,
+  // the first use of a key opens its shard (header only).
+  const TensorInfo* find(const std::string& key) const;
+  bool contains(const std::string& key) const { return entries_.count(key) != 0; }
+  std::size_t size() const { return keys_.size(); }
+  bool empty() const { return keys_.empty(); }
+
+  // Rows [row0, row0 + rows) as float32 into dst (rows * K floats, dense). A
+  // 2-D (R, K) tensor has rows of K elements (an N-D one rows of its trailing
+  // dimensions); a 1-D (N) tensor rows of one element. transposed: the stored
+  // tensor is (K, R) (GPT-2's Conv1D, (in, out)) and "row r" means its column
+  // r. Converts dtype (f16, bf16, f32, f64), byte order and Fortran order in
+  // the same pass, straight into dst. Non-finite values: Exit::data naming
+  // "<source>:<key>" and the first index, unless allow_nonfinite. A missing
+  // key, rows out of range, a non-float dtype: Exit::data.
+  void read_rows(const std::string& key, std::size_t row0, std::size_t rows, bool transposed,
+                 float* dst, bool allow_nonfinite) const;
+  Tensor read_f32(const std::string& key, bool allow_nonfinite) const;  // the whole tensor
+  RawArray read_raw(const std::string& key) const;  // typed copy, native byte and C order
+
+  // The keys under `prefix`, prefix stripped, file order kept; shares the
+  // open files; reads nothing. Messages keep naming the full key.
+  StateDict select(const std::string& prefix) const;
+
+  // In-memory entries (export_weights, tests): takes ownership. A key that
+  // exists is replaced.
+  void add(std::string key, Tensor t);
+  void add(std::string key, RawArray a);
+  void erase(const std::string& key);  // nothing when absent
+
+  // Readers (lib/src) build the index with this.
+  void add_stored(std::string key, std::shared_ptr<const detail::Stored> s);
+  void add_sharded(std::string key, std::shared_ptr<detail::ShardTable> shards);
+  // The indexed entry of `key` (Exit::data when absent or malformed).
+  std::shared_ptr<const detail::Stored> stored_entry(const std::string& key) const;
+
+ private:
+  struct Entry {
+    std::string full_key;                              // the key in the file (messages)
+    mutable std::shared_ptr<const detail::Stored> stored;  // null until a shard is opened
+    std::shared_ptr<detail::ShardTable> shards;        // sharded index only
+  };
+  const Entry& entry(const std::string& key) const;  // Exit::data when absent
+  const detail::Stored& stored(const Entry& e) const;
+  std::string name_of(const Entry& e) const { return source_ + ":" + e.full_key; }
+  void put(std::string key, Entry e);
+
+  std::string source_;
+  std::vector<std::string> keys_;
+  std::map<std::string, Entry> entries_;
+};
+
+// Open a weights source: a folder of <key>.npy files, .npz, .safetensors or
+// a *.safetensors.index.json (chosen by what `path` is). Errors name the file
+// and member: Exit::no_input (missing), Exit::data (malformed).
+StateDict open_state_dict(const std::string& path);
+
+// The readers behind it.
+StateDict read_npy_folder(const std::string& dir);  // "<dir>/<key>.npy" -> key
 StateDict read_npz(const std::string& path);
 StateDict read_safetensors(const std::string& path);
-
-// Write a state dict as a folder of <key>.npy (float32). Used by --dump-weights.
-// Files are staged and renamed by the caller's OutputDir.
+StateDict read_safetensors_index(const std::string& path);
 
 }  // namespace attn

@@ -1,0 +1,77 @@
+// One tensor of a StateDict as the readers index it: what its header says,
+// how its bytes are laid out, and where to get them (private to lib/src).
+// The conversion engine (convert.cpp) turns such bytes into float32 rows or
+// a native typed copy in one pass.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attn/npy.h"
+#include "attn/state_dict.h"
+
+namespace attn::detail {
+
+// A pointer to bytes, valid while `hold` lives.
+struct ByteView {
+  const std::uint8_t* p = nullptr;
+  std::size_t n = 0;
+  std::shared_ptr<const void> hold;
+};
+
+// Where one tensor's data bytes (exactly count * dtype size) come from: a
+// span of a mapped file, an inflated .npz member, an in-memory array.
+class Region {
+ public:
+  virtual ~Region() = default;
+  // The tensor's data. `name` ("<source>:<key>") starts every error.
+  virtual ByteView bytes(const std::string& name) const = 0;
+  // The caller is done with [offset, offset + length) of bytes(): a mapped
+  // file drops those pages from memory. Default: nothing to do.
+  virtual void done(std::size_t offset, std::size_t length) const {
+    (void)offset, (void)length;
+  }
+};
+
+struct Stored {
+  TensorInfo info;
+  bool big_endian = false;     // bytes are big-endian (.npy '>')
+  bool fortran_order = false;  // bytes are in Fortran (column-major) order
+  std::string problem;         // non-empty: the header entry is malformed (this error text)
+  std::shared_ptr<const Region> region;
+};
+
+// An in-memory array (native byte order, C order) as a Stored.
+std::shared_ptr<const Stored> stored_in_memory(DType dtype, std::vector<std::size_t> shape,
+                                               std::vector<std::uint8_t> bytes);
+
+// ---- conversion (convert.cpp) ----------------------------------------------
+
+// Rows [row0, row0 + rows) of the tensor whose data is `p` (laid out as
+// `s` says) into dst as float32; see StateDict::read_rows. `name` starts
+// every error. The caller checked the row range.
+void convert_rows(const std::uint8_t* p, const Stored& s, std::size_t row0, std::size_t rows,
+                  bool transposed, float* dst, bool allow_nonfinite, const std::string& name);
+
+// Rows and row length of the (R, K) view read_rows uses. Exit::data naming
+// `name` when transposed and the tensor is not 2-D.
+void row_view(const TensorInfo& info, bool transposed, std::size_t& R, std::size_t& K,
+              const std::string& name);
+
+// A native-order, C-order typed copy (bools checked to be 0 or 1).
+RawArray to_native(const std::uint8_t* p, const Stored& s, const std::string& name);
+
+// Exit::data unless `info` holds values attn-run converts to float32.
+void require_float(const TensorInfo& info, const std::string& name);
+
+// Value of element i of native-order bytes as double (f2, bf16, f4, f8).
+double float_value(const std::uint8_t* p, DType t, std::size_t i);
+float half_to_float(std::uint16_t h);
+float bf16_to_float(std::uint16_t h);
+std::string index_str(std::size_t flat, const std::vector<std::size_t>& shape);
+std::string value_str(double v);
+
+}  // namespace attn::detail
