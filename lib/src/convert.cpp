@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "attn/error.h"
+#include "npy_internal.h"
 #include "stored.h"
 
 namespace attn::detail {
@@ -285,11 +286,7 @@ RawArray to_native(const std::uint8_t* p, const Stored& s, const std::string& na
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t x = 0, y = es - 1; x < y; ++x, --y)
         std::swap(a.bytes[i * es + x], a.bytes[i * es + y]);
-  if (a.dtype == DType::b1)
-    for (std::size_t i = 0; i < n; ++i)
-      if (a.bytes[i] > 1)
-        fail(name, "bool array holds byte " + std::to_string(a.bytes[i]) + " at flat index " +
-                       std::to_string(i) + " (expected 0 or 1)");
+  if (a.dtype == DType::b1) check_bool_bytes(a.bytes.data(), n, name);
   return a;
 }
 

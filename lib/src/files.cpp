@@ -41,7 +41,7 @@ struct Fd {
 
 }  // namespace
 
-std::vector<std::uint8_t> read_file(const std::string& path, std::size_t max_bytes) {
+int open_regular_file(const std::string& path, std::size_t& size) {
   if (path.empty()) throw Error(Exit::no_input, "(empty path): no such file");
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) fail_open(path, errno);
@@ -54,7 +54,16 @@ std::vector<std::uint8_t> read_file(const std::string& path, std::size_t max_byt
   // was actually opened.
   if (::fstat(f.fd, &st) != 0) fail_open(path, errno);
   check_kind(path, st);
-  const std::uint64_t size = std::uint64_t(st.st_size);
+  size = static_cast<std::size_t>(st.st_size);
+  const int fd = f.fd;
+  f.fd = -1;
+  return fd;
+}
+
+std::vector<std::uint8_t> read_file(const std::string& path, std::size_t max_bytes) {
+  std::size_t size = 0;
+  Fd f;
+  f.fd = open_regular_file(path, size);
   if (size > max_bytes)
     throw Error(Exit::data, path + ": file is " + std::to_string(size) +
                                 " bytes, more than the limit of " + std::to_string(max_bytes));

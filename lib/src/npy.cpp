@@ -27,7 +27,6 @@ constexpr std::size_t kMaxHeaderBytes = 10000;    // format.py's max_header_size
 constexpr std::size_t kMaxDims = 64;              // NPY_MAXDIMS of NumPy 2
 constexpr std::size_t kArrayAlign = 64;           // format.py's ARRAY_ALIGN
 constexpr std::size_t kGrowthAxisMaxDigits = 21;  // format.py's GROWTH_AXIS_MAX_DIGITS
-constexpr std::uint64_t kMaxNpyFileBytes = std::uint64_t(16) << 30;  // 16 GiB
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
   throw Error(Exit::data, name + ": " + what);
@@ -182,39 +181,6 @@ class HeaderParser {
   std::size_t pos_ = 0;
 };
 
-void byteswap_in_place(std::uint8_t* p, std::size_t count, std::size_t size) {
-  for (std::size_t i = 0; i < count; ++i, p += size)
-    for (std::size_t a = 0, b = size - 1; a < b; ++a, --b) std::swap(p[a], p[b]);
-}
-
-// Fortran order -> C order. Walk the C-order multi-index like an odometer
-// and keep the matching Fortran offset (strides 1, d0, d0*d1, ...).
-std::vector<std::uint8_t> fortran_to_c(const std::uint8_t* src,
-                                       const std::vector<std::size_t>& shape, std::size_t count,
-                                       std::size_t size) {
-  std::vector<std::uint8_t> out(count * size);
-  const std::size_t nd = shape.size();
-  std::vector<std::size_t> stride(nd), idx(nd, 0);
-  std::size_t s = 1;
-  for (std::size_t k = 0; k < nd; ++k) {
-    stride[k] = s;
-    s *= shape[k];
-  }
-  std::size_t off = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    std::memcpy(&out[i * size], src + off * size, size);
-    for (std::size_t k = nd; k-- > 0;) {  // last axis fastest in C order
-      if (++idx[k] < shape[k]) {
-        off += stride[k];
-        break;
-      }
-      off -= stride[k] * (shape[k] - 1);
-      idx[k] = 0;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::size_t dtype_size(DType t) {
@@ -279,6 +245,11 @@ void check_bool_bytes(const std::uint8_t* p, std::size_t n, const std::string& n
 }
 
 NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std::string& name) {
+  return parse_npy_header_prefix(data, size, size, name);
+}
+
+NpyHeader parse_npy_header_prefix(const std::uint8_t* data, std::size_t size, std::size_t total,
+                                  const std::string& name) {
   static const std::uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (size < 8 || std::memcmp(data, kMagic, 6) != 0)
     fail(name, "not a .npy file (expected the magic \\x93NUMPY at the start)");
@@ -307,7 +278,7 @@ NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std
   h.data_offset = start + std::size_t(header_len);
   h.count = checked_count(h.shape, dtype_size(h.dtype), name);
   const std::size_t need = h.count * dtype_size(h.dtype);
-  const std::size_t have = size - h.data_offset;
+  const std::size_t have = total - h.data_offset;
   if (have < need)
     fail(name, "truncated .npy file: shape " + shape_str(h.shape) + " " + dtype_name(h.dtype) +
                    " needs " + std::to_string(need) + " data bytes, found " + std::to_string(have));
@@ -317,38 +288,14 @@ NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std
   return h;
 }
 
-// Bytes in native and C order from the data of a checked header; `storage`
-// holds exactly the count * size data bytes (reused when no transpose is needed).
-static RawArray finish_npy(const NpyHeader& h, std::vector<std::uint8_t> storage,
-                           const std::string& name) {
-  RawArray a;
-  a.dtype = h.dtype;
-  a.shape = h.shape;
-  const std::size_t size = dtype_size(h.dtype);
-  if (h.big_endian && size > 1) byteswap_in_place(storage.data(), h.count, size);
-  if (h.fortran_order && h.shape.size() > 1)
-    storage = fortran_to_c(storage.data(), h.shape, h.count, size);
-  if (h.dtype == DType::b1) check_bool_bytes(storage.data(), storage.size(), name);
-  a.bytes = std::move(storage);
-  return a;
-}
-
 RawArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name) {
   const NpyHeader h = parse_npy_header(data, size, name);
-  const std::uint8_t* payload = data + h.data_offset;
-  return finish_npy(h, std::vector<std::uint8_t>(payload, payload + h.count * dtype_size(h.dtype)),
-                    name);
-}
-
-RawArray parse_npy_buffer(std::vector<std::uint8_t> image, const std::string& name) {
-  const NpyHeader h = parse_npy_header(image.data(), image.size(), name);
-  // Reuse the buffer: drop the header in place instead of copying the data.
-  image.erase(image.begin(), image.begin() + std::ptrdiff_t(h.data_offset));
-  return finish_npy(h, std::move(image), name);
-}
-
-RawArray read_npy(const std::string& path) {
-  return parse_npy_buffer(read_file(path, kMaxNpyFileBytes), path);
+  detail::Stored s;
+  s.info.dtype = h.dtype;
+  s.info.shape = h.shape;
+  s.big_endian = h.big_endian;
+  s.fortran_order = h.fortran_order;
+  return detail::to_native(data + h.data_offset, s, name);
 }
 
 std::string npy_header_f32(const std::vector<std::size_t>& shape) {

@@ -1,11 +1,43 @@
-// A folder of <key>.npy files as a StateDict: "<dir>/<key>.npy" -> key.
+// .npy files opened lazily: the header is parsed from the mapped file and the
+// data converted only when read. A folder of <key>.npy files is a StateDict
+// of them: "<dir>/<key>.npy" -> key.
 #include <algorithm>
 #include <filesystem>
 
 #include "attn/error.h"
 #include "attn/state_dict.h"
+#include "mapped_file.h"
+#include "npy_internal.h"
+#include "stored.h"
 
 namespace attn {
+
+namespace detail {
+
+std::shared_ptr<const Stored> open_npy(const std::string& path) {
+  return open_npy(MappedFile::open(path));
+}
+
+std::shared_ptr<const Stored> open_npy(const std::shared_ptr<const MappedFile>& f) {
+  const NpyHeader h = parse_npy_header(f->data(), f->size(), f->path());
+  auto s = std::make_shared<Stored>();
+  s->info.dtype = h.dtype;
+  s->info.shape = h.shape;
+  s->big_endian = h.big_endian;
+  s->fortran_order = h.fortran_order;
+  s->region = std::make_shared<MappedRegion>(f, h.data_offset, h.count * dtype_size(h.dtype));
+  return s;
+}
+
+}  // namespace detail
+
+RawArray read_npy(const std::string& path) {
+  return detail::read_stored_raw(*detail::open_npy(path), path);
+}
+
+Tensor read_npy_f32(const std::string& path, bool allow_nonfinite) {
+  return detail::read_stored_f32(*detail::open_npy(path), allow_nonfinite, path);
+}
 
 StateDict read_npy_folder(const std::string& dir) {
   namespace fs = std::filesystem;
@@ -26,7 +58,7 @@ StateDict read_npy_folder(const std::string& dir) {
   StateDict sd(dir);
   for (const std::string& name : names) {
     const std::string path = (dir.empty() || dir.back() == '/') ? dir + name : dir + "/" + name;
-    sd.add(name.substr(0, name.size() - 4), read_npy(path));
+    sd.add_stored(name.substr(0, name.size() - 4), detail::open_npy(path));
   }
   return sd;
 }

@@ -28,8 +28,11 @@ struct NpyHeader {
 
 NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std::string& name);
 
-// parse_npy on an owned image, reusing its memory for the data.
-RawArray parse_npy_buffer(std::vector<std::uint8_t> image, const std::string& name);
+// The same from the first `size` bytes of a `total`-byte image (an .npz
+// member of which only the start is inflated): the header must lie within
+// `size`, the data fill the rest of `total` exactly.
+NpyHeader parse_npy_header_prefix(const std::uint8_t* data, std::size_t size, std::size_t total,
+                                  const std::string& name);
 
 // "<f4", "|b1", ">i8", ... -> dtype and byte order; false for anything else.
 bool parse_descr_string(const std::string& descr, DType& dtype, bool& big_endian);

@@ -16,8 +16,8 @@
 #include <set>
 
 #include "attn/error.h"
-#include "attn/files.h"
 #include "attn/state_dict.h"
+#include "mapped_file.h"
 #include "npy_internal.h"
 
 namespace attn {
@@ -25,7 +25,7 @@ namespace attn {
 namespace {
 
 constexpr std::size_t kMaxMembers = 10000;
-constexpr std::uint64_t kMaxFileBytes = std::uint64_t(16) << 30;   // the archive itself
+constexpr std::uint64_t kHeaderPrefix = 10000 + 12;  // magic, version, length, the largest header
 constexpr std::uint64_t kMaxTotalBytes = std::uint64_t(16) << 30;  // all members inflated
 constexpr std::uint64_t kMaxRatio = 1100;                          // deflate's limit is 1032:1
 constexpr std::uint64_t kRatioSlack = 4096;                        // tiny members compress badly
@@ -182,8 +182,11 @@ void locate_data(const Bytes& b, const Directory& d, Member& m, const std::strin
     fail(what, "truncated or corrupt .npz: member data lies outside the archive");
 }
 
+// The member's first `limit` bytes (all of it when limit >= m.size), with
+// the checks below applied only to a whole inflation.
 std::vector<std::uint8_t> inflate_member(const std::uint8_t* src, const Member& m,
-                                         const std::string& what) {
+                                         const std::string& what, std::uint64_t limit) {
+  const bool whole = limit >= m.size;
   z_stream zs{};
   if (inflateInit2(&zs, -MAX_WBITS) != Z_OK)  // raw deflate, as in zip members
     throw Error(Exit::software, what + ": zlib inflateInit2 failed");
@@ -195,7 +198,8 @@ std::vector<std::uint8_t> inflate_member(const std::uint8_t* src, const Member& 
   // The buffer grows with the output actually produced (never past the
   // declared size), so a directory that merely claims a big size costs
   // nothing until the stream delivers it.
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(std::min<std::uint64_t>(m.size, 1 << 24)));
+  std::vector<std::uint8_t> out(
+      static_cast<std::size_t>(std::min<std::uint64_t>(std::min(m.size, limit), 1 << 24)));
   std::uint64_t in_left = m.comp;
   std::uint8_t spare = 0;  // one byte past the declared size: detects a larger member
   for (;;) {
@@ -218,6 +222,10 @@ std::vector<std::uint8_t> inflate_member(const std::uint8_t* src, const Member& 
       }
     }
     const int ret = inflate(&zs, Z_NO_FLUSH);
+    if (!whole && zs.total_out >= limit) {
+      out.resize(static_cast<std::size_t>(limit));
+      return out;
+    }
     if (zs.total_out > m.size)
       fail(what, "member inflates to more than its declared " + std::to_string(m.size) +
                      " bytes (zip bomb?)");
@@ -228,17 +236,57 @@ std::vector<std::uint8_t> inflate_member(const std::uint8_t* src, const Member& 
     if (ret != Z_OK)
       fail(what, std::string("corrupt compressed data (") + (zs.msg ? zs.msg : "zlib error") + ")");
   }
+  if (!whole) {  // a stream shorter than `limit`: the whole-member read reports it
+    out.resize(static_cast<std::size_t>(zs.total_out));
+    return out;
+  }
   if (zs.total_out != m.size)
     fail(what, "member inflates to " + std::to_string(zs.total_out) + " bytes, declared " +
                    std::to_string(m.size));
   return out;
 }
 
+// One member's tensor data: stored members are read in place from the
+// mapping, deflated ones inflated when read. The CRC-32 of the whole member
+// is checked on the first read (stored) or on every inflation.
+class MemberRegion final : public detail::Region {
+ public:
+  MemberRegion(std::shared_ptr<const detail::MappedFile> f, Member m, std::size_t data_offset)
+      : file_(std::move(f)), m_(std::move(m)), offset_(data_offset) {}
+
+  detail::ByteView bytes(const std::string& name) const override {
+    file_->check_intact(name);
+    const std::uint8_t* src = file_->data() + m_.data;
+    if (m_.method == 0) {
+      if (!crc_checked_) check_crc(src, std::size_t(m_.size), name);
+      crc_checked_ = true;
+      return {src + offset_, std::size_t(m_.size) - offset_, file_};
+    }
+    auto image = std::make_shared<std::vector<std::uint8_t>>(
+        inflate_member(src, m_, name, m_.size));
+    check_crc(image->data(), image->size(), name);
+    return {image->data() + offset_, image->size() - offset_, image};
+  }
+  void done(std::size_t offset, std::size_t length) const override {
+    if (m_.method == 0) file_->release(std::size_t(m_.data) + offset_ + offset, length);
+  }
+
+ private:
+  void check_crc(const std::uint8_t* p, std::size_t n, const std::string& name) const {
+    if (std::uint32_t(crc32_z(0, p, n)) != m_.crc)
+      fail(name, "CRC-32 mismatch (archive corrupt)");
+  }
+  std::shared_ptr<const detail::MappedFile> file_;
+  Member m_;
+  std::size_t offset_;
+  mutable bool crc_checked_ = false;
+};
+
 }  // namespace
 
 StateDict read_npz(const std::string& path) {
-  const std::vector<std::uint8_t> file = read_file(path, kMaxFileBytes);
-  const Bytes b{file.data(), file.size(), path};
+  const auto file = detail::MappedFile::open(path);
+  const Bytes b{file->data(), file->size(), path};
   const Directory dir = find_directory(b);
   std::vector<Member> members = read_directory(b, dir);
   if (members.empty()) fail(path, "the .npz archive holds no arrays");
@@ -280,12 +328,22 @@ StateDict read_npz(const std::string& path) {
   StateDict sd(path);
   for (const Member& m : members) {
     const std::string what = path + ":" + m.name;
-    const std::uint8_t* src = file.data() + m.data;
-    std::vector<std::uint8_t> image =
-        m.method == 0 ? std::vector<std::uint8_t>(src, src + m.size) : inflate_member(src, m, what);
-    const std::uint32_t crc = std::uint32_t(crc32_z(0, image.data(), image.size()));
-    if (crc != m.crc) fail(what, "CRC-32 mismatch (archive corrupt)");
-    sd.add(m.name.substr(0, m.name.size() - 4), parse_npy_buffer(std::move(image), what));
+    const std::uint8_t* src = file->data() + m.data;
+    auto st = std::make_shared<detail::Stored>();
+    NpyHeader h;
+    if (m.method == 0) {
+      h = parse_npy_header(src, std::size_t(m.size), what);
+    } else {
+      // Only the start of the stream: enough for any header NumPy allows.
+      const std::vector<std::uint8_t> head = inflate_member(src, m, what, kHeaderPrefix);
+      h = parse_npy_header_prefix(head.data(), head.size(), std::size_t(m.size), what);
+    }
+    st->info.dtype = h.dtype;
+    st->info.shape = h.shape;
+    st->big_endian = h.big_endian;
+    st->fortran_order = h.fortran_order;
+    st->region = std::make_shared<MemberRegion>(file, m, h.data_offset);
+    sd.add_stored(m.name.substr(0, m.name.size() - 4), std::move(st));
   }
   return sd;
 }

@@ -13,11 +13,12 @@
 #include "attn/nested_array.h"
 #include "attn/npy.h"
 #include "attn/state_dict.h"
+#include "mapped_file.h"
+#include "stored.h"
 
 namespace attn {
 namespace {
 
-constexpr std::size_t kMaxInputBytes = std::size_t(64) << 30;  // 64 GiB: a sanity cap
 constexpr std::size_t kMaxJsonInputBytes = std::size_t(1) << 30;
 
 bool looks_like_npy(const std::vector<std::uint8_t>& b) {
@@ -48,7 +49,15 @@ Tensor parse_input_bytes(const std::vector<std::uint8_t>& bytes, const std::stri
 }
 
 Tensor read_input_file(const std::string& path, bool allow_nonfinite) {
-  return parse_input_bytes(read_file(path, kMaxInputBytes), path, allow_nonfinite);
+  // A .npy goes from the mapped file straight into the tensor in one
+  // conversion; JSON is read whole (bounded) and parsed.
+  const auto file = detail::MappedFile::open(path);
+  if (file->size() >= 6 && std::memcmp(file->data(), "\x93NUMPY", 6) == 0)
+    return detail::read_stored_f32(*detail::open_npy(file), allow_nonfinite, path);
+  if (file->size() > kMaxJsonInputBytes)
+    throw Error(Exit::data, path + ": JSON input larger than 1 GiB; use .npy");
+  return parse_input_bytes(std::vector<std::uint8_t>(file->data(), file->data() + file->size()),
+                           path, allow_nonfinite);
 }
 
 Tensor batch_input(Tensor t, const Config& cfg, const std::string& name, bool* batched) {

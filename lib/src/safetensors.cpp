@@ -7,14 +7,19 @@
 // tile the data section exactly (no gap, no overlap, no trailing byte) and
 // each must span exactly dtype size x element count bytes. Values are
 // little-endian and row-major.
+//
+// The file is mapped and only the header is read when it opens. The spans'
+// tiling is the file's structure and is checked at once; a tensor's own
+// entry (its dtype, its shape, its span's length) is judged only when the
+// tensor is used, so another layer's F8 or malformed entry never fails a run.
 #include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "attn/error.h"
-#include "attn/files.h"
 #include "attn/state_dict.h"
+#include "mapped_file.h"
 #include "npy_internal.h"
 
 namespace attn {
@@ -22,41 +27,77 @@ namespace attn {
 namespace {
 
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;  // the reference's own cap
-constexpr std::uint64_t kMaxFileBytes = std::uint64_t(16) << 30;
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
   throw Error(Exit::data, name + ": " + what);
 }
 
-bool safetensors_dtype(const std::string& s, DType& t) {
-  static const struct {
-    const char* name;
-    DType t;
-  } kTypes[] = {{"F16", DType::f2}, {"BF16", DType::bf16}, {"F32", DType::f4}, {"F64", DType::f8}, {"BOOL", DType::b1},
-                {"U8", DType::u1},  {"I8", DType::i1},  {"I16", DType::i2}, {"I32", DType::i4},
-                {"I64", DType::i8}, {"U16", DType::u2}, {"U32", DType::u4}, {"U64", DType::u8}};
-  for (const auto& k : kTypes)
-    if (s == k.name) {
-      t = k.t;
-      return true;
-    }
-  return false;
-}
+// The dtypes of the format; `size` 0: unknown to us, its span unchecked.
+struct DTypeName {
+  const char* name;
+  DType t;
+  std::size_t size;
+  bool supported;
+};
+constexpr DTypeName kTypes[] = {
+    {"F16", DType::f2, 2, true},    {"BF16", DType::bf16, 2, true}, {"F32", DType::f4, 4, true},
+    {"F64", DType::f8, 8, true},    {"BOOL", DType::b1, 1, true},   {"U8", DType::u1, 1, true},
+    {"I8", DType::i1, 1, true},     {"I16", DType::i2, 2, true},    {"I32", DType::i4, 4, true},
+    {"I64", DType::i8, 8, true},    {"U16", DType::u2, 2, true},    {"U32", DType::u4, 4, true},
+    {"U64", DType::u8, 8, true},    {"F8_E4M3", DType::u1, 1, false},
+    {"F8_E5M2", DType::u1, 1, false}, {"F8_E8M0", DType::u1, 1, false},
+    {"C64", DType::u8, 8, false}};
 
 struct Entry {
   std::string key;
-  DType dtype;
-  std::vector<std::size_t> shape;
-  std::uint64_t begin, end;
+  std::uint64_t begin = 0, end = 0;
+  std::shared_ptr<detail::Stored> stored;
 };
 
-std::uint64_t as_uint(const nlohmann::json& v, const std::string& what) {
+std::uint64_t as_uint(const nlohmann::ordered_json& v, const std::string& what) {
   if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
     fail(what, "expected a non-negative integer, found " + v.dump());
   return v.get<std::uint64_t>();
 }
 
-Entry parse_entry(const std::string& path, const std::string& key, const nlohmann::json& v) {
+// The tensor's own description; a problem with it is recorded in
+// stored->problem (reported when the tensor is used), not thrown.
+void parse_tensor(const nlohmann::ordered_json& v, detail::Stored& s, std::uint64_t span) {
+  const std::string dtype = v["dtype"].get<std::string>();
+  const DTypeName* t = nullptr;
+  for (const auto& k : kTypes)
+    if (dtype == k.name) t = &k;
+  if (t == nullptr || !t->supported) s.info.unsupported_dtype = dtype;
+  if (t != nullptr) s.info.dtype = t->t;
+  if (v["shape"].size() > 64) {
+    s.problem = "more than 64 dimensions";
+    return;
+  }
+  for (const auto& d : v["shape"]) {
+    if (!d.is_number_unsigned() && !(d.is_number_integer() && d.get<std::int64_t>() >= 0)) {
+      s.problem = "shape: expected a non-negative integer, found " + d.dump();
+      return;
+    }
+    const std::uint64_t n = d.get<std::uint64_t>();
+    if (n > SIZE_MAX) {
+      s.problem = "shape entry too large";
+      return;
+    }
+    s.info.shape.push_back(std::size_t(n));
+  }
+  if (t == nullptr) return;  // size unknown: the span cannot be judged
+  try {
+    const std::size_t count = checked_count(s.info.shape, t->size, "");
+    if (span != std::uint64_t(count) * t->size)
+      s.problem = "data_offsets span " + std::to_string(span) + " bytes, but shape " +
+                  shape_str(s.info.shape) + " " + dtype + " needs " +
+                  std::to_string(count * t->size);
+  } catch (const Error&) {
+    s.problem = "shape " + shape_str(s.info.shape) + " is too large";
+  }
+}
+
+Entry parse_entry(const std::string& path, const std::string& key, const nlohmann::ordered_json& v) {
   const std::string what = path + ":" + key;
   if (!v.is_object()) fail(what, "expected an object with dtype, shape and data_offsets");
   for (const auto& item : v.items())
@@ -68,55 +109,43 @@ Entry parse_entry(const std::string& path, const std::string& key, const nlohman
     fail(what, "missing 'data_offsets' [begin, end]");
   Entry e;
   e.key = key;
-  const std::string dtype = v["dtype"].get<std::string>();
-  if (!safetensors_dtype(dtype, e.dtype))
-    fail(what,
-         "dtype '" + dtype +
-             "' is not supported (expected F16/F32/F64, or BOOL/U8/I8/I16/I32/I64 for masks)");
-  if (v["shape"].size() > 64) fail(what, "more than 64 dimensions");
-  for (const auto& d : v["shape"]) {
-    const std::uint64_t n = as_uint(d, what + " shape");
-    if (n > SIZE_MAX) fail(what, "shape entry too large");
-    e.shape.push_back(std::size_t(n));
-  }
   e.begin = as_uint(v["data_offsets"][0], what + " data_offsets");
   e.end = as_uint(v["data_offsets"][1], what + " data_offsets");
   if (e.end < e.begin) fail(what, "data_offsets end is before begin");
-  const std::size_t count = checked_count(e.shape, dtype_size(e.dtype), what);
-  if (e.end - e.begin != std::uint64_t(count) * dtype_size(e.dtype))
-    fail(what, "data_offsets span " + std::to_string(e.end - e.begin) + " bytes, but shape " +
-                   shape_str(e.shape) + " " + dtype + " needs " +
-                   std::to_string(count * dtype_size(e.dtype)));
+  e.stored = std::make_shared<detail::Stored>();
+  parse_tensor(v, *e.stored, e.end - e.begin);
   return e;
 }
 
 }  // namespace
 
 StateDict read_safetensors(const std::string& path) {
-  const std::vector<std::uint8_t> file = read_file(path, kMaxFileBytes);
-  if (file.size() < 8) fail(path, "truncated .safetensors file (no header length)");
+  const auto mapped = detail::MappedFile::open(path);
+  const std::uint8_t* file = mapped->data();
+  const std::size_t file_size = mapped->size();
+  if (file_size < 8) fail(path, "truncated .safetensors file (no header length)");
   std::uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= std::uint64_t(file[i]) << (8 * i);
   if (n > kMaxHeaderBytes)
     fail(path, "header length " + std::to_string(n) + " is more than the limit of " +
                    std::to_string(kMaxHeaderBytes) + " bytes");
-  if (n > file.size() - 8)
+  if (n > file_size - 8)
     fail(path, "header length " + std::to_string(n) + " runs past the end of the " +
-                   std::to_string(file.size()) + "-byte file");
+                   std::to_string(file_size) + "-byte file");
   if (n == 0 || file[8] != '{') fail(path, "the header must be a JSON object starting with '{'");
 
-  nlohmann::json header;
+  nlohmann::ordered_json header;  // file order of the keys kept
   try {
     // Duplicate tensor names would silently keep one of the two: refuse them.
     std::set<std::string> seen;
-    auto no_duplicates = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& v) {
-      if (depth == 1 && event == nlohmann::json::parse_event_t::key &&
+    auto no_duplicates = [&](int depth, nlohmann::ordered_json::parse_event_t event,
+                             nlohmann::ordered_json& v) {
+      if (depth == 1 && event == nlohmann::ordered_json::parse_event_t::key &&
           !seen.insert(v.get<std::string>()).second)
         fail(path, "key '" + v.get<std::string>() + "' appears twice in the header");
       return true;
     };
-    header = nlohmann::json::parse(file.begin() + 8, file.begin() + 8 + std::ptrdiff_t(n),
-                                   no_duplicates);
+    header = nlohmann::ordered_json::parse(file + 8, file + 8 + n, no_duplicates);
   } catch (const nlohmann::json::exception& e) {
     fail(path, std::string("the header is not valid JSON (") + e.what() + ")");
   }
@@ -128,7 +157,7 @@ StateDict read_safetensors(const std::string& path) {
     entries.push_back(parse_entry(path, item.key(), item.value()));
   }
   // Tile the data section exactly, like the reference's validate().
-  const std::uint64_t data_size = file.size() - 8 - n;
+  const std::uint64_t data_size = file_size - 8 - n;
   std::vector<const Entry*> order;
   for (const Entry& e : entries) order.push_back(&e);
   std::sort(order.begin(), order.end(), [](const Entry* a, const Entry* b) {
@@ -150,14 +179,11 @@ StateDict read_safetensors(const std::string& path) {
     fail(path, std::to_string(data_size - at) + " trailing bytes not covered by any tensor");
 
   StateDict sd(path);
-  const std::uint8_t* data = file.data() + 8 + n;
-  for (const Entry& e : entries) {
-    RawArray a;
-    a.dtype = e.dtype;
-    a.shape = e.shape;
-    a.bytes.assign(data + e.begin, data + e.end);
-    if (a.dtype == DType::b1) check_bool_bytes(a.bytes.data(), a.bytes.size(), path + ":" + e.key);
-    sd.add(e.key, std::move(a));
+  const std::size_t data = 8 + std::size_t(n);
+  for (Entry& e : entries) {
+    e.stored->region = std::make_shared<detail::MappedRegion>(mapped, data + std::size_t(e.begin),
+                                                              std::size_t(e.end - e.begin));
+    sd.add_stored(e.key, std::move(e.stored));
   }
   return sd;
 }

@@ -119,43 +119,56 @@ const TensorInfo* StateDict::find(const std::string& key) const {
   return &stored(it->second).info;
 }
 
-void StateDict::read_rows(const std::string& key, std::size_t row0, std::size_t rows,
-                          bool transposed, float* dst, bool allow_nonfinite) const {
-  const Entry& e = entry(key);
-  const detail::Stored& s = stored(e);
-  const std::string name = name_of(e);
-  detail::require_float(s.info, name);
+namespace detail {
+
+void read_stored_rows(const Stored& s, std::size_t row0, std::size_t rows, bool transposed,
+                      float* dst, bool allow_nonfinite, const std::string& name) {
+  require_float(s.info, name);
   std::size_t R, K;
-  detail::row_view(s.info, transposed, R, K, name);
+  row_view(s.info, transposed, R, K, name);
   if (row0 > R || rows > R - row0)
     throw Error(Exit::data, name + ": rows [" + std::to_string(row0) + ", " +
                                 std::to_string(row0 + rows) + ") asked of shape " +
                                 shape_str(s.info.shape));
-  const detail::ByteView v = s.region->bytes(name);
-  detail::convert_rows(v.p, s, row0, rows, transposed, dst, allow_nonfinite, name);
+  const ByteView v = s.region->bytes(name);
+  convert_rows(v.p, s, row0, rows, transposed, dst, allow_nonfinite, name);
   s.region->done(0, v.n);
 }
 
-Tensor StateDict::read_f32(const std::string& key, bool allow_nonfinite) const {
-  const Entry& e = entry(key);
-  const detail::Stored& s = stored(e);
-  detail::require_float(s.info, name_of(e));
+Tensor read_stored_f32(const Stored& s, bool allow_nonfinite, const std::string& name) {
+  require_float(s.info, name);
   Tensor t;
   t.shape = s.info.shape;
   t.data.resize(s.info.count());
   std::size_t R, K;
-  detail::row_view(s.info, false, R, K, name_of(e));
-  read_rows(key, 0, R, false, t.ptr(), allow_nonfinite);
+  row_view(s.info, false, R, K, name);
+  read_stored_rows(s, 0, R, false, t.ptr(), allow_nonfinite, name);
   return t;
+}
+
+RawArray read_stored_raw(const Stored& s, const std::string& name) {
+  const ByteView v = s.region->bytes(name);
+  RawArray a = to_native(v.p, s, name);
+  s.region->done(0, v.n);
+  return a;
+}
+
+}  // namespace detail
+
+void StateDict::read_rows(const std::string& key, std::size_t row0, std::size_t rows,
+                          bool transposed, float* dst, bool allow_nonfinite) const {
+  const Entry& e = entry(key);
+  detail::read_stored_rows(stored(e), row0, rows, transposed, dst, allow_nonfinite, name_of(e));
+}
+
+Tensor StateDict::read_f32(const std::string& key, bool allow_nonfinite) const {
+  const Entry& e = entry(key);
+  return detail::read_stored_f32(stored(e), allow_nonfinite, name_of(e));
 }
 
 RawArray StateDict::read_raw(const std::string& key) const {
   const Entry& e = entry(key);
-  const detail::Stored& s = stored(e);
-  const detail::ByteView v = s.region->bytes(name_of(e));
-  RawArray a = detail::to_native(v.p, s, name_of(e));
-  s.region->done(0, v.n);
-  return a;
+  return detail::read_stored_raw(stored(e), name_of(e));
 }
 
 StateDict StateDict::select(const std::string& prefix) const {

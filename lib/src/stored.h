@@ -48,6 +48,18 @@ struct Stored {
 std::shared_ptr<const Stored> stored_in_memory(DType dtype, std::vector<std::size_t> shape,
                                                std::vector<std::uint8_t> bytes);
 
+// Rows of / the whole of a stored tensor as float32 (StateDict::read_rows
+// and read_f32 without the lookup); `name` starts every error.
+void read_stored_rows(const Stored& s, std::size_t row0, std::size_t rows, bool transposed,
+                      float* dst, bool allow_nonfinite, const std::string& name);
+Tensor read_stored_f32(const Stored& s, bool allow_nonfinite, const std::string& name);
+RawArray read_stored_raw(const Stored& s, const std::string& name);
+
+// A .npy file, mapped, its header checked (npy_folder.cpp).
+class MappedFile;
+std::shared_ptr<const Stored> open_npy(const std::string& path);
+std::shared_ptr<const Stored> open_npy(const std::shared_ptr<const MappedFile>& f);
+
 // ---- conversion (convert.cpp) ----------------------------------------------
 
 // Rows [row0, row0 + rows) of the tensor whose data is `p` (laid out as

@@ -13,6 +13,11 @@ namespace attn {
 // not a regular file or unreadable; Exit::data when larger than max_bytes.
 std::vector<std::uint8_t> read_file(const std::string& path, std::size_t max_bytes);
 
+// A read-only descriptor (O_CLOEXEC, non-blocking open) of a regular file
+// and its size, with the same checks and errors as read_file; the caller
+// closes it.
+int open_regular_file(const std::string& path, std::size_t& size);
+
 // Whole standard input, at most max_bytes (Exit::data past that).
 std::vector<std::uint8_t> read_stdin(std::size_t max_bytes);
 

@@ -39,6 +39,10 @@ RawArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string
 // a regular file; Exit::data when malformed.
 RawArray read_npy(const std::string& path);
 
+// A .npy file's values as float32, converted in one pass from the mapped
+// file straight into the tensor (to_float32's rules and errors).
+Tensor read_npy_f32(const std::string& path, bool allow_nonfinite);
+
 // Values as float32 (f2/bf16/f4/f8 converted exactly as NumPy's astype would).
 // Other dtypes: Exit::data naming `name`. Non-finite values: Exit::data naming
 // `name` and the first index, unless allow_nonfinite.
