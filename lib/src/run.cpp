@@ -122,7 +122,16 @@ Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layo
                            bool* detected, std::string* source) {
   if (!cfg.weights.empty()) {
     // The layer's keys (prefix stripped, buffers dropped), then its layout.
-    const StateDict layer = select_keys(open_state_dict(cfg.weights), cfg.weights_prefix);
+    const StateDict all = open_state_dict(cfg.weights);
+    if (!cfg.weights_prefix.empty() && all.select(cfg.weights_prefix).empty()) {
+      std::string some;
+      for (std::size_t i = 0; i < all.size() && i < 3; ++i)
+        some += (i ? ", \"" : "\"") + all.keys()[i] + "\"";
+      throw Error(Exit::data, cfg.weights + ": no key starts with weights_prefix \"" +
+                                  cfg.weights_prefix + "\" (the file's keys are " +
+                                  some + (all.size() > 3 ? ", ..." : "") + ")");
+    }
+    const StateDict layer = select_keys(all, cfg.weights_prefix);
     const Layout l = cfg.layout ? *cfg.layout : detect_layout(layer, cfg.weights);
     *layout = l;
     *detected = !cfg.layout.has_value();
