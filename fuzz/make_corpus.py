@@ -8,6 +8,7 @@ installed here, so the files are laid out per its format spec
 (huggingface/safetensors README: u64 little-endian header length, JSON header
 {name: {dtype, shape, data_offsets}}, then the data), as its Python
 serializer does (keys sorted, header padded with spaces to 8 bytes).
+index: *.safetensors.index.json files over the two shards the target writes.
 config: every config under configs/ and an even spread of tests/golden/cases/*/.
 
 Run: /usr/bin/python3 fuzz/make_corpus.py   (from the repository root)
@@ -174,6 +175,27 @@ def make_safetensors():
             f.write(safetensors_bytes(tensors, meta))
 
 
+def make_index():
+    """Sharded-checkpoint indexes naming the two shards the target writes beside
+    them (fuzz/targets.h index_folder: a.safetensors h.0.w; b.safetensors h.1.w, h.1.b)."""
+    d = fresh("index")
+    good = {"h.0.w": "a.safetensors", "h.1.w": "b.safetensors", "h.1.b": "b.safetensors"}
+    seeds = {
+        "both_shards": {"metadata": {"total_size": 18}, "weight_map": good},
+        "reversed_order": {"weight_map": dict(reversed(list(good.items())))},
+        "one_shard_listed_short": {"weight_map": {"h.1.w": "b.safetensors"}},
+        "missing_shard": {"weight_map": dict(good, **{"h.2.w": "c.safetensors"})},
+        "outside_folder": {"weight_map": dict(good, **{"x": "../a.safetensors"})},
+        "absolute": {"weight_map": {"h.0.w": "/tmp/a.safetensors"}},
+        "wrong_shard": {"weight_map": {"h.0.w": "b.safetensors", "h.1.w": "a.safetensors"}},
+        "not_a_name": {"weight_map": {"h.0.w": 3}},
+        "empty_map": {"weight_map": {}},
+    }
+    for name, j in seeds.items():
+        with open(os.path.join(d, name + ".json"), "w") as f:
+            json.dump(j, f, indent=2)
+
+
 def make_config():
     d = fresh("config")
     sources = [os.path.join(ROOT, "configs", n) for n in sorted(os.listdir(os.path.join(ROOT, "configs")))]
@@ -195,4 +217,5 @@ if __name__ == "__main__":
     make_npy()
     make_npz()
     make_safetensors()
+    make_index()
     make_config()

@@ -59,6 +59,18 @@ TEST_CASE("unit: fuzz replay of the safetensors target's seeds and regressions")
   CHECK(replay("safetensors", fuzz_safetensors) >= 5);
 }
 
+TEST_CASE("unit: fuzz replay of the index target's seeds and regressions") {
+  CHECK(replay("index", fuzz_index) >= 5);
+  // The valid seed reaches both shards through the harness's folder.
+  const auto seed = read_bytes(attn::test::source_path("fuzz/corpus/index/both_shards.json"));
+  const std::string path = attn::fuzz::index_folder() + "/seed.safetensors.index.json";
+  attn::fuzz::write_scratch(path, seed.data(), seed.size());
+  const attn::StateDict sd = attn::open_state_dict(path);
+  CHECK(sd.read_f32("h.0.w", false).data == std::vector<float>{1, 2});
+  CHECK(sd.read_f32("h.1.b", false).data == std::vector<float>{1});
+  ::unlink(path.c_str());
+}
+
 TEST_CASE("unit: fuzz replay of the config target's seeds and regressions") {
   CHECK(replay("config", fuzz_config) >= 10);
 }
