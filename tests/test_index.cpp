@@ -208,8 +208,13 @@ TEST_CASE("index: a huge file of zeros fails at its header, reading nothing") {
     const std::string p = t / name;
     write_text(p, "");
     REQUIRE(::truncate(p.c_str(), off_t(8) << 30) == 0);  // sparse: 8 GiB of zeros
-    expect_error([&] { open_state_dict(std::string(name) == "z/w.npy" ? t / "z" : p); },
-                 Exit::data, p, part);
+    // A folder's bad .npy is one bad tensor: its header fails when it is used.
+    expect_error([&] {
+      if (std::string(name) == "z/w.npy")
+        open_state_dict(t / "z").find("w");
+      else
+        open_state_dict(p);
+    }, Exit::data, p, part);
     ::unlink(p.c_str());
   }
 }

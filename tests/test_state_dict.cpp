@@ -170,8 +170,12 @@ TEST_CASE("state_dict: a folder of <key>.npy files, other files ignored") {
   CHECK(sd.keys().front() == "Wo.bias");
   CHECK(sd.find("Wqkv.weight")->dtype == DType::f4);
   CHECK(sd.find("Wo.bias")->dtype == DType::f8);
+  // A malformed file is one bad tensor: listed, refused when used, the others read.
   write_text(t / "broken.npy", "junk");
-  expect_error([&] { open_state_dict(t.path); }, Exit::data, t / "broken.npy", "magic");
+  const StateDict with_broken = open_state_dict(t.path);
+  CHECK(with_broken.keys() == std::vector<std::string>{"Wo.bias", "Wqkv.weight", "broken"});
+  expect_error([&] { with_broken.find("broken"); }, Exit::data, t / "broken.npy", "magic");
+  CHECK(with_broken.read_raw("Wo.bias").dtype == DType::f8);
 
   TempDir empty;
   write_text(empty / "w.txt", "x");
@@ -251,7 +255,8 @@ TEST_CASE("state_dict: hostile .npz archives are refused naming the file") {
   CHECK(read_npz(path).read_raw("zeros").count() == (16u << 20) / 4);
   // A member's errors name the archive and the member.
   write_text(path, make_zip({{"Wqkv.weight.npy", "junk"}}));
-  expect_error([&] { read_npz(path); }, Exit::data, path + ":Wqkv.weight.npy", "magic");
+  expect_error([&] { read_npz(path).find("Wqkv.weight"); }, Exit::data, path + ":Wqkv.weight.npy",
+               "magic");
 }
 
 TEST_CASE("state_dict: hostile .safetensors files are refused naming the file") {
@@ -361,4 +366,18 @@ TEST_CASE("state_dict: random corruption of valid files gives a clean error or a
   }
   MESSAGE("corrupted files: ", loaded, " still loaded, ", refused, " refused");
   CHECK(refused > 1000);
+}
+
+TEST_CASE("state_dict: .npz members are judged when used; the archive's structure at once") {
+  TempDir t;
+  const std::string path = t / "m.npz";
+  write_text(path, make_zip({{"h.0.w.npy", npy_f4(4)},
+                             {"h.1.w.npy", "junk"},
+                             {"h.2.w.npy", npy_f4(3), 8, -1, 12345}}));  // deflated, bad CRC
+  const StateDict sd = open_state_dict(path);
+  CHECK(sd.keys() == std::vector<std::string>{"h.0.w", "h.1.w", "h.2.w"});
+  CHECK(sd.select("h.0.").read_f32("w", false).data == std::vector<float>{0, 1, 2, 3});
+  expect_error([&] { sd.find("h.1.w"); }, Exit::data, path + ":h.1.w.npy", "magic");
+  CHECK(sd.find("h.2.w")->shape == std::vector<std::size_t>{3});  // header inflated alone
+  expect_error([&] { sd.read_f32("h.2.w", false); }, Exit::data, path + ":h.2.w", "CRC-32");
 }

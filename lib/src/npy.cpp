@@ -9,10 +9,7 @@
 // the file.
 #include "attn/npy.h"
 
-#include <cmath>
-#include <cstdio>
 #include <cstring>
-#include <limits>
 
 #include "attn/error.h"
 #include "attn/files.h"

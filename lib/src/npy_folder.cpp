@@ -58,7 +58,18 @@ StateDict read_npy_folder(const std::string& dir) {
   StateDict sd(dir);
   for (const std::string& name : names) {
     const std::string path = (dir.empty() || dir.back() == '/') ? dir + name : dir + "/" + name;
-    sd.add_stored(name.substr(0, name.size() - 4), detail::open_npy(path));
+    std::shared_ptr<const detail::Stored> s;
+    try {
+      s = detail::open_npy(path);
+    } catch (const Error& e) {
+      // A malformed file is one bad tensor: only a run that uses it fails.
+      // An unreadable one (Exit::no_input) fails at once.
+      if (e.code() != Exit::data) throw;
+      auto bad = std::make_shared<detail::Stored>();
+      bad->problem = e.what();
+      s = std::move(bad);
+    }
+    sd.add_stored(name.substr(0, name.size() - 4), std::move(s));
   }
   return sd;
 }

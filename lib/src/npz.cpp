@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <set>
 
 #include "attn/error.h"
@@ -258,8 +259,8 @@ class MemberRegion final : public detail::Region {
     file_->check_intact(name);
     const std::uint8_t* src = file_->data() + m_.data;
     if (m_.method == 0) {
-      if (!crc_checked_) check_crc(src, std::size_t(m_.size), name);
-      crc_checked_ = true;
+      if (!crc_checked_.load()) check_crc(src, std::size_t(m_.size), name);
+      crc_checked_ = true;  // two threads may both check it: harmless
       return {src + offset_, std::size_t(m_.size) - offset_, file_};
     }
     auto image = std::make_shared<std::vector<std::uint8_t>>(
@@ -279,7 +280,7 @@ class MemberRegion final : public detail::Region {
   std::shared_ptr<const detail::MappedFile> file_;
   Member m_;
   std::size_t offset_;
-  mutable bool crc_checked_ = false;
+  mutable std::atomic<bool> crc_checked_{false};
 };
 
 }  // namespace
@@ -331,12 +332,18 @@ StateDict read_npz(const std::string& path) {
     const std::uint8_t* src = file->data() + m.data;
     auto st = std::make_shared<detail::Stored>();
     NpyHeader h;
-    if (m.method == 0) {
-      h = parse_npy_header(src, std::size_t(m.size), what);
-    } else {
-      // Only the start of the stream: enough for any header NumPy allows.
-      const std::vector<std::uint8_t> head = inflate_member(src, m, what, kHeaderPrefix);
-      h = parse_npy_header_prefix(head.data(), head.size(), std::size_t(m.size), what);
+    try {
+      if (m.method == 0) {
+        h = parse_npy_header(src, std::size_t(m.size), what);
+      } else {
+        // Only the start of the stream: enough for any header NumPy allows.
+        const std::vector<std::uint8_t> head = inflate_member(src, m, what, kHeaderPrefix);
+        h = parse_npy_header_prefix(head.data(), head.size(), std::size_t(m.size), what);
+      }
+    } catch (const Error& e) {
+      // The member's own .npy is bad: only a run that uses it fails.
+      if (e.code() != Exit::data) throw;
+      st->problem = e.what();
     }
     st->info.dtype = h.dtype;
     st->info.shape = h.shape;

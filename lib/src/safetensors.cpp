@@ -62,7 +62,8 @@ std::uint64_t as_uint(const nlohmann::ordered_json& v, const std::string& what) 
 
 // The tensor's own description; a problem with it is recorded in
 // stored->problem (reported when the tensor is used), not thrown.
-void parse_tensor(const nlohmann::ordered_json& v, detail::Stored& s, std::uint64_t span) {
+void parse_tensor(const nlohmann::ordered_json& v, detail::Stored& s, std::uint64_t span,
+                  const std::string& what) {
   const std::string dtype = v["dtype"].get<std::string>();
   const DTypeName* t = nullptr;
   for (const auto& k : kTypes)
@@ -70,17 +71,17 @@ void parse_tensor(const nlohmann::ordered_json& v, detail::Stored& s, std::uint6
   if (t == nullptr || !t->supported) s.info.unsupported_dtype = dtype;
   if (t != nullptr) s.info.dtype = t->t;
   if (v["shape"].size() > 64) {
-    s.problem = "more than 64 dimensions";
+    s.problem = what + ": more than 64 dimensions";
     return;
   }
   for (const auto& d : v["shape"]) {
     if (!d.is_number_unsigned() && !(d.is_number_integer() && d.get<std::int64_t>() >= 0)) {
-      s.problem = "shape: expected a non-negative integer, found " + d.dump();
+      s.problem = what + ": shape: expected a non-negative integer, found " + d.dump();
       return;
     }
     const std::uint64_t n = d.get<std::uint64_t>();
     if (n > SIZE_MAX) {
-      s.problem = "shape entry too large";
+      s.problem = what + ": shape entry too large";
       return;
     }
     s.info.shape.push_back(std::size_t(n));
@@ -89,11 +90,11 @@ void parse_tensor(const nlohmann::ordered_json& v, detail::Stored& s, std::uint6
   try {
     const std::size_t count = checked_count(s.info.shape, t->size, "");
     if (span != std::uint64_t(count) * t->size)
-      s.problem = "data_offsets span " + std::to_string(span) + " bytes, but shape " +
+      s.problem = what + ": data_offsets span " + std::to_string(span) + " bytes, but shape " +
                   shape_str(s.info.shape) + " " + dtype + " needs " +
                   std::to_string(count * t->size);
   } catch (const Error&) {
-    s.problem = "shape " + shape_str(s.info.shape) + " is too large";
+    s.problem = what + ": shape " + shape_str(s.info.shape) + " is too large";
   }
 }
 
@@ -113,7 +114,7 @@ Entry parse_entry(const std::string& path, const std::string& key, const nlohman
   e.end = as_uint(v["data_offsets"][1], what + " data_offsets");
   if (e.end < e.begin) fail(what, "data_offsets end is before begin");
   e.stored = std::make_shared<detail::Stored>();
-  parse_tensor(v, *e.stored, e.end - e.begin);
+  parse_tensor(v, *e.stored, e.end - e.begin, what);
   return e;
 }
 

@@ -48,6 +48,7 @@ namespace detail {
 
 std::shared_ptr<const Stored> ShardTable::lookup(const std::string& key) {
   const std::string& file = shard_of_.at(key);
+  std::lock_guard<std::mutex> lock(mutex_);
   auto it = open_.find(file);
   if (it == open_.end()) {
     const std::string path = resolve_path(folder_, file);

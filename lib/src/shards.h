@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "attn/state_dict.h"
@@ -22,16 +23,14 @@ class ShardTable {
 
   // The key's tensor, opening its shard on first use. The shard must exist
   // (Exit::no_input naming it) and its header must list exactly the keys the
-  // index maps to it (Exit::data).
+  // index maps to it (Exit::data). Safe to call from several threads.
   std::shared_ptr<const Stored> lookup(const std::string& key);
-
-  // Shards opened so far (tests).
-  std::size_t opened() const { return open_.size(); }
 
  private:
   std::string index_, folder_;
   std::map<std::string, std::string> shard_of_;
   std::map<std::string, StateDict> open_;
+  std::mutex mutex_;
 };
 
 }  // namespace attn::detail

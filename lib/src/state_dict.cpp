@@ -102,15 +102,16 @@ const StateDict::Entry& StateDict::entry(const std::string& key) const {
 }
 
 const detail::Stored& StateDict::stored(const Entry& e) const {
-  if (!e.stored) e.stored = e.shards->lookup(e.full_key);
-  if (!e.stored->problem.empty()) throw Error(Exit::data, name_of(e) + ": " + e.stored->problem);
-  return *e.stored;
+  // A shard's entries live as long as its table, which the entry shares.
+  const detail::Stored& s = e.stored ? *e.stored : *e.shards->lookup(e.full_key);
+  if (!s.problem.empty()) throw Error(Exit::data, s.problem);
+  return s;
 }
 
 std::shared_ptr<const detail::Stored> StateDict::stored_entry(const std::string& key) const {
   const Entry& e = entry(key);
-  stored(e);
-  return e.stored;
+  stored(e);  // the problem check
+  return e.stored ? e.stored : e.shards->lookup(e.full_key);
 }
 
 const TensorInfo* StateDict::find(const std::string& key) const {
@@ -132,7 +133,15 @@ void read_stored_rows(const Stored& s, std::size_t row0, std::size_t rows, bool 
                                 shape_str(s.info.shape));
   const ByteView v = s.region->bytes(name);
   convert_rows(v.p, s, row0, rows, transposed, dst, allow_nonfinite, name);
-  s.region->done(0, v.n);
+  // Drop what this read touched and no later read of other rows needs: the
+  // whole tensor when all of it was read, the rows' bytes when they are
+  // contiguous. A strided part (transposed or Fortran) stays mapped for the
+  // next block.
+  const std::size_t es = dtype_size(s.info.dtype);
+  if (rows == R)
+    s.region->done(0, v.n);
+  else if (!transposed && !(s.fortran_order && s.info.shape.size() >= 2))
+    s.region->done(row0 * K * es, rows * K * es);
 }
 
 Tensor read_stored_f32(const Stored& s, bool allow_nonfinite, const std::string& name) {

@@ -40,7 +40,9 @@ struct Stored {
   TensorInfo info;
   bool big_endian = false;     // bytes are big-endian (.npy '>')
   bool fortran_order = false;  // bytes are in Fortran (column-major) order
-  std::string problem;         // non-empty: the header entry is malformed (this error text)
+  // Non-empty: this tensor's header is malformed or unreadable; the whole
+  // Exit::data message ("<file>[:<key>]: ..."), raised when the tensor is used.
+  std::string problem;
   std::shared_ptr<const Region> region;
 };
 
@@ -55,7 +57,8 @@ void read_stored_rows(const Stored& s, std::size_t row0, std::size_t rows, bool 
 Tensor read_stored_f32(const Stored& s, bool allow_nonfinite, const std::string& name);
 RawArray read_stored_raw(const Stored& s, const std::string& name);
 
-// A .npy file, mapped, its header checked (npy_folder.cpp).
+// A .npy file, mapped, its header checked (npy_folder.cpp): Exit::data when
+// malformed.
 class MappedFile;
 std::shared_ptr<const Stored> open_npy(const std::string& path);
 std::shared_ptr<const Stored> open_npy(const std::shared_ptr<const MappedFile>& f);

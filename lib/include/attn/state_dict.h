@@ -65,6 +65,9 @@ class StateDict {
   // open files; reads nothing. Messages keep naming the full key.
   StateDict select(const std::string& prefix) const;
 
+  // Reads may run on several threads at once: the caches of a source (the
+  // shards opened, an .npz member's CRC checked) are guarded.
+
   // In-memory entries (export_weights, tests): takes ownership. A key that
   // exists is replaced.
   void add(std::string key, Tensor t);
@@ -79,9 +82,9 @@ class StateDict {
 
  private:
   struct Entry {
-    std::string full_key;                              // the key in the file (messages)
-    mutable std::shared_ptr<const detail::Stored> stored;  // null until a shard is opened
-    std::shared_ptr<detail::ShardTable> shards;        // sharded index only
+    std::string full_key;                          // the key in the file (messages)
+    std::shared_ptr<const detail::Stored> stored;  // null for a key of a sharded index
+    std::shared_ptr<detail::ShardTable> shards;    // sharded index only (owns its shards)
   };
   const Entry& entry(const std::string& key) const;  // Exit::data when absent
   const detail::Stored& stored(const Entry& e) const;
