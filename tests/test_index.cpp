@@ -296,6 +296,17 @@ TEST_CASE("index: in-memory entries and .npy inputs take the same conversion") {
   const Tensor x = read_npy_f32(t / "x.npy", false);
   CHECK(x.shape == std::vector<std::size_t>{2, 3});
   CHECK(x.data == iota(6));
+  // A 3-D Fortran-order array: element (i, j, k) at i + 2*j + 6*k.
+  std::vector<float> c(24), f(24);
+  for (std::size_t i = 0; i < 2; ++i)
+    for (std::size_t j = 0; j < 3; ++j)
+      for (std::size_t k = 0; k < 4; ++k) c[i * 12 + j * 4 + k] = f[i + 2 * j + 6 * k] = float(i * 100 + j * 10 + k);
+  f[1 + 2 * 2 + 6 * 3] = NAN, c[1 * 12 + 2 * 4 + 3] = NAN;
+  write_text(t / "f3.npy", npy_image("<f4", true, {2, 3, 4}, test::f32_bytes(f)));
+  const Tensor f3 = read_npy_f32(t / "f3.npy", true);
+  for (std::size_t i = 0; i < 23; ++i) CHECK(f3.data[i] == c[i]);
+  expect_error([&] { read_npy_f32(t / "f3.npy", false); }, Exit::data, t / "f3.npy",
+               "non-finite value nan at index (1, 2, 3)");
   write_text(t / "n.npy", npy_image("<f4", false, {2}, test::f32_bytes({1, NAN})));
   expect_error([&] { read_npy_f32(t / "n.npy", false); }, Exit::data, t / "n.npy", "index (1,)");
 }
