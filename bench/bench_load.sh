@@ -6,6 +6,8 @@
 # (/usr/bin/time -v) and run.json's timings.load_ms; then a plain read of the
 # layer's bytes from the big file (pread of its four spans, warm page cache).
 # Medians of REPS runs (default 5); the page cache is warmed by one unmeasured run.
+# With a bench build (-DATTN_BUILD_BENCH=ON), bench_load then times the pipeline
+# alone in process (open + select, read_rows of the layer) against a plain pread.
 # Targets: RSS(big) <= RSS(layer) + 32 MiB, wall(big) <= 1.5 x wall(layer).
 # Usage: [REPS=5] [MLP=full|none] bench/bench_load.sh [build dir, default build] [data dir]
 set -euo pipefail
@@ -60,3 +62,7 @@ printf '%-22s %12.1f %10.3f %10.1f\n' "big (h.12.attn.)" "$(echo "$big_rss/1024"
 printf '%-22s %12.1f %10.3f %10.1f\n' "layer12 alone" "$(echo "$one_rss/1024" | bc -l)" "$one_wall" "$one_load"
 echo "plain pread of the layer's bytes from big: ${plain_ms} ms"
 echo "RSS difference: $(echo "($big_rss-$one_rss)/1024" | bc -l | xargs printf '%.1f') MiB (target <= 32); wall ratio: $(echo "$big_wall/$one_wall" | bc -l | xargs printf '%.2f') (target <= 1.5)"
+# The pipeline alone, in process (built with -DATTN_BUILD_BENCH=ON).
+if [ -x "$(dirname "$BIN")/bench/bench_load" ]; then
+  "$(dirname "$BIN")/bench/bench_load" big.safetensors h.12.attn. "$REPS"
+fi

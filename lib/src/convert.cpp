@@ -4,6 +4,7 @@
 // into the destination, or a native typed copy for masks.
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -64,26 +65,47 @@ double element(const std::uint8_t* p, DType t, bool swap) {
 // dst[r * K + k] = element (row0 + r, k), at flat stored index
 // (row0 + r) * rs + k * ks. One instantiation per dtype and byte order.
 template <DType T, bool Swap>
+float convert_one(const std::uint8_t* e) {
+  if constexpr (T == DType::f2) {
+    return half_to_float(load_bits<std::uint16_t>(e, Swap));
+  } else if constexpr (T == DType::bf16) {
+    return bf16_to_float(load_bits<std::uint16_t>(e, Swap));
+  } else if constexpr (T == DType::f4) {
+    const std::uint32_t b = load_bits<std::uint32_t>(e, Swap);
+    float f;
+    std::memcpy(&f, &b, 4);
+    return f;
+  } else {
+    const std::uint64_t b = load_bits<std::uint64_t>(e, Swap);
+    double d;
+    std::memcpy(&d, &b, 8);
+    return double_to_float(d);
+  }
+}
+
+template <DType T, bool Swap>
 void convert_strided(const std::uint8_t* p, std::size_t row0, std::size_t rows, std::size_t K,
                      std::size_t rs, std::size_t ks, float* dst) {
   constexpr std::size_t es = T == DType::f8 ? 8 : T == DType::f4 ? 4 : 2;
-  for (std::size_t r = 0; r < rows; ++r) {
-    const std::uint8_t* row = p + (row0 + r) * rs * es;
-    float* out = dst + r * K;
-    for (std::size_t k = 0; k < K; ++k) {
-      const std::uint8_t* e = row + k * ks * es;
-      if constexpr (T == DType::f2) {
-        out[k] = half_to_float(load_bits<std::uint16_t>(e, Swap));
-      } else if constexpr (T == DType::bf16) {
-        out[k] = bf16_to_float(load_bits<std::uint16_t>(e, Swap));
-      } else if constexpr (T == DType::f4) {
-        const std::uint32_t b = load_bits<std::uint32_t>(e, Swap);
-        std::memcpy(&out[k], &b, 4);
-      } else {
-        const std::uint64_t b = load_bits<std::uint64_t>(e, Swap);
-        double d;
-        std::memcpy(&d, &b, 8);
-        out[k] = double_to_float(d);
+  if (ks == 1) {  // rows are contiguous in the file
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::uint8_t* row = p + (row0 + r) * rs * es;
+      float* out = dst + r * K;
+      for (std::size_t k = 0; k < K; ++k) out[k] = convert_one<T, Swap>(row + k * es);
+    }
+    return;
+  }
+  // A transpose (Conv1D's (in, out), Fortran order): 32 x 32 tiles, so each
+  // cache line read from the file is used whole while it is in cache.
+  constexpr std::size_t kTile = 32;
+  for (std::size_t r0 = 0; r0 < rows; r0 += kTile) {
+    const std::size_t r1 = std::min(rows, r0 + kTile);
+    for (std::size_t k0 = 0; k0 < K; k0 += kTile) {
+      const std::size_t k1 = std::min(K, k0 + kTile);
+      for (std::size_t r = r0; r < r1; ++r) {
+        const std::uint8_t* row = p + (row0 + r) * rs * es;
+        float* out = dst + r * K;
+        for (std::size_t k = k0; k < k1; ++k) out[k] = convert_one<T, Swap>(row + k * ks * es);
       }
     }
   }
