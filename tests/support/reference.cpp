@@ -22,7 +22,8 @@ template <std::size_t N, class T>
 auto as_xt(T* data, const std::vector<std::size_t>& shape) {
   std::array<std::size_t, N> s{};
   std::copy_n(shape.begin(), N, s.begin());
-  return xt::adapt(data, Tensor::count(shape), xt::no_ownership(), s);
+  // A prvalue pointer: an lvalue would be held by reference (xtl::closure_type).
+  return xt::adapt(static_cast<T*>(data), Tensor::count(shape), xt::no_ownership(), s);
 }
 
 Vector bias_or_zeros(const Tensor& b, std::size_t n) {
