@@ -7,11 +7,13 @@
 //   auto [context, maps, masked] = attn::run_attention(ex.layer, ex.x, spec);
 //   std::cout << xt::view(context, 0) << "\n";  // (S, O) of the first sequence
 //
-// The kernels keep raw pointers and leading dimensions; arrays cross the
-// boundary without copies where the layout allows it: weights are viewed in
-// place, the context and maps are handed over with their buffers.
+// The kernels keep raw pointers and leading dimensions. At the boundary the
+// weights are viewed in place and the context and maps are handed over with
+// their buffers (no copies); the input, which may be any expression or view,
+// is written once into the kernels' row-major float32 buffer.
 //
-// Letters: B batch, S sequence, C hidden, H heads, D head size, O out size.
+// Letters: B batch, S sequence, C hidden, H heads, Hkv key/value heads (= H
+// without num_kv_heads), D head size, O out size.
 #pragma once
 
 #include <array>
@@ -57,8 +59,8 @@ struct Layer {
   // The canonical weights (torch.nn.Linear convention, W is (out, in)),
   // viewed in place: reading is free, writing changes the layer. A missing
   // bias or output projection is a view of shape (0) or (0, 0).
-  ConstArrayView<2> w_qkv() const;  // (3*H*D, C): q of all heads, then k, then v
-  ConstArrayView<1> b_qkv() const;  // (3*H*D)
+  ConstArrayView<2> w_qkv() const;  // ((H + 2*Hkv)*D, C): q of H heads, then k, v of Hkv each
+  ConstArrayView<1> b_qkv() const;  // ((H + 2*Hkv)*D)
   ConstArrayView<2> w_out() const;  // (O, H*D)
   ConstArrayView<1> b_out() const;  // (O)
   ArrayView<2> w_qkv();
