@@ -67,6 +67,23 @@ TEST_CASE("api: the README's tutorial numbers, and the same without maps") {
   CHECK(xt::amax(xt::abs(xt::view(one.context, 0) - xt::view(out.context, 1)))() <= 1e-6f);
 }
 
+TEST_CASE("api: load_layer and load_input give what load_example gives") {
+  const std::string config = test::source_path("configs/raschka_mha_causal.json");
+  const Example ex = load_example(config);
+  const Layer layer = load_layer(config);
+  CHECK(layer.source == ex.layer.source);
+  CHECK(layer.layout == Layout::separate);
+  CHECK(layer.w_qkv() == ex.layer.w_qkv());
+  CHECK(layer.b_out() == ex.layer.b_out());
+  CHECK(load_input(layer, test::source_path("data/sentence_batch.npy")) == ex.x);
+  // An (S, C) file becomes (1, S, C): the first sentence of the batch.
+  const Array<3> one = load_input(layer, test::source_path("data/sentence.npy"));
+  REQUIRE(one.shape() == std::array<std::size_t, 3>{1, 6, 3});
+  CHECK(xt::view(one, 0) == xt::view(ex.x, 0));
+  expect_error([&] { load_input(layer, test::source_path("data/sentence_c8.npy")); }, Exit::data,
+               test::source_path("data/sentence_c8.npy"));
+}
+
 TEST_CASE("api: weights are views of the layer, and writing them changes the run") {
   Example ex = load_example(test::source_path("configs/raschka_mha_causal.json"));
   Layer& layer = ex.layer;
