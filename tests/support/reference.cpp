@@ -69,24 +69,29 @@ RefLayer from_weights(const Weights& w) {
   return l;
 }
 
-// The whole map: every query row of every batch row through attention_rows.
+// The whole map: every query row of every batch row through attention_rows,
+// in blocks of rows so that the (rows, S) temporaries stay small at long S.
 Result attention(const RefLayer& layer, const Tensor& x, const Mask* key_padding, double scale,
                  bool causal) {
+  constexpr std::size_t kBlock = 64;
   const std::size_t B = x.shape[0], S = x.shape[1], H = layer.H;
-  std::vector<std::size_t> all_rows(S);
-  std::iota(all_rows.begin(), all_rows.end(), 0);
+  const std::size_t O = layer.has_out_proj ? layer.w_out.shape(0) : H * layer.D;
   Result r;
+  r.context = Tensor({B, S, O});
   r.attention = Tensor({B, H, S, S});
-  for (std::size_t b = 0; b < B; ++b) {
-    const Result rb = attention_rows(layer, x, key_padding, scale, causal, b, all_rows);
-    const std::size_t width = rb.context.shape[1];  // O, or H*D without out_proj
-    if (b == 0) r.context = Tensor({B, S, width});
-    xt::view(as_xt<3>(r.context.ptr(), r.context.shape), b) =
-        as_xt<2>(rb.context.ptr(), rb.context.shape);
-    xt::view(as_xt<4>(r.attention.ptr(), r.attention.shape), b) =
-        as_xt<3>(rb.attention.ptr(), rb.attention.shape);
-    r.fully_masked_rows += rb.fully_masked_rows;
-  }
+  auto context = as_xt<3>(r.context.ptr(), r.context.shape);
+  auto maps = as_xt<4>(r.attention.ptr(), r.attention.shape);
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t i0 = 0; i0 < S; i0 += kBlock) {
+      std::vector<std::size_t> rows(std::min(kBlock, S - i0));
+      std::iota(rows.begin(), rows.end(), i0);
+      const Result rb = attention_rows(layer, x, key_padding, scale, causal, b, rows);
+      auto block = xt::range(i0, i0 + rows.size());  // (not const: xt::view takes it as is)
+      xt::view(context, b, block, xt::all()) = as_xt<2>(rb.context.ptr(), rb.context.shape);
+      xt::view(maps, b, xt::all(), block, xt::all()) =
+          as_xt<3>(rb.attention.ptr(), rb.attention.shape);
+      r.fully_masked_rows += rb.fully_masked_rows;
+    }
   return r;
 }
 
