@@ -84,7 +84,7 @@ void check_case(const Shape& s, bool causal, Pad pad, bool qkv_bias, bool out_pr
   const Tensor x = test::random_tensor({s.B, s.S, s.C}, seed + 10);
   const Mask mask = make_padding(s.B, s.S, pad);
   const Mask* kp = pad == Pad::none ? nullptr : &mask;
-  const ref::Result want = ref::attention(w, x, kp, scale, causal);
+  const ref::Result want = ref::attention(ref::from_weights(w), x, kp, scale, causal);
 
   AttentionSpec spec;
   spec.scale = float(scale);
@@ -269,9 +269,9 @@ TEST_CASE("attention: the row-subset reference agrees with the full reference") 
   const Weights w = make_weights(s, true, true, true, 900);
   const Tensor x = test::random_tensor({s.B, s.S, s.C}, 901);
   const Mask mask = make_padding(s.B, s.S, Pad::left);
-  const ref::Result full = ref::attention(w, x, &mask, 0.4, true);
+  const ref::Result full = ref::attention(ref::from_weights(w), x, &mask, 0.4, true);
   const std::vector<std::size_t> rows = {0, 3, 17, 39};
-  const ref::Result part = ref::attention_rows(w, x, &mask, 0.4, true, 1, rows);
+  const ref::Result part = ref::attention_rows(ref::from_weights(w), x, &mask, 0.4, true, 1, rows);
   for (std::size_t t = 0; t < rows.size(); ++t) {
     for (std::size_t o = 0; o < s.O; ++o)
       CHECK(part.context.data[t * s.O + o] == full.context.data[(1 * s.S + rows[t]) * s.O + o]);
@@ -293,7 +293,8 @@ TEST_CASE("attention: S = 4096, D = 64 streaming rows agree with the row referen
     Tensor ctx;
     forward(w, AttentionSpec{0.125f, causal}, x, &mask, ctx, ForwardOptions{});
     for (std::size_t b = 0; b < s.B; ++b) {
-      const ref::Result want = ref::attention_rows(w, x, &mask, 0.125, causal, b, rows);
+      const ref::Result want =
+          ref::attention_rows(ref::from_weights(w), x, &mask, 0.125, causal, b, rows);
       Tensor got({rows.size(), s.O});
       for (std::size_t t = 0; t < rows.size(); ++t)
         std::copy(ctx.data.begin() + (b * s.S + rows[t]) * s.O,

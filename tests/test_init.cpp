@@ -180,14 +180,15 @@ TEST_CASE("init: seed 123 reproduces Raschka's printed MultiHeadAttention tables
   const Weights w = init_weights(cfg, Layout::separate, 123);
   const Tensor x = sentence_batch();
   // 004 as printed: its masked_fill was not in place, so no mask took effect.
-  check_rows(ref::attention(w, x, nullptr, 1.0, false).context, {{0.2595, 0.4014},
-                                                                 {0.2583, 0.4014},
-                                                                 {0.2583, 0.4014},
-                                                                 {0.2575, 0.4031},
-                                                                 {0.2582, 0.4026},
-                                                                 {0.2575, 0.4028}});
+  check_rows(ref::attention(ref::from_weights(w), x, nullptr, 1.0, false).context,
+             {{0.2595, 0.4014},
+              {0.2583, 0.4014},
+              {0.2583, 0.4014},
+              {0.2575, 0.4031},
+              {0.2582, 0.4026},
+              {0.2575, 0.4028}});
   // The book's notebook masks in place (issue 2).
-  check_rows(ref::attention(w, x, nullptr, 1.0, true).context,
+  check_rows(ref::attention(ref::from_weights(w), x, nullptr, 1.0, true).context,
              {{0.3190, 0.4858}, {0.2943, 0.3897}, {0.2856, 0.3593}});
 }
 
@@ -199,13 +200,13 @@ TEST_CASE("init: seed 123 reproduces Raschka's printed MultiHeadAttentionWrapper
   const Weights w = init_weights(cfg, Layout::per_head, 123);
   const Tensor x = sentence_batch();
   const double scale = 1.0 / std::sqrt(2.0);
-  check_rows(ref::attention(w, x, nullptr, scale, false).context,
+  check_rows(ref::attention(ref::from_weights(w), x, nullptr, scale, false).context,
              {{-0.5337, -0.1051, 0.5085, 0.3508},
               {-0.5323, -0.1080, 0.5084, 0.3508},
               {-0.5323, -0.1079, 0.5084, 0.3506},
               {-0.5297, -0.1076, 0.5074, 0.3471},
               {-0.5311, -0.1066, 0.5076, 0.3446},
               {-0.5299, -0.1081, 0.5077, 0.3493}});
-  check_rows(ref::attention(w, x, nullptr, scale, true).context,
+  check_rows(ref::attention(ref::from_weights(w), x, nullptr, scale, true).context,
              {{-0.4519, 0.2216, 0.4772, 0.1063}});
 }

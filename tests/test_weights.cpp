@@ -528,7 +528,8 @@ TEST_CASE("weights: canonical weights compute what each layout's own module comp
       const Mat xd(x.data.begin(), x.data.end());
       for (bool causal : {false, true}) {
         const Mat want = layout_forward(sd, l, c, xd, S, causal);
-        const Tensor got = ref::attention(w, x, nullptr, c.scale, causal).context;
+        const Tensor got =
+            ref::attention(ref::from_weights(w), x, nullptr, c.scale, causal).context;
         Tensor expected({1, S, std::size_t(c.out_features())});
         REQUIRE(want.size() == expected.size());
         for (std::size_t i = 0; i < want.size(); ++i) expected.data[i] = float(want[i]);
@@ -569,7 +570,8 @@ TEST_CASE("weights: a GPT-2 layer picked by prefix out of a two-layer state dict
   Tensor x = to_float32(read_npy(dir + "x.npy"), "x", false);  // (S, C)
   const Tensor want = to_float32(read_npy(dir + "context_h1.npy"), "context", false);
   x.shape.insert(x.shape.begin(), 1);
-  Tensor got = ref::attention(w, x, nullptr, 0.5, true).context;  // scale 1/sqrt(4)
+  Tensor got =
+      ref::attention(ref::from_weights(w), x, nullptr, 0.5, true).context;  // scale 1/sqrt(4)
   got.shape.erase(got.shape.begin());
   const auto d = test::compare(got, want);
   INFO(test::describe(d));
