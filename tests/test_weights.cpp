@@ -272,14 +272,20 @@ TEST_CASE("weights: every load error names the key, the layout and what was foun
   CHECK(e.msg.find("\"out_proj.bias\" found but config \"out_bias\" is false") !=
         std::string::npos);
 
-  // Bias missing while the config wants it.
+  // A missing bias is zero (CONTRACT.md v2) unless the config asked for it
+  // explicitly; then it is an error naming the config key.
   sd = good;
   sd.erase("out_proj.bias");
-  e = load(sd, c, Layout::separate);
+  REQUIRE(load(sd, c, Layout::separate).code == Exit::ok);
+  CHECK(load_weights(sd, c, Layout::separate, "w", false).b_out.data.empty());
+  Config asked = c;
+  asked.out_bias_given = true;
+  e = load(sd, asked, Layout::separate);
   CHECK(e.code == Exit::data);
   CHECK(e.msg ==
         "w: missing key \"out_proj.bias\" (layout separate, shape (4,)): config "
-        "\"out_bias\" is true; set \"out_bias\": false for weights without this bias");
+        "\"out_bias\" is true; set \"out_bias\": false or leave it out for weights without "
+        "this bias");
 
   // An output projection the config does not want.
   Config noproj = make_cfg(3, 2, 2, 0, false, true, false);

@@ -10,6 +10,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cassert>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,11 @@ KeyRange key_range(const std::uint8_t* padding /* (S) or nullptr */, std::size_t
 }
 
 void check_shapes(const Weights& w, const Tensor& x, const Mask* key_padding) {
+  const Geometry g = w.geometry();
+  // Contracts of the canonical form (geometry.h); loading and init guarantee them.
+  assert(w.w_qkv.shape == (std::vector<std::size_t>{g.qkv_rows(), g.C}));
+  assert(w.b_qkv.data.empty() || w.b_qkv.size() == g.qkv_rows());
+  assert(g.Hkv > 0 && g.H % g.Hkv == 0);
   if (x.ndim() != 3 || x.shape[2] != static_cast<std::size_t>(w.C) || x.shape[1] == 0 ||
       x.shape[0] == 0)
     throw Error(Exit::data, "input: expected shape (B, S, " + std::to_string(w.C) +
@@ -59,12 +65,13 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& 
                      const Mask* key_padding, Tensor& context, const ForwardOptions& opt) {
   check_shapes(w, x, key_padding);
   const std::size_t B = x.shape[0], S = x.shape[1], C = x.shape[2];
-  const std::size_t H = w.H, D = w.D, HD = H * D, ld = 3 * HD;
-  const std::size_t O = w.has_out_proj ? static_cast<std::size_t>(w.O) : HD;
+  const Geometry g = w.geometry();
+  const std::size_t H = g.H, D = g.D, HD = g.q_rows(), ld = g.qkv_rows();
+  const std::size_t O = g.O;
   const int threads = kernels::resolve_threads(opt.threads);
   ForwardStats stats;
 
-  // qkv = x Wqkv^T + b   (B*S, 3*H*D); left uninitialized, every element is written.
+  // qkv = x Wqkv^T + b   (B*S, (H+2*Hkv)*D); left uninitialized, every element is written.
   std::unique_ptr<float[]> qkv(new float[B * S * ld]);
   linear(x.ptr(), C, B * S, C, w.w_qkv, w.b_qkv, qkv.get(), ld, threads);
   stats.flops += 2.0 * double(B * S) * double(C) * double(ld);
@@ -96,9 +103,10 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& 
     const std::size_t i0 = blk * qb, n = std::min(qb, S - i0);
     float* base = qkv.get() + b * S * ld;
     HeadView hv;
-    hv.q = base + h * D;
-    hv.k = base + HD + h * D;
-    hv.v = base + 2 * HD + h * D;
+    // Query head h reads KV head h / (H / Hkv) (repeat_kv) in place: no copy per query head.
+    hv.q = base + g.q_row0() + h * D;
+    hv.k = base + g.k_row0() + g.kv_head(h) * D;
+    hv.v = base + g.v_row0() + g.kv_head(h) * D;
     hv.y = base + h * D;  // y overwrites this head's q rows: O(S) memory, no extra buffer
     hv.ld = ld;
     hv.ld_y = ld;
@@ -143,10 +151,11 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& 
 }
 
 double forward_flops(const Weights& w, std::int64_t B, std::int64_t S, bool causal) {
+  const Geometry g = w.geometry();
   const double rows = double(B) * double(S);
-  const double HD = double(w.H) * double(w.D);
-  const double O = w.has_out_proj ? double(w.O) : 0.0;
-  const double proj = 2.0 * rows * double(w.C) * 3.0 * HD + 2.0 * rows * HD * O;
+  const double HD = double(g.q_rows());
+  const double O = w.has_out_proj ? double(g.O) : 0.0;
+  const double proj = 2.0 * rows * double(g.C) * double(g.qkv_rows()) + 2.0 * rows * HD * O;
   // q k^T and P v: 2 GEMMs of S x S x D per (b, h), 2 FLOPs per multiply-add.
   double attend = 4.0 * double(B) * double(w.H) * double(S) * double(S) * double(w.D);
   if (causal) attend *= 0.5;

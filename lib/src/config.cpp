@@ -12,6 +12,7 @@
 
 #include "attn/error.h"
 #include "attn/files.h"
+#include "attn/geometry.h"
 #include "attn/nested_array.h"
 #include "config_json.h"
 
@@ -29,6 +30,47 @@ const std::vector<std::string>& init_keys() {
 const std::vector<std::string>& output_keys() {
   static const std::vector<std::string> k = {"dir", "attention"};
   return k;
+}
+
+// Keys of Hugging Face's config.json and torch's module arguments that users
+// carry over: each names the attn-run key that means the same, or says why
+// there is none. Checked before the spelling suggestion (CONTRACT.md "Config").
+std::string foreign_key(const std::string& path, const std::string& key) {
+  if (!path.empty()) return "";
+  static const std::vector<std::pair<const char*, const char*>> same = {
+      {"num_key_value_heads", "num_kv_heads"}, {"n_head_kv", "num_kv_heads"},
+      {"num_kv_heads_per_layer", "num_kv_heads"}, {"multi_query", "num_kv_heads (1 = multi-query)"},
+      {"n_head", "num_heads"},              {"num_attention_heads", "num_heads"},
+      {"n_heads", "num_heads"},             {"nhead", "num_heads"},
+      {"head_dim", "head_size"},            {"n_embd", "hidden_size"},
+      {"d_model", "hidden_size"},           {"embed_dim", "hidden_size"},
+      {"dim", "hidden_size"},               {"attention_bias", "qkv_bias and out_bias"},
+      {"add_bias_linear", "qkv_bias and out_bias"}, {"use_bias", "bias"},
+      {"attention_dropout", "attn_drop"},   {"attn_pdrop", "attn_drop"},
+      {"resid_pdrop", "out_drop"},          {"attn_dropout", "attn_drop"},
+      {"key_padding_mask", "padding_mask"}, {"is_causal", "causal"},
+      {"max_position_embeddings", "context_size"}, {"n_positions", "context_size"},
+      {"n_ctx", "context_size"},            {"block_size", "context_size"},
+      {"rope_theta", "rope.theta (not supported yet)"},
+      {"rope_scaling", "rope (not supported yet)"},
+      {"rotary_pct", "rope's rotary_dim (not supported yet)"},
+      {"partial_rotary_factor", "rope's rotary_dim (not supported yet)"},
+      {"rotary_emb_base", "rope's theta (not supported yet)"},
+      {"query_pre_attn_scalar", "scale (= query_pre_attn_scalar^-0.5)"},
+      {"attn_logit_softcapping", "softcap (not supported yet)"}};
+  for (const auto& [foreign, ours] : same)
+    if (key == foreign)
+      return "this is Hugging Face's or torch's name; attn-run's key is " + std::string(ours);
+  static const std::vector<const char*> none = {
+      "hidden_act", "model_type", "architectures", "vocab_size", "num_hidden_layers",
+      "intermediate_size", "layer_norm_eps", "rms_norm_eps", "torch_dtype", "initializer_range",
+      "tie_word_embeddings", "bos_token_id", "eos_token_id", "pad_token_id", "use_cache",
+      "layer_norm_epsilon", "activation_function", "n_layer"};
+  for (const char* k : none)
+    if (key == k)
+      return "this is a Hugging Face or torch setting, not an attn-run config key (attention "
+             "layers only; see CONTRACT.md \"Config\")";
+  return "";
 }
 
 std::string display_name(const Config& c) { return c.file.empty() ? "config" : c.file; }
@@ -131,20 +173,17 @@ void check_inline(const Config& c) {
                           std::to_string(c.labels.size()));
 }
 
-// Layouts fix some sizes: their tensors cannot hold another shape.
+// Layouts fix some sizes: their tensors cannot hold another shape
+// (geometry.h's fit rule, shared with loading, init and export).
 void check_layout(const Config& c) {
   if (!c.layout) return;
-  const std::string name = "\"" + layout_name(*c.layout) + "\"";
+  const std::string problem = layout_fit_problem(geometry_of(c), *c.layout);
+  if (problem.empty()) return;
   if (!layout_has_out_proj(*c.layout) && c.out_proj)
-    fail(c, "out_proj", "layout " + name + " holds no output projection; set \"out_proj\": false");
-  if (*c.layout == Layout::torch_mha || *c.layout == Layout::gpt2) {
-    if (!c.out_proj)
-      fail(c, "out_proj", "layout " + name + " always holds an output projection; found out_proj false");
-    if (c.inner_size() != c.hidden_size || c.out_size != c.hidden_size)
-      fail(c, "layout", name + " needs num_heads*head_size = out_size = hidden_size (" +
-                            std::to_string(c.hidden_size) + "), found num_heads*head_size " +
-                            std::to_string(c.inner_size()) + " and out_size " + std::to_string(c.out_size));
-  }
+    fail(c, "out_proj", problem + "; set \"out_proj\": false");
+  if (problem.find("output projection") != std::string::npos)
+    fail(c, "out_proj", problem + "; found out_proj false");
+  fail(c, "layout", problem);
 }
 
 }  // namespace
@@ -155,7 +194,7 @@ std::string kind_name(Kind k) {
 
 const std::vector<std::string>& config_keys() {
   static const std::vector<std::string> keys = {
-      "attention", "hidden_size", "num_heads",  "head_size", "out_size",     "out_proj",
+      "attention", "hidden_size", "num_heads",  "num_kv_heads", "head_size", "out_size", "out_proj",
       "causal",    "context_size", "bias",      "qkv_bias",  "out_bias",     "scale",
       "dropout",   "attn_drop",   "out_drop",   "layout",    "weights",      "weights_prefix",
       "init",      "input",       "padding_mask", "labels",  "output"};
@@ -175,7 +214,7 @@ Config parse_config(const std::string& text, const std::string& file) {
     if (path == "init") return &init_keys();
     if (path == "output") return &output_keys();
     return nullptr;
-  });
+  }, foreign_key);
   if (!root.is_object()) throw Error(Exit::config, fname + ": expected a JSON object at the top level, found " + cj::describe(root));
 
   auto has = [&](const char* k) { return root.contains(k); };
@@ -191,6 +230,7 @@ Config parse_config(const std::string& text, const std::string& file) {
   if (!has("hidden_size")) throw Error(Exit::config, name("hidden_size") + ": required key missing (int > 0, C)");
   c.hidden_size = cj::get_int(root.at("hidden_size"), name("hidden_size"));
   if (has("num_heads")) c.num_heads = cj::get_int(root.at("num_heads"), name("num_heads"));
+  if (has("num_kv_heads")) c.num_kv_heads = cj::get_int(root.at("num_kv_heads"), name("num_kv_heads"));
   if (has("head_size")) {
     c.head_size = cj::get_int(root.at("head_size"), name("head_size"));
     c.head_size_given = true;
@@ -208,6 +248,8 @@ Config parse_config(const std::string& text, const std::string& file) {
   const bool bias = has("bias") ? cj::get_bool(root.at("bias"), name("bias")) : true;
   c.qkv_bias = has("qkv_bias") ? cj::get_bool(root.at("qkv_bias"), name("qkv_bias")) : bias;
   c.out_bias = has("out_bias") ? cj::get_bool(root.at("out_bias"), name("out_bias")) : bias;
+  c.qkv_bias_given = c.qkv_bias && (has("qkv_bias") || has("bias"));
+  c.out_bias_given = c.out_bias && (has("out_bias") || has("bias"));
   if (has("scale")) {
     c.scale = cj::get_number(root.at("scale"), name("scale"));
     c.scale_given = true;
@@ -252,6 +294,13 @@ void resolve_config(Config& c) {
   if (c.kind == Kind::single && c.num_heads != 1)
     fail(c, "num_heads", "\"single\" attention has one head, found num_heads " +
                              std::to_string(c.num_heads) + " (use \"multi\" for more)");
+  if (c.num_kv_heads) {
+    check_size(c, "num_kv_heads", c.num_kv_heads, kMaxSize);
+    // Hugging Face's repeat_kv: each KV head serves num_heads / num_kv_heads query heads.
+    if (c.num_heads % c.num_kv_heads != 0)
+      fail(c, "num_kv_heads", "expected a divisor of num_heads " + std::to_string(c.num_heads) +
+                                  ", found num_kv_heads " + std::to_string(c.num_kv_heads));
+  }
   if (c.out_size_given) check_size(c, "out_size", c.out_size, kMaxSize);
   const std::int64_t out = c.out_size_given ? c.out_size : c.hidden_size;
 
@@ -310,6 +359,10 @@ void resolve_config(Config& c) {
   if (c.init_seed && !c.layout)
     fail(c, "layout", "init needs a layout to name the weights it creates; give one of " + layout_list());
   check_layout(c);
+  if (c.init_seed && c.layout) {
+    const std::string problem = layout_init_problem(geometry_of(c), *c.layout);
+    if (!problem.empty()) fail(c, "init", problem);
+  }
   check_inline(c);
 }
 
@@ -318,6 +371,7 @@ nlohmann::json config_to_json(const Config& c) {
   j["attention"] = kind_name(c.kind);
   j["hidden_size"] = c.hidden_size;
   j["num_heads"] = c.num_heads;
+  j["num_kv_heads"] = c.kv_heads();
   j["head_size"] = c.head_size;
   j["out_size"] = c.out_features();
   j["out_proj"] = c.out_proj;

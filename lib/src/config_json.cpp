@@ -117,7 +117,8 @@ std::string describe(const json& v) {
   }
 }
 
-json parse_strict(const std::string& text, const std::string& file, const KnownKeys& known) {
+json parse_strict(const std::string& text, const std::string& file, const KnownKeys& known,
+                  const ForeignKey& foreign) {
   std::vector<Frame> frames;
 
   auto open = [&](bool is_object) {
@@ -157,6 +158,10 @@ json parse_strict(const std::string& text, const std::string& file, const KnownK
         top.key = key;
         if (const auto* names = known(parent)) {
           if (std::find(names->begin(), names->end(), key) == names->end()) {
+            if (foreign) {
+              const std::string why = foreign(parent, key);
+              if (!why.empty()) fail(file, "key " + quote(path) + ": " + why);
+            }
             const auto [best, dist] = nearest(key, *names);
             std::string msg = "key " + quote(path) + ": unknown key; did you mean " +
                               quote(best) + "?";

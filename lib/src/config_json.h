@@ -21,9 +21,14 @@ constexpr int kMaxDepth = 16;
 // nullptr when that object's keys are not checked while parsing.
 using KnownKeys = std::function<const std::vector<std::string>*(const std::string& path)>;
 
+// For an unknown key at `path`: a message that replaces the spelling
+// suggestion ("" = suggest as usual). Used for keys of Hugging Face's or
+// torch's vocabulary, which mean an attn-run key spelled differently.
+using ForeignKey = std::function<std::string(const std::string& path, const std::string& key)>;
+
 // Parse `text` strictly. Errors: Exit::config, "<file>: ...".
 nlohmann::json parse_strict(const std::string& text, const std::string& file,
-                            const KnownKeys& known);
+                            const KnownKeys& known, const ForeignKey& foreign = nullptr);
 
 // The known key nearest to `key` (case-insensitive optimal string alignment
 // distance), and that distance.

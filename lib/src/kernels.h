@@ -58,8 +58,8 @@ class BlasThreads {
 // ---- per-head attention (attention_stream.cpp, attention_maps.cpp) ---------
 
 // One (batch, head): q, k, v are (S, D) matrices inside the fused
-// (B*S, 3*H*D) projection buffer, addressed by pointer offset and leading
-// dimension `ld` (no copies). y (S, D) with leading dimension ld_y.
+// (B*S, (H+2*Hkv)*D) projection buffer, addressed by pointer offset and
+// leading dimension `ld` (no copies; query heads of one KV group share k, v). y (S, D) with leading dimension ld_y.
 struct HeadView {
   const float* q = nullptr;  // (S, D), stride ld
   const float* k = nullptr;  // (S, D), stride ld

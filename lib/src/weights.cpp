@@ -3,15 +3,15 @@
 // (CONTRACT.md "Weight layouts"), and exporting to any layout that can hold
 // the model. The key/shape tables live in weights_layouts.cpp.
 //
-// Letters: C hidden (in), H heads, D head size, O out features.
+// Letters: C hidden (in), H heads, Hkv key/value heads, D head size, O out features.
 #include "attn/weights.h"
 
-#include <cstring>
+#include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
 #include "attn/error.h"
-#include "attn/npy.h"
 #include "weights_layouts.h"
 
 namespace attn {
@@ -23,17 +23,42 @@ using detail::Slot;
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
-// The layout a parameter key belongs to, when the key alone says so.
-// "out_proj.*" is shared by separate and torch_mha, so it decides nothing.
-std::optional<Layout> layout_of_key(const std::string& k) {
+// The layouts a parameter key can belong to (empty: the key names none).
+// Shared names (out_proj, o_proj, dense, query_key_value) decide nothing alone.
+std::vector<Layout> layouts_of_key(const std::string& k) {
   auto starts = [&](const char* p) { return k.rfind(p, 0) == 0; };
-  if (starts("Wqkv.") || starts("Wo.")) return Layout::fused;
-  if (starts("W_query.") || starts("W_key.") || starts("W_value.")) return Layout::separate;
-  if (starts("heads.")) return Layout::per_head;
-  if (starts("key.") || starts("query.") || starts("value.")) return Layout::kqv;
-  if (starts("in_proj_")) return Layout::torch_mha;
-  if (starts("c_attn.") || starts("c_proj.")) return Layout::gpt2;
-  return std::nullopt;
+  using L = Layout;
+  if (starts("Wqkv.") || starts("Wo.") || starts("qkv_proj.")) return {L::fused};
+  if (starts("W_query.") || starts("W_key.") || starts("W_value.")) return {L::separate};
+  if (starts("heads.")) return {L::per_head};
+  if (starts("key.") || starts("query.") || starts("value.")) return {L::kqv};
+  if (starts("in_proj_")) return {L::torch_mha};
+  if (starts("c_attn.") || starts("c_proj.")) return {L::gpt2};
+  if (starts("q_proj.") || starts("k_proj.") || starts("v_proj.") || starts("q_norm.") ||
+      starts("k_norm.") || k == "sinks")
+    return {L::proj};
+  if (starts("self.query.") || starts("self.key.") || starts("self.value.") ||
+      starts("output.dense."))
+    return {L::bert};
+  if (starts("o_proj.")) return {L::proj, L::fused};
+  if (starts("out_proj.")) return {L::separate, L::torch_mha, L::proj, L::fused};
+  if (starts("query_key_value.") || starts("dense.")) return {L::neox, L::falcon};
+  return {};
+}
+
+// The key a layout cannot do without (the first weight of its table).
+std::string first_key(Layout l) {
+  Dims d;
+  d.C = d.H = d.Hkv = d.D = d.O = 1;
+  return detail::layout_slots(d, l).front().key;
+}
+
+std::string names(const std::vector<Layout>& ls, const char* sep) {
+  std::string s;
+  for (std::size_t i = 0; i < ls.size(); ++i)
+    s += (i ? (i + 1 == ls.size() ? std::string(" ") + sep + " " : std::string(", ")) : "") +
+         layout_name(ls[i]);
+  return s;
 }
 
 // "a, b, c, ..." with at most `limit` names.
@@ -44,111 +69,165 @@ std::string key_list(const std::vector<Slot>& slots, std::size_t limit = 8) {
   return s;
 }
 
+// Keys of features of issue 10, recognized so that they are refused by name.
+bool is_later_feature(const std::string& k) {
+  return k.rfind("q_norm.", 0) == 0 || k.rfind("k_norm.", 0) == 0 || k == "sinks";
+}
+
 }  // namespace
 
 StateDict select_keys(const StateDict& sd, const std::string& prefix) {
   StateDict out = sd.select(prefix);  // other layers' keys dropped; nothing read
   const std::vector<std::string> keys = out.keys();
   for (const std::string& k : keys)
-    if (detail::is_buffer_key(k)) out.erase(k);
+    if (detail::is_buffer_key(k) || detail::is_neighbour_key(k)) out.erase(k);
   return out;
 }
 
 Layout detect_layout(const StateDict& sd, const std::string& source) {
-  std::optional<Layout> found;
-  std::string found_key, unknown_key;
+  std::vector<Layout> cand;  // layouts every named key so far fits
+  std::string cand_key, unknown_key;
   for (const std::string& key : sd.keys()) {
-    if (detail::is_buffer_key(key)) continue;
-    const auto l = layout_of_key(key);
-    if (!l) {
+    if (detail::is_buffer_key(key) || detail::is_neighbour_key(key)) continue;
+    const std::vector<Layout> ls = layouts_of_key(key);
+    if (ls.empty()) {
       if (unknown_key.empty()) unknown_key = key;
       continue;
     }
-    if (found && *found != *l)
-      throw Error(Exit::data, source + ": keys of two layouts: " + quoted(found_key) + " (" +
-                                  layout_name(*found) + ") and " + quoted(key) + " (" +
-                                  layout_name(*l) + ")");
-    if (!found) found = l, found_key = key;
+    if (cand_key.empty()) {
+      cand = ls, cand_key = key;
+      continue;
+    }
+    std::vector<Layout> both;
+    for (Layout l : cand)
+      if (std::find(ls.begin(), ls.end(), l) != ls.end()) both.push_back(l);
+    if (both.empty())
+      throw Error(Exit::data, source + ": keys of two layouts: " + quoted(cand_key) + " (" +
+                                  names(cand, "or") + ") and " + quoted(key) + " (" +
+                                  names(ls, "or") + ")");
+    if (both.size() < cand.size()) cand_key = key;
+    cand = both;
   }
-  if (found) return *found;
+  if (cand.size() == 1) return cand.front();
+  if (cand.size() > 1) {
+    if (cand == std::vector<Layout>{Layout::neox, Layout::falcon})
+      throw Error(Exit::data,
+                  source + ": key " + quoted(cand_key) +
+                      " is ambiguous: set \"layout\" to neox (GPT-NeoX, Pythia, BLOOM: per head "
+                      "[q, k, v]) or falcon (Falcon: per KV group [q..., k, v])");
+    std::string missing;
+    for (Layout l : cand)
+      missing += (missing.empty() ? "" : " or ") + quoted(first_key(l)) + " (" + layout_name(l) + ")";
+    throw Error(Exit::data, source + ": key " + quoted(cand_key) + " looks like layout " +
+                                names(cand, "or") + ", but the rest is missing: expected " +
+                                missing);
+  }
   if (!unknown_key.empty())
     throw Error(Exit::data,
                 source + ": key " + quoted(unknown_key) +
-                    " fits no layout (expected Wqkv.weight for fused, W_query.weight for "
-                    "separate, heads.0.W_query.weight for per_head, query.weight for kqv, "
-                    "in_proj_weight for torch_mha, c_attn.weight for gpt2; a layer of a bigger "
-                    "state_dict needs weights_prefix)");
+                    " fits no layout (expected Wqkv.weight or qkv_proj.weight for fused, "
+                    "W_query.weight for separate, heads.0.W_query.weight for per_head, "
+                    "query.weight for kqv, in_proj_weight for torch_mha, c_attn.weight for gpt2, "
+                    "q_proj.weight for proj, self.query.weight for bert, query_key_value.weight "
+                    "for neox or falcon; a layer of a bigger state_dict needs weights_prefix up "
+                    "to the attention module, e.g. \"model.layers.0.self_attn.\")");
   throw Error(Exit::data, source +
-                              ": no parameters found (nothing but registered buffers, or no "
-                              "key under weights_prefix)");
+                              ": no parameters found (nothing but registered buffers and "
+                              "neighbour modules, or no key under weights_prefix)");
 }
 
 Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
                      const std::string& source, bool allow_nonfinite) {
-  const Dims d = detail::dims_of(cfg);
   const std::string name = layout_name(layout);
-  const std::string problem = detail::layout_fit_problem(d, layout);
-  if (!problem.empty()) {
-    if (!layout_has_out_proj(layout) && d.out_proj)
-      throw Error(Exit::config, "out_proj: " + problem + "; set \"out_proj\": false");
-    throw Error(Exit::config, "layout: " + problem);
+  {
+    const std::string problem = detail::fit_problem(detail::dims_of(cfg), layout);
+    if (!problem.empty()) {
+      if (!layout_has_out_proj(layout) && cfg.out_proj)
+        throw Error(Exit::config, "out_proj: " + problem + "; set \"out_proj\": false");
+      throw Error(Exit::config, "layout: " + problem);
+    }
   }
-  const std::vector<Slot> slots = detail::layout_slots(d, layout);
+  // Every key the layout can have; a bias is optional unless asked for.
+  Dims full = detail::dims_of(cfg);
+  full.qkv_bias = full.out_bias = true;
+  full.out_bias = full.out_proj;
+  const std::vector<Slot> slots = detail::layout_slots(full, layout);
 
-  // Every expected key present with its exact shape, in constructor order.
+  std::vector<std::pair<const Slot*, std::string>> found;  // slot, key in the file
+  std::set<std::string> used;
+  bool has_qkv_bias = false, has_out_bias = false;
   for (const Slot& s : slots) {
-    const TensorInfo* info = sd.find(s.key);
-    if (info == nullptr) {
+    std::string key;  // the slot's name or one of its aliases, as the file has it
+    std::vector<std::string> candidates{s.key};
+    candidates.insert(candidates.end(), s.aliases.begin(), s.aliases.end());
+    for (const std::string& k : candidates)
+      if (key.empty() && sd.contains(k)) key = k;
+    const bool qkv = s.part() == detail::Part::qkv_bias;
+    if (key.empty()) {
+      const bool asked = s.is_bias() && (qkv ? cfg.qkv_bias_given : cfg.out_bias_given);
+      if (s.is_bias() && !asked) continue;  // missing bias: zero
       std::string msg = source + ": missing key " + quoted(s.key) + " (layout " + name +
                         ", shape " + shape_str(s.shape) + ")";
-      if (s.is_bias()) {
-        const char* flag = s.part == detail::Part::qkv_bias ? "qkv_bias" : "out_bias";
+      if (asked) {
+        const char* flag = qkv ? "qkv_bias" : "out_bias";
         msg += std::string(": config \"") + flag + "\" is true; set \"" + flag +
-               "\": false for weights without this bias";
+               "\": false or leave it out for weights without this bias";
       }
       throw Error(Exit::data, msg);
     }
+    if (s.is_bias() && !(qkv ? cfg.qkv_bias : cfg.out_bias)) {
+      const char* flag = qkv ? "qkv_bias" : "out_bias";
+      throw Error(Exit::data, source + ": key " + quoted(key) + " found but config \"" + flag +
+                                  "\" is false (layout " + name + "); set \"" + flag +
+                                  "\": true to use it");
+    }
+    const TensorInfo* info = sd.find(key);
     if (info->shape != s.shape)
-      throw Error(Exit::data, source + ": key " + quoted(s.key) + ": expected shape " +
+      throw Error(Exit::data, source + ": key " + quoted(key) + ": expected shape " +
                                   shape_str(s.shape) + ", found " + shape_str(info->shape));
+    if (s.is_bias()) (qkv ? has_qkv_bias : has_out_bias) = true;
+    found.emplace_back(&s, key);
+    used.insert(key);
   }
 
-  // Anything else is an error. Keys the layout has under other bias or
-  // out_proj settings come first (in constructor order), with a message naming
-  // the config key that excludes them.
-  std::set<std::string> expected;
-  for (const Slot& s : slots) expected.insert(s.key);
-  Dims full = d;
-  full.qkv_bias = full.out_bias = true;
-  full.out_proj = layout_has_out_proj(layout);
-  for (const Slot& s : detail::layout_slots(full, layout)) {
-    if (expected.count(s.key) || !sd.contains(s.key)) continue;
-    const char* flag = s.part == detail::Part::qkv_bias ? "qkv_bias"
-                       : !d.out_proj                    ? "out_proj"
-                                                        : "out_bias";
-    throw Error(Exit::data, source + ": key " + quoted(s.key) + " found but config \"" + flag +
-                                "\" is false (layout " + name + "); set \"" + flag +
-                                "\": true to use it");
+  // The output projection's names, for a message when out_proj is false.
+  std::set<std::string> out_keys;
+  if (!cfg.out_proj && layout_has_out_proj(layout)) {
+    Dims with_out = full;
+    with_out.out_proj = with_out.out_bias = true;
+    with_out.O = with_out.q_rows();
+    for (const Slot& s : detail::layout_slots(with_out, layout))
+      if (s.part() == detail::Part::out_weight || s.part() == detail::Part::out_bias) {
+        out_keys.insert(s.key);
+        out_keys.insert(s.aliases.begin(), s.aliases.end());
+      }
   }
   for (const std::string& key : sd.keys()) {
-    if (expected.count(key) || detail::is_buffer_key(key)) continue;
+    if (used.count(key) || detail::is_buffer_key(key) || detail::is_neighbour_key(key)) continue;
+    if (is_later_feature(key))
+      throw Error(Exit::data, source + ": key " + quoted(key) +
+                                  ": q_norm, k_norm and sinks are not supported yet");
+    if (out_keys.count(key))
+      throw Error(Exit::data, source + ": key " + quoted(key) +
+                                  " found but config \"out_proj\" is false (layout " + name +
+                                  "); set \"out_proj\": true to use it");
     throw Error(Exit::data, source + ": unexpected key " + quoted(key) + " for layout " + name +
                                 " (expected " + key_list(slots) + ")");
   }
 
-  detail::TensorMap m;
-  for (const Slot& s : slots)
-    m.emplace(s.key, sd.read_f32(s.key, allow_nonfinite));
-  return detail::assemble(d, layout, m);
+  Weights w = detail::empty_weights(full, has_qkv_bias, has_out_bias);
+  for (const auto& [slot, key] : found) detail::read_slot(sd, key, *slot, w, allow_nonfinite);
+  return w;
 }
 
 StateDict export_weights(const Weights& w, Layout layout) {
-  const std::string problem = detail::layout_fit_problem(detail::dims_of(w), layout);
+  const Dims d = detail::dims_of(w);
+  const std::string problem = detail::fit_problem(d, layout);
   if (!problem.empty())
     throw Error(Exit::usage,
                 "--layout " + layout_name(layout) + ": cannot hold this model: " + problem);
   StateDict sd("export(" + layout_name(layout) + ")");
-  for (auto& [key, t] : detail::disassemble(w, layout)) sd.add(key, std::move(t));
+  for (const Slot& s : detail::layout_slots(d, layout)) sd.add(s.key, detail::slot_tensor(w, s));
   return sd;
 }
 

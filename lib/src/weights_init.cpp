@@ -64,34 +64,29 @@ double xavier_bound(std::size_t fan_in, std::size_t fan_out) {
 
 // nn.MultiheadAttention(E, H, bias): out_proj Linear(E, E) first (weight,
 // then bias), then xavier_uniform_(in_proj_weight (3E, E)), biases zeroed.
-detail::TensorMap init_torch_mha(const detail::Dims& d, std::mt19937& gen) {
-  const std::size_t E = d.C;
-  detail::TensorMap m;
+void init_torch_mha(const detail::Dims& d, std::mt19937& gen, StateDict& m) {
+  const std::size_t E = d.C, QKV = d.qkv_rows();  // QKV = 3E (torch MHA has no GQA)
   Tensor out_w({E, E});
   fill_uniform(out_w.ptr(), out_w.size(), linear_weight_bound(E), gen);
   if (d.out_bias) {
     Tensor out_b({E});
     fill_uniform(out_b.ptr(), out_b.size(), linear_bias_bound(E), gen);
-    m["out_proj.bias"] = Tensor({E}, 0.0f);  // constant_(out_proj.bias, 0.) after the draw
+    m.add("out_proj.bias", Tensor({E}, 0.0f));  // constant_(out_proj.bias, 0.) after the draw
   }
-  Tensor in_w({3 * E, E});
-  fill_uniform(in_w.ptr(), in_w.size(), xavier_bound(E, 3 * E), gen);
-  if (d.qkv_bias) m["in_proj_bias"] = Tensor({3 * E}, 0.0f);
-  m["in_proj_weight"] = std::move(in_w);
-  m["out_proj.weight"] = std::move(out_w);
-  return m;
+  Tensor in_w({QKV, E});
+  fill_uniform(in_w.ptr(), in_w.size(), xavier_bound(E, QKV), gen);
+  if (d.qkv_bias) m.add("in_proj_bias", Tensor({QKV}, 0.0f));
+  m.add("in_proj_weight", std::move(in_w));
+  m.add("out_proj.weight", std::move(out_w));
 }
 
 }  // namespace
 
 Weights init_weights(const Config& cfg, Layout layout, std::uint64_t seed) {
-  if (layout == Layout::gpt2)
-    throw Error(Exit::config,
-                "init: layout gpt2 has no tutorial constructor to reproduce (Hugging Face "
-                "initialises GPT-2 with normal(0, 0.02)); choose fused, separate, per_head, kqv "
-                "or torch_mha, or give weights");
   const detail::Dims d = detail::dims_of(cfg);
-  const std::string problem = detail::layout_fit_problem(d, layout);
+  const std::string init_problem = layout_init_problem(d, layout);
+  if (!init_problem.empty()) throw Error(Exit::config, "init: " + init_problem);
+  const std::string problem = detail::fit_problem(d, layout);
   if (!problem.empty()) {
     if (!layout_has_out_proj(layout) && d.out_proj)
       throw Error(Exit::config, "out_proj: " + problem + "; set \"out_proj\": false");
@@ -100,14 +95,15 @@ Weights init_weights(const Config& cfg, Layout layout, std::uint64_t seed) {
 
   // CPUGeneratorImpl::set_current_seed: mt19937(seed) keeps the low 32 bits.
   std::mt19937 gen(static_cast<std::uint32_t>(seed & 0xFFFFFFFFu));
-  detail::TensorMap m;
+  StateDict m("init");
+  const std::vector<detail::Slot> slots = detail::layout_slots(d, layout);
   if (layout == Layout::torch_mha) {
-    m = init_torch_mha(d, gen);
+    init_torch_mha(d, gen, m);
   } else {
     // Each nn.Linear in constructor order: weight (out*in values, row-major),
     // then its bias; the slot table lists them in exactly that order.
     std::size_t in = 0;
-    for (const detail::Slot& s : detail::layout_slots(d, layout)) {
+    for (const detail::Slot& s : slots) {
       Tensor t(s.shape);
       if (!s.is_bias()) {
         in = s.shape[1];  // nn.Linear weight (out, in)
@@ -115,10 +111,13 @@ Weights init_weights(const Config& cfg, Layout layout, std::uint64_t seed) {
       } else {
         fill_uniform(t.ptr(), t.size(), linear_bias_bound(in), gen);
       }
-      m.emplace(s.key, std::move(t));
+      m.add(s.key, std::move(t));
     }
   }
-  return detail::assemble(d, layout, m);
+  // The drawn tensors go into the canonical form the way a file's would.
+  Weights w = detail::empty_weights(d, d.qkv_bias, d.out_bias);
+  for (const detail::Slot& s : slots) detail::read_slot(m, s.key, s, w, false);
+  return w;
 }
 
 }  // namespace attn

@@ -1,9 +1,9 @@
 // The key/shape table of every layout (CONTRACT.md "Weight layouts") and the
 // block copies between a layout's tensors and the canonical form.
 //
-// Canonical (weights.h, Warner's fused Wqkv): w_qkv (3*H*D, C) rows are q of
-// all heads, then k, then v, head-major inside; w_out (O, H*D).
-// Letters: C hidden (in), H heads, D head size, O out features.
+// Canonical (weights.h, geometry.h): w_qkv ((H+2*Hkv)*D, C) rows are q of all
+// heads, then k, then v, head-major inside; w_out (O, H*D).
+// Letters: C hidden (in), H heads, Hkv key/value heads, D head size, O out features.
 #include "weights_layouts.h"
 
 #include <algorithm>
@@ -15,11 +15,7 @@ namespace attn::detail {
 
 Dims dims_of(const Config& cfg) {
   Dims d;
-  d.C = static_cast<std::size_t>(cfg.hidden_size);
-  d.H = static_cast<std::size_t>(cfg.num_heads);
-  d.D = static_cast<std::size_t>(cfg.head_size);
-  d.out_proj = cfg.out_proj;
-  d.O = static_cast<std::size_t>(cfg.out_features());
+  static_cast<Geometry&>(d) = geometry_of(cfg);
   d.qkv_bias = cfg.qkv_bias;
   d.out_bias = cfg.out_proj && cfg.out_bias;
   return d;
@@ -27,11 +23,7 @@ Dims dims_of(const Config& cfg) {
 
 Dims dims_of(const Weights& w) {
   Dims d;
-  d.C = static_cast<std::size_t>(w.C);
-  d.H = static_cast<std::size_t>(w.H);
-  d.D = static_cast<std::size_t>(w.D);
-  d.O = static_cast<std::size_t>(w.O);
-  d.out_proj = w.has_out_proj;
+  static_cast<Geometry&>(d) = w.geometry();
   d.qkv_bias = !w.b_qkv.data.empty();
   d.out_bias = w.has_out_proj && !w.b_out.data.empty();
   return d;
@@ -39,73 +31,118 @@ Dims dims_of(const Weights& w) {
 
 namespace {
 
-// A Linear-shaped slot (out rows of `part`, in columns) and its bias.
+Part bias_of(Part weight) { return weight == Part::qkv_weight ? Part::qkv_bias : Part::out_bias; }
+
+// A Linear-shaped slot filling rows [row0, row0 + rows) of `part` (in
+// columns), and its bias.
 void add_linear(std::vector<Slot>& out, const std::string& name, Part weight, std::size_t row0,
-                std::size_t rows, std::size_t in, bool bias, const std::string& wsuffix = ".weight",
-                const std::string& bsuffix = ".bias") {
-  out.push_back({name + wsuffix, weight, row0, rows, false, {rows, in}});
-  if (bias) {
-    const Part b = weight == Part::qkv_weight ? Part::qkv_bias : Part::out_bias;
-    out.push_back({name + bsuffix, b, row0, rows, false, {rows}});
+                std::size_t rows, std::size_t in, bool bias,
+                const std::vector<std::string>& aliases = {},
+                const std::string& wsuffix = ".weight", const std::string& bsuffix = ".bias") {
+  std::vector<std::string> wa, ba;
+  for (const auto& a : aliases) wa.push_back(a + wsuffix), ba.push_back(a + bsuffix);
+  out.push_back({name + wsuffix, wa, {{weight, 0, row0, rows}}, false, {rows, in}});
+  if (bias) out.push_back({name + bsuffix, ba, {{bias_of(weight), 0, row0, rows}}, false, {rows}});
+}
+
+// q, k and v of one projection, each a Linear of its own (separate, kqv, proj, bert).
+struct QkvNames {
+  std::string q, k, v;
+};
+
+void add_qkv(std::vector<Slot>& s, const Dims& d, const QkvNames& n, bool kqv_order) {
+  const std::size_t C = d.C;
+  if (kqv_order) add_linear(s, n.k, Part::qkv_weight, d.k_row0(), d.kv_rows(), C, d.qkv_bias);
+  add_linear(s, n.q, Part::qkv_weight, d.q_row0(), d.q_rows(), C, d.qkv_bias);
+  if (!kqv_order) add_linear(s, n.k, Part::qkv_weight, d.k_row0(), d.kv_rows(), C, d.qkv_bias);
+  add_linear(s, n.v, Part::qkv_weight, d.v_row0(), d.kv_rows(), C, d.qkv_bias);
+}
+
+// The interleaved fused projections, as pieces of the canonical q|k|v rows.
+// neox (GPT-NeoX, Pythia, BLOOM): viewed (H, 3, D), per head [q, k, v].
+// falcon: viewed (Hkv, H/Hkv + 2, D), per KV group [q of its heads..., k, v]
+// (modeling_falcon's _split_heads; multi_query is the one-group case).
+std::vector<Piece> interleaved(const Dims& d, Layout layout, Part part) {
+  std::vector<Piece> p;
+  const std::size_t D = d.D;
+  std::size_t src = 0;
+  if (layout == Layout::neox) {
+    for (std::size_t h = 0; h < d.H; ++h) {
+      p.push_back({part, src, d.q_row0() + h * D, D}), src += D;
+      p.push_back({part, src, d.k_row0() + h * D, D}), src += D;
+      p.push_back({part, src, d.v_row0() + h * D, D}), src += D;
+    }
+  } else {
+    const std::size_t g = d.group();
+    for (std::size_t j = 0; j < d.Hkv; ++j) {
+      p.push_back({part, src, d.q_row0() + j * g * D, g * D}), src += g * D;
+      p.push_back({part, src, d.k_row0() + j * D, D}), src += D;
+      p.push_back({part, src, d.v_row0() + j * D, D}), src += D;
+    }
   }
+  return p;
 }
 
 }  // namespace
 
 std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
-  const std::size_t C = d.C, HD = d.HD(), O = d.O;
+  const std::size_t C = d.C, HD = d.q_rows(), QKV = d.qkv_rows(), O = d.O;
   std::vector<Slot> s;
   switch (layout) {
-    case Layout::fused:  // Warner: Wqkv = Linear(C, 3*H*D), Wo = Linear(H*D, O)
-      add_linear(s, "Wqkv", Part::qkv_weight, 0, 3 * HD, C, d.qkv_bias);
-      if (d.out_proj) add_linear(s, "Wo", Part::out_weight, 0, O, HD, d.out_bias);
+    case Layout::fused:  // Warner: Wqkv, Wo; Phi-3: qkv_proj, o_proj; MPT: Wqkv, out_proj
+      add_linear(s, "Wqkv", Part::qkv_weight, 0, QKV, C, d.qkv_bias, {"qkv_proj"});
+      if (d.out_proj)
+        add_linear(s, "Wo", Part::out_weight, 0, O, HD, d.out_bias, {"out_proj", "o_proj"});
       break;
     case Layout::separate:  // Raschka's MultiHeadAttention / CausalAttention
-      add_linear(s, "W_query", Part::qkv_weight, 0, HD, C, d.qkv_bias);
-      add_linear(s, "W_key", Part::qkv_weight, HD, HD, C, d.qkv_bias);
-      add_linear(s, "W_value", Part::qkv_weight, 2 * HD, HD, C, d.qkv_bias);
+      add_qkv(s, d, {"W_query", "W_key", "W_value"}, false);
       if (d.out_proj) add_linear(s, "out_proj", Part::out_weight, 0, O, HD, d.out_bias);
       break;
     case Layout::per_head:  // MultiHeadAttentionWrapper: heads.i = CausalAttention(C, D)
       for (std::size_t h = 0; h < d.H; ++h) {
         const std::string p = "heads." + std::to_string(h) + ".";
-        add_linear(s, p + "W_query", Part::qkv_weight, h * d.D, d.D, C, d.qkv_bias);
-        add_linear(s, p + "W_key", Part::qkv_weight, HD + h * d.D, d.D, C, d.qkv_bias);
-        add_linear(s, p + "W_value", Part::qkv_weight, 2 * HD + h * d.D, d.D, C, d.qkv_bias);
+        add_linear(s, p + "W_query", Part::qkv_weight, d.q_row0() + h * d.D, d.D, C, d.qkv_bias);
+        add_linear(s, p + "W_key", Part::qkv_weight, d.k_row0() + h * d.D, d.D, C, d.qkv_bias);
+        add_linear(s, p + "W_value", Part::qkv_weight, d.v_row0() + h * d.D, d.D, C, d.qkv_bias);
       }
       break;
     case Layout::kqv:  // the single-head tutorial: key, query, value in that order
-      add_linear(s, "key", Part::qkv_weight, HD, HD, C, d.qkv_bias);
-      add_linear(s, "query", Part::qkv_weight, 0, HD, C, d.qkv_bias);
-      add_linear(s, "value", Part::qkv_weight, 2 * HD, HD, C, d.qkv_bias);
+      add_qkv(s, d, {"query", "key", "value"}, true);
       break;
     case Layout::torch_mha:  // nn.MultiheadAttention: in_proj (q|k|v rows), out_proj
-      add_linear(s, "in_proj", Part::qkv_weight, 0, 3 * HD, C, d.qkv_bias, "_weight", "_bias");
+      add_linear(s, "in_proj", Part::qkv_weight, 0, QKV, C, d.qkv_bias, {}, "_weight", "_bias");
       add_linear(s, "out_proj", Part::out_weight, 0, O, HD, d.out_bias);
       break;
     case Layout::gpt2:  // HF GPT-2 Conv1D: weight stored (in, out), q|k|v column blocks
-      s.push_back({"c_attn.weight", Part::qkv_weight, 0, 3 * HD, true, {C, 3 * HD}});
-      if (d.qkv_bias) s.push_back({"c_attn.bias", Part::qkv_bias, 0, 3 * HD, false, {3 * HD}});
-      s.push_back({"c_proj.weight", Part::out_weight, 0, O, true, {HD, O}});
-      if (d.out_bias) s.push_back({"c_proj.bias", Part::out_bias, 0, O, false, {O}});
+      s.push_back({"c_attn.weight", {}, {{Part::qkv_weight, 0, 0, QKV}}, true, {C, QKV}});
+      if (d.qkv_bias) s.push_back({"c_attn.bias", {}, {{Part::qkv_bias, 0, 0, QKV}}, false, {QKV}});
+      s.push_back({"c_proj.weight", {}, {{Part::out_weight, 0, 0, O}}, true, {HD, O}});
+      if (d.out_bias) s.push_back({"c_proj.bias", {}, {{Part::out_bias, 0, 0, O}}, false, {O}});
+      break;
+    case Layout::proj:  // Llama, Mistral, Qwen2, OPT, BART, Whisper: q|k|v_proj, o_proj or out_proj
+      add_qkv(s, d, {"q_proj", "k_proj", "v_proj"}, false);
+      add_linear(s, "o_proj", Part::out_weight, 0, O, HD, d.out_bias, {"out_proj"});
+      break;
+    case Layout::bert:  // BertSelfAttention (self.*) and BertSelfOutput's dense
+      add_qkv(s, d, {"self.query", "self.key", "self.value"}, false);
+      add_linear(s, "output.dense", Part::out_weight, 0, O, HD, d.out_bias);
+      break;
+    case Layout::neox:
+    case Layout::falcon:
+      s.push_back({"query_key_value.weight", {}, interleaved(d, layout, Part::qkv_weight), false,
+                   {QKV, C}});
+      if (d.qkv_bias)
+        s.push_back({"query_key_value.bias", {}, interleaved(d, layout, Part::qkv_bias), false,
+                     {QKV}});
+      add_linear(s, "dense", Part::out_weight, 0, O, HD, d.out_bias);
       break;
   }
   return s;
 }
 
-std::string layout_fit_problem(const Dims& d, Layout layout) {
-  const std::string name = layout_name(layout);
-  if (!layout_has_out_proj(layout) && d.out_proj)
-    return "layout " + name + " has no output projection";
-  if (layout == Layout::torch_mha || layout == Layout::gpt2) {
-    const std::string what =
-        layout == Layout::torch_mha ? "torch.nn.MultiheadAttention's embed_dim" : "GPT-2's n_embd";
-    if (!d.out_proj) return "layout " + name + " always has an output projection";
-    if (d.C != d.HD() || d.O != d.C)
-      return "layout " + name + " needs hidden_size == num_heads*head_size == out_size (" + what +
-             "), found " + std::to_string(d.C) + ", " + std::to_string(d.HD()) + ", " +
-             std::to_string(d.O);
-  }
+std::string fit_problem(const Dims& d, Layout layout) {
+  const std::string problem = layout_fit_problem(d, layout);
+  if (!problem.empty()) return problem;
   if (layout == Layout::torch_mha && d.qkv_bias != d.out_bias)
     return "layout torch_mha has one bias flag for in_proj and out_proj "
            "(nn.MultiheadAttention(bias=...)), found qkv_bias " +
@@ -114,90 +151,100 @@ std::string layout_fit_problem(const Dims& d, Layout layout) {
   return "";
 }
 
+namespace {
+
+bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+bool ends_with(const std::string& s, const std::string& t) {
+  return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
+}
+
+}  // namespace
+
 bool is_buffer_key(const std::string& key) {
   if (key == "mask" || key == "causal_mask" || key == "bias" || key == "masked_bias") return true;
+  // Rotary tables ride along as buffers in older checkpoints (rotary_emb.inv_freq).
+  if (ends_with(key, "inv_freq")) return true;
   // heads.{i}.mask: MultiHeadAttentionWrapper's per-head CausalAttention buffer
   const std::string head = "heads.", tail = ".mask";
-  if (key.size() <= head.size() + tail.size() || key.compare(0, head.size(), head) != 0 ||
-      key.compare(key.size() - tail.size(), tail.size(), tail) != 0)
+  if (key.size() <= head.size() + tail.size() || !starts_with(key, head) || !ends_with(key, tail))
     return false;
   for (std::size_t i = head.size(); i < key.size() - tail.size(); ++i)
     if (!std::isdigit(static_cast<unsigned char>(key[i]))) return false;
   return true;
 }
 
+bool is_neighbour_key(const std::string& key) {
+  // The first module name of a block's other parts, as the families name them.
+  static const std::vector<std::string> modules = {
+      "mlp.", "input_layernorm.", "post_attention_layernorm.", "pre_feedforward_layernorm.",
+      "post_feedforward_layernorm.", "ln_1.", "ln_2.", "ln_attn.", "ln_mlp.",
+      "self_attn_layer_norm.", "final_layer_norm.", "encoder_attn_layer_norm.", "fc1.", "fc2.",
+      "norm_1.", "norm_2.", "ffn.", "intermediate.", "LayerNorm.", "layer_norm.",
+      "output.LayerNorm.", "rotary_emb.", "input_layer_norm.", "post_attention_layer_norm."};
+  for (const auto& m : modules)
+    if (starts_with(key, m)) return true;
+  return false;
+}
+
 namespace {
 
 Tensor* part_of(Weights& w, Part p) {
   switch (p) {
-    case Part::qkv_weight:
-      return &w.w_qkv;
-    case Part::qkv_bias:
-      return &w.b_qkv;
-    case Part::out_weight:
-      return &w.w_out;
-    case Part::out_bias:
-      return &w.b_out;
+    case Part::qkv_weight: return &w.w_qkv;
+    case Part::qkv_bias: return &w.b_qkv;
+    case Part::out_weight: return &w.w_out;
+    case Part::out_bias: return &w.b_out;
   }
   return nullptr;
 }
 
-const Tensor* part_of(const Weights& w, Part p) { return part_of(const_cast<Weights&>(w), p); }
-
 // Columns of one canonical row of `p` (1 for biases).
-std::size_t part_cols(const Dims& d, Part p) {
-  if (p == Part::qkv_weight) return d.C;
-  if (p == Part::out_weight) return d.HD();
+std::size_t part_cols(const Weights& w, Part p) {
+  if (p == Part::qkv_weight) return static_cast<std::size_t>(w.C);
+  if (p == Part::out_weight) return w.geometry().q_rows();
   return 1;
 }
 
 }  // namespace
 
-Weights assemble(const Dims& d, Layout layout, const TensorMap& m) {
+Weights empty_weights(const Dims& d, bool qkv_bias, bool out_bias) {
   Weights w;
   w.C = static_cast<std::int64_t>(d.C);
   w.H = static_cast<std::int64_t>(d.H);
+  w.Hkv = static_cast<std::int64_t>(d.Hkv);
   w.D = static_cast<std::int64_t>(d.D);
   w.O = static_cast<std::int64_t>(d.O);
   w.has_out_proj = d.out_proj;
-  w.w_qkv = Tensor({3 * d.HD(), d.C});
-  if (d.qkv_bias) w.b_qkv = Tensor({3 * d.HD()});
-  if (d.out_proj) w.w_out = Tensor({d.O, d.HD()});
-  if (d.out_bias) w.b_out = Tensor({d.O});
-
-  for (const Slot& s : layout_slots(d, layout)) {
-    const Tensor& src = m.at(s.key);
-    Tensor& dst = *part_of(w, s.part);
-    const std::size_t cols = part_cols(d, s.part);
-    float* out = dst.ptr() + s.row0 * cols;
-    if (!s.transposed) {
-      std::copy(src.data.begin(), src.data.end(), out);
-    } else {
-      // src is (cols, rows): Conv1D (in, out); canonical is (out, in).
-      for (std::size_t r = 0; r < s.rows; ++r)
-        for (std::size_t c = 0; c < cols; ++c) out[r * cols + c] = src.data[c * s.rows + r];
-    }
-  }
+  w.w_qkv = Tensor({d.qkv_rows(), d.C});
+  if (qkv_bias) w.b_qkv = Tensor({d.qkv_rows()});  // a part missing from the file stays zero
+  if (d.out_proj) w.w_out = Tensor({d.O, d.q_rows()});
+  if (d.out_proj && out_bias) w.b_out = Tensor({d.O});
   return w;
 }
 
-TensorMap disassemble(const Weights& w, Layout layout) {
-  const Dims d = dims_of(w);
-  TensorMap m;
-  for (const Slot& s : layout_slots(d, layout)) {
-    const Tensor& src = *part_of(w, s.part);
-    const std::size_t cols = part_cols(d, s.part);
-    const float* in = src.ptr() + s.row0 * cols;
-    Tensor t(s.shape);
-    if (!s.transposed) {
-      std::copy(in, in + s.rows * cols, t.ptr());
-    } else {
-      for (std::size_t r = 0; r < s.rows; ++r)
-        for (std::size_t c = 0; c < cols; ++c) t.data[c * s.rows + r] = in[r * cols + c];
-    }
-    m.emplace(s.key, std::move(t));
+void read_slot(const StateDict& sd, const std::string& key, const Slot& s, Weights& w,
+               bool allow_nonfinite) {
+  for (const Piece& p : s.pieces) {
+    Tensor& dst = *part_of(w, p.part);
+    sd.read_rows(key, p.src_row0, p.rows, s.transposed, dst.ptr() + p.dst_row0 * part_cols(w, p.part),
+                 allow_nonfinite);
   }
-  return m;
+}
+
+Tensor slot_tensor(const Weights& w, const Slot& s) {
+  Tensor t(s.shape);
+  for (const Piece& p : s.pieces) {
+    const std::size_t cols = part_cols(w, p.part);
+    const float* in = part_of(const_cast<Weights&>(w), p.part)->ptr() + p.dst_row0 * cols;
+    if (!s.transposed) {
+      std::copy(in, in + p.rows * cols, t.ptr() + p.src_row0 * cols);
+    } else {  // stored (cols, R): canonical row r is stored column src_row0 + r
+      const std::size_t R = s.shape[1];
+      for (std::size_t r = 0; r < p.rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) t.data[c * R + p.src_row0 + r] = in[r * cols + c];
+    }
+  }
+  return t;
 }
 
 }  // namespace attn::detail
@@ -206,7 +253,7 @@ namespace attn {
 
 std::vector<ParamSpec> expected_params(const Config& cfg, Layout layout) {
   const detail::Dims d = detail::dims_of(cfg);
-  const std::string problem = detail::layout_fit_problem(d, layout);
+  const std::string problem = detail::fit_problem(d, layout);
   if (!problem.empty()) throw Error(Exit::config, "layout: " + problem);
   std::vector<ParamSpec> out;
   for (const auto& s : detail::layout_slots(d, layout)) out.push_back({s.key, s.shape});

@@ -57,7 +57,7 @@ Matrix masked_softmax(const Matrix& scores, const xt::xtensor<bool, 2>& allowed,
 RefLayer from_weights(const Weights& w) {
   RefLayer l;
   l.H = std::size_t(w.H);
-  l.Hkv = std::size_t(w.H);  // every query head has its own K and V
+  l.Hkv = w.geometry().Hkv;  // query head h reads KV head h / (H / Hkv)
   l.D = std::size_t(w.D);
   l.w_qkv = as_xt<2>(w.w_qkv.ptr(), w.w_qkv.shape);
   l.b_qkv = bias_or_zeros(w.b_qkv, l.w_qkv.shape(0));

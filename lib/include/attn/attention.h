@@ -1,8 +1,11 @@
 // The attention forward pass over canonical weights.
 //
-// Letters: B batch, S sequence, C hidden, H heads, D head size, O out size.
-// Equivalent to the tutorial modules (and torch.nn.MultiheadAttention):
-//   qkv = x Wqkv^T + b                     (B, S, 3*H*D)
+// Letters: B batch, S sequence, C hidden, H heads, Hkv key/value heads,
+// D head size, O out size.
+// Equivalent to the tutorial modules (and torch.nn.MultiheadAttention; with
+// Hkv < H, Hugging Face's grouped-query attention: query head h reads KV head
+// h / (H / Hkv)):
+//   qkv = x Wqkv^T + b                     (B, S, (H+2*Hkv)*D)
 //   att = softmax(scale * q k^T + mask)    (B, H, S, S)
 //   y   = (att v) concatenated over heads  (B, S, H*D)
 //   out = y Wo^T + bo                      (B, S, O)
@@ -66,7 +69,7 @@ struct ForwardStats {
 // OpenBLAS thread count is restored). Safe to call from several threads at
 // once (results stay exact; OpenBLAS's thread count is process-wide, so
 // concurrent calls may run each other's GEMMs with fewer threads). Memory
-// besides x and context: the (B*S, 3*H*D) projection buffer, plus per worker
+// besides x and context: the (B*S, (H+2*Hkv)*D) projection buffer, plus per worker
 // a 128 x 256 score tile, or 128 x S rows when maps go to a sink.
 // Exit::data when x is not (B, S, C) or the mask not (B, S); exceptions
 // thrown by the sink reach the caller after every worker stopped.

@@ -24,6 +24,7 @@ struct Config {
   Kind kind = Kind::single;
   std::int64_t hidden_size = 0;  // C
   std::int64_t num_heads = 1;    // H
+  std::int64_t num_kv_heads = 0;  // Hkv as given; 0 = not given (= H), see kv_heads()
   std::int64_t head_size = 0;    // D (resolved default)
   std::int64_t out_size = 0;     // O when out_proj (resolved default); = H*D otherwise
   bool out_proj = true;
@@ -55,7 +56,13 @@ struct Config {
   bool head_size_given = false;
   bool out_size_given = false;
   bool causal_given = false;
+  // A bias the config asks for explicitly (qkv_bias/out_bias, or bias, given
+  // true) must be in the weights; otherwise a missing bias is zero
+  // (CONTRACT.md "Weight layouts").
+  bool qkv_bias_given = false;
+  bool out_bias_given = false;
 
+  std::int64_t kv_heads() const { return num_kv_heads ? num_kv_heads : num_heads; }  // Hkv
   std::int64_t inner_size() const { return num_heads * head_size; }  // H*D
   std::int64_t out_features() const { return out_proj ? out_size : inner_size(); }
 };

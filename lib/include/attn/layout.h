@@ -7,7 +7,9 @@
 
 namespace attn {
 
-enum class Layout { fused, separate, per_head, kqv, torch_mha, gpt2 };
+// Table order of CONTRACT.md: the version-1 layouts, then proj, bert, neox,
+// falcon (v2).
+enum class Layout { fused, separate, per_head, kqv, torch_mha, gpt2, proj, bert, neox, falcon };
 
 std::string layout_name(Layout l);                                // "fused", ...
 std::optional<Layout> parse_layout(const std::string& name);      // nullopt if unknown

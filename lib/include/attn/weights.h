@@ -1,7 +1,7 @@
 // Attention weights in one canonical form, whatever layout they came in.
 // Same math as torch.nn.Linear everywhere: y = x W^T + b, W is (out, in).
 //
-// Letters: C hidden (in), H heads, D head size, O out features.
+// Letters: C hidden (in), H heads, Hkv key/value heads, D head size, O out features.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attn/config.h"
+#include "attn/geometry.h"
 #include "attn/layout.h"
 #include "attn/state_dict.h"
 #include "attn/tensor.h"
@@ -17,11 +18,23 @@ namespace attn {
 
 struct Weights {
   std::int64_t C = 0, H = 0, D = 0, O = 0;  // O = out features (H*D without out_proj)
-  Tensor w_qkv;  // (3*H*D, C): rows q of all heads, then k, then v; head-major inside
-  Tensor b_qkv;  // (3*H*D) or empty (no qkv bias)
+  std::int64_t Hkv = 0;  // key/value heads; 0 = H (weights built before GQA existed)
+  Tensor w_qkv;  // ((H+2*Hkv)*D, C): rows q of all heads, then k, then v (geometry.h)
+  Tensor b_qkv;  // ((H+2*Hkv)*D) or empty (no qkv bias); a part the file lacks is zeros
   bool has_out_proj = true;
   Tensor w_out;  // (O, H*D) or empty (no output projection)
   Tensor b_out;  // (O) or empty (no out bias)
+
+  Geometry geometry() const {
+    Geometry g;
+    g.C = static_cast<std::size_t>(C);
+    g.H = static_cast<std::size_t>(H);
+    g.Hkv = static_cast<std::size_t>(Hkv ? Hkv : H);
+    g.D = static_cast<std::size_t>(D);
+    g.O = static_cast<std::size_t>(has_out_proj ? O : H * D);
+    g.out_proj = has_out_proj;
+    return g;
+  }
 };
 
 // The layout whose keys these are (after prefix stripping and dropping
@@ -30,12 +43,16 @@ Layout detect_layout(const StateDict& sd, const std::string& source);
 
 // Keep only keys under `prefix` (stripped; other keys are ignored) and drop
 // registered buffers (mask, causal_mask, heads.{i}.mask, GPT-2's bias and
-// masked_bias). No parameter of any layout has a buffer's name, so the layout
-// is not needed: select first, then detect_layout on the result.
+// masked_bias, rotary_emb.inv_freq) and a block's neighbour modules (norms,
+// MLP, BERT's output.LayerNorm). No parameter of any layout has such a name,
+// so the layout is not needed: select first, then detect_layout on the result.
 StateDict select_keys(const StateDict& sd, const std::string& prefix);
 
 // Convert a state dict to canonical weights, checking every key and shape
-// against the config. `source` names the weights file/folder in messages.
+// against the config; each tensor is read (StateDict::read_rows) piece by
+// piece straight into the canonical buffers. A bias is used where the file
+// has it; a missing one is zero unless the config asked for it explicitly.
+// `source` names the weights file/folder in messages.
 // Missing key, unexpected key, wrong shape: Exit::data naming the key, the
 // expected shape and the shape found. Non-finite: Exit::data unless allowed.
 Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,

@@ -1,0 +1,51 @@
+// The one attention geometry (ARCHITECTURE.md "geometry"): H query heads,
+// Hkv key/value heads, head size D, hidden C, out features O. It owns where
+// q, k and v live in the fused projection, which KV head a query head reads,
+// and whether a weight layout can hold a model of this shape. Config checks,
+// loading, init, export and the forward pass all ask it, so "3*H*D" is
+// spelled nowhere else.
+//
+// Canonical fused projection w_qkv ((H + 2*Hkv)*D, C), rows in this order:
+//   q of heads 0..H-1 (H*D rows), k of KV heads 0..Hkv-1, v of KV heads 0..Hkv-1,
+// head-major inside each part (Warner's Wqkv; Hugging Face's q|k|v_proj stacked).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "attn/layout.h"
+
+namespace attn {
+
+struct Config;
+
+struct Geometry {
+  std::size_t C = 0, H = 0, Hkv = 0, D = 0, O = 0;  // O = H*D without out_proj
+  bool out_proj = true;
+
+  std::size_t q_rows() const { return H * D; }               // also the context width H*D
+  std::size_t kv_rows() const { return Hkv * D; }            // rows of k, and of v
+  std::size_t qkv_rows() const { return q_rows() + 2 * kv_rows(); }
+  std::size_t q_row0() const { return 0; }
+  std::size_t k_row0() const { return q_rows(); }
+  std::size_t v_row0() const { return q_rows() + kv_rows(); }
+  // Query heads per KV head: Hugging Face's n_rep (repeat_kv), ggml's rk2,
+  // gemma.cpp's kHeadGroups.
+  std::size_t group() const { return H / Hkv; }
+  // The KV head query head h reads: repeat_kv's h // n_rep, ggml's ik2 = iq2 / rk2.
+  std::size_t kv_head(std::size_t h) const { return h / group(); }
+};
+
+// Sizes of a resolved config (num_kv_heads already checked to divide num_heads).
+Geometry geometry_of(const Config& cfg);
+
+// Why `layout` cannot hold a model of this geometry ("" when it can), as the
+// tail of a message: "layout per_head has no output projection". The one fit
+// rule for config checks (Exit::config), loading, init and export (Exit::usage).
+std::string layout_fit_problem(const Geometry& g, Layout layout);
+
+// Whether the torch module behind `layout` can be reproduced by init (seeded
+// construction): "" when it can, else why not.
+std::string layout_init_problem(const Geometry& g, Layout layout);
+
+}  // namespace attn

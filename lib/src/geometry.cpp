@@ -1,0 +1,77 @@
+// The fit rules between a model's geometry and a weight layout (CONTRACT.md
+// "Weight layouts"): one place for what config checks, loading, init and
+// export used to spell each on their own.
+//
+// Letters: C hidden (in), H heads, Hkv key/value heads, D head size, O out features.
+#include "attn/geometry.h"
+
+#include "attn/config.h"
+
+namespace attn {
+
+Geometry geometry_of(const Config& cfg) {
+  Geometry g;
+  g.C = static_cast<std::size_t>(cfg.hidden_size);
+  g.H = static_cast<std::size_t>(cfg.num_heads);
+  g.Hkv = static_cast<std::size_t>(cfg.kv_heads());
+  g.D = static_cast<std::size_t>(cfg.head_size);
+  g.O = static_cast<std::size_t>(cfg.out_features());
+  g.out_proj = cfg.out_proj;
+  return g;
+}
+
+namespace {
+
+std::string n(std::size_t v) { return std::to_string(v); }
+
+// Layouts whose tensors hold one K and one V per query head.
+bool needs_mha(Layout l) {
+  return l == Layout::per_head || l == Layout::torch_mha || l == Layout::gpt2 ||
+         l == Layout::bert || l == Layout::neox;
+}
+
+}  // namespace
+
+std::string layout_fit_problem(const Geometry& g, Layout layout) {
+  const std::string name = layout_name(layout);
+  if (!layout_has_out_proj(layout) && g.out_proj)
+    return "layout " + name + " has no output projection";
+  if (layout_has_out_proj(layout) && layout != Layout::fused && layout != Layout::separate &&
+      !g.out_proj)
+    return "layout " + name + " always has an output projection";
+  if (needs_mha(layout) && g.Hkv != g.H)
+    return "layout " + name + " holds one key and value head per query head (num_kv_heads = " +
+           "num_heads = " + n(g.H) + "), found num_kv_heads " + n(g.Hkv);
+  if (layout == Layout::torch_mha || layout == Layout::gpt2) {
+    const std::string what =
+        layout == Layout::torch_mha ? "torch.nn.MultiheadAttention's embed_dim" : "GPT-2's n_embd";
+    if (g.C != g.q_rows() || g.O != g.C)
+      return "layout " + name + " needs hidden_size == num_heads*head_size == out_size (" + what +
+             "), found " + n(g.C) + ", " + n(g.q_rows()) + ", " + n(g.O);
+  }
+  return "";
+}
+
+std::string layout_init_problem(const Geometry& g, Layout layout) {
+  switch (layout) {
+    case Layout::gpt2:
+      return "layout gpt2 has no tutorial constructor to reproduce (Hugging Face initialises "
+             "GPT-2 with normal(0, 0.02)); choose fused, separate, per_head, kqv or torch_mha, "
+             "or give weights";
+    case Layout::proj:
+    case Layout::bert:
+    case Layout::neox:
+    case Layout::falcon:
+      return "layout " + layout_name(layout) +
+             " names a Hugging Face model family's weights, not a tutorial module: init cannot "
+             "reproduce it; give weights, or choose fused, separate, per_head, kqv or torch_mha";
+    default:
+      break;
+  }
+  if (g.Hkv != g.H)
+    return "the tutorial modules have no grouped-query attention: init needs num_kv_heads = "
+           "num_heads (" + n(g.H) + "), found num_kv_heads " + n(g.Hkv);
+  return "";
+}
+
+}  // namespace attn
