@@ -34,19 +34,23 @@ namespace {
 
 constexpr double kTolerance = 1e-5;  // relative to the output's scale (CONTRACT.md)
 
-std::vector<std::string> case_names() {
+// Folders under tests/golden/<set>: "cases" (make_golden.py, the tutorials'
+// modules) or "families" (make_families.py, the model families' layers).
+std::vector<std::string> case_names(const std::string& set = "cases") {
   std::vector<std::string> names;
-  const std::string root = attn::test::source_path("tests/golden/cases");
+  const std::string root = attn::test::source_path("tests/golden/" + set);
   if (!fs::is_directory(root)) return names;
   for (const auto& e : fs::directory_iterator(root))
     if (e.is_directory() && fs::exists(e.path() / "config.json"))
-      names.push_back(e.path().filename().string());
+      names.push_back(set + "/" + e.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
 }
 
+// name: "<set>/<case>", or a case of "cases".
 std::string case_dir(const std::string& name) {
-  return attn::test::source_path("tests/golden/cases/" + name);
+  const bool has_set = name.find('/') != std::string::npos;
+  return attn::test::source_path("tests/golden/" + (has_set ? name : "cases/" + name));
 }
 
 Tensor read_expected(const std::string& path) {
@@ -122,6 +126,7 @@ void check_case(const std::string& name) {
   attn::test::Diff dr = attn::test::compare(r.context, want_context);
   CHECK_MESSAGE(dr.relative() <= kTolerance, name, ": reference context ",
                 attn::test::describe(dr));
+  MESSAGE(name, ": context ", attn::test::describe(d), "; attention ", attn::test::describe(da));
 
   // Rows whose every key is masked (left padding under a causal mask, a fully
   // padded sequence): zero weights in PyTorch's file and in ours, counted.
@@ -177,6 +182,21 @@ TEST_CASE("golden: every PyTorch case matches (context, streamed context, attent
   const std::vector<std::string> names = case_names();
   // make_golden.py writes 83 cases; a missing folder would silently shrink coverage.
   CHECK(names.size() >= 80);
+  for (const std::string& name : names) {
+    INFO("case ", name);
+    try {
+      check_case(name);
+    } catch (const std::exception& e) {
+      FAIL_CHECK(name, ": ", e.what());
+    }
+  }
+}
+
+TEST_CASE("golden: every model family's layer matches PyTorch (make_families.py)") {
+  const std::vector<std::string> names = case_names("families");
+  // make_families.py writes 12 cases (proj: Llama GQA/MQA/sharded, Qwen2, OPT, Whisper;
+  // bert; neox; falcon multi_query and grouped; Phi-3; MPT).
+  CHECK(names.size() == 12);
   for (const std::string& name : names) {
     INFO("case ", name);
     try {
