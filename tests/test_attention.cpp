@@ -2,7 +2,8 @@
 // reference (tests/support/reference.h) on many shapes, masks and options,
 // through both the streaming path (no sink) and the maps path (sink).
 //
-// Letters: B batch, S sequence, C hidden, H heads, D head size, O out size.
+// Letters: B batch, S sequence, C hidden, H heads, Hkv key/value heads,
+// D head size, O out size.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -23,6 +24,7 @@ constexpr double kTol = 1e-5;  // CONTRACT.md: within 1e-5 of the output's scale
 
 struct Shape {
   std::size_t B, S, C, H, D, O;
+  std::size_t Hkv = 0;  // 0 = H (no grouping)
 };
 
 // Random canonical weights; values shrunk by 1/sqrt(in) like nn.Linear's init
@@ -32,14 +34,15 @@ Weights make_weights(const Shape& s, bool qkv_bias, bool out_proj, bool out_bias
   w.C = s.C;
   w.H = s.H;
   w.D = s.D;
+  w.Hkv = s.Hkv ? s.Hkv : s.H;
   w.O = out_proj ? s.O : s.H * s.D;
-  const std::size_t HD = s.H * s.D;
+  const std::size_t HD = s.H * s.D, QKV = w.geometry().qkv_rows();
   auto shrink = [](Tensor t, double by) {
     for (float& v : t.data) v = float(v * by);
     return t;
   };
-  w.w_qkv = shrink(test::random_tensor({3 * HD, s.C}, seed), 2.0 / std::sqrt(double(s.C)));
-  if (qkv_bias) w.b_qkv = shrink(test::random_tensor({3 * HD}, seed + 1), 0.5);
+  w.w_qkv = shrink(test::random_tensor({QKV, s.C}, seed), 2.0 / std::sqrt(double(s.C)));
+  if (qkv_bias) w.b_qkv = shrink(test::random_tensor({QKV}, seed + 1), 0.5);
   w.has_out_proj = out_proj;
   if (out_proj) {
     w.w_out = shrink(test::random_tensor({s.O, HD}, seed + 2), 1.0 / std::sqrt(double(HD)));
@@ -75,6 +78,7 @@ void check_case(const Shape& s, bool causal, Pad pad, bool qkv_bias, bool out_pr
   CAPTURE(s.S);
   CAPTURE(s.C);
   CAPTURE(s.H);
+  CAPTURE(s.Hkv);
   CAPTURE(s.D);
   CAPTURE(s.O);
   CAPTURE(causal);
@@ -128,6 +132,75 @@ TEST_CASE("attention: matches the reference on many shapes, both paths") {
       check_case(s, causal, Pad::none, true, true, true, 1.0 / std::sqrt(double(s.D)), 2, seed++);
       check_case(s, causal, Pad::right, true, true, true, 1.0 / std::sqrt(double(s.D)), 1, seed++);
     }
+}
+
+TEST_CASE("attention: grouped-query and multi-query heads match the reference, both paths") {
+  // {B, S, C, H, D, O, Hkv}: GQA groups of 2, 3 and 4, MQA (Hkv = 1), across
+  // query and key block edges.
+  const std::vector<Shape> shapes = {
+      {1, 1, 3, 2, 2, 2, 1},   {2, 6, 8, 4, 2, 8, 2},    {1, 7, 5, 6, 4, 7, 2},
+      {3, 17, 8, 6, 3, 5, 3},  {2, 65, 16, 8, 4, 16, 2}, {1, 130, 12, 4, 8, 9, 1},
+      {2, 257, 24, 6, 4, 24, 3}, {1, 300, 32, 4, 16, 32, 1},
+  };
+  unsigned seed = 500;
+  for (const Shape& s : shapes)
+    for (bool causal : {false, true}) {
+      check_case(s, causal, Pad::none, true, true, true, 1.0 / std::sqrt(double(s.D)), 2, seed++);
+      check_case(s, causal, Pad::holes, false, true, false, 0.5, 1, seed++);
+    }
+}
+
+TEST_CASE("attention: GQA equals multi-head attention with each KV head repeated (repeat_kv)") {
+  // Independent of the reference: expand the k and v rows so query head h gets
+  // a copy of KV head h / (H / Hkv), as Hugging Face's repeat_kv does, and run
+  // the ungrouped layer. Both paths must give the same numbers.
+  const Shape s{2, 40, 12, 6, 4, 10, 2};
+  const Weights gqa = make_weights(s, true, true, true, 42);
+  const Geometry g = gqa.geometry();
+  Weights mha = gqa;
+  mha.Hkv = s.H;
+  const Geometry m = mha.geometry();
+  mha.w_qkv = Tensor({m.qkv_rows(), s.C});
+  mha.b_qkv = Tensor({m.qkv_rows()});
+  auto copy_row = [&](std::size_t from, std::size_t to) {
+    std::copy_n(gqa.w_qkv.ptr() + from * s.C, s.C, mha.w_qkv.ptr() + to * s.C);
+    mha.b_qkv.data[to] = gqa.b_qkv.data[from];
+  };
+  for (std::size_t r = 0; r < g.q_rows(); ++r) copy_row(r, r);
+  for (std::size_t h = 0; h < s.H; ++h)
+    for (std::size_t d = 0; d < s.D; ++d) {
+      copy_row(g.k_row0() + (h / (s.H / s.Hkv)) * s.D + d, m.k_row0() + h * s.D + d);
+      copy_row(g.v_row0() + (h / (s.H / s.Hkv)) * s.D + d, m.v_row0() + h * s.D + d);
+    }
+  const Tensor x = test::random_tensor({s.B, s.S, s.C}, 43);
+  for (bool causal : {false, true}) {
+    AttentionSpec spec{0.5f, causal};
+    for (bool maps : {false, true}) {
+      TensorSink sink_a(s.B, s.H, s.S), sink_b(s.B, s.H, s.S);
+      ForwardOptions oa, ob;
+      if (maps) oa.attention = &sink_a, ob.attention = &sink_b;
+      Tensor a, b;
+      forward(gqa, spec, x, nullptr, a, oa);
+      forward(mha, spec, x, nullptr, b, ob);
+      const test::Diff d = test::compare(a, b);
+      INFO("causal " << causal << " maps " << maps << ": " << test::describe(d));
+      CHECK(d.relative() <= 1e-6);
+      if (maps) CHECK(test::compare(sink_a.maps, sink_b.maps).max_abs <= 1e-6);
+    }
+  }
+  // kv_head is repeat_kv's h // n_rep: query heads 0-2 read KV head 0, 3-5 KV head 1.
+  CHECK(g.kv_head(0) == 0);
+  CHECK(g.kv_head(2) == 0);
+  CHECK(g.kv_head(3) == 1);
+  CHECK(g.kv_head(5) == 1);
+}
+
+TEST_CASE("attention: forward_flops counts the grouped projection") {
+  const Shape s{1, 8, 16, 4, 4, 16, 1};
+  const Weights w = make_weights(s, false, true, false, 1);
+  // projection: 2 * S * C * (H + 2*Hkv)*D + 2 * S * H*D * O; scores: 4 * H * S * S * D
+  const double want = 2.0 * 8 * 16 * (4 + 2) * 4 + 2.0 * 8 * 16 * 16 + 4.0 * 4 * 8 * 8 * 4;
+  CHECK(forward_flops(w, 1, 8, false) == doctest::Approx(want));
 }
 
 TEST_CASE("attention: padding left, right, inside and fully padded rows give zeros, not NaN") {

@@ -508,3 +508,100 @@ TEST_CASE("config: every shipped config in configs/ loads") {
   }
   CHECK(n > 0);
 }
+
+TEST_CASE("config: num_kv_heads defaults to num_heads, must divide it, and reaches run.json") {
+  const Config mha = parse_config(R"({"attention": "multi", "hidden_size": 8, "num_heads": 4})", "c.json");
+  CHECK_FALSE(mha.num_kv_heads.has_value());
+  CHECK(mha.kv_heads() == 4);
+  CHECK(attn::config_to_json(mha)["num_kv_heads"] == 4);
+
+  const Config gqa = parse_config(
+      R"({"attention": "causal", "hidden_size": 16, "num_heads": 4, "num_kv_heads": 2})", "c.json");
+  CHECK(gqa.kv_heads() == 2);
+  CHECK(attn::config_to_json(gqa)["num_kv_heads"] == 2);
+  const Config mqa = parse_config(
+      R"({"attention": "causal", "hidden_size": 16, "num_heads": 4, "num_kv_heads": 1})", "c.json");
+  CHECK(mqa.kv_heads() == 1);
+
+  Failure f = failure_of(R"({"attention": "multi", "hidden_size": 12, "num_heads": 6, "num_kv_heads": 4})");
+  CHECK(f.code == Exit::config);
+  CHECK(f.message == "c.json: num_kv_heads: expected a divisor of num_heads 6, found num_kv_heads 4");
+  f = failure_of(R"({"attention": "multi", "hidden_size": 12, "num_heads": 6, "num_kv_heads": 0})");
+  CHECK(f.code == Exit::config);
+  CHECK(contains(f.message, "num_kv_heads: expected an integer in 1.."));
+  f = failure_of(R"({"attention": "multi", "hidden_size": 12, "num_heads": 6, "num_kv_heads": 12})");
+  CHECK(contains(f.message, "num_kv_heads: expected a divisor of num_heads 6, found num_kv_heads 12"));
+
+  // Layouts without grouped KV heads refuse it, naming the layout.
+  f = failure_of(R"({"attention": "multi", "hidden_size": 8, "num_heads": 4, "num_kv_heads": 2,
+                     "layout": "torch_mha"})");
+  CHECK(f.code == Exit::config);
+  CHECK(f.message == "c.json: layout: layout torch_mha holds one key and value head per query head "
+                     "(num_kv_heads = num_heads = 4), found num_kv_heads 2");
+  for (const char* l : {"gpt2", "per_head", "bert", "neox"}) {
+    CAPTURE(l);
+    const std::string out = std::string(l) == "per_head" ? R"(, "out_proj": false)" : "";
+    f = failure_of(R"({"attention": "multi", "hidden_size": 8, "num_heads": 4, "num_kv_heads": 2,
+                       "layout": ")" + std::string(l) + "\"" + out + "}");
+    CHECK(f.code == Exit::config);
+    CHECK(contains(f.message, "holds one key and value head per query head"));
+  }
+  for (const char* l : {"fused", "separate", "proj", "falcon"}) {
+    CAPTURE(l);
+    CHECK_FALSE(failure_of(R"({"attention": "multi", "hidden_size": 8, "num_heads": 4, "num_kv_heads": 2,
+                               "layout": ")" + std::string(l) + "\"}").threw);
+  }
+}
+
+TEST_CASE("config: init refuses the model families' layouts and grouped heads") {
+  Failure f = failure_of(R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "layout": "proj",
+                             "init": {"seed": 1}})");
+  CHECK(f.code == Exit::config);
+  CHECK(contains(f.message, "c.json: init: layout proj names a Hugging Face model family's weights"));
+  f = failure_of(R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "num_kv_heads": 1,
+                     "layout": "fused", "init": {"seed": 1}})");
+  CHECK(f.code == Exit::config);
+  CHECK(f.message == "c.json: init: the tutorial modules have no grouped-query attention: init needs "
+                     "num_kv_heads = num_heads (2), found num_kv_heads 1");
+  CHECK_FALSE(failure_of(R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "num_kv_heads": 2,
+                             "layout": "fused", "init": {"seed": 1}})").threw);
+}
+
+TEST_CASE("config: Hugging Face's and torch's key names get attn-run's name, not a spelling guess") {
+  const std::vector<std::pair<std::string, std::string>> same = {
+      {"num_key_value_heads", "num_kv_heads"}, {"n_head", "num_heads"},
+      {"num_attention_heads", "num_heads"},     {"n_embd", "hidden_size"},
+      {"embed_dim", "hidden_size"},             {"key_padding_mask", "padding_mask"},
+      {"head_dim", "head_size"},                {"rope_theta", "rope.theta"},
+      {"rotary_pct", "rope's rotary_dim"}};
+  for (const auto& [theirs, ours] : same) {
+    CAPTURE(theirs);
+    const Failure f = failure_of(R"({"attention": "multi", "hidden_size": 8, ")" + theirs + R"(": 2})");
+    CHECK(f.code == Exit::config);
+    CHECK(contains(f.message, "key \"" + theirs + "\": this is Hugging Face's or torch's name; "
+                              "attn-run's key is " + ours));
+    CHECK_FALSE(contains(f.message, "did you mean"));
+  }
+  const Failure f = failure_of(R"({"attention": "multi", "hidden_size": 8, "hidden_act": "gelu"})");
+  CHECK(f.code == Exit::config);
+  CHECK(contains(f.message, "key \"hidden_act\": this is a Hugging Face or torch setting, not an "
+                            "attn-run config key"));
+  // Other unknown keys still get the nearest known key.
+  CHECK(contains(failure_of(R"({"attention": "multi", "hidden_sise": 8})").message,
+                 "did you mean \"hidden_size\"?"));
+}
+
+TEST_CASE("config: an explicit bias is asked for; the default is not") {
+  const Config d = parse_config(R"({"attention": "multi", "hidden_size": 8, "num_heads": 2})", "c.json");
+  CHECK(d.qkv_bias);
+  CHECK_FALSE(d.qkv_bias_given);
+  CHECK_FALSE(d.out_bias_given);
+  const Config b = parse_config(R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "bias": true})", "c.json");
+  CHECK(b.qkv_bias_given);
+  CHECK(b.out_bias_given);
+  const Config q = parse_config(
+      R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "qkv_bias": true, "out_bias": false})", "c.json");
+  CHECK(q.qkv_bias_given);
+  CHECK_FALSE(q.out_bias_given);
+  CHECK_FALSE(q.out_bias);
+}

@@ -3,7 +3,7 @@
 // bit-identically, GPT-2's transposed Conv1D, and that the canonical form
 // computes what each layout's own module computes.
 //
-// Letters: S sequence, C hidden, H heads, D head size, O out size.
+// Letters: S sequence, C hidden, H heads, Hkv key/value heads, D head size, O out size.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -42,8 +42,10 @@ Weights random_weights(const Config& c, unsigned seed) {
   Weights w;
   const std::size_t C = c.hidden_size, HD = c.inner_size(), O = c.out_features();
   w.C = c.hidden_size, w.H = c.num_heads, w.D = c.head_size, w.O = c.out_features();
-  w.w_qkv = test::random_tensor({3 * HD, C}, seed);
-  if (c.qkv_bias) w.b_qkv = test::random_tensor({3 * HD}, seed + 1);
+  w.Hkv = c.kv_heads();
+  const std::size_t QKV = geometry_of(c).qkv_rows();  // (H + 2*Hkv)*D
+  w.w_qkv = test::random_tensor({QKV, C}, seed);
+  if (c.qkv_bias) w.b_qkv = test::random_tensor({QKV}, seed + 1);
   w.has_out_proj = c.out_proj;
   if (c.out_proj) w.w_out = test::random_tensor({O, HD}, seed + 2);
   if (c.out_proj && c.out_bias) w.b_out = test::random_tensor({O}, seed + 3);
@@ -86,6 +88,7 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 void check_same(const Weights& a, const Weights& b) {
   CHECK(a.C == b.C);
   CHECK(a.H == b.H);
+  CHECK(a.geometry().Hkv == b.geometry().Hkv);
   CHECK(a.D == b.D);
   CHECK(a.O == b.O);
   CHECK(a.has_out_proj == b.has_out_proj);

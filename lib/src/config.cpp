@@ -295,11 +295,11 @@ void resolve_config(Config& c) {
     fail(c, "num_heads", "\"single\" attention has one head, found num_heads " +
                              std::to_string(c.num_heads) + " (use \"multi\" for more)");
   if (c.num_kv_heads) {
-    check_size(c, "num_kv_heads", c.num_kv_heads, kMaxSize);
+    check_size(c, "num_kv_heads", *c.num_kv_heads, kMaxSize);
     // Hugging Face's repeat_kv: each KV head serves num_heads / num_kv_heads query heads.
-    if (c.num_heads % c.num_kv_heads != 0)
+    if (c.num_heads % *c.num_kv_heads != 0)
       fail(c, "num_kv_heads", "expected a divisor of num_heads " + std::to_string(c.num_heads) +
-                                  ", found num_kv_heads " + std::to_string(c.num_kv_heads));
+                                  ", found num_kv_heads " + std::to_string(*c.num_kv_heads));
   }
   if (c.out_size_given) check_size(c, "out_size", c.out_size, kMaxSize);
   const std::int64_t out = c.out_size_given ? c.out_size : c.hidden_size;

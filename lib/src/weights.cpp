@@ -12,6 +12,7 @@
 #include <set>
 
 #include "attn/error.h"
+#include "attn/escape.h"
 #include "weights_layouts.h"
 
 namespace attn {
@@ -21,7 +22,8 @@ namespace {
 using detail::Dims;
 using detail::Slot;
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+// A key from the file, escaped for the one-line message (CONTRACT.md).
+std::string quoted(const std::string& s) { return "\"" + printable(s) + "\""; }
 
 // The layouts a parameter key can belong to (empty: the key names none).
 // Shared names (out_proj, o_proj, dense, query_key_value) decide nothing alone.
@@ -64,7 +66,8 @@ std::string names(const std::vector<Layout>& ls, const char* sep) {
 // "a, b, c, ..." with at most `limit` names.
 std::string key_list(const std::vector<Slot>& slots, std::size_t limit = 8) {
   std::string s;
-  for (std::size_t i = 0; i < slots.size() && i < limit; ++i) s += (i ? ", " : "") + slots[i].key;
+  for (std::size_t i = 0; i < slots.size() && i < limit; ++i)
+    s += (i ? ", " : "") + slots[i].key;  // our own names: nothing to escape
   if (slots.size() > limit) s += ", ...";
   return s;
 }

@@ -24,7 +24,7 @@ struct Config {
   Kind kind = Kind::single;
   std::int64_t hidden_size = 0;  // C
   std::int64_t num_heads = 1;    // H
-  std::int64_t num_kv_heads = 0;  // Hkv as given; 0 = not given (= H), see kv_heads()
+  std::optional<std::int64_t> num_kv_heads;  // Hkv as given; none = H, see kv_heads()
   std::int64_t head_size = 0;    // D (resolved default)
   std::int64_t out_size = 0;     // O when out_proj (resolved default); = H*D otherwise
   bool out_proj = true;
@@ -62,7 +62,7 @@ struct Config {
   bool qkv_bias_given = false;
   bool out_bias_given = false;
 
-  std::int64_t kv_heads() const { return num_kv_heads ? num_kv_heads : num_heads; }  // Hkv
+  std::int64_t kv_heads() const { return num_kv_heads.value_or(num_heads); }  // Hkv
   std::int64_t inner_size() const { return num_heads * head_size; }  // H*D
   std::int64_t out_features() const { return out_proj ? out_size : inner_size(); }
 };
