@@ -141,6 +141,22 @@ TEST_CASE("init: layouts without a tutorial constructor or that cannot hold the 
   cfg.out_size = 6;  // embed_dim must be the same everywhere
   CHECK(code_of(Layout::torch_mha, &msg) == Exit::config);
   CHECK(msg.find("hidden_size == num_heads*head_size == out_size") != std::string::npos);
+
+  // The model families' layouts have no tutorial constructor, and no tutorial
+  // module has grouped KV heads.
+  cfg.out_size = 4;
+  for (Layout l : {Layout::proj, Layout::bert, Layout::neox, Layout::falcon}) {
+    CAPTURE(layout_name(l));
+    CHECK(code_of(l, &msg) == Exit::config);
+    CHECK(msg.find("init: layout " + layout_name(l) + " names a Hugging Face model family") == 0);
+  }
+  cfg.num_kv_heads = 1;
+  for (Layout l : {Layout::fused, Layout::separate, Layout::torch_mha}) {
+    CAPTURE(layout_name(l));
+    CHECK(code_of(l, &msg) == Exit::config);
+    CHECK(msg == "init: the tutorial modules have no grouped-query attention: init needs "
+                 "num_kv_heads = num_heads (2), found num_kv_heads 1");
+  }
 }
 
 namespace {

@@ -190,6 +190,11 @@ TEST_CASE("families: detection, ambiguity and neighbour keys") {
   expect_error([&] { detect_layout(select_keys(llama, "self_attn."), "m"); }, Exit::data,
                "m: key \"o_proj.weight\" looks like layout proj or fused",
                "expected \"q_proj.weight\" (proj) or \"Wqkv.weight\" (fused)");
+  // A whole block's prefix: the error says which module to add.
+  expect_error([&] { detect_layout(select_keys(llama, ""), "m"); }, Exit::data,
+               "m: key \"self_attn.o_proj.weight\" is one module deeper than a layer's keys: add "
+               "\"self_attn.\" to weights_prefix");
+  llama.erase("self_attn.o_proj.weight");
   // Nothing but neighbours: no parameters, no neighbour named.
   try {
     detect_layout(select_keys(llama, ""), "m");

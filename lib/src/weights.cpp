@@ -125,6 +125,16 @@ Layout detect_layout(const StateDict& sd, const std::string& source) {
                                 names(cand, "or") + ", but the rest is missing: expected " +
                                 missing);
   }
+  // A whole block's prefix: the attention's keys sit one module deeper
+  // ("self_attn.q_proj.weight"); say which module to add to the prefix.
+  for (const std::string& key : sd.keys()) {
+    const std::size_t dot = key.find('.');
+    if (dot == std::string::npos || !layouts_of_key(key.substr(dot + 1)).size()) continue;
+    if (detail::is_neighbour_key(key)) continue;
+    throw Error(Exit::data, source + ": key " + quoted(key) + " is one module deeper than a layer's "
+                                "keys: add " + quoted(key.substr(0, dot + 1)) +
+                                " to weights_prefix to select that attention module");
+  }
   if (!unknown_key.empty())
     throw Error(Exit::data,
                 source + ": key " + quoted(unknown_key) +
