@@ -129,7 +129,7 @@ Layout detect_layout(const StateDict& sd, const std::string& source) {
   // ("self_attn.q_proj.weight"); say which module to add to the prefix.
   for (const std::string& key : sd.keys()) {
     const std::size_t dot = key.find('.');
-    if (dot == std::string::npos || !layouts_of_key(key.substr(dot + 1)).size()) continue;
+    if (dot == std::string::npos || layouts_of_key(key.substr(dot + 1)).empty()) continue;
     if (detail::is_neighbour_key(key)) continue;
     throw Error(Exit::data, source + ": key " + quoted(key) + " is one module deeper than a layer's "
                                 "keys: add " + quoted(key.substr(0, dot + 1)) +
