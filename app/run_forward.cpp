@@ -169,12 +169,15 @@ int run_forward(const Options& opt) {
   plan.capture_cells = kMaxPlotCells;
   plan.progress = Progress::wanted(opt.quiet);
   plan.threads = threads;
+  attn::test_pause_point("compute");
   JobResult res =
       run_job(r.weights, attn::attention_spec(cfg), r.x, r.padding ? &*r.padding : nullptr, plan);
   warn_fully_masked(res.forward, "");
   if (!r.batched) res.context.shape.erase(res.context.shape.begin());  // (S, O) in, (S, O) out
 
-  // Files first (all or nothing), stdout last: a failure leaves stdout empty.
+  // Everything is staged first; stdout is written before the commit, because
+  // it cannot be taken back: a failed stdout (exit 74) leaves every existing
+  // file untouched (CONTRACT.md "Output safety rules").
   std::optional<MapPicture> pic;
   if (pictures) pic = make_picture(opt, cfg, r, *res.capture, std::move(labels));
   if (plot_file) plot_file->stage(*pic);
@@ -192,6 +195,16 @@ int run_forward(const Options& opt) {
     f.compute_ms = res.compute_ms;
     f.write_ms = ms_since(t_write);
     out->add("run.json", run_json(f, res).dump(2) + "\n");
+  }
+  if (opt.show) {
+    write_stdout(render_terminal(*pic, terminal_colors(), terminal_columns()));
+  } else if (opt.attn_stdout) {
+    if (!r.batched) res.maps.shape.erase(res.maps.shape.begin());  // (H, S, S)
+    write_stdout(format_stdout(res.maps, opt.format));
+  } else if (!to_dir) {
+    write_stdout(format_stdout(res.context, opt.format));
+  }
+  if (to_dir) {
     out->commit();
     spdlog::info("wrote {}/context.npy{} and run.json", cfg.output_dir,
                  want_maps ? ", attention.npy" : "");
@@ -202,14 +215,6 @@ int run_forward(const Options& opt) {
   }
   print_stats_table(res.stats, "", opt.quiet);  // after the files: a failure stays one line
 
-  if (opt.show) {
-    write_stdout(render_terminal(*pic, terminal_colors(), terminal_columns()));
-  } else if (opt.attn_stdout) {
-    if (!r.batched) res.maps.shape.erase(res.maps.shape.begin());  // (H, S, S)
-    write_stdout(format_stdout(res.maps, opt.format));
-  } else if (!to_dir) {
-    write_stdout(format_stdout(res.context, opt.format));
-  }
   return 0;
 }
 

@@ -1,0 +1,264 @@
+// hostile2: the second-round hostile suite (issue 12), end to end through the
+// built binary. Each failure class of CONTRACT.md v2 ("Numerics", "Exit
+// codes", "File safety rules", "Output safety rules") is attacked the way a
+// careless user, a crafted file or an unlucky machine would; each case checks
+// the exit code, one escaped error line naming the culprit, an empty stdout,
+// existing outputs byte-for-byte unchanged and no temporary left behind.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "attn/npy.h"
+#include "cli_checks.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using attn::test::check_cli_failure;
+using attn::test::run;
+using attn::test::RunResult;
+using attn::test::snapshot;
+using attn::test::source_path;
+using attn::test::write_text;
+
+namespace {
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+std::string bin() { return q(attn::test::binary()); }
+std::string fixtures() { return source_path("tests/fixtures/hostile"); }
+std::string base_cfg() { return q(fixtures() + "/config.json"); }
+
+// Leftover temporaries (OutputDir's ".attn-run-tmp-<pid>-<n>") under `dir`.
+std::vector<std::string> temporaries(const std::string& dir) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec))
+    if (it->path().filename().string().find("attn-run-tmp") != std::string::npos)
+      found.push_back(it->path().string());
+  return found;
+}
+
+// A good run of the base config into `out`; its snapshot.
+std::map<std::string, std::string> populate(const std::string& out) {
+  RunResult good = run(bin() + " -q --config " + base_cfg() + " --out-dir " + q(out));
+  REQUIRE_MESSAGE(good.exit_code == 0, good.err);
+  return snapshot(out);
+}
+
+// Runs `args` with ATTN_TEST_PAUSE_AT=<point> in the background: once the run
+// has stopped itself there ("compute": the output folder's attention
+// temporary reserved, before the forward pass; "commit": every temporary
+// written, nothing renamed) it gets `sig`, then SIGCONT. Deterministic: no timing involved. Returns the
+// run's exit status as the shell reports it (128 + signal for a handled one).
+RunResult signalled_at(const std::string& point, const std::string& args, const std::string& sig) {
+  const std::string script =
+      "ATTN_TEST_PAUSE_AT=" + point + " " + bin() + " " + args +
+      " & p=$!; "
+      "until grep -q '^State:[[:space:]]*T' /proc/$p/status 2>/dev/null; do "
+      "kill -0 $p 2>/dev/null || break; sleep 0.01; done; "
+      "kill -s " + sig + " $p; kill -s CONT $p; wait $p";
+  return run("bash -c " + q(script));
+}
+
+}  // namespace
+
+// ---- 6. temporaries: every terminating signal, any number of files --------
+
+TEST_CASE("hostile2: every terminating signal, at the compute or the commit, leaves the folder as it was") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  const std::map<std::string, int> signals = {
+      {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT},   {"TERM", SIGTERM},
+      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM},   {"XCPU", SIGXCPU},
+      {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}};
+  for (const std::string point : {"compute", "commit"})
+  for (const auto& [name, number] : signals) {
+    CAPTURE(point);
+    CAPTURE(name);
+    // Another input, so a commit would change the files.
+    RunResult r = signalled_at(point, "-q --config " + base_cfg() + " --input " +
+                                          q(fixtures() + "/npy/valid_fortran_f2.npy") +
+                                          " --out-dir " + q(out),
+                                      name);
+    CHECK_MESSAGE(r.exit_code == 128 + number, "stderr: " << r.err);
+    CHECK(r.out.empty());
+    CHECK(snapshot(out) == before);
+    CHECK(temporaries(t.path).empty());
+  }
+}
+
+TEST_CASE("hostile2: a dump of 180 files interrupted at the commit leaves no temporary") {
+  attn::test::TempDir t;
+  write_text(t / "heads.json",
+             R"({"attention": "causal", "hidden_size": 4, "num_heads": 90, "head_size": 2,
+                 "out_proj": false, "context_size": 6, "bias": true, "layout": "per_head",
+                 "init": {"seed": 1}})");
+  const std::string dump = t / "dump";
+  for (const std::string sig : {"TERM", "USR1"}) {
+    CAPTURE(sig);
+    RunResult r = signalled_at("commit", 
+        "-q --config " + q(t / "heads.json") + " --dump-weights " + q(dump), sig);
+    CHECK(r.exit_code == 128 + (sig == "TERM" ? SIGTERM : SIGUSR1));
+    CHECK(temporaries(t.path).empty());
+    CHECK((!fs::exists(dump) || fs::is_empty(dump)));
+  }
+  // Uninterrupted, the same dump writes every file (more than a handful).
+  RunResult ok = run(bin() + " -q --config " + q(t / "heads.json") + " --dump-weights " + q(dump));
+  REQUIRE_MESSAGE(ok.exit_code == 0, ok.err);
+  CHECK(std::distance(fs::directory_iterator(dump), fs::directory_iterator()) > 64);
+}
+
+TEST_CASE("hostile2: temporaries of a SIGKILLed run are removed by the next run into the folder") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  RunResult killed = signalled_at("commit", "-q --config " + base_cfg() + " --out-dir " + q(out), "KILL");
+  CHECK(killed.exit_code == 128 + SIGKILL);
+  REQUIRE(!temporaries(out).empty());  // SIGKILL cannot be handled: they are left
+  CHECK(snapshot(out).size() > before.size());
+  RunResult next = run(bin() + " -q --config " + base_cfg() + " --out-dir " + q(out));
+  REQUIRE_MESSAGE(next.exit_code == 0, next.err);
+  CHECK(temporaries(t.path).empty());
+  const auto after = snapshot(out);  // same inputs: same maps, nothing else left
+  CHECK(after.size() == before.size());
+  CHECK(after.at("context.npy") == before.at("context.npy"));
+  CHECK(after.at("attention.npy") == before.at("attention.npy"));
+}
+
+TEST_CASE("hostile2: a file-size limit is exit 74 with no temporary, not SIGXFSZ") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  const std::string x = t / "x.npy";
+  write_text(x, attn::encode_npy(attn::test::random_tensor({2, 300, 4}, 3)));
+  // ulimit -f counts 1024-byte blocks: 4 KiB is less than the attention map.
+  RunResult r = run("bash -c " + q("ulimit -f 4; exec " + bin() + " -q --config " + base_cfg() +
+                                   " --input '" + x + "' --out-dir '" + out + "'"));
+  check_cli_failure(r, 74, {"attention.npy"});
+  CHECK(snapshot(out) == before);
+  CHECK(temporaries(t.path).empty());
+}
+
+// ---- 3. concurrent runs into one folder ------------------------------------
+
+TEST_CASE("hostile2: 20 concurrent writers into one folder leave one run's complete set") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  // 20 distinguishable inputs: run i's input is random with seed i; run.json
+  // names the input, so each file of the final set is traced to its run.
+  std::vector<std::map<std::string, std::string>> expected;
+  for (int i = 0; i < 20; ++i) {
+    const std::string x = t / ("x" + std::to_string(i) + ".npy");
+    write_text(x, attn::encode_npy(attn::test::random_tensor({1, 5, 4}, 100 + i)));
+    const std::string solo = t / ("solo" + std::to_string(i));
+    RunResult r = run(bin() + " -q --config " + base_cfg() + " --input " + q(x) + " --out-dir " +
+                      q(solo));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    expected.push_back(snapshot(solo));
+  }
+  for (int round = 0; round < 4; ++round) {
+    CAPTURE(round);
+    std::string script;
+    for (int i = 0; i < 20; ++i)
+      script += bin() + " -q --config " + base_cfg() + " --input " +
+                q(t / ("x" + std::to_string(i) + ".npy")) + " --out-dir " + q(out) + " & ";
+    script += "wait";
+    RunResult r = run("bash -c " + q(script));
+    REQUIRE(r.exit_code == 0);
+    const auto now = snapshot(out);
+    REQUIRE(now.count("context.npy") == 1);
+    // Which run's context.npy is this? The rest of the set must be that run's.
+    int owner = -1;
+    for (int i = 0; i < 20; ++i)
+      if (expected[i].at("context.npy") == now.at("context.npy")) owner = i;
+    REQUIRE(owner >= 0);
+    CHECK(now.at("attention.npy") == expected[owner].at("attention.npy"));
+    CHECK(now.at("run.json").find("x" + std::to_string(owner) + ".npy") != std::string::npos);
+    CHECK(now.size() == expected[owner].size());
+    CHECK(temporaries(t.path).empty());
+  }
+}
+
+// ---- 4. terminal and log injection -----------------------------------------
+
+TEST_CASE("hostile2: a newline and ESC in a path stay escaped on one error line") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  const std::string evil = t.path + "/in\nput\x1b[2J.npy";
+  RunResult r = run(bin() + " -q --config " + base_cfg() + " --input " + q(evil) + " --out-dir " +
+                    q(out));
+  check_cli_failure(r, 66, {"in\\nput\\e[2J.npy"});
+  CHECK(r.err.find('\x1b') == std::string::npos);
+  CHECK(snapshot(out) == before);
+}
+
+TEST_CASE("hostile2: an archive member name with a newline and ESC is escaped") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  // A .npz whose only member is a malformed .npy named "x\n\e]0;pwned\a.npy".
+  const std::string npz = t / "evil.npz";
+  const std::string script =
+      "import zipfile,sys\n"
+      "z=zipfile.ZipFile(sys.argv[1],'w')\n"
+      "z.writestr('x\\n\\x1b]0;pwned\\x07.npy', b'not an npy file')\n"
+      "z.close()\n";
+  write_text(t / "make.py", script);
+  if (run("python3 " + q(t / "make.py") + " " + q(npz)).exit_code != 0) {
+    MESSAGE("python3 is not available: skipping the archive member case");
+    return;
+  }
+  RunResult r = run(bin() + " -q --config " + base_cfg() + " --weights " + q(npz) + " --out-dir " +
+                    q(out));
+  CHECK_MESSAGE(r.exit_code == 65, r.err);
+  CHECK(r.out.empty());
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.find('\x1b') == std::string::npos);
+  CHECK(r.err.find('\a') == std::string::npos);
+  CHECK(snapshot(out) == before);
+  CHECK(temporaries(t.path).empty());
+}
+
+// ---- 9. names ---------------------------------------------------------------
+
+TEST_CASE("hostile2: a legal 250-character --plot name works") {
+  attn::test::TempDir t;
+  const std::string name = std::string(246, 'p') + ".svg";
+  REQUIRE(name.size() == 250);
+  RunResult r = run(bin() + " -q --config " + base_cfg() + " --plot " + q(t / name));
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(fs::exists(t / name));
+  CHECK(temporaries(t.path).empty());
+}
+
+// ---- 7. everything commits together, stdout included -------------------------
+
+TEST_CASE("hostile2: a closed stdout (exit 74) leaves an existing --plot and --out-dir untouched") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  populate(out);
+  const std::string plot = t / "maps.svg";
+  write_text(plot, "an earlier picture");
+  const auto before = snapshot(t.path);
+  // --show writes its grid to stdout while --out-dir and --plot are staged.
+  RunResult r = run(bin() + " -q --config " + base_cfg() + " --input " +
+                    q(fixtures() + "/npy/valid_fortran_f2.npy") + " --show --out-dir " + q(out) +
+                    " --plot " + q(plot) + " >&-");
+  check_cli_failure(r, 74, {"stdout"});
+  CHECK(snapshot(t.path) == before);
+  CHECK(temporaries(t.path).empty());
+  // Printing the context to a closed stdout with only a --plot: the same.
+  r = run(bin() + " -q --config " + base_cfg() + " --input " +
+          q(fixtures() + "/npy/valid_fortran_f2.npy") + " --plot " + q(plot) + " >&-");
+  check_cli_failure(r, 74, {"stdout"});
+  CHECK(snapshot(t.path) == before);
+  CHECK(temporaries(t.path).empty());
+}
