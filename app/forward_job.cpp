@@ -6,8 +6,10 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 
+#include "attn/error.h"
 #include "attn/layout.h"
 #include "progress.h"
 
@@ -71,14 +73,31 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec, const
   attn::ForwardOptions fo;
   fo.attention = head;
   fo.threads = plan.threads;
+  fo.check_overflow = plan.check_overflow;
   const auto t0 = std::chrono::steady_clock::now();
   res.forward = attn::forward(w, spec, x, padding, res.context, fo);
   res.compute_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (progress) progress->finish();
+  if (plan.check_overflow) check_context_finite(res.context);
   if (all) res.maps = std::move(all->maps);
   if (stats) res.stats = stats->result();
   return res;
+}
+
+void check_context_finite(const attn::Tensor& context) {
+  // The output projection mixes the heads, so an overflow there names the
+  // batch and query row; the kernels already named any head-level overflow.
+  // One pass over (B, S, O), which is O(S), beside the O(S^2) attention.
+  const std::size_t S = context.shape[1], O = context.shape[2];
+  for (std::size_t i = 0; i < context.data.size(); ++i)
+    if (!std::isfinite(context.data[i]))
+      throw attn::Error(attn::Exit::data,
+                        "input: context overflows float32 at batch " +
+                            std::to_string(i / (S * O)) + ", query row " +
+                            std::to_string(i / O % S) +
+                            " after the output projection (every head; finite inputs too "
+                            "large for float32 attention)");
 }
 
 void warn_fully_masked(const attn::ForwardStats& s, const std::string& where) {

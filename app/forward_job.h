@@ -32,6 +32,7 @@ struct JobPlan {
   std::size_t capture_cells = 256;
   bool progress = false;  // a row-count progress bar (stderr is a terminal, not -q)
   int threads = 1;
+  bool check_overflow = true;  // false under --allow-nonfinite
 };
 
 struct JobResult {
@@ -48,6 +49,10 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec, const
                   const attn::Mask* padding, const JobPlan& plan);
 
 // The one warning about fully masked rows (CONTRACT.md "Outputs").
+// Error(Exit::data) naming batch and query row when the context (B, S, O)
+// holds a non-finite value (an overflow of the output projection).
+void check_context_finite(const attn::Tensor& context);
+
 void warn_fully_masked(const attn::ForwardStats& s, const std::string& where);
 
 // run.json: what ran (CONTRACT.md "Outputs").

@@ -138,6 +138,7 @@ int run_input_list(const Options& opt) {
     plan.maps_shape = maps_shape;
     plan.stats = opt.stats;
     plan.threads = threads;
+    plan.check_overflow = !opt.allow_nonfinite;
     JobResult res =
         run_job(model.weights, attn::attention_spec(cfg), x, padding ? &*padding : nullptr, plan);
     warn_fully_masked(res.forward, e->path);

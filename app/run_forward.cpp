@@ -169,6 +169,7 @@ int run_forward(const Options& opt) {
   plan.capture_cells = kMaxPlotCells;
   plan.progress = Progress::wanted(opt.quiet);
   plan.threads = threads;
+  plan.check_overflow = !opt.allow_nonfinite;
   attn::test_pause_point("compute");
   JobResult res =
       run_job(r.weights, attn::attention_spec(cfg), r.x, r.padding ? &*r.padding : nullptr, plan);

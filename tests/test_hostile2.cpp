@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -67,6 +68,96 @@ RunResult signalled_at(const std::string& point, const std::string& args, const 
 }
 
 }  // namespace
+
+attn::Tensor npy_file(const std::string& path) {
+  return attn::test::npy_values(attn::test::read_text(path), path);
+}
+
+// A (B, S) bool .npy (padding mask, 1 = padded key) built by hand.
+std::string bool_npy(std::size_t B, std::size_t S, const std::vector<int>& bits) {
+  std::string header = "{'descr': '|b1', 'fortran_order': False, 'shape': (" + std::to_string(B) +
+                       ", " + std::to_string(S) + "), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string out = "\x93NUMPY\x01";
+  out += '\0';
+  out += char(header.size() & 0xff);
+  out += char(header.size() >> 8);
+  out += header;
+  for (int b : bits) out += char(b);
+  return out;
+}
+
+// ---- 1. overflow from finite inputs -----------------------------------------
+
+TEST_CASE("hostile2: finite inputs whose scores overflow are exit 65 naming batch, head and row") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  // (2, 5, 4) random, with batch 1 query row 3 at 3e38 (float32's max is 3.4e38).
+  attn::Tensor x = attn::test::random_tensor({2, 5, 4}, 5);
+  for (std::size_t c = 0; c < 4; ++c) x.data[(1 * 5 + 3) * 4 + c] = 3e38f;
+  write_text(t / "fmax.npy", attn::encode_npy(x));
+  attn::Tensor all = attn::test::random_tensor({2, 5, 4}, 5);
+  for (float& v : all.data) v = 1e30f;
+  write_text(t / "e30.npy", attn::encode_npy(all));
+  for (const std::string where : {"stream", "maps"}) {
+    CAPTURE(where);
+    // Without an output folder the streaming path runs; with one, the maps path.
+    const std::string dest = where == "maps" ? " --out-dir " + q(out) : "";
+    RunResult r = run(bin() + " -q --config " + base_cfg() + " --input " + q(t / "fmax.npy") + dest);
+    check_cli_failure(r, 65, {"overflow", "batch 1", "head ", "query row 3"});
+    r = run(bin() + " -q --config " + base_cfg() + " --input " + q(t / "e30.npy") + dest);
+    check_cli_failure(r, 65, {"overflow", "batch 0", "head ", "query row 0"});
+    CHECK(snapshot(out) == before);
+    CHECK(temporaries(t.path).empty());
+  }
+  // Large but representable: no error, finite context.
+  attn::Tensor fine = attn::test::random_tensor({2, 5, 4}, 5);
+  for (float& v : fine.data) v *= 1e15f;
+  write_text(t / "e15.npy", attn::encode_npy(fine));
+  RunResult ok = run(bin() + " -q --config " + base_cfg() + " --input " + q(t / "e15.npy") +
+                     " --format npy");
+  REQUIRE_MESSAGE(ok.exit_code == 0, ok.err);
+  for (float v : attn::test::npy_values(ok.out, "stdout").data) CHECK(std::isfinite(v));
+}
+
+TEST_CASE("hostile2: a scale finite in JSON but infinite in float32 is a config error") {
+  attn::test::TempDir t;
+  write_text(t / "c.json", R"({"attention": "multi", "hidden_size": 4, "num_heads": 2,
+      "layout": "fused", "scale": 1e39, "weights": ")" + fixtures() + R"(/weights",
+      "input": ")" + fixtures() + R"(/npy/x.npy"})");
+  check_cli_failure(run(bin() + " -q --config " + q(t / "c.json")), 78, {"scale", "1e+39"});
+}
+
+TEST_CASE("hostile2: both paths agree on fully masked rows, and run.json agrees with --stats") {
+  attn::test::TempDir t;
+  // x.npy is (2, 3, 4). Batch 0: keys 0 and 1 padded; batch 1: every key
+  // padded (3 rows x 2 heads fully masked).
+  write_text(t / "mask.npy", bool_npy(2, 3, {1, 1, 0, 1, 1, 1}));
+  RunResult maps = run(bin() + " --config " + base_cfg() + " --padding-mask " + q(t / "mask.npy") +
+                       " --stats --out-dir " + q(t / "out"));
+  REQUIRE_MESSAGE(maps.exit_code == 0, maps.err);
+  RunResult stream = run(bin() + " -q --config " + base_cfg() + " --padding-mask " +
+                         q(t / "mask.npy") + " --no-attn --out-dir " + q(t / "noattn"));
+  REQUIRE_MESSAGE(stream.exit_code == 0, stream.err);
+  // The same context from both paths (masked rows zero in both, none other).
+  const attn::Tensor a = npy_file(t / "out/context.npy");
+  const attn::Tensor b = npy_file(t / "noattn/context.npy");
+  CHECK(attn::test::compare(a, b).relative() < 1e-5);
+  const std::string run_json = attn::test::read_text(t / "out/run.json");
+  CHECK(run_json.find("\"fully_masked_rows\": 6") != std::string::npos);
+  // The --stats table's "fully masked" column (in run.json too): 3 per head.
+  CHECK(run_json.find("\"fully_masked_rows\": 3") != std::string::npos);
+  // Every row of the maps is either all zero (masked) or sums to 1.
+  const attn::Tensor m = npy_file(t / "out/attention.npy");
+  for (std::size_t row = 0; row < m.size() / 3; ++row) {
+    double sum = 0;
+    for (std::size_t j = 0; j < 3; ++j) sum += m.data[row * 3 + j];
+    CHECK((sum == 0.0 || std::abs(sum - 1.0) < 1e-5));
+    CHECK((sum == 0.0) == (row >= 6));  // batch 1's 6 (head, row) pairs only
+  }
+}
 
 // ---- 6. temporaries: every terminating signal, any number of files --------
 

@@ -294,8 +294,9 @@ void resolve_config(Config& c) {
   if (c.context_size) check_size(c, "context_size", *c.context_size, kMaxContext);
 
   if (c.scale_given) {
-    if (!(c.scale > 0.0) || !std::isfinite(c.scale))
-      fail(c, "scale", "expected a number > 0, found " + json(c.scale).dump());
+    if (!(c.scale > 0.0) || !std::isfinite(static_cast<float>(c.scale)))
+      fail(c, "scale", "expected a number > 0 that float32 holds (at most 3.4e38), found " +
+                           json(c.scale).dump());
   } else {
     c.scale = 1.0 / std::sqrt(static_cast<double>(c.head_size));
   }
