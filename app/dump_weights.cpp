@@ -3,6 +3,8 @@
 // manifest.json (layout, config, keys, shapes, SHA-256 of each file).
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -63,10 +65,50 @@ std::string table(const nlohmann::json& params, const std::string& header) {
   return out;
 }
 
+bool same_path(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return std::filesystem::equivalent(a, b, ec) && !ec;
+}
+
+// The files an earlier dump into `dir` wrote (its manifest.json's "files"),
+// plain names only; none when there is no readable manifest.
+std::vector<std::string> earlier_dump_files(const std::string& dir) {
+  std::vector<std::string> names;
+  std::ifstream in(dir + "/manifest.json", std::ios::binary);
+  if (!in) return names;
+  const nlohmann::json m = nlohmann::json::parse(in, nullptr, false);
+  if (!m.is_object() || !m.contains("files") || !m["files"].is_object()) return names;
+  for (const auto& entry : m["files"]) {
+    if (!entry.is_object() || !entry.contains("file") || !entry["file"].is_string()) continue;
+    const std::string name = entry["file"].get<std::string>();
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+      continue;
+    names.push_back(name);
+  }
+  return names;
+}
+
+// --dump-weights DIR never writes into the weights it reads (CONTRACT.md
+// "Output safety rules"): DIR is not the weights folder, and no file it
+// writes or removes is the weights file.
+void check_not_the_source(const std::string& dir, const std::string& weights,
+                          const std::vector<std::string>& touched) {
+  if (weights.empty()) return;
+  const auto refuse = [&](const std::string& what) {
+    throw attn::Error(attn::Exit::cant_create,
+                      "--dump-weights " + dir + ": " + what + " " + weights +
+                          " that this run reads; dump into another folder");
+  };
+  if (same_path(dir, weights)) refuse("is the weights folder");
+  for (const std::string& name : touched)
+    if (same_path(dir + "/" + name, weights)) refuse("would overwrite the weights file");
+}
+
 }  // namespace
 
 int run_dump_weights(const Options& opt) {
   attn::Config cfg = load_config_with_flags(opt);
+  if (!opt.dump_dir.empty()) check_not_the_source(opt.dump_dir, cfg.weights, {});
   attn::Layout loaded_layout;
   bool detected = false;
   std::string source;
@@ -110,7 +152,17 @@ int run_dump_weights(const Options& opt) {
     return 0;
   }
 
+  std::vector<std::string> written = {"manifest.json"};
+  for (const auto& key : keys) written.push_back(key + ".npy");
+  std::vector<std::string> stale;  // an earlier dump's files this one does not write
+  for (const std::string& name : earlier_dump_files(opt.dump_dir))
+    if (std::find(written.begin(), written.end(), name) == written.end()) stale.push_back(name);
+  std::vector<std::string> touched = written;
+  touched.insert(touched.end(), stale.begin(), stale.end());
+  check_not_the_source(opt.dump_dir, cfg.weights, touched);
+
   attn::OutputDir out(opt.dump_dir);
+  for (const std::string& name : stale) out.remove_on_commit(name);
   nlohmann::json files = nlohmann::json::object();
   for (std::size_t i = 0; i < keys.size(); ++i) {
     std::string bytes = attn::encode_npy(tensors[i]);

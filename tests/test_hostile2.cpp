@@ -353,3 +353,57 @@ TEST_CASE("hostile2: a closed stdout (exit 74) leaves an existing --plot and --o
   CHECK(snapshot(t.path) == before);
   CHECK(temporaries(t.path).empty());
 }
+
+// ---- 2. --dump-weights never destroys data -------------------------------------
+
+namespace {
+// The hostile config (fused weights, multi-head), with weights `weights` and
+// no layout, so loading a folder goes through layout detection.
+std::string detect_cfg(const attn::test::TempDir& t, const std::string& weights) {
+  const std::string path = t / ("detect" + std::to_string(std::hash<std::string>{}(weights)) +
+                                ".json");
+  write_text(path, R"({"attention": "multi", "hidden_size": 4, "num_heads": 2, "weights": ")" +
+                       weights + R"(", "input": ")" + fixtures() + R"(/npy/x.npy"})");
+  return q(path);
+}
+}  // namespace
+
+TEST_CASE("hostile2: --dump-weights into the folder it reads is exit 73 and writes nothing") {
+  attn::test::TempDir t;
+  const std::string w = t / "w";
+  fs::copy(fixtures() + "/weights", w);
+  const auto before = snapshot(w);
+  RunResult r = run(bin() + " -q --config " + detect_cfg(t, w) + " --dump-weights " + q(w));
+  check_cli_failure(r, 73, {"--dump-weights", w});
+  CHECK(snapshot(w) == before);
+  CHECK(temporaries(t.path).empty());
+  // The same folder under another spelling (a trailing "/.") is the same folder.
+  r = run(bin() + " -q --config " + detect_cfg(t, w) + " --dump-weights " + q(w + "/."));
+  check_cli_failure(r, 73, {"--dump-weights"});
+  CHECK(snapshot(w) == before);
+}
+
+TEST_CASE("hostile2: a second dump's layout replaces the first's files; other files stay") {
+  attn::test::TempDir t;
+  const std::string d = t / "dump";
+  const std::string cfg = detect_cfg(t, fixtures() + "/weights");
+  RunResult first = run(bin() + " -q --config " + cfg + " --dump-weights " + q(d));
+  REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  REQUIRE(fs::exists(d + "/Wqkv.weight.npy"));
+  write_text(d + "/notes.txt", "mine");
+  RunResult second =
+      run(bin() + " -q --config " + cfg + " --layout separate --dump-weights " + q(d));
+  REQUIRE_MESSAGE(second.exit_code == 0, second.err);
+  CHECK(!fs::exists(d + "/Wqkv.weight.npy"));  // the earlier layout's files are gone
+  CHECK(!fs::exists(d + "/Wo.weight.npy"));
+  CHECK(fs::exists(d + "/out_proj.weight.npy"));
+  CHECK(attn::test::read_text(d + "/notes.txt") == "mine");
+  CHECK(temporaries(t.path).empty());
+  // The folder loads (one layout, detected) and gives the original numbers.
+  RunResult orig = run(bin() + " -q --config " + cfg + " --format npy");
+  RunResult again = run(bin() + " -q --config " + detect_cfg(t, d) + " --format npy");
+  REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(attn::test::compare(attn::test::npy_values(again.out, "dumped"),
+                            attn::test::npy_values(orig.out, "original"))
+            .relative() < 1e-6);
+}
