@@ -13,6 +13,7 @@
 
 #include "attn/attention.h"
 #include "attn/error.h"
+#include "attn/escape.h"
 #include "attn/files.h"
 #include "attn/npy.h"
 #include "attn/output.h"
@@ -44,7 +45,8 @@ std::string format_stdout(const attn::Tensor& t, Format f) {
 }
 
 // Token labels for pictures: --labels, else the config's, else positions.
-std::vector<std::string> token_labels(const Options& opt, const attn::Config& cfg, std::size_t S) {
+std::vector<std::string> picture_labels(const Options& opt, const attn::Config& cfg,
+                                        std::size_t S) {
   if (opt.labels_spec) {
     auto labels = split_labels(*opt.labels_spec);
     if (labels.size() != S)
@@ -62,11 +64,19 @@ std::vector<std::string> token_labels(const Options& opt, const attn::Config& cf
   return pos;
 }
 
+// The same made well-formed UTF-8 here, where they enter the run, so every
+// picture (SVG, PNG, terminal) gets clean strings.
+std::vector<std::string> token_labels(const Options& opt, const attn::Config& cfg, std::size_t S) {
+  std::vector<std::string> labels = picture_labels(opt, cfg, S);
+  for (std::string& l : labels) l = attn::valid_utf8(l);
+  return labels;
+}
+
 MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn::LoadedRun& r,
                         const MapCapture& cap, std::vector<std::string> labels) {
   const std::size_t B = r.x.shape[0], S = r.x.shape[1];
   MapPicture pic;
-  pic.title = cfg.file.empty() ? "attention maps" : cfg.file;
+  pic.title = cfg.file.empty() ? "attention maps" : attn::valid_utf8(cfg.file);
   pic.subtitle = attn::kind_name(cfg.kind) +
                  (cfg.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") + ", " +
                  std::to_string(cfg.num_heads) + (cfg.num_heads == 1 ? " head" : " heads") +
