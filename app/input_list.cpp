@@ -39,6 +39,22 @@ std::string folder_of(const std::string& path) {
   return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// "summary.json" or "summary-K-of-N.json": a summary of any shard count, so
+// every shard of one list refuses the same entries.
+bool is_summary_name(const std::string& name) {
+  if (name == "summary.json") return true;
+  const std::string head = "summary-", tail = ".json";
+  if (name.size() <= head.size() + tail.size() || name.rfind(head, 0) != 0 ||
+      name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
+    return false;
+  const std::string mid = name.substr(head.size(), name.size() - head.size() - tail.size());
+  const auto of = mid.find("-of-");
+  const auto digits = [](const std::string& s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  return of != std::string::npos && digits(mid.substr(0, of)) && digits(mid.substr(of + 4));
+}
+
 std::vector<ListEntry> read_list(const std::string& list) {
   const auto bytes = attn::read_file(list, kMaxListBytes);
   const std::string text(bytes.begin(), bytes.end());
@@ -51,6 +67,9 @@ std::vector<ListEntry> read_list(const std::string& list) {
     std::string line = text.substr(pos, end - pos);
     pos = end + 1;
     ++line_no;
+    if (line.find('\0') != std::string::npos)  // a path cannot hold one: never cut it there
+      throw attn::Error(attn::Exit::data, list + ": line " + std::to_string(line_no) +
+                                              ": expected a path, found a NUL byte in it");
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;  // blank or comment
     line = line.substr(first, line.find_last_not_of(" \t\r") + 1 - first);
@@ -77,6 +96,11 @@ std::vector<ListEntry> read_list(const std::string& list) {
   // Every input of the whole list, not just this shard, so all shards agree.
   std::map<std::string, const ListEntry*> seen;
   for (const auto& e : entries) {
+    if (is_summary_name(e.name))
+      throw attn::Error(attn::Exit::data, list + ": input '" + e.written + "' (line " +
+                                              std::to_string(e.line) + ") would write its results to '" +
+                                              e.name + "/', the name of the list's summary file; "
+                                              "rename it");
     auto [it, fresh] = seen.emplace(e.name, &e);
     if (!fresh)
       throw attn::Error(attn::Exit::data, list + ": inputs '" + it->second->written + "' (line " +

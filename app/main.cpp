@@ -83,10 +83,19 @@ int main(int argc, char** argv) {
     return fail(what, attn::Exit::usage);  // CLI11's own 100-114 codes map to 64
   }
   opt.dump_weights = cli.get_option("--dump-weights")->count() > 0;
+  // An empty output name would silently mean "no output folder" (stdout).
+  if (opt.out_dir && opt.out_dir->empty())
+    return fail("--out-dir: expected a folder name, found an empty string", attn::Exit::usage);
+  if (opt.plot && opt.plot->empty())
+    return fail("--plot: expected a file name, found an empty string", attn::Exit::usage);
 
   try {
     setup_logging(opt);
-    return opt.dump_weights ? app::run_dump_weights(opt) : app::run_forward(opt);
+    // Mode dispatch, in this one place.
+    if (opt.dump_weights) return app::run_dump_weights(opt);
+    app::check_option_combinations(opt);
+    if (opt.input_list) return app::run_input_list(opt);
+    return app::run_forward(opt);
   } catch (const attn::Error& e) {
     return fail(e.what(), e.code());
   } catch (const std::bad_alloc&) {

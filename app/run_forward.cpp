@@ -124,8 +124,6 @@ void print_stats_table(const std::vector<attn::HeadStats>& stats, const std::str
 }
 
 int run_forward(const Options& opt) {
-  check_option_combinations(opt);
-  if (opt.input_list) return run_input_list(opt);
 
   const auto t_start = Clock::now();
   attn::Config cfg = load_config_with_flags(opt);

@@ -439,3 +439,40 @@ TEST_CASE("hostile2: invalid UTF-8 and noncharacter labels and a Latin-1 config 
     CHECK(temporaries(t.path).empty());
   }
 }
+
+// ---- 9. names -------------------------------------------------------------------
+
+TEST_CASE("hostile2: an --input-list entry named like the summary fails before any input runs") {
+  attn::test::TempDir t;
+  fs::copy_file(fixtures() + "/npy/x.npy", t / "a.npy");
+  fs::copy_file(fixtures() + "/npy/x.npy", t / "summary.json.npy");
+  write_text(t / "list.txt", "a.npy\nsummary.json.npy\n");
+  RunResult r = run(bin() + " -q --config " + base_cfg() + " --input-list " + q(t / "list.txt") +
+                    " --out-dir " + q(t / "out"));
+  check_cli_failure(r, 65, {"list.txt", "summary.json", "line 2"});
+  CHECK(!fs::exists(t / "out/a"));  // nothing computed
+  // A shard's summary name collides the same way, in every shard.
+  fs::rename(t / "summary.json.npy", t / "summary-0-of-2.json.npy");
+  write_text(t / "list.txt", "a.npy\nsummary-0-of-2.json.npy\n");
+  r = run(bin() + " -q --config " + base_cfg() + " --input-list " + q(t / "list.txt") +
+          " --shard 1/2 --out-dir " + q(t / "out"));
+  check_cli_failure(r, 65, {"summary-0-of-2.json"});
+  CHECK(!fs::exists(t / "out/summary-0-of-2.json"));
+}
+
+TEST_CASE("hostile2: a NUL byte in a list line is an error, not a cut path") {
+  attn::test::TempDir t;
+  fs::copy_file(fixtures() + "/npy/x.npy", t / "a.npy");
+  write_text(t / "list.txt", std::string("a.npy\0/etc/passwd\n", 18));
+  RunResult r = run(bin() + " -q --config " + base_cfg() + " --input-list " + q(t / "list.txt") +
+                    " --out-dir " + q(t / "out"));
+  check_cli_failure(r, 65, {"list.txt", "line 1", "NUL"});
+  CHECK(!fs::exists(t / "out/a"));
+}
+
+TEST_CASE("hostile2: an empty --out-dir or --plot name is a usage error, not stdout") {
+  for (const std::string flag : {"--out-dir", "--plot"}) {
+    CAPTURE(flag);
+    check_cli_failure(run(bin() + " -q --config " + base_cfg() + " " + flag + " ''"), 64, {flag});
+  }
+}
