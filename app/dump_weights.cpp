@@ -15,6 +15,7 @@
 #include "attn/run.h"
 #include "attn/sha256.h"
 #include "attn/weights.h"
+#include "memory_check.h"
 #include "modes.h"
 #include "stdout_writer.h"
 
@@ -112,6 +113,7 @@ int run_dump_weights(const Options& opt) {
   attn::Layout loaded_layout;
   bool detected = false;
   std::string source;
+  check_init_memory(cfg);
   attn::Weights w =
       attn::load_model_weights(cfg, opt.allow_nonfinite, &loaded_layout, &detected, &source);
   const attn::Layout target = opt.layout ? *attn::parse_layout(*opt.layout) : loaded_layout;

@@ -17,6 +17,7 @@
 #include "attn/output.h"
 #include "attn/run.h"
 #include "forward_job.h"
+#include "memory_check.h"
 #include "modes.h"
 #include "progress.h"
 #include "timing.h"
@@ -130,6 +131,7 @@ int run_input_list(const Options& opt) {
 
   // Weights and mask once for every input.
   attn::LoadedRun model;
+  check_init_memory(cfg);
   model.weights = attn::load_model_weights(cfg, opt.allow_nonfinite, &model.layout,
                                            &model.layout_detected, &model.weights_source);
   std::string mask_name;

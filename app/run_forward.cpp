@@ -21,6 +21,8 @@
 #include "attn/run.h"
 #include "attn/stats.h"
 #include "forward_job.h"
+#include "memory_check.h"
+#include "stdin_npy.h"
 #include "modes.h"
 #include "plot.h"
 #include "progress.h"
@@ -29,8 +31,6 @@
 
 namespace app {
 namespace {
-
-constexpr std::size_t kMaxStdinBytes = std::size_t(16) << 30;
 
 std::string format_stdout(const attn::Tensor& t, Format f) {
   switch (f) {
@@ -70,6 +70,29 @@ std::vector<std::string> token_labels(const Options& opt, const attn::Config& cf
   std::vector<std::string> labels = picture_labels(opt, cfg, S);
   for (std::string& l : labels) l = attn::valid_utf8(l);
   return labels;
+}
+
+// The forward pass's big buffers (projections and context, plus every map
+// under --attn-stdout, and its formatted copy) against the machine's memory.
+void check_forward_memory(const Options& opt, const attn::LoadedRun& r) {
+  const std::size_t B = r.x.shape[0], S = r.x.shape[1];
+  const std::size_t H = std::size_t(r.weights.H), HD = H * std::size_t(r.weights.D);
+  const std::size_t O = r.weights.has_out_proj ? std::size_t(r.weights.O) : HD;
+  const std::size_t rows = mul_sat(B, S);
+  const std::size_t work = mul_sat(mul_sat(rows, 3 * HD + 2 * O), sizeof(float));
+  check_memory(work, r.input_source, "the forward pass of input shape " +
+                                         attn::shape_str(r.x.shape) + " (projections, context)");
+  if (!opt.attn_stdout) return;
+  // float32 maps held whole, then formatted: a second copy for npy, about
+  // three more (12 characters a value) as text or JSON.
+  const std::size_t maps = mul_sat(mul_sat(mul_sat(rows, H), S), sizeof(float));
+  const std::size_t copies = opt.format == Format::npy ? 2 : 4;
+  const std::size_t total = mul_sat(maps, copies) + work < work ? std::size_t(-1)
+                                                                 : mul_sat(maps, copies) + work;
+  check_memory(total, "--attn-stdout",
+               "the attention maps (" + std::to_string(B) + ", " + std::to_string(H) + ", " +
+                   std::to_string(S) + ", " + std::to_string(S) + ") of " + r.input_source +
+                   " held and formatted for stdout");
 }
 
 MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn::LoadedRun& r,
@@ -137,7 +160,8 @@ int run_forward(const Options& opt) {
   lo.allow_nonfinite = opt.allow_nonfinite;
   lo.input_path = opt.input;
   lo.padding_mask_path = opt.padding_mask;
-  if (opt.input && *opt.input == "-") lo.stdin_bytes = attn::read_stdin(kMaxStdinBytes);
+  if (opt.input && *opt.input == "-") lo.stdin_bytes = read_stdin_npy();
+  check_init_memory(cfg);
   attn::LoadedRun r = attn::load_run(cfg, lo);
   const double load_ms = ms_since(t_start);
 
@@ -178,6 +202,7 @@ int run_forward(const Options& opt) {
   plan.progress = Progress::wanted(opt.quiet);
   plan.threads = threads;
   plan.check_overflow = !opt.allow_nonfinite;
+  check_forward_memory(opt, r);
   attn::test_pause_point("compute");
   JobResult res =
       run_job(r.weights, attn::attention_spec(cfg), r.x, r.padding ? &*r.padding : nullptr, plan);

@@ -476,3 +476,61 @@ TEST_CASE("hostile2: an empty --out-dir or --plot name is a usage error, not std
     check_cli_failure(run(bin() + " -q --config " + base_cfg() + " " + flag + " ''"), 64, {flag});
   }
 }
+
+// ---- 5 and 10. bounded reads, memory checked before the work ---------------------
+
+namespace {
+// `args` under a 6 GB address-space limit, so the memory verdict does not
+// depend on the machine running the test.
+RunResult limited(const std::string& args, const std::string& stdin_from = "") {
+  return run("bash -c " + q("ulimit -v 6000000; exec " + bin() + " " + args +
+                            (stdin_from.empty() ? "" : " < " + stdin_from)));
+}
+}  // namespace
+
+TEST_CASE("hostile2: --input - from /dev/zero fails at its first bytes") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  // No timeout needed for the verdict: reading /dev/zero whole would never end.
+  RunResult r = run("timeout 20 " + bin() + " -q --config " + base_cfg() +
+                    " --input - --out-dir " + q(out) + " < /dev/zero");
+  check_cli_failure(r, 65, {"-: standard input", "magic"});
+  CHECK(snapshot(out) == before);
+  // A valid header declaring 160 GB of data: exit 71 before reading it.
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000, 4), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string preamble = "\x93NUMPY\x01";
+  preamble += '\0';
+  preamble += char(header.size());
+  preamble += '\0';
+  write_text(t / "head.npy", preamble + header);
+  r = run("bash -c " + q("cat '" + t / "head.npy" + "' /dev/zero | (ulimit -v 6000000; exec " +
+                         bin() + " -q --config " + base_cfg() + " --input - --out-dir '" + out +
+                         "')"));
+  check_cli_failure(r, 71, {"-: ", "160000000000 bytes"});
+  CHECK(snapshot(out) == before);
+  CHECK(temporaries(t.path).empty());
+}
+
+TEST_CASE("hostile2: --attn-stdout at S = 200000 is exit 71 naming the size and the flag") {
+  attn::test::TempDir t;
+  write_text(t / "long.npy", attn::encode_npy(attn::test::random_tensor({1, 200000, 4}, 9)));
+  RunResult r = limited("-q --config " + base_cfg() + " --input " + q(t / "long.npy") +
+                        " --attn-stdout --format npy");
+  // (1, 2, 200000, 200000) float32 maps: 320 GB, twice for the npy copy.
+  check_cli_failure(r, 71, {"--attn-stdout", "(1, 2, 200000, 200000)", "bytes"});
+}
+
+TEST_CASE("hostile2: a seeded init of hidden_size 65536 is exit 71 naming hidden_size") {
+  attn::test::TempDir t;
+  write_text(t / "big.json", R"({"attention": "multi", "hidden_size": 65536, "num_heads": 1,
+      "layout": "fused", "init": {"seed": 1}})");
+  for (const std::string mode : {std::string(), " --dump-weights " + q(t / "dump")}) {
+    CAPTURE(mode);
+    RunResult r = limited("-q --config " + q(t / "big.json") + mode);
+    check_cli_failure(r, 71, {"hidden_size", "65536", "bytes"});
+    CHECK(!fs::exists(t / "dump"));
+  }
+}
