@@ -22,7 +22,7 @@
 #include "attn/stats.h"
 #include "forward_job.h"
 #include "memory_check.h"
-#include "stdin_npy.h"
+#include "stdin_input.h"
 #include "modes.h"
 #include "plot.h"
 #include "progress.h"
@@ -160,7 +160,7 @@ int run_forward(const Options& opt) {
   lo.allow_nonfinite = opt.allow_nonfinite;
   lo.input_path = opt.input;
   lo.padding_mask_path = opt.padding_mask;
-  if (opt.input && *opt.input == "-") lo.stdin_bytes = read_stdin_npy();
+  if (opt.input && *opt.input == "-") lo.stdin_bytes = read_stdin_input();
   check_init_memory(cfg);
   attn::LoadedRun r = attn::load_run(cfg, lo);
   const double load_ms = ms_since(t_start);

@@ -1,4 +1,4 @@
-#include "stdin_npy.h"
+#include "stdin_input.h"
 
 #include <unistd.h>
 
@@ -75,12 +75,37 @@ std::size_t declared_bytes(const std::string& header) {
   return bytes;
 }
 
+// JSON on stdin (nested arrays, about 12 bytes a value) is read whole up to
+// this size; larger inputs belong in a .npy, whose header bounds the read.
+constexpr std::size_t kMaxJsonBytes = std::size_t(1) << 30;
+
+std::vector<std::uint8_t> read_json_rest(std::vector<std::uint8_t> text) {
+  read_some(text, kMaxJsonBytes + 1 - text.size());
+  if (text.size() > kMaxJsonBytes)
+    bad("a JSON input longer than " + std::to_string(kMaxJsonBytes) +
+        " bytes (write larger inputs as .npy)");
+  return text;
+}
+
 }  // namespace
 
-std::vector<std::uint8_t> read_stdin_npy() {
+std::vector<std::uint8_t> read_stdin_input() {
   std::vector<std::uint8_t> image;
-  if (read_some(image, 8) < 8 || std::memcmp(image.data(), "\x93NUMPY", 6) != 0)
-    bad("not a .npy stream (expected the .npy magic, byte 0x93 then NUMPY, in its first 8 bytes)");
+  const std::size_t first = read_some(image, 8);
+  const bool npy = first == 8 && std::memcmp(image.data(), "\x93NUMPY", 6) == 0;
+  if (!npy) {
+    // JSON: its first non-blank byte is '['. Eight blanks in a row: read on
+    // (bounded) and let the JSON parser judge.
+    std::size_t i = 0;
+    while (i < image.size() && (image[i] == ' ' || image[i] == '\t' || image[i] == '\r' ||
+                                image[i] == '\n'))
+      ++i;
+    if ((i < image.size() && image[i] == '[') || (i == image.size() && first == 8))
+      return read_json_rest(std::move(image));
+    bad("expected a .npy stream (byte 0x93 then NUMPY) or a JSON array ('['), found " +
+        (i < image.size() ? "byte " + std::to_string(image[i]) : std::string("nothing")) +
+        " at the start");
+  }
   const int major = image[6];
   if (!((major == 1 || major == 2 || major == 3) && image[7] == 0))
     bad("unsupported .npy version " + std::to_string(major) + "." + std::to_string(image[7]) +
