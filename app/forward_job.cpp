@@ -11,6 +11,7 @@
 
 #include "attn/error.h"
 #include "attn/layout.h"
+#include "attn/npy.h"
 #include "progress.h"
 
 namespace app {
@@ -139,6 +140,19 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
         "log), mean of the row's max weight, mean weight on key 0; fully masked "
         "rows are counted and excluded from the means";
   }
+  return run;
+}
+
+nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& res,
+                             const nlohmann::json& extra) {
+  const auto t_write = std::chrono::steady_clock::now();
+  out.add("context.npy", attn::encode_npy(res.context));
+  if (!f.maps_shape) out.remove_on_commit("attention.npy");
+  f.write_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_write)
+                   .count();
+  nlohmann::json run = run_json(f, res);
+  for (const auto& [key, value] : extra.items()) run[key] = value;
+  out.add("run.json", run.dump(2) + "\n");
   return run;
 }
 

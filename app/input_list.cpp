@@ -171,8 +171,6 @@ int run_input_list(const Options& opt) {
     if (!batched) res.context.shape.erase(res.context.shape.begin());
 
     const auto t_write = Clock::now();
-    out.add("context.npy", attn::encode_npy(res.context));
-    if (!cfg.output_attention) out.remove_on_commit("attention.npy");
     RunFacts f = model_facts(cfg, model, threads);
     f.input_source = e->path;
     f.input_shape = batched ? x.shape : std::vector<std::size_t>{S, x.shape[2]};
@@ -181,10 +179,9 @@ int run_input_list(const Options& opt) {
     if (cfg.output_attention) f.maps_shape = maps_shape;
     f.load_ms = load_ms;
     f.compute_ms = res.compute_ms;
-    f.write_ms = ms_since(t_write);
-    nlohmann::json run = run_json(f, res);
-    run["input_list"] = {{"list", list}, {"line", e->line}, {"index", e->index}};
-    out.add("run.json", run.dump(2) + "\n");
+    const nlohmann::json run = stage_results(
+        out, f, res,
+        {{"input_list", {{"list", list}, {"line", e->line}, {"index", e->index}}}});
     out.commit();
     f.write_ms = ms_since(t_write);
     print_stats_table(res.stats, e->path, opt.quiet);

@@ -216,9 +216,6 @@ int run_forward(const Options& opt) {
   if (pictures) pic = make_picture(opt, cfg, r, *res.capture, std::move(labels));
   if (plot_file) plot_file->stage(*pic);
   if (to_dir) {
-    const auto t_write = Clock::now();
-    out->add("context.npy", attn::encode_npy(res.context));
-    if (!want_maps) out->remove_on_commit("attention.npy");
     RunFacts f = model_facts(cfg, r, threads);
     f.input_source = r.input_source;
     f.input_shape = r.batched ? r.x.shape : std::vector<std::size_t>{S, r.x.shape[2]};
@@ -227,8 +224,7 @@ int run_forward(const Options& opt) {
     if (want_maps) f.maps_shape = maps_shape;
     f.load_ms = load_ms;
     f.compute_ms = res.compute_ms;
-    f.write_ms = ms_since(t_write);
-    out->add("run.json", run_json(f, res).dump(2) + "\n");
+    stage_results(*out, f, res);
   }
   if (opt.show) {
     write_stdout(render_terminal(*pic, terminal_colors(), terminal_columns()));
