@@ -1,13 +1,13 @@
 // --dump-weights: show what was loaded (a table or JSON on stdout), or write
 // it to a folder as <key>.npy in any layout that can hold it, with a
 // manifest.json (layout, config, keys, shapes, SHA-256 of each file).
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "attn/error.h"
 #include "attn/npy.h"
@@ -131,22 +131,29 @@ int run_dump_weights(const Options& opt) {
   for (const auto& key : keys) {
     attn::Tensor t = attn::to_float32(sd.at(key), key, true);
     ParamStats s = stats_of(t);
-    params.push_back({{"key", key}, {"shape", t.shape}, {"shape_str", attn::shape_str(t.shape)},
-                      {"dtype", "float32"}, {"min", s.min}, {"max", s.max}, {"mean", s.mean},
+    params.push_back({{"key", key},
+                      {"shape", t.shape},
+                      {"shape_str", attn::shape_str(t.shape)},
+                      {"dtype", "float32"},
+                      {"min", s.min},
+                      {"max", s.max},
+                      {"mean", s.mean},
                       {"std", s.std}});
     tensors.push_back(std::move(t));
   }
   const std::string layout_note =
-      attn::layout_name(target) + (target == loaded_layout
-                                       ? (detected ? " (detected)" : " (from config)")
-                                       : " (converted from " + attn::layout_name(loaded_layout) + ")");
+      attn::layout_name(target) +
+      (target == loaded_layout ? (detected ? " (detected)" : " (from config)")
+                               : " (converted from " + attn::layout_name(loaded_layout) + ")");
 
   if (opt.dump_dir.empty()) {
     if (opt.format == Format::json) {
       for (auto& p : params) p.erase("shape_str");
       nlohmann::json j = {{"layout", attn::layout_name(target)},
                           {"source_layout", attn::layout_name(loaded_layout)},
-                          {"layout_detected", detected}, {"weights", source}, {"params", params}};
+                          {"layout_detected", detected},
+                          {"weights", source},
+                          {"params", params}};
       write_stdout(j.dump(2) + "\n");
     } else {
       write_stdout(table(params, "layout: " + layout_note + "   weights: " + source));
@@ -169,8 +176,10 @@ int run_dump_weights(const Options& opt) {
   for (std::size_t i = 0; i < keys.size(); ++i) {
     std::string bytes = attn::encode_npy(tensors[i]);
     out.add(keys[i] + ".npy", bytes);
-    files[keys[i]] = {{"file", keys[i] + ".npy"}, {"shape", tensors[i].shape},
-                      {"dtype", "float32"}, {"sha256", attn::sha256_hex(bytes)}};
+    files[keys[i]] = {{"file", keys[i] + ".npy"},
+                      {"shape", tensors[i].shape},
+                      {"dtype", "float32"},
+                      {"sha256", attn::sha256_hex(bytes)}};
   }
   attn::Config dumped = cfg;
   dumped.layout = target;

@@ -94,9 +94,8 @@ void check_context_finite(const attn::Tensor& context) {
   for (std::size_t i = 0; i < context.data.size(); ++i)
     if (!std::isfinite(context.data[i]))
       throw attn::Error(attn::Exit::data,
-                        "input: context overflows float32 at batch " +
-                            std::to_string(i / (S * O)) + ", query row " +
-                            std::to_string(i / O % S) +
+                        "input: context overflows float32 at batch " + std::to_string(i / (S * O)) +
+                            ", query row " + std::to_string(i / O % S) +
                             " after the output projection (every head; finite inputs too "
                             "large for float32 attention)");
 }
@@ -148,8 +147,8 @@ nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& 
   const auto t_write = std::chrono::steady_clock::now();
   out.add("context.npy", attn::encode_npy(res.context));
   if (!f.maps_shape) out.remove_on_commit("attention.npy");
-  f.write_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_write)
-                   .count();
+  f.write_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_write).count();
   nlohmann::json run = run_json(f, res);
   for (const auto& [key, value] : extra.items()) run[key] = value;
   out.add("run.json", run.dump(2) + "\n");

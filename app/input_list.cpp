@@ -99,8 +99,9 @@ std::vector<ListEntry> read_list(const std::string& list) {
   for (const auto& e : entries) {
     if (is_summary_name(e.name))
       throw attn::Error(attn::Exit::data, list + ": input '" + e.written + "' (line " +
-                                              std::to_string(e.line) + ") would write its results to '" +
-                                              e.name + "/', the name of the list's summary file; "
+                                              std::to_string(e.line) +
+                                              ") would write its results to '" + e.name +
+                                              "/', the name of the list's summary file; "
                                               "rename it");
     auto [it, fresh] = seen.emplace(e.name, &e);
     if (!fresh)
@@ -180,8 +181,7 @@ int run_input_list(const Options& opt) {
     f.load_ms = load_ms;
     f.compute_ms = res.compute_ms;
     const nlohmann::json run = stage_results(
-        out, f, res,
-        {{"input_list", {{"list", list}, {"line", e->line}, {"index", e->index}}}});
+        out, f, res, {{"input_list", {{"list", list}, {"line", e->line}, {"index", e->index}}}});
     out.commit();
     f.write_ms = ms_since(t_write);
     print_stats_table(res.stats, e->path, opt.quiet);

@@ -1,13 +1,13 @@
 // attn-run's entry point: parse flags, set up logging, run one mode, and map
 // every failure to one stderr line and a sysexits.h code (CONTRACT.md).
-#include <csignal>
-#include <cstdio>
-#include <exception>
-
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <exception>
 
 #include "attn/error.h"
 #include "attn/escape.h"
@@ -51,8 +51,9 @@ class EscapingSink : public spdlog::sinks::sink {
 void setup_logging(const app::Options& opt) {
   auto logger = std::make_shared<spdlog::logger>("attn-run", std::make_shared<EscapingSink>());
   logger->set_pattern("attn-run: %^%l%$: %v");
-  logger->set_level(opt.quiet ? spdlog::level::err
-                              : opt.verbose ? spdlog::level::debug : spdlog::level::info);
+  logger->set_level(opt.quiet     ? spdlog::level::err
+                    : opt.verbose ? spdlog::level::debug
+                                  : spdlog::level::info);
   spdlog::set_default_logger(logger);
 }
 

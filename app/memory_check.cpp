@@ -23,8 +23,7 @@ std::size_t memory_limit() {
   if (pages > 0 && page > 0) limit = mul_sat(std::size_t(pages), std::size_t(page));
   for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
     struct rlimit rl {};
-    if (::getrlimit(resource, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        rl.rlim_cur < limit)
+    if (::getrlimit(resource, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < limit)
       limit = std::size_t(rl.rlim_cur);
   }
   return limit;
@@ -46,8 +45,7 @@ void check_memory(std::size_t bytes, const std::string& culprit, const std::stri
                     culprit + ": " + what + " needs " +
                         (saturated ? std::string("more than 2^64 bytes")
                                    : std::to_string(bytes) + " bytes (" + gigabytes(bytes) + ")") +
-                        ", more than the " + std::to_string(limit) + " bytes (" +
-                        gigabytes(limit) +
+                        ", more than the " + std::to_string(limit) + " bytes (" + gigabytes(limit) +
                         ") this machine allows (physical memory, ulimit -v/-d)");
 }
 
@@ -59,8 +57,9 @@ void check_init_memory(const attn::Config& cfg) {
     for (std::size_t d : p.shape) n = mul_sat(n, d);
     bytes = bytes + n < bytes ? std::numeric_limits<std::size_t>::max() : bytes + n;
   }
-  check_memory(bytes, "hidden_size", "a seeded init of hidden_size " +
-                                         std::to_string(cfg.hidden_size) + " (its parameters)");
+  check_memory(
+      bytes, "hidden_size",
+      "a seeded init of hidden_size " + std::to_string(cfg.hidden_size) + " (its parameters)");
 }
 
 }  // namespace app

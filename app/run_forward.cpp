@@ -22,12 +22,12 @@
 #include "attn/stats.h"
 #include "forward_job.h"
 #include "memory_check.h"
-#include "stdin_input.h"
 #include "modes.h"
 #include "plot.h"
 #include "progress.h"
-#include "timing.h"
+#include "stdin_input.h"
 #include "stdout_writer.h"
+#include "timing.h"
 
 namespace app {
 namespace {
@@ -80,15 +80,16 @@ void check_forward_memory(const Options& opt, const attn::LoadedRun& r) {
   const std::size_t O = r.weights.has_out_proj ? std::size_t(r.weights.O) : HD;
   const std::size_t rows = mul_sat(B, S);
   const std::size_t work = mul_sat(mul_sat(rows, 3 * HD + 2 * O), sizeof(float));
-  check_memory(work, r.input_source, "the forward pass of input shape " +
-                                         attn::shape_str(r.x.shape) + " (projections, context)");
+  check_memory(
+      work, r.input_source,
+      "the forward pass of input shape " + attn::shape_str(r.x.shape) + " (projections, context)");
   if (!opt.attn_stdout) return;
   // float32 maps held whole, then formatted: a second copy for npy, about
   // three more (12 characters a value) as text or JSON.
   const std::size_t maps = mul_sat(mul_sat(mul_sat(rows, H), S), sizeof(float));
   const std::size_t copies = opt.format == Format::npy ? 2 : 4;
-  const std::size_t total = mul_sat(maps, copies) + work < work ? std::size_t(-1)
-                                                                 : mul_sat(maps, copies) + work;
+  const std::size_t total =
+      mul_sat(maps, copies) + work < work ? std::size_t(-1) : mul_sat(maps, copies) + work;
   check_memory(total, "--attn-stdout",
                "the attention maps (" + std::to_string(B) + ", " + std::to_string(H) + ", " +
                    std::to_string(S) + ", " + std::to_string(S) + ") of " + r.input_source +
@@ -147,7 +148,6 @@ void print_stats_table(const std::vector<attn::HeadStats>& stats, const std::str
 }
 
 int run_forward(const Options& opt) {
-
   const auto t_start = Clock::now();
   attn::Config cfg = load_config_with_flags(opt);
   const bool to_dir = !cfg.output_dir.empty();

@@ -28,8 +28,8 @@ std::size_t read_some(std::vector<std::uint8_t>& out, std::size_t n) {
     const ssize_t r = ::read(STDIN_FILENO, out.data() + start + got, n - got);
     if (r < 0) {
       if (errno == EINTR) continue;
-      throw attn::Error(attn::Exit::no_input,
-                        std::string("-: cannot read standard input (") + std::strerror(errno) + ")");
+      throw attn::Error(attn::Exit::no_input, std::string("-: cannot read standard input (") +
+                                                  std::strerror(errno) + ")");
     }
     if (r == 0) break;
     got += std::size_t(r);
@@ -97,8 +97,8 @@ std::vector<std::uint8_t> read_stdin_input() {
     // JSON: its first non-blank byte is '['. Eight blanks in a row: read on
     // (bounded) and let the JSON parser judge.
     std::size_t i = 0;
-    while (i < image.size() && (image[i] == ' ' || image[i] == '\t' || image[i] == '\r' ||
-                                image[i] == '\n'))
+    while (i < image.size() &&
+           (image[i] == ' ' || image[i] == '\t' || image[i] == '\r' || image[i] == '\n'))
       ++i;
     if ((i < image.size() && image[i] == '[') || (i == image.size() && first == 8))
       return read_json_rest(std::move(image));

@@ -33,7 +33,8 @@ void write_stdout(const std::string& bytes) {
     if (w < 0) {
       if (errno == EINTR) continue;
       if (errno == EPIPE) std::_Exit(0);  // the reader is gone: nothing to report
-      throw attn::Error(attn::Exit::io, std::string("stdout: write failed: ") + std::strerror(errno));
+      throw attn::Error(attn::Exit::io,
+                        std::string("stdout: write failed: ") + std::strerror(errno));
     }
     p += w;
     n -= static_cast<std::size_t>(w);

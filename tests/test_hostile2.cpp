@@ -55,15 +55,15 @@ std::map<std::string, std::string> populate(const std::string& out) {
 // Runs `args` with ATTN_TEST_PAUSE_AT=<point> in the background: once the run
 // has stopped itself there ("compute": the output folder's attention
 // temporary reserved, before the forward pass; "commit": every temporary
-// written, nothing renamed) it gets `sig`, then SIGCONT. Deterministic: no timing involved. Returns the
-// run's exit status as the shell reports it (128 + signal for a handled one).
+// written, nothing renamed) it gets `sig`, then SIGCONT. Deterministic: no timing involved. Returns
+// the run's exit status as the shell reports it (128 + signal for a handled one).
 RunResult signalled_at(const std::string& point, const std::string& args, const std::string& sig) {
-  const std::string script =
-      "ATTN_TEST_PAUSE_AT=" + point + " " + bin() + " " + args +
-      " & p=$!; "
-      "until grep -q '^State:[[:space:]]*T' /proc/$p/status 2>/dev/null; do "
-      "kill -0 $p 2>/dev/null || break; sleep 0.01; done; "
-      "kill -s " + sig + " $p; kill -s CONT $p; wait $p";
+  const std::string script = "ATTN_TEST_PAUSE_AT=" + point + " " + bin() + " " + args +
+                             " & p=$!; "
+                             "until grep -q '^State:[[:space:]]*T' /proc/$p/status 2>/dev/null; do "
+                             "kill -0 $p 2>/dev/null || break; sleep 0.01; done; "
+                             "kill -s " +
+                             sig + " $p; kill -s CONT $p; wait $p";
   return run("bash -c " + q(script));
 }
 
@@ -105,7 +105,8 @@ TEST_CASE("hostile2: finite inputs whose scores overflow are exit 65 naming batc
     CAPTURE(where);
     // Without an output folder the streaming path runs; with one, the maps path.
     const std::string dest = where == "maps" ? " --out-dir " + q(out) : "";
-    RunResult r = run(bin() + " -q --config " + base_cfg() + " --input " + q(t / "fmax.npy") + dest);
+    RunResult r =
+        run(bin() + " -q --config " + base_cfg() + " --input " + q(t / "fmax.npy") + dest);
     check_cli_failure(r, 65, {"overflow", "batch 1", "head ", "query row 3"});
     r = run(bin() + " -q --config " + base_cfg() + " --input " + q(t / "e30.npy") + dest);
     check_cli_failure(r, 65, {"overflow", "batch 0", "head ", "query row 0"});
@@ -116,8 +117,8 @@ TEST_CASE("hostile2: finite inputs whose scores overflow are exit 65 naming batc
   attn::Tensor fine = attn::test::random_tensor({2, 5, 4}, 5);
   for (float& v : fine.data) v *= 1e15f;
   write_text(t / "e15.npy", attn::encode_npy(fine));
-  RunResult ok = run(bin() + " -q --config " + base_cfg() + " --input " + q(t / "e15.npy") +
-                     " --format npy");
+  RunResult ok =
+      run(bin() + " -q --config " + base_cfg() + " --input " + q(t / "e15.npy") + " --format npy");
   REQUIRE_MESSAGE(ok.exit_code == 0, ok.err);
   for (float v : attn::test::npy_values(ok.out, "stdout").data) CHECK(std::isfinite(v));
 }
@@ -125,8 +126,10 @@ TEST_CASE("hostile2: finite inputs whose scores overflow are exit 65 naming batc
 TEST_CASE("hostile2: a scale finite in JSON but infinite in float32 is a config error") {
   attn::test::TempDir t;
   write_text(t / "c.json", R"({"attention": "multi", "hidden_size": 4, "num_heads": 2,
-      "layout": "fused", "scale": 1e39, "weights": ")" + fixtures() + R"(/weights",
-      "input": ")" + fixtures() + R"(/npy/x.npy"})");
+      "layout": "fused", "scale": 1e39, "weights": ")" +
+                               fixtures() + R"(/weights",
+      "input": ")" + fixtures() +
+                               R"(/npy/x.npy"})");
   check_cli_failure(run(bin() + " -q --config " + q(t / "c.json")), 78, {"scale", "1e+39"});
 }
 
@@ -161,28 +164,31 @@ TEST_CASE("hostile2: both paths agree on fully masked rows, and run.json agrees 
 
 // ---- 6. temporaries: every terminating signal, any number of files --------
 
-TEST_CASE("hostile2: every terminating signal, at the compute or the commit, leaves the folder as it was") {
+TEST_CASE(
+    "hostile2: every terminating signal, at the compute or the commit, leaves the folder as it "
+    "was") {
   attn::test::TempDir t;
   const std::string out = t / "out";
   const auto before = populate(out);
   const std::map<std::string, int> signals = {
-      {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT},   {"TERM", SIGTERM},
-      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM},   {"XCPU", SIGXCPU},
+      {"HUP", SIGHUP},       {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"TERM", SIGTERM},
+      {"USR1", SIGUSR1},     {"USR2", SIGUSR2}, {"ALRM", SIGALRM}, {"XCPU", SIGXCPU},
       {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}};
   for (const std::string point : {"compute", "commit"})
-  for (const auto& [name, number] : signals) {
-    CAPTURE(point);
-    CAPTURE(name);
-    // Another input, so a commit would change the files.
-    RunResult r = signalled_at(point, "-q --config " + base_cfg() + " --input " +
-                                          q(fixtures() + "/npy/valid_fortran_f2.npy") +
-                                          " --out-dir " + q(out),
-                                      name);
-    CHECK_MESSAGE(r.exit_code == 128 + number, "stderr: " << r.err);
-    CHECK(r.out.empty());
-    CHECK(snapshot(out) == before);
-    CHECK(temporaries(t.path).empty());
-  }
+    for (const auto& [name, number] : signals) {
+      CAPTURE(point);
+      CAPTURE(name);
+      // Another input, so a commit would change the files.
+      RunResult r =
+          signalled_at(point,
+                       "-q --config " + base_cfg() + " --input " +
+                           q(fixtures() + "/npy/valid_fortran_f2.npy") + " --out-dir " + q(out),
+                       name);
+      CHECK_MESSAGE(r.exit_code == 128 + number, "stderr: " << r.err);
+      CHECK(r.out.empty());
+      CHECK(snapshot(out) == before);
+      CHECK(temporaries(t.path).empty());
+    }
 }
 
 TEST_CASE("hostile2: a dump of 180 files interrupted at the commit leaves no temporary") {
@@ -194,8 +200,8 @@ TEST_CASE("hostile2: a dump of 180 files interrupted at the commit leaves no tem
   const std::string dump = t / "dump";
   for (const std::string sig : {"TERM", "USR1"}) {
     CAPTURE(sig);
-    RunResult r = signalled_at("commit", 
-        "-q --config " + q(t / "heads.json") + " --dump-weights " + q(dump), sig);
+    RunResult r = signalled_at(
+        "commit", "-q --config " + q(t / "heads.json") + " --dump-weights " + q(dump), sig);
     CHECK(r.exit_code == 128 + (sig == "TERM" ? SIGTERM : SIGUSR1));
     CHECK(temporaries(t.path).empty());
     CHECK((!fs::exists(dump) || fs::is_empty(dump)));
@@ -210,7 +216,8 @@ TEST_CASE("hostile2: temporaries of a SIGKILLed run are removed by the next run 
   attn::test::TempDir t;
   const std::string out = t / "out";
   const auto before = populate(out);
-  RunResult killed = signalled_at("commit", "-q --config " + base_cfg() + " --out-dir " + q(out), "KILL");
+  RunResult killed =
+      signalled_at("commit", "-q --config " + base_cfg() + " --out-dir " + q(out), "KILL");
   CHECK(killed.exit_code == 128 + SIGKILL);
   REQUIRE(!temporaries(out).empty());  // SIGKILL cannot be handled: they are left
   CHECK(snapshot(out).size() > before.size());
@@ -249,8 +256,8 @@ TEST_CASE("hostile2: 20 concurrent writers into one folder leave one run's compl
     const std::string x = t / ("x" + std::to_string(i) + ".npy");
     write_text(x, attn::encode_npy(attn::test::random_tensor({1, 5, 4}, 100 + i)));
     const std::string solo = t / ("solo" + std::to_string(i));
-    RunResult r = run(bin() + " -q --config " + base_cfg() + " --input " + q(x) + " --out-dir " +
-                      q(solo));
+    RunResult r =
+        run(bin() + " -q --config " + base_cfg() + " --input " + q(x) + " --out-dir " + q(solo));
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     expected.push_back(snapshot(solo));
   }
@@ -284,8 +291,8 @@ TEST_CASE("hostile2: a newline and ESC in a path stay escaped on one error line"
   const std::string out = t / "out";
   const auto before = populate(out);
   const std::string evil = t.path + "/in\nput\x1b[2J.npy";
-  RunResult r = run(bin() + " -q --config " + base_cfg() + " --input " + q(evil) + " --out-dir " +
-                    q(out));
+  RunResult r =
+      run(bin() + " -q --config " + base_cfg() + " --input " + q(evil) + " --out-dir " + q(out));
   check_cli_failure(r, 66, {"in\\nput\\e[2J.npy"});
   CHECK(r.err.find('\x1b') == std::string::npos);
   CHECK(snapshot(out) == before);
@@ -307,8 +314,8 @@ TEST_CASE("hostile2: an archive member name with a newline and ESC is escaped") 
     MESSAGE("python3 is not available: skipping the archive member case");
     return;
   }
-  RunResult r = run(bin() + " -q --config " + base_cfg() + " --weights " + q(npz) + " --out-dir " +
-                    q(out));
+  RunResult r =
+      run(bin() + " -q --config " + base_cfg() + " --weights " + q(npz) + " --out-dir " + q(out));
   CHECK_MESSAGE(r.exit_code == 65, r.err);
   CHECK(r.out.empty());
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
@@ -360,8 +367,8 @@ namespace {
 // The hostile config (fused weights, multi-head), with weights `weights` and
 // no layout, so loading a folder goes through layout detection.
 std::string detect_cfg(const attn::test::TempDir& t, const std::string& weights) {
-  const std::string path = t / ("detect" + std::to_string(std::hash<std::string>{}(weights)) +
-                                ".json");
+  const std::string path =
+      t / ("detect" + std::to_string(std::hash<std::string>{}(weights)) + ".json");
   write_text(path, R"({"attention": "multi", "hidden_size": 4, "num_heads": 2, "weights": ")" +
                        weights + R"(", "input": ")" + fixtures() + R"(/npy/x.npy"})");
   return q(path);
@@ -410,16 +417,20 @@ TEST_CASE("hostile2: a second dump's layout replaces the first's files; other fi
 
 // ---- 8. pictures from hostile strings ------------------------------------------
 
-TEST_CASE("hostile2: invalid UTF-8 and noncharacter labels and a Latin-1 config name give good pictures") {
+TEST_CASE(
+    "hostile2: invalid UTF-8 and noncharacter labels and a Latin-1 config name give good "
+    "pictures") {
   attn::test::TempDir t;
   // A config whose file name is Latin-1 ("caf\xe9.json") and whose labels are
   // broken: a lone continuation byte, a noncharacter, a Latin-1 byte.
   const std::string cfg = t.path + "/caf\xe9.json";
   write_text(cfg, R"({"attention": "multi", "hidden_size": 4, "num_heads": 2, "layout": "fused",
-      "weights": ")" + fixtures() + R"(/weights", "input": ")" + fixtures() + R"(/npy/x.npy",
+      "weights": ")" + fixtures() +
+                      R"(/weights", "input": ")" + fixtures() + R"(/npy/x.npy",
       "labels": ["a\u0001b", "\uFFFF", "x"]})");
   // JSON cannot hold invalid UTF-8 itself, so --labels carries those bytes.
-  for (const std::string labels : {std::string(""), std::string(" --labels '\x80,\xEF\xB7\x90,caf\xe9'")}) {
+  for (const std::string& labels :
+       {std::string(""), std::string(" --labels '\x80,\xEF\xB7\x90,caf\xe9'")}) {
     CAPTURE(labels);
     RunResult svg = run(bin() + " -q --config " + q(cfg) + labels + " --plot " + q(t / "m.svg"));
     REQUIRE_MESSAGE(svg.exit_code == 0, svg.err);
@@ -428,8 +439,10 @@ TEST_CASE("hostile2: invalid UTF-8 and noncharacter labels and a Latin-1 config 
     CHECK(text.find('\x80') == std::string::npos);
     CHECK(text.find("\xEF\xBF\xBF") == std::string::npos);  // U+FFFF never reaches the SVG
     // Well-formed XML, judged by a real parser when python3 is present.
-    RunResult parsed = run("python3 -c \"import sys, xml.etree.ElementTree as E; "
-                           "E.parse(sys.argv[1])\" " + q(t / "m.svg"));
+    RunResult parsed =
+        run("python3 -c \"import sys, xml.etree.ElementTree as E; "
+            "E.parse(sys.argv[1])\" " +
+            q(t / "m.svg"));
     if (run("python3 -c 1").exit_code == 0) CHECK_MESSAGE(parsed.exit_code == 0, parsed.err);
     RunResult png = run(bin() + " -q --config " + q(cfg) + labels + " --plot " + q(t / "m.png"));
     REQUIRE_MESSAGE(png.exit_code == 0, png.err);
@@ -493,8 +506,8 @@ TEST_CASE("hostile2: --input - from /dev/zero fails at its first bytes") {
   const std::string out = t / "out";
   const auto before = populate(out);
   // No timeout needed for the verdict: reading /dev/zero whole would never end.
-  RunResult r = run("timeout 20 " + bin() + " -q --config " + base_cfg() +
-                    " --input - --out-dir " + q(out) + " < /dev/zero");
+  RunResult r = run("timeout 20 " + bin() + " -q --config " + base_cfg() + " --input - --out-dir " +
+                    q(out) + " < /dev/zero");
   check_cli_failure(r, 65, {"-: standard input", "found byte 0"});
   CHECK(snapshot(out) == before);
   // A valid header declaring 160 GB of data: exit 71 before reading it.
@@ -506,9 +519,9 @@ TEST_CASE("hostile2: --input - from /dev/zero fails at its first bytes") {
   preamble += char(header.size());
   preamble += '\0';
   write_text(t / "head.npy", preamble + header);
-  r = run("bash -c " + q("cat '" + t / "head.npy" + "' /dev/zero | (ulimit -v 6000000; exec " +
-                         bin() + " -q --config " + base_cfg() + " --input - --out-dir '" + out +
-                         "')"));
+  r = run("bash -c " +
+          q("cat '" + t / "head.npy" + "' /dev/zero | (ulimit -v 6000000; exec " + bin() +
+            " -q --config " + base_cfg() + " --input - --out-dir '" + out + "')"));
   check_cli_failure(r, 71, {"-: ", "160000000000 bytes"});
   CHECK(snapshot(out) == before);
   CHECK(temporaries(t.path).empty());
@@ -527,10 +540,24 @@ TEST_CASE("hostile2: a seeded init of hidden_size 65536 is exit 71 naming hidden
   attn::test::TempDir t;
   write_text(t / "big.json", R"({"attention": "multi", "hidden_size": 65536, "num_heads": 1,
       "layout": "fused", "init": {"seed": 1}})");
-  for (const std::string mode : {std::string(), " --dump-weights " + q(t / "dump")}) {
+  for (const std::string& mode : {std::string(), " --dump-weights " + q(t / "dump")}) {
     CAPTURE(mode);
     RunResult r = limited("-q --config " + q(t / "big.json") + mode);
     check_cli_failure(r, 71, {"hidden_size", "65536", "bytes"});
     CHECK(!fs::exists(t / "dump"));
   }
+}
+
+TEST_CASE("hostile2: a NUL character in a config path string is a config error, not a cut path") {
+  attn::test::TempDir t;
+  const std::string w = fixtures() + "/weights";
+  const std::string head =
+      R"({"attention": "multi", "hidden_size": 4, "num_heads": 2, "layout": "fused", )";
+  write_text(t / "a.json", head + R"("weights": ")" + w + R"(\u0000/etc", "input": ")" +
+                               fixtures() + R"(/npy/x.npy"})");
+  check_cli_failure(run(bin() + " -q --config " + q(t / "a.json")), 78, {"weights", "NUL"});
+  write_text(t / "b.json", head + R"("weights": ")" + w + R"(", "input": ")" + fixtures() +
+                               R"(/npy/x.npy", "output": {"dir": "out\u0000x"}})");
+  check_cli_failure(run(bin() + " -q --config " + q(t / "b.json")), 78, {"output.dir", "NUL"});
+  CHECK(!fs::exists(t / "out"));
 }

@@ -53,6 +53,8 @@ void check_size(const Config& c, const char* key, std::int64_t v, std::int64_t m
 std::string path_value(const Config& c, const json& v, const std::string& name) {
   std::string p = cj::get_string(v, name);
   if (p.empty()) throw Error(Exit::config, name + ": expected a path, found an empty string");
+  if (p.find('\0') != std::string::npos)
+    throw Error(Exit::config, name + ": expected a path, found a NUL character in it");
   return p == "-" ? p : resolve_path(c.dir, p);
 }
 
@@ -67,6 +69,8 @@ void read_output(Config& c, const json& v, const std::string& name) {
   if (o.contains("dir")) {
     std::string d = cj::get_string(o.at("dir"), name + ".dir");
     if (d.empty()) throw Error(Exit::config, name + ".dir: expected a folder, found an empty string");
+    if (d.find('\0') != std::string::npos)
+      throw Error(Exit::config, name + ".dir: expected a folder, found a NUL character in it");
     c.output_dir = resolve_path(c.dir, d);
   }
   if (o.contains("attention")) c.output_attention = cj::get_bool(o.at("attention"), name + ".attention");

@@ -83,7 +83,8 @@ float row_max(const float* row, std::size_t n) {
   std::size_t j = 0;
   if (n >= kLanes) {
     Batch m = Batch::load_unaligned(row);
-    for (j = kLanes; j + kLanes <= n; j += kLanes) m = xsimd::max(m, Batch::load_unaligned(row + j));
+    for (j = kLanes; j + kLanes <= n; j += kLanes)
+      m = xsimd::max(m, Batch::load_unaligned(row + j));
     alignas(64) float lanes[kLanes];
     m.store_aligned(lanes);
     for (float v : lanes) best = std::max(best, v);
@@ -129,7 +130,8 @@ float exp_shift_sum(float* row, std::size_t n, float shift) {
 void scale_row(float* row, std::size_t n, float s) {
   const Batch f(s);
   std::size_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) (Batch::load_unaligned(row + j) * f).store_unaligned(row + j);
+  for (; j + kLanes <= n; j += kLanes)
+    (Batch::load_unaligned(row + j) * f).store_unaligned(row + j);
   for (; j < n; ++j) row[j] *= s;
 }
 

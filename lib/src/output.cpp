@@ -8,13 +8,13 @@
 #include <pthread.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <climits>
-#include <cstdlib>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -113,7 +113,8 @@ class FolderLock {
  public:
   explicit FolderLock(const std::string& dir)
       : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
-    if (fd_ < 0) throw Error(Exit::io, dir + ": cannot open output folder: " + std::strerror(errno));
+    if (fd_ < 0)
+      throw Error(Exit::io, dir + ": cannot open output folder: " + std::strerror(errno));
     while (::flock(fd_, LOCK_EX) != 0) {
       if (errno == EINTR) continue;
       const int saved = errno;
