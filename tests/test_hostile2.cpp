@@ -561,3 +561,18 @@ TEST_CASE("hostile2: a NUL character in a config path string is a config error, 
   check_cli_failure(run(bin() + " -q --config " + q(t / "b.json")), 78, {"output.dir", "NUL"});
   CHECK(!fs::exists(t / "out"));
 }
+
+TEST_CASE("hostile2: --show escapes labels and never cuts an escape in half") {
+  attn::test::TempDir t;
+  const std::string cfg = t.path + "/name\x1b]0;title\x07.json";
+  write_text(cfg, R"({"attention": "multi", "hidden_size": 4, "num_heads": 2, "layout": "fused",
+      "weights": ")" + fixtures() +
+                      R"(/weights", "input": ")" + fixtures() + R"(/npy/x.npy"})");
+  RunResult r = run(bin() + " -q --config " + q(cfg) + " --show --labels " +
+                    q("a\x1b]0;pwned\x07,\x1b[2J\x1b[2J\x1b[2J\x1b[2J,c"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("\x1b]") == std::string::npos);    // no OSC (retitle) from a label or name
+  CHECK(r.out.find("\x1b[2J") == std::string::npos);  // no clear-screen
+  CHECK(r.out.find('\a') == std::string::npos);
+  CHECK(r.out.find("\\e]0;") != std::string::npos);  // shown, escaped
+}
