@@ -20,6 +20,7 @@
 
 #include "attn/npy.h"
 #include "cli_checks.h"
+#include "hostile_checks.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -29,24 +30,9 @@ using attn::test::source_path;
 
 namespace {
 
-std::string q(const std::string& s) { return "'" + s + "'"; }
-std::string bin() { return q(attn::test::binary()); }
-std::string fixtures() { return source_path("tests/fixtures/hostile"); }
-std::string base_cfg() { return q(fixtures() + "/config.json"); }
-
+using namespace attn::test::hostile;  // q, bin, fixtures, base_cfg, temporaries
 using attn::test::check_cli_failure;
 using attn::test::snapshot;
-
-// Names of leftover temporaries (OutputDir's ".<name>.attn-run-tmp-<pid>-<n>").
-std::vector<std::string> temporaries(const std::string& dir) {
-  std::vector<std::string> found;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-       it.increment(ec))
-    if (it->path().filename().string().find("attn-run-tmp") != std::string::npos)
-      found.push_back(it->path().string());
-  return found;
-}
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))

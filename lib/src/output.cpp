@@ -16,6 +16,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 
 #include "attn/error.h"
@@ -67,10 +68,12 @@ constexpr int kCleanupSignals[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGTERM, SIGUSR1
 // may land on any thread; a worker hands it to this one, so the signal is
 // handled where commit() blocks it (old set or new set, never a mix).
 pthread_t g_main_thread;
+std::atomic<bool> g_signal_seen{false};  // for test_pause_point
 
 extern "C" void cleanup_and_exit(int sig) {
   if (!pthread_equal(pthread_self(), g_main_thread)) {
     ::pthread_kill(g_main_thread, sig);  // async-signal-safe (signal-safety(7))
+    g_signal_seen.store(true);           // after: the signal is pending on main now
     return;
   }
   for (LiveSlot* s = g_live_head.load(); s; s = s->next)
@@ -150,7 +153,15 @@ bool write_all(int fd, const char* p, std::size_t n) {
 
 void test_pause_point(const char* where) {
   const char* at = std::getenv("ATTN_TEST_PAUSE_AT");
-  if (at && std::strcmp(at, where) == 0) ::raise(SIGSTOP);
+  if (!at || std::strcmp(at, where) != 0) return;
+  ::raise(SIGSTOP);
+  // Continued: a signal sent while stopped may have landed on another thread
+  // (OpenBLAS's, say), which hands it to this one. Wait for that hand-over
+  // (at most 5 s), so the signal takes effect here, at the known point.
+  for (int i = 0; i < 5000 && !g_signal_seen.load(); ++i) {
+    const struct timespec ms = {0, 1000000};
+    ::nanosleep(&ms, nullptr);
+  }
 }
 
 void install_cleanup_signal_handlers() {

@@ -66,8 +66,9 @@ void install_cleanup_signal_handlers();
 
 // Test hook: when the environment holds ATTN_TEST_PAUSE_AT=<where>, the
 // process stops itself (SIGSTOP) at that point, so a test can deliver a
-// signal at a known moment. Points: "commit" (temporaries written, nothing
-// renamed yet).
+// signal at a known moment (sent while stopped, before SIGCONT). Points:
+// "compute" (the attention temporary reserved, before the forward pass) and
+// "commit" (temporaries written, nothing renamed yet).
 void test_pause_point(const char* where);
 
 }  // namespace attn
