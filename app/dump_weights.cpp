@@ -1,11 +1,13 @@
 // --dump-weights: show what was loaded (a table or JSON on stdout), or write
 // it to a folder as <key>.npy in any layout that can hold it, with a
 // manifest.json (layout, config, keys, shapes, SHA-256 of each file).
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 #include <cstdio>
-
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "attn/error.h"
 #include "attn/npy.h"
@@ -13,6 +15,7 @@
 #include "attn/run.h"
 #include "attn/sha256.h"
 #include "attn/weights.h"
+#include "memory_check.h"
 #include "modes.h"
 #include "stdout_writer.h"
 
@@ -63,13 +66,54 @@ std::string table(const nlohmann::json& params, const std::string& header) {
   return out;
 }
 
+bool same_path(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return std::filesystem::equivalent(a, b, ec) && !ec;
+}
+
+// The files an earlier dump into `dir` wrote (its manifest.json's "files"),
+// plain names only; none when there is no readable manifest.
+std::vector<std::string> earlier_dump_files(const std::string& dir) {
+  std::vector<std::string> names;
+  std::ifstream in(dir + "/manifest.json", std::ios::binary);
+  if (!in) return names;
+  const nlohmann::json m = nlohmann::json::parse(in, nullptr, false);
+  if (!m.is_object() || !m.contains("files") || !m["files"].is_object()) return names;
+  for (const auto& entry : m["files"]) {
+    if (!entry.is_object() || !entry.contains("file") || !entry["file"].is_string()) continue;
+    const std::string name = entry["file"].get<std::string>();
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+      continue;
+    names.push_back(name);
+  }
+  return names;
+}
+
+// --dump-weights DIR never writes into the weights it reads (CONTRACT.md
+// "Output safety rules"): DIR is not the weights folder, and no file it
+// writes or removes is the weights file.
+void check_not_the_source(const std::string& dir, const std::string& weights,
+                          const std::vector<std::string>& touched) {
+  if (weights.empty()) return;
+  const auto refuse = [&](const std::string& what) {
+    throw attn::Error(attn::Exit::cant_create,
+                      "--dump-weights " + dir + ": " + what + " " + weights +
+                          " that this run reads; dump into another folder");
+  };
+  if (same_path(dir, weights)) refuse("is the weights folder");
+  for (const std::string& name : touched)
+    if (same_path(dir + "/" + name, weights)) refuse("would overwrite the weights file");
+}
+
 }  // namespace
 
 int run_dump_weights(const Options& opt) {
   attn::Config cfg = load_config_with_flags(opt);
+  if (!opt.dump_dir.empty()) check_not_the_source(opt.dump_dir, cfg.weights, {});
   attn::Layout loaded_layout;
   bool detected = false;
   std::string source;
+  check_init_memory(cfg);
   attn::Weights w =
       attn::load_model_weights(cfg, opt.allow_nonfinite, &loaded_layout, &detected, &source);
   const attn::Layout target = opt.layout ? *attn::parse_layout(*opt.layout) : loaded_layout;
@@ -87,22 +131,29 @@ int run_dump_weights(const Options& opt) {
   for (const auto& key : keys) {
     attn::Tensor t = sd.read_f32(key, true);
     ParamStats s = stats_of(t);
-    params.push_back({{"key", key}, {"shape", t.shape}, {"shape_str", attn::shape_str(t.shape)},
-                      {"dtype", "float32"}, {"min", s.min}, {"max", s.max}, {"mean", s.mean},
+    params.push_back({{"key", key},
+                      {"shape", t.shape},
+                      {"shape_str", attn::shape_str(t.shape)},
+                      {"dtype", "float32"},
+                      {"min", s.min},
+                      {"max", s.max},
+                      {"mean", s.mean},
                       {"std", s.std}});
     tensors.push_back(std::move(t));
   }
   const std::string layout_note =
-      attn::layout_name(target) + (target == loaded_layout
-                                       ? (detected ? " (detected)" : " (from config)")
-                                       : " (converted from " + attn::layout_name(loaded_layout) + ")");
+      attn::layout_name(target) +
+      (target == loaded_layout ? (detected ? " (detected)" : " (from config)")
+                               : " (converted from " + attn::layout_name(loaded_layout) + ")");
 
   if (opt.dump_dir.empty()) {
     if (opt.format == Format::json) {
       for (auto& p : params) p.erase("shape_str");
       nlohmann::json j = {{"layout", attn::layout_name(target)},
                           {"source_layout", attn::layout_name(loaded_layout)},
-                          {"layout_detected", detected}, {"weights", source}, {"params", params}};
+                          {"layout_detected", detected},
+                          {"weights", source},
+                          {"params", params}};
       write_stdout(j.dump(2) + "\n");
     } else {
       write_stdout(table(params, "layout: " + layout_note + "   weights: " + source));
@@ -110,13 +161,25 @@ int run_dump_weights(const Options& opt) {
     return 0;
   }
 
+  std::vector<std::string> written = {"manifest.json"};
+  for (const auto& key : keys) written.push_back(key + ".npy");
+  std::vector<std::string> stale;  // an earlier dump's files this one does not write
+  for (const std::string& name : earlier_dump_files(opt.dump_dir))
+    if (std::find(written.begin(), written.end(), name) == written.end()) stale.push_back(name);
+  std::vector<std::string> touched = written;
+  touched.insert(touched.end(), stale.begin(), stale.end());
+  check_not_the_source(opt.dump_dir, cfg.weights, touched);
+
   attn::OutputDir out(opt.dump_dir);
+  for (const std::string& name : stale) out.remove_on_commit(name);
   nlohmann::json files = nlohmann::json::object();
   for (std::size_t i = 0; i < keys.size(); ++i) {
     std::string bytes = attn::encode_npy(tensors[i]);
     out.add(keys[i] + ".npy", bytes);
-    files[keys[i]] = {{"file", keys[i] + ".npy"}, {"shape", tensors[i].shape},
-                      {"dtype", "float32"}, {"sha256", attn::sha256_hex(bytes)}};
+    files[keys[i]] = {{"file", keys[i] + ".npy"},
+                      {"shape", tensors[i].shape},
+                      {"dtype", "float32"},
+                      {"sha256", attn::sha256_hex(bytes)}};
   }
   attn::Config dumped = cfg;
   dumped.layout = target;

@@ -6,9 +6,12 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 
+#include "attn/error.h"
 #include "attn/layout.h"
+#include "attn/npy.h"
 #include "progress.h"
 
 namespace app {
@@ -71,14 +74,30 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec, const
   attn::ForwardOptions fo;
   fo.attention = head;
   fo.threads = plan.threads;
+  fo.check_overflow = plan.check_overflow;
   const auto t0 = std::chrono::steady_clock::now();
   res.forward = attn::forward(w, spec, x, padding, res.context, fo);
   res.compute_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (progress) progress->finish();
+  if (plan.check_overflow) check_context_finite(res.context);
   if (all) res.maps = std::move(all->maps);
   if (stats) res.stats = stats->result();
   return res;
+}
+
+void check_context_finite(const attn::Tensor& context) {
+  // The output projection mixes the heads, so an overflow there names the
+  // batch and query row; the kernels already named any head-level overflow.
+  // One pass over (B, S, O), which is O(S), beside the O(S^2) attention.
+  const std::size_t S = context.shape[1], O = context.shape[2];
+  for (std::size_t i = 0; i < context.data.size(); ++i)
+    if (!std::isfinite(context.data[i]))
+      throw attn::Error(attn::Exit::data,
+                        "input: context overflows float32 at batch " + std::to_string(i / (S * O)) +
+                            ", query row " + std::to_string(i / O % S) +
+                            " after the output projection (every head; finite inputs too "
+                            "large for float32 attention)");
 }
 
 void warn_fully_masked(const attn::ForwardStats& s, const std::string& where) {
@@ -120,6 +139,19 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
         "log), mean of the row's max weight, mean weight on key 0; fully masked "
         "rows are counted and excluded from the means";
   }
+  return run;
+}
+
+nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& res,
+                             const nlohmann::json& extra) {
+  const auto t_write = std::chrono::steady_clock::now();
+  out.add("context.npy", attn::encode_npy(res.context));
+  if (!f.maps_shape) out.remove_on_commit("attention.npy");
+  f.write_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_write).count();
+  nlohmann::json run = run_json(f, res);
+  for (const auto& [key, value] : extra.items()) run[key] = value;
+  out.add("run.json", run.dump(2) + "\n");
   return run;
 }
 

@@ -32,6 +32,7 @@ struct JobPlan {
   std::size_t capture_cells = 256;
   bool progress = false;  // a row-count progress bar (stderr is a terminal, not -q)
   int threads = 1;
+  bool check_overflow = true;  // false under --allow-nonfinite
 };
 
 struct JobResult {
@@ -46,6 +47,10 @@ struct JobResult {
 // x: (B, S, C); padding: (B, S) or nullptr.
 JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec, const attn::Tensor& x,
                   const attn::Mask* padding, const JobPlan& plan);
+
+// Error(Exit::data) naming batch and query row when the context (B, S, O)
+// holds a non-finite value (an overflow of the output projection).
+void check_context_finite(const attn::Tensor& context);
 
 // The one warning about fully masked rows (CONTRACT.md "Outputs").
 void warn_fully_masked(const attn::ForwardStats& s, const std::string& where);
@@ -64,6 +69,14 @@ struct RunFacts {
   double load_ms = 0, compute_ms = 0, write_ms = 0;
 };
 nlohmann::json run_json(const RunFacts& f, const JobResult& r);
+
+// One input's results staged in its folder, the same for the single run and
+// every --input-list entry: context.npy, run.json (with `extra`'s keys added),
+// and a stale attention.npy dropped at commit when f.maps_shape is unset
+// (the maps were streamed into `out` by run_job when it is set). f.write_ms
+// is measured here. Returns run.json.
+nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& res,
+                             const nlohmann::json& extra = nlohmann::json::object());
 
 // The facts that come from the config and the weights, the same for every
 // input of a run; the caller fills in the input's own.

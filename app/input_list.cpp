@@ -17,6 +17,7 @@
 #include "attn/output.h"
 #include "attn/run.h"
 #include "forward_job.h"
+#include "memory_check.h"
 #include "modes.h"
 #include "progress.h"
 #include "timing.h"
@@ -39,6 +40,22 @@ std::string folder_of(const std::string& path) {
   return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// "summary.json" or "summary-K-of-N.json": a summary of any shard count, so
+// every shard of one list refuses the same entries.
+bool is_summary_name(const std::string& name) {
+  if (name == "summary.json") return true;
+  const std::string head = "summary-", tail = ".json";
+  if (name.size() <= head.size() + tail.size() || name.rfind(head, 0) != 0 ||
+      name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
+    return false;
+  const std::string mid = name.substr(head.size(), name.size() - head.size() - tail.size());
+  const auto of = mid.find("-of-");
+  const auto digits = [](const std::string& s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  return of != std::string::npos && digits(mid.substr(0, of)) && digits(mid.substr(of + 4));
+}
+
 std::vector<ListEntry> read_list(const std::string& list) {
   const auto bytes = attn::read_file(list, kMaxListBytes);
   const std::string text(bytes.begin(), bytes.end());
@@ -51,6 +68,9 @@ std::vector<ListEntry> read_list(const std::string& list) {
     std::string line = text.substr(pos, end - pos);
     pos = end + 1;
     ++line_no;
+    if (line.find('\0') != std::string::npos)  // a path cannot hold one: never cut it there
+      throw attn::Error(attn::Exit::data, list + ": line " + std::to_string(line_no) +
+                                              ": expected a path, found a NUL byte in it");
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;  // blank or comment
     line = line.substr(first, line.find_last_not_of(" \t\r") + 1 - first);
@@ -77,6 +97,12 @@ std::vector<ListEntry> read_list(const std::string& list) {
   // Every input of the whole list, not just this shard, so all shards agree.
   std::map<std::string, const ListEntry*> seen;
   for (const auto& e : entries) {
+    if (is_summary_name(e.name))
+      throw attn::Error(attn::Exit::data, list + ": input '" + e.written + "' (line " +
+                                              std::to_string(e.line) +
+                                              ") would write its results to '" + e.name +
+                                              "/', the name of the list's summary file; "
+                                              "rename it");
     auto [it, fresh] = seen.emplace(e.name, &e);
     if (!fresh)
       throw attn::Error(attn::Exit::data, list + ": inputs '" + it->second->written + "' (line " +
@@ -106,6 +132,7 @@ int run_input_list(const Options& opt) {
 
   // Weights and mask once for every input.
   attn::LoadedRun model;
+  check_init_memory(cfg);
   model.weights = attn::load_model_weights(cfg, opt.allow_nonfinite, &model.layout,
                                            &model.layout_detected, &model.weights_source);
   std::string mask_name;
@@ -138,14 +165,13 @@ int run_input_list(const Options& opt) {
     plan.maps_shape = maps_shape;
     plan.stats = opt.stats;
     plan.threads = threads;
+    plan.check_overflow = !opt.allow_nonfinite;
     JobResult res =
         run_job(model.weights, attn::attention_spec(cfg), x, padding ? &*padding : nullptr, plan);
     warn_fully_masked(res.forward, e->path);
     if (!batched) res.context.shape.erase(res.context.shape.begin());
 
     const auto t_write = Clock::now();
-    out.add("context.npy", attn::encode_npy(res.context));
-    if (!cfg.output_attention) out.remove_on_commit("attention.npy");
     RunFacts f = model_facts(cfg, model, threads);
     f.input_source = e->path;
     f.input_shape = batched ? x.shape : std::vector<std::size_t>{S, x.shape[2]};
@@ -154,10 +180,8 @@ int run_input_list(const Options& opt) {
     if (cfg.output_attention) f.maps_shape = maps_shape;
     f.load_ms = load_ms;
     f.compute_ms = res.compute_ms;
-    f.write_ms = ms_since(t_write);
-    nlohmann::json run = run_json(f, res);
-    run["input_list"] = {{"list", list}, {"line", e->line}, {"index", e->index}};
-    out.add("run.json", run.dump(2) + "\n");
+    const nlohmann::json run = stage_results(
+        out, f, res, {{"input_list", {{"list", list}, {"line", e->line}, {"index", e->index}}}});
     out.commit();
     f.write_ms = ms_since(t_write);
     print_stats_table(res.stats, e->path, opt.quiet);

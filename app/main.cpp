@@ -1,37 +1,66 @@
 // attn-run's entry point: parse flags, set up logging, run one mode, and map
 // every failure to one stderr line and a sysexits.h code (CONTRACT.md).
+#include <spdlog/sinks/sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <exception>
 
-#include <CLI/CLI.hpp>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-
 #include "attn/error.h"
+#include "attn/escape.h"
 #include "attn/output.h"
 #include "modes.h"
 #include "options.h"
+#include "stdout_writer.h"
 
 namespace {
 
+// The one place an error reaches stderr: the message (which may carry a
+// user's path, key, label or archive member name) is escaped here, so it stays
+// one line and holds no terminal command (CONTRACT.md "Exit codes").
 int fail(const std::string& message, attn::Exit code) {
   std::fflush(stdout);
-  std::fprintf(stderr, "attn-run: error: %s\n", message.c_str());
+  std::fprintf(stderr, "attn-run: error: %s\n", attn::printable(message).c_str());
   return static_cast<int>(code);
 }
 
+// The log's stderr sink with every message escaped on its way out: the one
+// place log lines (warnings naming files, labels, folders) are made safe.
+class EscapingSink : public spdlog::sinks::sink {
+ public:
+  EscapingSink() : inner_(std::make_shared<spdlog::sinks::stderr_color_sink_mt>()) {}
+  void log(const spdlog::details::log_msg& msg) override {
+    const std::string text = attn::printable({msg.payload.data(), msg.payload.size()});
+    spdlog::details::log_msg escaped = msg;
+    escaped.payload = spdlog::string_view_t(text.data(), text.size());
+    inner_->log(escaped);
+  }
+  void flush() override { inner_->flush(); }
+  void set_pattern(const std::string& pattern) override { inner_->set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> f) override {
+    inner_->set_formatter(std::move(f));
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::sink> inner_;
+};
+
 void setup_logging(const app::Options& opt) {
-  auto logger = spdlog::stderr_color_mt("attn-run");
+  auto logger = std::make_shared<spdlog::logger>("attn-run", std::make_shared<EscapingSink>());
   logger->set_pattern("attn-run: %^%l%$: %v");
-  logger->set_level(opt.quiet ? spdlog::level::err
-                              : opt.verbose ? spdlog::level::debug : spdlog::level::info);
+  logger->set_level(opt.quiet     ? spdlog::level::err
+                    : opt.verbose ? spdlog::level::debug
+                                  : spdlog::level::info);
   spdlog::set_default_logger(logger);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  app::guard_standard_fds();
   std::signal(SIGPIPE, SIG_IGN);  // EPIPE is handled where stdout is written
   attn::install_cleanup_signal_handlers();
 
@@ -55,14 +84,26 @@ int main(int argc, char** argv) {
     return fail(what, attn::Exit::usage);  // CLI11's own 100-114 codes map to 64
   }
   opt.dump_weights = cli.get_option("--dump-weights")->count() > 0;
+  // An empty output name would silently mean "no output folder" (stdout).
+  if (opt.out_dir && opt.out_dir->empty())
+    return fail("--out-dir: expected a folder name, found an empty string", attn::Exit::usage);
+  if (opt.plot && opt.plot->empty())
+    return fail("--plot: expected a file name, found an empty string", attn::Exit::usage);
 
   try {
     setup_logging(opt);
-    return opt.dump_weights ? app::run_dump_weights(opt) : app::run_forward(opt);
+    // Mode dispatch, in this one place.
+    if (opt.dump_weights) return app::run_dump_weights(opt);
+    app::check_option_combinations(opt);
+    if (opt.input_list) return app::run_input_list(opt);
+    return app::run_forward(opt);
   } catch (const attn::Error& e) {
     return fail(e.what(), e.code());
   } catch (const std::bad_alloc&) {
-    return fail("out of memory", attn::Exit::software);
+    // The estimates before the work (attn/run.h) should catch this first;
+    // an allocation that still fails is the same class of failure.
+    return fail("memory: an allocation failed: the run needs more memory than the machine allows",
+                attn::Exit::unavailable);
   } catch (const std::exception& e) {
     return fail(std::string("internal error (please report): ") + e.what(), attn::Exit::software);
   }

@@ -13,6 +13,7 @@
 
 #include "attn/attention.h"
 #include "attn/error.h"
+#include "attn/escape.h"
 #include "attn/files.h"
 #include "attn/npy.h"
 #include "attn/output.h"
@@ -20,16 +21,16 @@
 #include "attn/run.h"
 #include "attn/stats.h"
 #include "forward_job.h"
+#include "memory_check.h"
 #include "modes.h"
 #include "plot.h"
 #include "progress.h"
-#include "timing.h"
+#include "stdin_input.h"
 #include "stdout_writer.h"
+#include "timing.h"
 
 namespace app {
 namespace {
-
-constexpr std::size_t kMaxStdinBytes = std::size_t(16) << 30;
 
 std::string format_stdout(const attn::Tensor& t, Format f) {
   switch (f) {
@@ -44,7 +45,8 @@ std::string format_stdout(const attn::Tensor& t, Format f) {
 }
 
 // Token labels for pictures: --labels, else the config's, else positions.
-std::vector<std::string> token_labels(const Options& opt, const attn::Config& cfg, std::size_t S) {
+std::vector<std::string> picture_labels(const Options& opt, const attn::Config& cfg,
+                                        std::size_t S) {
   if (opt.labels_spec) {
     auto labels = split_labels(*opt.labels_spec);
     if (labels.size() != S)
@@ -62,11 +64,43 @@ std::vector<std::string> token_labels(const Options& opt, const attn::Config& cf
   return pos;
 }
 
+// The same made well-formed UTF-8 here, where they enter the run, so every
+// picture (SVG, PNG, terminal) gets clean strings.
+std::vector<std::string> token_labels(const Options& opt, const attn::Config& cfg, std::size_t S) {
+  std::vector<std::string> labels = picture_labels(opt, cfg, S);
+  for (std::string& l : labels) l = attn::valid_utf8(l);
+  return labels;
+}
+
+// The forward pass's big buffers (projections and context, plus every map
+// under --attn-stdout, and its formatted copy) against the machine's memory.
+void check_forward_memory(const Options& opt, const attn::LoadedRun& r) {
+  const std::size_t B = r.x.shape[0], S = r.x.shape[1];
+  const std::size_t H = std::size_t(r.weights.H), HD = H * std::size_t(r.weights.D);
+  const std::size_t O = r.weights.has_out_proj ? std::size_t(r.weights.O) : HD;
+  const std::size_t rows = mul_sat(B, S);
+  const std::size_t work = mul_sat(mul_sat(rows, 3 * HD + 2 * O), sizeof(float));
+  check_memory(
+      work, r.input_source,
+      "the forward pass of input shape " + attn::shape_str(r.x.shape) + " (projections, context)");
+  if (!opt.attn_stdout) return;
+  // float32 maps held whole, then formatted: a second copy for npy, about
+  // three more (12 characters a value) as text or JSON.
+  const std::size_t maps = mul_sat(mul_sat(mul_sat(rows, H), S), sizeof(float));
+  const std::size_t copies = opt.format == Format::npy ? 2 : 4;
+  const std::size_t total =
+      mul_sat(maps, copies) + work < work ? std::size_t(-1) : mul_sat(maps, copies) + work;
+  check_memory(total, "--attn-stdout",
+               "the attention maps (" + std::to_string(B) + ", " + std::to_string(H) + ", " +
+                   std::to_string(S) + ", " + std::to_string(S) + ") of " + r.input_source +
+                   " held and formatted for stdout");
+}
+
 MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn::LoadedRun& r,
                         const MapCapture& cap, std::vector<std::string> labels) {
   const std::size_t B = r.x.shape[0], S = r.x.shape[1];
   MapPicture pic;
-  pic.title = cfg.file.empty() ? "attention maps" : cfg.file;
+  pic.title = cfg.file.empty() ? "attention maps" : attn::valid_utf8(cfg.file);
   pic.subtitle = attn::kind_name(cfg.kind) +
                  (cfg.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") + ", " +
                  std::to_string(cfg.num_heads) + (cfg.num_heads == 1 ? " head" : " heads") +
@@ -114,9 +148,6 @@ void print_stats_table(const std::vector<attn::HeadStats>& stats, const std::str
 }
 
 int run_forward(const Options& opt) {
-  check_option_combinations(opt);
-  if (opt.input_list) return run_input_list(opt);
-
   const auto t_start = Clock::now();
   attn::Config cfg = load_config_with_flags(opt);
   const bool to_dir = !cfg.output_dir.empty();
@@ -129,7 +160,8 @@ int run_forward(const Options& opt) {
   lo.allow_nonfinite = opt.allow_nonfinite;
   lo.input_path = opt.input;
   lo.padding_mask_path = opt.padding_mask;
-  if (opt.input && *opt.input == "-") lo.stdin_bytes = attn::read_stdin(kMaxStdinBytes);
+  if (opt.input && *opt.input == "-") lo.stdin_bytes = read_stdin_input();
+  check_init_memory(cfg);
   attn::LoadedRun r = attn::load_run(cfg, lo);
   const double load_ms = ms_since(t_start);
 
@@ -169,19 +201,21 @@ int run_forward(const Options& opt) {
   plan.capture_cells = kMaxPlotCells;
   plan.progress = Progress::wanted(opt.quiet);
   plan.threads = threads;
+  plan.check_overflow = !opt.allow_nonfinite;
+  check_forward_memory(opt, r);
+  attn::test_pause_point("compute");
   JobResult res =
       run_job(r.weights, attn::attention_spec(cfg), r.x, r.padding ? &*r.padding : nullptr, plan);
   warn_fully_masked(res.forward, "");
   if (!r.batched) res.context.shape.erase(res.context.shape.begin());  // (S, O) in, (S, O) out
 
-  // Files first (all or nothing), stdout last: a failure leaves stdout empty.
+  // Everything is staged first; stdout is written before the commit, because
+  // it cannot be taken back: a failed stdout (exit 74) leaves every existing
+  // file untouched (CONTRACT.md "Output safety rules").
   std::optional<MapPicture> pic;
   if (pictures) pic = make_picture(opt, cfg, r, *res.capture, std::move(labels));
   if (plot_file) plot_file->stage(*pic);
   if (to_dir) {
-    const auto t_write = Clock::now();
-    out->add("context.npy", attn::encode_npy(res.context));
-    if (!want_maps) out->remove_on_commit("attention.npy");
     RunFacts f = model_facts(cfg, r, threads);
     f.input_source = r.input_source;
     f.input_shape = r.batched ? r.x.shape : std::vector<std::size_t>{S, r.x.shape[2]};
@@ -190,8 +224,17 @@ int run_forward(const Options& opt) {
     if (want_maps) f.maps_shape = maps_shape;
     f.load_ms = load_ms;
     f.compute_ms = res.compute_ms;
-    f.write_ms = ms_since(t_write);
-    out->add("run.json", run_json(f, res).dump(2) + "\n");
+    stage_results(*out, f, res);
+  }
+  if (opt.show) {
+    write_stdout(render_terminal(*pic, terminal_colors(), terminal_columns()));
+  } else if (opt.attn_stdout) {
+    if (!r.batched) res.maps.shape.erase(res.maps.shape.begin());  // (H, S, S)
+    write_stdout(format_stdout(res.maps, opt.format));
+  } else if (!to_dir) {
+    write_stdout(format_stdout(res.context, opt.format));
+  }
+  if (to_dir) {
     out->commit();
     spdlog::info("wrote {}/context.npy{} and run.json", cfg.output_dir,
                  want_maps ? ", attention.npy" : "");
@@ -202,14 +245,6 @@ int run_forward(const Options& opt) {
   }
   print_stats_table(res.stats, "", opt.quiet);  // after the files: a failure stays one line
 
-  if (opt.show) {
-    write_stdout(render_terminal(*pic, terminal_colors(), terminal_columns()));
-  } else if (opt.attn_stdout) {
-    if (!r.batched) res.maps.shape.erase(res.maps.shape.begin());  // (H, S, S)
-    write_stdout(format_stdout(res.maps, opt.format));
-  } else if (!to_dir) {
-    write_stdout(format_stdout(res.context, opt.format));
-  }
   return 0;
 }
 

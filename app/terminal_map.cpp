@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "attn/escape.h"
 #include "colormap.h"
 #include "map_capture.h"
 #include "plot.h"
@@ -22,15 +23,10 @@ std::size_t utf8_length(const std::string& s) {
   return n;
 }
 
+// `s` escaped (a label never reaches the terminal as a command) and cut to
+// `width` columns without splitting an escape, right-aligned.
 std::string fit(const std::string& s, std::size_t width) {
-  std::string out;
-  std::size_t chars = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const bool start = (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
-    if (start && chars == width) break;
-    chars += start;
-    out += s[i];
-  }
+  const std::string out = attn::printable_prefix(s, width);
   return std::string(width - std::min(width, utf8_length(out)), ' ') + out;
 }
 
@@ -53,7 +49,7 @@ std::string background(Rgb c, TermColors colors) {
 
 std::string render_terminal(const MapPicture& pic, TermColors colors, int columns) {
   std::size_t label_w = 1;
-  for (const auto& l : pic.labels) label_w = std::max(label_w, utf8_length(l));
+  for (const auto& l : pic.labels) label_w = std::max(label_w, utf8_length(attn::printable(l)));
   label_w = std::min(label_w, kMaxLabelChars);
   const std::size_t avail = std::size_t(std::max(columns, 20)) > label_w + 2
                                 ? (std::size_t(std::max(columns, 20)) - label_w - 2) / 2
@@ -64,7 +60,7 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
   for (float v : pic.cells.data) vmax = std::max(vmax, v);
   if (!(vmax > 0)) vmax = 1;
 
-  std::string out = pic.title + ": " + pic.subtitle + "\n";
+  std::string out = attn::printable(pic.title) + ": " + pic.subtitle + "\n";
   char buf[160];
   std::snprintf(buf, sizeof buf, "rows: queries, columns: keys; %s from 0 to %.3g%s\n",
                 colors == TermColors::plain ? "\" .:-=+*#%@\"" : "dark to bright", double(vmax),

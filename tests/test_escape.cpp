@@ -31,3 +31,18 @@ TEST_CASE("printable_prefix: never cuts an escape or a code point") {
   CHECK(cut == "ab\u2026");
   CHECK(printable_prefix("\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", 2) == "\xe6\x97\xa5\u2026");
 }
+
+TEST_CASE("valid_utf8: invalid sequences and noncharacters become U+FFFD") {
+  const std::string fffd = "\xEF\xBF\xBD";
+  CHECK(attn::valid_utf8("caf\xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80") ==
+        "caf\xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80");                  // valid passes
+  CHECK(attn::valid_utf8("caf\xE9") == "caf" + fffd);                // Latin-1 byte
+  CHECK(attn::valid_utf8("\xC0\xAF") == fffd + fffd);                // overlong '/'
+  CHECK(attn::valid_utf8("\xED\xA0\x80") == fffd + fffd + fffd);     // a surrogate
+  CHECK(attn::valid_utf8("a\xE6\x97") == "a" + fffd + fffd);         // cut sequence
+  CHECK(attn::valid_utf8("\xEF\xBF\xBE") == fffd);                   // U+FFFE
+  CHECK(attn::valid_utf8("\xEF\xB7\x90") == fffd);                   // U+FDD0
+  CHECK(attn::valid_utf8("\xF4\x8F\xBF\xBF") == fffd);               // U+10FFFF
+  CHECK(attn::valid_utf8("\xEF\xBF\xBD") == fffd);                   // U+FFFD itself stays
+  CHECK(attn::valid_utf8("tab\tok") == "tab\tok");                   // controls: the plot's job
+}

@@ -118,6 +118,9 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& 
     hv.key_begin = ranges[b].begin;
     hv.key_end = std::max(ranges[b].begin, ranges[b].end);
     hv.holes = ranges[b].holes;
+    hv.batch = b;
+    hv.head = h;
+    hv.check_overflow = opt.check_overflow;
     const std::size_t ke = spec.causal ? std::min(hv.key_end, i0 + n) : hv.key_end;
     flops[worker] += 4.0 * double(n) * double(ke > hv.key_begin ? ke - hv.key_begin : 0) * double(D);
 

@@ -53,6 +53,7 @@ void attend_maps(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& /*s
       continue;
     }
     const float sum = exp_shift_sum(row + kb, len, mx);
+    check_row_sum(hv, i0 + r, sum);
     scale_row(row + kb, len, 1.0f / sum);
   }
 
@@ -60,6 +61,7 @@ void attend_maps(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& /*s
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(D),
               static_cast<int>(len), 1.0f, rows + kb, static_cast<int>(S), hv.v + kb * hv.ld,
               static_cast<int>(hv.ld), 0.0f, y0, static_cast<int>(hv.ld_y));
+  check_output_rows(hv, i0, n);
 }
 
 }  // namespace attn::kernels

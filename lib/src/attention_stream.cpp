@@ -72,6 +72,7 @@ void attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& s
       }
       const float factor = std::exp(m[r] - m_new);  // 0 when m[r] was -inf
       const float s = exp_shift_sum(row, mb, m_new);
+      check_row_sum(hv, i0 + r, s);
       if (factor != 1.0f) {
         scale_row(acc + r * D, D, factor);
         l[r] *= factor;
@@ -95,6 +96,7 @@ void attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& s
       std::memset(y, 0, D * sizeof(float));
     }
   }
+  check_output_rows(hv, i0, n);
 }
 
 }  // namespace attn::kernels

@@ -55,6 +55,8 @@ void check_size(const Config& c, const char* key, std::int64_t v, std::int64_t m
 std::string path_value(const Config& c, const json& v, const std::string& name) {
   std::string p = cj::get_string(v, name);
   if (p.empty()) throw Error(Exit::config, name + ": expected a path, found an empty string");
+  if (p.find('\0') != std::string::npos)
+    throw Error(Exit::config, name + ": expected a path, found a NUL character in it");
   return p == "-" ? p : resolve_path(c.dir, p);
 }
 
@@ -69,6 +71,8 @@ void read_output(Config& c, const json& v, const std::string& name) {
   if (o.contains("dir")) {
     std::string d = cj::get_string(o.at("dir"), name + ".dir");
     if (d.empty()) throw Error(Exit::config, name + ".dir: expected a folder, found an empty string");
+    if (d.find('\0') != std::string::npos)
+      throw Error(Exit::config, name + ".dir: expected a folder, found a NUL character in it");
     c.output_dir = resolve_path(c.dir, d);
   }
   if (o.contains("attention")) c.output_attention = cj::get_bool(o.at("attention"), name + ".attention");
@@ -303,8 +307,9 @@ void resolve_config(Config& c) {
   if (c.context_size) check_size(c, "context_size", *c.context_size, kMaxContext);
 
   if (c.scale_given) {
-    if (!(c.scale > 0.0) || !std::isfinite(c.scale))
-      fail(c, "scale", "expected a number > 0, found " + json(c.scale).dump());
+    if (!(c.scale > 0.0) || !std::isfinite(static_cast<float>(c.scale)))
+      fail(c, "scale", "expected a number > 0 that float32 holds (at most 3.4e38), found " +
+                           json(c.scale).dump());
   } else {
     c.scale = 1.0 / std::sqrt(static_cast<double>(c.head_size));
   }

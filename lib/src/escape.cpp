@@ -39,6 +39,10 @@ std::size_t utf8_length(std::string_view s, std::size_t i, std::uint32_t* cp) {
   return n;
 }
 
+bool noncharacter(std::uint32_t cp) {
+  return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
+}
+
 std::string hex_byte(unsigned char c) {
   char buf[8];
   std::snprintf(buf, sizeof buf, "\\x%02x", c);
@@ -98,6 +102,23 @@ std::string printable_prefix(std::string_view s, std::size_t max_cols) {
     out += piece;
     cols += w;
     i += used;
+  }
+  return out;
+}
+
+std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    std::uint32_t cp = 0;
+    const std::size_t n = utf8_length(s, i, &cp);
+    if (n == 0 || noncharacter(cp)) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      i += n == 0 ? 1 : n;
+      continue;
+    }
+    out.append(s.substr(i, n));
+    i += n;
   }
   return out;
 }

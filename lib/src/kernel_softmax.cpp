@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 
+#include "attn/error.h"
 #include "kernels.h"
 
 namespace attn::kernels {
@@ -81,7 +83,8 @@ float row_max(const float* row, std::size_t n) {
   std::size_t j = 0;
   if (n >= kLanes) {
     Batch m = Batch::load_unaligned(row);
-    for (j = kLanes; j + kLanes <= n; j += kLanes) m = xsimd::max(m, Batch::load_unaligned(row + j));
+    for (j = kLanes; j + kLanes <= n; j += kLanes)
+      m = xsimd::max(m, Batch::load_unaligned(row + j));
     alignas(64) float lanes[kLanes];
     m.store_aligned(lanes);
     for (float v : lanes) best = std::max(best, v);
@@ -93,19 +96,27 @@ float row_max(const float* row, std::size_t n) {
 float exp_shift_sum(float* row, std::size_t n, float shift) {
   const Batch s(shift);
   Batch sum(0.0f);
+  // x - shift <= 0 or -inf for every finite or masked score; it is NaN only
+  // for a NaN score or an infinite one (+inf - +inf): the overflow flag, one
+  // compare per lane on values already in registers.
+  auto bad = Batch(0.0f) != Batch(0.0f);
   std::size_t j = 0;
   for (; j + kLanes <= n; j += kLanes) {
-    const Batch e = exp_batch(Batch::load_unaligned(row + j) - s);
+    const Batch d = Batch::load_unaligned(row + j) - s;
+    bad = bad || (d != d);
+    const Batch e = exp_batch(d);
     e.store_unaligned(row + j);
     sum += e;
   }
-  float total = xsimd::hadd(sum);
+  float total = xsimd::any(bad) ? std::numeric_limits<float>::quiet_NaN() : xsimd::hadd(sum);
   if (j < n) {
     // Tail through a padded lane buffer so it uses the same vector exp.
     alignas(64) float tail[kLanes];
     const std::size_t left = n - j;
-    for (std::size_t t = 0; t < kLanes; ++t)
+    for (std::size_t t = 0; t < kLanes; ++t) {
       tail[t] = t < left ? row[j + t] : -std::numeric_limits<float>::infinity();
+      if (std::isnan(tail[t] - shift)) total = std::numeric_limits<float>::quiet_NaN();
+    }
     const Batch e = exp_batch(Batch::load_aligned(tail) - s);
     e.store_aligned(tail);
     for (std::size_t t = 0; t < left; ++t) {
@@ -119,8 +130,35 @@ float exp_shift_sum(float* row, std::size_t n, float shift) {
 void scale_row(float* row, std::size_t n, float s) {
   const Batch f(s);
   std::size_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) (Batch::load_unaligned(row + j) * f).store_unaligned(row + j);
+  for (; j + kLanes <= n; j += kLanes)
+    (Batch::load_unaligned(row + j) * f).store_unaligned(row + j);
   for (; j < n; ++j) row[j] *= s;
+}
+
+namespace {
+
+[[noreturn]] void overflow(const HeadView& hv, std::size_t row, const char* what) {
+  throw Error(Exit::data, "input: " + std::string(what) + " overflow float32 at batch " +
+                              std::to_string(hv.batch) + ", head " + std::to_string(hv.head) +
+                              ", query row " + std::to_string(row) +
+                              " (finite inputs too large for float32 attention)");
+}
+
+}  // namespace
+
+void check_row_sum(const HeadView& hv, std::size_t row, float sum) {
+  if (!hv.check_overflow) return;
+  if (!(sum >= 0.0f) || std::isinf(sum)) overflow(hv, row, "attention scores");
+}
+
+void check_output_rows(const HeadView& hv, std::size_t i0, std::size_t n) {
+  if (!hv.check_overflow) return;
+  for (std::size_t r = 0; r < n; ++r) {
+    const float* y = hv.y + (i0 + r) * hv.ld_y;
+    float acc = 0.0f;  // x * 0 is NaN exactly when x is inf or NaN
+    for (std::size_t d = 0; d < hv.D; ++d) acc += y[d] * 0.0f;
+    if (acc != acc) overflow(hv, i0 + r, "attention outputs");
+  }
 }
 
 }  // namespace attn::kernels

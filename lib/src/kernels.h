@@ -18,12 +18,23 @@ namespace attn::kernels {
 float row_max(const float* row, std::size_t n);
 
 // row[j] = exp(row[j] - shift) in place and returns the sum of the new row.
-// Entries equal to -inf (masked) become exactly 0. `shift` must be finite.
+// Entries equal to -inf (masked) become exactly 0. `shift` should be the
+// row's max; when a score is NaN, or +inf (so the shift is too), the sum
+// returned is NaN: an overflow for check_row_sum.
 // Vectorized polynomial exp, relative error about 2 float ulps.
 float exp_shift_sum(float* row, std::size_t n, float shift);
 
 // row[j] *= s.
 void scale_row(float* row, std::size_t n, float s);
+
+struct HeadView;
+// Overflow checks of CONTRACT.md "Numerics", done where the values are
+// already in registers or cache, never by a second pass: a softmax row whose
+// max or sum is not finite (exp_shift_sum returns NaN when a score is NaN or
+// +inf) and output rows [i0, i0+n) of y that are not finite are an
+// Error(Exit::data) naming the batch, head and query row.
+void check_row_sum(const HeadView& hv, std::size_t row, float sum);
+void check_output_rows(const HeadView& hv, std::size_t i0, std::size_t n);
 
 // Scalar exp with the same polynomial, for tests.
 float exp_approx(float x);
@@ -74,6 +85,8 @@ struct HeadView {
   // key lies inside (then the mask bytes are consulted per tile).
   std::size_t key_begin = 0, key_end = 0;
   bool holes = false;
+  std::size_t batch = 0, head = 0;  // for naming an overflow
+  bool check_overflow = true;
 };
 
 // Per-worker scratch, grown on demand and reused across tasks.

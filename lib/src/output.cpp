@@ -1,17 +1,22 @@
 // All-or-nothing output folder (CONTRACT.md "Outputs", "Exit codes"):
-// stage every file as ".<name>.attn-run-tmp-<pid>-<n>" inside the target folder
-// (same file system, so rename is atomic), rename them all in commit().
+// stage every file as ".attn-run-tmp-<pid>-<n>" inside the target folder
+// (same file system, so rename is atomic), rename them all in commit() under
+// the folder's lock.
 #include "attn/output.h"
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 
 #include "attn/error.h"
@@ -20,33 +25,113 @@
 namespace attn {
 namespace {
 
-// Temporaries alive right now, for the signal handler. Fixed-size storage
-// because a handler may only do async-signal-safe work (unlink, _exit).
-constexpr int kMaxLive = 64;
-constexpr int kMaxPath = 4096;
-char g_live[kMaxLive][kMaxPath];
-std::atomic<bool> g_live_used[kMaxLive];
+// Temporaries alive right now, for the signal handler: a list of slots that
+// only grows (a slot is reused once free), so any number of files is covered
+// and the handler only reads it (async-signal-safe: unlink, _exit).
+// Slot states: 0 free, 1 being filled, 2 live.
+struct LiveSlot {
+  std::atomic<int> state{0};
+  char path[PATH_MAX];
+  LiveSlot* next = nullptr;
+};
+std::atomic<LiveSlot*> g_live_head{nullptr};
 
-void live_add(const std::string& path) {
-  if (path.size() >= kMaxPath) return;
-  for (int i = 0; i < kMaxLive; ++i) {
-    if (g_live_used[i].load()) continue;
-    std::memcpy(g_live[i], path.c_str(), path.size() + 1);
-    g_live_used[i].store(true);
+LiveSlot* live_add(const std::string& path) {
+  if (path.size() >= PATH_MAX) return nullptr;
+  LiveSlot* slot = nullptr;
+  for (LiveSlot* s = g_live_head.load(); s && !slot; s = s->next) {
+    int expected = 0;
+    if (s->state.compare_exchange_strong(expected, 1)) slot = s;
+  }
+  if (!slot) {
+    slot = new LiveSlot;  // never freed: the handler may walk it at any time
+    slot->state.store(1);
+    slot->next = g_live_head.load();
+    while (!g_live_head.compare_exchange_weak(slot->next, slot)) {
+    }
+  }
+  std::memcpy(slot->path, path.c_str(), path.size() + 1);
+  slot->state.store(2);
+  return slot;
+}
+
+void live_remove(void* slot) {
+  if (slot) static_cast<LiveSlot*>(slot)->state.store(0);
+}
+
+// Every signal that ends the process by default and that a user or the
+// system sends to stop a run (CONTRACT.md "Output safety rules").
+constexpr int kCleanupSignals[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGTERM, SIGUSR1,
+                                   SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU};
+
+// The thread that installed the handlers (main's). A process-directed signal
+// may land on any thread; a worker hands it to this one, so the signal is
+// handled where commit() blocks it (old set or new set, never a mix).
+pthread_t g_main_thread;
+std::atomic<bool> g_signal_seen{false};  // for test_pause_point
+
+extern "C" void cleanup_and_exit(int sig) {
+  if (!pthread_equal(pthread_self(), g_main_thread)) {
+    ::pthread_kill(g_main_thread, sig);  // async-signal-safe (signal-safety(7))
+    g_signal_seen.store(true);           // after: the signal is pending on main now
     return;
+  }
+  for (LiveSlot* s = g_live_head.load(); s; s = s->next)
+    if (s->state.load() == 2) ::unlink(s->path);
+  ::_exit(128 + sig);
+}
+
+void block_cleanup_signals(sigset_t* previous) {
+  sigset_t block;
+  sigemptyset(&block);
+  for (int sig : kCleanupSignals) sigaddset(&block, sig);
+  pthread_sigmask(SIG_BLOCK, &block, previous);
+}
+
+// Temporary names: ".attn-run-tmp-<pid>-<n>", short so that any legal final
+// name still has a legal temporary (NAME_MAX), and carrying the pid so the
+// next run can tell a killed run's leftovers from a live run's.
+constexpr const char* kTempPrefix = ".attn-run-tmp-";
+
+// Remove temporaries in `dir` whose process no longer exists (a SIGKILLed
+// run, a power loss). A live pid, ours or another run's, is left alone.
+void remove_dead_temporaries(const std::string& dir) {
+  std::error_code ec;
+  const std::string prefix = kTempPrefix;
+  for (auto it = std::filesystem::directory_iterator(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (pid <= 0 || *end != '-') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;
+    ::unlink(it->path().c_str());
   }
 }
 
-void live_remove(const std::string& path) {
-  for (int i = 0; i < kMaxLive; ++i)
-    if (g_live_used[i].load() && path == g_live[i]) g_live_used[i].store(false);
-}
+// An exclusive lock on the folder itself (flock on its fd) for the renames,
+// so two runs committing into one folder never interleave their files.
+class FolderLock {
+ public:
+  explicit FolderLock(const std::string& dir)
+      : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_ < 0)
+      throw Error(Exit::io, dir + ": cannot open output folder: " + std::strerror(errno));
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      const int saved = errno;
+      ::close(fd_);
+      throw Error(Exit::io, dir + ": cannot lock output folder: " + std::strerror(saved));
+    }
+  }
+  ~FolderLock() { ::close(fd_); }  // closing releases the lock
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
 
-extern "C" void cleanup_and_exit(int sig) {
-  for (int i = 0; i < kMaxLive; ++i)
-    if (g_live_used[i].load()) ::unlink(g_live[i]);
-  ::_exit(128 + sig);
-}
+ private:
+  int fd_;
+};
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -66,13 +151,29 @@ bool write_all(int fd, const char* p, std::size_t n) {
 
 }  // namespace
 
+void test_pause_point(const char* where) {
+  const char* at = std::getenv("ATTN_TEST_PAUSE_AT");
+  if (!at || std::strcmp(at, where) != 0) return;
+  ::raise(SIGSTOP);
+  // Continued: a signal sent while stopped may have landed on another thread
+  // (OpenBLAS's, say), which hands it to this one. Wait for that hand-over
+  // (at most 5 s), so the signal takes effect here, at the known point.
+  for (int i = 0; i < 5000 && !g_signal_seen.load(); ++i) {
+    const struct timespec ms = {0, 1000000};
+    ::nanosleep(&ms, nullptr);
+  }
+}
+
 void install_cleanup_signal_handlers() {
+  g_main_thread = pthread_self();
   struct sigaction sa {};
   sa.sa_handler = cleanup_and_exit;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
+  for (int sig : kCleanupSignals) sigaddset(&sa.sa_mask, sig);
+  for (int sig : kCleanupSignals) sigaction(sig, &sa, nullptr);
+  // A file-size limit makes write() fail with EFBIG (exit 74) instead of
+  // killing the run with its temporaries in place.
+  std::signal(SIGXFSZ, SIG_IGN);
 }
 
 OutputDir::OutputDir(std::string dir) : dir_(std::move(dir)) {
@@ -84,14 +185,15 @@ OutputDir::OutputDir(std::string dir) : dir_(std::move(dir)) {
   if (ec) throw Error(Exit::cant_create, dir_ + ": cannot create output folder: " + ec.message());
   if (::access(dir_.c_str(), W_OK | X_OK) != 0)
     throw Error(Exit::cant_create, dir_ + ": output folder is not writable");
+  remove_dead_temporaries(dir_);
 }
 
 OutputDir::~OutputDir() { discard(); }
 
 std::string OutputDir::temp_name(const std::string& name) const {
   static std::atomic<int> counter{0};
-  return dir_ + "/." + name + ".attn-run-tmp-" + std::to_string(::getpid()) + "-" +
-         std::to_string(counter++);
+  (void)name;
+  return dir_ + "/" + kTempPrefix + std::to_string(::getpid()) + "-" + std::to_string(counter++);
 }
 
 static int open_temp(const std::string& temp, const std::string& final_path) {
@@ -106,7 +208,7 @@ OutputDir::Staged& OutputDir::stage(const std::string& name) {
   if (std::filesystem::is_directory(s.final_path))
     throw Error(Exit::cant_create, s.final_path + ": a folder is in the way of the output file");
   s.temp_path = temp_name(name);
-  live_add(s.temp_path);
+  s.live = live_add(s.temp_path);
   staged_.push_back(s);
   Staged& st = staged_.back();
   st.fd = open_temp(st.temp_path, st.final_path);
@@ -160,6 +262,7 @@ void OutputDir::write_at(int handle, std::size_t first, const float* values, std
 }
 
 void OutputDir::commit() {
+  test_pause_point("commit");
   for (Staged& s : staged_) {
     if (s.fd < 0) continue;
     bool ok = ::fsync(s.fd) == 0;
@@ -169,15 +272,13 @@ void OutputDir::commit() {
     errno = saved;
     if (!ok) throw Error(Exit::io, s.final_path + ": write failed: " + errno_text());
   }
-  // The renames are the moment the outputs change: hold SIGINT/SIGTERM/SIGHUP
-  // off until all of them are done, so a signal yields the old set or the new
-  // set, never a mix. A pending signal is delivered after the unblock.
-  sigset_t block, previous;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &block, &previous);
+  // The renames are the moment the outputs change: under the folder's lock
+  // (another run's commit waits), with the cleanup signals held off until all
+  // of them are done, so a signal yields the old set or the new set, never a
+  // mix. A pending signal is delivered after the unblock.
+  FolderLock lock(dir_);
+  sigset_t previous;
+  block_cleanup_signals(&previous);
   for (Staged& s : staged_) {
     if (::rename(s.temp_path.c_str(), s.final_path.c_str()) != 0) {
       int saved = errno;
@@ -185,7 +286,7 @@ void OutputDir::commit() {
       errno = saved;
       throw Error(Exit::io, s.final_path + ": cannot rename into place: " + errno_text());
     }
-    live_remove(s.temp_path);
+    live_remove(s.live);
     s.temp_path.clear();
   }
   for (const std::string& path : stale_) ::unlink(path.c_str());
@@ -200,7 +301,7 @@ void OutputDir::discard() {
     s.fd = -1;
     if (!s.temp_path.empty()) {
       ::unlink(s.temp_path.c_str());
-      live_remove(s.temp_path);
+      live_remove(s.live);
     }
   }
   staged_.clear();

@@ -55,6 +55,10 @@ struct ForwardOptions {
   // streaming path runs and never holds S x S weights.
   AttentionSink* attention = nullptr;
   int threads = 0;  // 0 = all cores
+  // Scores or outputs that overflow float32 are an Error(Exit::data) naming
+  // batch, head and query row (CONTRACT.md "Numerics"); off for inputs that
+  // were let through non-finite on purpose (--allow-nonfinite).
+  bool check_overflow = true;
 };
 
 struct ForwardStats {

@@ -15,6 +15,7 @@ enum class Exit : int {
   data = 65,         // EX_DATAERR: malformed file, wrong dtype/shape, non-finite
   no_input = 66,     // EX_NOINPUT: missing or unreadable input, a folder for a file
   software = 70,     // EX_SOFTWARE: a bug
+  unavailable = 71,  // EX_UNAVAILABLE: the run needs more memory than the machine allows
   cant_create = 73,  // EX_CANTCREAT: output cannot be created
   io = 74,           // EX_IOERR: error while writing
   config = 78,       // EX_CONFIG: bad config

@@ -19,4 +19,10 @@ std::string printable(std::string_view s);
 // escaping: an escape sequence is never cut in half. "…" marks a cut.
 std::string printable_prefix(std::string_view s, std::size_t max_cols);
 
+// `s` as well-formed UTF-8 for pictures (SVG text must be well-formed XML,
+// cairo and fontconfig expect valid UTF-8): every byte that does not start a
+// valid sequence and every Unicode noncharacter (U+FDD0..U+FDEF, U+xxFFFE,
+// U+xxFFFF) becomes U+FFFD. Valid text passes unchanged.
+std::string valid_utf8(std::string_view s);
+
 }  // namespace attn

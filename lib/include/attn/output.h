@@ -1,8 +1,9 @@
 // All-or-nothing output into a folder (CONTRACT.md "Outputs"): every file is
 // written under a temporary name inside the target folder and renamed only by
 // commit(), after all of them are complete. Until then existing files stay
-// byte-for-byte; on failure, destruction or SIGINT/SIGTERM the temporaries are
-// removed.
+// byte-for-byte; on failure, destruction or any terminating signal the
+// temporaries are removed. commit() holds an exclusive lock on the folder, so
+// concurrent runs into one folder leave one run's complete set.
 #pragma once
 
 #include <cstddef>
@@ -46,6 +47,7 @@ class OutputDir {
     std::string temp_path;
     int fd = -1;                  // open while streamed writes are pending
     std::size_t data_offset = 0;  // header size of a streamed .npy
+    void* live = nullptr;         // its slot in the signal handler's list
   };
   std::string dir_;
   std::vector<Staged> staged_;
@@ -56,8 +58,17 @@ class OutputDir {
   void discard();
 };
 
-// Install SIGINT/SIGTERM handlers that remove live temporaries, then exit
-// with 128+signal. Call once from main.
+// Install handlers for every terminating signal of CONTRACT.md ("Output
+// safety rules": HUP INT QUIT TERM USR1 USR2 ALRM XCPU VTALRM PROF) that
+// remove live temporaries, then exit with 128+signal; ignore SIGXFSZ so a
+// file-size limit is a write error (EFBIG, exit 74). Call once from main.
 void install_cleanup_signal_handlers();
+
+// Test hook: when the environment holds ATTN_TEST_PAUSE_AT=<where>, the
+// process stops itself (SIGSTOP) at that point, so a test can deliver a
+// signal at a known moment (sent while stopped, before SIGCONT). Points:
+// "compute" (the attention temporary reserved, before the forward pass) and
+// "commit" (temporaries written, nothing renamed yet).
+void test_pause_point(const char* where);
 
 }  // namespace attn

@@ -1,0 +1,315 @@
+// hostile2: the second-round hostile suite (issue 12), end to end through the
+// built binary, part 1: output safety (CONTRACT.md "Output safety rules").
+// Each case checks the exit code, one escaped error line naming the culprit,
+// an empty stdout, existing outputs byte-for-byte unchanged and no temporary
+// left behind. Part 2 (numbers, strings, reads, memory) is test_hostile2_data.cpp.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attn/npy.h"
+#include "cli_checks.h"
+#include "hostile_checks.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using namespace attn::test::hostile;
+using attn::test::check_cli_failure;
+using attn::test::run;
+using attn::test::RunResult;
+using attn::test::snapshot;
+using attn::test::source_path;
+using attn::test::write_text;
+
+// ---- 6. temporaries: every terminating signal, any number of files --------
+
+TEST_CASE(
+    "hostile2: every terminating signal, at the compute or the commit, leaves the folder as it "
+    "was") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  const std::map<std::string, int> signals = {
+      {"HUP", SIGHUP},       {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"TERM", SIGTERM},
+      {"USR1", SIGUSR1},     {"USR2", SIGUSR2}, {"ALRM", SIGALRM}, {"XCPU", SIGXCPU},
+      {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}};
+  for (const std::string point : {"compute", "commit"})
+    for (const auto& [name, number] : signals) {
+      CAPTURE(point);
+      CAPTURE(name);
+      // Another input, so a commit would change the files.
+      RunResult r =
+          signalled_at(point,
+                       "-q --config " + base_cfg() + " --input " +
+                           q(fixtures() + "/npy/valid_fortran_f2.npy") + " --out-dir " + q(out),
+                       name);
+      CHECK_MESSAGE(r.exit_code == 128 + number, "stderr: " << r.err);
+      CHECK(r.out.empty());
+      CHECK(snapshot(out) == before);
+      CHECK(temporaries(t.path).empty());
+    }
+}
+
+TEST_CASE("hostile2: a dump of 180 files interrupted at the commit leaves no temporary") {
+  attn::test::TempDir t;
+  write_text(t / "heads.json",
+             R"({"attention": "causal", "hidden_size": 4, "num_heads": 90, "head_size": 2,
+                 "out_proj": false, "context_size": 6, "bias": true, "layout": "per_head",
+                 "init": {"seed": 1}})");
+  const std::string dump = t / "dump";
+  for (const std::string sig : {"TERM", "USR1"}) {
+    CAPTURE(sig);
+    RunResult r = signalled_at(
+        "commit", "-q --config " + q(t / "heads.json") + " --dump-weights " + q(dump), sig);
+    CHECK(r.exit_code == 128 + (sig == "TERM" ? SIGTERM : SIGUSR1));
+    CHECK(temporaries(t.path).empty());
+    CHECK((!fs::exists(dump) || fs::is_empty(dump)));
+  }
+  // Uninterrupted, the same dump writes every file (more than a handful).
+  RunResult ok = run(bin() + " -q --config " + q(t / "heads.json") + " --dump-weights " + q(dump));
+  REQUIRE_MESSAGE(ok.exit_code == 0, ok.err);
+  CHECK(std::distance(fs::directory_iterator(dump), fs::directory_iterator()) > 64);
+}
+
+TEST_CASE("hostile2: temporaries of a SIGKILLed run are removed by the next run into the folder") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  RunResult killed =
+      signalled_at("commit", "-q --config " + base_cfg() + " --out-dir " + q(out), "KILL");
+  CHECK(killed.exit_code == 128 + SIGKILL);
+  REQUIRE(!temporaries(out).empty());  // SIGKILL cannot be handled: they are left
+  CHECK(snapshot(out).size() > before.size());
+  RunResult next = run(bin() + " -q --config " + base_cfg() + " --out-dir " + q(out));
+  REQUIRE_MESSAGE(next.exit_code == 0, next.err);
+  CHECK(temporaries(t.path).empty());
+  const auto after = snapshot(out);  // same inputs: same maps, nothing else left
+  CHECK(after.size() == before.size());
+  CHECK(after.at("context.npy") == before.at("context.npy"));
+  CHECK(after.at("attention.npy") == before.at("attention.npy"));
+}
+
+TEST_CASE("hostile2: a file-size limit is exit 74 with no temporary, not SIGXFSZ") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  const std::string x = t / "x.npy";
+  write_text(x, attn::encode_npy(attn::test::random_tensor({2, 300, 4}, 3)));
+  // ulimit -f counts 1024-byte blocks: 4 KiB is less than the attention map.
+  RunResult r = run("bash -c " + q("ulimit -f 4; exec " + bin() + " -q --config " + base_cfg() +
+                                   " --input '" + x + "' --out-dir '" + out + "'"));
+  check_cli_failure(r, 74, {"attention.npy"});
+  CHECK(snapshot(out) == before);
+  CHECK(temporaries(t.path).empty());
+}
+
+// ---- 3. concurrent runs into one folder ------------------------------------
+
+TEST_CASE("hostile2: 20 concurrent writers into one folder leave one run's complete set") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  // 20 distinguishable inputs: run i's input is random with seed i; run.json
+  // names the input, so each file of the final set is traced to its run.
+  std::vector<std::map<std::string, std::string>> expected;
+  for (int i = 0; i < 20; ++i) {
+    const std::string x = t / ("x" + std::to_string(i) + ".npy");
+    write_text(x, attn::encode_npy(attn::test::random_tensor({1, 5, 4}, 100 + i)));
+    const std::string solo = t / ("solo" + std::to_string(i));
+    RunResult r =
+        run(bin() + " -q --config " + base_cfg() + " --input " + q(x) + " --out-dir " + q(solo));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    expected.push_back(snapshot(solo));
+  }
+  for (int round = 0; round < 4; ++round) {
+    CAPTURE(round);
+    std::string script;
+    for (int i = 0; i < 20; ++i)
+      script += bin() + " -q --config " + base_cfg() + " --input " +
+                q(t / ("x" + std::to_string(i) + ".npy")) + " --out-dir " + q(out) + " & ";
+    script += "wait";
+    RunResult r = run("bash -c " + q(script));
+    REQUIRE(r.exit_code == 0);
+    const auto now = snapshot(out);
+    REQUIRE(now.count("context.npy") == 1);
+    // Which run's context.npy is this? The rest of the set must be that run's.
+    int owner = -1;
+    for (int i = 0; i < 20; ++i)
+      if (expected[i].at("context.npy") == now.at("context.npy")) owner = i;
+    REQUIRE(owner >= 0);
+    CHECK(now.at("attention.npy") == expected[owner].at("attention.npy"));
+    CHECK(now.at("run.json").find("x" + std::to_string(owner) + ".npy") != std::string::npos);
+    CHECK(now.size() == expected[owner].size());
+    CHECK(temporaries(t.path).empty());
+  }
+}
+
+// ---- 9. names ---------------------------------------------------------------
+
+TEST_CASE("hostile2: a legal 250-character --plot name works") {
+  attn::test::TempDir t;
+  const std::string name = std::string(246, 'p') + ".svg";
+  REQUIRE(name.size() == 250);
+  RunResult r = run(bin() + " -q --config " + base_cfg() + " --plot " + q(t / name));
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(fs::exists(t / name));
+  CHECK(temporaries(t.path).empty());
+}
+
+// ---- 7. everything commits together, stdout included -------------------------
+
+TEST_CASE("hostile2: a closed stdout (exit 74) leaves an existing --plot and --out-dir untouched") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  populate(out);
+  const std::string plot = t / "maps.svg";
+  write_text(plot, "an earlier picture");
+  const auto before = snapshot(t.path);
+  // --show writes its grid to stdout while --out-dir and --plot are staged.
+  RunResult r = run(bin() + " -q --config " + base_cfg() + " --input " +
+                    q(fixtures() + "/npy/valid_fortran_f2.npy") + " --show --out-dir " + q(out) +
+                    " --plot " + q(plot) + " >&-");
+  check_cli_failure(r, 74, {"stdout"});
+  CHECK(snapshot(t.path) == before);
+  CHECK(temporaries(t.path).empty());
+  // Printing the context to a closed stdout with only a --plot: the same.
+  r = run(bin() + " -q --config " + base_cfg() + " --input " +
+          q(fixtures() + "/npy/valid_fortran_f2.npy") + " --plot " + q(plot) + " >&-");
+  check_cli_failure(r, 74, {"stdout"});
+  CHECK(snapshot(t.path) == before);
+  CHECK(temporaries(t.path).empty());
+}
+
+// ---- 2. --dump-weights never destroys data -------------------------------------
+
+namespace {
+// The hostile config (fused weights, multi-head), with weights `weights` and
+// no layout, so loading a folder goes through layout detection.
+std::string detect_cfg(const attn::test::TempDir& t, const std::string& weights) {
+  const std::string path =
+      t / ("detect" + std::to_string(std::hash<std::string>{}(weights)) + ".json");
+  write_text(path, R"({"attention": "multi", "hidden_size": 4, "num_heads": 2, "weights": ")" +
+                       weights + R"(", "input": ")" + fixtures() + R"(/npy/x.npy"})");
+  return q(path);
+}
+}  // namespace
+
+TEST_CASE("hostile2: --dump-weights into the folder it reads is exit 73 and writes nothing") {
+  attn::test::TempDir t;
+  const std::string w = t / "w";
+  fs::copy(fixtures() + "/weights", w);
+  const auto before = snapshot(w);
+  RunResult r = run(bin() + " -q --config " + detect_cfg(t, w) + " --dump-weights " + q(w));
+  check_cli_failure(r, 73, {"--dump-weights", w});
+  CHECK(snapshot(w) == before);
+  CHECK(temporaries(t.path).empty());
+  // The same folder under another spelling (a trailing "/.") is the same folder.
+  r = run(bin() + " -q --config " + detect_cfg(t, w) + " --dump-weights " + q(w + "/."));
+  check_cli_failure(r, 73, {"--dump-weights"});
+  CHECK(snapshot(w) == before);
+}
+
+TEST_CASE("hostile2: a second dump's layout replaces the first's files; other files stay") {
+  attn::test::TempDir t;
+  const std::string d = t / "dump";
+  const std::string cfg = detect_cfg(t, fixtures() + "/weights");
+  RunResult first = run(bin() + " -q --config " + cfg + " --dump-weights " + q(d));
+  REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  REQUIRE(fs::exists(d + "/Wqkv.weight.npy"));
+  write_text(d + "/notes.txt", "mine");
+  RunResult second =
+      run(bin() + " -q --config " + cfg + " --layout separate --dump-weights " + q(d));
+  REQUIRE_MESSAGE(second.exit_code == 0, second.err);
+  CHECK(!fs::exists(d + "/Wqkv.weight.npy"));  // the earlier layout's files are gone
+  CHECK(!fs::exists(d + "/Wo.weight.npy"));
+  CHECK(fs::exists(d + "/out_proj.weight.npy"));
+  CHECK(attn::test::read_text(d + "/notes.txt") == "mine");
+  CHECK(temporaries(t.path).empty());
+  // The folder loads (one layout, detected) and gives the original numbers.
+  RunResult orig = run(bin() + " -q --config " + cfg + " --format npy");
+  RunResult again = run(bin() + " -q --config " + detect_cfg(t, d) + " --format npy");
+  REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(attn::test::compare(attn::test::npy_values(again.out, "dumped"),
+                            attn::test::npy_values(orig.out, "original"))
+            .relative() < 1e-6);
+}
+
+// ---- 8. pictures from hostile strings ------------------------------------------
+
+TEST_CASE(
+    "hostile2: invalid UTF-8 and noncharacter labels and a Latin-1 config name give good "
+    "pictures") {
+  attn::test::TempDir t;
+  // A config whose file name is Latin-1 ("caf\xe9.json") and whose labels are
+  // broken: a lone continuation byte, a noncharacter, a Latin-1 byte.
+  const std::string cfg = t.path + "/caf\xe9.json";
+  write_text(cfg, R"({"attention": "multi", "hidden_size": 4, "num_heads": 2, "layout": "fused",
+      "weights": ")" + fixtures() +
+                      R"(/weights", "input": ")" + fixtures() + R"(/npy/x.npy",
+      "labels": ["a\u0001b", "\uFFFF", "x"]})");
+  // JSON cannot hold invalid UTF-8 itself, so --labels carries those bytes.
+  for (const std::string& labels :
+       {std::string(""), std::string(" --labels '\x80,\xEF\xB7\x90,caf\xe9'")}) {
+    CAPTURE(labels);
+    RunResult svg = run(bin() + " -q --config " + q(cfg) + labels + " --plot " + q(t / "m.svg"));
+    REQUIRE_MESSAGE(svg.exit_code == 0, svg.err);
+    const std::string text = attn::test::read_text(t / "m.svg");
+    CHECK(text.find("</svg>") != std::string::npos);
+    CHECK(text.find('\x80') == std::string::npos);
+    CHECK(text.find("\xEF\xBF\xBF") == std::string::npos);  // U+FFFF never reaches the SVG
+    // Well-formed XML, judged by a real parser when python3 is present.
+    RunResult parsed =
+        run("python3 -c \"import sys, xml.etree.ElementTree as E; "
+            "E.parse(sys.argv[1])\" " +
+            q(t / "m.svg"));
+    if (run("python3 -c 1").exit_code == 0) CHECK_MESSAGE(parsed.exit_code == 0, parsed.err);
+    RunResult png = run(bin() + " -q --config " + q(cfg) + labels + " --plot " + q(t / "m.png"));
+    REQUIRE_MESSAGE(png.exit_code == 0, png.err);
+    const std::string bytes = attn::test::read_text(t / "m.png");
+    CHECK(bytes.rfind("\x89PNG", 0) == 0);
+    CHECK(bytes.find("IEND") != std::string::npos);
+    CHECK(temporaries(t.path).empty());
+  }
+}
+
+// ---- 9. names -------------------------------------------------------------------
+
+TEST_CASE("hostile2: an --input-list entry named like the summary fails before any input runs") {
+  attn::test::TempDir t;
+  fs::copy_file(fixtures() + "/npy/x.npy", t / "a.npy");
+  fs::copy_file(fixtures() + "/npy/x.npy", t / "summary.json.npy");
+  write_text(t / "list.txt", "a.npy\nsummary.json.npy\n");
+  RunResult r = run(bin() + " -q --config " + base_cfg() + " --input-list " + q(t / "list.txt") +
+                    " --out-dir " + q(t / "out"));
+  check_cli_failure(r, 65, {"list.txt", "summary.json", "line 2"});
+  CHECK(!fs::exists(t / "out/a"));  // nothing computed
+  // A shard's summary name collides the same way, in every shard.
+  fs::rename(t / "summary.json.npy", t / "summary-0-of-2.json.npy");
+  write_text(t / "list.txt", "a.npy\nsummary-0-of-2.json.npy\n");
+  r = run(bin() + " -q --config " + base_cfg() + " --input-list " + q(t / "list.txt") +
+          " --shard 1/2 --out-dir " + q(t / "out"));
+  check_cli_failure(r, 65, {"summary-0-of-2.json"});
+  CHECK(!fs::exists(t / "out/summary-0-of-2.json"));
+}
+
+TEST_CASE("hostile2: a NUL byte in a list line is an error, not a cut path") {
+  attn::test::TempDir t;
+  fs::copy_file(fixtures() + "/npy/x.npy", t / "a.npy");
+  write_text(t / "list.txt", std::string("a.npy\0/etc/passwd\n", 18));
+  RunResult r = run(bin() + " -q --config " + base_cfg() + " --input-list " + q(t / "list.txt") +
+                    " --out-dir " + q(t / "out"));
+  check_cli_failure(r, 65, {"list.txt", "line 1", "NUL"});
+  CHECK(!fs::exists(t / "out/a"));
+}
+
+TEST_CASE("hostile2: an empty --out-dir or --plot name is a usage error, not stdout") {
+  for (const std::string flag : {"--out-dir", "--plot"}) {
+    CAPTURE(flag);
+    check_cli_failure(run(bin() + " -q --config " + base_cfg() + " " + flag + " ''"), 64, {flag});
+  }
+}

@@ -1,0 +1,266 @@
+// hostile2, part 2 (issue 12): numbers, strings, reads and memory, end to
+// end through the built binary (CONTRACT.md "Numerics", "Exit codes", "File
+// safety rules"). Part 1 (output safety) is test_hostile2.cpp.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attn/npy.h"
+#include "cli_checks.h"
+#include "hostile_checks.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using namespace attn::test::hostile;
+using attn::test::check_cli_failure;
+using attn::test::run;
+using attn::test::RunResult;
+using attn::test::snapshot;
+using attn::test::source_path;
+using attn::test::write_text;
+
+// ---- 1. overflow from finite inputs -----------------------------------------
+
+TEST_CASE("hostile2: finite inputs whose scores overflow are exit 65 naming batch, head and row") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  // (2, 5, 4) random, with batch 1 query row 3 at 3e38 (float32's max is 3.4e38).
+  attn::Tensor x = attn::test::random_tensor({2, 5, 4}, 5);
+  for (std::size_t c = 0; c < 4; ++c) x.data[(1 * 5 + 3) * 4 + c] = 3e38f;
+  write_text(t / "fmax.npy", attn::encode_npy(x));
+  attn::Tensor all = attn::test::random_tensor({2, 5, 4}, 5);
+  for (float& v : all.data) v = 1e30f;
+  write_text(t / "e30.npy", attn::encode_npy(all));
+  for (const std::string where : {"stream", "maps"}) {
+    CAPTURE(where);
+    // Without an output folder the streaming path runs; with one, the maps path.
+    const std::string dest = where == "maps" ? " --out-dir " + q(out) : "";
+    RunResult r =
+        run(bin() + " -q --config " + base_cfg() + " --input " + q(t / "fmax.npy") + dest);
+    check_cli_failure(r, 65, {"overflow", "batch 1", "head ", "query row 3"});
+    r = run(bin() + " -q --config " + base_cfg() + " --input " + q(t / "e30.npy") + dest);
+    check_cli_failure(r, 65, {"overflow", "batch 0", "head ", "query row 0"});
+    CHECK(snapshot(out) == before);
+    CHECK(temporaries(t.path).empty());
+  }
+  // Large but representable: no error, finite context.
+  attn::Tensor fine = attn::test::random_tensor({2, 5, 4}, 5);
+  for (float& v : fine.data) v *= 1e15f;
+  write_text(t / "e15.npy", attn::encode_npy(fine));
+  RunResult ok =
+      run(bin() + " -q --config " + base_cfg() + " --input " + q(t / "e15.npy") + " --format npy");
+  REQUIRE_MESSAGE(ok.exit_code == 0, ok.err);
+  for (float v : attn::test::npy_values(ok.out, "stdout").data) CHECK(std::isfinite(v));
+}
+
+TEST_CASE("hostile2: a scale finite in JSON but infinite in float32 is a config error") {
+  attn::test::TempDir t;
+  write_text(t / "c.json", R"({"attention": "multi", "hidden_size": 4, "num_heads": 2,
+      "layout": "fused", "scale": 1e39, "weights": ")" +
+                               fixtures() + R"(/weights",
+      "input": ")" + fixtures() +
+                               R"(/npy/x.npy"})");
+  check_cli_failure(run(bin() + " -q --config " + q(t / "c.json")), 78, {"scale", "1e+39"});
+}
+
+TEST_CASE("hostile2: both paths agree on fully masked rows, and run.json agrees with --stats") {
+  attn::test::TempDir t;
+  // x.npy is (2, 3, 4). Batch 0: keys 0 and 1 padded; batch 1: every key
+  // padded (3 rows x 2 heads fully masked).
+  write_text(t / "mask.npy", bool_npy(2, 3, {1, 1, 0, 1, 1, 1}));
+  RunResult maps = run(bin() + " --config " + base_cfg() + " --padding-mask " + q(t / "mask.npy") +
+                       " --stats --out-dir " + q(t / "out"));
+  REQUIRE_MESSAGE(maps.exit_code == 0, maps.err);
+  RunResult stream = run(bin() + " -q --config " + base_cfg() + " --padding-mask " +
+                         q(t / "mask.npy") + " --no-attn --out-dir " + q(t / "noattn"));
+  REQUIRE_MESSAGE(stream.exit_code == 0, stream.err);
+  // The same context from both paths (masked rows zero in both, none other).
+  const attn::Tensor a = npy_file(t / "out/context.npy");
+  const attn::Tensor b = npy_file(t / "noattn/context.npy");
+  CHECK(attn::test::compare(a, b).relative() < 1e-5);
+  const std::string run_json = attn::test::read_text(t / "out/run.json");
+  CHECK(run_json.find("\"fully_masked_rows\": 6") != std::string::npos);
+  // The --stats table's "fully masked" column (in run.json too): 3 per head.
+  CHECK(run_json.find("\"fully_masked_rows\": 3") != std::string::npos);
+  // Every row of the maps is either all zero (masked) or sums to 1.
+  const attn::Tensor m = npy_file(t / "out/attention.npy");
+  for (std::size_t row = 0; row < m.size() / 3; ++row) {
+    double sum = 0;
+    for (std::size_t j = 0; j < 3; ++j) sum += m.data[row * 3 + j];
+    CHECK((sum == 0.0 || std::abs(sum - 1.0) < 1e-5));
+    CHECK((sum == 0.0) == (row >= 6));  // batch 1's 6 (head, row) pairs only
+  }
+}
+
+// ---- 4. terminal and log injection -----------------------------------------
+
+TEST_CASE("hostile2: a newline and ESC in a path stay escaped on one error line") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  const std::string evil = t.path + "/in\nput\x1b[2J.npy";
+  RunResult r =
+      run(bin() + " -q --config " + base_cfg() + " --input " + q(evil) + " --out-dir " + q(out));
+  check_cli_failure(r, 66, {"in\\nput\\e[2J.npy"});
+  CHECK(r.err.find('\x1b') == std::string::npos);
+  CHECK(snapshot(out) == before);
+}
+
+TEST_CASE("hostile2: an archive member name with a newline and ESC is escaped") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  // A .npz whose only member is a malformed .npy named "x\n\e]0;pwned\a.npy".
+  const std::string npz = t / "evil.npz";
+  const std::string script =
+      "import zipfile,sys\n"
+      "z=zipfile.ZipFile(sys.argv[1],'w')\n"
+      "z.writestr('x\\n\\x1b]0;pwned\\x07.npy', b'not an npy file')\n"
+      "z.close()\n";
+  write_text(t / "make.py", script);
+  if (run("python3 " + q(t / "make.py") + " " + q(npz)).exit_code != 0) {
+    MESSAGE("python3 is not available: skipping the archive member case");
+    return;
+  }
+  RunResult r =
+      run(bin() + " -q --config " + base_cfg() + " --weights " + q(npz) + " --out-dir " + q(out));
+  CHECK_MESSAGE(r.exit_code == 65, r.err);
+  CHECK(r.out.empty());
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.find('\x1b') == std::string::npos);
+  CHECK(r.err.find('\a') == std::string::npos);
+  CHECK(snapshot(out) == before);
+  CHECK(temporaries(t.path).empty());
+}
+
+// ---- 8. pictures from hostile strings ------------------------------------------
+
+TEST_CASE(
+    "hostile2: invalid UTF-8 and noncharacter labels and a Latin-1 config name give good "
+    "pictures") {
+  attn::test::TempDir t;
+  // A config whose file name is Latin-1 ("caf\xe9.json") and whose labels are
+  // broken: a lone continuation byte, a noncharacter, a Latin-1 byte.
+  const std::string cfg = t.path + "/caf\xe9.json";
+  write_text(cfg, R"({"attention": "multi", "hidden_size": 4, "num_heads": 2, "layout": "fused",
+      "weights": ")" + fixtures() +
+                      R"(/weights", "input": ")" + fixtures() + R"(/npy/x.npy",
+      "labels": ["a\u0001b", "\uFFFF", "x"]})");
+  // JSON cannot hold invalid UTF-8 itself, so --labels carries those bytes.
+  for (const std::string& labels :
+       {std::string(""), std::string(" --labels '\x80,\xEF\xB7\x90,caf\xe9'")}) {
+    CAPTURE(labels);
+    RunResult svg = run(bin() + " -q --config " + q(cfg) + labels + " --plot " + q(t / "m.svg"));
+    REQUIRE_MESSAGE(svg.exit_code == 0, svg.err);
+    const std::string text = attn::test::read_text(t / "m.svg");
+    CHECK(text.find("</svg>") != std::string::npos);
+    CHECK(text.find('\x80') == std::string::npos);
+    CHECK(text.find("\xEF\xBF\xBF") == std::string::npos);  // U+FFFF never reaches the SVG
+    // Well-formed XML, judged by a real parser when python3 is present.
+    RunResult parsed =
+        run("python3 -c \"import sys, xml.etree.ElementTree as E; "
+            "E.parse(sys.argv[1])\" " +
+            q(t / "m.svg"));
+    if (run("python3 -c 1").exit_code == 0) CHECK_MESSAGE(parsed.exit_code == 0, parsed.err);
+    RunResult png = run(bin() + " -q --config " + q(cfg) + labels + " --plot " + q(t / "m.png"));
+    REQUIRE_MESSAGE(png.exit_code == 0, png.err);
+    const std::string bytes = attn::test::read_text(t / "m.png");
+    CHECK(bytes.rfind("\x89PNG", 0) == 0);
+    CHECK(bytes.find("IEND") != std::string::npos);
+    CHECK(temporaries(t.path).empty());
+  }
+}
+
+// ---- 5 and 10. bounded reads, memory checked before the work ---------------------
+
+namespace {
+// `args` under a 6 GB address-space limit, so the memory verdict does not
+// depend on the machine running the test.
+RunResult limited(const std::string& args, const std::string& stdin_from = "") {
+  return run("bash -c " + q("ulimit -v 6000000; exec " + bin() + " " + args +
+                            (stdin_from.empty() ? "" : " < " + stdin_from)));
+}
+}  // namespace
+
+TEST_CASE("hostile2: --input - from /dev/zero fails at its first bytes") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  // No timeout needed for the verdict: reading /dev/zero whole would never end.
+  RunResult r = run("timeout 20 " + bin() + " -q --config " + base_cfg() + " --input - --out-dir " +
+                    q(out) + " < /dev/zero");
+  check_cli_failure(r, 65, {"-: standard input", "found byte 0"});
+  CHECK(snapshot(out) == before);
+  // A valid header declaring 160 GB of data: exit 71 before reading it.
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000, 4), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string preamble = "\x93NUMPY\x01";
+  preamble += '\0';
+  preamble += char(header.size());
+  preamble += '\0';
+  write_text(t / "head.npy", preamble + header);
+  r = run("bash -c " +
+          q("cat '" + t / "head.npy" + "' /dev/zero | (ulimit -v 6000000; exec " + bin() +
+            " -q --config " + base_cfg() + " --input - --out-dir '" + out + "')"));
+  check_cli_failure(r, 71, {"-: ", "160000000000 bytes"});
+  CHECK(snapshot(out) == before);
+  CHECK(temporaries(t.path).empty());
+}
+
+TEST_CASE("hostile2: --attn-stdout at S = 200000 is exit 71 naming the size and the flag") {
+  attn::test::TempDir t;
+  write_text(t / "long.npy", attn::encode_npy(attn::test::random_tensor({1, 200000, 4}, 9)));
+  RunResult r = limited("-q --config " + base_cfg() + " --input " + q(t / "long.npy") +
+                        " --attn-stdout --format npy");
+  // (1, 2, 200000, 200000) float32 maps: 320 GB, twice for the npy copy.
+  check_cli_failure(r, 71, {"--attn-stdout", "(1, 2, 200000, 200000)", "bytes"});
+}
+
+TEST_CASE("hostile2: a seeded init of hidden_size 65536 is exit 71 naming hidden_size") {
+  attn::test::TempDir t;
+  write_text(t / "big.json", R"({"attention": "multi", "hidden_size": 65536, "num_heads": 1,
+      "layout": "fused", "init": {"seed": 1}})");
+  for (const std::string& mode : {std::string(), " --dump-weights " + q(t / "dump")}) {
+    CAPTURE(mode);
+    RunResult r = limited("-q --config " + q(t / "big.json") + mode);
+    check_cli_failure(r, 71, {"hidden_size", "65536", "bytes"});
+    CHECK(!fs::exists(t / "dump"));
+  }
+}
+
+TEST_CASE("hostile2: a NUL character in a config path string is a config error, not a cut path") {
+  attn::test::TempDir t;
+  const std::string w = fixtures() + "/weights";
+  const std::string head =
+      R"({"attention": "multi", "hidden_size": 4, "num_heads": 2, "layout": "fused", )";
+  write_text(t / "a.json", head + R"("weights": ")" + w + R"(\u0000/etc", "input": ")" +
+                               fixtures() + R"(/npy/x.npy"})");
+  check_cli_failure(run(bin() + " -q --config " + q(t / "a.json")), 78, {"weights", "NUL"});
+  write_text(t / "b.json", head + R"("weights": ")" + w + R"(", "input": ")" + fixtures() +
+                               R"(/npy/x.npy", "output": {"dir": "out\u0000x"}})");
+  check_cli_failure(run(bin() + " -q --config " + q(t / "b.json")), 78, {"output.dir", "NUL"});
+  CHECK(!fs::exists(t / "out"));
+}
+
+TEST_CASE("hostile2: --show escapes labels and never cuts an escape in half") {
+  attn::test::TempDir t;
+  const std::string cfg = t.path + "/name\x1b]0;title\x07.json";
+  write_text(cfg, R"({"attention": "multi", "hidden_size": 4, "num_heads": 2, "layout": "fused",
+      "weights": ")" + fixtures() +
+                      R"(/weights", "input": ")" + fixtures() + R"(/npy/x.npy"})");
+  RunResult r = run(bin() + " -q --config " + q(cfg) + " --show --labels " +
+                    q("a\x1b]0;pwned\x07,\x1b[2J\x1b[2J\x1b[2J\x1b[2J,c"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("\x1b]") == std::string::npos);    // no OSC (retitle) from a label or name
+  CHECK(r.out.find("\x1b[2J") == std::string::npos);  // no clear-screen
+  CHECK(r.out.find('\a') == std::string::npos);
+  CHECK(r.out.find("\\e]0;") != std::string::npos);  // shown, escaped
+}
