@@ -11,6 +11,7 @@
 #include "attn/error.h"
 #include "attn/output.h"
 #include "plot_canvas.h"
+#include "plot_text.h"
 
 namespace app {
 namespace {
@@ -26,17 +27,6 @@ constexpr std::size_t kMaxPanelColumns = 4;
 constexpr std::size_t kMaxLabelChars = 14;
 constexpr double kPngScale = 2;  // crisp on high-density screens and in READMEs
 const Rgb kInk{0x22, 0x22, 0x22}, kGrey{0x88, 0x88, 0x88}, kWhite{0xff, 0xff, 0xff};
-
-// UTF-8 aware truncation to at most `max_chars` code points, with an ellipsis.
-std::string shorten(const std::string& s, std::size_t max_chars) {
-  std::size_t chars = 0, i = 0;
-  for (; i < s.size(); ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;  // continuation byte
-    if (chars == max_chars) return s.substr(0, i) + "\xE2\x80\xA6";
-    ++chars;
-  }
-  return s;
-}
 
 // Round steps (1, 2 or 5 times a power of ten) from 0 up to vmax, at most ~6.
 std::vector<double> ticks(double vmax) {
@@ -109,26 +99,10 @@ Layout lay_out(const MapPicture& pic) {
   L.rows = (pic.heads.size() + L.cols - 1) / L.cols;
   L.header_h = kMargin + kTitleSize + 8 + kSubtitleSize + 18;
 
-  // The colour scale runs from 0 to the largest weight shown, unless a few
-  // cells dwarf the rest (the first query of a causal map always puts 1.0 on
-  // token 0 while long rows spread ~1/S): then it stops at the 99th
-  // percentile of the non-zero cells and brighter cells saturate, so the
-  // structure of the long rows stays visible. The subtitle says so.
-  std::vector<float> nonzero;
-  for (float v : pic.cells.data)
-    if (v > 0) nonzero.push_back(v);
-  L.max_value = 0;
-  for (float v : nonzero) L.max_value = std::max(L.max_value, double(v));
-  L.vmax = L.max_value > 0 ? L.max_value : 1.0;  // all masked: a scale from 0 to 1
-  if (nonzero.size() >= 100) {
-    const std::size_t k = nonzero.size() * 99 / 100;
-    std::nth_element(nonzero.begin(), nonzero.begin() + k, nonzero.end());
-    const double p99 = nonzero[k];
-    if (p99 < 0.5 * L.max_value) {
-      L.vmax = p99;
-      L.clipped = true;
-    }
-  }
+  const ColourScale scale = colour_scale(pic.cells);
+  L.vmax = scale.vmax;
+  L.max_value = scale.max_value;
+  L.clipped = scale.clipped;
   const auto t = ticks(L.vmax);
   double tick_w = 0;
   for (double v : t)
@@ -210,11 +184,12 @@ void draw_legend(Canvas& c, const Layout& L, double x0, double y0) {
 }
 
 std::string subtitle(const MapPicture& pic, const Layout& L) {
-  if (!L.clipped) return pic.subtitle;
+  const std::string note = pic.subtitle + block_note(pic.S, L.n);
+  if (!L.clipped) return note;
   char buf[160];
   std::snprintf(buf, sizeof buf, "; colours saturate at %.3g (99th percentile; max %.3g)", L.vmax,
                 L.max_value);
-  return pic.subtitle + buf;
+  return note + buf;
 }
 
 void draw(Canvas& c, const MapPicture& pic, const Layout& L) {
@@ -240,8 +215,9 @@ void check(const MapPicture& pic) {
 
 }  // namespace
 
-std::string render_svg(const MapPicture& pic, double* width, double* height) {
-  check(pic);
+std::string render_svg(const MapPicture& full, double* width, double* height) {
+  check(full);
+  const MapPicture pic = reduced(full, kMaxPlotCells);
   const Layout L = lay_out(pic);
   std::string out;
   {
@@ -253,8 +229,9 @@ std::string render_svg(const MapPicture& pic, double* width, double* height) {
   return out;
 }
 
-std::string render_png(const MapPicture& pic) {
-  check(pic);
+std::string render_png(const MapPicture& full) {
+  check(full);
+  const MapPicture pic = reduced(full, kMaxPlotCells);
   const Layout L = lay_out(pic);
   std::string out;
   {
@@ -268,7 +245,11 @@ std::string render_png(const MapPicture& pic) {
 PlotFile::PlotFile(const std::string& path) {
   std::string lower = path;
   for (auto& ch : lower) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-  png_ = lower.size() >= 4 && lower.compare(lower.size() - 4, 4, ".png") == 0;
+  auto ends = [&](const char* ext) {
+    const std::string e = ext;
+    return lower.size() >= e.size() && lower.compare(lower.size() - e.size(), e.size(), e) == 0;
+  };
+  kind_ = ends(".png") ? Kind::png : ends(".html") ? Kind::html : Kind::svg;
   // All or nothing, like every output: a temporary beside the target, renamed.
   const auto slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "."
@@ -281,7 +262,9 @@ PlotFile::PlotFile(const std::string& path) {
 }
 
 void PlotFile::stage(const MapPicture& pic) {
-  const std::string bytes = png_ ? render_png(pic) : render_svg(pic);
+  const std::string bytes = kind_ == Kind::png    ? render_png(pic)
+                            : kind_ == Kind::html ? render_html(pic)
+                                                  : render_svg(pic);
   release_font_caches();
   dir_->add(name_, bytes);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attn/error.h"
+#include "plot_text.h"
 
 namespace app {
 namespace {
@@ -26,36 +27,6 @@ std::string num(double v) {
   while (!s.empty() && s.back() == '0') s.pop_back();
   if (!s.empty() && s.back() == '.') s.pop_back();
   return s == "-0" ? "0" : s;
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // XML 1.0 forbids most control characters even escaped.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t')
-          out += ' ';
-        else
-          out += c;
-    }
-  }
-  return out;
 }
 
 // Quantized colour index of a weight: equal indices share one colour.
@@ -84,22 +55,6 @@ cairo_surface_t* cells_image(const float* cells, std::size_t n, double vmax) {
   }
   cairo_surface_mark_dirty(img);
   return img;
-}
-
-std::string base64(const std::string& in) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < in.size(); i += 3) {
-    std::uint32_t v = std::uint32_t(std::uint8_t(in[i])) << 16;
-    if (i + 1 < in.size()) v |= std::uint32_t(std::uint8_t(in[i + 1])) << 8;
-    if (i + 2 < in.size()) v |= std::uint8_t(in[i + 2]);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=';
-    out += i + 2 < in.size() ? kAlphabet[v & 63] : '=';
-  }
-  return out;
 }
 
 // Past this many cells a side, an SVG panel is one embedded PNG image rather
