@@ -10,13 +10,8 @@
 namespace app {
 namespace {
 
-// The xterm palette: 16 + 36 r + 6 g + b with levels 0, 95, 135, 175, 215,
-// 255; 232..255 greys 8, 18, ..., 238.
+// The xterm palette's colour cube: 16 + 36 r + 6 g + b with these levels.
 constexpr int kCube[6] = {0, 95, 135, 175, 215, 255};
-
-int dist2(Rgb a, int r, int g, int b) {
-  return (a.r - r) * (a.r - r) + (a.g - g) * (a.g - g) + (a.b - b) * (a.b - b);
-}
 
 std::string sgr(int layer, Rgb c, TermColors colors) {
   char buf[32];
@@ -39,8 +34,11 @@ TermColors terminal_colors() {
 }
 
 int terminal_columns(int fd) {
+  // Standard output's terminal, else standard error's: `--show | less -R`
+  // still fits the screen it ends up on.
   winsize ws{};
-  if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  for (int f : {fd, STDERR_FILENO})
+    if (ioctl(f, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
   if (const char* c = std::getenv("COLUMNS")) {
     const int n = std::atoi(c);
     if (n > 0) return n;
@@ -49,20 +47,22 @@ int terminal_columns(int fd) {
 }
 
 int xterm_index(Rgb c) {
-  // Nearest cube entry by distance (not by rounding each channel: viridis
-  // runs through the cube's gaps), or the nearest grey when closer.
-  int best = 16, best_d = 1 << 30;
+  // The nearest cube entry by the "redmean" weighted distance (closer to
+  // what the eye sees than plain RGB distance). Not by rounding each channel
+  // (viridis runs through the cube's gaps: 8 colours), and not the grey ramp
+  // (nearer in RGB to viridis's desaturated middle, but it breaks the hue
+  // order). Viridis gets 14 distinct colours, in order.
+  int best = 16;
+  double best_d = 1e30;
   for (int r = 0; r < 6; ++r)
     for (int g = 0; g < 6; ++g)
       for (int b = 0; b < 6; ++b) {
-        const int d = dist2(c, kCube[r], kCube[g], kCube[b]);
+        const double rm = (c.r + kCube[r]) / 2.0;
+        const double dr = c.r - kCube[r], dg = c.g - kCube[g], db = c.b - kCube[b];
+        const double d =
+            (2 + rm / 256) * dr * dr + 4 * dg * dg + (2 + (255 - rm) / 256) * db * db;
         if (d < best_d) best_d = d, best = 16 + 36 * r + 6 * g + b;
       }
-  for (int k = 0; k < 24; ++k) {
-    const int v = 8 + 10 * k;
-    const int d = dist2(c, v, v, v);
-    if (d < best_d) best_d = d, best = 232 + k;
-  }
   return best;
 }
 

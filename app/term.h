@@ -15,10 +15,11 @@ enum class TermColors { plain, xterm256, truecolor };
 // For standard output.
 TermColors terminal_colors();
 
-// Columns of the terminal on `fd` (TIOCGWINSZ), else $COLUMNS, else 80.
+// Columns of the terminal on `fd` or else on stderr (TIOCGWINSZ), else
+// $COLUMNS, else 80.
 int terminal_columns(int fd = 1);
 
-// The xterm-256 palette entry nearest to c (6x6x6 cube and grey ramp).
+// The xterm-256 palette entry nearest to c (in its 6x6x6 colour cube).
 int xterm_index(Rgb c);
 
 // SGR sequences: background or foreground colour, and reset.

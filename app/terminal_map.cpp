@@ -100,7 +100,9 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
   std::size_t cell_w = 2;
   if (n == S)
     cell_w = std::max<std::size_t>(2, std::min({widest + 1, std::size_t(9), room / n}));
-  const ColourScale sc = colour_scale(pic.cells);
+  // The scale of the cells shown: block maxima are brighter than weights.
+  const MapPicture shown = reduced(pic, n);
+  const ColourScale sc = colour_scale(shown.cells);
 
   // Shown cells per token block: the header states the real block size.
   const auto cell_of = cell_of_token(S, N, n);
@@ -123,12 +125,12 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
     std::snprintf(buf, sizeof buf, "colour: 0 to %.3g (the largest weight)", sc.vmax);
   out += wrap(std::string("rows: queries, columns: keys; ") + buf +
                   (colors == TermColors::plain ? "; ramp .:-=+*#%@ low to high, blank = masked (weight 0)"
-                                               : "; \xC2\xB7\xC2\xB7 = masked (weight 0)"),
+                                               : "; \xC2\xB7\xC2\xB7 marks a masked cell (weight 0)"),
               cols);
   if (n < S) {
-    const std::string side = bmin == bmax ? std::to_string(bmin)
-                                          : std::to_string(bmin) + " to " + std::to_string(bmax);
-    out += wrap("each cell: the max over a block of " + side + " x " + side + " weights (" +
+    const auto sq = [](std::size_t k) { return std::to_string(k) + " x " + std::to_string(k); };
+    const std::string side = bmin == bmax ? sq(bmin) : sq(bmin) + " to " + sq(bmax);
+    out += wrap("each cell: the max over a block of " + side + " weights (" +
                     std::to_string(n) + " x " + std::to_string(n) + " cells for S = " +
                     std::to_string(S) + ", fitted to " + std::to_string(cols) + " columns)",
                 cols);
@@ -143,14 +145,14 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
   std::string keys = std::string(label_w + 1, ' ');
   for (std::size_t c = 0; c < n; c += m) {
     const std::size_t slot = std::min(m, n - c) * cell_w - (m > 1 || cell_w > 2 ? 1 : 0);
-    std::string l = fit_columns(label(pic, first[c]), std::max<std::size_t>(1, slot));
+    // A slot too narrow for a readable label (the last, cut short) stays empty.
+    const bool room_for_it = slot >= std::min<std::size_t>(3, widest);
+    std::string l = room_for_it ? fit_columns(label(pic, first[c]), slot) : "";
     keys += pad_right(l, std::min(m, n - c) * cell_w);
   }
 
   for (std::size_t k = 0; k < pic.heads.size(); ++k) {
-    const attn::Tensor cells = n == N ? attn::Tensor({1})
-                                      : reduce_block_max(pic.cells.ptr() + k * N * N, N, n);
-    const float* map = n == N ? pic.cells.ptr() + k * N * N : cells.ptr();
+    const float* map = shown.cells.ptr() + k * n * n;
     out += "\nhead " + std::to_string(pic.heads[k]) + "\n" + keys + "\n";
     for (std::size_t i = 0; i < n; ++i) {
       out += pad_left(fit_columns(label(pic, first[i]), label_w), label_w) + " ";
