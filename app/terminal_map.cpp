@@ -22,7 +22,7 @@ constexpr std::size_t kTopKeys = 5;
 // Darkest to brightest for terminals without colour (and pipes); a masked
 // cell (weight exactly 0) stays blank, the smallest weight is '.'.
 constexpr const char kRamp[] = " .:-=+*#%@";
-const Rgb kMaskedInk{0x80, 0x80, 0x80};
+const Rgb kMaskedDotInk{0x80, 0x80, 0x80};
 constexpr const char* kMaskedDot = "\xC2\xB7";  // U+00B7 middle dot
 
 std::string pad_left(const std::string& s, std::size_t cols) {
@@ -69,7 +69,7 @@ std::string cell_text(float v, const ColourScale& sc, TermColors colors, std::si
   if (!(v > 0)) {
     std::string dots;
     for (std::size_t k = 0; k < w; ++k) dots += kMaskedDot;
-    return std::string(kReset) + foreground(kMaskedInk, colors) + dots;
+    return std::string(kReset) + foreground(kMaskedDotInk, colors) + dots;
   }
   return background(viridis(t), colors) + std::string(w, ' ');
 }
