@@ -66,7 +66,8 @@ void setup_options(CLI::App& app, Options& opt) {
       ->check(CLI::IsMember(attn::layout_names()));
 
   auto* pics = app.add_option_group("Pictures and diagnostics", "Looking at the maps");
-  pics->add_option("--plot", opt.plot, "draw the maps, one panel per head: FILE.svg, FILE.png or FILE.html (explorer)");
+  pics->add_option("--plot", opt.plot,
+                   "draw the maps, one panel per head: FILE.svg, FILE.png or FILE.html (explorer)");
   pics->add_flag("--show", opt.show,
                  "draw the maps in the terminal on stdout (instead of the context)");
   pics->add_option("--heads", opt.heads_spec, "heads to draw, e.g. 0,3,7 (default: all)");

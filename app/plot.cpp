@@ -24,7 +24,7 @@ constexpr double kMaxPanelPx = 320;  // longer maps shrink their cells to fit th
 constexpr double kPanelGapX = 28, kPanelGapY = 18;
 constexpr double kLegendBarW = 14;
 constexpr std::size_t kMaxPanelColumns = 4;
-constexpr double kMaxGridPx = 1800;           // panels wrap before the picture gets wider
+constexpr double kMaxGridPx = 1800;             // panels wrap before the picture gets wider
 constexpr std::size_t kMaxLabelledTokens = 64;  // every label drawn up to this S
 constexpr std::size_t kMaxLabelChars = 14;
 constexpr double kPngScale = 2;  // crisp on high-density screens and in READMEs

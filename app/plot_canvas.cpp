@@ -92,7 +92,8 @@ class SvgCanvas : public Canvas {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" "
         "xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"" +
         num(w) + "\" height=\"" + num(h) + "\" viewBox=\"0 0 " + num(w) + " " + num(h) +
-        "\" font-family=\"" + kFontFamily + ", " + kCjkFontFamily + ", sans-serif\">\n"
+        "\" font-family=\"" + kFontFamily + ", " + kCjkFontFamily +
+        ", sans-serif\">\n"
         "<defs><pattern id=\"masked\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
         "patternTransform=\"rotate(45)\"><rect width=\"4\" height=\"4\" fill=\"" +
         hex(kMaskedFill) + "\"/><rect width=\"1.2\" height=\"4\" fill=\"" + hex(kMaskedInk) +

@@ -58,8 +58,8 @@ ColourScale colour_scale(const attn::Tensor& cells) {
 std::string block_note(std::size_t S, std::size_t n) {
   if (n >= S) return "";
   const std::size_t k = (S + n - 1) / n;
-  return "; each cell: max over a block of about " + std::to_string(k) + " x " +
-         std::to_string(k) + " weights";
+  return "; each cell: max over a block of about " + std::to_string(k) + " x " + std::to_string(k) +
+         " weights";
 }
 
 MapPicture reduced(const MapPicture& pic, std::size_t max_cells) {
@@ -94,15 +94,14 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
 
   pic.query = opt.show_query.value_or(S - 1);
   if (pic.query >= S)
-    throw attn::Error(attn::Exit::usage, "--show-query: " + std::to_string(pic.query) +
-                                             " is past the sequence; the input has S = " +
-                                             std::to_string(S) + " (0.." + std::to_string(S - 1) +
-                                             ")");
+    throw attn::Error(attn::Exit::usage,
+                      "--show-query: " + std::to_string(pic.query) +
+                          " is past the sequence; the input has S = " + std::to_string(S) +
+                          " (0.." + std::to_string(S - 1) + ")");
   auto& f = pic.facts;
   f.emplace_back("config", cfg.file.empty() ? "(inline)" : cfg.file);
-  f.emplace_back("attention", attn::kind_name(cfg.kind) + ", H = " + std::to_string(H) +
-                                  ", D = " + std::to_string(cfg.head_size) +
-                                  ", C = " + std::to_string(C));
+  f.emplace_back("attention", attn::kind_name(cfg.kind) + ", H = " + std::to_string(H) + ", D = " +
+                                  std::to_string(cfg.head_size) + ", C = " + std::to_string(C));
   f.emplace_back("weights", r.weights_source + " (layout " + attn::layout_name(r.layout) +
                                 (r.layout_detected ? ", detected)" : ")"));
   f.emplace_back("layer", cfg.weights_prefix.empty() ? "whole file (no weights_prefix)"

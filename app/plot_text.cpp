@@ -41,9 +41,9 @@ std::size_t decode(std::string_view s, std::size_t i, std::uint32_t* cp) {
 }
 
 bool drawable(std::uint32_t cp) {
-  if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return false;       // controls
-  if (cp >= 0xFDD0 && cp <= 0xFDEF) return false;                  // noncharacters
-  if ((cp & 0xFFFE) == 0xFFFE) return false;                       // U+xFFFE, U+xFFFF
+  if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return false;  // controls
+  if (cp >= 0xFDD0 && cp <= 0xFDEF) return false;             // noncharacters
+  if ((cp & 0xFFFE) == 0xFFFE) return false;                  // U+xFFFE, U+xFFFF
   return true;
 }
 
@@ -86,12 +86,23 @@ std::string xml_escape(std::string_view s) {
   std::string out;
   for (char c : valid_utf8(s)) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;

@@ -59,8 +59,7 @@ int xterm_index(Rgb c) {
       for (int b = 0; b < 6; ++b) {
         const double rm = (c.r + kCube[r]) / 2.0;
         const double dr = c.r - kCube[r], dg = c.g - kCube[g], db = c.b - kCube[b];
-        const double d =
-            (2 + rm / 256) * dr * dr + 4 * dg * dg + (2 + (255 - rm) / 256) * db * db;
+        const double d = (2 + rm / 256) * dr * dr + 4 * dg * dg + (2 + (255 - rm) / 256) * db * db;
         if (d < best_d) best_d = d, best = 16 + 36 * r + 6 * g + b;
       }
   return best;

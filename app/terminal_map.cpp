@@ -76,8 +76,8 @@ std::string cell_text(float v, const ColourScale& sc, TermColors colors, std::si
 
 // A bar of `frac` x `width` columns in eighths (plain: '#').
 std::string bar(double frac, std::size_t width, TermColors colors) {
-  static const char* kEighths[] = {"", "\u258F", "\u258E", "\u258D", "\u258C",
-                                   "\u258B", "\u258A", "\u2589"};
+  static const char* kEighths[] = {"",       "\u258F", "\u258E", "\u258D",
+                                   "\u258C", "\u258B", "\u258A", "\u2589"};
   const std::size_t eighths = std::size_t(std::max(0.0, std::min(1.0, frac)) * width * 8 + 0.5);
   if (colors == TermColors::plain) return std::string((eighths + 4) / 8, '#');
   std::string s;
@@ -98,8 +98,7 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
   const std::size_t room = cols > label_w + 1 ? cols - label_w - 1 : 2;
   const std::size_t n = std::max<std::size_t>(1, std::min(N, room / 2));
   std::size_t cell_w = 2;
-  if (n == S)
-    cell_w = std::max<std::size_t>(2, std::min({widest + 1, std::size_t(9), room / n}));
+  if (n == S) cell_w = std::max<std::size_t>(2, std::min({widest + 1, std::size_t(9), room / n}));
   // The scale of the cells shown: block maxima are brighter than weights.
   const MapPicture shown = reduced(pic, n);
   const ColourScale sc = colour_scale(shown.cells);
@@ -123,16 +122,17 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
                   sc.vmax, sc.max_value);
   else
     std::snprintf(buf, sizeof buf, "colour: 0 to %.3g (the largest weight)", sc.vmax);
-  out += wrap(std::string("rows: queries, columns: keys; ") + buf +
-                  (colors == TermColors::plain ? "; ramp .:-=+*#%@ low to high, blank = masked (weight 0)"
-                                               : "; \xC2\xB7\xC2\xB7 marks a masked cell (weight 0)"),
-              cols);
+  out += wrap(
+      std::string("rows: queries, columns: keys; ") + buf +
+          (colors == TermColors::plain ? "; ramp .:-=+*#%@ low to high, blank = masked (weight 0)"
+                                       : "; \xC2\xB7\xC2\xB7 marks a masked cell (weight 0)"),
+      cols);
   if (n < S) {
     const auto sq = [](std::size_t k) { return std::to_string(k) + " x " + std::to_string(k); };
     const std::string side = bmin == bmax ? sq(bmin) : sq(bmin) + " to " + sq(bmax);
-    out += wrap("each cell: the max over a block of " + side + " weights (" +
-                    std::to_string(n) + " x " + std::to_string(n) + " cells for S = " +
-                    std::to_string(S) + ", fitted to " + std::to_string(cols) + " columns)",
+    out += wrap("each cell: the max over a block of " + side + " weights (" + std::to_string(n) +
+                    " x " + std::to_string(n) + " cells for S = " + std::to_string(S) +
+                    ", fitted to " + std::to_string(cols) + " columns)",
                 cols);
   }
 

@@ -71,10 +71,10 @@ struct Browser {
   bool present = run("command -v chromium").exit_code == 0;
   attn::test::TempDir profile;
   attn::test::RunResult load(const std::string& page, const std::string& args) {
-    return run("chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-               "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
-               q(profile.path) + " --enable-logging=stderr --v=0 " + args + " " +
-               q("file://" + page));
+    return run(
+        "chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+        "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
+        q(profile.path) + " --enable-logging=stderr --v=0 " + args + " " + q("file://" + page));
   }
 };
 
@@ -87,8 +87,8 @@ bool console_errors(const std::string& err) {
 
 TEST_CASE("cli_html: the page is self-contained and embeds the run's exact maps") {
   attn::test::TempDir t;
-  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --plot " +
-               q(t / "w.html") + " --out-dir " + q(t / "out"));
+  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --plot " + q(t / "w.html") +
+               " --out-dir " + q(t / "out"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const std::string page = attn::test::read_text(t / "w.html");
   CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
@@ -98,8 +98,7 @@ TEST_CASE("cli_html: the page is self-contained and embeds the run's exact maps"
 
   const auto meta = nlohmann::json::parse(script_body(page, "type=\"application/json\">"));
   CHECK(meta["title"].get<std::string>().find("warner_causal.json") != std::string::npos);
-  CHECK(meta["labels"] ==
-        nlohmann::json({"Your", "journey", "starts", "with", "one", "step"}));
+  CHECK(meta["labels"] == nlohmann::json({"Your", "journey", "starts", "with", "one", "step"}));
   CHECK(meta["heads"] == nlohmann::json({0, 1}));
   CHECK(meta["n"] == 6);
   std::map<std::string, std::string> facts;
@@ -148,7 +147,7 @@ TEST_CASE("cli_html: chromium shows one panel per head, every label, and no cons
   CHECK(count(dom.out, ">a&lt;b&gt;c<") == 2);
   CHECK(count(dom.out, ">x&amp;y<") == 2);
   CHECK(count(dom.out, ">\xE6\x97\xA5\xE6\x9C\xAC<") == 2);
-  CHECK(count(dom.out, ">bad\xEF\xBF\xBDz<") == 2);   // invalid byte -> U+FFFD
+  CHECK(count(dom.out, ">bad\xEF\xBF\xBDz<") == 2);     // invalid byte -> U+FFFD
   CHECK(count(dom.out, ">\xEF\xBF\xBD[31mred<") == 2);  // ESC -> U+FFFD
   CHECK(dom.out.find("<b>") == std::string::npos);
   CHECK(dom.out.find("data-ready=\"1\"") != std::string::npos);  // the script ran to its end
@@ -164,9 +163,10 @@ TEST_CASE("cli_html: S = 512 with 12 heads loads in chromium, every token in the
   attn::test::TempDir t;
   const std::size_t S = 512, C = 48, H = 12;
   attn::test::write_text(t / "x.npy", attn::encode_npy(attn::test::random_tensor({S, C}, 7)));
-  attn::test::write_text(t / "c.json", "{\"attention\": \"multi\", \"hidden_size\": 48, "
-                                       "\"num_heads\": 12, \"causal\": true, \"layout\": \"fused\", "
-                                       "\"init\": {\"seed\": 3}, \"input\": \"x.npy\"}");
+  attn::test::write_text(t / "c.json",
+                         "{\"attention\": \"multi\", \"hidden_size\": 48, "
+                         "\"num_heads\": 12, \"causal\": true, \"layout\": \"fused\", "
+                         "\"init\": {\"seed\": 3}, \"input\": \"x.npy\"}");
   auto r = run(bin() + " -q --config " + q(t / "c.json") + " --plot " + q(t / "big.html"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const std::string page = attn::test::read_text(t / "big.html");

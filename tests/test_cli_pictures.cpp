@@ -32,11 +32,14 @@ std::string long_config(const attn::test::TempDir& t, std::size_t S, std::size_t
   attn::test::write_text(t / "x.npy", attn::encode_npy(attn::test::random_tensor({S, 16}, 3)));
   std::string labels;
   for (std::size_t i = 0; i < S; ++i) labels += (i ? ",\"t" : "\"t") + std::to_string(i) + "\"";
-  attn::test::write_text(t / "c.json", "{\"attention\": \"multi\", \"hidden_size\": 16, "
-                                       "\"num_heads\": " + std::to_string(H) +
-                                       ", \"head_size\": 4, \"causal\": true, \"layout\": "
-                                       "\"fused\", \"init\": {\"seed\": 2}, \"input\": \"x.npy\", "
-                                       "\"labels\": [" + labels + "]}");
+  attn::test::write_text(t / "c.json",
+                         "{\"attention\": \"multi\", \"hidden_size\": 16, "
+                         "\"num_heads\": " +
+                             std::to_string(H) +
+                             ", \"head_size\": 4, \"causal\": true, \"layout\": "
+                             "\"fused\", \"init\": {\"seed\": 2}, \"input\": \"x.npy\", "
+                             "\"labels\": [" +
+                             labels + "]}");
   return t / "c.json";
 }
 
@@ -121,10 +124,10 @@ TEST_CASE("cli_pictures: CJK, Hangul, Thai and Devanagari labels get real glyphs
   const std::string box1 = png("box1.png", "\xF3\xB0\x80\x80,\xF3\xB0\x80\x81,a,b,c,d");
   const std::string box2 = png("box2.png", "\xF3\xB0\x80\x82,\xF3\xB0\x80\x83,a,b,c,d");
   REQUIRE(box1 == box2);  // the comparison below can tell boxes apart from glyphs
-  for (const char* script : {"\xE6\x97\xA5,\xE6\x9C\xAC",                  // 日,本
-                             "\xED\x95\x9C,\xEA\xB5\xAD",                  // 한,국
-                             "\xE0\xB8\x81,\xE0\xB8\x82",                  // ก,ข
-                             "\xE0\xA4\x95,\xE0\xA4\x96"}) {               // क,ख
+  for (const char* script : {"\xE6\x97\xA5,\xE6\x9C\xAC",     // 日,本
+                             "\xED\x95\x9C,\xEA\xB5\xAD",     // 한,국
+                             "\xE0\xB8\x81,\xE0\xB8\x82",     // ก,ข
+                             "\xE0\xA4\x95,\xE0\xA4\x96"}) {  // क,ख
     CAPTURE(script);
     CHECK(png("s.png", std::string(script) + ",a,b,c,d") != box1);
   }

@@ -61,16 +61,17 @@ std::string strip_sgr(const std::string& s) { return std::regex_replace(s, kSgr,
 struct LongRun {
   attn::test::TempDir t;
   LongRun() {
-    attn::test::write_text(t / "x.npy",
-                           attn::encode_npy(attn::test::random_tensor({512, 32}, 11)));
+    attn::test::write_text(t / "x.npy", attn::encode_npy(attn::test::random_tensor({512, 32}, 11)));
     std::string labels;
     for (int i = 0; i < 512; ++i)
-      labels += std::string(i ? ", " : "") +
-                (i == 1 ? "\"\\u001b[31mred\"" : i == 2 ? "\"日本\"" : "\"tok" + std::to_string(i) + "\"");
+      labels += std::string(i ? ", " : "") + (i == 1   ? "\"\\u001b[31mred\""
+                                              : i == 2 ? "\"日本\""
+                                                       : "\"tok" + std::to_string(i) + "\"");
     attn::test::write_text(t / "c.json",
                            "{\"attention\": \"multi\", \"hidden_size\": 32, \"num_heads\": 4, "
                            "\"causal\": true, \"layout\": \"fused\", \"init\": {\"seed\": 5}, "
-                           "\"input\": \"x.npy\", \"labels\": [" + labels + "]}");
+                           "\"input\": \"x.npy\", \"labels\": [" +
+                               labels + "]}");
   }
   // --show on a pseudo-terminal `cols` wide, with `env` set.
   attn::test::RunResult show(int cols, const std::string& env, const std::string& flags = "") {
@@ -89,8 +90,8 @@ void check_long_show(const std::string& out, int cols, const std::regex& sgr,
     CHECK_MESSAGE(columns(strip_sgr(l)) <= std::size_t(cols), "line: " << strip_sgr(l));
   // Only colour sequences of attn-run's own: every ESC starts one.
   const std::size_t escs = std::count(out.begin(), out.end(), '\x1b');
-  const auto ours = std::distance(std::sregex_iterator(out.begin(), out.end(), sgr),
-                                  std::sregex_iterator());
+  const auto ours =
+      std::distance(std::sregex_iterator(out.begin(), out.end(), sgr), std::sregex_iterator());
   CHECK(escs == std::size_t(ours));
   CHECK(out.find("\x1b[31m") == std::string::npos);
   CHECK(out.find("query 1 \"\\e[31mred\"") != std::string::npos);  // the label, escaped
@@ -102,8 +103,9 @@ void check_long_show(const std::string& out, int cols, const std::regex& sgr,
   // blocks of a to b tokens a side with a n <= S <= b n.
   std::smatch m;
   const std::string flat = std::regex_replace(plain, std::regex("\\s+"), " ");
-  REQUIRE(std::regex_search(flat, m, std::regex("block of (\\d+) x \\d+ (to (\\d+) x \\d+ )?weights "
-                                                "\\((\\d+) x \\d+ cells for S = 512")));
+  REQUIRE(std::regex_search(flat, m,
+                            std::regex("block of (\\d+) x \\d+ (to (\\d+) x \\d+ )?weights "
+                                       "\\((\\d+) x \\d+ cells for S = 512")));
   const std::size_t a = std::stoul(m[1]), b = m[3].matched ? std::stoul(m[3]) : a;
   const std::size_t n = std::stoul(m[4]);
   CHECK(a * n <= 512);
@@ -150,7 +152,8 @@ TEST_CASE("cli_show: S = 512 in 256 colours uses at least 10 distinct palette co
   check_long_show(r.out, 100, std::regex("\x1b\\[(0|[34]8;5;\\d+)m"), "head 1");
   std::set<std::string> colours;
   const std::regex bg("\x1b\\[48;5;(\\d+)m");
-  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), bg); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), bg); it != std::sregex_iterator();
+       ++it)
     colours.insert((*it)[1]);
   CHECK(colours.size() >= 10);
 }
@@ -163,8 +166,9 @@ TEST_CASE("cli_show: plain text off a terminal fits COLUMNS; masked cells blank,
   for (const auto& l : lines_of(r.out)) CHECK_MESSAGE(columns(l) <= 60, "line: " << l);
   // Row "tok0": the first query sees only itself (saturated), the rest masked.
   const auto lines = lines_of(r.out);
-  const auto row0 = std::find_if(lines.begin(), lines.end(),
-                                 [](const std::string& l) { return l.find(" tok0 @@") != std::string::npos; });
+  const auto row0 = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find(" tok0 @@") != std::string::npos;
+  });
   REQUIRE(row0 != lines.end());
   CHECK(row0->find_first_not_of(' ', row0->find("@@") + 2) == std::string::npos);
   // The last row sees every key: no blank cell in it.
@@ -179,8 +183,8 @@ TEST_CASE("cli_show: the head view lists a query's strongest keys with attention
   attn::test::TempDir t;
   const std::string base = bin() + " --config " + attn::test::quoted_config("warner_causal.json");
   REQUIRE(run(base + " -q --out-dir " + q(t / "out")).exit_code == 0);
-  const attn::Tensor a =
-      attn::to_float32(attn::read_npy(t / "out/attention.npy"), "attention.npy", false);  // (H, S, S)
+  const attn::Tensor a = attn::to_float32(attn::read_npy(t / "out/attention.npy"), "attention.npy",
+                                          false);  // (H, S, S)
   const char* labels[] = {"Your", "journey", "starts", "with", "one", "step"};
   for (std::size_t h : {0, 1}) {
     auto r = run(base + " --show --show-query 3 --heads " + std::to_string(h));
