@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "attn/error.h"
 #include "colormap.h"
@@ -81,7 +82,9 @@ std::string render_html(const MapPicture& full) {
       full.labels.size() != full.S || full.S == 0 || full.heads.empty())
     throw attn::Error(attn::Exit::software,
                       "plot: inconsistent picture " + attn::shape_str(full.cells.shape));
-  const MapPicture pic = reduced(full, kMaxPageCells);
+  std::optional<MapPicture> fewer;  // a copy only when cells must be merged
+  if (full.cells.shape[1] > kMaxPageCells) fewer = reduced(full, kMaxPageCells);
+  const MapPicture& pic = fewer ? *fewer : full;
   const std::size_t K = pic.heads.size(), n = pic.cells.shape[1];
   const ColourScale scale = colour_scale(pic.cells);
 

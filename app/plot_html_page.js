@@ -288,8 +288,15 @@
     $("maps-view").hidden = v !== "maps";
     $("view-heads").classList.toggle("on", v === "heads");
     $("view-maps").classList.toggle("on", v === "maps");
-    if (v === "maps") draw_maps();
-    else size_lines(), redraw();
+    if (v === "maps") {
+      draw_maps();
+    } else {
+      size_lines();
+      redraw();
+      // A query pinned on a heatmap (or by the address) is brought into view.
+      const p = state.pinned;
+      if (p) hv.scrollTop = Math.max(0, p.t * row + row / 2 - hv.clientHeight / 2);
+    }
   }
   function set_head(v) {
     state.head = v;
@@ -307,8 +314,8 @@
   });
   set_head(state.head);
   // The address can choose the view and pin a query: page.html#maps, #pin=5.
-  set_view(location.hash === "#maps" ? "maps" : "heads");
   const pinned = /^#pin=(\d+)$/.exec(location.hash);
   if (pinned) pin("q", Math.min(N - 1, Number(pinned[1])));
+  set_view(location.hash === "#maps" ? "maps" : "heads");
   document.body.dataset.ready = "1";
 })();
