@@ -7,11 +7,14 @@
 // Letters: K heads drawn, S sequence, N cells per side.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include "attn/npy.h"
 #include "test_util.h"
@@ -152,6 +155,38 @@ TEST_CASE("cli_html: chromium shows one panel per head, every label, and no cons
   CHECK(dom.out.find("<b>") == std::string::npos);
   CHECK(dom.out.find("data-ready=\"1\"") != std::string::npos);  // the script ran to its end
   CHECK(dom.out.find("causal") != std::string::npos);            // the facts are shown
+}
+
+TEST_CASE("cli_html: a pinned query's key bars follow its attention row") {
+  Browser b;
+  if (!b.present) {
+    MESSAGE("skipping: no chromium (Debian's `chromium` package) to load the page");
+    return;
+  }
+  attn::test::TempDir t;
+  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --heads 1 --plot " +
+               q(t / "w.html") + " --out-dir " + q(t / "out"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // page.html#pin=3 pins query 3 ("with"): the key column's bars give each
+  // key's weight relative to the row's strongest, the masked keys none.
+  auto dom = b.load(t / "w.html#pin=3", "--dump-dom");
+  REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
+  CHECK_MESSAGE(!console_errors(dom.err), dom.err);
+  CHECK(dom.out.find("Pinned query 3 \xC2\xABwith\xC2\xBB") != std::string::npos);
+  const attn::Tensor a =
+      attn::to_float32(attn::read_npy(t / "out/attention.npy"), "attention.npy", false);
+  const float* row = a.ptr() + (1 * 6 + 3) * 6;  // head 1, query 3
+  const double top = *std::max_element(row, row + 6);
+  std::vector<double> widths;
+  const std::regex bar("<span class=\"bar\" style=\"width: ([0-9.e-]+)%;\"></span>");
+  for (auto it = std::sregex_iterator(dom.out.begin(), dom.out.end(), bar);
+       it != std::sregex_iterator(); ++it)
+    widths.push_back(std::stod((*it)[1]));
+  REQUIRE(widths.size() == 6);
+  for (std::size_t j = 0; j < 6; ++j)  // float16 on the page: 3 significant digits
+    CHECK(widths[j] == doctest::Approx(100.0 * row[j] / top).epsilon(2e-3));
+  CHECK(widths[4] == 0);
+  CHECK(widths[5] == 0);
 }
 
 TEST_CASE("cli_html: S = 512 with 12 heads loads in chromium, every token in the DOM") {

@@ -132,3 +132,18 @@ TEST_CASE("cli_pictures: CJK, Hangul, Thai and Devanagari labels get real glyphs
     CHECK(png("s.png", std::string(script) + ",a,b,c,d") != box1);
   }
 }
+
+TEST_CASE("cli_pictures: labels that are not valid UTF-8 draw as U+FFFD in SVG and PNG") {
+  attn::test::TempDir t;
+  const std::string base = bin() + " -q --config " + cfg("warner_causal.json") +
+                           " --labels 'ok,bad\xFF,\xC3,x\x01y,e,f' --plot ";
+  REQUIRE(run(base + q(t / "b.svg")).exit_code == 0);
+  const std::string svg = attn::test::read_text(t / "b.svg");
+  CHECK(count(svg, ">bad\xEF\xBF\xBD</text>") == 4);  // a row and a column of both panels
+  CHECK(count(svg, ">\xEF\xBF\xBD</text>") == 4);
+  CHECK(count(svg, ">x\xEF\xBF\xBDy</text>") == 4);  // a control character, not allowed in XML
+  CHECK(svg.find('\xFF') == std::string::npos);
+  auto png = run(base + q(t / "b.png"));
+  CHECK_MESSAGE(png.exit_code == 0, png.err);
+  CHECK(attn::test::read_text(t / "b.png").rfind("\x89PNG", 0) == 0);
+}
