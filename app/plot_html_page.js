@@ -6,6 +6,7 @@
 // Letters: K heads drawn, N tokens (or blocks of tokens) per side.
 "use strict";
 (function () {
+  const t0 = performance.now();
   const $ = (id) => document.getElementById(id);
   const el = (tag, cls) => {
     const e = document.createElement(tag);
@@ -318,4 +319,5 @@
   if (pinned) pin("q", Math.min(N - 1, Number(pinned[1])));
   set_view(location.hash === "#maps" ? "maps" : "heads");
   document.body.dataset.ready = "1";
+  document.body.dataset.setupMs = String(Math.round(performance.now() - t0));  // for the README's figures
 })();

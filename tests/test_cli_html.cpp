@@ -189,6 +189,51 @@ TEST_CASE("cli_html: a pinned query's key bars follow its attention row") {
   CHECK(widths[5] == 0);
 }
 
+TEST_CASE("cli_html: hovering a heatmap cell or a token shows its exact weight") {
+  Browser b;
+  if (!b.present) {
+    MESSAGE("skipping: no chromium (Debian's `chromium` package) to load the page");
+    return;
+  }
+  attn::test::TempDir t;
+  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --plot " +
+               q(t / "w.html") + " --out-dir " + q(t / "out"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // The pointer, played by a script added to this copy of the page: over
+  // cell (query 2, key 1) of head 1, then over query token 3.
+  std::string page = attn::test::read_text(t / "w.html");
+  page.insert(page.rfind("</body>"), R"(<script>
+addEventListener("load", () => {
+  const tip = () => document.getElementById("tip").textContent;
+  const cv = document.querySelector('[data-head="1"] canvas'), r = cv.getBoundingClientRect();
+  cv.dispatchEvent(new MouseEvent("mousemove",
+      {clientX: r.left + r.width * 1.5 / 6, clientY: r.top + r.height * 2.5 / 6}));
+  document.body.dataset.celltip = tip();
+  document.querySelectorAll("#qcol .tok")[3].dispatchEvent(
+      new MouseEvent("mouseenter", {clientX: 5, clientY: 5}));
+  document.body.dataset.tokentip = tip();
+});
+</script>)");
+  attn::test::write_text(t / "hover.html", page);
+  auto dom = b.load(t / "hover.html#maps", "--dump-dom");
+  REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
+  CHECK_MESSAGE(!console_errors(dom.err), dom.err);
+  const attn::Tensor a =
+      attn::to_float32(attn::read_npy(t / "out/attention.npy"), "attention.npy", false);
+  std::smatch m;
+  REQUIRE(std::regex_search(dom.out, m,
+                            std::regex("data-celltip=\"head 1\\s+query 2 \xC2\xABstarts\xC2\xBB"
+                                       "\\s+key 1 \xC2\xABjourney\xC2\xBB\\s+weight ([0-9.]+)\"")));
+  CHECK(std::stod(m[1]) == doctest::Approx(a.data[(1 * 6 + 2) * 6 + 1]).epsilon(1e-3));
+  // Query 3 "with": its strongest key per head, with the weight.
+  REQUIRE(std::regex_search(dom.out, m, std::regex("data-tokentip=\"query 3 [^\"]*head 0: [^(]*"
+                                                   "\\((\\d)\\) ([0-9.]+)")));
+  const float* row = a.ptr() + (0 * 6 + 3) * 6;
+  const std::size_t best = std::max_element(row, row + 6) - row;
+  CHECK(std::stoul(m[1]) == best);
+  CHECK(std::stod(m[2]) == doctest::Approx(row[best]).epsilon(1e-3));
+}
+
 TEST_CASE("cli_html: S = 512 with 12 heads loads in chromium, every token in the DOM") {
   Browser b;
   if (!b.present) {
