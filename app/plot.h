@@ -47,9 +47,11 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
 constexpr std::size_t kMaxPlotCells = 256;
 // Largest N of the HTML page: every token up to S = 1024 (canvas, float16).
 constexpr std::size_t kMaxPageCells = 1024;
-// Cells per side to capture for the run's pictures: kMaxPageCells for the
-// HTML page and for --show (its head view lists exact weights), else kMaxPlotCells.
-std::size_t capture_cells(const Options& opt);
+// Cells per side to capture for the run's pictures of `heads` heads:
+// kMaxPageCells for the HTML page and for --show (its head view lists exact
+// weights), else kMaxPlotCells; fewer when the maps would pass kMaxCaptureBytes.
+constexpr std::size_t kMaxCaptureBytes = std::size_t(200) << 20;
+std::size_t capture_cells(const Options& opt, std::size_t heads);
 
 // The colour scale shared by every picture: 0 to the largest weight, unless
 // a few cells dwarf the rest; then it stops at the 99th percentile of the

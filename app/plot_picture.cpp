@@ -3,6 +3,7 @@
 //
 // Letters: B batch, H heads, S sequence, N cells per side of a drawn map.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "attn/config.h"
@@ -30,8 +31,13 @@ bool ends_with_html(const std::string& p) {
 
 }  // namespace
 
-std::size_t capture_cells(const Options& opt) {
-  return opt.show || (opt.plot && ends_with_html(*opt.plot)) ? kMaxPageCells : kMaxPlotCells;
+std::size_t capture_cells(const Options& opt, std::size_t heads) {
+  const std::size_t want =
+      opt.show || (opt.plot && ends_with_html(*opt.plot)) ? kMaxPageCells : kMaxPlotCells;
+  // K maps of N x N float32 within kMaxCaptureBytes (64 heads: N = 905).
+  const double k = double(std::max<std::size_t>(1, heads));
+  const auto fits = std::size_t(std::sqrt(double(kMaxCaptureBytes) / (4.0 * k)));
+  return std::max<std::size_t>(64, std::min(want, fits));
 }
 
 ColourScale colour_scale(const attn::Tensor& cells) {

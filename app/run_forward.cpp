@@ -124,7 +124,7 @@ int run_forward(const Options& opt) {
   plan.stats = opt.stats;
   plan.capture = pictures;
   plan.capture_batch = opt.batch_index;
-  plan.capture_cells = capture_cells(opt);
+  plan.capture_cells = capture_cells(opt, plan.capture_heads.size());
   plan.progress = Progress::wanted(opt.quiet);
   plan.threads = threads;
   JobResult res =
