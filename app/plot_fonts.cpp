@@ -19,20 +19,6 @@ namespace {
 std::mutex cache_lock;
 std::map<std::string, std::string>* cache = nullptr;  // text -> family
 
-// Code points of valid UTF-8 `s` (plot_text's valid_utf8 made it so).
-std::vector<std::uint32_t> code_points(const std::string& s) {
-  std::vector<std::uint32_t> out;
-  for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = s[i];
-    const std::size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    std::uint32_t v = n == 1 ? c : c & (0xFF >> (n + 1));
-    for (std::size_t k = 1; k < n && i + k < s.size(); ++k) v = (v << 6) | (s[i + k] & 0x3F);
-    out.push_back(v);
-    i += n;
-  }
-  return out;
-}
-
 // fontconfig's best family for `cps`, starting from kFontFamily.
 std::string match_family(const std::vector<std::uint32_t>& cps) {
   FcCharSet* chars = FcCharSetCreate();

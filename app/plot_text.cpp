@@ -82,6 +82,17 @@ std::string valid_utf8(std::string_view s) {
   return out;
 }
 
+std::vector<std::uint32_t> code_points(std::string_view s) {
+  std::vector<std::uint32_t> out;
+  for (std::size_t i = 0; i < s.size();) {
+    std::uint32_t cp = 0;
+    const std::size_t n = decode(s, i, &cp);
+    out.push_back(n == 0 ? 0xFFFD : cp);
+    i += n == 0 ? 1 : n;
+  }
+  return out;
+}
+
 std::string xml_escape(std::string_view s) {
   std::string out;
   for (char c : valid_utf8(s)) {

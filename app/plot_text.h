@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace app {
 
@@ -12,6 +14,9 @@ namespace app {
 // valid sequence, a control character (C0, DEL, C1) and a Unicode
 // noncharacter (U+FDD0..U+FDEF, U+xFFFE, U+xFFFF) each become U+FFFD.
 std::string valid_utf8(std::string_view s);
+
+// The code points of `s` (a byte that starts no valid sequence: U+FFFD).
+std::vector<std::uint32_t> code_points(std::string_view s);
 
 // valid_utf8(s) with & < > " ' written as XML entities (SVG text and attributes).
 std::string xml_escape(std::string_view s);
