@@ -31,6 +31,9 @@ inline Rgb viridis(double t) {
   return {mix(0), mix(1), mix(2)};
 }
 
+// Masked cells (weight exactly 0): hatched light grey, outside the scale.
+constexpr Rgb kMaskedFill{0xe4, 0xe4, 0xe4}, kMaskedInk{0xa8, 0xa8, 0xa8};
+
 // Dark text on the bright end of the map, light text on the dark end.
 inline bool needs_dark_text(double t) { return t > 0.62; }
 

@@ -66,11 +66,14 @@ void setup_options(CLI::App& app, Options& opt) {
       ->check(CLI::IsMember(attn::layout_names()));
 
   auto* pics = app.add_option_group("Pictures and diagnostics", "Looking at the maps");
-  pics->add_option("--plot", opt.plot, "draw the maps, one panel per head: FILE.svg or FILE.png");
+  pics->add_option("--plot", opt.plot,
+                   "draw the maps, one panel per head: FILE.svg, FILE.png or FILE.html (explorer)");
   pics->add_flag("--show", opt.show,
                  "draw the maps in the terminal on stdout (instead of the context)");
   pics->add_option("--heads", opt.heads_spec, "heads to draw, e.g. 0,3,7 (default: all)");
   pics->add_option("--batch-index", opt.batch_index, "batch entry to draw (default 0)");
+  pics->add_option("--show-query", opt.show_query,
+                   "with --show: list this query token's strongest keys (default: the last)");
   pics->add_option("--labels", opt.labels_spec, "token labels a,b,c (default: config labels)");
   pics->add_flag("--attn-stdout", opt.attn_stdout,
                  "write the attention maps instead of the context to stdout (--format)");
@@ -155,9 +158,9 @@ void check_option_combinations(const Options& opt) {
       for (auto& c : tail) c = char(std::tolower(static_cast<unsigned char>(c)));
       return tail == e;
     };
-    if (!ends_with(".svg") && !ends_with(".png"))
+    if (!ends_with(".svg") && !ends_with(".png") && !ends_with(".html"))
       throw Error(Exit::usage,
-                  "--plot: expected a file name ending in .svg or .png, found '" + p + "'");
+                  "--plot: expected a file name ending in .svg, .png or .html, found '" + p + "'");
   }
   if (opt.show && opt.attn_stdout)
     throw Error(Exit::usage, "--show: cannot share stdout with --attn-stdout; choose one");

@@ -33,6 +33,7 @@ struct Options {
   std::string heads_spec;                  // "0,3,7"; "" = every head
   std::size_t batch_index = 0;             // which batch entry --plot/--show draw
   std::optional<std::string> labels_spec;  // "a,b,c": overrides config labels
+  std::optional<std::size_t> show_query;   // --show's head view: this query (default: last)
 
   // Many inputs (issue 6).
   std::optional<std::string> input_list;

@@ -11,6 +11,7 @@
 #include "attn/error.h"
 #include "attn/output.h"
 #include "plot_canvas.h"
+#include "plot_text.h"
 
 namespace app {
 namespace {
@@ -23,20 +24,11 @@ constexpr double kMaxPanelPx = 320;  // longer maps shrink their cells to fit th
 constexpr double kPanelGapX = 28, kPanelGapY = 18;
 constexpr double kLegendBarW = 14;
 constexpr std::size_t kMaxPanelColumns = 4;
+constexpr double kMaxGridPx = 1800;             // panels wrap before the picture gets wider
+constexpr std::size_t kMaxLabelledTokens = 64;  // every label drawn up to this S
 constexpr std::size_t kMaxLabelChars = 14;
 constexpr double kPngScale = 2;  // crisp on high-density screens and in READMEs
 const Rgb kInk{0x22, 0x22, 0x22}, kGrey{0x88, 0x88, 0x88}, kWhite{0xff, 0xff, 0xff};
-
-// UTF-8 aware truncation to at most `max_chars` code points, with an ellipsis.
-std::string shorten(const std::string& s, std::size_t max_chars) {
-  std::size_t chars = 0, i = 0;
-  for (; i < s.size(); ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;  // continuation byte
-    if (chars == max_chars) return s.substr(0, i) + "\xE2\x80\xA6";
-    ++chars;
-  }
-  return s;
-}
 
 // Round steps (1, 2 or 5 times a power of ten) from 0 up to vmax, at most ~6.
 std::vector<double> ticks(double vmax) {
@@ -79,14 +71,26 @@ struct Layout {
 
 std::string subtitle(const MapPicture& pic, const Layout& L);
 
+// "≥ 0.0394": the top of a capped colour bar.
+std::string cap_label(const Layout& L) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "\xE2\x89\xA5 %.3g", L.vmax);
+  return buf;
+}
+
 Layout lay_out(const MapPicture& pic) {
   Layout L;
   L.n = pic.cells.shape.at(1);
+  // Up to kMaxLabelledTokens tokens every label gets a row of its own: the
+  // panel grows past kMaxPanelPx rather than thinning them out.
+  const double label_row = kLabelSize + 2;
   L.panel = std::min(kMaxCellPx * double(L.n), kMaxPanelPx);
+  if (pic.S <= kMaxLabelledTokens && L.n == pic.S)
+    L.panel = std::max(L.panel, label_row * double(pic.S));
   L.pitch = L.panel / double(pic.S);
   // Every k-th label, k a round number (1, 2, 5, 10, 20, 50, ...) so
   // position labels read 0, 50, 100 rather than 0, 42, 84.
-  const std::size_t min_step = std::size_t(std::ceil((kLabelSize + 2) / L.pitch));
+  const std::size_t min_step = std::size_t(std::ceil(label_row / L.pitch - 1e-9));
   L.label_step = 1;
   for (std::size_t p = 1; L.label_step < min_step; p *= 10)
     for (std::size_t m : {1, 2, 5})
@@ -105,34 +109,26 @@ Layout lay_out(const MapPicture& pic) {
   const double axis_w = kLabelSize + 6;  // the rotated "query" caption
   L.block_w = axis_w + L.row_label_w + L.panel + kPanelGapX;
   L.block_h = kPanelTitleSize + 8 + L.panel + L.col_label_h + kLabelSize + 6 + kPanelGapY;
-  L.cols = std::min(pic.heads.size(), kMaxPanelColumns);
+  // Many heads wrap into a grid about as wide as it is tall (12 heads: 4 x
+  // 3), never wider than kMaxPanelColumns or ~kMaxGridPx.
+  const std::size_t K = pic.heads.size();
+  const auto squarish = std::size_t(std::ceil(std::sqrt(double(K)) - 1e-9));
+  const auto fit = std::max<std::size_t>(1, std::size_t(kMaxGridPx / L.block_w));
+  const std::size_t want = K <= kMaxPanelColumns ? K : squarish;
+  L.cols = std::max<std::size_t>(1, std::min({want, kMaxPanelColumns, fit}));
   L.rows = (pic.heads.size() + L.cols - 1) / L.cols;
   L.header_h = kMargin + kTitleSize + 8 + kSubtitleSize + 18;
 
-  // The colour scale runs from 0 to the largest weight shown, unless a few
-  // cells dwarf the rest (the first query of a causal map always puts 1.0 on
-  // token 0 while long rows spread ~1/S): then it stops at the 99th
-  // percentile of the non-zero cells and brighter cells saturate, so the
-  // structure of the long rows stays visible. The subtitle says so.
-  std::vector<float> nonzero;
-  for (float v : pic.cells.data)
-    if (v > 0) nonzero.push_back(v);
-  L.max_value = 0;
-  for (float v : nonzero) L.max_value = std::max(L.max_value, double(v));
-  L.vmax = L.max_value > 0 ? L.max_value : 1.0;  // all masked: a scale from 0 to 1
-  if (nonzero.size() >= 100) {
-    const std::size_t k = nonzero.size() * 99 / 100;
-    std::nth_element(nonzero.begin(), nonzero.begin() + k, nonzero.end());
-    const double p99 = nonzero[k];
-    if (p99 < 0.5 * L.max_value) {
-      L.vmax = p99;
-      L.clipped = true;
-    }
-  }
+  const ColourScale scale = colour_scale(pic.cells);
+  L.vmax = scale.vmax;
+  L.max_value = scale.max_value;
+  L.clipped = scale.clipped;
   const auto t = ticks(L.vmax);
   double tick_w = 0;
   for (double v : t)
     tick_w = std::max(tick_w, text_width(tick_str(v, t.size() > 1 ? t[1] : 1), kTickSize));
+  if (L.clipped) tick_w = std::max(tick_w, text_width(cap_label(L), kTickSize, true));
+  tick_w = std::max(tick_w, text_width("masked", kTickSize));
   L.legend_w = std::max(kLegendBarW + 6 + tick_w, text_width("weight", kTickSize)) + 8;
   L.values = L.n == pic.S && L.panel / double(L.n) >= 36;
 
@@ -198,8 +194,19 @@ void draw_legend(Canvas& c, const Layout& L, double x0, double y0) {
     c.fill_rect(x0, top + h * k / kBands, kLegendBarW, h / kBands + 0.5,
                 viridis(1.0 - (k + 0.5) / kBands));
   c.stroke_rect(x0, top, kLegendBarW, h, kGrey, 0.5);
-  const auto t = ticks(L.vmax);
+  auto t = ticks(L.vmax);
   const double step = t.size() > 1 ? t[1] : 1.0;
+  if (L.clipped) {
+    // A capped bar: its top says "this and more" (cells above vmax saturate).
+    while (!t.empty() && t.back() > L.vmax * 0.88) t.pop_back();  // room for the cap label
+    c.text(x0 + kLegendBarW + 6, top + kTickSize * 0.35, cap_label(L), kTickSize, Anchor::start,
+           kInk, true);
+  }
+  // Masked cells (weight exactly 0) under the bar: not part of the scale.
+  c.hatch_rect(x0, top + h + 10, kLegendBarW, kLegendBarW);
+  c.stroke_rect(x0, top + h + 10, kLegendBarW, kLegendBarW, kGrey, 0.5);
+  c.text(x0 + kLegendBarW + 6, top + h + 10 + kLegendBarW * 0.5 + kTickSize * 0.35, "masked",
+         kTickSize, Anchor::start, kInk);
   for (double v : t) {
     const double y = top + h * (1.0 - v / L.vmax);
     c.line(x0 + kLegendBarW, y, x0 + kLegendBarW + 4, y, kInk, 1);
@@ -210,11 +217,12 @@ void draw_legend(Canvas& c, const Layout& L, double x0, double y0) {
 }
 
 std::string subtitle(const MapPicture& pic, const Layout& L) {
-  if (!L.clipped) return pic.subtitle;
+  const std::string note = pic.subtitle + block_note(pic.S, L.n);
+  if (!L.clipped) return note;
   char buf[160];
   std::snprintf(buf, sizeof buf, "; colours saturate at %.3g (99th percentile; max %.3g)", L.vmax,
                 L.max_value);
-  return pic.subtitle + buf;
+  return note + buf;
 }
 
 void draw(Canvas& c, const MapPicture& pic, const Layout& L) {
@@ -240,8 +248,9 @@ void check(const MapPicture& pic) {
 
 }  // namespace
 
-std::string render_svg(const MapPicture& pic, double* width, double* height) {
-  check(pic);
+std::string render_svg(const MapPicture& full, double* width, double* height) {
+  check(full);
+  const MapPicture pic = reduced(full, kMaxPlotCells);
   const Layout L = lay_out(pic);
   std::string out;
   {
@@ -253,8 +262,9 @@ std::string render_svg(const MapPicture& pic, double* width, double* height) {
   return out;
 }
 
-std::string render_png(const MapPicture& pic) {
-  check(pic);
+std::string render_png(const MapPicture& full) {
+  check(full);
+  const MapPicture pic = reduced(full, kMaxPlotCells);
   const Layout L = lay_out(pic);
   std::string out;
   {
@@ -268,7 +278,11 @@ std::string render_png(const MapPicture& pic) {
 PlotFile::PlotFile(const std::string& path) {
   std::string lower = path;
   for (auto& ch : lower) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-  png_ = lower.size() >= 4 && lower.compare(lower.size() - 4, 4, ".png") == 0;
+  auto ends = [&](const char* ext) {
+    const std::string e = ext;
+    return lower.size() >= e.size() && lower.compare(lower.size() - e.size(), e.size(), e) == 0;
+  };
+  kind_ = ends(".png") ? Kind::png : ends(".html") ? Kind::html : Kind::svg;
   // All or nothing, like every output: a temporary beside the target, renamed.
   const auto slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "."
@@ -281,7 +295,9 @@ PlotFile::PlotFile(const std::string& path) {
 }
 
 void PlotFile::stage(const MapPicture& pic) {
-  const std::string bytes = png_ ? render_png(pic) : render_svg(pic);
+  const std::string bytes = kind_ == Kind::png    ? render_png(pic)
+                            : kind_ == Kind::html ? render_html(pic)
+                                                  : render_svg(pic);
   release_font_caches();
   dir_->add(name_, bytes);
 }

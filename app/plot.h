@@ -5,13 +5,24 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/output.h"
 #include "attn/tensor.h"
+#include "term.h"
+
+namespace attn {
+struct Config;
+struct LoadedRun;
+}  // namespace attn
 
 namespace app {
+
+struct Options;
+class MapCapture;
 
 // What a picture shows: the maps of the chosen heads of one batch entry,
 // already reduced to N x N cells (block max, see MapCapture).
@@ -22,11 +33,40 @@ struct MapPicture {
   std::size_t S = 0;
   std::vector<std::size_t> heads;  // head numbers, one panel each
   attn::Tensor cells;              // (heads.size(), N, N)
+  // What was run, as (name, value) lines: config, layer, masks, shapes (the HTML page).
+  std::vector<std::pair<std::string, std::string>> facts;
+  std::size_t query = 0;  // --show's head view: this query's top keys (--show-query)
 };
 
-// Largest N drawn in a --plot panel: 256 cells keep a panel readable and the
-// SVG small; longer sequences are reduced by block max.
+// The picture of a run's captured maps, with its title and facts (plot_picture.cpp).
+MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn::LoadedRun& r,
+                        const MapCapture& cap, std::vector<std::string> labels);
+
+// Largest N drawn in an SVG or PNG panel: 256 cells keep a panel readable and
+// the SVG small; longer sequences are reduced by block max.
 constexpr std::size_t kMaxPlotCells = 256;
+// Largest N of the HTML page: every token up to S = 1024 (canvas, float16).
+constexpr std::size_t kMaxPageCells = 1024;
+// Cells per side to capture for the run's pictures of `heads` heads:
+// kMaxPageCells for the HTML page and for --show (its head view lists exact
+// weights), else kMaxPlotCells; fewer when the maps would pass kMaxCaptureBytes.
+constexpr std::size_t kMaxCaptureBytes = std::size_t(200) << 20;
+std::size_t capture_cells(const Options& opt, std::size_t heads);
+
+// The colour scale shared by every picture: 0 to the largest weight, unless
+// a few cells dwarf the rest; then it stops at the 99th percentile of the
+// non-zero cells and brighter cells saturate (clipped).
+struct ColourScale {
+  double vmax = 1, max_value = 0;
+  bool clipped = false;
+};
+ColourScale colour_scale(const attn::Tensor& cells);
+
+// "; each cell: max over a block of about k x k weights" when N < S, else "".
+std::string block_note(std::size_t S, std::size_t n);
+
+// The picture with at most max_cells cells a side (block max of its cells).
+MapPicture reduced(const MapPicture& pic, std::size_t max_cells);
 
 // Draw to FILE.svg (XML text: one <g class="panel"> per head, labels as
 // <text>) or FILE.png (cairo, drawn at 2x the SVG's pixel size), written
@@ -45,18 +85,21 @@ class PlotFile {
 
  private:
   std::string name_;
-  bool png_ = false;
+  enum class Kind { svg, png, html } kind_ = Kind::svg;
   std::unique_ptr<attn::OutputDir> dir_;
 };
+
+// The self-contained HTML page (plot_html.cpp): head view and heatmaps.
+std::string render_html(const MapPicture& pic);
 
 // The SVG document and its size in px (for write_plot and the tests' sizes).
 std::string render_svg(const MapPicture& pic, double* width = nullptr, double* height = nullptr);
 // The PNG bytes, drawn by cairo at 2x the SVG's size.
 std::string render_png(const MapPicture& pic);
 
-// --show: the maps as terminal text. color: 24-bit (truecolor) or 256-colour
-// background blocks, two columns per cell; plain: a character ramp.
-enum class TermColors { plain, xterm256, truecolor };
+// --show: the maps as terminal text, `columns` wide at most. color: 24-bit
+// (truecolor) or 256-colour background blocks; plain: a character ramp.
+// Then the head view of query pic.query: its strongest keys as bars.
 std::string render_terminal(const MapPicture& pic, TermColors colors, int columns);
 
 }  // namespace app

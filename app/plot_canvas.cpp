@@ -2,13 +2,13 @@
 #include "plot_canvas.h"
 
 #include <cairo.h>
-#include <dlfcn.h>
 
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
 #include "attn/error.h"
+#include "plot_text.h"
 
 namespace app {
 namespace {
@@ -28,40 +28,34 @@ std::string num(double v) {
   return s == "-0" ? "0" : s;
 }
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // XML 1.0 forbids most control characters even escaped.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t')
-          out += ' ';
-        else
-          out += c;
-    }
-  }
-  return out;
-}
-
-// Quantized colour index of a weight: equal indices share one colour.
+// Quantized colour index of a weight: equal indices share one colour; -1
+// for a weight of exactly 0 (a masked key: drawn hatched, not dark).
 int level(float v, double vmax) {
+  if (!(v > 0)) return -1;
   const double t = vmax > 0 ? double(v) / vmax : 0.0;
   return int(std::lround(std::min(1.0, std::max(0.0, t)) * 255.0));
+}
+
+Rgb colour(int level) { return level < 0 ? kMaskedFill : viridis(level / 255.0); }
+
+// Runs of masked cells along each row: (row, first column, end column).
+struct Run {
+  std::size_t i, j0, j1;
+};
+std::vector<Run> masked_runs(const float* cells, std::size_t n) {
+  std::vector<Run> runs;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n;) {
+      if (cells[i * n + j] > 0) {
+        ++j;
+        continue;
+      }
+      std::size_t k = j + 1;
+      while (k < n && !(cells[i * n + k] > 0)) ++k;
+      runs.push_back({i, j, k});
+      j = k;
+    }
+  return runs;
 }
 
 cairo_status_t append_to_string(void* closure, const unsigned char* data, unsigned int length) {
@@ -78,28 +72,12 @@ cairo_surface_t* cells_image(const float* cells, std::size_t n, double vmax) {
   for (std::size_t i = 0; i < n; ++i) {
     auto* row = reinterpret_cast<std::uint32_t*>(px + i * std::size_t(stride));
     for (std::size_t j = 0; j < n; ++j) {
-      const Rgb c = viridis(level(cells[i * n + j], vmax) / 255.0);
+      const Rgb c = colour(level(cells[i * n + j], vmax));
       row[j] = (std::uint32_t(c.r) << 16) | (std::uint32_t(c.g) << 8) | c.b;
     }
   }
   cairo_surface_mark_dirty(img);
   return img;
-}
-
-std::string base64(const std::string& in) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < in.size(); i += 3) {
-    std::uint32_t v = std::uint32_t(std::uint8_t(in[i])) << 16;
-    if (i + 1 < in.size()) v |= std::uint32_t(std::uint8_t(in[i + 1])) << 8;
-    if (i + 2 < in.size()) v |= std::uint8_t(in[i + 2]);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=';
-    out += i + 2 < in.size() ? kAlphabet[v & 63] : '=';
-  }
-  return out;
 }
 
 // Past this many cells a side, an SVG panel is one embedded PNG image rather
@@ -114,13 +92,22 @@ class SvgCanvas : public Canvas {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" "
         "xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"" +
         num(w) + "\" height=\"" + num(h) + "\" viewBox=\"0 0 " + num(w) + " " + num(h) +
-        "\" font-family=\"" + kFontFamily + ", sans-serif\">\n";
+        "\" font-family=\"" + kFontFamily + ", " + kCjkFontFamily +
+        ", sans-serif\">\n"
+        "<defs><pattern id=\"masked\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
+        "patternTransform=\"rotate(45)\"><rect width=\"4\" height=\"4\" fill=\"" +
+        hex(kMaskedFill) + "\"/><rect width=\"1.2\" height=\"4\" fill=\"" + hex(kMaskedInk) +
+        "\"/></pattern></defs>\n";
   }
   ~SvgCanvas() override { *out_ += "</svg>\n"; }
 
   void fill_rect(double x, double y, double w, double h, Rgb fill) override {
     *out_ += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" +
              num(h) + "\" fill=\"" + hex(fill) + "\"/>\n";
+  }
+  void hatch_rect(double x, double y, double w, double h) override {
+    *out_ += "<rect class=\"masked\" x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) +
+             "\" height=\"" + num(h) + "\" fill=\"url(#masked)\"/>\n";
   }
   void stroke_rect(double x, double y, double w, double h, Rgb stroke, double width) override {
     *out_ += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" +
@@ -156,6 +143,9 @@ class SvgCanvas : public Canvas {
                "\" preserveAspectRatio=\"none\" style=\"image-rendering:pixelated\" "
                "xlink:href=\"data:image/png;base64," +
                base64(png) + "\"/>\n";
+      const double c = side / double(n);
+      for (const Run& r : masked_runs(cells, n))
+        hatch_rect(x + r.j0 * c, y + r.i * c, (r.j1 - r.j0) * c, c);
       return;
     }
     const double c = side / double(n);
@@ -166,7 +156,10 @@ class SvgCanvas : public Canvas {
         const int lv = level(cells[i * n + j], vmax);
         std::size_t k = j + 1;
         while (k < n && level(cells[i * n + k], vmax) == lv) ++k;
-        fill_rect(x + j * c, y + i * c, (k - j) * c, c, viridis(lv / 255.0));
+        if (lv < 0)
+          hatch_rect(x + j * c, y + i * c, (k - j) * c, c);
+        else
+          fill_rect(x + j * c, y + i * c, (k - j) * c, c, colour(lv));
         j = k;
       }
     }
@@ -221,10 +214,11 @@ class CairoCanvas : public Canvas {
   }
   void text(double x, double y, const std::string& s, double size, Anchor anchor, Rgb color,
             bool bold, bool vertical) override {
+    const std::string t = valid_utf8(s);  // cairo refuses invalid UTF-8
     cairo_save(cr_);
-    select_font(cr_, size, bold);
+    select_font(cr_, t, size, bold);
     cairo_text_extents_t e;
-    cairo_text_extents(cr_, s.c_str(), &e);
+    cairo_text_extents(cr_, t.c_str(), &e);
     const double dx = anchor == Anchor::start    ? 0.0
                       : anchor == Anchor::middle ? -e.x_advance / 2
                                                  : -e.x_advance;
@@ -232,7 +226,7 @@ class CairoCanvas : public Canvas {
     if (vertical) cairo_rotate(cr_, -M_PI / 2);
     set(color);
     cairo_move_to(cr_, dx, 0);
-    cairo_show_text(cr_, s.c_str());
+    cairo_show_text(cr_, t.c_str());
     cairo_restore(cr_);
   }
   void heatmap(double x, double y, double side, const float* cells, std::size_t n,
@@ -249,18 +243,45 @@ class CairoCanvas : public Canvas {
     cairo_fill(cr_);
     cairo_restore(cr_);
     cairo_surface_destroy(img);
+    const double c = side / double(n);
+    const auto runs = masked_runs(cells, n);
+    if (runs.empty()) return;
+    cairo_save(cr_);
+    for (const Run& r : runs) cairo_rectangle(cr_, x + r.j0 * c, y + r.i * c, (r.j1 - r.j0) * c, c);
+    cairo_clip(cr_);
+    hatch(x, y, side, side);
+    cairo_restore(cr_);
+  }
+  void hatch_rect(double x, double y, double w, double h) override {
+    cairo_save(cr_);
+    set(kMaskedFill);
+    cairo_rectangle(cr_, x, y, w, h);
+    cairo_fill_preserve(cr_);
+    cairo_clip(cr_);
+    hatch(x, y, w, h);
+    cairo_restore(cr_);
   }
   void begin_group(const std::string&, const std::string&) override {}
   void end_group() override {}
 
-  static void select_font(cairo_t* cr, double size, bool bold) {
-    cairo_select_font_face(cr, kFontFamily, CAIRO_FONT_SLANT_NORMAL,
+  static void select_font(cairo_t* cr, const std::string& text, double size, bool bold) {
+    cairo_select_font_face(cr, font_family_for(text).c_str(), CAIRO_FONT_SLANT_NORMAL,
                            bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, size);
   }
 
  private:
   void set(Rgb c) { cairo_set_source_rgb(cr_, c.r / 255.0, c.g / 255.0, c.b / 255.0); }
+  // Diagonal lines 4 px apart over (x, y, w, h), within the current clip.
+  void hatch(double x, double y, double w, double h) {
+    set(kMaskedInk);
+    cairo_set_line_width(cr_, 0.85);
+    for (double d = -h; d < w; d += 4) {
+      cairo_move_to(cr_, x + d, y + h);
+      cairo_line_to(cr_, x + d + h, y);
+    }
+    cairo_stroke(cr_);
+  }
   std::string* out_;
   cairo_surface_t* surface_ = nullptr;
   cairo_t* cr_ = nullptr;
@@ -271,22 +292,13 @@ class CairoCanvas : public Canvas {
 double text_width(const std::string& s, double size, bool bold) {
   cairo_surface_t* surface = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
   cairo_t* cr = cairo_create(surface);
-  CairoCanvas::select_font(cr, size, bold);
+  const std::string t = valid_utf8(s);
+  CairoCanvas::select_font(cr, t, size, bold);
   cairo_text_extents_t e;
-  cairo_text_extents(cr, s.c_str(), &e);
+  cairo_text_extents(cr, t.c_str(), &e);
   cairo_destroy(cr);
   cairo_surface_destroy(surface);
   return e.x_advance;
-}
-
-void release_font_caches() {
-  // cairo and fontconfig keep font caches for the life of the process; free
-  // them once the picture is drawn so leak checkers (scripts/sanitize.sh)
-  // see a clean exit. FcFini is looked up at run time: fontconfig is loaded
-  // by cairo, not linked by attn-run.
-  cairo_debug_reset_static_data();
-  using FcFini = void (*)();
-  if (auto fini = reinterpret_cast<FcFini>(dlsym(RTLD_DEFAULT, "FcFini"))) fini();
 }
 
 std::unique_ptr<Canvas> make_svg_canvas(double width, double height, std::string* out) {

@@ -3,14 +3,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+
+#include "term.h"
 
 namespace app {
 namespace {
 
 constexpr double kQuietSeconds = 0.5;   // nothing before this: short runs stay silent
 constexpr double kRedrawSeconds = 0.1;  // at most ~10 updates a second
-constexpr int kBarWidth = 30;
+constexpr std::size_t kMaxBarWidth = 30;
 
 std::string clock_str(double seconds) {
   if (!(seconds >= 0) || seconds > 359999) return "--:--";
@@ -36,6 +39,49 @@ std::string rate_str(double per_second) {
 
 }  // namespace
 
+std::string progress_line(std::uint64_t done, std::uint64_t total, double elapsed,
+                          const std::string& unit, int columns) {
+  done = std::min(done, total);
+  const double frac = total ? double(done) / double(total) : 1.0;
+  const bool all = done == total;
+  const double rate = elapsed > 0 ? double(done) / elapsed : 0.0;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%3d%%", int(100.0 * frac));
+  const std::string pct = buf;
+  std::string eta;
+  if (all)
+    eta = "done in " + clock_str(elapsed);
+  else if (elapsed >= kEstimateSeconds && frac >= kEstimateFraction && rate > 0)
+    eta = clock_str(double(total - done) / rate) + " left";
+  else
+    eta = "estimating time left";  // too early: the first rows say little about the rest
+  const std::string count = std::to_string(done) + "/" + std::to_string(total) + " " + unit;
+  const std::string speed = rate_str(rate) + " " + unit + "/s";
+
+  // Never the last column: a line that fills the terminal wraps on some
+  // terminals, and the next "\r" would then redraw only its second half.
+  const std::size_t room = columns > 1 ? std::size_t(columns - 1) : 0;
+  std::size_t used = pct.size();
+  auto fits = [&](const std::string& s) {
+    if (used + 2 + s.size() > room) return false;
+    used += 2 + s.size();
+    return true;
+  };
+  const bool with_eta = fits(eta), with_count = fits(count), with_speed = fits(speed);
+  std::string line;
+  if (room >= used + 3 + 5) {  // the bar takes what is left (5 to kMaxBarWidth)
+    const std::size_t w = std::min(kMaxBarWidth, room - used - 3);
+    std::string bar(std::size_t(double(w) * frac), '#');
+    bar.resize(w, '.');
+    line = "[" + bar + "] ";
+  }
+  line += pct;
+  if (with_count) line += "  " + count;
+  if (with_speed) line += "  " + speed;
+  if (with_eta) line += "  " + eta;
+  return line.size() <= room ? line : line.substr(0, room);
+}
+
 Progress::Progress(std::string unit, std::uint64_t total, bool enabled)
     : unit_(std::move(unit)), total_(total), enabled_(enabled && total > 0) {
   start_ = last_draw_ = Clock::now();
@@ -57,18 +103,11 @@ void Progress::advance(std::uint64_t n) {
 }
 
 void Progress::draw(std::uint64_t done) {
-  if (done > total_) done = total_;
   const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
-  const double rate = elapsed > 0 ? double(done) / elapsed : 0.0;
-  const double left = rate > 0 ? double(total_ - done) / rate : -1.0;
-  const int filled = int(double(kBarWidth) * double(done) / double(total_));
-  std::string bar(std::size_t(filled), '#');
-  bar.resize(kBarWidth, '.');
-  const bool all = done == total_;
-  std::fprintf(stderr, "\r[%s] %3d%% %llu/%llu %s  %s %s/s  %s%s%s\033[K", bar.c_str(),
-               int(100.0 * double(done) / double(total_)), (unsigned long long)done,
-               (unsigned long long)total_, unit_.c_str(), rate_str(rate).c_str(), unit_.c_str(),
-               all ? "done in " : "", clock_str(all ? elapsed : left).c_str(), all ? "" : " left");
+  // The width is read at every redraw: a resized terminal gets a line that fits.
+  const std::string line =
+      progress_line(done, total_, elapsed, unit_, terminal_columns(STDERR_FILENO));
+  std::fprintf(stderr, "\r%s%s", line.c_str(), kEraseLine);
   std::fflush(stderr);
   drawn_ = true;
 }

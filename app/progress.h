@@ -1,6 +1,7 @@
 // A progress bar on stderr for long runs: only when stderr is a terminal and
 // not -q, and only once the run has taken more than half a second (short runs
-// never flicker). At most ~10 redraws a second, with rate and time left.
+// never flicker). At most ~10 redraws a second, one line redrawn in place that
+// fits the terminal's width, with rate and time left once it can be estimated.
 #pragma once
 
 #include <atomic>
@@ -10,6 +11,16 @@
 #include <string>
 
 namespace app {
+
+// Time left is shown only after this much time and this share of the work:
+// before, the rate of the first rows says little about the rest.
+constexpr double kEstimateSeconds = 1.0, kEstimateFraction = 0.05;
+
+// The bar's line for a terminal `columns` wide: at most columns - 1 columns
+// (never wraps), dropping the bar, the rate, the count and the time left in
+// that order as the width shrinks; the percentage always stays.
+std::string progress_line(std::uint64_t done, std::uint64_t total, double elapsed,
+                          const std::string& unit, int columns);
 
 class Progress {
  public:

@@ -3,8 +3,6 @@
 //
 // Letters: B batch, H heads, S sequence, C hidden, O out size.
 #include <spdlog/spdlog.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -26,6 +24,7 @@
 #include "plot.h"
 #include "progress.h"
 #include "stdin_input.h"
+#include "term.h"
 #include "stdout_writer.h"
 #include "timing.h"
 
@@ -96,47 +95,6 @@ void check_forward_memory(const Options& opt, const attn::LoadedRun& r) {
                    " held and formatted for stdout");
 }
 
-MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn::LoadedRun& r,
-                        const MapCapture& cap, std::vector<std::string> labels) {
-  const std::size_t B = r.x.shape[0], S = r.x.shape[1];
-  MapPicture pic;
-  pic.title = cfg.file.empty() ? "attention maps" : attn::valid_utf8(cfg.file);
-  pic.subtitle = attn::kind_name(cfg.kind) +
-                 (cfg.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") + ", " +
-                 std::to_string(cfg.num_heads) + (cfg.num_heads == 1 ? " head" : " heads") +
-                 ", layout " + attn::layout_name(r.layout) + "; S = " + std::to_string(S);
-  if (B > 1)
-    pic.subtitle +=
-        "; batch index " + std::to_string(opt.batch_index) + " (B = " + std::to_string(B) + ")";
-  if (cap.cells_per_side() < S)
-    pic.subtitle += "; each cell: max over a block of about " +
-                    std::to_string((S + cap.cells_per_side() - 1) / cap.cells_per_side()) + " x " +
-                    std::to_string((S + cap.cells_per_side() - 1) / cap.cells_per_side()) +
-                    " weights";
-  pic.labels = std::move(labels);
-  pic.S = S;
-  pic.heads = cap.heads();
-  pic.cells = cap.cells();
-  return pic;
-}
-
-TermColors terminal_colors() {
-  if (!isatty(STDOUT_FILENO) || std::getenv("NO_COLOR")) return TermColors::plain;
-  const char* ct = std::getenv("COLORTERM");
-  const std::string c = ct ? ct : "";
-  return c == "truecolor" || c == "24bit" ? TermColors::truecolor : TermColors::xterm256;
-}
-
-int terminal_columns() {
-  winsize ws{};
-  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-  if (const char* c = std::getenv("COLUMNS")) {
-    const int n = std::atoi(c);
-    if (n > 0) return n;
-  }
-  return 80;
-}
-
 }  // namespace
 
 void print_stats_table(const std::vector<attn::HeadStats>& stats, const std::string& what,
@@ -198,7 +156,7 @@ int run_forward(const Options& opt) {
   plan.stats = opt.stats;
   plan.capture = pictures;
   plan.capture_batch = opt.batch_index;
-  plan.capture_cells = kMaxPlotCells;
+  plan.capture_cells = capture_cells(opt, plan.capture_heads.size());
   plan.progress = Progress::wanted(opt.quiet);
   plan.threads = threads;
   plan.check_overflow = !opt.allow_nonfinite;

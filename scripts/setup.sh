@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 PACKAGES=(cmake g++ make libcli11-dev nlohmann-json3-dev libxtensor-dev xtl-dev libxsimd-dev
           libxtensor-blas-dev libopenblas-dev libspdlog-dev doctest-dev zlib1g-dev
           pkg-config libcairo2-dev)
+# --plot: fontconfig finds a font for each script (Noto: CJK, Thai, Devanagari, ...);
+# the browser test of --plot FILE.html loads the page in chromium.
+PACKAGES+=(libfontconfig-dev fonts-dejavu-core fonts-noto-core fonts-noto-cjk chromium)
 
 source scripts/apt_packages.sh
 ensure_packages "${PACKAGES[@]}"

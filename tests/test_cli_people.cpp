@@ -218,9 +218,11 @@ TEST_CASE("cli_people: --show draws every head with labelled rows; plain charact
   CHECK(r.out.find("\nhead 0\n") != std::string::npos);
   CHECK(r.out.find("\nhead 1\n") != std::string::npos);
   // The first query attends only to itself (weight 1: the brightest ramp
-  // character); the rest of its row is masked (blank).
-  CHECK(count(r.out, "   Your  @@          \n") == 2);
-  for (const char* label : {"journey  ", " starts  ", "   with  ", "    one  ", "   step  "})
+  // character); the rest of its row is masked (blank). Six tokens with
+  // labels up to 7 characters: cells 8 columns wide, each key labelled.
+  CHECK(count(r.out, "\n   Your @@@@@@@@" + std::string(40, ' ') + "\n") == 2);
+  CHECK(count(r.out, "\n        Your    journey starts  with    one     step    \n") == 2);
+  for (const char* label : {"journey ", " starts ", "   with ", "    one ", "   step "})
     CHECK(count(r.out, std::string("\n") + label) == 2);
 }
 
@@ -234,7 +236,7 @@ TEST_CASE("cli_people: --show on a terminal uses 24-bit or 256-colour blocks") {
   auto truecolor = run("script -qec \"COLORTERM=truecolor " + cmd + "\" /dev/null");
   REQUIRE(truecolor.exit_code == 0);
   // Weight 1 ("Your" on itself) is the bright end of viridis, #fde725.
-  CHECK(truecolor.out.find("\033[48;2;253;231;37m  ") != std::string::npos);
+  CHECK(truecolor.out.find("\033[48;2;253;231;37m        ") != std::string::npos);
   CHECK(truecolor.out.find("\033[0m") != std::string::npos);
   CHECK(truecolor.out.find("@@") == std::string::npos);
   auto xterm = run("script -qec \"COLORTERM= " + cmd + "\" /dev/null");

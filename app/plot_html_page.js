@@ -1,0 +1,323 @@
+// The explorer of attn-run's --plot FILE.html (plot_html_page.html): decodes
+// the maps (base64 float16), draws the head view (tokens in two columns,
+// lines weighted by attention) and one heatmap per head on canvases, and
+// answers hover (exact weight) and click (pin a token).
+//
+// Letters: K heads drawn, N tokens (or blocks of tokens) per side.
+"use strict";
+(function () {
+  const t0 = performance.now();
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, cls) => {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    return e;
+  };
+  const meta = JSON.parse($("meta").textContent);
+  const N = meta.n, K = meta.heads.length;
+
+  // float16 -> float32 for every code: one table, then a lookup per weight.
+  const half = new Float32Array(65536);
+  for (let c = 0; c < 65536; c++) {
+    const e = (c >> 10) & 31, m = c & 1023, s = c & 0x8000 ? -1 : 1;
+    half[c] = s * (e === 0 ? m * 2 ** -24 : e === 31 ? (m ? NaN : Infinity) : (1 + m / 1024) * 2 ** (e - 15));
+  }
+  const bin = atob($("data").textContent.trim());
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  const codes = new Uint16Array(bytes.buffer);  // (K, N, N), little-endian float16
+  if (codes.length !== K * N * N)
+    throw new Error("attn-run page: expected " + K * N * N + " weights, found " + codes.length);
+  const code = (k, i, j) => codes[(k * N + i) * N + j];
+  const weight = (k, i, j) => half[code(k, i, j)];
+  const fmt = (v) => (v === 0 ? "0 (masked)" : v >= 0.001 ? v.toFixed(4) : v.toExponential(3));
+  const quote = (t) => "\u00ab" + meta.labels[t] + "\u00bb";
+
+  // Colours: viridis up to meta.vmax (the 99th percentile when a few cells
+  // dwarf the rest, as in the PNG and SVG pictures), masked cells hatched grey.
+  const rgb = (c) => (255 << 24) | (c[2] << 16) | (c[1] << 8) | c[0];
+  const lut = new Uint32Array(65536);
+  for (let c = 1; c < 65536; c++) {
+    const t = half[c] > 0 ? Math.min(1, half[c] / meta.vmax) : 0;  // NaN codes never occur
+    lut[c] = rgb(meta.viridis[Math.round(t * 255)]);
+  }
+  const hatch = [rgb([0xc8, 0xc8, 0xc8]), rgb([0xee, 0xee, 0xee])];
+  const palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                   "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#ad494a"];
+  const head_colour = (k) => (k < palette.length ? palette[k] : "hsl(" + ((k * 137.5) % 360) + ",65%,45%)");
+
+  // What was run.
+  $("title").textContent = meta.title;
+  $("subtitle").textContent = meta.subtitle;
+  for (const [key, value] of meta.facts) {
+    const d = el("div"), dt = el("dt"), dd = el("dd");
+    dt.textContent = key;
+    dd.textContent = value;
+    d.append(dt, dd);
+    $("facts").append(d);
+  }
+  $("vmax").textContent = (meta.clipped ? "\u2265 " : "") + meta.vmax.toPrecision(3) +
+    (meta.clipped ? " (99th percentile; max " + meta.max_value.toPrecision(3) + ")" : "");
+  {
+    const sc = $("scale").getContext("2d");
+    meta.viridis.forEach((c, x) => {
+      sc.fillStyle = "rgb(" + c.join(",") + ")";
+      sc.fillRect(x, 0, 1, 1);
+    });
+  }
+  const select = $("head");
+  meta.heads.forEach((h, k) => {
+    const o = el("option");
+    o.value = String(k);
+    o.textContent = "head " + h;
+    select.append(o);
+  });
+  if (K === 1) select.value = "0";
+
+  const state = { view: "heads", head: select.value, pinned: null, hover: null };
+  const chosen = () => (state.head === "all" ? [...Array(K).keys()] : [Number(state.head)]);
+
+  const tip = $("tip");
+  function show_tip(text, ev) {
+    tip.textContent = text;
+    tip.hidden = false;
+    const x = Math.min(ev.clientX + 14, innerWidth - tip.offsetWidth - 4);
+    const y = ev.clientY + 16 + tip.offsetHeight > innerHeight ? ev.clientY - tip.offsetHeight - 8 : ev.clientY + 16;
+    tip.style.left = Math.max(0, x) + "px";
+    tip.style.top = Math.max(0, y) + "px";
+  }
+  const hide_tip = () => (tip.hidden = true);
+
+  // ---- Head view: queries on the left, keys on the right.
+  const row = N <= 16 ? 26 : N <= 64 ? 20 : N <= 256 ? 16 : 13;
+  const hv = $("headview");
+  hv.style.setProperty("--row", row + "px");
+  hv.style.setProperty("--fs", (N <= 16 ? 15 : N <= 64 ? 13 : N <= 256 ? 12 : 10) + "px");
+  const qtoks = [], ktoks = [], bars = [];
+  for (let t = 0; t < N; t++) {
+    const q = el("div", "tok"), k = el("div", "tok"), bar = el("span", "bar");
+    q.textContent = meta.labels[t];
+    k.textContent = meta.labels[t];
+    k.prepend(bar);
+    q.dataset.token = k.dataset.token = String(t);
+    qtoks.push(q);
+    ktoks.push(k);
+    bars.push(bar);
+  }
+  $("qcol").append(...qtoks);
+  $("kcol").append(...ktoks);
+  const lines = $("lines");
+  const lctx = lines.getContext("2d");
+  function size_lines() {
+    const room = hv.clientWidth - $("qcol").offsetWidth - $("kcol").offsetWidth - 8;
+    const w = Math.max(80, Math.min(360, room));
+    const dpr = Math.min(window.devicePixelRatio || 1, 30000 / (N * row));
+    lines.style.width = w + "px";
+    lines.style.height = N * row + "px";
+    lines.width = Math.round(w * dpr);
+    lines.height = Math.round(N * row * dpr);
+    lctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  }
+  const chips = $("chips");
+  meta.heads.forEach((h, k) => {
+    const c = el("span"), sw = el("span", "swatch");
+    sw.style.background = head_colour(k);
+    c.append(sw, " head " + h);
+    c.title = "show only head " + h;
+    c.onclick = () => set_head(String(k));
+    chips.append(c);
+  });
+
+  // The token whose lines are drawn: the one under the pointer, else the pinned one.
+  const active = () => state.hover || state.pinned;
+  function draw_lines() {
+    const w = parseFloat(lines.style.width);
+    lctx.clearRect(0, 0, lines.width, lines.height);
+    for (const b of bars) b.style.width = "0";
+    for (const t of qtoks.concat(ktoks)) t.classList.remove("hot", "pinned");
+    if (state.pinned) (state.pinned.side === "q" ? qtoks : ktoks)[state.pinned.t].classList.add("pinned");
+    const a = active();
+    if (!a) return;
+    (a.side === "q" ? qtoks : ktoks)[a.t].classList.add("hot");
+    const heads = chosen();
+    const y = (t) => t * row + row / 2;
+    const at = (k, t) => (a.side === "q" ? weight(k, a.t, t) : weight(k, t, a.t));
+    // Lines and bars are relative to the strongest weight of this token's
+    // row (or column) over the heads shown: long rows spread ~1/S each.
+    let top = 0;
+    for (const k of heads) for (let t = 0; t < N; t++) top = Math.max(top, at(k, t));
+    if (!(top > 0)) return;
+    lctx.lineCap = "round";
+    for (const k of heads) {
+      lctx.strokeStyle = heads.length === 1 ? "#1f77b4" : head_colour(k);
+      for (let t = 0; t < N; t++) {
+        const s = at(k, t) / top;
+        if (s < 0.02) continue;  // faint lines would only grey the picture
+        lctx.globalAlpha = s;
+        lctx.lineWidth = 0.5 + 2.5 * s;
+        lctx.beginPath();
+        lctx.moveTo(0, a.side === "q" ? y(a.t) : y(t));
+        lctx.lineTo(w, a.side === "q" ? y(t) : y(a.t));
+        lctx.stroke();
+      }
+    }
+    lctx.globalAlpha = 1;
+    if (a.side === "q")  // bars: the weight of each key (mean over the heads shown)
+      for (let t = 0; t < N; t++) {
+        let v = 0;
+        for (const k of heads) v = Math.max(v, at(k, t));
+        bars[t].style.width = (100 * v) / top + "%";
+      }
+  }
+  let queued = false;
+  const redraw = () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      draw_lines();
+    });
+  };
+
+  function token_tip(side, t) {
+    const heads = chosen();
+    const p = state.pinned && state.pinned.side === "q" && side === "k" ? state.pinned.t : null;
+    const lines_ = [];
+    if (p !== null) {
+      lines_.push("query " + p + " " + quote(p) + " \u2192 key " + t + " " + quote(t));
+      for (const k of heads) lines_.push("head " + meta.heads[k] + ": " + fmt(weight(k, p, t)));
+    } else {
+      lines_.push((side === "q" ? "query " : "key ") + t + " " + quote(t) + ", strongest " + (side === "q" ? "key" : "query") + ":");
+      for (const k of heads) {
+        let best = 0;
+        for (let u = 1; u < N; u++)
+          if ((side === "q" ? weight(k, t, u) : weight(k, u, t)) > (side === "q" ? weight(k, t, best) : weight(k, best, t))) best = u;
+        const v = side === "q" ? weight(k, t, best) : weight(k, best, t);
+        lines_.push("head " + meta.heads[k] + ": " + quote(best) + " (" + best + ") " + fmt(v));
+      }
+    }
+    return lines_.slice(0, 17).join("\n") + (lines_.length > 17 ? "\n\u2026" : "");
+  }
+  function status() {
+    const p = state.pinned;
+    $("status").textContent = p
+      ? "Pinned " + (p.side === "q" ? "query " : "key ") + p.t + " " + quote(p.t) + "; click it again to unpin."
+      : "Hover a token to see where it attends (lines: weight relative to the strongest); click to pin it.";
+  }
+  function pin(side, t) {
+    state.pinned = state.pinned && state.pinned.side === side && state.pinned.t === t ? null : { side, t };
+    status();
+    mark_rows();
+    redraw();
+  }
+  for (const [side, toks] of [["q", qtoks], ["k", ktoks]])
+    toks.forEach((e, t) => {
+      e.onmouseenter = (ev) => {
+        if (!(state.pinned && side === "k" && state.pinned.side === "q")) state.hover = { side, t };
+        show_tip(token_tip(side, t), ev);
+        redraw();
+      };
+      e.onmousemove = (ev) => show_tip(tip.textContent, ev);
+      e.onmouseleave = () => {
+        state.hover = null;
+        hide_tip();
+        redraw();
+      };
+      e.onclick = () => pin(side, t);
+    });
+
+  // ---- Heatmaps, one panel per head: drawn when first shown.
+  const scale = Math.max(1, Math.floor(512 / N));  // canvas px per cell: room for hatching
+  const panels = [], marks = [];
+  let drawn = false;
+  meta.heads.forEach((h, k) => {
+    const fig = el("figure", "panel"), cap = el("figcaption"), box = el("div", "box");
+    const cv = el("canvas"), mark = el("div", "rowmark");
+    fig.dataset.head = String(h);
+    cap.textContent = "head " + h;
+    cv.width = cv.height = N * scale;
+    mark.hidden = true;
+    box.append(cv, mark);
+    fig.append(cap, box);
+    const cell = (ev) => {
+      const r = cv.getBoundingClientRect();
+      const i = Math.floor(((ev.clientY - r.top) / r.height) * N), j = Math.floor(((ev.clientX - r.left) / r.width) * N);
+      return [Math.min(N - 1, Math.max(0, i)), Math.min(N - 1, Math.max(0, j))];
+    };
+    cv.onmousemove = (ev) => {
+      const [i, j] = cell(ev);
+      show_tip("head " + h + "\nquery " + i + " " + quote(i) + "\nkey " + j + " " + quote(j) + "\nweight " + fmt(weight(k, i, j)), ev);
+    };
+    cv.onmouseleave = hide_tip;
+    cv.onclick = (ev) => pin("q", cell(ev)[0]);
+    panels.push(fig);
+    marks.push(mark);
+    $("grid").append(fig);
+  });
+  function draw_maps() {
+    if (drawn) return;
+    drawn = true;
+    const side = N * scale;
+    panels.forEach((fig, k) => {
+      const cv = fig.querySelector("canvas"), ctx = cv.getContext("2d");
+      const img = ctx.createImageData(side, side), px = new Uint32Array(img.data.buffer);
+      for (let y = 0; y < side; y++) {
+        const i = (y / scale) | 0;
+        for (let x = 0; x < side; x++) {
+          const c = code(k, i, (x / scale) | 0);
+          px[y * side + x] = c === 0 ? hatch[((x + y) >> 1) % 3 === 0 ? 0 : 1] : lut[c];
+        }
+      }
+      ctx.putImageData(img, 0, 0);
+    });
+  }
+  function mark_rows() {
+    const p = state.pinned;
+    marks.forEach((m) => {
+      m.hidden = !(p && p.side === "q");
+      if (p) {
+        m.style.top = (100 * p.t) / N + "%";
+        m.style.height = Math.max(100 / N, 0.4) + "%";
+      }
+    });
+  }
+
+  // ---- Controls.
+  function set_view(v) {
+    state.view = v;
+    $("heads-view").hidden = v !== "heads";
+    $("maps-view").hidden = v !== "maps";
+    $("view-heads").classList.toggle("on", v === "heads");
+    $("view-maps").classList.toggle("on", v === "maps");
+    if (v === "maps") {
+      draw_maps();
+    } else {
+      size_lines();
+      redraw();
+      // A query pinned on a heatmap (or by the address) is brought into view.
+      const p = state.pinned;
+      if (p) hv.scrollTop = Math.max(0, p.t * row + row / 2 - hv.clientHeight / 2);
+    }
+  }
+  function set_head(v) {
+    state.head = v;
+    select.value = v;
+    chips.hidden = v !== "all";
+    panels.forEach((p, k) => (p.hidden = v !== "all" && Number(v) !== k));
+    $("grid").style.setProperty("--panel", v === "all" ? "300px" : "min(90vw, 720px)");
+    redraw();
+  }
+  select.onchange = () => set_head(select.value);
+  $("view-heads").onclick = () => set_view("heads");
+  $("view-maps").onclick = () => set_view("maps");
+  addEventListener("resize", () => {
+    if (state.view === "heads") size_lines(), redraw();
+  });
+  set_head(state.head);
+  // The address can choose the view and pin a query: page.html#maps, #pin=5.
+  const pinned = /^#pin=(\d+)$/.exec(location.hash);
+  if (pinned) pin("q", Math.min(N - 1, Number(pinned[1])));
+  set_view(location.hash === "#maps" ? "maps" : "heads");
+  document.body.dataset.ready = "1";
+  document.body.dataset.setupMs = String(Math.round(performance.now() - t0));  // for the README's figures
+})();

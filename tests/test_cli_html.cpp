@@ -1,0 +1,266 @@
+// cli_html: --plot FILE.html end to end. The page is self-contained and its
+// embedded maps are the run's attention weights (decoded here from base64
+// float16 and compared with attention.npy); then a real browser (Debian's
+// chromium, headless) loads it: one panel per head (data-head), every token
+// label as text, hostile labels as text, and no console errors.
+//
+// Letters: K heads drawn, S sequence, N cells per side.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "attn/npy.h"
+#include "test_util.h"
+
+using attn::test::run;
+
+namespace {
+
+std::string bin() { return attn::test::quoted_binary(); }
+std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
+std::string q(const std::string& path) { return "'" + path + "'"; }
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
+  return n;
+}
+
+// The text between `open` and the next "</script>" after it.
+std::string script_body(const std::string& page, const std::string& open) {
+  const auto a = page.find(open);
+  REQUIRE(a != std::string::npos);
+  const auto b = page.find("</script>", a);
+  return page.substr(a + open.size(), b - a - open.size());
+}
+
+std::string unbase64(const std::string& in) {
+  std::string out;
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+            : c >= 'a' && c <= 'z' ? c - 'a' + 26
+            : c >= '0' && c <= '9' ? c - '0' + 52
+            : c == '+'             ? 62
+            : c == '/'             ? 63
+                                   : -1;
+    if (v < 0) continue;  // padding
+    acc = (acc << 6) | std::uint32_t(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += char((acc >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+double from_half(std::uint16_t h) {
+  const int e = (h >> 10) & 31, m = h & 1023;
+  const double v = e == 0 ? m * std::ldexp(1.0, -24) : (1 + m / 1024.0) * std::ldexp(1.0, e - 15);
+  return (h & 0x8000) ? -v : v;
+}
+
+// A headless chromium run on `page` with `args`; "" stdout when not installed.
+struct Browser {
+  bool present = run("command -v chromium").exit_code == 0;
+  attn::test::TempDir profile;
+  attn::test::RunResult load(const std::string& page, const std::string& args) {
+    return run(
+        "chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+        "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
+        q(profile.path) + " --enable-logging=stderr --v=0 " + args + " " + q("file://" + page));
+  }
+};
+
+// Console messages from the page (chromium logs them as "CONSOLE").
+bool console_errors(const std::string& err) {
+  return err.find("Uncaught") != std::string::npos || err.find(":CONSOLE") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("cli_html: the page is self-contained and embeds the run's exact maps") {
+  attn::test::TempDir t;
+  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --plot " + q(t / "w.html") +
+               " --out-dir " + q(t / "out"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string page = attn::test::read_text(t / "w.html");
+  CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
+  // Nothing loaded from elsewhere: no src/href attributes, no CSS url() or @import.
+  for (const char* ref : {" src=", " href=", "url(", "@import", "http://", "https://"})
+    CHECK_MESSAGE(page.find(ref) == std::string::npos, ref);
+
+  const auto meta = nlohmann::json::parse(script_body(page, "type=\"application/json\">"));
+  CHECK(meta["title"].get<std::string>().find("warner_causal.json") != std::string::npos);
+  CHECK(meta["labels"] == nlohmann::json({"Your", "journey", "starts", "with", "one", "step"}));
+  CHECK(meta["heads"] == nlohmann::json({0, 1}));
+  CHECK(meta["n"] == 6);
+  std::map<std::string, std::string> facts;
+  for (const auto& f : meta["facts"]) facts[f[0]] = f[1];
+  CHECK(facts["masks"] == "causal");
+  CHECK(facts["attention"] == "causal, H = 2, D = 4, C = 8");
+  CHECK(facts["input"].find("1 x 6 x 8") != std::string::npos);
+  CHECK(facts.count("layer") == 1);
+
+  // The maps: (K, N, N) float16, equal to attention.npy within float16's
+  // rounding, and exactly 0 exactly where the causal mask put 0.
+  const std::string bytes = unbase64(script_body(page, "type=\"application/octet-stream\">"));
+  const attn::Tensor want =
+      attn::to_float32(attn::read_npy(t / "out/attention.npy"), "attention.npy", false);
+  REQUIRE(bytes.size() == want.data.size() * 2);
+  double worst = 0;
+  for (std::size_t i = 0; i < want.data.size(); ++i) {
+    std::uint16_t h;
+    std::memcpy(&h, bytes.data() + 2 * i, 2);  // little-endian, as the page reads it
+    const double got = from_half(h), w = want.data[i];
+    CHECK((got == 0) == (w == 0));
+    worst = std::max(worst, std::abs(got - w) / std::max(w, 1e-30));
+  }
+  CHECK(worst <= std::ldexp(1.0, -11));  // float16 rounding: half an ulp of 10 bits
+}
+
+TEST_CASE("cli_html: chromium shows one panel per head, every label, and no console errors") {
+  Browser b;
+  if (!b.present) {
+    MESSAGE("skipping: no chromium (Debian's `chromium` package) to load the page");
+    return;
+  }
+  attn::test::TempDir t;
+  // Hostile labels: markup, an ampersand, CJK, invalid UTF-8 and an escape.
+  const std::string labels = "'a<b>c,x&y,\xE6\x97\xA5\xE6\x9C\xAC,bad\xFFz,\x1b[31mred,step'";
+  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --labels " + labels +
+               " --plot " + q(t / "w.html"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto dom = b.load(t / "w.html", "--dump-dom");
+  REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
+  CHECK_MESSAGE(!console_errors(dom.err), dom.err);
+  CHECK(count(dom.out, "data-head=\"0\"") == 1);
+  CHECK(count(dom.out, "data-head=\"1\"") == 1);
+  CHECK(count(dom.out, "data-head=") == 2);
+  // Labels are text in both columns of the head view, never markup.
+  CHECK(count(dom.out, ">a&lt;b&gt;c<") == 2);
+  CHECK(count(dom.out, ">x&amp;y<") == 2);
+  CHECK(count(dom.out, ">\xE6\x97\xA5\xE6\x9C\xAC<") == 2);
+  CHECK(count(dom.out, ">bad\xEF\xBF\xBDz<") == 2);     // invalid byte -> U+FFFD
+  CHECK(count(dom.out, ">\xEF\xBF\xBD[31mred<") == 2);  // ESC -> U+FFFD
+  CHECK(dom.out.find("<b>") == std::string::npos);
+  CHECK(dom.out.find("data-ready=\"1\"") != std::string::npos);  // the script ran to its end
+  CHECK(dom.out.find("causal") != std::string::npos);            // the facts are shown
+}
+
+TEST_CASE("cli_html: a pinned query's key bars follow its attention row") {
+  Browser b;
+  if (!b.present) {
+    MESSAGE("skipping: no chromium (Debian's `chromium` package) to load the page");
+    return;
+  }
+  attn::test::TempDir t;
+  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --heads 1 --plot " +
+               q(t / "w.html") + " --out-dir " + q(t / "out"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // page.html#pin=3 pins query 3 ("with"): the key column's bars give each
+  // key's weight relative to the row's strongest, the masked keys none.
+  auto dom = b.load(t / "w.html#pin=3", "--dump-dom");
+  REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
+  CHECK_MESSAGE(!console_errors(dom.err), dom.err);
+  CHECK(dom.out.find("Pinned query 3 \xC2\xABwith\xC2\xBB") != std::string::npos);
+  const attn::Tensor a =
+      attn::to_float32(attn::read_npy(t / "out/attention.npy"), "attention.npy", false);
+  const float* row = a.ptr() + (1 * 6 + 3) * 6;  // head 1, query 3
+  const double top = *std::max_element(row, row + 6);
+  std::vector<double> widths;
+  const std::regex bar("<span class=\"bar\" style=\"width: ([0-9.e-]+)%;\"></span>");
+  for (auto it = std::sregex_iterator(dom.out.begin(), dom.out.end(), bar);
+       it != std::sregex_iterator(); ++it)
+    widths.push_back(std::stod((*it)[1]));
+  REQUIRE(widths.size() == 6);
+  for (std::size_t j = 0; j < 6; ++j)  // float16 on the page: 3 significant digits
+    CHECK(widths[j] == doctest::Approx(100.0 * row[j] / top).epsilon(2e-3));
+  CHECK(widths[4] == 0);
+  CHECK(widths[5] == 0);
+}
+
+TEST_CASE("cli_html: hovering a heatmap cell or a token shows its exact weight") {
+  Browser b;
+  if (!b.present) {
+    MESSAGE("skipping: no chromium (Debian's `chromium` package) to load the page");
+    return;
+  }
+  attn::test::TempDir t;
+  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --plot " +
+               q(t / "w.html") + " --out-dir " + q(t / "out"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // The pointer, played by a script added to this copy of the page: over
+  // cell (query 2, key 1) of head 1, then over query token 3.
+  std::string page = attn::test::read_text(t / "w.html");
+  page.insert(page.rfind("</body>"), R"(<script>
+addEventListener("load", () => {
+  const tip = () => document.getElementById("tip").textContent;
+  const cv = document.querySelector('[data-head="1"] canvas'), r = cv.getBoundingClientRect();
+  cv.dispatchEvent(new MouseEvent("mousemove",
+      {clientX: r.left + r.width * 1.5 / 6, clientY: r.top + r.height * 2.5 / 6}));
+  document.body.dataset.celltip = tip();
+  document.querySelectorAll("#qcol .tok")[3].dispatchEvent(
+      new MouseEvent("mouseenter", {clientX: 5, clientY: 5}));
+  document.body.dataset.tokentip = tip();
+});
+</script>)");
+  attn::test::write_text(t / "hover.html", page);
+  auto dom = b.load(t / "hover.html#maps", "--dump-dom");
+  REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
+  CHECK_MESSAGE(!console_errors(dom.err), dom.err);
+  const attn::Tensor a =
+      attn::to_float32(attn::read_npy(t / "out/attention.npy"), "attention.npy", false);
+  std::smatch m;
+  REQUIRE(std::regex_search(dom.out, m,
+                            std::regex("data-celltip=\"head 1\\s+query 2 \xC2\xABstarts\xC2\xBB"
+                                       "\\s+key 1 \xC2\xABjourney\xC2\xBB\\s+weight ([0-9.]+)\"")));
+  CHECK(std::stod(m[1]) == doctest::Approx(a.data[(1 * 6 + 2) * 6 + 1]).epsilon(1e-3));
+  // Query 3 "with": its strongest key per head, with the weight.
+  REQUIRE(std::regex_search(dom.out, m, std::regex("data-tokentip=\"query 3 [^\"]*head 0: [^(]*"
+                                                   "\\((\\d)\\) ([0-9.]+)")));
+  const float* row = a.ptr() + (0 * 6 + 3) * 6;
+  const std::size_t best = std::max_element(row, row + 6) - row;
+  CHECK(std::stoul(m[1]) == best);
+  CHECK(std::stod(m[2]) == doctest::Approx(row[best]).epsilon(1e-3));
+}
+
+TEST_CASE("cli_html: S = 512 with 12 heads loads in chromium, every token in the DOM") {
+  Browser b;
+  if (!b.present) {
+    MESSAGE("skipping: no chromium (Debian's `chromium` package) to load the page");
+    return;
+  }
+  attn::test::TempDir t;
+  const std::size_t S = 512, C = 48, H = 12;
+  attn::test::write_text(t / "x.npy", attn::encode_npy(attn::test::random_tensor({S, C}, 7)));
+  attn::test::write_text(t / "c.json",
+                         "{\"attention\": \"multi\", \"hidden_size\": 48, "
+                         "\"num_heads\": 12, \"causal\": true, \"layout\": \"fused\", "
+                         "\"init\": {\"seed\": 3}, \"input\": \"x.npy\"}");
+  auto r = run(bin() + " -q --config " + q(t / "c.json") + " --plot " + q(t / "big.html"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string page = attn::test::read_text(t / "big.html");
+  // float16 in base64: 2 bytes a weight, 4/3 for the text.
+  CHECK(page.size() < H * S * S * 2 * 4 / 3 + 200000);
+  CHECK(page.size() > H * S * S * 2 * 4 / 3);
+  for (const char* hash : {"", "#maps"}) {
+    auto dom = b.load(t / ("big.html" + std::string(hash)), "--dump-dom");
+    REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
+    CHECK_MESSAGE(!console_errors(dom.err), dom.err);
+    for (std::size_t h = 0; h < H; ++h)
+      CHECK(count(dom.out, "data-head=\"" + std::to_string(h) + "\"") == 1);
+    CHECK(count(dom.out, ">0<") >= 2);
+    CHECK(count(dom.out, ">511<") >= 2);
+    CHECK(dom.out.find("data-ready=\"1\"") != std::string::npos);
+  }
+}

@@ -1,0 +1,149 @@
+// cli_pictures: --plot SVG and PNG details end to end: masked cells hatched
+// (not the colour of a small weight), a "≥" cap on a saturated colour bar,
+// every label drawn up to S = 64, many heads wrapped into a grid, and CJK
+// and other scripts drawn with real glyphs found through fontconfig.
+//
+// Letters: H heads, S sequence.
+#include <doctest/doctest.h>
+
+#include <regex>
+#include <set>
+#include <string>
+
+#include "attn/npy.h"
+#include "test_util.h"
+
+using attn::test::run;
+
+namespace {
+
+std::string bin() { return attn::test::quoted_binary(); }
+std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
+std::string q(const std::string& path) { return "'" + path + "'"; }
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
+  return n;
+}
+
+// A causal layer with H heads at length S, labels t0..t<S-1>; returns the config path.
+std::string long_config(const attn::test::TempDir& t, std::size_t S, std::size_t H) {
+  attn::test::write_text(t / "x.npy", attn::encode_npy(attn::test::random_tensor({S, 16}, 3)));
+  std::string labels;
+  for (std::size_t i = 0; i < S; ++i) labels += (i ? ",\"t" : "\"t") + std::to_string(i) + "\"";
+  attn::test::write_text(t / "c.json",
+                         "{\"attention\": \"multi\", \"hidden_size\": 16, "
+                         "\"num_heads\": " +
+                             std::to_string(H) +
+                             ", \"head_size\": 4, \"causal\": true, \"layout\": "
+                             "\"fused\", \"init\": {\"seed\": 2}, \"input\": \"x.npy\", "
+                             "\"labels\": [" +
+                             labels + "]}");
+  return t / "c.json";
+}
+
+}  // namespace
+
+TEST_CASE("cli_pictures: masked cells are hatched, apart from the colour scale") {
+  attn::test::TempDir t;
+  REQUIRE(run(bin() + " -q --config " + cfg("warner_causal.json") + " --plot " + q(t / "w.svg"))
+              .exit_code == 0);
+  const std::string svg = attn::test::read_text(t / "w.svg");
+  CHECK(count(svg, "<pattern id=\"masked\"") == 1);
+  // Causal S = 6: rows 0..4 each end in one run of masked keys, in both
+  // panels, plus the legend's swatch.
+  CHECK(count(svg, "fill=\"url(#masked)\"") == 2 * 5 + 1);
+  CHECK(svg.find(">masked</text>") != std::string::npos);
+  // The darkest colour of the scale (a weight near 0) is not used for them:
+  // the smallest weight of the map here is 0.09, no cell is viridis(0).
+  CHECK(svg.find("fill=\"#440154\"") == std::string::npos);
+
+  // Past 64 cells a side the map is an image; its masked runs are hatched on top.
+  attn::test::TempDir t2;
+  const std::string c = long_config(t2, 100, 1);
+  REQUIRE(run(bin() + " -q --config " + q(c) + " --plot " + q(t2 / "l.svg")).exit_code == 0);
+  const std::string long_svg = attn::test::read_text(t2 / "l.svg");
+  CHECK(count(long_svg, "<image class=\"heatmap\"") == 1);
+  CHECK(count(long_svg, "fill=\"url(#masked)\"") == 99 + 1);
+}
+
+TEST_CASE("cli_pictures: a capped colour bar says so with a ≥ at its top") {
+  attn::test::TempDir t;
+  REQUIRE(run(bin() + " -q --config " + cfg("warner_causal.json") + " --plot " + q(t / "w.svg"))
+              .exit_code == 0);
+  CHECK(attn::test::read_text(t / "w.svg").find("\xE2\x89\xA5") == std::string::npos);
+  const std::string c = long_config(t, 200, 1);
+  REQUIRE(run(bin() + " -q --config " + q(c) + " --plot " + q(t / "l.svg")).exit_code == 0);
+  const std::string svg = attn::test::read_text(t / "l.svg");
+  std::smatch m;
+  REQUIRE(std::regex_search(svg, m, std::regex("colours saturate at ([0-9.e-]+) \\(99th")));
+  CHECK(svg.find(">\xE2\x89\xA5 " + m[1].str() + "</text>") != std::string::npos);
+}
+
+TEST_CASE("cli_pictures: up to S = 64 every label is drawn; past it they thin out") {
+  attn::test::TempDir t;
+  const std::string c = long_config(t, 64, 2);
+  REQUIRE(run(bin() + " -q --config " + q(c) + " --plot " + q(t / "s.svg")).exit_code == 0);
+  const std::string svg = attn::test::read_text(t / "s.svg");
+  for (int i = 0; i < 64; ++i)  // a row and a column of each of the two panels
+    CHECK_MESSAGE(count(svg, ">t" + std::to_string(i) + "</text>") == 4, i);
+  attn::test::TempDir t2;
+  const std::string c2 = long_config(t2, 65, 1);
+  REQUIRE(run(bin() + " -q --config " + q(c2) + " --plot " + q(t2 / "s.svg")).exit_code == 0);
+  CHECK(count(attn::test::read_text(t2 / "s.svg"), ">t1</text>") == 0);
+}
+
+TEST_CASE("cli_pictures: twelve heads wrap into a 4 x 3 grid") {
+  attn::test::TempDir t;
+  const std::string c = long_config(t, 8, 12);
+  REQUIRE(run(bin() + " -q --config " + q(c) + " --plot " + q(t / "g.svg")).exit_code == 0);
+  const std::string svg = attn::test::read_text(t / "g.svg");
+  CHECK(count(svg, "<g class=\"panel\"") == 12);
+  std::set<std::string> xs, ys;
+  const std::regex title("<text x=\"([0-9.]+)\" y=\"([0-9.]+)\"[^>]*>head \\d+</text>");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), title); it != std::sregex_iterator();
+       ++it) {
+    xs.insert((*it)[1]);
+    ys.insert((*it)[2]);
+  }
+  CHECK(xs.size() == 4);
+  CHECK(ys.size() == 3);
+}
+
+TEST_CASE("cli_pictures: CJK, Hangul, Thai and Devanagari labels get real glyphs in the PNG") {
+  // Characters no font has (private use) all draw as the same empty box, so
+  // two PNGs of different such labels are byte-identical; labels in real
+  // scripts, drawn with the fonts fontconfig finds, must differ from them.
+  attn::test::TempDir t;
+  const std::string base = bin() + " -q --config " + cfg("warner_causal.json") + " --heads 0 ";
+  auto png = [&](const std::string& name, const std::string& labels) {
+    REQUIRE(run(base + "--labels '" + labels + "' --plot " + q(t / name)).exit_code == 0);
+    return attn::test::read_text(t / name);
+  };
+  const std::string box1 = png("box1.png", "\xF3\xB0\x80\x80,\xF3\xB0\x80\x81,a,b,c,d");
+  const std::string box2 = png("box2.png", "\xF3\xB0\x80\x82,\xF3\xB0\x80\x83,a,b,c,d");
+  REQUIRE(box1 == box2);  // the comparison below can tell boxes apart from glyphs
+  for (const char* script : {"\xE6\x97\xA5,\xE6\x9C\xAC",     // 日,本
+                             "\xED\x95\x9C,\xEA\xB5\xAD",     // 한,국
+                             "\xE0\xB8\x81,\xE0\xB8\x82",     // ก,ข
+                             "\xE0\xA4\x95,\xE0\xA4\x96"}) {  // क,ख
+    CAPTURE(script);
+    CHECK(png("s.png", std::string(script) + ",a,b,c,d") != box1);
+  }
+}
+
+TEST_CASE("cli_pictures: labels that are not valid UTF-8 draw as U+FFFD in SVG and PNG") {
+  attn::test::TempDir t;
+  const std::string base = bin() + " -q --config " + cfg("warner_causal.json") +
+                           " --labels 'ok,bad\xFF,\xC3,x\x01y,e,f' --plot ";
+  REQUIRE(run(base + q(t / "b.svg")).exit_code == 0);
+  const std::string svg = attn::test::read_text(t / "b.svg");
+  CHECK(count(svg, ">bad\xEF\xBF\xBD</text>") == 4);  // a row and a column of both panels
+  CHECK(count(svg, ">\xEF\xBF\xBD</text>") == 4);
+  CHECK(count(svg, ">x\xEF\xBF\xBDy</text>") == 4);  // a control character, not allowed in XML
+  CHECK(svg.find('\xFF') == std::string::npos);
+  auto png = run(base + q(t / "b.png"));
+  CHECK_MESSAGE(png.exit_code == 0, png.err);
+  CHECK(attn::test::read_text(t / "b.png").rfind("\x89PNG", 0) == 0);
+}
