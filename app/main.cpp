@@ -10,6 +10,7 @@
 
 #include "attn/error.h"
 #include "attn/output.h"
+#include "help.h"
 #include "modes.h"
 #include "options.h"
 
@@ -44,20 +45,17 @@ int main(int argc, char** argv) {
     return cli.exit(e);  // --help, --version: print and exit 0
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
-    if (what.find("--config is required") != std::string::npos)
-      what = "--config: a config file is required (try --help)";
-    if (const auto* extras = dynamic_cast<const CLI::ExtrasError*>(&e)) {
-      (void)extras;
-      auto args = cli.remaining();
-      what = (args.empty() ? std::string("argument") : args.front()) +
-             ": unknown flag or argument (see --help)";
-    }
+    if (dynamic_cast<const CLI::ExtrasError*>(&e))
+      what = app::unknown_argument_message(cli, cli.remaining());
     return fail(what, attn::Exit::usage);  // CLI11's own 100-114 codes map to 64
   }
   opt.dump_weights = cli.get_option("--dump-weights")->count() > 0;
 
   try {
+    if (!opt.completion_shell.empty()) return app::print_completion(cli);
+    app::check_option_combinations(opt);
     setup_logging(opt);
+    if (opt.merge_dir) return app::run_merge_summaries(opt);
     return opt.dump_weights ? app::run_dump_weights(opt) : app::run_forward(opt);
   } catch (const attn::Error& e) {
     return fail(e.what(), e.code());

@@ -25,11 +25,6 @@ using KnownKeys = std::function<const std::vector<std::string>*(const std::strin
 nlohmann::json parse_strict(const std::string& text, const std::string& file,
                             const KnownKeys& known);
 
-// The known key nearest to `key` (case-insensitive optimal string alignment
-// distance), and that distance.
-std::pair<std::string, std::size_t> nearest(const std::string& key,
-                                            const std::vector<std::string>& known);
-
 // "number 3", "string \"8\"", "boolean true", "null", "an array", "an object".
 std::string describe(const nlohmann::json& v);
 
