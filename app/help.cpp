@@ -27,7 +27,8 @@ class UsageFormatter : public CLI::Formatter {
 void collect(const CLI::App& app, std::vector<const CLI::Option*>& out) {
   for (const CLI::Option* o : app.get_options()) out.push_back(o);
   // Option groups are nameless subcommands.
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App* s) { return s->get_name().empty(); }))
+  for (const CLI::App* sub :
+       app.get_subcommands([](const CLI::App* s) { return s->get_name().empty(); }))
     collect(*sub, out);
 }
 

@@ -67,7 +67,6 @@ std::vector<ListEntry> read_list(const std::string& list) {
   return entries;
 }
 
-
 std::string shard_summary_name(std::size_t k, std::size_t n) {
   return "summary-" + std::to_string(k) + "-of-" + std::to_string(n) + ".json";
 }

@@ -56,8 +56,9 @@ double number_or_zero(const json& j, const char* key) {
 // of one list.
 std::vector<ShardSummary> read_summaries(const std::string& dir) {
   if (!attn::is_directory(dir))
-    throw Error(Exit::no_input, attn::printable(dir) + ": not a folder (expected the --out-dir "
-                                                       "of a sharded --input-list run)");
+    throw Error(Exit::no_input, attn::printable(dir) +
+                                    ": not a folder (expected the --out-dir "
+                                    "of a sharded --input-list run)");
   static const std::regex pattern(R"(summary-([0-9]{1,9})-of-([0-9]{1,9})\.json)");
   std::vector<ShardSummary> out;
   std::error_code ec;
@@ -113,8 +114,8 @@ int run_merge_summaries(const Options& opt) {
                  e.what());
   }
   if (!entries.empty() && entries.size() != count)
-    throw Error(Exit::data, attn::printable(first["input_list"].get<std::string>()) +
-                                ": holds " + std::to_string(entries.size()) +
+    throw Error(Exit::data, attn::printable(first["input_list"].get<std::string>()) + ": holds " +
+                                std::to_string(entries.size()) +
                                 " inputs now; the summaries counted " + std::to_string(count) +
                                 " (the list changed since the run)");
 
@@ -138,20 +139,20 @@ int run_merge_summaries(const Options& opt) {
     std::string names;
     for (std::size_t j = 0; j < missing.size() && j < kListedMissing; ++j) {
       const std::size_t i = missing[j];
-      names += (j ? ", " : "") + (entries.empty() ? "entry " + std::to_string(i)
-                                                  : attn::printable(entries[i].written) +
-                                                        " (line " +
-                                                        std::to_string(entries[i].line) + ")");
+      names +=
+          (j ? ", " : "") + (entries.empty() ? "entry " + std::to_string(i)
+                                             : attn::printable(entries[i].written) + " (line " +
+                                                   std::to_string(entries[i].line) + ")");
     }
     if (missing.size() > kListedMissing)
       names += " and " + std::to_string(missing.size() - kListedMissing) + " more";
     std::string ks;
     for (std::size_t k : resubmit) ks += (ks.empty() ? "" : ",") + std::to_string(k);
-    throw Error(Exit::no_input,
-                attn::printable(dir) + ": " + std::to_string(missing.size()) + " of " +
-                    std::to_string(count) + " inputs have no result: " + names +
-                    "; resubmit shard(s) " + ks + " of " + std::to_string(n) +
-                    " (--shard K/" + std::to_string(n) + "; a Slurm array: --array=" + ks + ")");
+    throw Error(Exit::no_input, attn::printable(dir) + ": " + std::to_string(missing.size()) +
+                                    " of " + std::to_string(count) +
+                                    " inputs have no result: " + names + "; resubmit shard(s) " +
+                                    ks + " of " + std::to_string(n) + " (--shard K/" +
+                                    std::to_string(n) + "; a Slurm array: --array=" + ks + ")");
   }
 
   json merged = first;  // version, config, list, weights, layout: the same in every shard

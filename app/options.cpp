@@ -195,7 +195,8 @@ std::optional<std::vector<std::string>> flag_labels(const Options& opt, std::str
   std::size_t start = 0;
   while (true) {
     const std::size_t end = text.find('\n', start);
-    std::string label = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::string label =
+        text.substr(start, end == std::string::npos ? std::string::npos : end - start);
     if (!label.empty() && label.back() == '\r') label.pop_back();  // written on Windows
     labels.push_back(std::move(label));
     if (end == std::string::npos) break;
@@ -209,10 +210,11 @@ void check_option_combinations(const Options& opt) {
   using attn::Exit;
   // Modes first: what needs a config and what stands alone.
   if (opt.merge_dir) {
-    for (const auto& [given, flag] :
-         {std::pair{!opt.config.empty(), "--config"}, {opt.input_list.has_value(), "--input-list"},
-          {opt.shard_spec.has_value(), "--shard"}, {opt.dump_weights, "--dump-weights"},
-          {opt.out_dir.has_value(), "--out-dir"}})
+    for (const auto& [given, flag] : {std::pair{!opt.config.empty(), "--config"},
+                                      {opt.input_list.has_value(), "--input-list"},
+                                      {opt.shard_spec.has_value(), "--shard"},
+                                      {opt.dump_weights, "--dump-weights"},
+                                      {opt.out_dir.has_value(), "--out-dir"}})
       if (given)
         throw Error(Exit::usage, std::string("--merge-summaries: cannot be combined with ") + flag +
                                      " (it reads DIR/summary-K-of-N.json alone)");

@@ -131,8 +131,10 @@ TEST_CASE("cli_flags: -o is --out-dir, and -o - sends results to stdout over the
   const std::string data = source_path("data");
   attn::test::write_text(t / "to_dir.json",
                          R"({"attention": "causal", "hidden_size": 8, "num_heads": 2,
-                             "weights": ")" + data + R"(/warner_causal",
-                             "input": ")" + data + R"(/sentence_c8.npy",
+                             "weights": ")" +
+                             data + R"(/warner_causal",
+                             "input": ")" +
+                             data + R"(/sentence_c8.npy",
                              "output": {"dir": "cfg_out"}})");
   r = run(bin() + " -q --config " + q(t / "to_dir.json") + " -o -");
   REQUIRE(r.exit_code == 0);
@@ -151,8 +153,8 @@ TEST_CASE("cli_flags: --labels-file gives one label per line, commas included") 
   auto r = run(base + " --labels-file " + q(t / "labels.txt") + " --plot " + q(t / "w.svg"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const std::string svg = attn::test::read_text(t / "w.svg");
-  CHECK(has(svg, "a, b"));     // one label holding a comma
-  CHECK(has(svg, ">with<"));   // the \r of a Windows line end is not part of it
+  CHECK(has(svg, "a, b"));    // one label holding a comma
+  CHECK(has(svg, ">with<"));  // the \r of a Windows line end is not part of it
   CHECK_FALSE(has(svg, ">with\r"));
   // --labels splits the same text at the comma: one label too many.
   check_cli_failure(run(base + " --labels 'Your,journey,a, b,with,one,step' --show"), 64,

@@ -24,9 +24,10 @@ std::string q(const std::string& s) { return "'" + s + "'"; }
 // The shipped example list (5 inputs) run as `n` shards (those in `ks`) into dir.
 void run_shards(const std::string& dir, std::size_t n, const std::vector<std::size_t>& ks) {
   for (std::size_t k : ks) {
-    auto r = run(bin() + " -q --threads 1 --config " + attn::test::quoted_config("warner_causal.json") +
-                 " --input-list " + q(source_path("docs/list_example/inputs.txt")) + " -o " +
-                 q(dir) + " --shard " + std::to_string(k) + "/" + std::to_string(n));
+    auto r =
+        run(bin() + " -q --threads 1 --config " + attn::test::quoted_config("warner_causal.json") +
+            " --input-list " + q(source_path("docs/list_example/inputs.txt")) + " -o " + q(dir) +
+            " --shard " + std::to_string(k) + "/" + std::to_string(n));
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   }
 }
@@ -70,8 +71,9 @@ TEST_CASE("cli_merge: inputs with no result are named, with the shards to resubm
   run_shards(dir, 4, {0, 2, 3});  // shard 1 of 4 (entry 1: four.npy) never ran
   const auto before = attn::test::snapshot(dir);
   auto r = run(bin() + " --merge-summaries " + q(dir));
-  check_cli_failure(r, 66, {dir + ": 1 of 5 inputs have no result", "four.npy (line 4)",
-                            "resubmit shard(s) 1 of 4", "--array=1"});
+  check_cli_failure(r, 66,
+                    {dir + ": 1 of 5 inputs have no result", "four.npy (line 4)",
+                     "resubmit shard(s) 1 of 4", "--array=1"});
   CHECK(attn::test::snapshot(dir) == before);  // no summary.json
   CHECK_FALSE(fs::exists(dir + "/summary.json"));
 
