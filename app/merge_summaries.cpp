@@ -110,8 +110,8 @@ int run_merge_summaries(const Options& opt) {
     if (first.contains("input_list") && first["input_list"].is_string())
       entries = read_list(first["input_list"].get<std::string>());
   } catch (const Error& e) {
-    spdlog::warn("{}: the input list cannot be read ({}); naming missing inputs by index", dir,
-                 e.what());
+    spdlog::warn("{}: the input list cannot be read ({}); naming missing inputs by index",
+                 attn::printable(dir), attn::printable(e.what()));
   }
   if (!entries.empty() && entries.size() != count)
     throw Error(Exit::data, attn::printable(first["input_list"].get<std::string>()) + ": holds " +
@@ -178,7 +178,7 @@ int run_merge_summaries(const Options& opt) {
   out.add("summary.json", merged.dump(2) + "\n");
   out.commit();
   spdlog::info("merged {} shard summaries ({} inputs) into {}/summary.json", shards.size(), count,
-               dir);
+               attn::printable(dir));
   return 0;
 }
 
