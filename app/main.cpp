@@ -12,6 +12,7 @@
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "attn/output.h"
+#include "help.h"
 #include "modes.h"
 #include "options.h"
 #include "stdout_writer.h"
@@ -73,14 +74,8 @@ int main(int argc, char** argv) {
     return cli.exit(e);  // --help, --version: print and exit 0
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
-    if (what.find("--config is required") != std::string::npos)
-      what = "--config: a config file is required (try --help)";
-    if (const auto* extras = dynamic_cast<const CLI::ExtrasError*>(&e)) {
-      (void)extras;
-      auto args = cli.remaining();
-      what = (args.empty() ? std::string("argument") : args.front()) +
-             ": unknown flag or argument (see --help)";
-    }
+    if (dynamic_cast<const CLI::ExtrasError*>(&e))
+      what = app::unknown_argument_message(cli, cli.remaining());
     return fail(what, attn::Exit::usage);  // CLI11's own 100-114 codes map to 64
   }
   opt.dump_weights = cli.get_option("--dump-weights")->count() > 0;
@@ -91,10 +86,12 @@ int main(int argc, char** argv) {
     return fail("--plot: expected a file name, found an empty string", attn::Exit::usage);
 
   try {
+    if (!opt.completion_shell.empty()) return app::print_completion(cli);
+    app::check_option_combinations(opt);
     setup_logging(opt);
     // Mode dispatch, in this one place.
+    if (opt.merge_dir) return app::run_merge_summaries(opt);
     if (opt.dump_weights) return app::run_dump_weights(opt);
-    app::check_option_combinations(opt);
     if (opt.input_list) return app::run_input_list(opt);
     return app::run_forward(opt);
   } catch (const attn::Error& e) {

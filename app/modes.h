@@ -9,9 +9,12 @@
 
 namespace app {
 
-int run_forward(const Options& opt);       // the forward pass (run_forward.cpp)
-int run_input_list(const Options& opt);    // --input-list, --shard (input_list.cpp)
-int run_dump_weights(const Options& opt);  // --dump-weights (dump_weights.cpp)
+int run_forward(const Options& opt);          // the forward pass (run_forward.cpp)
+int run_input_list(const Options& opt);       // --input-list, --shard (input_list.cpp)
+int run_dump_weights(const Options& opt);     // --dump-weights (dump_weights.cpp)
+int run_merge_summaries(const Options& opt);  // --merge-summaries (merge_summaries.cpp)
+// --completion bash: the script on stdout, generated from `cli`'s options (completion.cpp).
+int print_completion(const CLI::App& cli);
 
 // The --stats table on stderr (nothing with -q); `what` names the input.
 void print_stats_table(const std::vector<attn::HeadStats>& stats, const std::string& what,

@@ -1,17 +1,23 @@
 #include "options.h"
 
-#include <algorithm>
-#include <thread>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <thread>
 
 #include "attn/error.h"
 #include "attn/files.h"
 #include "attn/layout.h"
 #include "attn/version.h"
+#include "help.h"
 
 namespace app {
+namespace {
+
+constexpr std::size_t kMaxLabelsFileBytes = std::size_t(16) << 20;
+
+}  // namespace
 
 void setup_options(CLI::App& app, Options& opt) {
   app.description(
@@ -43,38 +49,58 @@ void setup_options(CLI::App& app, Options& opt) {
       "73 cannot create output, 74 write error, 78 bad config.");
 
   auto* in = app.add_option_group("Input", "What to run");
-  in->add_option("--config", opt.config, "JSON config (CONTRACT.md keys)")->required();
-  in->add_option("--weights", opt.weights, "weights: folder of <key>.npy, .npz or .safetensors");
+  // Type names say what a value is; completion.cpp completes FILE and PATH
+  // as files and DIR as folders.
+  in->add_option("--config", opt.config, "JSON config (keys: man attn-run, or the README)")
+      ->type_name("FILE");
+  in->add_option("--weights", opt.weights, "weights: folder of <key>.npy, .npz or .safetensors")
+      ->type_name("PATH");
   in->add_option("--input", opt.input,
-                 "token embeddings (S, C) or (B, S, C): .npy or JSON; - = stdin");
-  in->add_option("--padding-mask", opt.padding_mask, "(B, S) or (S,) mask .npy, true = padded key");
+                 "token embeddings (S, C) or (B, S, C): .npy or JSON; - = stdin")
+      ->type_name("PATH");
+  in->add_option("--padding-mask", opt.padding_mask, "(B, S) or (S,) mask .npy, true = padded key")
+      ->type_name("FILE");
   in->add_flag("--allow-nonfinite", opt.allow_nonfinite,
                "let NaN/inf in inputs and weights through");
 
   auto* out = app.add_option_group("Output", "Where results go");
-  out->add_option("--out-dir", opt.out_dir, "write context.npy, attention.npy, run.json here");
+  out->add_option("-o,--out-dir", opt.out_dir,
+                  "write context.npy, attention.npy, run.json here (- = stdout)")
+      ->type_name("DIR");
   out->add_flag("--no-attn", opt.no_attn, "do not write (or hold) the attention maps");
   out->add_option("--format", opt.format_name, "stdout format without --out-dir (default text)")
+      ->type_name("FORMAT")
       ->check(CLI::IsMember({"text", "json", "npy"}))
       ->each([&opt](const std::string& v) {
         opt.format = v == "json" ? Format::json : v == "npy" ? Format::npy : Format::text;
+        opt.format_given = true;
       });
   out->add_option("--dump-weights", opt.dump_dir,
                   "print a table of the weights, or write them to DIR as <key>.npy")
+      ->type_name("[DIR|FILE]")
       ->expected(0, 1);  // given at all: main() sets opt.dump_weights from its count
   out->add_option("--layout", opt.layout, "weight layout to dump as (or to read with)")
+      ->type_name("NAME")
       ->check(CLI::IsMember(attn::layout_names()));
 
   auto* pics = app.add_option_group("Pictures and diagnostics", "Looking at the maps");
   pics->add_option("--plot", opt.plot,
-                   "draw the maps, one panel per head: FILE.svg, FILE.png or FILE.html (explorer)");
+                   "draw the maps, one panel per head: FILE.svg, FILE.png or FILE.html (explorer)")
+      ->type_name("FILE");
   pics->add_flag("--show", opt.show,
                  "draw the maps in the terminal on stdout (instead of the context)");
-  pics->add_option("--heads", opt.heads_spec, "heads to draw, e.g. 0,3,7 (default: all)");
-  pics->add_option("--batch-index", opt.batch_index, "batch entry to draw (default 0)");
+  pics->add_option("--heads", opt.heads_spec, "heads to draw, e.g. 0,3,7 (default: all)")
+      ->type_name("LIST");
+  pics->add_option("--batch-index", opt.batch_index, "batch entry to draw (default 0)")
+      ->type_name("N");
   pics->add_option("--show-query", opt.show_query,
-                   "with --show: list this query token's strongest keys (default: the last)");
-  pics->add_option("--labels", opt.labels_spec, "token labels a,b,c (default: config labels)");
+                   "with --show: list this query token's strongest keys (default: the last)")
+      ->type_name("N");
+  pics->add_option("--labels", opt.labels_spec, "token labels a,b,c (default: config labels)")
+      ->type_name("LIST");
+  pics->add_option("--labels-file", opt.labels_file,
+                   "token labels, one per line (a label may hold a comma)")
+      ->type_name("FILE");
   pics->add_flag("--attn-stdout", opt.attn_stdout,
                  "write the attention maps instead of the context to stdout (--format)");
   pics->add_flag("--stats", opt.stats,
@@ -83,14 +109,27 @@ void setup_options(CLI::App& app, Options& opt) {
 
   auto* many = app.add_option_group("Many inputs", "One run per input, weights loaded once");
   many->add_option("--input-list", opt.input_list,
-                   "file with one .npy path per line (relative to its folder); needs --out-dir");
-  many->add_option("--shard", opt.shard_spec, "K/N: run only lines i with i % N == K");
+                   "file with one .npy path per line (relative to its folder); needs --out-dir")
+      ->type_name("FILE");
+  many->add_option("--shard", opt.shard_spec, "K/N: run only lines i with i % N == K")
+      ->type_name("K/N");
+  many->add_option("--merge-summaries", opt.merge_dir,
+                   "join DIR/summary-K-of-N.json into DIR/summary.json (no --config); "
+                   "exit 66 naming inputs with no result")
+      ->type_name("DIR");
 
   auto* run = app.add_option_group("Run", "How to run");
   run->add_option("--threads", opt.threads, "worker threads (default: all cores)")
+      ->type_name("N")
       ->check(CLI::Range(1, 1024));
   run->add_flag("-q,--quiet", opt.quiet, "print nothing but errors");
   run->add_flag("-v,--verbose", opt.verbose, "debug logs on stderr");
+
+  // Hidden (group ""): for packagers, `attn-run --completion bash > attn-run`.
+  app.add_option("--completion", opt.completion_shell, "print a completion script")
+      ->check(CLI::IsMember({"bash"}))
+      ->group("");
+  install_usage(app);
 }
 
 Shard parse_shard(const std::string& spec) {
@@ -146,9 +185,59 @@ std::vector<std::string> split_labels(const std::string& spec) {
   return out;
 }
 
+std::optional<std::vector<std::string>> flag_labels(const Options& opt, std::string* flag) {
+  if (opt.labels_spec) {
+    *flag = "--labels";
+    return split_labels(*opt.labels_spec);
+  }
+  if (!opt.labels_file) return std::nullopt;
+  *flag = "--labels-file";
+  const auto bytes = attn::read_file(*opt.labels_file, kMaxLabelsFileBytes);
+  std::string text(bytes.begin(), bytes.end());
+  if (!text.empty() && text.back() == '\n') text.pop_back();  // the last line's end
+  std::vector<std::string> labels;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find('\n', start);
+    std::string label =
+        text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!label.empty() && label.back() == '\r') label.pop_back();  // written on Windows
+    labels.push_back(std::move(label));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return labels;
+}
+
 void check_option_combinations(const Options& opt) {
   using attn::Error;
   using attn::Exit;
+  // Modes first: what needs a config and what stands alone.
+  if (opt.merge_dir) {
+    for (const auto& [given, flag] : {std::pair{!opt.config.empty(), "--config"},
+                                      {opt.input_list.has_value(), "--input-list"},
+                                      {opt.shard_spec.has_value(), "--shard"},
+                                      {opt.dump_weights, "--dump-weights"},
+                                      {opt.out_dir.has_value(), "--out-dir"}})
+      if (given)
+        throw Error(Exit::usage, std::string("--merge-summaries: cannot be combined with ") + flag +
+                                     " (it reads DIR/summary-K-of-N.json alone)");
+    return;
+  }
+  if (opt.config.empty())
+    throw Error(Exit::usage, "--config: a config file is required (try --help)");
+  auto both = [](const char* a, const char* b, const std::string& why) {
+    return Error(Exit::usage, std::string(a) + ": cannot be combined with " + b + ": " + why);
+  };
+  if (opt.attn_stdout && opt.no_attn)
+    throw both("--attn-stdout", "--no-attn",
+               "one asks for the attention maps on stdout, the other for no maps");
+  if (opt.show && opt.format_given)
+    throw both("--show", "--format",
+               "--show draws the maps on stdout instead of the context, so there is nothing "
+               "to format");
+  if (opt.labels_spec && opt.labels_file)
+    throw both("--labels", "--labels-file", "give the labels one way");
   if (opt.plot) {
     const std::string& p = *opt.plot;
     auto ends_with = [&](const char* ext) {
@@ -163,7 +252,7 @@ void check_option_combinations(const Options& opt) {
                   "--plot: expected a file name ending in .svg, .png or .html, found '" + p + "'");
   }
   if (opt.show && opt.attn_stdout)
-    throw Error(Exit::usage, "--show: cannot share stdout with --attn-stdout; choose one");
+    throw both("--show", "--attn-stdout", "both write to stdout; choose one");
   if (opt.shard_spec && !opt.input_list)
     throw Error(Exit::usage, "--shard: only meaningful with --input-list");
   if (opt.shard_spec) parse_shard(*opt.shard_spec);
@@ -189,9 +278,17 @@ attn::Config load_config_with_flags(const Options& opt) {
     cfg.init_seed.reset();
   }
   if (opt.layout && !opt.dump_weights) cfg.layout = attn::parse_layout(*opt.layout);
-  if (opt.out_dir) cfg.output_dir = *opt.out_dir;
+  if (opt.out_dir) cfg.output_dir = *opt.out_dir == kStdoutDir ? "" : *opt.out_dir;
   if (opt.no_attn) cfg.output_attention = false;
   attn::resolve_config(cfg);
+  // Bytes of a .npy would garble the terminal; a redirect or `-o -` says
+  // they are wanted. --show and --dump-weights print text whatever --format.
+  const bool binary_stdout = opt.format == Format::npy && cfg.output_dir.empty() && !opt.show &&
+                             !opt.dump_weights && !opt.input_list;
+  if (binary_stdout && !(opt.out_dir && *opt.out_dir == kStdoutDir) && isatty(STDOUT_FILENO))
+    throw attn::Error(attn::Exit::usage,
+                      "--format npy: stdout is a terminal; redirect it (> file.npy, | program), "
+                      "give -o DIR, or -o - to write the bytes anyway");
   return cfg;
 }
 

@@ -43,16 +43,16 @@ std::string format_stdout(const attn::Tensor& t, Format f) {
   return attn::format_tensor_text(t);
 }
 
-// Token labels for pictures: --labels, else the config's, else positions.
+// Token labels for pictures: --labels or --labels-file, else the config's, else positions.
 std::vector<std::string> picture_labels(const Options& opt, const attn::Config& cfg,
                                         std::size_t S) {
-  if (opt.labels_spec) {
-    auto labels = split_labels(*opt.labels_spec);
-    if (labels.size() != S)
-      throw attn::Error(attn::Exit::usage, "--labels: expected " + std::to_string(S) +
+  std::string flag;
+  if (auto labels = flag_labels(opt, &flag)) {
+    if (labels->size() != S)
+      throw attn::Error(attn::Exit::usage, flag + ": expected " + std::to_string(S) +
                                                " labels (one per token), found " +
-                                               std::to_string(labels.size()));
-    return labels;
+                                               std::to_string(labels->size()));
+    return *labels;
   }
   if (cfg.labels.size() == S) return cfg.labels;
   if (!cfg.labels.empty())

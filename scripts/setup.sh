@@ -12,8 +12,13 @@ PACKAGES=(cmake g++ make libcli11-dev nlohmann-json3-dev libxtensor-dev xtl-dev 
 # the browser test of --plot FILE.html loads the page in chromium.
 PACKAGES+=(libfontconfig-dev fonts-dejavu-core fonts-noto-core fonts-noto-cjk chromium)
 
+# The end-to-end tests' tools: a pseudo-terminal (script), the man page check
+# (groff), the .deb (dpkg-dev's dpkg-shlibdeps) and a single-node Slurm
+# (tests/slurm starts munged, slurmctld and slurmd itself when run as root).
+TEST_PACKAGES=(bsdutils groff-base man-db dpkg-dev munge slurmctld slurmd slurm-client)
+
 source scripts/apt_packages.sh
-ensure_packages "${PACKAGES[@]}"
+ensure_packages "${PACKAGES[@]}" "${TEST_PACKAGES[@]}"
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 cmake --build build -j"$(nproc)"

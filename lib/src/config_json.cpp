@@ -6,6 +6,7 @@
 #include <set>
 
 #include "attn/error.h"
+#include "attn/spelling.h"
 
 namespace attn::config_json {
 namespace {
@@ -44,28 +45,6 @@ std::string path_of(const std::vector<Frame>& frames, std::size_t n) {
   return p;
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// Optimal string alignment distance: Levenshtein plus adjacent transposition
-// ("hidden_szie" is one edit from "hidden_size").
-std::size_t osa_distance(const std::string& a, const std::string& b) {
-  const std::size_t n = a.size(), m = b.size();
-  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
-  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
-  for (std::size_t i = 1; i <= n; ++i)
-    for (std::size_t j = 1; j <= m; ++j) {
-      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[n][m];
-}
-
 // nlohmann's what(): "[json.exception.parse_error.101] parse error at line 3,
 // column 5: syntax error while parsing object - unexpected '}'; ..."
 std::string syntax_message(const std::string& file, const std::string& what) {
@@ -83,18 +62,6 @@ std::string syntax_message(const std::string& file, const std::string& what) {
 }
 
 }  // namespace
-
-std::pair<std::string, std::size_t> nearest(const std::string& key,
-                                            const std::vector<std::string>& known) {
-  std::pair<std::string, std::size_t> best{"", static_cast<std::size_t>(-1)};
-  // A pasted 1 MiB key needs no distance table of its size.
-  const std::string k = lower(key.substr(0, 64));
-  for (const auto& cand : known) {
-    const std::size_t d = osa_distance(k, cand);
-    if (d < best.second) best = {cand, d};
-  }
-  return best;
-}
 
 std::string quote(const std::string& s) {
   const bool cut = s.size() > 60;
@@ -162,10 +129,10 @@ json parse_strict(const std::string& text, const std::string& file, const KnownK
               const std::string why = foreign(parent, key);
               if (!why.empty()) fail(file, "key " + quote(path) + ": " + why);
             }
-            const auto [best, dist] = nearest(key, *names);
+            const auto [best, dist] = nearest_name(key, *names);
             std::string msg = "key " + quote(path) + ": unknown key; did you mean " +
                               quote(best) + "?";
-            if (dist > std::max<std::size_t>(2, best.size() / 3)) {
+            if (!close_enough(best, dist)) {
               msg += " (known keys:";
               for (const auto& n : *names) msg += " " + n;
               msg += ")";

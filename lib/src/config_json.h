@@ -30,11 +30,6 @@ using ForeignKey = std::function<std::string(const std::string& path, const std:
 nlohmann::json parse_strict(const std::string& text, const std::string& file,
                             const KnownKeys& known, const ForeignKey& foreign = nullptr);
 
-// The known key nearest to `key` (case-insensitive optimal string alignment
-// distance), and that distance.
-std::pair<std::string, std::size_t> nearest(const std::string& key,
-                                            const std::vector<std::string>& known);
-
 // "number 3", "string \"8\"", "boolean true", "null", "an array", "an object".
 std::string describe(const nlohmann::json& v);
 

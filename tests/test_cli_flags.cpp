@@ -1,0 +1,211 @@
+// cli_flags: the command line as a person meets it, through the built binary:
+// --help's usage line per mode, "did you mean" for a mistyped flag, flag
+// conflicts (exit 64, one line naming both flags, empty stdout), --labels-file,
+// -o and `-o -`, the generated bash completion and the man page.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <regex>
+#include <set>
+
+#include "cli_checks.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using attn::test::check_cli_failure;
+using attn::test::run;
+using attn::test::source_path;
+
+namespace {
+
+std::string bin() { return attn::test::quoted_binary(); }
+std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
+std::string q(const std::string& s) { return "'" + s + "'"; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The long flags the completion offers: every visible option.
+std::set<std::string> completion_flags() {
+  auto r = run(bin() + " --completion bash");
+  REQUIRE(r.exit_code == 0);
+  std::set<std::string> flags;
+  const std::regex flag(R"(--[a-z][a-z-]+)");
+  const auto words = r.out.substr(r.out.rfind("compgen -W '"));
+  for (std::sregex_iterator it(words.begin(), words.end(), flag), end; it != end; ++it)
+    flags.insert(it->str());
+  return flags;
+}
+
+}  // namespace
+
+TEST_CASE("cli_flags: --help shows a usage line per mode and no file a clone lacks") {
+  auto r = run(bin() + " --help");
+  REQUIRE(r.exit_code == 0);
+  const auto usage = r.out.substr(0, r.out.find("Options:"));
+  for (const char* line :
+       {"attn-run --config FILE [--weights PATH] [--input PATH|-] [-o DIR]",
+        "attn-run --config FILE --input-list LIST -o DIR [--shard K/N]",
+        "attn-run --merge-summaries DIR", "attn-run --config FILE --dump-weights [DIR|FILE]",
+        "attn-run --help | --version"})
+    CHECK_MESSAGE(has(usage, line), line);
+  CHECK(has(r.out, "--dump-weights [DIR|FILE]"));  // the folder is optional
+  CHECK(has(r.out, "-o,--out-dir DIR"));
+  CHECK(has(r.out, "--labels-file FILE"));
+  CHECK_FALSE(has(r.out, "CONTRACT"));
+  CHECK_FALSE(has(r.out, "--completion"));  // hidden: for packagers
+}
+
+TEST_CASE("cli_flags: a mistyped flag gets the nearest one, with or without --config") {
+  for (const std::string& config : {std::string(), " --config " + cfg("warner_causal.json")}) {
+    CAPTURE(config);
+    auto r = run(bin() + config + " --out_dir /tmp/x");
+    check_cli_failure(r, 64, {"--out_dir: unknown flag", "did you mean --out-dir?"});
+    r = run(bin() + config + " --labels_file=x.txt");
+    check_cli_failure(r, 64, {"--labels_file: unknown flag", "did you mean --labels-file?"});
+    r = run(bin() + config + " --stat");
+    check_cli_failure(r, 64, {"--stat: unknown flag", "did you mean --stats?"});
+    // Far from every flag: no guess, and never "config required".
+    r = run(bin() + config + " --frobnicate");
+    check_cli_failure(r, 64, {"--frobnicate: unknown flag"});
+    CHECK_FALSE(has(r.err, "did you mean"));
+    CHECK_FALSE(has(r.err, "required"));
+  }
+  check_cli_failure(run(bin() + " --config " + cfg("warner_causal.json") + " stray"), 64,
+                    {"'stray': unexpected argument"});
+  check_cli_failure(run(bin()), 64, {"--config: a config file is required"});
+  check_cli_failure(run(bin() + " -q"), 64, {"--config: a config file is required"});
+}
+
+TEST_CASE("cli_flags: conflicting flags exit 64 with one line naming both") {
+  const std::string base = bin() + " --config " + cfg("warner_causal.json");
+  attn::test::TempDir t;
+  attn::test::write_text(t / "labels.txt", "a\nb\nc\nd\ne\nf\n");
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {" --attn-stdout --no-attn", {"--attn-stdout", "--no-attn"}},
+      {" --show --format json", {"--show", "--format"}},
+      {" --format text --show", {"--show", "--format"}},
+      {" --show --attn-stdout", {"--show", "--attn-stdout"}},
+      {" --labels a,b,c,d,e,f --labels-file " + q(t / "labels.txt"), {"--labels", "--labels-file"}},
+      {" --merge-summaries " + q(t.path), {"--merge-summaries", "--config"}},
+  };
+  for (const auto& [flags, culprits] : cases) {
+    CAPTURE(flags);
+    check_cli_failure(run(base + flags), 64, culprits);
+  }
+  CHECK(std::distance(fs::directory_iterator(t.path), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("cli_flags: --format npy refuses a terminal unless -o - asks for the bytes") {
+  if (run("command -v script").exit_code != 0) {
+    MESSAGE("skipping: no `script` to provide a terminal");
+    return;
+  }
+  const std::string cmd = bin() + " --config " + cfg("warner_causal.json") + " --format npy";
+  // `script` gives attn-run a pseudo-terminal as stdout and stderr; -e passes the exit code.
+  auto tty = run("script -qec \"" + cmd + "\" /dev/null");
+  CHECK(tty.exit_code == 64);
+  CHECK(has(tty.out, "attn-run: error: --format npy: stdout is a terminal"));
+  CHECK_FALSE(has(tty.out, "NUMPY"));
+  auto forced = run("script -qec \"" + cmd + " -o -\" /dev/null");
+  CHECK(forced.exit_code == 0);
+  CHECK(has(forced.out, "\x93NUMPY"));
+  // A redirect is not a terminal: the bytes flow.
+  auto piped = run(cmd);
+  CHECK(piped.exit_code == 0);
+  CHECK(piped.out.rfind("\x93NUMPY", 0) == 0);
+  // --format text on a terminal is fine.
+  CHECK(run("script -qec \"" + bin() + " --config " + cfg("warner_causal.json") + "\" /dev/null")
+            .exit_code == 0);
+}
+
+TEST_CASE("cli_flags: -o is --out-dir, and -o - sends results to stdout over the config's folder") {
+  attn::test::TempDir t;
+  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " -o " + q(t / "short"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.empty());
+  CHECK(fs::exists(t / "short/context.npy"));
+  CHECK(fs::exists(t / "short/attention.npy"));
+
+  // A config whose output.dir is set: -o - overrides it.
+  const std::string data = source_path("data");
+  attn::test::write_text(t / "to_dir.json",
+                         R"({"attention": "causal", "hidden_size": 8, "num_heads": 2,
+                             "weights": ")" +
+                             data + R"(/warner_causal",
+                             "input": ")" +
+                             data + R"(/sentence_c8.npy",
+                             "output": {"dir": "cfg_out"}})");
+  r = run(bin() + " -q --config " + q(t / "to_dir.json") + " -o -");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.rfind("tensor([", 0) == 0);
+  CHECK_FALSE(fs::exists(t / "cfg_out"));
+  r = run(bin() + " -q --config " + q(t / "to_dir.json"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.empty());
+  CHECK(fs::exists(t / "cfg_out/context.npy"));
+}
+
+TEST_CASE("cli_flags: --labels-file gives one label per line, commas included") {
+  attn::test::TempDir t;
+  attn::test::write_text(t / "labels.txt", "Your\njourney\na, b\nwith\r\none\nstep\n");
+  const std::string base = bin() + " -q --config " + cfg("warner_causal.json");
+  auto r = run(base + " --labels-file " + q(t / "labels.txt") + " --plot " + q(t / "w.svg"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string svg = attn::test::read_text(t / "w.svg");
+  CHECK(has(svg, "a, b"));    // one label holding a comma
+  CHECK(has(svg, ">with<"));  // the \r of a Windows line end is not part of it
+  CHECK_FALSE(has(svg, ">with\r"));
+  // --labels splits the same text at the comma: one label too many.
+  check_cli_failure(run(base + " --labels 'Your,journey,a, b,with,one,step' --show"), 64,
+                    {"--labels: expected 6 labels", "found 7"});
+  attn::test::write_text(t / "five.txt", "a\nb\nc\nd\ne\n");
+  check_cli_failure(run(base + " --labels-file " + q(t / "five.txt") + " --show"), 64,
+                    {"--labels-file: expected 6 labels", "found 5"});
+  check_cli_failure(run(base + " --labels-file " + q(t / "none.txt") + " --show"), 66,
+                    {"none.txt"});
+  CHECK_FALSE(fs::exists(t / "none.txt"));
+}
+
+TEST_CASE("cli_flags: the bash completion is generated from the options and works in bash") {
+  attn::test::TempDir t;
+  REQUIRE(run(bin() + " --completion bash > " + q(t / "attn-run")).exit_code == 0);
+  auto words = [&](const std::string& line, int cword) {
+    // COMP_WORDS as bash splits the command line; COMP_CWORD the word completed.
+    auto r = run("cd " + q(source_path("configs")) + " && bash -c 'source " + q(t / "attn-run") +
+                 " && COMP_WORDS=(" + line + ") && COMP_CWORD=" + std::to_string(cword) +
+                 " && _attn_run && echo \"${COMPREPLY[*]}\"'");
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    return r.out.substr(0, r.out.find('\n'));
+  };
+  auto complete = run("bash -c 'source " + q(t / "attn-run") + " && complete -p attn-run'");
+  CHECK(complete.out == "complete -F _attn_run attn-run\n");
+  CHECK(words("attn-run --ou", 1) == "--out-dir");
+  CHECK(words("attn-run --format \"\"", 2) == "text json npy");
+  CHECK(has(words("attn-run --layout \"\"", 2), "torch_mha"));
+  CHECK(words("attn-run --config warner_ca", 2) == "warner_causal.json");
+  CHECK(words("attn-run --threads \"\"", 2).empty());
+  // --dump-weights takes an optional folder: a flag may follow it.
+  CHECK(words("attn-run --dump-weights --lay", 2) == "--layout");
+  CHECK(words("attn-run -", 1).find("--merge-summaries") != std::string::npos);
+  CHECK_FALSE(has(words("attn-run --", 1), "--completion"));
+}
+
+TEST_CASE("cli_flags: the man page documents every flag and formats cleanly") {
+  const std::string page = attn::test::read_text(source_path("docs/attn-run.1"));
+  const auto flags = completion_flags();
+  CHECK(flags.size() >= 25);
+  for (const std::string& f : flags) {
+    std::string roff;  // "--out-dir" is written \-\-out\-dir in roff
+    for (char c : f) roff += c == '-' ? std::string("\\-") : std::string(1, c);
+    CHECK_MESSAGE(has(page, roff), f, " is not in docs/attn-run.1");
+  }
+  if (run("command -v groff").exit_code != 0) {
+    MESSAGE("skipping the groff check: no groff");
+    return;
+  }
+  // -ww: every warning; a clean page prints none.
+  auto r = run("groff -man -Tutf8 -ww -z " + q(source_path("docs/attn-run.1")));
+  CHECK(r.exit_code == 0);
+  CHECK_MESSAGE(r.err.empty(), r.err);
+}

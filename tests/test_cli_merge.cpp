@@ -1,0 +1,112 @@
+// cli_merge: --merge-summaries DIR through the built binary: N shards of one
+// --input-list run joined into DIR/summary.json equal to what one unsharded
+// run lists; a missing shard or result folder fails with one line naming the
+// inputs and the shards to resubmit, and writes nothing.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli_checks.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using attn::test::check_cli_failure;
+using attn::test::run;
+using attn::test::source_path;
+using nlohmann::json;
+
+namespace {
+
+std::string bin() { return attn::test::quoted_binary(); }
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+// The shipped example list (5 inputs) run as `n` shards (those in `ks`) into dir.
+void run_shards(const std::string& dir, std::size_t n, const std::vector<std::size_t>& ks) {
+  for (std::size_t k : ks) {
+    auto r =
+        run(bin() + " -q --threads 1 --config " + attn::test::quoted_config("warner_causal.json") +
+            " --input-list " + q(source_path("docs/list_example/inputs.txt")) + " -o " + q(dir) +
+            " --shard " + std::to_string(k) + "/" + std::to_string(n));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  }
+}
+
+json read_json(const std::string& path) { return json::parse(attn::test::read_text(path)); }
+
+}  // namespace
+
+TEST_CASE("cli_merge: the shards' summaries join into the summary of one run") {
+  attn::test::TempDir t;
+  run_shards(t / "sharded", 3, {0, 1, 2});
+  auto r = run(bin() + " -q --merge-summaries " + q(t / "sharded"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.empty());
+  const json merged = read_json(t / "sharded/summary.json");
+
+  // One unsharded run of the same list, for comparison.
+  auto whole = run(bin() + " -q --threads 1 --config " +
+                   attn::test::quoted_config("warner_causal.json") + " --input-list " +
+                   q(source_path("docs/list_example/inputs.txt")) + " -o " + q(t / "whole"));
+  REQUIRE(whole.exit_code == 0);
+  const json one = read_json(t / "whole/summary.json");
+  REQUIRE(merged["inputs"].size() == one["inputs"].size());
+  CHECK(merged["inputs"].size() == 5);
+  for (std::size_t i = 0; i < one["inputs"].size(); ++i) {
+    CAPTURE(i);
+    for (const char* key : {"index", "path", "line", "dir", "shapes"})
+      CHECK(merged["inputs"][i][key] == one["inputs"][i][key]);
+  }
+  for (const char* key : {"config", "input_list", "list_inputs", "weights", "layout"})
+    CHECK(merged[key] == one[key]);
+  CHECK(merged["shard"].is_null());
+  CHECK(merged["merged_from"] ==
+        json({"summary-0-of-3.json", "summary-1-of-3.json", "summary-2-of-3.json"}));
+  CHECK(merged["shards"].size() == 3);
+}
+
+TEST_CASE("cli_merge: inputs with no result are named, with the shards to resubmit") {
+  attn::test::TempDir t;
+  const std::string dir = t / "r";
+  run_shards(dir, 4, {0, 2, 3});  // shard 1 of 4 (entry 1: four.npy) never ran
+  const auto before = attn::test::snapshot(dir);
+  auto r = run(bin() + " --merge-summaries " + q(dir));
+  check_cli_failure(r, 66,
+                    {dir + ": 1 of 5 inputs have no result", "four.npy (line 4)",
+                     "resubmit shard(s) 1 of 4", "--array=1"});
+  CHECK(attn::test::snapshot(dir) == before);  // no summary.json
+  CHECK_FALSE(fs::exists(dir + "/summary.json"));
+
+  // Resubmitting the shard completes the set.
+  run_shards(dir, 4, {1});
+  REQUIRE(run(bin() + " -q --merge-summaries " + q(dir)).exit_code == 0);
+  CHECK(read_json(dir + "/summary.json")["inputs"].size() == 5);
+
+  // A result folder gone since its shard ran counts as missing too.
+  fs::remove_all(dir + "/pair");
+  fs::remove(dir + "/summary.json");
+  check_cli_failure(run(bin() + " --merge-summaries " + q(dir)), 66,
+                    {"1 of 5 inputs have no result", "pair.npy (line 5)", "shard(s) 2 of 4"});
+  CHECK_FALSE(fs::exists(dir + "/summary.json"));
+}
+
+TEST_CASE("cli_merge: summaries that cannot be merged are refused") {
+  attn::test::TempDir t;
+  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "absent")), 66, {"absent"});
+  fs::create_directories(t / "empty");
+  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "empty")), 66,
+                    {"no summary-K-of-N.json"});
+  // Two splits of the list in one folder: stale summaries to remove.
+  run_shards(t / "mixed", 2, {0, 1});
+  run_shards(t / "mixed", 3, {0});
+  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "mixed")), 65,
+                    {"summary-0-of-2.json", "summary-0-of-3.json", "different splits"});
+  // A file with the name but not the content.
+  fs::create_directories(t / "bad");
+  attn::test::write_text(t / "bad/summary-0-of-1.json", "{\"inputs\": [{\"index\": \"x\"}]}");
+  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "bad")), 65,
+                    {"summary-0-of-1.json", "not a summary"});
+  // It is a mode of its own: no config, no list.
+  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "mixed") + " --shard 0/2"), 64,
+                    {"--merge-summaries", "--shard"});
+}
