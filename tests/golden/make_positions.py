@@ -18,7 +18,6 @@ import os
 
 import torch
 
-torch.set_default_dtype(torch.float64)
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "positions", "cases.json")
 
 
@@ -90,7 +89,8 @@ def rope_params(theta, dim, mpe, scaling, seq_len):
         att = scaling.get("attention_factor")
         if att is None:
             att = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(orig))
-        ext = torch.tensor(scaling["long_factor"] if seq_len > orig else scaling["short_factor"])
+        ext = torch.tensor(scaling["long_factor"] if seq_len > orig else scaling["short_factor"],
+                           dtype=torch.float64)
         return 1.0 / (ext * theta ** (torch.arange(0, dim, 2, dtype=torch.int64).double() / dim)), att
     raise ValueError(t)
 
@@ -139,6 +139,7 @@ def mpt_slopes(n, bias_max=8):
 
 
 def main():
+    torch.set_default_dtype(torch.float64)
     g = torch.Generator().manual_seed(7)
     rope_cases = []
     long_f = [1.0 + 0.25 * i for i in range(16)]
