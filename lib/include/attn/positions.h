@@ -1,0 +1,74 @@
+// Position information of CONTRACT.md "Positions": rotary embeddings (RoPE,
+// with Hugging Face's rope_scaling types) and ALiBi slopes. Pure functions of
+// the settings: the forward pass applies them (rope once per position, right
+// after the projection; alibi inside the score tiles).
+//
+// Letters: S sequence, H heads, D head size, R rotary_dim (even, <= D).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// Hugging Face's rope_scaling object as written in a config.json
+// (modeling_rope_utils: linear, dynamic, yarn, llama3, longrope).
+struct RopeScaling {
+  std::string type;  // "linear" | "dynamic" | "yarn" | "llama3" | "longrope"
+  std::optional<double> factor;
+  std::optional<std::int64_t> original_max_position_embeddings;
+  std::optional<double> low_freq_factor, high_freq_factor;  // llama3
+  std::optional<double> beta_fast, beta_slow;               // yarn (32, 1)
+  std::optional<double> attention_factor;                   // yarn, longrope
+  std::optional<double> mscale, mscale_all_dim;             // yarn (DeepSeek)
+  bool truncate = true;                                     // yarn
+  std::vector<double> short_factor, long_factor;            // longrope (R/2 each)
+};
+
+enum class RopeStyle { half, interleaved };  // rotate_half (HF) | GPT-J pairs
+
+struct RopeSpec {
+  double theta = 10000.0;
+  std::int64_t rotary_dim = 0;  // R; dimensions past R pass unchanged
+  RopeStyle style = RopeStyle::half;
+  std::optional<std::int64_t> max_position_embeddings;
+  std::optional<RopeScaling> scaling;
+};
+
+// inv_freq (R/2) in float64 and the factor that scales cos and sin, for a run
+// whose positions are all < `seq_len` (dynamic and longrope depend on it, as
+// transformers' dynamic_rope_update does with max(position_ids) + 1).
+// Exit::config naming the rope key when a needed field is missing.
+struct RopeFrequencies {
+  std::vector<double> inv_freq;
+  double attention_factor = 1.0;
+};
+RopeFrequencies rope_frequencies(const RopeSpec& spec, std::int64_t seq_len);
+
+// cos and sin of position * inv_freq, computed in float64 then scaled by the
+// attention factor and rounded to float32 (CONTRACT.md: exact at any
+// position). cos and sin are (R/2) each.
+void rope_angles(const RopeFrequencies& f, std::int64_t position, float* cos, float* sin);
+
+// Rotates the first R dimensions of `heads` head vectors of D floats each in
+// place, all at one position: x is heads blocks of D starting every D floats.
+// half: pairs (x[i], x[i + R/2]); interleaved: pairs (x[2i], x[2i + 1]).
+void rope_rotate(float* x, std::size_t heads, std::size_t D, std::size_t R, RopeStyle style,
+                 const float* cos, const float* sin);
+
+// Rotates q and k rows of a projection buffer in place: rows r = 0..n-1 at
+// base + r * ld, q heads at column q_col (H heads of D), k heads at k_col
+// (Hkv heads of D); position of row r is positions[r]. cos/sin are computed
+// once per distinct position (a table when positions are dense).
+void apply_rope(float* base, std::size_t n, std::size_t ld, std::size_t q_col, std::size_t H,
+                std::size_t k_col, std::size_t Hkv, std::size_t D, const std::int64_t* positions,
+                const RopeSpec& spec, const RopeFrequencies& f);
+
+// ALiBi slopes for H heads with max_bias (BLOOM's and MPT's formula: geometric
+// for a power of two, interleaved extra slopes otherwise), in float64.
+std::vector<double> alibi_slopes(std::size_t H, double max_bias = 8.0);
+
+}  // namespace attn

@@ -1,0 +1,258 @@
+// RoPE frequencies and rotation, ALiBi slopes (positions.h). The frequency
+// rules follow transformers' modeling_rope_utils (_compute_*_parameters),
+// computed in float64 throughout (CONTRACT.md "Positions").
+//
+// Letters: H heads, D head size, R rotary_dim.
+#include "attn/positions.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attn/error.h"
+
+namespace attn {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+[[noreturn]] void missing(const std::string& type, const std::string& field) {
+  throw Error(Exit::config, "rope.scaling: rope_type \"" + type + "\" needs \"" + field + "\"");
+}
+
+double need(const std::optional<double>& v, const std::string& type, const std::string& field) {
+  if (!v) missing(type, field);
+  return *v;
+}
+
+// theta^(-2i/R) for i = 0..R/2-1: the unscaled inverse frequencies.
+std::vector<double> default_inv_freq(double theta, std::size_t R) {
+  std::vector<double> f(R / 2);
+  for (std::size_t i = 0; i < f.size(); ++i)
+    f[i] = 1.0 / std::pow(theta, double(2 * i) / double(R));
+  return f;
+}
+
+// YaRN's attention factor helper (get_mscale in modeling_rope_utils).
+double yarn_mscale(double scale, double mscale) {
+  return scale <= 1.0 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0;
+}
+
+void yarn(const RopeSpec& s, const RopeScaling& sc, std::size_t R, RopeFrequencies& f) {
+  std::optional<double> factor = sc.factor;
+  std::int64_t orig = 0;
+  if (sc.original_max_position_embeddings) {
+    orig = *sc.original_max_position_embeddings;
+  } else if (s.max_position_embeddings) {
+    orig = *s.max_position_embeddings;
+  } else {
+    throw Error(Exit::config,
+                "rope.max_position_embeddings: rope_type \"yarn\" without "
+                "original_max_position_embeddings needs it");
+  }
+  if (!factor && sc.original_max_position_embeddings && s.max_position_embeddings)
+    factor = double(*s.max_position_embeddings) / double(orig);
+  const double fac = need(factor, "yarn", "factor");
+
+  if (sc.attention_factor) {
+    f.attention_factor = *sc.attention_factor;
+  } else if (sc.mscale && sc.mscale_all_dim && *sc.mscale != 0.0 && *sc.mscale_all_dim != 0.0) {
+    f.attention_factor = yarn_mscale(fac, *sc.mscale) / yarn_mscale(fac, *sc.mscale_all_dim);
+  } else {
+    f.attention_factor = yarn_mscale(fac, 1.0);
+  }
+  // `x or default` in Python: 0 means the default too.
+  const double beta_fast = sc.beta_fast && *sc.beta_fast != 0.0 ? *sc.beta_fast : 32.0;
+  const double beta_slow = sc.beta_slow && *sc.beta_slow != 0.0 ? *sc.beta_slow : 1.0;
+
+  // Dimension at which a frequency makes `rotations` turns over `orig` positions.
+  auto correction_dim = [&](double rotations) {
+    return double(R) * std::log(double(orig) / (rotations * 2.0 * kPi)) / (2.0 * std::log(s.theta));
+  };
+  double low = correction_dim(beta_fast), high = correction_dim(beta_slow);
+  if (sc.truncate) low = std::floor(low), high = std::ceil(high);
+  low = std::max(low, 0.0);
+  high = std::min(high, double(R) - 1.0);
+  if (low == high) high += 0.001;  // as transformers: no singularity
+
+  const std::vector<double> extrapolation = default_inv_freq(s.theta, R);
+  f.inv_freq.resize(R / 2);
+  for (std::size_t i = 0; i < R / 2; ++i) {
+    const double ramp = std::clamp((double(i) - low) / (high - low), 0.0, 1.0);
+    const double extrapolation_share = 1.0 - ramp;
+    const double interpolation = extrapolation[i] / fac;
+    f.inv_freq[i] =
+        interpolation * (1.0 - extrapolation_share) + extrapolation[i] * extrapolation_share;
+  }
+}
+
+void llama3(const RopeSpec& s, const RopeScaling& sc, std::size_t R, RopeFrequencies& f) {
+  const double factor = need(sc.factor, "llama3", "factor");
+  const double low_ff = need(sc.low_freq_factor, "llama3", "low_freq_factor");
+  const double high_ff = need(sc.high_freq_factor, "llama3", "high_freq_factor");
+  if (!sc.original_max_position_embeddings) missing("llama3", "original_max_position_embeddings");
+  const double old_len = double(*sc.original_max_position_embeddings);
+  const double low_wavelen = old_len / low_ff, high_wavelen = old_len / high_ff;
+  f.inv_freq = default_inv_freq(s.theta, R);
+  for (double& inv : f.inv_freq) {
+    const double wavelen = 2.0 * kPi / inv;
+    if (wavelen > low_wavelen) {
+      inv /= factor;
+    } else if (!(wavelen < high_wavelen)) {  // the medium band: smooth blend
+      const double smooth = (old_len / wavelen - low_ff) / (high_ff - low_ff);
+      inv = (1.0 - smooth) * inv / factor + smooth * inv;
+    }
+  }
+}
+
+void longrope(const RopeSpec& s, const RopeScaling& sc, std::size_t R, std::int64_t seq_len,
+              RopeFrequencies& f) {
+  std::int64_t orig = 0;
+  if (sc.original_max_position_embeddings) {
+    orig = *sc.original_max_position_embeddings;
+  } else if (s.max_position_embeddings) {
+    orig = *s.max_position_embeddings;
+  } else {
+    throw Error(Exit::config,
+                "rope.max_position_embeddings: rope_type \"longrope\" needs it (or "
+                "original_max_position_embeddings)");
+  }
+  std::optional<double> factor = sc.factor;
+  if (!factor && s.max_position_embeddings)
+    factor = double(*s.max_position_embeddings) / double(orig);
+  const double fac = factor.value_or(1.0);
+  if (sc.attention_factor) {
+    f.attention_factor = *sc.attention_factor;
+  } else {
+    f.attention_factor = fac <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(fac) / std::log(double(orig)));
+  }
+  const bool long_seq = seq_len > orig;
+  const std::vector<double>& ext = long_seq ? sc.long_factor : sc.short_factor;
+  if (ext.size() != R / 2)
+    throw Error(Exit::config, std::string("rope.scaling.") +
+                                  (long_seq ? "long_factor" : "short_factor") + ": expected " +
+                                  std::to_string(R / 2) + " numbers (rotary_dim / 2), found " +
+                                  std::to_string(ext.size()));
+  f.inv_freq = default_inv_freq(s.theta, R);
+  for (std::size_t i = 0; i < R / 2; ++i) f.inv_freq[i] /= ext[i];
+}
+
+}  // namespace
+
+RopeFrequencies rope_frequencies(const RopeSpec& s, std::int64_t seq_len) {
+  const std::size_t R = static_cast<std::size_t>(s.rotary_dim);
+  if (R == 0 || R % 2 != 0)
+    throw Error(Exit::config, "rope.rotary_dim: expected an even number > 0, found " +
+                                  std::to_string(s.rotary_dim));
+  if (!(s.theta > 0.0) || !std::isfinite(s.theta))
+    throw Error(Exit::config, "rope.theta: expected a finite number > 0");
+  RopeFrequencies f;
+  if (!s.scaling || s.scaling->type == "default") {
+    f.inv_freq = default_inv_freq(s.theta, R);
+    return f;
+  }
+  const RopeScaling& sc = *s.scaling;
+  if (sc.type == "linear") {
+    const double factor = need(sc.factor, "linear", "factor");
+    f.inv_freq = default_inv_freq(s.theta, R);
+    for (double& inv : f.inv_freq) inv /= factor;
+  } else if (sc.type == "dynamic") {
+    const double factor = need(sc.factor, "dynamic", "factor");
+    if (!s.max_position_embeddings)
+      throw Error(Exit::config,
+                  "rope.max_position_embeddings: rope_type \"dynamic\" needs it");
+    if (R <= 2)
+      throw Error(Exit::config, "rope.rotary_dim: rope_type \"dynamic\" needs rotary_dim > 2");
+    const double mpe = double(*s.max_position_embeddings);
+    const double len = std::max(double(seq_len), mpe);
+    const double base =
+        s.theta * std::pow(factor * len / mpe - (factor - 1.0), double(R) / double(R - 2));
+    f.inv_freq = default_inv_freq(base, R);
+  } else if (sc.type == "yarn") {
+    yarn(s, sc, R, f);
+  } else if (sc.type == "llama3") {
+    llama3(s, sc, R, f);
+  } else if (sc.type == "longrope") {
+    longrope(s, sc, R, seq_len, f);
+  } else {
+    throw Error(Exit::config, "rope.scaling: unknown rope_type \"" + sc.type +
+                                  "\" (expected linear, dynamic, yarn, llama3 or longrope)");
+  }
+  return f;
+}
+
+void rope_angles(const RopeFrequencies& f, std::int64_t position, float* cos, float* sin) {
+  for (std::size_t i = 0; i < f.inv_freq.size(); ++i) {
+    const double angle = double(position) * f.inv_freq[i];
+    cos[i] = static_cast<float>(std::cos(angle) * f.attention_factor);
+    sin[i] = static_cast<float>(std::sin(angle) * f.attention_factor);
+  }
+}
+
+void rope_rotate(float* x, std::size_t heads, std::size_t D, std::size_t R, RopeStyle style,
+                 const float* cos, const float* sin) {
+  const std::size_t half = R / 2;
+  for (std::size_t h = 0; h < heads; ++h) {
+    float* v = x + h * D;
+    if (style == RopeStyle::half) {
+      // Same as HF apply_rotary_pos_emb: x * cos + rotate_half(x) * sin.
+      for (std::size_t i = 0; i < half; ++i) {
+        const float a = v[i], b = v[i + half];
+        v[i] = a * cos[i] - b * sin[i];
+        v[i + half] = b * cos[i] + a * sin[i];
+      }
+    } else {
+      for (std::size_t i = 0; i < half; ++i) {
+        const float a = v[2 * i], b = v[2 * i + 1];
+        v[2 * i] = a * cos[i] - b * sin[i];
+        v[2 * i + 1] = b * cos[i] + a * sin[i];
+      }
+    }
+  }
+}
+
+void apply_rope(float* base, std::size_t n, std::size_t ld, std::size_t q_col, std::size_t H,
+                std::size_t k_col, std::size_t Hkv, std::size_t D, const std::int64_t* positions,
+                const RopeSpec& spec, const RopeFrequencies& f) {
+  if (n == 0) return;
+  const std::size_t R = static_cast<std::size_t>(spec.rotary_dim), half = R / 2;
+  const auto [lo_it, hi_it] = std::minmax_element(positions, positions + n);
+  const std::int64_t lo = *lo_it, hi = *hi_it;
+  // Dense positions (the usual 0..S-1, repeated per batch row): one table of
+  // cos/sin per distinct position. Sparse ones: computed row by row.
+  const bool table = std::uint64_t(hi - lo) < 2 * std::uint64_t(n) + 64;
+  std::vector<float> cs(table ? (std::size_t(hi - lo) + 1) * R : R);
+  if (table)
+    for (std::int64_t p = lo; p <= hi; ++p) {
+      float* row = cs.data() + std::size_t(p - lo) * R;
+      rope_angles(f, p, row, row + half);
+    }
+  for (std::size_t r = 0; r < n; ++r) {
+    const float* row = cs.data();
+    if (table) {
+      row += std::size_t(positions[r] - lo) * R;
+    } else {
+      rope_angles(f, positions[r], cs.data(), cs.data() + half);
+    }
+    float* x = base + r * ld;
+    rope_rotate(x + q_col, H, D, R, spec.style, row, row + half);
+    rope_rotate(x + k_col, Hkv, D, R, spec.style, row, row + half);
+  }
+}
+
+std::vector<double> alibi_slopes(std::size_t H, double max_bias) {
+  // MPT's gen_slopes, which equals BLOOM's build_alibi_tensor for max_bias 8:
+  // slopes of the next power of two, then every other one interleaved.
+  std::size_t n = 1;
+  while (n < H) n *= 2;
+  std::vector<double> all(n);
+  for (std::size_t i = 0; i < n; ++i) all[i] = std::pow(2.0, -double(i + 1) * max_bias / double(n));
+  if (n == H) return all;
+  std::vector<double> out;
+  for (std::size_t i = 1; i < n; i += 2) out.push_back(all[i]);
+  for (std::size_t i = 0; i < n; i += 2) out.push_back(all[i]);
+  out.resize(H);
+  return out;
+}
+
+}  // namespace attn

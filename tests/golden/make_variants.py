@@ -1,0 +1,370 @@
+#!/usr/bin/python3
+"""Golden cases for the attention variants of CONTRACT.md v2 (issue 10): positions, masks,
+windows, softcap, qk_norm, sinks, ALiBi, cross-attention and torch MHA's options.
+
+Each family's attention is written here in torch from its published modeling code
+(transformers' modeling_llama / mistral / gemma2 / qwen3 / gpt_oss / gpt_neox / bloom / mpt
+eager paths, and torch.nn.MultiheadAttention itself), with the two changes CONTRACT.md asks for:
+  * RoPE angles and their cos/sin in float64, rounded to float32 (exact at any position;
+    HF computes the angles in float32, which drifts at large positions);
+  * a query row with no allowed key gets all-zero weights (HF's min-value mask gives a
+    uniform row there, torch MHA gives NaN).
+Each case folder (tests/golden/variants/<case>/) holds config.json (an ordinary attn-run config
+in the contract's keys), weights/<state_dict key>.npy under the family's real names and prefix,
+input.npy and the mask/position files the config names, and expected/context.npy,
+expected/attention.npy (float32). Deterministic: fixed seeds.
+Usage: /usr/bin/python3 tests/golden/make_variants.py
+"""
+import json
+import math
+import os
+import shutil
+import sys
+
+import numpy as np
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_positions import default_inv_freq, rope_params  # noqa: E402  (float64 RoPE)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "variants")
+NEG = float("-inf")
+
+
+# ---- shared pieces, as the modeling files write them -------------------------------------
+
+def rotate_half(x):  # modeling_llama.rotate_half
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rope_cos_sin(positions, inv_freq, att):
+    """cos, sin (B, S, R) in float64 angles rounded to float32 (CONTRACT.md "Positions")."""
+    freqs = positions.double()[..., None] * inv_freq.double()[None, None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return (emb.cos() * att).float(), (emb.sin() * att).float()
+
+
+def apply_rope(x, cos, sin, rotary_dim):  # x (B, H, S, D); partial rotary as GPT-NeoX
+    rot, rest = x[..., :rotary_dim], x[..., rotary_dim:]
+    cos, sin = cos[:, None], sin[:, None]
+    return torch.cat((rot * cos + rotate_half(rot) * sin, rest), dim=-1)
+
+
+def repeat_kv(x, n_rep):  # modeling_llama.repeat_kv
+    b, h, s, d = x.shape
+    return x if n_rep == 1 else x[:, :, None].expand(b, h, n_rep, s, d).reshape(b, h * n_rep, s, d)
+
+
+def rms_norm(x, w, eps, offset):  # Qwen3RMSNorm / Gemma3RMSNorm (offset 1: x * (1 + w))
+    v = x.float()
+    v = v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + eps)
+    return v * (offset + w.float())
+
+
+def allowed_keys(B, S, causal, window, keep):
+    """(B, 1, S, S) bool: causal (j <= i), sliding window (i - W < j), keep = attention_mask."""
+    i = torch.arange(S)[:, None]
+    j = torch.arange(S)[None, :]
+    ok = torch.ones(S, S, dtype=torch.bool)
+    if causal:
+        ok &= j <= i
+    if window:
+        ok &= i - window < j
+        if not causal:
+            ok &= j - i < window
+    ok = ok[None, None].expand(B, 1, S, S)
+    if keep is not None:
+        ok = ok & keep.bool()[:, None, None, :]
+    return ok
+
+
+def softmax_rows(scores, ok, sinks=None):
+    """softmax over allowed keys; rows with none get zeros; sinks join as a dropped column."""
+    s = scores.masked_fill(~ok, NEG)
+    if sinks is not None:  # modeling_gpt_oss.eager_attention_forward
+        sk = sinks.reshape(1, -1, 1, 1).expand(s.shape[0], -1, s.shape[2], 1)
+        comb = torch.cat([s, sk], dim=-1)
+        comb = comb - comb.max(dim=-1, keepdim=True).values
+        p = torch.softmax(comb, dim=-1)[..., :-1]
+    else:
+        p = torch.softmax(s, dim=-1)
+    p = torch.nan_to_num(p, nan=0.0)
+    return p * ok.any(-1, keepdim=True)  # no allowed key: all zeros (sinks too)
+
+
+class Decoder(nn.Module):
+    """The q/k/v/o_proj decoder attention of Llama, Mistral, Gemma 2, Qwen3, gpt-oss
+    (modeling_llama.LlamaAttention + eager_attention_forward, with each family's extras)."""
+
+    def __init__(self, C, H, Hkv, D, bias, o_bias, qk_norm=None, sinks=False):
+        super().__init__()
+        self.H, self.Hkv, self.D = H, Hkv, D
+        self.q_proj = nn.Linear(C, H * D, bias=bias)
+        self.k_proj = nn.Linear(C, Hkv * D, bias=bias)
+        self.v_proj = nn.Linear(C, Hkv * D, bias=bias)
+        self.o_proj = nn.Linear(H * D, C, bias=o_bias)
+        self.qk_norm = qk_norm
+        if qk_norm:
+            self.q_norm = nn.Parameter(torch.randn(D) * 0.3)
+            self.k_norm = nn.Parameter(torch.randn(D) * 0.3)
+        self.sinks = nn.Parameter(torch.randn(H)) if sinks else None
+
+    def forward(self, x, positions, keep, rope, scale, causal=True, window=None, softcap=None):
+        B, S, _ = x.shape
+        q = self.q_proj(x).view(B, S, self.H, self.D)
+        k = self.k_proj(x).view(B, S, self.Hkv, self.D)
+        v = self.v_proj(x).view(B, S, self.Hkv, self.D).transpose(1, 2)
+        if self.qk_norm:
+            eps, off = self.qk_norm
+            q, k = rms_norm(q, self.q_norm, eps, off), rms_norm(k, self.k_norm, eps, off)
+        q, k = q.transpose(1, 2), k.transpose(1, 2)
+        if rope is not None:
+            inv, att, R = rope
+            cos, sin = rope_cos_sin(positions, inv, att)
+            q, k = apply_rope(q, cos, sin, R), apply_rope(k, cos, sin, R)
+        k, v = repeat_kv(k, self.H // self.Hkv), repeat_kv(v, self.H // self.Hkv)
+        s = (q @ k.transpose(2, 3)) * scale
+        if softcap:  # modeling_gemma2: attn_logit_softcapping
+            s = torch.tanh(s / softcap) * softcap
+        p = softmax_rows(s, allowed_keys(B, S, causal, window, keep), self.sinks)
+        self.last_attn = p
+        y = (p @ v).transpose(1, 2).reshape(B, S, self.H * self.D)
+        return self.o_proj(y)
+
+
+class NeoX(nn.Module):
+    """modeling_gpt_neox.GPTNeoXAttention: query_key_value viewed (H, 3, D), partial rotary."""
+
+    def __init__(self, C, H):
+        super().__init__()
+        self.H, self.D = H, C // H
+        self.query_key_value = nn.Linear(C, 3 * C)
+        self.dense = nn.Linear(C, C)
+
+    def forward(self, x, positions, keep, rope, alibi=None):
+        B, S, C = x.shape
+        qkv = self.query_key_value(x).view(B, S, self.H, 3 * self.D).transpose(1, 2)
+        q, k, v = qkv.chunk(3, dim=-1)
+        if rope is not None:
+            inv, att, R = rope
+            cos, sin = rope_cos_sin(positions, inv, att)
+            q, k = apply_rope(q, cos, sin, R), apply_rope(k, cos, sin, R)
+        s = (q @ k.transpose(2, 3)) / math.sqrt(self.D)
+        if alibi is not None:  # BLOOM: baddbmm(alibi, q, k^T, beta=1, alpha=1/sqrt(D))
+            slopes = torch.tensor(alibi, dtype=torch.float32)
+            pos = positions.float()
+            s = s + slopes[None, :, None, None] * (pos[:, None, None, :] - pos[:, None, :, None])
+        p = softmax_rows(s, allowed_keys(B, S, True, None, keep))
+        self.last_attn = p
+        return self.dense((p @ v).transpose(1, 2).reshape(B, S, C))
+
+
+def bloom_slopes(n):  # modeling_bloom.build_alibi_tensor
+    cp2 = 2 ** math.floor(math.log2(n))
+    base = 2 ** (-(2 ** -(math.log2(cp2) - 3)))
+    slopes = [base ** p for p in range(1, 1 + cp2)]
+    if cp2 != n:
+        eb = 2 ** (-(2 ** -(math.log2(2 * cp2) - 3)))
+        slopes += [eb ** p for p in range(1, 1 + 2 * min(cp2, n - cp2), 2)]
+    return slopes
+
+
+def mpt_slopes(n, bias_max):  # MPT's gen_slopes
+    n2 = 2 ** math.ceil(math.log2(n))
+    m = torch.arange(1, n2 + 1, dtype=torch.float64) * bias_max / n2
+    s = 1.0 / torch.pow(2, m)
+    if n2 != n:
+        s = torch.cat([s[1::2], s[::2]])[:n]
+    return s.tolist()
+
+
+# ---- writing cases -------------------------------------------------------------------------
+
+def save_case(name, cfg, weights, x, expected_ctx, expected_attn, extra=None):
+    d = os.path.join(OUT, name)
+    os.makedirs(os.path.join(d, "weights"))
+    os.makedirs(os.path.join(d, "expected"))
+    for k, v in weights.items():
+        np.save(os.path.join(d, "weights", k + ".npy"), v.detach().float().numpy())
+    np.save(os.path.join(d, "input.npy"), x.detach().float().numpy())
+    for fname, arr in (extra or {}).items():
+        np.save(os.path.join(d, fname), arr)
+    np.save(os.path.join(d, "expected", "context.npy"), expected_ctx.detach().float().numpy())
+    np.save(os.path.join(d, "expected", "attention.npy"), expected_attn.detach().float().numpy())
+    cfg = dict(cfg, weights="weights", input="input.npy")
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+
+
+def prefixed(module, prefix):
+    return {prefix + k: v for k, v in module.state_dict().items()}
+
+
+def keep_mask(B, S, left):
+    """attention_mask (1 = attend): row 0 full, row 1 padded by 2 on the left or right."""
+    m = torch.ones(B, S, dtype=torch.int64)
+    if B > 1:
+        if left:
+            m[1, :2] = 0
+        else:
+            m[1, -2:] = 0
+    return m
+
+
+def positions_for(keep, offset=0):  # HF: position_ids = cumsum(attention_mask) - 1
+    return (keep.cumsum(-1) - 1).clamp(min=0) + offset
+
+
+def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, softcap=None,
+                 qk_norm=None, sinks=False, bias=False, o_bias=False, left=True, offset=0,
+                 B=2, S=7, seed=0):
+    torch.manual_seed(seed)
+    m = Decoder(C, H, Hkv, D, bias, o_bias, qk_norm, sinks)
+    x = torch.randn(B, S, C)
+    keep = keep_mask(B, S, left)
+    pos = positions_for(keep, offset)
+    rope = None
+    cfg = {"attention": "causal", "hidden_size": C, "num_heads": H, "num_kv_heads": Hkv,
+           "head_size": D, "layout": "proj", "weights_prefix": "model.layers.3.self_attn.",
+           "qkv_bias": bias, "out_bias": o_bias, "attention_mask": "attention_mask.npy",
+           "positions": "positions.npy"}
+    if rope_cfg is not None:
+        R = rope_cfg.get("rotary_dim", D)
+        inv, att = rope_params(rope_cfg.get("theta", 10000.0), R,
+                               rope_cfg.get("max_position_embeddings"), rope_cfg.get("scaling"),
+                               int(pos.max()) + 1)
+        rope = (inv, att, R)
+        cfg["rope"] = rope_cfg
+    if scale is not None:
+        cfg["scale"] = scale
+    if window:
+        cfg["sliding_window"] = window
+    if softcap:
+        cfg["softcap"] = softcap
+    if qk_norm:
+        cfg["qk_norm"] = {"eps": qk_norm[0], "scope": "head", "weight_offset": qk_norm[1]}
+    if sinks:
+        cfg["sinks"] = True
+    with torch.no_grad():
+        y = m(x, pos, keep, rope, scale if scale is not None else D ** -0.5, True, window, softcap)
+    w = prefixed(m, "model.layers.3.self_attn.")
+    # neighbours under the same block prefix, as a whole-model file has them
+    w["model.layers.3.input_layernorm.weight"] = torch.ones(C)
+    w["model.layers.3.mlp.up_proj.weight"] = torch.randn(2 * C, C)
+    if qk_norm:  # the families' key names for the norm weights
+        w["model.layers.3.self_attn.q_norm.weight"] = w.pop("model.layers.3.self_attn.q_norm")
+        w["model.layers.3.self_attn.k_norm.weight"] = w.pop("model.layers.3.self_attn.k_norm")
+    save_case(name, cfg, w, x, y, m.last_attn,
+              {"attention_mask.npy": keep.numpy(), "positions.npy": pos.numpy()})
+
+
+def main():
+    if os.path.isdir(OUT):
+        shutil.rmtree(OUT)
+    # Llama 3: GQA + llama3 scaling, positions past the original context (original 32).
+    llama3 = {"theta": 500000.0, "max_position_embeddings": 256,
+              "scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                          "high_freq_factor": 4.0, "original_max_position_embeddings": 32}}
+    decoder_case("llama3_gqa_rope_left", 32, 4, 2, 8, rope_cfg=llama3, offset=100, left=True)
+    decoder_case("llama3_mqa_rope_right", 32, 4, 1, 8, rope_cfg=llama3, offset=40, left=False)
+    # Mistral: GQA + sliding window.
+    decoder_case("mistral_window", 32, 4, 2, 8, rope_cfg={"theta": 10000.0}, window=3, S=9)
+    # Gemma 2: softcap + query_pre_attn_scalar + window.
+    decoder_case("gemma2_softcap_window", 32, 4, 2, 16, rope_cfg={"theta": 10000.0},
+                 scale=1 / math.sqrt(24.0), window=4, softcap=2.0, S=8)
+    # Qwen3: qk_norm (head) + GQA; Gemma 3 style offset 1.
+    decoder_case("qwen3_qknorm", 32, 4, 2, 8, rope_cfg={"theta": 1000000.0}, qk_norm=(1e-6, 0))
+    decoder_case("gemma3_qknorm_offset", 32, 4, 1, 8, rope_cfg={"theta": 10000.0},
+                 qk_norm=(1e-6, 1), window=4)
+    # gpt-oss: sinks + window + biases + yarn.
+    yarn = {"theta": 150000.0, "max_position_embeddings": 4096,
+            "scaling": {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                        "original_max_position_embeddings": 128, "truncate": False}}
+    decoder_case("gptoss_sinks_window", 32, 4, 2, 8, rope_cfg=yarn, window=3, sinks=True,
+                 bias=True, o_bias=True, S=8)
+
+    # GPT-NeoX: partial rotary (rotary_pct 0.25 of D = 16 -> 4).
+    torch.manual_seed(5)
+    C, H, B, S = 64, 4, 2, 7
+    m = NeoX(C, H)
+    x = torch.randn(B, S, C)
+    keep = keep_mask(B, S, False)
+    pos = positions_for(keep)
+    inv, att = rope_params(10000.0, 4, None, None, S)
+    with torch.no_grad():
+        y = m(x, pos, keep, (inv, att, 4))
+    cfg = {"attention": "causal", "hidden_size": C, "num_heads": H, "layout": "neox",
+           "weights_prefix": "gpt_neox.layers.0.attention.",
+           "rope": {"theta": 10000.0, "rotary_dim": 4}, "attention_mask": "attention_mask.npy",
+           "positions": "positions.npy"}
+    save_case("neox_partial_rotary", cfg, prefixed(m, "gpt_neox.layers.0.attention."), x, y,
+              m.last_attn, {"attention_mask.npy": keep.numpy(), "positions.npy": pos.numpy()})
+
+    # BLOOM: ALiBi, H = 6 (not a power of two), left padding.
+    torch.manual_seed(6)
+    C, H = 48, 6
+    m = NeoX(C, H)
+    x = torch.randn(B, S, C)
+    keep = keep_mask(B, S, True)
+    pos = positions_for(keep)
+    with torch.no_grad():
+        y = m(x, pos, keep, None, alibi=bloom_slopes(H))
+    cfg = {"attention": "causal", "hidden_size": C, "num_heads": H, "layout": "neox",
+           "weights_prefix": "transformer.h.2.self_attention.", "alibi": True,
+           "attention_mask": "attention_mask.npy", "positions": "positions.npy"}
+    save_case("bloom_alibi_h6", cfg, prefixed(m, "transformer.h.2.self_attention."), x, y,
+              m.last_attn, {"attention_mask.npy": keep.numpy(), "positions.npy": pos.numpy()})
+
+    # MPT: ALiBi with alibi_bias_max 16, H = 12, fused Wqkv + out_proj.
+    torch.manual_seed(7)
+    C, H = 48, 12
+    m = NeoX(C, H)  # the same math; re-packed below into MPT's fused q|k|v rows
+    x = torch.randn(1, S, C)
+    keep = torch.ones(1, S, dtype=torch.int64)
+    pos = positions_for(keep)
+    with torch.no_grad():
+        y = m(x, pos, keep, None, alibi=mpt_slopes(H, 16.0))
+    W = m.query_key_value.weight.view(H, 3, C // H, C)
+    bq = m.query_key_value.bias.view(H, 3, C // H)
+    w = {"transformer.blocks.0.attn.Wqkv.weight": torch.cat([W[:, i].reshape(C, C) for i in range(3)]),
+         "transformer.blocks.0.attn.Wqkv.bias": torch.cat([bq[:, i].reshape(C) for i in range(3)]),
+         "transformer.blocks.0.attn.out_proj.weight": m.dense.weight,
+         "transformer.blocks.0.attn.out_proj.bias": m.dense.bias}
+    cfg = {"attention": "causal", "hidden_size": C, "num_heads": H, "layout": "fused",
+           "weights_prefix": "transformer.blocks.0.attn.", "alibi": {"max_bias": 16.0}}
+    save_case("mpt_alibi_h12", cfg, w, x[0], y[0], m.last_attn[0])
+
+    # torch.nn.MultiheadAttention: kdim/vdim, key padding, bool and float attn_mask,
+    # add_bias_kv, add_zero_attn, batch_first=False, average heads.
+    torch.manual_seed(8)
+    E, H, L, T, B = 16, 4, 5, 6, 2
+    mha = nn.MultiheadAttention(E, H, kdim=12, vdim=10, add_bias_kv=True, add_zero_attn=True)
+    q = torch.randn(L, B, E)
+    kx = torch.randn(T, B, 12)
+    vx = torch.randn(T, B, 10)
+    kpm = torch.zeros(B, T, dtype=torch.bool)
+    kpm[1, -2:] = True
+    bool_mask = torch.zeros(L, T + 2, dtype=torch.bool)
+    bool_mask[0, 1] = True
+    float_mask = torch.randn(L, T) * 0.5
+    for name, am, avg in (("mha_cross_bool_mask", bool_mask[:, :T], False),
+                          ("mha_cross_float_mask_avg", float_mask, True)):
+        with torch.no_grad():
+            y, p = mha(q, kx, vx, key_padding_mask=kpm, attn_mask=am, need_weights=True,
+                       average_attn_weights=avg)
+        cfg = {"attention": "multi", "hidden_size": E, "num_heads": H, "layout": "torch_mha",
+               "kdim": 12, "vdim": 10, "add_bias_kv": True, "add_zero_attn": True,
+               "batch_first": False, "key_input": "key.npy", "value_input": "value.npy",
+               "padding_mask": "padding_mask.npy", "attn_mask": "attn_mask.npy",
+               "output": {"average_heads": avg}}
+        save_case(name, cfg, mha.state_dict(), q, y, p,
+                  {"key.npy": kx.numpy(), "value.npy": vx.numpy(),
+                   "padding_mask.npy": kpm.numpy(), "attn_mask.npy": am.numpy()})
+    print("wrote", len(os.listdir(OUT)), "cases to", OUT)
+
+
+if __name__ == "__main__":
+    main()

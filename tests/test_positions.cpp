@@ -1,0 +1,152 @@
+// positions.h against tests/golden/positions/cases.json (make_positions.py:
+// transformers' modeling_rope_utils, HF/GPT-J rotations, BLOOM/MPT slopes, in
+// torch float64).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "attn/error.h"
+#include "attn/positions.h"
+
+using nlohmann::json;
+
+namespace {
+
+json load() {
+  std::ifstream in(std::string(ATTN_SOURCE_DIR) + "/tests/golden/positions/cases.json");
+  REQUIRE(in.good());
+  return json::parse(in);
+}
+
+// One parse for every test case (a loop over cases()[...] must not bind a temporary).
+const json& cases() {
+  static const json all = load();
+  return all;
+}
+
+template <class T>
+std::optional<T> opt(const json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  return j[key].get<T>();
+}
+
+attn::RopeSpec spec_of(const json& c) {
+  attn::RopeSpec s;
+  s.theta = c["theta"].get<double>();
+  s.rotary_dim = c["rotary_dim"].get<std::int64_t>();
+  s.max_position_embeddings = opt<std::int64_t>(c, "max_position_embeddings");
+  if (!c["scaling"].is_null()) {
+    const json& j = c["scaling"];
+    attn::RopeScaling sc;
+    sc.type = j.contains("rope_type") ? j["rope_type"].get<std::string>() : j["type"].get<std::string>();
+    sc.factor = opt<double>(j, "factor");
+    sc.original_max_position_embeddings = opt<std::int64_t>(j, "original_max_position_embeddings");
+    sc.low_freq_factor = opt<double>(j, "low_freq_factor");
+    sc.high_freq_factor = opt<double>(j, "high_freq_factor");
+    sc.beta_fast = opt<double>(j, "beta_fast");
+    sc.beta_slow = opt<double>(j, "beta_slow");
+    sc.attention_factor = opt<double>(j, "attention_factor");
+    sc.mscale = opt<double>(j, "mscale");
+    sc.mscale_all_dim = opt<double>(j, "mscale_all_dim");
+    sc.truncate = j.value("truncate", true);
+    if (j.contains("short_factor")) sc.short_factor = j["short_factor"].get<std::vector<double>>();
+    if (j.contains("long_factor")) sc.long_factor = j["long_factor"].get<std::vector<double>>();
+    s.scaling = sc;
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("rope_frequencies: every rope_scaling type matches modeling_rope_utils in float64") {
+  for (const json& c : cases()["rope"]) {
+    CAPTURE(c["name"].get<std::string>());
+    const attn::RopeFrequencies f = attn::rope_frequencies(spec_of(c), c["seq_len"].get<std::int64_t>());
+    const auto want = c["inv_freq"].get<std::vector<double>>();
+    REQUIRE(f.inv_freq.size() == want.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < want.size(); ++i)
+      worst = std::max(worst, std::abs(f.inv_freq[i] - want[i]) / want[i]);
+    CHECK(worst < 1e-12);
+    CHECK(f.attention_factor == doctest::Approx(c["attention_factor"].get<double>()).epsilon(1e-14));
+  }
+}
+
+TEST_CASE("rope_rotate: half and interleaved styles, partial rotary, large positions") {
+  for (const json& c : cases()["rotations"]) {
+    const std::size_t D = c["D"], R = c["rotary_dim"];
+    const std::int64_t pos = c["position"];
+    CAPTURE(c["style"].get<std::string>());
+    CAPTURE(D);
+    CAPTURE(pos);
+    attn::RopeSpec s;
+    s.rotary_dim = static_cast<std::int64_t>(R);
+    s.style = c["style"] == "half" ? attn::RopeStyle::half : attn::RopeStyle::interleaved;
+    const attn::RopeFrequencies f = attn::rope_frequencies(s, pos + 1);
+    std::vector<float> cs(R);
+    attn::rope_angles(f, pos, cs.data(), cs.data() + R / 2);
+    auto x = c["x"].get<std::vector<float>>();
+    const auto y = c["y"].get<std::vector<double>>();
+    attn::rope_rotate(x.data(), x.size() / D, D, R, s.style, cs.data(), cs.data() + R / 2);
+    double worst = 0;
+    for (std::size_t i = 0; i < y.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
+    CHECK(worst < 2e-6);  // float32 products of exact (float64) angles
+  }
+}
+
+TEST_CASE("apply_rope: the position table and per-row angles give the rotation of each row") {
+  const std::size_t H = 4, Hkv = 2, D = 16, ld = (H + 2 * Hkv) * D;
+  attn::RopeSpec s;
+  s.rotary_dim = 12;
+  const attn::RopeFrequencies f = attn::rope_frequencies(s, 1 << 20);
+  std::mt19937 gen(3);
+  std::normal_distribution<float> nd;
+  for (const std::vector<std::int64_t>& pos :
+       {std::vector<std::int64_t>{0, 1, 2, 3, 0, 1, 2, 3}, {5, 900000, 17, 3, 123456, 0, 2, 1}}) {
+    const std::size_t n = pos.size();
+    std::vector<float> buf(n * ld);
+    for (float& v : buf) v = nd(gen);
+    std::vector<float> want = buf;
+    std::vector<float> cs(12);
+    for (std::size_t r = 0; r < n; ++r) {
+      attn::rope_angles(f, pos[r], cs.data(), cs.data() + 6);
+      attn::rope_rotate(want.data() + r * ld, H, D, 12, s.style, cs.data(), cs.data() + 6);
+      attn::rope_rotate(want.data() + r * ld + H * D, Hkv, D, 12, s.style, cs.data(), cs.data() + 6);
+    }
+    attn::apply_rope(buf.data(), n, ld, 0, H, H * D, Hkv, D, pos.data(), s, f);
+    CHECK(buf == want);  // v untouched, q and k rotated exactly as row by row
+  }
+}
+
+TEST_CASE("rope_frequencies: missing fields are config errors naming them") {
+  attn::RopeSpec s;
+  s.rotary_dim = 8;
+  s.scaling = attn::RopeScaling{};
+  s.scaling->type = "llama3";
+  s.scaling->factor = 8.0;
+  CHECK_THROWS_WITH_AS(attn::rope_frequencies(s, 10), doctest::Contains("low_freq_factor"),
+                       attn::Error);
+  s.scaling->type = "dynamic";
+  CHECK_THROWS_WITH_AS(attn::rope_frequencies(s, 10), doctest::Contains("max_position_embeddings"),
+                       attn::Error);
+  s.scaling->type = "su";
+  CHECK_THROWS_WITH_AS(attn::rope_frequencies(s, 10), doctest::Contains("unknown rope_type"),
+                       attn::Error);
+  s.scaling.reset();
+  s.rotary_dim = 7;
+  CHECK_THROWS_WITH_AS(attn::rope_frequencies(s, 10), doctest::Contains("rotary_dim"), attn::Error);
+}
+
+TEST_CASE("alibi_slopes: BLOOM's and MPT's formula, any head count and max_bias") {
+  for (const json& c : cases()["alibi"]) {
+    const std::size_t H = c["heads"];
+    CAPTURE(H);
+    const auto want = c["slopes"].get<std::vector<double>>();
+    const auto got = attn::alibi_slopes(H, c["max_bias"].get<double>());
+    REQUIRE(got.size() == want.size());
+    for (std::size_t h = 0; h < H; ++h) CHECK(got[h] == doctest::Approx(want[h]).epsilon(1e-15));
+  }
+}
