@@ -14,7 +14,7 @@ namespace attn {
 
 // Element types NumPy writes that attn-run accepts. Anything else (object,
 // strings, structured, complex) is refused by the reader.
-enum class DType : std::uint8_t { f2, f4, f8, b1, u1, u2, u4, u8, i1, i2, i4, i8 };
+enum class DType : std::uint8_t { f2, f4, f8, b1, u1, u2, u4, u8, i1, i2, i4, i8, bf16 };
 
 std::size_t dtype_size(DType t);
 std::string dtype_name(DType t);  // NumPy's name: "float32", "bool", "int64", ...
