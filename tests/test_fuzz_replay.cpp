@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "../fuzz/targets.h"
+#include "../fuzz/targets_pickle.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -73,6 +74,10 @@ TEST_CASE("unit: fuzz replay of the index target's seeds and regressions") {
 
 TEST_CASE("unit: fuzz replay of the config target's seeds and regressions") {
   CHECK(replay("config", fuzz_config) >= 10);
+}
+
+TEST_CASE("unit: fuzz replay of the torch.save pickle target's seeds and regressions") {
+  CHECK(replay("pickle", fuzz_pickle) >= 10);
 }
 
 TEST_CASE("unit: the fuzz seeds are accepted where they are valid") {

@@ -1,0 +1,191 @@
+// Model folders: config.json as the hub publishes it (tests/fixtures/
+// model_configs/, each family's real field spellings) mapped to attn-run config
+// keys per layer, and the folder's weights found beside it.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "attn/error.h"
+#include "attn/model_folder.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// A model folder in a temporary directory: fixture config.json + an (empty)
+// weights file of the given name.
+struct Folder {
+  fs::path dir;
+  Folder(const std::string& config, const std::string& weights = "model.safetensors") {
+    dir = fs::temp_directory_path() / ("attn-mf-" + config + "-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    fs::copy_file(std::string(ATTN_SOURCE_DIR) + "/tests/fixtures/model_configs/" + config + ".json",
+                  dir / "config.json", fs::copy_options::overwrite_existing);
+    if (!weights.empty()) std::ofstream(dir / weights) << "";
+  }
+  ~Folder() { fs::remove_all(dir); }
+  json layer(std::int64_t n, const std::vector<std::string>& keys = {}) const {
+    return attn::layer_config(attn::open_model_folder(dir.string()), n, keys);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("model folder: Llama 3 (GQA, llama3 rope scaling) and transformers v5 rope_parameters") {
+  const json c = Folder("llama3").layer(5);
+  CHECK(c["attention"] == "causal");
+  CHECK(c["layout"] == "proj");
+  CHECK(c["hidden_size"] == 4096);
+  CHECK(c["num_heads"] == 32);
+  CHECK(c["num_kv_heads"] == 8);
+  CHECK(c["head_size"] == 128);
+  CHECK(c["qkv_bias"] == false);
+  CHECK(c["weights_prefix"] == "model.layers.5.self_attn.");
+  CHECK(c["rope"]["theta"] == 500000.0);
+  CHECK(c["rope"]["rotary_dim"] == 128);
+  CHECK(c["rope"]["scaling"]["rope_type"] == "llama3");
+  CHECK(c["rope"]["scaling"]["original_max_position_embeddings"] == 8192);
+  CHECK(!c.contains("sliding_window"));
+
+  const json v5 = Folder("llama3_v5").layer(0);
+  CHECK(v5["rope"]["theta"] == 500000.0);
+  CHECK(v5["rope"]["scaling"]["factor"] == 32.0);
+  CHECK(!v5["rope"]["scaling"].contains("rope_theta"));
+  CHECK(v5["head_size"] == 64);
+}
+
+TEST_CASE("model folder: sliding windows per family pattern") {
+  CHECK(Folder("mistral").layer(3)["sliding_window"] == 4096);
+  // Qwen2: use_sliding_window false means no window on any layer.
+  CHECK(!Folder("qwen2").layer(27).contains("sliding_window"));
+  // ... and true slides from max_window_layers on.
+  const Folder qw("qwen2_window");
+  CHECK(!qw.layer(20).contains("sliding_window"));
+  CHECK(qw.layer(21)["sliding_window"] == 4096);
+  CHECK(qw.layer(5)["out_bias"] == false);
+  CHECK(qw.layer(5)["qkv_bias"] == true);
+  // Gemma 2: even layers slide, odd ones are global; softcap and query_pre_attn_scalar.
+  const Folder g2("gemma2");
+  CHECK(g2.layer(0)["sliding_window"] == 4096);
+  CHECK(!g2.layer(1).contains("sliding_window"));
+  CHECK(g2.layer(1)["softcap"] == 50.0);
+  CHECK(g2.layer(1)["scale"].get<double>() == doctest::Approx(1.0 / 16.0));
+  // gpt-oss: layer_types says which; sinks and yarn.
+  const Folder oss("gpt_oss");
+  CHECK(oss.layer(0)["sliding_window"] == 128);
+  CHECK(!oss.layer(1).contains("sliding_window"));
+  CHECK(oss.layer(1)["sinks"] == true);
+  CHECK(oss.layer(1)["qkv_bias"] == true);
+  CHECK(oss.layer(1)["rope"]["scaling"]["rope_type"] == "yarn");
+  CHECK(oss.layer(1)["rope"]["scaling"]["truncate"] == false);
+}
+
+TEST_CASE("model folder: Gemma 3's local layers use rope_local_base_freq and no scaling") {
+  const Folder g3("gemma3");
+  const json local = g3.layer(0), global = g3.layer(5);
+  CHECK(local["sliding_window"] == 1024);
+  CHECK(local["rope"]["theta"] == 10000.0);
+  CHECK(!local["rope"].contains("scaling"));
+  CHECK(!global.contains("sliding_window"));
+  CHECK(global["rope"]["theta"] == 1000000.0);
+  CHECK(global["rope"]["scaling"]["rope_type"] == "linear");
+  CHECK(global["qk_norm"]["weight_offset"] == 1);
+  CHECK(global["qk_norm"]["scope"] == "head");
+  CHECK(global["num_kv_heads"] == 4);
+  CHECK(!global.contains("softcap"));  // attn_logit_softcapping: null
+  CHECK(g3.layer(11).contains("sliding_window") == false);
+  CHECK(g3.layer(12)["sliding_window"] == 1024);
+}
+
+TEST_CASE("model folder: Qwen3 and OLMo 2 qk_norm scopes, Phi-3 longrope, GPT-NeoX partial rotary") {
+  const json q3 = Folder("qwen3").layer(2);
+  CHECK(q3["qk_norm"]["scope"] == "head");
+  CHECK(q3["qk_norm"]["eps"] == 1e-6);
+  CHECK(q3["head_size"] == 128);
+  CHECK(!q3["rope"].contains("scaling"));
+  CHECK(Folder("olmo2").layer(0)["qk_norm"]["scope"] == "all");
+  const json phi = Folder("phi3").layer(0);
+  CHECK(phi["layout"] == "fused");
+  CHECK(phi["rope"]["scaling"]["type"] == "longrope");
+  CHECK(phi["rope"]["scaling"]["original_max_position_embeddings"] == 4096);
+  CHECK(phi["rope"]["max_position_embeddings"] == 131072);
+  CHECK(phi["rope"]["scaling"]["long_factor"].size() == 48);
+  const json neox = Folder("pythia").layer(1);
+  CHECK(neox["layout"] == "neox");
+  CHECK(neox["rope"]["rotary_dim"] == 16);  // 64 * 0.25
+  CHECK(neox["qkv_bias"] == true);
+  CHECK(neox["weights_prefix"] == "gpt_neox.layers.1.attention.");
+}
+
+TEST_CASE("model folder: Falcon's three architectures, BLOOM and MPT ALiBi") {
+  const json f7 = Folder("falcon7b").layer(0);
+  CHECK(f7["layout"] == "falcon");
+  CHECK(f7["num_kv_heads"] == 1);
+  CHECK(f7["head_size"] == 64);
+  CHECK(f7.contains("rope"));
+  const json f40 = Folder("falcon40b").layer(59);
+  CHECK(f40["layout"] == "falcon");
+  CHECK(f40["num_kv_heads"] == 8);
+  CHECK(f40["num_heads"] == 128);
+  const json rw = Folder("falcon_rw").layer(0);
+  CHECK(rw["layout"] == "neox");
+  CHECK(rw["alibi"] == true);
+  CHECK(!rw.contains("rope"));
+  CHECK(rw["qkv_bias"] == true);
+  const json bloom = Folder("bloom").layer(23);
+  CHECK(bloom["alibi"] == true);
+  CHECK(bloom["num_heads"] == 16);
+  CHECK(bloom["weights_prefix"] == "transformer.h.23.self_attention.");
+  const json mpt = Folder("mpt").layer(0);
+  CHECK(mpt["alibi"]["max_bias"] == 8.0);
+  CHECK(mpt["qkv_bias"] == false);
+  CHECK(mpt["layout"] == "fused");
+  CHECK(mpt["weights_prefix"] == "transformer.blocks.0.attn.");
+}
+
+TEST_CASE("model folder: GPT-2, BERT, RoBERTa, OPT and the prefix the weights really use") {
+  const Folder gpt2("gpt2");
+  CHECK(gpt2.layer(3)["weights_prefix"] == "h.3.attn.");
+  CHECK(gpt2.layer(3, {"transformer.h.3.attn.c_attn.weight"})["weights_prefix"] ==
+        "transformer.h.3.attn.");
+  CHECK(gpt2.layer(3)["scale"].get<double>() == doctest::Approx(0.125));
+  const json bert = Folder("bert").layer(0, {"encoder.layer.0.attention.self.query.weight"});
+  CHECK(bert["attention"] == "multi");
+  CHECK(bert["layout"] == "bert");
+  CHECK(bert["weights_prefix"] == "encoder.layer.0.attention.");
+  CHECK(Folder("roberta").layer(1)["weights_prefix"] == "roberta.encoder.layer.1.attention.");
+  const json opt = Folder("opt").layer(11);
+  CHECK(opt["weights_prefix"] == "model.decoder.layers.11.self_attn.");
+  CHECK(!opt.contains("rope"));
+}
+
+TEST_CASE("model folder: unknown model_type, missing pieces and a layer out of range") {
+  try {
+    Folder("unknown").layer(0);
+    FAIL("no error");
+  } catch (const attn::Error& e) {
+    CHECK(e.code() == attn::Exit::config);
+    const std::string m = e.what();
+    CHECK(m.find("\"mamba\"") != std::string::npos);
+    CHECK(m.find("llama") != std::string::npos);
+    CHECK(m.find("gpt_oss") != std::string::npos);
+  }
+  CHECK_THROWS_WITH_AS(Folder("mistral", "").layer(0), doctest::Contains("no weights"), attn::Error);
+  CHECK(Folder("mistral", "model.safetensors.index.json").layer(0)["weights"].get<std::string>().find(
+            "model.safetensors.index.json") != std::string::npos);
+  try {
+    Folder("mistral").layer(32);
+    FAIL("no error");
+  } catch (const attn::Error& e) {
+    CHECK(e.code() == attn::Exit::usage);
+    CHECK(std::string(e.what()).find("0..31") != std::string::npos);
+  }
+  CHECK_THROWS_AS(attn::open_model_folder("/nonexistent-folder"), attn::Error);
+  CHECK(attn::is_hf_config(json{{"model_type", "llama"}}));
+  CHECK(!attn::is_hf_config(json{{"attention", "causal"}}));
+  CHECK(attn::supported_model_types().size() == 19);
+}
