@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# attn-run side by side with its peers on one GPT-2-small layer (C=768, H=12, biases), in one run:
+#   attn-run     cold compute (run.json compute_ms of a whole `attn-run` process) and warm
+#                compute (bench_forward, the library in a loop)
+#   ONNX Runtime com.microsoft.Attention and MatMul + com.microsoft.MultiHeadAttention graphs
+#                (bench/ort/make_graphs.py), warm, onnxruntime-node on the CPU
+#   PyTorch      nn.MultiheadAttention eager, warm
+#   T_min        the layer's FLOPs / the OpenBLAS sgemm rate measured now (4096^3)
+# Every peer's output is checked against attn-run's context before its time counts.
+# Sets itself up when something is missing: python3-onnx/torch/numpy from Debian, and
+# onnxruntime-node from npm into bench/ort/node_modules (--ignore-scripts: its install script
+# only fetches GPU parts). All peers use THREADS threads (default: every core).
+# Usage: [REPS=5] [THREADS=N] [SHAPES="4x1024x1 1x4096x1 4x1024x0"] bench/bench_peers.sh [build dir]
+#        (a shape is BxSxCAUSAL)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD="${1:-build}"
+REPS="${REPS:-5}"
+THREADS="${THREADS:-$(nproc)}"
+SHAPES="${SHAPES:-4x1024x1 4x1024x0}"
+PY=/usr/bin/python3
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+
+source scripts/apt_packages.sh
+ensure_packages python3-onnx python3-torch python3-numpy
+command -v node >/dev/null && command -v npm >/dev/null || ensure_packages nodejs npm
+if [[ ! -d bench/ort/node_modules/onnxruntime-node ]]; then
+  (cd bench/ort && npm install --ignore-scripts --no-audit --no-fund >/dev/null 2>&1) ||
+    { echo "bench_peers: npm install onnxruntime-node failed" >&2; exit 1; }
+fi
+[[ -x "$BUILD/attn-run" && -x "$BUILD/bench/bench_forward" ]] ||
+  { echo "bench_peers: build $BUILD with -DATTN_BUILD_BENCH=ON first (scripts/setup.sh)" >&2; exit 1; }
+
+$PY - "$WORK" <<'PYEOF'
+import json, os, sys
+import numpy as np, torch
+w = sys.argv[1]
+torch.manual_seed(0)
+m = torch.nn.MultiheadAttention(768, 12, batch_first=True)
+os.makedirs(f"{w}/weights")
+for k, v in m.state_dict().items():
+    np.save(f"{w}/weights/{k}.npy", v.numpy())
+for causal in (0, 1):
+    cfg = {"attention": "causal" if causal else "multi", "hidden_size": 768, "num_heads": 12,
+           "weights": "weights", "layout": "torch_mha"}
+    json.dump(cfg, open(f"{w}/config_{causal}.json", "w"))
+PYEOF
+for causal in 0 1; do
+  mkdir -p "$WORK/graphs_$causal"
+  $PY bench/ort/make_graphs.py "$WORK/weights" 12 "$causal" "$WORK/graphs_$causal"
+done
+
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# The sgemm rate (its own threads) that T_min divides by.
+gemm_line=$(OPENBLAS_NUM_THREADS=$THREADS "$BUILD/bench/bench_forward" --B 1 --S 128 --causal 1 \
+              --maps 0 --reps 1 --no-validate --threads "$THREADS" | grep 'OpenBLAS sgemm')
+rate=$(sed -E 's/.*: ([0-9.]+) GFLOP\/s.*/\1/' <<<"$gemm_line")
+echo "machine: $(nproc) cores, threads $THREADS; OpenBLAS sgemm 4096^3: $rate GFLOP/s"
+printf '%-16s %12s %12s %12s %12s %12s %9s %9s\n' shape "attn cold" "attn warm" "ORT Attn" "ORT MHA" \
+  "PyTorch" "T_min" "attn/T"
+for shape in $SHAPES; do
+  IFS=x read -r B S causal <<<"$shape"
+  $PY -c "import numpy as np; np.save('$WORK/x.npy', np.random.default_rng(1).standard_normal(($B, $S, 768), dtype=np.float32))"
+  flops=$($PY -c "
+B,S,C,c=$B,$S,768,$causal
+att=4.0*B*12*S*S*64
+print(2.0*B*S*C*3*C + 2.0*B*S*C*C + (att/2 if c else att))")
+  tmin=$(awk "BEGIN {printf \"%.1f\", $flops / ($rate * 1e9) * 1e3}")
+  cold=()
+  for _ in $(seq "$REPS"); do
+    "$BUILD/attn-run" -q --config "$WORK/config_$causal.json" --input "$WORK/x.npy" --no-attn \
+      --threads "$THREADS" --out-dir "$WORK/out" >/dev/null
+    cold+=("$($PY -c "import json; print(json.load(open('$WORK/out/run.json'))['timings']['compute_ms'])")")
+  done
+  cold_ms=$(printf '%s\n' "${cold[@]}" | median)
+  warm_ms=$("$BUILD/bench/bench_forward" --B "$B" --S "$S" --causal "$causal" --maps 0 \
+              --reps "$REPS" --no-gemm --no-validate --threads "$THREADS" |
+            awk -v B="$B" -v S="$S" '$1==B && $2==S {print $5}')
+  ort=()
+  for g in attention mha; do
+    out=$(node bench/ort/run_ort.js "$WORK/graphs_$causal/$g.onnx" "$WORK/x.npy" "$WORK/ort_$g.npy" \
+            --threads "$THREADS" --reps "$REPS")
+    ort+=("$($PY -c "import json,sys; print(json.loads(sys.argv[1])['median_ms'])" "$out")")
+  done
+  torch_ms=$($PY - "$WORK" "$B" "$S" "$causal" "$THREADS" "$REPS" <<'PYEOF'
+import sys, time
+import numpy as np, torch
+w, B, S, causal, threads, reps = sys.argv[1], *map(int, sys.argv[2:])
+torch.set_num_threads(threads)
+m = torch.nn.MultiheadAttention(768, 12, batch_first=True).eval()
+m.load_state_dict({k: torch.from_numpy(np.load(f"{w}/weights/{k}.npy")) for k in m.state_dict()})
+x = torch.from_numpy(np.load(f"{w}/x.npy"))
+mask = torch.ones(S, S, dtype=torch.bool).triu(1) if causal else None
+ref = np.load(f"{w}/out/context.npy")
+times = []
+with torch.inference_mode():
+    for r in range(reps + 1):
+        t0 = time.perf_counter()
+        y, _ = m(x, x, x, attn_mask=mask, need_weights=False)
+        if r:
+            times.append((time.perf_counter() - t0) * 1e3)
+scale = np.abs(ref).max()
+for name in ("torch", "ort_attention", "ort_mha"):
+    got = y.numpy() if name == "torch" else np.load(f"{w}/{name}.npy")
+    err = np.abs(got - ref).max() / scale
+    if err > 1e-4:
+        sys.exit(f"bench_peers: {name} differs from attn-run by {err:.1e} of the output's scale")
+print(sorted(times)[(len(times) - 1) // 2])
+PYEOF
+)
+  printf '%-16s %12.1f %12.1f %12.1f %12.1f %12.1f %9.1f %9.2f\n' "B=$B S=$S $([[ $causal == 1 ]] && echo causal || echo bidir)" \
+    "$cold_ms" "$warm_ms" "${ort[0]}" "${ort[1]}" "$torch_ms" "$tmin" \
+    "$(awk "BEGIN {print $cold_ms / $tmin}")"
+  best_ort=$(printf '%s\n' "${ort[@]}" | sort -g | head -1)
+  echo "  ratios: attn cold / ORT best $(awk "BEGIN {printf \"%.2f\", $cold_ms / $best_ort}"), attn cold / PyTorch $(awk "BEGIN {printf \"%.2f\", $cold_ms / $torch_ms}"); outputs agree within 1e-4"
+done
+echo "(milliseconds, medians of $REPS runs; cold = a fresh attn-run process, warm = repeated calls)"
