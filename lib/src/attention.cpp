@@ -43,7 +43,7 @@ KeyRange key_range(const std::uint8_t* padding /* (S) or nullptr */, std::size_t
 }
 
 void check_shapes(const Weights& w, const Tensor& x, const Mask* key_padding) {
-  const Geometry g = w.geometry();
+  [[maybe_unused]] const Geometry g = w.geometry();
   // Contracts of the canonical form (geometry.h); loading and init guarantee them.
   assert(w.w_qkv.shape == (std::vector<std::size_t>{g.qkv_rows(), g.C}));
   assert(w.b_qkv.data.empty() || w.b_qkv.size() == g.qkv_rows());
