@@ -21,6 +21,7 @@
 #include "memory_check.h"
 #include "modes.h"
 #include "progress.h"
+#include "run_session.h"
 #include "timing.h"
 
 namespace app {
@@ -47,52 +48,36 @@ int run_input_list(const Options& opt) {
   std::string mask_name;
   const std::optional<attn::Mask> mask = attn::read_padding_mask(cfg, opt.padding_mask, &mask_name);
   const double load_weights_ms = ms_since(t_start);
-  const int threads = worker_threads(opt);
-  const std::size_t H = std::size_t(model.weights.H);
+  const RunSession session(opt, cfg, std::move(model));
   spdlog::debug("{}: {} inputs, this shard {}/{} runs {}", list, entries.size(), shard.k, shard.n,
                 mine.size());
 
   attn::OutputDir summary_dir(cfg.output_dir);  // created (and checked) before any compute
+  for (const ListEntry* e : mine) summary_dir.check_name(e->name);
   nlohmann::json done = nlohmann::json::array();
   Progress progress("inputs", mine.size(), Progress::wanted(opt.quiet));
   for (const ListEntry* e : mine) {
     const auto t_load = Clock::now();
-    bool batched = true;
-    attn::Tensor x = attn::batch_input(attn::read_input_file(e->path, opt.allow_nonfinite), cfg,
-                                       e->path, &batched);
-    const std::size_t B = x.shape[0], S = x.shape[1];
-    std::optional<attn::Mask> padding;
-    if (mask) padding = attn::batch_mask(*mask, B, S, mask_name, e->path);
-    const double load_ms = ms_since(t_load);
+    SessionInput in;
+    in.source = e->path;
+    in.x = attn::batch_input(attn::read_input_file(e->path, opt.allow_nonfinite), cfg, e->path,
+                             &in.batched);
+    if (mask) in.padding = attn::batch_mask(*mask, in.x.shape[0], in.x.shape[1], mask_name, e->path);
+    in.load_ms = ms_since(t_load);
 
     const std::string dir = cfg.output_dir + "/" + e->name;
     attn::OutputDir out(dir);
-    std::vector<std::size_t> maps_shape = {H, S, S};
-    if (batched) maps_shape.insert(maps_shape.begin(), B);
     JobPlan plan;
-    plan.out = cfg.output_attention ? &out : nullptr;
-    plan.maps_shape = maps_shape;
     plan.stats = opt.stats;
-    plan.threads = threads;
-    plan.check_overflow = !opt.allow_nonfinite;
-    JobResult res =
-        run_job(model.weights, attn::attention_spec(cfg), x, padding ? &*padding : nullptr, plan);
-    warn_fully_masked(res.forward, e->path);
-    if (!batched) res.context.shape.erase(res.context.shape.begin());
+    const JobResult res =
+        session.forward(in, plan, cfg.output_attention ? &out : nullptr, e->path);
 
     const auto t_write = Clock::now();
-    RunFacts f = model_facts(cfg, model, threads);
-    f.input_source = e->path;
-    f.input_shape = batched ? x.shape : std::vector<std::size_t>{S, x.shape[2]};
-    if (padding) f.padding_shape = padding->shape;
-    f.context_shape = res.context.shape;
-    if (cfg.output_attention) f.maps_shape = maps_shape;
-    f.load_ms = load_ms;
-    f.compute_ms = res.compute_ms;
-    const nlohmann::json run = stage_results(
-        out, f, res, {{"input_list", {{"list", list}, {"line", e->line}, {"index", e->index}}}});
+    const nlohmann::json run =
+        session.stage(out, in, res, cfg.output_attention,
+                      {{"input_list", {{"list", list}, {"line", e->line}, {"index", e->index}}}});
     out.commit();
-    f.write_ms = ms_since(t_write);
+    const double write_ms = ms_since(t_write);
     print_stats_table(res.stats, e->path, opt.quiet);
     done.push_back(
         {{"path", e->path},
@@ -101,7 +86,7 @@ int run_input_list(const Options& opt) {
          {"dir", e->name},
          {"shapes", run["shapes"]},
          {"timings",
-          {{"load_ms", f.load_ms}, {"compute_ms", f.compute_ms}, {"write_ms", f.write_ms}}},
+          {{"load_ms", in.load_ms}, {"compute_ms", res.compute_ms}, {"write_ms", write_ms}}},
          {"fully_masked_rows", res.forward.fully_masked_rows}});
     spdlog::debug("wrote {}/", dir);
     progress.advance(1);
@@ -118,9 +103,9 @@ int run_input_list(const Options& opt) {
   summary["list_inputs"] = entries.size();
   summary["shard"] =
       opt.shard_spec ? nlohmann::json{{"k", shard.k}, {"n", shard.n}} : nlohmann::json();
-  summary["weights"] = model.weights_source;
-  summary["layout"] = attn::layout_name(model.layout);
-  summary["threads"] = threads;
+  summary["weights"] = session.model().weights_source;
+  summary["layout"] = attn::layout_name(session.model().layout);
+  summary["threads"] = session.threads();
   summary["load_weights_ms"] = load_weights_ms;
   summary["total_ms"] = ms_since(t_start);
   summary["inputs"] = done;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 #include "attn/error.h"
@@ -25,6 +26,13 @@ std::size_t memory_limit() {
     struct rlimit rl {};
     if (::getrlimit(resource, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < limit)
       limit = std::size_t(rl.rlim_cur);
+  }
+  // Test hook: ATTN_TEST_MEMORY_LIMIT=<bytes> lowers the limit as `ulimit -v`
+  // does, for the sanitizer build, whose shadow memory cannot be mapped under
+  // an address-space limit.
+  if (const char* test_limit = std::getenv("ATTN_TEST_MEMORY_LIMIT")) {
+    const unsigned long long v = std::strtoull(test_limit, nullptr, 10);
+    if (v > 0 && v < limit) limit = std::size_t(v);
   }
   return limit;
 }

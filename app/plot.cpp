@@ -292,6 +292,7 @@ PlotFile::PlotFile(const std::string& path) {
   if (name_.empty())
     throw attn::Error(attn::Exit::usage, "--plot: expected a file name, found '" + path + "'");
   dir_ = std::make_unique<attn::OutputDir>(dir);
+  dir_->check_name(name_);
 }
 
 void PlotFile::stage(const MapPicture& pic) {

@@ -39,7 +39,9 @@ struct MapPicture {
 };
 
 // The picture of a run's captured maps, with its title and facts (plot_picture.cpp).
-MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn::LoadedRun& r,
+struct SessionInput;  // run_session.h
+MapPicture make_picture(const Options& opt, const attn::Config& cfg,
+                        const attn::LoadedRun& model, const SessionInput& in,
                         const MapCapture& cap, std::vector<std::string> labels);
 
 // Largest N drawn in an SVG or PNG panel: 256 cells keep a panel readable and
@@ -79,9 +81,11 @@ void write_plot(const std::string& path, const MapPicture& pic);
 // under a temporary name, commit() renames it into place.
 class PlotFile {
  public:
+  // The folder is checked (writable, the name not too long) here, before any work.
   explicit PlotFile(const std::string& path);
   void stage(const MapPicture& pic);
   void commit() { dir_->commit(); }
+  attn::OutputDir& staged() { return *dir_; }  // for attn::commit_together
 
  private:
   std::string name_;

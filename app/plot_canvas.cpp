@@ -214,7 +214,7 @@ class CairoCanvas : public Canvas {
   }
   void text(double x, double y, const std::string& s, double size, Anchor anchor, Rgb color,
             bool bold, bool vertical) override {
-    const std::string t = valid_utf8(s);  // cairo refuses invalid UTF-8
+    const std::string t = picture_text(s);  // cairo refuses invalid UTF-8
     cairo_save(cr_);
     select_font(cr_, t, size, bold);
     cairo_text_extents_t e;
@@ -292,7 +292,7 @@ class CairoCanvas : public Canvas {
 double text_width(const std::string& s, double size, bool bold) {
   cairo_surface_t* surface = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
   cairo_t* cr = cairo_create(surface);
-  const std::string t = valid_utf8(s);
+  const std::string t = picture_text(s);
   CairoCanvas::select_font(cr, t, size, bold);
   cairo_text_extents_t e;
   cairo_text_extents(cr, t.c_str(), &e);

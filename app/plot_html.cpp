@@ -48,7 +48,7 @@ std::vector<std::string> cell_labels(const MapPicture& pic, std::size_t n) {
   std::vector<std::string> out(n);
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t t0 = (i * pic.S + n - 1) / n, t1 = ((i + 1) * pic.S + n - 1) / n - 1;
-    out[i] = shorten(valid_utf8(pic.labels[t0]), 40);
+    out[i] = shorten(picture_text(pic.labels[t0]), 40);
     if (n < pic.S) out[i] += " [" + std::to_string(t0) + "\xE2\x80\x93" + std::to_string(t1) + "]";
   }
   return out;
@@ -89,11 +89,11 @@ std::string render_html(const MapPicture& full) {
   const ColourScale scale = colour_scale(pic.cells);
 
   nlohmann::json meta;
-  meta["title"] = valid_utf8(pic.title);
-  meta["subtitle"] = valid_utf8(pic.subtitle + block_note(pic.S, n));
+  meta["title"] = picture_text(pic.title);
+  meta["subtitle"] = picture_text(pic.subtitle + block_note(pic.S, n));
   meta["facts"] = nlohmann::json::array();
   for (const auto& [key, value] : pic.facts)
-    meta["facts"].push_back({valid_utf8(key), valid_utf8(value)});
+    meta["facts"].push_back({picture_text(key), picture_text(value)});
   meta["labels"] = cell_labels(pic, n);
   meta["n"] = n;
   meta["S"] = pic.S;

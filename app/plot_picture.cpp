@@ -11,6 +11,7 @@
 #include "attn/layout.h"
 #include "attn/run.h"
 #include "map_capture.h"
+#include "run_session.h"
 #include "options.h"
 #include "plot.h"
 
@@ -80,16 +81,17 @@ MapPicture reduced(const MapPicture& pic, std::size_t max_cells) {
   return out;
 }
 
-MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn::LoadedRun& r,
+MapPicture make_picture(const Options& opt, const attn::Config& cfg,
+                        const attn::LoadedRun& model, const SessionInput& in,
                         const MapCapture& cap, std::vector<std::string> labels) {
-  const std::size_t B = r.x.shape[0], S = r.x.shape[1], C = r.x.shape[2];
+  const std::size_t B = in.x.shape[0], S = in.x.shape[1], C = in.x.shape[2];
   const std::size_t H = std::size_t(cfg.num_heads), n = cap.cells_per_side();
   MapPicture pic;
   pic.title = cfg.file.empty() ? "attention maps" : cfg.file;
   pic.subtitle = attn::kind_name(cfg.kind) +
                  (cfg.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") + ", " +
                  std::to_string(H) + (H == 1 ? " head" : " heads") + ", layout " +
-                 attn::layout_name(r.layout) + "; S = " + std::to_string(S);
+                 attn::layout_name(model.layout) + "; S = " + std::to_string(S);
   if (B > 1)
     pic.subtitle +=
         "; batch index " + std::to_string(opt.batch_index) + " (B = " + std::to_string(B) + ")";
@@ -108,20 +110,21 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
   f.emplace_back("config", cfg.file.empty() ? "(inline)" : cfg.file);
   f.emplace_back("attention", attn::kind_name(cfg.kind) + ", H = " + std::to_string(H) + ", D = " +
                                   std::to_string(cfg.head_size) + ", C = " + std::to_string(C));
-  f.emplace_back("weights", r.weights_source + " (layout " + attn::layout_name(r.layout) +
-                                (r.layout_detected ? ", detected)" : ")"));
+  f.emplace_back("weights", model.weights_source + " (layout " +
+                                attn::layout_name(model.layout) +
+                                (model.layout_detected ? ", detected)" : ")"));
   f.emplace_back("layer", cfg.weights_prefix.empty() ? "whole file (no weights_prefix)"
                                                      : "weights_prefix " + cfg.weights_prefix);
   std::string masks = cfg.causal ? "causal" : "";
-  if (r.padding) {
+  if (in.padding) {
     std::size_t padded = 0;
-    for (std::size_t t = 0; t < S; ++t) padded += r.padding->data[opt.batch_index * S + t] != 0;
+    for (std::size_t t = 0; t < S; ++t) padded += in.padding->data[opt.batch_index * S + t] != 0;
     masks += std::string(masks.empty() ? "" : "; ") + "padding mask " +
-             shape_text(r.padding->shape) + " (" + std::to_string(padded) + " of " +
+             shape_text(in.padding->shape) + " (" + std::to_string(padded) + " of " +
              std::to_string(S) + " keys padded here)";
   }
   f.emplace_back("masks", masks.empty() ? "none" : masks);
-  f.emplace_back("input", r.input_source + ", " + shape_text(r.x.shape) + " (B x S x C)");
+  f.emplace_back("input", in.source + ", " + shape_text(in.x.shape) + " (B x S x C)");
   f.emplace_back("maps drawn", "batch entry " + std::to_string(opt.batch_index) + ", heads " +
                                    std::to_string(pic.heads.size()) + " of " + std::to_string(H) +
                                    ", " + std::to_string(n) + " x " + std::to_string(n) +

@@ -3,49 +3,15 @@
 
 #include <cstdint>
 
+#include "attn/escape.h"
+
 namespace app {
 namespace {
 
 constexpr const char* kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 constexpr const char* kEllipsis = "\xE2\x80\xA6";     // U+2026
 
-// Length of the valid UTF-8 sequence at s[i] and its code point; 0 when the
-// bytes there are not one (overlong, surrogate, past U+10FFFF, truncated).
-std::size_t decode(std::string_view s, std::size_t i, std::uint32_t* cp) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const unsigned char c = b(0);
-  std::size_t n;
-  std::uint32_t v;
-  if (c < 0x80) {
-    *cp = c;
-    return 1;
-  } else if (c >= 0xC2 && c <= 0xDF) {
-    n = 2, v = c & 0x1F;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3, v = c & 0x0F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4, v = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((b(k) & 0xC0) != 0x80) return 0;
-    v = (v << 6) | (b(k) & 0x3F);
-  }
-  if ((n == 3 && v < 0x800) || (n == 4 && (v < 0x10000 || v > 0x10FFFF)) ||
-      (v >= 0xD800 && v <= 0xDFFF))
-    return 0;
-  *cp = v;
-  return n;
-}
-
-bool drawable(std::uint32_t cp) {
-  if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return false;  // controls
-  if (cp >= 0xFDD0 && cp <= 0xFDEF) return false;             // noncharacters
-  if ((cp & 0xFFFE) == 0xFFFE) return false;                  // U+xFFFE, U+xFFFF
-  return true;
-}
+bool control(std::uint32_t cp) { return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F); }
 
 // Wide (two-column) ranges of Unicode's East Asian Width property, the
 // common ones: Hangul Jamo, CJK, Hangul syllables, fullwidth forms, emoji.
@@ -67,17 +33,18 @@ std::size_t width_of(std::uint32_t cp) { return combining(cp) ? 0 : wide(cp) ? 2
 
 }  // namespace
 
-std::string valid_utf8(std::string_view s) {
+std::string picture_text(std::string_view s) {
+  const std::string valid = attn::valid_utf8(s);  // invalid bytes, noncharacters: U+FFFD
   std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
+  out.reserve(valid.size());
+  for (std::size_t i = 0; i < valid.size();) {
     std::uint32_t cp = 0;
-    const std::size_t n = decode(s, i, &cp);
-    if (n == 0 || !drawable(cp))
+    const std::size_t n = attn::decode_utf8(valid, i, &cp);
+    if (control(cp))
       out += kReplacement;
     else
-      out.append(s.substr(i, n));
-    i += n == 0 ? 1 : n;
+      out.append(valid, i, n);
+    i += n;
   }
   return out;
 }
@@ -86,7 +53,7 @@ std::vector<std::uint32_t> code_points(std::string_view s) {
   std::vector<std::uint32_t> out;
   for (std::size_t i = 0; i < s.size();) {
     std::uint32_t cp = 0;
-    const std::size_t n = decode(s, i, &cp);
+    const std::size_t n = attn::decode_utf8(s, i, &cp);
     out.push_back(n == 0 ? 0xFFFD : cp);
     i += n == 0 ? 1 : n;
   }
@@ -95,7 +62,7 @@ std::vector<std::uint32_t> code_points(std::string_view s) {
 
 std::string xml_escape(std::string_view s) {
   std::string out;
-  for (char c : valid_utf8(s)) {
+  for (char c : picture_text(s)) {
     switch (c) {
       case '&':
         out += "&amp;";
@@ -133,7 +100,7 @@ std::size_t columns_of(std::string_view s) {
   std::size_t cols = 0;
   for (std::size_t i = 0; i < s.size();) {
     std::uint32_t cp = 0;
-    const std::size_t n = decode(s, i, &cp);
+    const std::size_t n = attn::decode_utf8(s, i, &cp);
     cols += n == 0 ? 1 : width_of(cp);
     i += n == 0 ? 1 : n;
   }
@@ -147,7 +114,7 @@ std::string fit_columns(std::string_view s, std::size_t cols) {
   std::size_t used = 0;
   for (std::size_t i = 0; i < s.size();) {
     std::uint32_t cp = 0;
-    std::size_t n = decode(s, i, &cp);
+    std::size_t n = attn::decode_utf8(s, i, &cp);
     const std::size_t w = n == 0 ? 1 : width_of(cp);
     if (n == 0) n = 1;
     if (used + w > cols - 1) break;  // keep one column for the ellipsis

@@ -10,15 +10,15 @@
 
 namespace app {
 
-// `s` as valid UTF-8 that XML, HTML and JSON accept: a byte that starts no
-// valid sequence, a control character (C0, DEL, C1) and a Unicode
-// noncharacter (U+FDD0..U+FDEF, U+xFFFE, U+xFFFF) each become U+FFFD.
-std::string valid_utf8(std::string_view s);
+// `s` as valid UTF-8 that XML, HTML, JSON and cairo accept: attn::valid_utf8
+// (a byte that starts no valid sequence and a Unicode noncharacter become
+// U+FFFD), and a control character (C0, DEL, C1) becomes U+FFFD too.
+std::string picture_text(std::string_view s);
 
 // The code points of `s` (a byte that starts no valid sequence: U+FFFD).
 std::vector<std::uint32_t> code_points(std::string_view s);
 
-// valid_utf8(s) with & < > " ' written as XML entities (SVG text and attributes).
+// picture_text(s) with & < > " ' written as XML entities (SVG text and attributes).
 std::string xml_escape(std::string_view s);
 
 // At most `max_chars` code points of valid UTF-8 `s`, with "…" marking a cut.

@@ -11,7 +11,6 @@
 
 #include "attn/attention.h"
 #include "attn/error.h"
-#include "attn/escape.h"
 #include "attn/files.h"
 #include "attn/npy.h"
 #include "attn/output.h"
@@ -23,6 +22,7 @@
 #include "modes.h"
 #include "plot.h"
 #include "progress.h"
+#include "run_session.h"
 #include "stdin_input.h"
 #include "term.h"
 #include "stdout_writer.h"
@@ -44,8 +44,8 @@ std::string format_stdout(const attn::Tensor& t, Format f) {
 }
 
 // Token labels for pictures: --labels or --labels-file, else the config's, else positions.
-std::vector<std::string> picture_labels(const Options& opt, const attn::Config& cfg,
-                                        std::size_t S) {
+std::vector<std::string> token_labels(const Options& opt, const attn::Config& cfg,
+                                      std::size_t S) {
   std::string flag;
   if (auto labels = flag_labels(opt, &flag)) {
     if (labels->size() != S)
@@ -63,37 +63,6 @@ std::vector<std::string> picture_labels(const Options& opt, const attn::Config& 
   return pos;
 }
 
-// The same made well-formed UTF-8 here, where they enter the run, so every
-// picture (SVG, PNG, terminal) gets clean strings.
-std::vector<std::string> token_labels(const Options& opt, const attn::Config& cfg, std::size_t S) {
-  std::vector<std::string> labels = picture_labels(opt, cfg, S);
-  for (std::string& l : labels) l = attn::valid_utf8(l);
-  return labels;
-}
-
-// The forward pass's big buffers (projections and context, plus every map
-// under --attn-stdout, and its formatted copy) against the machine's memory.
-void check_forward_memory(const Options& opt, const attn::LoadedRun& r) {
-  const std::size_t B = r.x.shape[0], S = r.x.shape[1];
-  const std::size_t H = std::size_t(r.weights.H), HD = H * std::size_t(r.weights.D);
-  const std::size_t O = r.weights.has_out_proj ? std::size_t(r.weights.O) : HD;
-  const std::size_t rows = mul_sat(B, S);
-  const std::size_t work = mul_sat(mul_sat(rows, 3 * HD + 2 * O), sizeof(float));
-  check_memory(
-      work, r.input_source,
-      "the forward pass of input shape " + attn::shape_str(r.x.shape) + " (projections, context)");
-  if (!opt.attn_stdout) return;
-  // float32 maps held whole, then formatted: a second copy for npy, about
-  // three more (12 characters a value) as text or JSON.
-  const std::size_t maps = mul_sat(mul_sat(mul_sat(rows, H), S), sizeof(float));
-  const std::size_t copies = opt.format == Format::npy ? 2 : 4;
-  const std::size_t total =
-      mul_sat(maps, copies) + work < work ? std::size_t(-1) : mul_sat(maps, copies) + work;
-  check_memory(total, "--attn-stdout",
-               "the attention maps (" + std::to_string(B) + ", " + std::to_string(H) + ", " +
-                   std::to_string(S) + ", " + std::to_string(S) + ") of " + r.input_source +
-                   " held and formatted for stdout");
-}
 
 }  // namespace
 
@@ -121,14 +90,15 @@ int run_forward(const Options& opt) {
   if (opt.input && *opt.input == "-") lo.stdin_bytes = read_stdin_input();
   check_init_memory(cfg);
   attn::LoadedRun r = attn::load_run(cfg, lo);
-  const double load_ms = ms_since(t_start);
+  const SessionInput in = RunSession::input_of(r, ms_since(t_start));
+  const RunSession session(opt, cfg, std::move(r));
 
-  const std::size_t B = r.x.shape[0], S = r.x.shape[1], H = std::size_t(r.weights.H);
+  const std::size_t B = in.x.shape[0], S = in.x.shape[1], H = session.heads();
   const bool want_maps = to_dir && cfg.output_attention;
   const bool pictures = opt.plot || opt.show;
-  const int threads = worker_threads(opt);
-  spdlog::debug("weights {} ({}), input {} {}, threads {}", r.weights_source,
-                attn::layout_name(r.layout), r.input_source, attn::shape_str(r.x.shape), threads);
+  spdlog::debug("weights {} ({}), input {} {}, threads {}", session.model().weights_source,
+                attn::layout_name(session.model().layout), in.source,
+                attn::shape_str(in.x.shape), session.threads());
 
   // Flags about the maps are checked before the compute, against the loaded shapes.
   JobPlan plan;
@@ -142,65 +112,44 @@ int run_forward(const Options& opt) {
   if (pictures) labels = token_labels(opt, cfg, S);
 
   // The folder is created (and checked writable) before the compute, so an
-  // unwritable output fails fast; nothing appears in it before commit().
+  // unwritable output fails fast; nothing appears in it before the commit.
   std::optional<attn::OutputDir> out;
-  std::vector<std::size_t> maps_shape = {H, S, S};
-  if (r.batched) maps_shape.insert(maps_shape.begin(), B);
   if (to_dir) out.emplace(cfg.output_dir);
   std::optional<PlotFile> plot_file;
   if (opt.plot) plot_file.emplace(*opt.plot);
 
-  plan.out = want_maps ? &*out : nullptr;
-  plan.maps_shape = maps_shape;
   plan.keep_all_maps = opt.attn_stdout;
   plan.stats = opt.stats;
   plan.capture = pictures;
   plan.capture_batch = opt.batch_index;
   plan.capture_cells = capture_cells(opt, plan.capture_heads.size());
   plan.progress = Progress::wanted(opt.quiet);
-  plan.threads = threads;
-  plan.check_overflow = !opt.allow_nonfinite;
-  check_forward_memory(opt, r);
-  attn::test_pause_point("compute");
-  JobResult res =
-      run_job(r.weights, attn::attention_spec(cfg), r.x, r.padding ? &*r.padding : nullptr, plan);
-  warn_fully_masked(res.forward, "");
-  if (!r.batched) res.context.shape.erase(res.context.shape.begin());  // (S, O) in, (S, O) out
+  JobResult res = session.forward(in, plan, want_maps ? &*out : nullptr);
 
   // Everything is staged first; stdout is written before the commit, because
   // it cannot be taken back: a failed stdout (exit 74) leaves every existing
   // file untouched (CONTRACT.md "Output safety rules").
   std::optional<MapPicture> pic;
-  if (pictures) pic = make_picture(opt, cfg, r, *res.capture, std::move(labels));
+  if (pictures) pic = make_picture(opt, cfg, session.model(), in, *res.capture, std::move(labels));
   if (plot_file) plot_file->stage(*pic);
-  if (to_dir) {
-    RunFacts f = model_facts(cfg, r, threads);
-    f.input_source = r.input_source;
-    f.input_shape = r.batched ? r.x.shape : std::vector<std::size_t>{S, r.x.shape[2]};
-    if (r.padding) f.padding_shape = r.padding->shape;
-    f.context_shape = res.context.shape;
-    if (want_maps) f.maps_shape = maps_shape;
-    f.load_ms = load_ms;
-    f.compute_ms = res.compute_ms;
-    stage_results(*out, f, res);
-  }
+  if (to_dir) session.stage(*out, in, res, want_maps);
   if (opt.show) {
     write_stdout(render_terminal(*pic, terminal_colors(), terminal_columns()));
   } else if (opt.attn_stdout) {
-    if (!r.batched) res.maps.shape.erase(res.maps.shape.begin());  // (H, S, S)
+    if (!in.batched) res.maps.shape.erase(res.maps.shape.begin());  // (H, S, S)
     write_stdout(format_stdout(res.maps, opt.format));
   } else if (!to_dir) {
     write_stdout(format_stdout(res.context, opt.format));
   }
-  if (to_dir) {
-    out->commit();
+  // One commit for the folder and the picture (CONTRACT.md "Output safety rules").
+  std::vector<attn::OutputDir*> outputs;
+  if (to_dir) outputs.push_back(&*out);
+  if (plot_file) outputs.push_back(&plot_file->staged());
+  attn::commit_together(outputs);
+  if (to_dir)
     spdlog::info("wrote {}/context.npy{} and run.json", cfg.output_dir,
                  want_maps ? ", attention.npy" : "");
-  }
-  if (plot_file) {
-    plot_file->commit();
-    spdlog::info("wrote {}", *opt.plot);
-  }
+  if (plot_file) spdlog::info("wrote {}", *opt.plot);
   print_stats_table(res.stats, "", opt.quiet);  // after the files: a failure stays one line
 
   return 0;

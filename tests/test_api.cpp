@@ -123,7 +123,7 @@ TEST_CASE("api: a padding mask, fully padded rows and bad shapes") {
       },
       Exit::data, "input");
   RunSpec bad;
-  bad.key_padding = xt::xtensor<bool, 2>::from_shape({3, 6});
+  bad.key_padding = xt::xtensor<bool, 2>(xt::zeros<bool>({3, 6}));  // (B, S) should be (1, 6)
   expect_error([&] { run_attention(ex.layer, ex.x, bad); }, Exit::data, "key_padding");
   expect_error([&] { load_layer(test::source_path("configs/no_such.json")); }, Exit::no_input,
                test::source_path("configs/no_such.json"));

@@ -161,6 +161,18 @@ TEST_CASE("hostile2: a legal 250-character --plot name works") {
   CHECK(temporaries(t.path).empty());
 }
 
+TEST_CASE("hostile2: a --plot name longer than the file system allows fails before the run") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  const std::string name = std::string(252, 'p') + ".svg";  // 256 bytes: NAME_MAX is 255
+  RunResult r = run(bin() + " -q --config " + base_cfg() + " --out-dir " + q(out) + " --plot " +
+                    q(t / name));
+  check_cli_failure(r, 73, {name + ": name is 256 bytes long", "at most 255"});
+  CHECK(snapshot(out) == before);
+  CHECK(temporaries(t.path).empty());
+}
+
 // ---- 7. everything commits together, stdout included -------------------------
 
 TEST_CASE("hostile2: a closed stdout (exit 74) leaves an existing --plot and --out-dir untouched") {
@@ -312,4 +324,18 @@ TEST_CASE("hostile2: an empty --out-dir or --plot name is a usage error, not std
     CAPTURE(flag);
     check_cli_failure(run(bin() + " -q --config " + base_cfg() + " " + flag + " ''"), 64, {flag});
   }
+}
+
+TEST_CASE("hostile2: --plot inside --out-dir commits with the folder under one lock") {
+  // Two staged sets in one folder: its lock is taken once (a second flock on
+  // the same folder would wait on itself forever), and both land together.
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  populate(out);
+  RunResult r = run("timeout 60 " + bin() + " -q --config " + base_cfg() + " --out-dir " + q(out) +
+                    " --plot " + q(out + "/maps.svg"));
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(fs::exists(out + "/maps.svg"));
+  CHECK(fs::exists(out + "/context.npy"));
+  CHECK(temporaries(t.path).empty());
 }

@@ -112,7 +112,7 @@ TEST_CASE("torch pickle: malformed streams are refused with the byte offset") {
       {"left on the stack", std::string("\x80\x02}}.", 5), "left on the stack"},
       {"nine-byte LONG1", std::string("\x80\x02\x8a\x09\x01\x02\x03\x04\x05\x06\x07\x08\x09.", 14),
        "9 bytes"},
-      {"string past the end", std::string("\x80\x02X\xff\xff\x00\x00ab", 9), "truncated"},
+      {"string past the end", std::string("\x80\x02X\xff\xff\x00\x00" "ab", 9), "truncated"},
       {"no STOP", std::string("\x80\x02}", 3), "truncated"},
       {"not a dict", std::string("\x80\x02N.", 4), "no dict of tensors"},
       {"SETITEM on a list", std::string("\x80\x02]NNs.", 6), "non-dict"},

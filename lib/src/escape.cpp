@@ -6,11 +6,7 @@
 
 namespace attn {
 
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are
-// not one (overlong forms, surrogates and code points past U+10FFFF included).
-std::size_t utf8_length(std::string_view s, std::size_t i, std::uint32_t* cp) {
+std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t* cp) {
   const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
   const unsigned char c = b(0);
   std::size_t n;
@@ -39,6 +35,8 @@ std::size_t utf8_length(std::string_view s, std::size_t i, std::uint32_t* cp) {
   return n;
 }
 
+namespace {
+
 bool noncharacter(std::uint32_t cp) {
   return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
 }
@@ -52,7 +50,7 @@ std::string hex_byte(unsigned char c) {
 // The escaped form of the code point or byte at s[i]; *used = bytes consumed.
 std::string escape_one(std::string_view s, std::size_t i, std::size_t* used) {
   std::uint32_t cp = 0;
-  const std::size_t n = utf8_length(s, i, &cp);
+  const std::size_t n = decode_utf8(s, i, &cp);
   if (n == 0) {
     *used = 1;
     return hex_byte(static_cast<unsigned char>(s[i]));
@@ -111,7 +109,7 @@ std::string valid_utf8(std::string_view s) {
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {
     std::uint32_t cp = 0;
-    const std::size_t n = utf8_length(s, i, &cp);
+    const std::size_t n = decode_utf8(s, i, &cp);
     if (n == 0 || noncharacter(cp)) {
       out += "\xEF\xBF\xBD";  // U+FFFD
       i += n == 0 ? 1 : n;

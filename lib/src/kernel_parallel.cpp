@@ -25,7 +25,11 @@ void parallel_for(std::size_t n_tasks, int threads,
       std::max<std::size_t>(1, std::min<std::size_t>(resolve_threads(threads), n_tasks)));
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
+  // The error of the lowest-numbered failing task, so a run reports the same
+  // (batch, head, row) whichever worker got there first: every task below a
+  // failed one was handed out before it and still runs to its end.
   std::exception_ptr first_error;
+  std::size_t first_failed = n_tasks;
   std::mutex error_mutex;
 
   auto loop = [&](int worker) {
@@ -37,7 +41,10 @@ void parallel_for(std::size_t n_tasks, int threads,
         fn(task, worker);
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex);
-        if (!first_error) first_error = std::current_exception();
+        if (task < first_failed) {
+          first_failed = task;
+          first_error = std::current_exception();
+        }
         failed.store(true);
         return;
       }

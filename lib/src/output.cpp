@@ -18,6 +18,8 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <map>
+#include <memory>
 
 #include "attn/error.h"
 #include "attn/npy.h"
@@ -261,8 +263,16 @@ void OutputDir::write_at(int handle, std::size_t first, const float* values, std
   }
 }
 
-void OutputDir::commit() {
-  test_pause_point("commit");
+void OutputDir::check_name(const std::string& name) const {
+  errno = 0;
+  const long name_max = ::pathconf(dir_.c_str(), _PC_NAME_MAX);
+  if (name_max > 0 && name.size() > static_cast<std::size_t>(name_max))
+    throw Error(Exit::cant_create, dir_ + "/" + name + ": name is " + std::to_string(name.size()) +
+                                       " bytes long; the file system allows at most " +
+                                       std::to_string(name_max));
+}
+
+void OutputDir::flush_staged() {
   for (Staged& s : staged_) {
     if (s.fd < 0) continue;
     bool ok = ::fsync(s.fd) == 0;
@@ -272,27 +282,49 @@ void OutputDir::commit() {
     errno = saved;
     if (!ok) throw Error(Exit::io, s.final_path + ": write failed: " + errno_text());
   }
-  // The renames are the moment the outputs change: under the folder's lock
+}
+
+void OutputDir::commit() { commit_together({this}); }
+
+void commit_together(const std::vector<OutputDir*>& dirs) {
+  test_pause_point("commit");
+  for (OutputDir* d : dirs) d->flush_staged();
+  // One lock per folder: flock on a second descriptor of a folder this
+  // process already locked would wait on itself. (device, inode) order.
+  std::map<std::pair<dev_t, ino_t>, const std::string*> folders;
+  for (OutputDir* d : dirs) {
+    struct stat st {};
+    if (::stat(d->dir_.c_str(), &st) != 0)
+      throw Error(Exit::io, d->dir_ + ": output folder is gone: " + errno_text());
+    folders.emplace(std::pair{st.st_dev, st.st_ino}, &d->dir_);
+  }
+  std::vector<std::unique_ptr<FolderLock>> locks;
+  for (const auto& [id, dir] : folders) locks.push_back(std::make_unique<FolderLock>(*dir));
+  // The renames are the moment the outputs change: under the folders' locks
   // (another run's commit waits), with the cleanup signals held off until all
   // of them are done, so a signal yields the old set or the new set, never a
   // mix. A pending signal is delivered after the unblock.
-  FolderLock lock(dir_);
   sigset_t previous;
   block_cleanup_signals(&previous);
-  for (Staged& s : staged_) {
-    if (::rename(s.temp_path.c_str(), s.final_path.c_str()) != 0) {
-      int saved = errno;
-      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-      errno = saved;
-      throw Error(Exit::io, s.final_path + ": cannot rename into place: " + errno_text());
+  for (OutputDir* d : dirs) {
+    for (OutputDir::Staged& s : d->staged_) {
+      if (::rename(s.temp_path.c_str(), s.final_path.c_str()) != 0) {
+        int saved = errno;
+        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        errno = saved;
+        throw Error(Exit::io, s.final_path + ": cannot rename into place: " + errno_text());
+      }
+      live_remove(s.live);
+      s.temp_path.clear();
     }
-    live_remove(s.live);
-    s.temp_path.clear();
   }
-  for (const std::string& path : stale_) ::unlink(path.c_str());
+  for (OutputDir* d : dirs)
+    for (const std::string& path : d->stale_) ::unlink(path.c_str());
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  committed_ = true;
-  staged_.clear();
+  for (OutputDir* d : dirs) {
+    d->committed_ = true;
+    d->staged_.clear();
+  }
 }
 
 void OutputDir::discard() {

@@ -4,10 +4,17 @@
 // stays one line and nothing reaches the terminal as a command).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace attn {
+
+// Length of the valid UTF-8 sequence at s[i] and its code point in *cp; 0
+// when the bytes there are not one (overlong forms, surrogates, code points
+// past U+10FFFF, a sequence cut short).
+std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t* cp);
 
 // `s` with C0 controls, DEL, C1 controls (U+0080..U+009F) and bytes that are
 // not valid UTF-8 replaced by visible escapes: "\n", "\t", "\r", "\e" (ESC),

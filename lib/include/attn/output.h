@@ -3,7 +3,9 @@
 // commit(), after all of them are complete. Until then existing files stay
 // byte-for-byte; on failure, destruction or any terminating signal the
 // temporaries are removed. commit() holds an exclusive lock on the folder, so
-// concurrent runs into one folder leave one run's complete set.
+// concurrent runs into one folder leave one run's complete set; a run that
+// writes into several folders (an --out-dir and a --plot elsewhere) commits
+// them together with commit_together().
 #pragma once
 
 #include <cstddef>
@@ -38,6 +40,11 @@ class OutputDir {
   // run that this run does not produce, e.g. attention.npy under --no-attn).
   void remove_on_commit(const std::string& name) { stale_.push_back(dir_ + "/" + name); }
 
+  // Exit::cant_create when `name` cannot be a file in this folder because it
+  // is longer than the file system allows (checked before any work, so a run
+  // never computes results it cannot name).
+  void check_name(const std::string& name) const;
+
   // Flush and rename every staged file to its final name. Exit::io on failure.
   void commit();
 
@@ -53,10 +60,19 @@ class OutputDir {
   std::vector<Staged> staged_;
   std::vector<std::string> stale_;
   bool committed_ = false;
+  friend void commit_together(const std::vector<OutputDir*>& dirs);
   std::string temp_name(const std::string& name) const;
+  void flush_staged();  // fsync and close every streamed file; Exit::io on failure
   Staged& stage(const std::string& name);  // register a temporary and open it
   void discard();
 };
+
+// Commit several folders' staged files as one set: every file is flushed
+// first (the step that can fail on a full disk), then each folder is locked
+// (once, however many OutputDirs name it; in one fixed order, so two runs
+// never wait on each other), then every rename happens with the cleanup
+// signals held off. Nothing is renamed unless everything was written.
+void commit_together(const std::vector<OutputDir*>& dirs);
 
 // Install handlers for every terminating signal of CONTRACT.md ("Output
 // safety rules": HUP INT QUIT TERM USR1 USR2 ALRM XCPU VTALRM PROF) that

@@ -1,0 +1,69 @@
+// One run session, the same for the single run and every --input-list entry:
+// the model is loaded once, then each input goes through the same steps:
+//   input -> forward pass with its listeners (run_job) -> staged results
+//   (context.npy, attention.npy streamed, run.json) -> commit.
+// The single run (run_forward.cpp) has one input and adds stdout and
+// pictures; --input-list (input_list.cpp) has many and adds the summary.
+//
+// Letters: B batch, H heads, S sequence, C hidden, O out size.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/config.h"
+#include "attn/output.h"
+#include "attn/run.h"
+#include "forward_job.h"
+#include "options.h"
+
+namespace app {
+
+// One input of the session, checked against the config.
+struct SessionInput {
+  std::string source;                 // path, "-" or "config"
+  attn::Tensor x;                     // (B, S, C)
+  bool batched = true;                // false: given as (S, C)
+  std::optional<attn::Mask> padding;  // (B, S), 1 = padded key
+  double load_ms = 0;
+};
+
+class RunSession {
+ public:
+  // `model` holds the weights; its input fields are not used.
+  RunSession(const Options& opt, const attn::Config& cfg, attn::LoadedRun model);
+
+  const attn::Config& config() const { return cfg_; }
+  const attn::LoadedRun& model() const { return model_; }
+  int threads() const { return threads_; }
+  std::size_t heads() const { return std::size_t(model_.weights.H); }
+
+  // The single run's input, taken out of a load_run result.
+  static SessionInput input_of(attn::LoadedRun& r, double load_ms);
+
+  // attention.npy's shape: (B, H, S, S), or (H, S, S) for an unbatched input.
+  std::vector<std::size_t> maps_shape(const SessionInput& in) const;
+
+  // The forward pass with plan's listeners; threads, the overflow check and,
+  // with `out`, attention.npy streamed there are filled in here. Warns about
+  // fully masked rows (naming `where` for a list entry). The context comes
+  // back as the input came: (B, S, O), or (S, O) for an unbatched input.
+  JobResult forward(const SessionInput& in, JobPlan plan, attn::OutputDir* out,
+                    const std::string& where = "") const;
+
+  // context.npy and run.json (with `extra`'s keys) staged in `out`; a stale
+  // attention.npy is dropped unless `maps_written`. Returns run.json.
+  nlohmann::json stage(attn::OutputDir& out, const SessionInput& in, const JobResult& res,
+                       bool maps_written,
+                       const nlohmann::json& extra = nlohmann::json::object()) const;
+
+ private:
+  const Options& opt_;
+  const attn::Config& cfg_;
+  attn::LoadedRun model_;
+  int threads_;
+};
+
+}  // namespace app
