@@ -16,6 +16,7 @@
 #include "attn/npy.h"
 #include "cli_checks.h"
 #include "hostile_checks.h"
+#include "png_pixels.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -285,6 +286,16 @@ TEST_CASE(
     const std::string bytes = attn::test::read_text(t / "m.png");
     CHECK(bytes.rfind("\x89PNG", 0) == 0);
     CHECK(bytes.find("IEND") != std::string::npos);
+    // Every panel and the legend drawn: the right half (head 1's panel and
+    // the colour bar) holds about as much ink as with plain ASCII strings.
+    RunResult plain = run(bin() + " -q --config " + base_cfg() + " --labels a,b,c --plot " +
+                          q(t / "plain.png"));
+    REQUIRE_MESSAGE(plain.exit_code == 0, plain.err);
+    const auto right = attn::test::png_ink(t / "m.png", 0.5, 1.0);
+    const auto right_plain = attn::test::png_ink(t / "plain.png", 0.5, 1.0);
+    REQUIRE(right.width > 0);
+    CHECK(right_plain.share > 0.05);
+    CHECK(right.share > 0.7 * right_plain.share);
     CHECK(temporaries(t.path).empty());
   }
 }
