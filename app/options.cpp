@@ -1,7 +1,5 @@
 #include "options.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <thread>
@@ -11,6 +9,7 @@
 #include "attn/layout.h"
 #include "attn/version.h"
 #include "help.h"
+#include "term.h"
 
 namespace app {
 namespace {
@@ -285,7 +284,7 @@ attn::Config load_config_with_flags(const Options& opt) {
   // they are wanted. --show and --dump-weights print text whatever --format.
   const bool binary_stdout = opt.format == Format::npy && cfg.output_dir.empty() && !opt.show &&
                              !opt.dump_weights && !opt.input_list;
-  if (binary_stdout && !(opt.out_dir && *opt.out_dir == kStdoutDir) && isatty(STDOUT_FILENO))
+  if (binary_stdout && !(opt.out_dir && *opt.out_dir == kStdoutDir) && stdout_is_terminal())
     throw attn::Error(attn::Exit::usage,
                       "--format npy: stdout is a terminal; redirect it (> file.npy, | program), "
                       "give -o DIR, or -o - to write the bytes anyway");

@@ -87,7 +87,7 @@ Progress::Progress(std::string unit, std::uint64_t total, bool enabled)
   start_ = last_draw_ = Clock::now();
 }
 
-bool Progress::wanted(bool quiet) { return !quiet && isatty(STDERR_FILENO); }
+bool Progress::wanted(bool quiet) { return !quiet && stderr_is_terminal(); }
 
 void Progress::advance(std::uint64_t n) {
   if (!enabled_) return;

@@ -24,8 +24,11 @@ std::string sgr(int layer, Rgb c, TermColors colors) {
 
 }  // namespace
 
+bool stdout_is_terminal() { return isatty(STDOUT_FILENO) == 1; }
+bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
+
 TermColors terminal_colors() {
-  if (!isatty(STDOUT_FILENO) || std::getenv("NO_COLOR")) return TermColors::plain;
+  if (!stdout_is_terminal() || std::getenv("NO_COLOR")) return TermColors::plain;
   const char* term = std::getenv("TERM");
   if (term && std::string(term) == "dumb") return TermColors::plain;
   const char* ct = std::getenv("COLORTERM");

@@ -12,6 +12,10 @@ namespace app {
 // 256-colour palette, or none (not a terminal, NO_COLOR, TERM=dumb).
 enum class TermColors { plain, xterm256, truecolor };
 
+// Whether standard output / standard error is a terminal.
+bool stdout_is_terminal();
+bool stderr_is_terminal();
+
 // For standard output.
 TermColors terminal_colors();
 
