@@ -315,8 +315,10 @@
   });
   set_head(state.head);
   // The address can choose the view and pin a query: page.html#maps, #pin=5.
+  // Otherwise the last query starts pinned (as --show's head view), so the
+  // head view opens with lines drawn rather than empty.
   const pinned = /^#pin=(\d+)$/.exec(location.hash);
-  if (pinned) pin("q", Math.min(N - 1, Number(pinned[1])));
+  pin("q", pinned ? Math.min(N - 1, Number(pinned[1])) : N - 1);
   set_view(location.hash === "#maps" ? "maps" : "heads");
   document.body.dataset.ready = "1";
   document.body.dataset.setupMs = String(Math.round(performance.now() - t0));  // for the README's figures
