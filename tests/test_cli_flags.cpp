@@ -14,13 +14,13 @@
 namespace fs = std::filesystem;
 using attn::test::check_cli_failure;
 using attn::test::run;
+using attn::test::q;
 using attn::test::source_path;
 
 namespace {
 
 std::string bin() { return attn::test::quoted_binary(); }
 std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
-std::string q(const std::string& s) { return "'" + s + "'"; }
 bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }

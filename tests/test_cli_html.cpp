@@ -20,19 +20,13 @@
 #include "test_util.h"
 
 using attn::test::run;
+using attn::test::q;
+using attn::test::count_of;
 
 namespace {
 
 std::string bin() { return attn::test::quoted_binary(); }
 std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
-std::string q(const std::string& path) { return "'" + path + "'"; }
-
-std::size_t count(const std::string& s, const std::string& what) {
-  std::size_t n = 0;
-  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
-  return n;
-}
-
 // The text between `open` and the next "</script>" after it.
 std::string script_body(const std::string& page, const std::string& open) {
   const auto a = page.find(open);
@@ -143,15 +137,15 @@ TEST_CASE("cli_html: chromium shows one panel per head, every label, and no cons
   auto dom = b.load(t / "w.html", "--dump-dom");
   REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
   CHECK_MESSAGE(!console_errors(dom.err), dom.err);
-  CHECK(count(dom.out, "data-head=\"0\"") == 1);
-  CHECK(count(dom.out, "data-head=\"1\"") == 1);
-  CHECK(count(dom.out, "data-head=") == 2);
+  CHECK(count_of(dom.out, "data-head=\"0\"") == 1);
+  CHECK(count_of(dom.out, "data-head=\"1\"") == 1);
+  CHECK(count_of(dom.out, "data-head=") == 2);
   // Labels are text in both columns of the head view, never markup.
-  CHECK(count(dom.out, ">a&lt;b&gt;c<") == 2);
-  CHECK(count(dom.out, ">x&amp;y<") == 2);
-  CHECK(count(dom.out, ">\xE6\x97\xA5\xE6\x9C\xAC<") == 2);
-  CHECK(count(dom.out, ">bad\xEF\xBF\xBDz<") == 2);     // invalid byte -> U+FFFD
-  CHECK(count(dom.out, ">\xEF\xBF\xBD[31mred<") == 2);  // ESC -> U+FFFD
+  CHECK(count_of(dom.out, ">a&lt;b&gt;c<") == 2);
+  CHECK(count_of(dom.out, ">x&amp;y<") == 2);
+  CHECK(count_of(dom.out, ">\xE6\x97\xA5\xE6\x9C\xAC<") == 2);
+  CHECK(count_of(dom.out, ">bad\xEF\xBF\xBDz<") == 2);     // invalid byte -> U+FFFD
+  CHECK(count_of(dom.out, ">\xEF\xBF\xBD[31mred<") == 2);  // ESC -> U+FFFD
   CHECK(dom.out.find("<b>") == std::string::npos);
   CHECK(dom.out.find("data-ready=\"1\"") != std::string::npos);  // the script ran to its end
   CHECK(dom.out.find("causal") != std::string::npos);            // the facts are shown
@@ -258,9 +252,9 @@ TEST_CASE("cli_html: S = 512 with 12 heads loads in chromium, every token in the
     REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
     CHECK_MESSAGE(!console_errors(dom.err), dom.err);
     for (std::size_t h = 0; h < H; ++h)
-      CHECK(count(dom.out, "data-head=\"" + std::to_string(h) + "\"") == 1);
-    CHECK(count(dom.out, ">0<") >= 2);
-    CHECK(count(dom.out, ">511<") >= 2);
+      CHECK(count_of(dom.out, "data-head=\"" + std::to_string(h) + "\"") == 1);
+    CHECK(count_of(dom.out, ">0<") >= 2);
+    CHECK(count_of(dom.out, ">511<") >= 2);
     CHECK(dom.out.find("data-ready=\"1\"") != std::string::npos);
   }
 }

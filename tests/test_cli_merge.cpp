@@ -13,14 +13,13 @@
 namespace fs = std::filesystem;
 using attn::test::check_cli_failure;
 using attn::test::run;
+using attn::test::q;
 using attn::test::source_path;
 using nlohmann::json;
 
 namespace {
 
 std::string bin() { return attn::test::quoted_binary(); }
-std::string q(const std::string& s) { return "'" + s + "'"; }
-
 // The shipped example list (5 inputs) run as `n` shards (those in `ks`) into dir.
 void run_shards(const std::string& dir, std::size_t n, const std::vector<std::size_t>& ks) {
   for (std::size_t k : ks) {

@@ -19,22 +19,16 @@
 
 namespace fs = std::filesystem;
 using attn::test::run;
+using attn::test::q;
+using attn::test::count_of;
 using attn::test::source_path;
 
 namespace {
 
 std::string bin() { return attn::test::quoted_binary(); }
 std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
-std::string q(const std::string& path) { return "'" + path + "'"; }
-
 attn::Tensor npy_file(const std::string& path) {
   return attn::to_float32(attn::read_npy(path), path, false);
-}
-
-std::size_t count(const std::string& s, const std::string& what) {
-  std::size_t n = 0;
-  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
-  return n;
 }
 
 // A small XML well-formedness check for the SVG we write (no CDATA, no
@@ -134,14 +128,14 @@ TEST_CASE("cli_people: --plot SVG is well-formed XML with one panel per head and
   CHECK(r.out.find("tensor([") == 0);  // --plot alone still prints the context
   const std::string svg = attn::test::read_text(t / "w.svg");
   CHECK_MESSAGE(xml_problem(svg) == "", xml_problem(svg));
-  CHECK(count(svg, "<g class=\"panel\"") == 2);
+  CHECK(count_of(svg, "<g class=\"panel\"") == 2);
   CHECK(svg.find("id=\"head-0\"") != std::string::npos);
   CHECK(svg.find("id=\"head-1\"") != std::string::npos);
   CHECK(svg.find(">head 0</text>") != std::string::npos);
   CHECK(svg.find("configs/warner_causal.json</text>") != std::string::npos);
   // Each token labels a row and a column of both panels.
   for (const char* label : {"Your", "journey", "starts", "with", "one", "step"})
-    CHECK_MESSAGE(count(svg, std::string(">") + label + "</text>") == 4, label);
+    CHECK_MESSAGE(count_of(svg, std::string(">") + label + "</text>") == 4, label);
   CHECK(svg.find("class=\"legend\"") != std::string::npos);
   CHECK(fs::directory_iterator(t.path) != fs::directory_iterator());
   CHECK(std::distance(fs::directory_iterator(t.path), fs::directory_iterator()) == 1);  // no temp
@@ -152,10 +146,10 @@ TEST_CASE("cli_people: --plot SVG is well-formed XML with one panel per head and
   REQUIRE(r2.exit_code == 0);
   const std::string svg2 = attn::test::read_text(t / "h1.svg");
   CHECK(xml_problem(svg2) == "");
-  CHECK(count(svg2, "<g class=\"panel\"") == 1);
+  CHECK(count_of(svg2, "<g class=\"panel\"") == 1);
   CHECK(svg2.find("id=\"head-1\"") != std::string::npos);
-  CHECK(count(svg2, ">a&lt;b</text>") == 2);
-  CHECK(count(svg2, ">c&amp;d</text>") == 2);
+  CHECK(count_of(svg2, ">a&lt;b</text>") == 2);
+  CHECK(count_of(svg2, ">c&amp;d</text>") == 2);
   CHECK(svg2.find(">journey</text>") == std::string::npos);
 }
 
@@ -196,17 +190,17 @@ TEST_CASE("cli_people: a long sequence is drawn downsampled with thinned labels"
   REQUIRE(r.exit_code == 0);
   const std::string svg = attn::test::read_text(t / "long.svg");
   CHECK(xml_problem(svg) == "");
-  CHECK(count(svg, "<g class=\"panel\"") == 2);
+  CHECK(count_of(svg, "<g class=\"panel\"") == 2);
   CHECK(svg.find("max over a block") != std::string::npos);
   // Thinned: far fewer than 600 row labels per panel, but some (">0<", ">100<" ...).
-  const std::size_t labels = count(svg, "font-size=\"11\" text-anchor=\"end\"");
+  const std::size_t labels = count_of(svg, "font-size=\"11\" text-anchor=\"end\"");
   CHECK(labels > 2 * 5);
   CHECK(labels < 2 * 100);
   CHECK(svg.find(">100</text>") != std::string::npos);
   // Past 64 cells a side each panel is one embedded PNG of at most 256 x 256
   // cells, so the file stays small.
-  CHECK(count(svg, "<image class=\"heatmap\"") == 2);
-  CHECK(count(svg, "xlink:href=\"data:image/png;base64,iVBORw0KGgo") == 2);  // PNG signature
+  CHECK(count_of(svg, "<image class=\"heatmap\"") == 2);
+  CHECK(count_of(svg, "xlink:href=\"data:image/png;base64,iVBORw0KGgo") == 2);  // PNG signature
   CHECK(svg.size() < 1000000);
 }
 
@@ -220,10 +214,10 @@ TEST_CASE("cli_people: --show draws every head with labelled rows; plain charact
   // The first query attends only to itself (weight 1: the brightest ramp
   // character); the rest of its row is masked (blank). Six tokens with
   // labels up to 7 characters: cells 8 columns wide, each key labelled.
-  CHECK(count(r.out, "\n   Your @@@@@@@@" + std::string(40, ' ') + "\n") == 2);
-  CHECK(count(r.out, "\n        Your    journey starts  with    one     step    \n") == 2);
+  CHECK(count_of(r.out, "\n   Your @@@@@@@@" + std::string(40, ' ') + "\n") == 2);
+  CHECK(count_of(r.out, "\n        Your    journey starts  with    one     step    \n") == 2);
   for (const char* label : {"journey ", " starts ", "   with ", "    one ", "   step "})
-    CHECK(count(r.out, std::string("\n") + label) == 2);
+    CHECK(count_of(r.out, std::string("\n") + label) == 2);
 }
 
 TEST_CASE("cli_people: --show on a terminal uses 24-bit or 256-colour blocks") {

@@ -14,19 +14,13 @@
 #include "test_util.h"
 
 using attn::test::run;
+using attn::test::q;
+using attn::test::count_of;
 
 namespace {
 
 std::string bin() { return attn::test::quoted_binary(); }
 std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
-std::string q(const std::string& path) { return "'" + path + "'"; }
-
-std::size_t count(const std::string& s, const std::string& what) {
-  std::size_t n = 0;
-  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
-  return n;
-}
-
 // A causal layer with H heads at length S, labels t0..t<S-1>; returns the config path.
 std::string long_config(const attn::test::TempDir& t, std::size_t S, std::size_t H) {
   attn::test::write_text(t / "x.npy", attn::encode_npy(attn::test::random_tensor({S, 16}, 3)));
@@ -50,10 +44,10 @@ TEST_CASE("cli_pictures: masked cells are hatched, apart from the colour scale")
   REQUIRE(run(bin() + " -q --config " + cfg("warner_causal.json") + " --plot " + q(t / "w.svg"))
               .exit_code == 0);
   const std::string svg = attn::test::read_text(t / "w.svg");
-  CHECK(count(svg, "<pattern id=\"masked\"") == 1);
+  CHECK(count_of(svg, "<pattern id=\"masked\"") == 1);
   // Causal S = 6: rows 0..4 each end in one run of masked keys, in both
   // panels, plus the legend's swatch.
-  CHECK(count(svg, "fill=\"url(#masked)\"") == 2 * 5 + 1);
+  CHECK(count_of(svg, "fill=\"url(#masked)\"") == 2 * 5 + 1);
   CHECK(svg.find(">masked</text>") != std::string::npos);
   // The darkest colour of the scale (a weight near 0) is not used for them:
   // the smallest weight of the map here is 0.09, no cell is viridis(0).
@@ -64,8 +58,8 @@ TEST_CASE("cli_pictures: masked cells are hatched, apart from the colour scale")
   const std::string c = long_config(t2, 100, 1);
   REQUIRE(run(bin() + " -q --config " + q(c) + " --plot " + q(t2 / "l.svg")).exit_code == 0);
   const std::string long_svg = attn::test::read_text(t2 / "l.svg");
-  CHECK(count(long_svg, "<image class=\"heatmap\"") == 1);
-  CHECK(count(long_svg, "fill=\"url(#masked)\"") == 99 + 1);
+  CHECK(count_of(long_svg, "<image class=\"heatmap\"") == 1);
+  CHECK(count_of(long_svg, "fill=\"url(#masked)\"") == 99 + 1);
 }
 
 TEST_CASE("cli_pictures: a capped colour bar says so with a ≥ at its top") {
@@ -87,11 +81,11 @@ TEST_CASE("cli_pictures: up to S = 64 every label is drawn; past it they thin ou
   REQUIRE(run(bin() + " -q --config " + q(c) + " --plot " + q(t / "s.svg")).exit_code == 0);
   const std::string svg = attn::test::read_text(t / "s.svg");
   for (int i = 0; i < 64; ++i)  // a row and a column of each of the two panels
-    CHECK_MESSAGE(count(svg, ">t" + std::to_string(i) + "</text>") == 4, i);
+    CHECK_MESSAGE(count_of(svg, ">t" + std::to_string(i) + "</text>") == 4, i);
   attn::test::TempDir t2;
   const std::string c2 = long_config(t2, 65, 1);
   REQUIRE(run(bin() + " -q --config " + q(c2) + " --plot " + q(t2 / "s.svg")).exit_code == 0);
-  CHECK(count(attn::test::read_text(t2 / "s.svg"), ">t1</text>") == 0);
+  CHECK(count_of(attn::test::read_text(t2 / "s.svg"), ">t1</text>") == 0);
 }
 
 TEST_CASE("cli_pictures: twelve heads wrap into a 4 x 3 grid") {
@@ -99,7 +93,7 @@ TEST_CASE("cli_pictures: twelve heads wrap into a 4 x 3 grid") {
   const std::string c = long_config(t, 8, 12);
   REQUIRE(run(bin() + " -q --config " + q(c) + " --plot " + q(t / "g.svg")).exit_code == 0);
   const std::string svg = attn::test::read_text(t / "g.svg");
-  CHECK(count(svg, "<g class=\"panel\"") == 12);
+  CHECK(count_of(svg, "<g class=\"panel\"") == 12);
   std::set<std::string> xs, ys;
   const std::regex title("<text x=\"([0-9.]+)\" y=\"([0-9.]+)\"[^>]*>head \\d+</text>");
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), title); it != std::sregex_iterator();
@@ -139,9 +133,9 @@ TEST_CASE("cli_pictures: labels that are not valid UTF-8 draw as U+FFFD in SVG a
                            " --labels 'ok,bad\xFF,\xC3,x\x01y,e,f' --plot ";
   REQUIRE(run(base + q(t / "b.svg")).exit_code == 0);
   const std::string svg = attn::test::read_text(t / "b.svg");
-  CHECK(count(svg, ">bad\xEF\xBF\xBD</text>") == 4);  // a row and a column of both panels
-  CHECK(count(svg, ">\xEF\xBF\xBD</text>") == 4);
-  CHECK(count(svg, ">x\xEF\xBF\xBDy</text>") == 4);  // a control character, not allowed in XML
+  CHECK(count_of(svg, ">bad\xEF\xBF\xBD</text>") == 4);  // a row and a column of both panels
+  CHECK(count_of(svg, ">\xEF\xBF\xBD</text>") == 4);
+  CHECK(count_of(svg, ">x\xEF\xBF\xBDy</text>") == 4);  // a control character, not allowed in XML
   CHECK(svg.find('\xFF') == std::string::npos);
   auto png = run(base + q(t / "b.png"));
   CHECK_MESSAGE(png.exit_code == 0, png.err);

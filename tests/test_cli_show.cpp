@@ -22,12 +22,11 @@
 #include "test_util.h"
 
 using attn::test::run;
+using attn::test::q;
 
 namespace {
 
 std::string bin() { return attn::test::quoted_binary(); }
-std::string q(const std::string& path) { return "'" + path + "'"; }
-
 // Display columns of UTF-8 text without escape sequences: CJK takes two.
 std::size_t columns(const std::string& s) {
   std::size_t cols = 0;

@@ -18,7 +18,7 @@ namespace attn::test::hostile {
 using attn::test::RunResult;
 namespace fs = std::filesystem;
 
-inline std::string q(const std::string& s) { return "'" + s + "'"; }
+using attn::test::q;
 inline std::string bin() { return q(attn::test::binary()); }
 inline std::string fixtures() { return source_path("tests/fixtures/hostile"); }
 inline std::string base_cfg() { return q(fixtures() + "/config.json"); }

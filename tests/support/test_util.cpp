@@ -19,6 +19,12 @@ namespace attn::test {
 std::string source_dir() { return ATTN_SOURCE_DIR; }
 std::string source_path(const std::string& rel) { return source_dir() + "/" + rel; }
 std::string binary() { return ATTN_BINARY; }
+std::size_t count_of(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
+  return n;
+}
+
 std::string quoted_binary() { return "'" + binary() + "'"; }
 std::string quoted_config(const std::string& name) {
   return "'" + source_path("configs/" + name) + "'";

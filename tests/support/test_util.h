@@ -48,6 +48,11 @@ std::string quoted_config(const std::string& name);
 
 std::string read_text(const std::string& path);
 
+// `s` single-quoted for a shell command (the tests' paths hold no quote).
+inline std::string q(const std::string& s) { return "'" + s + "'"; }
+// How often `what` occurs in `s` (non-overlapping).
+std::size_t count_of(const std::string& s, const std::string& what);
+
 // The values of a .npy image held in memory (e.g. captured stdout).
 Tensor npy_values(const std::string& bytes, const std::string& name);
 
