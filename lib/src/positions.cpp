@@ -38,18 +38,18 @@ double yarn_mscale(double scale, double mscale) {
   return scale <= 1.0 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0;
 }
 
+// The context the model was trained with: the scaling's
+// original_max_position_embeddings, else the rope's max_position_embeddings.
+std::int64_t original_context(const RopeSpec& s, const RopeScaling& sc, const char* type) {
+  if (sc.original_max_position_embeddings) return *sc.original_max_position_embeddings;
+  if (s.max_position_embeddings) return *s.max_position_embeddings;
+  throw Error(Exit::config, std::string("rope.max_position_embeddings: rope_type \"") + type +
+                                "\" without original_max_position_embeddings needs it");
+}
+
 void yarn(const RopeSpec& s, const RopeScaling& sc, std::size_t R, RopeFrequencies& f) {
   std::optional<double> factor = sc.factor;
-  std::int64_t orig = 0;
-  if (sc.original_max_position_embeddings) {
-    orig = *sc.original_max_position_embeddings;
-  } else if (s.max_position_embeddings) {
-    orig = *s.max_position_embeddings;
-  } else {
-    throw Error(Exit::config,
-                "rope.max_position_embeddings: rope_type \"yarn\" without "
-                "original_max_position_embeddings needs it");
-  }
+  const std::int64_t orig = original_context(s, sc, "yarn");
   if (!factor && sc.original_max_position_embeddings && s.max_position_embeddings)
     factor = double(*s.max_position_embeddings) / double(orig);
   const double fac = need(factor, "yarn", "factor");
@@ -107,16 +107,7 @@ void llama3(const RopeSpec& s, const RopeScaling& sc, std::size_t R, RopeFrequen
 
 void longrope(const RopeSpec& s, const RopeScaling& sc, std::size_t R, std::int64_t seq_len,
               RopeFrequencies& f) {
-  std::int64_t orig = 0;
-  if (sc.original_max_position_embeddings) {
-    orig = *sc.original_max_position_embeddings;
-  } else if (s.max_position_embeddings) {
-    orig = *s.max_position_embeddings;
-  } else {
-    throw Error(Exit::config,
-                "rope.max_position_embeddings: rope_type \"longrope\" needs it (or "
-                "original_max_position_embeddings)");
-  }
+  const std::int64_t orig = original_context(s, sc, "longrope");
   std::optional<double> factor = sc.factor;
   if (!factor && s.max_position_embeddings)
     factor = double(*s.max_position_embeddings) / double(orig);

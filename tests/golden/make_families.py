@@ -27,9 +27,13 @@ import json
 import os
 import shutil
 import struct
+import sys
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from safetensors_write import save_safetensors  # noqa: E402  (the one writer of the scripts)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "families")
@@ -42,30 +46,8 @@ ST_DTYPE = {"f32": ("F32", torch.float32), "f16": ("F16", torch.float16),
             "bf16": ("BF16", torch.bfloat16)}
 
 
-def tensor_bytes(t):
-    t = t.contiguous()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().astype("<i2").tobytes()
-    return t.numpy().astype(t.numpy().dtype.newbyteorder("<")).tobytes()
-
-
 def write_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for key, t in tensors.items():
-        b = tensor_bytes(t)
-        header[key] = {"dtype": {torch.float32: "F32", torch.float16: "F16",
-                                 torch.bfloat16: "BF16"}[t.dtype],
-                       "shape": list(t.shape), "data_offsets": [offset, offset + len(b)]}
-        blobs.append(b)
-        offset += len(b)
-    header["__metadata__"] = {"format": "pt"}
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
+    save_safetensors(path, tensors, metadata={"format": "pt"})
 
 
 # ---------------------------------------------------------------------------
