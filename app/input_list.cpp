@@ -62,15 +62,15 @@ int run_input_list(const Options& opt) {
     in.source = e->path;
     in.x = attn::batch_input(attn::read_input_file(e->path, opt.allow_nonfinite), cfg, e->path,
                              &in.batched);
-    if (mask) in.padding = attn::batch_mask(*mask, in.x.shape[0], in.x.shape[1], mask_name, e->path);
+    if (mask)
+      in.padding = attn::batch_mask(*mask, in.x.shape[0], in.x.shape[1], mask_name, e->path);
     in.load_ms = ms_since(t_load);
 
     const std::string dir = cfg.output_dir + "/" + e->name;
     attn::OutputDir out(dir);
     JobPlan plan;
     plan.stats = opt.stats;
-    const JobResult res =
-        session.forward(in, plan, cfg.output_attention ? &out : nullptr, e->path);
+    const JobResult res = session.forward(in, plan, cfg.output_attention ? &out : nullptr, e->path);
 
     const auto t_write = Clock::now();
     const nlohmann::json run =

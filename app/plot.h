@@ -40,9 +40,9 @@ struct MapPicture {
 
 // The picture of a run's captured maps, with its title and facts (plot_picture.cpp).
 struct SessionInput;  // run_session.h
-MapPicture make_picture(const Options& opt, const attn::Config& cfg,
-                        const attn::LoadedRun& model, const SessionInput& in,
-                        const MapCapture& cap, std::vector<std::string> labels);
+MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn::LoadedRun& model,
+                        const SessionInput& in, const MapCapture& cap,
+                        std::vector<std::string> labels);
 
 // Largest N drawn in an SVG or PNG panel: 256 cells keep a panel readable and
 // the SVG small; longer sequences are reduced by block max.

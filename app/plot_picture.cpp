@@ -11,9 +11,9 @@
 #include "attn/layout.h"
 #include "attn/run.h"
 #include "map_capture.h"
-#include "run_session.h"
 #include "options.h"
 #include "plot.h"
+#include "run_session.h"
 
 namespace app {
 namespace {
@@ -81,9 +81,9 @@ MapPicture reduced(const MapPicture& pic, std::size_t max_cells) {
   return out;
 }
 
-MapPicture make_picture(const Options& opt, const attn::Config& cfg,
-                        const attn::LoadedRun& model, const SessionInput& in,
-                        const MapCapture& cap, std::vector<std::string> labels) {
+MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn::LoadedRun& model,
+                        const SessionInput& in, const MapCapture& cap,
+                        std::vector<std::string> labels) {
   const std::size_t B = in.x.shape[0], S = in.x.shape[1], C = in.x.shape[2];
   const std::size_t H = std::size_t(cfg.num_heads), n = cap.cells_per_side();
   MapPicture pic;
@@ -110,8 +110,7 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg,
   f.emplace_back("config", cfg.file.empty() ? "(inline)" : cfg.file);
   f.emplace_back("attention", attn::kind_name(cfg.kind) + ", H = " + std::to_string(H) + ", D = " +
                                   std::to_string(cfg.head_size) + ", C = " + std::to_string(C));
-  f.emplace_back("weights", model.weights_source + " (layout " +
-                                attn::layout_name(model.layout) +
+  f.emplace_back("weights", model.weights_source + " (layout " + attn::layout_name(model.layout) +
                                 (model.layout_detected ? ", detected)" : ")"));
   f.emplace_back("layer", cfg.weights_prefix.empty() ? "whole file (no weights_prefix)"
                                                      : "weights_prefix " + cfg.weights_prefix);

@@ -24,8 +24,8 @@
 #include "progress.h"
 #include "run_session.h"
 #include "stdin_input.h"
-#include "term.h"
 #include "stdout_writer.h"
+#include "term.h"
 #include "timing.h"
 
 namespace app {
@@ -44,8 +44,7 @@ std::string format_stdout(const attn::Tensor& t, Format f) {
 }
 
 // Token labels for pictures: --labels or --labels-file, else the config's, else positions.
-std::vector<std::string> token_labels(const Options& opt, const attn::Config& cfg,
-                                      std::size_t S) {
+std::vector<std::string> token_labels(const Options& opt, const attn::Config& cfg, std::size_t S) {
   std::string flag;
   if (auto labels = flag_labels(opt, &flag)) {
     if (labels->size() != S)
@@ -62,7 +61,6 @@ std::vector<std::string> token_labels(const Options& opt, const attn::Config& cf
   for (std::size_t t = 0; t < S; ++t) pos.push_back(std::to_string(t));
   return pos;
 }
-
 
 }  // namespace
 
@@ -97,8 +95,8 @@ int run_forward(const Options& opt) {
   const bool want_maps = to_dir && cfg.output_attention;
   const bool pictures = opt.plot || opt.show;
   spdlog::debug("weights {} ({}), input {} {}, threads {}", session.model().weights_source,
-                attn::layout_name(session.model().layout), in.source,
-                attn::shape_str(in.x.shape), session.threads());
+                attn::layout_name(session.model().layout), in.source, attn::shape_str(in.x.shape),
+                session.threads());
 
   // Flags about the maps are checked before the compute, against the loaded shapes.
   JobPlan plan;

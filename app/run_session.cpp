@@ -73,9 +73,8 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
   return res;
 }
 
-nlohmann::json RunSession::stage(attn::OutputDir& out, const SessionInput& in,
-                                 const JobResult& res, bool maps_written,
-                                 const nlohmann::json& extra) const {
+nlohmann::json RunSession::stage(attn::OutputDir& out, const SessionInput& in, const JobResult& res,
+                                 bool maps_written, const nlohmann::json& extra) const {
   RunFacts f = model_facts(cfg_, model_, threads_);
   f.input_source = in.source;
   f.input_shape = in.batched ? in.x.shape : std::vector<std::size_t>{in.x.shape[1], in.x.shape[2]};

@@ -106,13 +106,12 @@ void check_case(const std::string& name) {
   want_attention = with_leading_one(want_attention, sink.maps.shape);
 
   attn::test::Diff d = attn::test::compare(context, want_context);
-  CHECK_MESSAGE(d.shape_ok, name, ": context shape ", attn::shape_str(context.shape),
-                " expected ", attn::shape_str(want_context.shape));
+  CHECK_MESSAGE(d.shape_ok, name, ": context shape ", attn::shape_str(context.shape), " expected ",
+                attn::shape_str(want_context.shape));
   CHECK_MESSAGE(d.relative() <= kTolerance, name, ": context ", attn::test::describe(d));
 
   attn::test::Diff ds = attn::test::compare(context_streamed, want_context);
-  CHECK_MESSAGE(ds.relative() <= kTolerance, name, ": streamed context ",
-                attn::test::describe(ds));
+  CHECK_MESSAGE(ds.relative() <= kTolerance, name, ": streamed context ", attn::test::describe(ds));
 
   attn::test::Diff da = attn::test::compare(sink.maps, want_attention);
   CHECK_MESSAGE(da.shape_ok, name, ": attention shape ", attn::shape_str(sink.maps.shape),
@@ -144,8 +143,7 @@ void check_case(const std::string& name) {
           theirs_zero = theirs_zero && want_attention.data[row + j] == 0.0f;
         }
         CHECK_MESSAGE(ours_zero, name, ": masked row b=", b, " h=", h, " i=", i, " not zero");
-        CHECK_MESSAGE(theirs_zero, name, ": fixture row b=", b, " h=", h, " i=", i,
-                      " not zero");
+        CHECK_MESSAGE(theirs_zero, name, ": fixture row b=", b, " h=", h, " i=", i, " not zero");
       }
     }
   CHECK_MESSAGE(stats.fully_masked_rows == masked_rows, name, ": fully masked rows counted ",
@@ -170,10 +168,22 @@ void check_printed(const std::string& name, const std::vector<std::vector<double
       REQUIRE(table[i].size() == O);
       for (std::size_t o = 0; o < O; ++o) {
         double got = context.data[(b * S + i) * O + o];
-        CHECK_MESSAGE(std::fabs(got - table[i][o]) <= 0.5e-4 + 1e-6, name, " [", b, ", ", i,
-                      ", ", o, "] = ", got, ", printed ", table[i][o]);
+        CHECK_MESSAGE(std::fabs(got - table[i][o]) <= 0.5e-4 + 1e-6, name, " [", b, ", ", i, ", ",
+                      o, "] = ", got, ", printed ", table[i][o]);
       }
     }
+}
+
+// Every case, each failure named and the rest still run.
+void check_cases(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    INFO("case ", name);
+    try {
+      check_case(name);
+    } catch (const std::exception& e) {
+      FAIL_CHECK(name, ": ", e.what());
+    }
+  }
 }
 
 }  // namespace
@@ -182,14 +192,7 @@ TEST_CASE("golden: every PyTorch case matches (context, streamed context, attent
   const std::vector<std::string> names = case_names();
   // make_golden.py writes 83 cases; a missing folder would silently shrink coverage.
   CHECK(names.size() >= 80);
-  for (const std::string& name : names) {
-    INFO("case ", name);
-    try {
-      check_case(name);
-    } catch (const std::exception& e) {
-      FAIL_CHECK(name, ": ", e.what());
-    }
-  }
+  check_cases(names);
 }
 
 TEST_CASE("golden: every model family's layer matches PyTorch (make_families.py)") {
@@ -197,22 +200,18 @@ TEST_CASE("golden: every model family's layer matches PyTorch (make_families.py)
   // make_families.py writes 12 cases (proj: Llama GQA/MQA/sharded, Qwen2, OPT, Whisper;
   // bert; neox; falcon multi_query and grouped; Phi-3; MPT).
   CHECK(names.size() == 12);
-  for (const std::string& name : names) {
-    INFO("case ", name);
-    try {
-      check_case(name);
-    } catch (const std::exception& e) {
-      FAIL_CHECK(name, ": ", e.what());
-    }
-  }
+  check_cases(names);
 }
 
 // The numbers the tutorials printed (tutorial 004, seed 123), independent of
 // the .npy expectations.
 TEST_CASE("golden: Raschka's MultiHeadAttention tutorial table (unmasked, kind multi)") {
-  check_printed("tutorial_raschka_mha_multi",
-                {{0.2595, 0.4014}, {0.2583, 0.4014}, {0.2583, 0.4014},
-                 {0.2575, 0.4031}, {0.2582, 0.4026}, {0.2575, 0.4028}});
+  check_printed("tutorial_raschka_mha_multi", {{0.2595, 0.4014},
+                                               {0.2583, 0.4014},
+                                               {0.2583, 0.4014},
+                                               {0.2575, 0.4031},
+                                               {0.2582, 0.4026},
+                                               {0.2575, 0.4028}});
 }
 
 TEST_CASE("golden: Raschka's MultiHeadAttention book table (masked in place, kind causal)") {
@@ -221,13 +220,12 @@ TEST_CASE("golden: Raschka's MultiHeadAttention book table (masked in place, kin
 }
 
 TEST_CASE("golden: Raschka's MultiHeadAttentionWrapper tutorial table (multi, per_head)") {
-  check_printed("tutorial_raschka_wrapper_multi",
-                {{-0.5337, -0.1051, 0.5085, 0.3508},
-                 {-0.5323, -0.1080, 0.5084, 0.3508},
-                 {-0.5323, -0.1079, 0.5084, 0.3506},
-                 {-0.5297, -0.1076, 0.5074, 0.3471},
-                 {-0.5311, -0.1066, 0.5076, 0.3446},
-                 {-0.5299, -0.1081, 0.5077, 0.3493}});
+  check_printed("tutorial_raschka_wrapper_multi", {{-0.5337, -0.1051, 0.5085, 0.3508},
+                                                   {-0.5323, -0.1080, 0.5084, 0.3508},
+                                                   {-0.5323, -0.1079, 0.5084, 0.3506},
+                                                   {-0.5297, -0.1076, 0.5074, 0.3471},
+                                                   {-0.5311, -0.1066, 0.5076, 0.3446},
+                                                   {-0.5299, -0.1081, 0.5077, 0.3493}});
 }
 
 TEST_CASE("golden: Raschka's MultiHeadAttentionWrapper book table (causal, per_head)") {
