@@ -17,6 +17,8 @@ Geometry geometry_of(const Config& cfg) {
   g.D = static_cast<std::size_t>(cfg.head_size);
   g.O = static_cast<std::size_t>(cfg.out_features());
   g.out_proj = cfg.out_proj;
+  g.Ck = static_cast<std::size_t>(cfg.kdim ? cfg.kdim : cfg.hidden_size);
+  g.Cv = static_cast<std::size_t>(cfg.vdim ? cfg.vdim : cfg.hidden_size);
   return g;
 }
 
@@ -42,6 +44,12 @@ std::string layout_fit_problem(const Geometry& g, Layout layout) {
   if (needs_mha(layout) && g.Hkv != g.H)
     return "layout " + name + " holds one key and value head per query head (num_kv_heads = " +
            "num_heads = " + n(g.H) + "), found num_kv_heads " + n(g.Hkv);
+  if ((g.Ck && g.Ck != g.C) || (g.Cv && g.Cv != g.C)) {
+    if (layout != Layout::torch_mha)
+      return "layout " + name + " projects keys and values from hidden_size " + n(g.C) +
+             " features; kdim/vdim other than hidden_size (found " + n(g.Ck) + ", " + n(g.Cv) +
+             ") need layout torch_mha (q_proj_weight, k_proj_weight, v_proj_weight)";
+  }
   if (layout == Layout::torch_mha || layout == Layout::gpt2) {
     const std::string what =
         layout == Layout::torch_mha ? "torch.nn.MultiheadAttention's embed_dim" : "GPT-2's n_embd";

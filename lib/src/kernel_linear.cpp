@@ -8,16 +8,18 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cassert>
 
 #include "attn/attention.h"
 #include "kernels.h"
 
 namespace attn {
 
-void linear(const float* a /* (M, K), ld lda */, std::size_t lda, std::size_t M, std::size_t K,
-            const Tensor& W /* (N, K) */, const Tensor& bias /* (N) or empty */,
+void linear(const float* a /* (M, K), ld lda */, std::size_t lda, std::size_t M,
+            const MatrixRef& W /* (N, K) */, const float* bias /* (N) or nullptr */,
             float* out /* (M, N), ld ldo */, std::size_t ldo, int threads) {
-  const std::size_t N = W.shape[0];
+  const std::size_t N = W.rows, K = W.cols;
+  assert(lda >= K && ldo >= N);
   // Slices of at least 64 rows: below that the packing of W dominates.
   const std::size_t slices =
       std::max<std::size_t>(1, std::min<std::size_t>(kernels::resolve_threads(threads), M / 64));
@@ -26,14 +28,20 @@ void linear(const float* a /* (M, K), ld lda */, std::size_t lda, std::size_t M,
     const std::size_t r0 = M * s / slices, r1 = M * (s + 1) / slices;
     if (r1 == r0) return;
     float* o = out + r0 * ldo;
-    if (!bias.data.empty())
-      for (std::size_t r = r0; r < r1; ++r)
-        std::copy(bias.data.begin(), bias.data.end(), out + r * ldo);
+    if (bias)
+      for (std::size_t r = r0; r < r1; ++r) std::copy(bias, bias + N, out + r * ldo);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(r1 - r0),
                 static_cast<int>(N), static_cast<int>(K), 1.0f, a + r0 * lda,
-                static_cast<int>(lda), W.ptr(), static_cast<int>(K),
-                bias.data.empty() ? 0.0f : 1.0f, o, static_cast<int>(ldo));
+                static_cast<int>(lda), W.data, static_cast<int>(K), bias ? 1.0f : 0.0f, o,
+                static_cast<int>(ldo));
   });
+}
+
+void linear(const float* a, std::size_t lda, std::size_t M, std::size_t K, const Tensor& W,
+            const Tensor& bias, float* out, std::size_t ldo, int threads) {
+  assert(W.shape.size() == 2 && W.shape[1] == K);
+  linear(a, lda, M, MatrixRef{W.ptr(), W.shape[0], K}, bias.data.empty() ? nullptr : bias.ptr(),
+         out, ldo, threads);
 }
 
 }  // namespace attn

@@ -84,6 +84,11 @@ ScoreMask score_mask(const Tensor& m, std::size_t B, std::size_t H, std::size_t 
   return out;
 }
 
+ScoreMask score_mask(const AttnMask& m, std::size_t B, std::size_t H, std::size_t L,
+                     std::size_t T, const std::string& name) {
+  return m.additive ? score_mask(m.add, B, H, L, T, name) : score_mask(m.blocked, B, H, L, T, name);
+}
+
 Mask padding_from_attention_mask(const Mask& attention_mask) {
   Mask padded = attention_mask;
   for (std::uint8_t& v : padded.data) v = v ? 0 : 1;

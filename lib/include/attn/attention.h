@@ -15,19 +15,52 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <optional>
+#include <vector>
+
+#include "attn/config.h"
+#include "attn/masks.h"
+#include "attn/positions.h"
 #include "attn/tensor.h"
 #include "attn/weights.h"
 
 namespace attn {
 
+// What the scores of CONTRACT.md "Scores, in order" apply, resolved for one
+// run (attention_spec() in run.h builds it from a config).
 struct AttentionSpec {
   float scale = 1.0f;   // multiplies q k^T
   bool causal = false;  // mask keys after the query position
+  // (v2), each off by default:
+  std::optional<RopeSpec> rope;     // on q and k after the projection (and qk_norm); rotary_dim set
+  std::vector<float> alibi_slopes;  // (H): s += slope_h * (pos_j - pos_i); empty = no alibi
+  std::size_t sliding_window = 0;   // W: keys with i - W < j (and j - i < W when not causal); 0 = none
+  float softcap = 0.0f;             // s = c * tanh(s / c); 0 = none
+  std::optional<QkNormSpec> qk_norm;  // RMSNorm of q and k (weights in Weights::q_norm/k_norm)
+  bool sinks = false;               // Weights::sinks joins every softmax row as a dropped column
+  bool add_zero_attn = false;       // torch MHA: a zero key and value appended (after bias_kv)
+  // torch MHA's add_bias_kv is on when Weights::bias_k is set.
 };
 
+// The tensors of one forward pass. Letters: L queries, T keys (T = L for
+// self-attention), Ck and Cv the key and value source widths.
+struct ForwardInputs {
+  const Tensor* x = nullptr;      // (B, L, C) queries (and keys and values for self-attention)
+  const Tensor* key = nullptr;    // (B, T, Ck) cross-attention keys, or nullptr = x
+  const Tensor* value = nullptr;  // (B, T, Cv), or nullptr = key
+  const Mask* key_padding = nullptr;       // (B, T), 1 = padded key, or nullptr
+  const PositionIds* positions = nullptr;  // (B, L) for rope and alibi, or nullptr = 0..L-1
+  const ScoreMask* attn_mask = nullptr;    // resolved for (B, H, L, T), or nullptr
+};
+
+// Keys each map row holds: T, plus one for bias_kv and one for zero_attn
+// (torch MHA appends them after the T keys; masks treat them as allowed).
+std::size_t map_keys(const Weights& w, const AttentionSpec& spec, std::size_t T);
+
 // Receives the softmax weights block by block, so maps of any size can go
-// straight to a file: rows [i0, i0 + n) of the (S, S) map of batch b, head h,
-// as n x S floats row-major. Within (B, H, S, S) those rows are contiguous.
+// straight to a file: rows [i0, i0 + n) of the (L, T') map of batch b, head h,
+// as n x T' floats row-major (T' = map_keys(...): S for self-attention).
+// Within (B, H, L, T') those rows are contiguous.
 // Called concurrently from worker threads for different blocks: thread-safe.
 class AttentionSink {
  public:
@@ -36,18 +69,19 @@ class AttentionSink {
                           const float* rows) = 0;
 };
 
-// Collects the maps in memory: a (B, H, S, S) tensor.
+// Collects the maps in memory: a (B, H, L, T) tensor (T = L by default).
 class TensorSink : public AttentionSink {
  public:
-  TensorSink(std::size_t B, std::size_t H, std::size_t S) : maps({B, H, S, S}), H_(H), S_(S) {}
+  TensorSink(std::size_t B, std::size_t H, std::size_t L, std::size_t T = 0)
+      : maps({B, H, L, T ? T : L}), H_(H), L_(L), T_(T ? T : L) {}
   void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
                   const float* rows) override {
-    std::copy(rows, rows + n * S_, maps.data.begin() + ((b * H_ + h) * S_ + i0) * S_);
+    std::copy(rows, rows + n * T_, maps.data.begin() + ((b * H_ + h) * L_ + i0) * T_);
   }
   Tensor maps;
 
  private:
-  std::size_t H_, S_;
+  std::size_t H_, L_, T_;
 };
 
 struct ForwardOptions {
@@ -66,17 +100,20 @@ struct ForwardStats {
   double flops = 0.0;                  // multiply-adds x2 actually computed
 };
 
-// x: (B, S, C) row-major. key_padding: (B, S) bytes, 1 = padded key, or
-// nullptr. context: resized to (B, S, O).
-// Runs on opt.threads workers (std::thread; OpenBLAS multi-threaded for the
-// two projection GEMMs, single-threaded inside the workers; the previous
-// OpenBLAS thread count is restored). Safe to call from several threads at
-// once (results stay exact; OpenBLAS's thread count is process-wide, so
-// concurrent calls may run each other's GEMMs with fewer threads). Memory
-// besides x and context: the (B*S, (H+2*Hkv)*D) projection buffer, plus per worker
-// a 128 x 256 score tile, or 128 x S rows when maps go to a sink.
-// Exit::data when x is not (B, S, C) or the mask not (B, S); exceptions
-// thrown by the sink reach the caller after every worker stopped.
+// The forward pass of CONTRACT.md "Scores, in order" over `in`; context is
+// resized to (B, L, O). Runs on opt.threads workers (std::thread; OpenBLAS
+// single-threaded inside them: one threading layer). Safe to call from
+// several threads at once (results stay exact; OpenBLAS's thread count is
+// process-wide). Memory besides the inputs and context: the projection
+// buffers (B*L, (H+2*Hkv)*D) (self-attention) or (B*L, H*D) + (B*T', 2*Hkv*D)
+// (cross), plus per worker a 128 x 256 score tile, or 128 x T' rows when maps
+// go to a sink. Exit::data when a tensor's shape does not fit the weights or
+// each other; exceptions thrown by the sink reach the caller after every
+// worker stopped.
+ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
+                     Tensor& context, const ForwardOptions& opt);
+
+// Self-attention without the v2 inputs: x (B, S, C), key_padding (B, S) or nullptr.
 ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& x,
                      const Mask* key_padding, Tensor& context, const ForwardOptions& opt);
 
@@ -86,6 +123,9 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& 
 // leading dimension ldo. threads: 0 = all cores.
 void linear(const float* a, std::size_t lda, std::size_t M, std::size_t K, const Tensor& W,
             const Tensor& bias, float* out, std::size_t ldo, int threads);
+// The same with W viewed in place (N = W.rows, K = W.cols) and bias (N) or nullptr.
+void linear(const float* a, std::size_t lda, std::size_t M, const MatrixRef& W, const float* bias,
+            float* out, std::size_t ldo, int threads);
 
 // FLOPs of the dense forward pass (2 per multiply-add), counting causal
 // score and P·V work halved (only the lower triangle is computed).

@@ -10,12 +10,37 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "attn/layout.h"
+#include "attn/masks.h"
+#include "attn/positions.h"
 #include "attn/tensor.h"
 
 namespace attn {
 
 enum class Kind { single, multi, causal };  // the tutorial modules
 std::string kind_name(Kind k);
+
+// (v2) A "path or nested array" key: a resolved path ("-" = standard input
+// where the key allows it), or the array given inline in the config.
+template <class T>
+struct ArrayKey {
+  std::string path;                // resolved ("" = none or inline)
+  std::optional<T> inline_value;   // the nested array as given
+  bool given() const { return !path.empty() || inline_value.has_value(); }
+};
+
+// (v2) qk_norm: RMSNorm of q and k before rope, in float32 as Hugging Face's
+// RMSNorm: x * rsqrt(mean(x^2) + eps) * (weight_offset + w).
+struct QkNormSpec {
+  double eps = 1e-6;
+  bool scope_all = false;  // "all": over the H*D (q) and Hkv*D (k) row (OLMo 2); "head": over D
+  int weight_offset = 0;   // 1: x * (1 + w) (Gemma)
+};
+
+// (v2) alibi: true, {"max_bias": x} or {"slopes": [H numbers]}.
+struct AlibiSpec {
+  double max_bias = 8.0;
+  std::vector<double> slopes;  // H values when given; empty = BLOOM/MPT's formula with max_bias
+};
 
 struct Config {
   std::string file;  // the config file as given (for messages); "" if from a string
@@ -49,6 +74,30 @@ struct Config {
 
   std::string output_dir;  // resolved ("" = none)
   bool output_attention = true;
+  bool output_average_heads = false;  // (v2) output.average_heads / --average-heads
+
+  // ---- (v2) positions, masks and variants (CONTRACT.md "Scores, in order") ----
+  std::optional<RopeSpec> rope;        // rotary_dim resolved (default D)
+  ArrayKey<PositionIds> positions;     // (S,) or (B, S); none = 0..S-1
+  std::optional<AlibiSpec> alibi;      // none = alibi false
+  std::optional<std::int64_t> sliding_window;  // W
+  std::optional<double> softcap;
+  std::optional<QkNormSpec> qk_norm;
+  bool sinks = false;
+  ArrayKey<Mask> attention_mask;       // Hugging Face's: 1 = attend (not with padding_mask)
+  ArrayKey<AttnMask> attn_mask;        // torch's: bool (true = blocked) or float (added)
+
+  // ---- (v2) cross-attention and torch MHA's options ----
+  ArrayKey<Tensor> kv_input;           // (T, Ck) or (B, T, Ck): keys and values from here
+  ArrayKey<Tensor> key_input, value_input;  // torch MHA's separate sources (both or neither)
+  std::int64_t kdim = 0, vdim = 0;     // resolved: hidden_size unless given
+  bool add_bias_kv = false, add_zero_attn = false;
+  bool batch_first = true;             // false: input (S, B, C), context (S, B, O)
+  std::vector<std::string> kv_labels;  // labels of the T keys (cross-attention pictures)
+
+  // ---- (v2) model folders (issue 11) ----
+  std::string model;                   // resolved folder ("" = none)
+  std::optional<std::int64_t> layer;
 
   // What the config (or a flag) gave explicitly: resolve_config derives the
   // rest from these, so it gives the same result when called again after
@@ -63,6 +112,8 @@ struct Config {
   bool out_bias_given = false;
 
   std::int64_t kv_heads() const { return num_kv_heads.value_or(num_heads); }  // Hkv
+  // Keys and values come from another source than the queries.
+  bool cross() const { return kv_input.given() || key_input.given(); }
   std::int64_t inner_size() const { return num_heads * head_size; }  // H*D
   std::int64_t out_features() const { return out_proj ? out_size : inner_size(); }
 };

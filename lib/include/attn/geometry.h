@@ -22,6 +22,9 @@ struct Config;
 struct Geometry {
   std::size_t C = 0, H = 0, Hkv = 0, D = 0, O = 0;  // O = H*D without out_proj
   bool out_proj = true;
+  // (v2) Key and value source widths (torch MHA's kdim, vdim); = C unless
+  // given. Only torch_mha stores projections of other widths.
+  std::size_t Ck = 0, Cv = 0;
 
   std::size_t q_rows() const { return H * D; }               // also the context width H*D
   std::size_t kv_rows() const { return Hkv * D; }            // rows of k, and of v

@@ -16,6 +16,17 @@
 
 namespace attn {
 
+// torch's attn_mask as given, before its shape is resolved against a run:
+// bool (true = not allowed) or float (added to the scores). From a .npy, a
+// bool dtype or integers give a bool mask, floats an additive one; inline in a
+// config, JSON true/false give a bool mask, numbers an additive one.
+struct AttnMask {
+  bool additive = false;
+  Tensor add;    // when additive
+  Mask blocked;  // otherwise
+  const std::vector<std::size_t>& shape() const { return additive ? add.shape : blocked.shape; }
+};
+
 // torch's attn_mask for one run: rows of T values addressed per (b, h, i).
 // A shape that leaves out B or H shares its rows (stride 0).
 struct ScoreMask {
@@ -44,6 +55,9 @@ ScoreMask score_mask(const Mask& m, std::size_t B, std::size_t H, std::size_t L,
                      const std::string& name);
 ScoreMask score_mask(const Tensor& m, std::size_t B, std::size_t H, std::size_t L, std::size_t T,
                      const std::string& name);
+
+ScoreMask score_mask(const AttnMask& m, std::size_t B, std::size_t H, std::size_t L,
+                     std::size_t T, const std::string& name);
 
 // Hugging Face's attention_mask (1 = attend, 0 = padded) as a key padding
 // mask (1 = padded): every nonzero value keeps its key.

@@ -37,6 +37,12 @@ struct Mask {
   std::vector<std::uint8_t> data;
 };
 
+// Row-major int64 array: position ids (CONTRACT.md v2 `positions`, (S,) or (B, S)).
+struct PositionIds {
+  std::vector<std::size_t> shape;
+  std::vector<std::int64_t> data;
+};
+
 // "(2, 6, 3)": shapes in messages, written as NumPy prints them.
 std::string shape_str(const std::vector<std::size_t>& shape);
 

@@ -16,14 +16,47 @@
 
 namespace attn {
 
+// A row-major matrix viewed in place: (rows, cols), row stride cols.
+struct MatrixRef {
+  const float* data = nullptr;
+  std::size_t rows = 0, cols = 0;
+};
+
 struct Weights {
   std::int64_t C = 0, H = 0, D = 0, O = 0;  // O = out features (H*D without out_proj)
   std::int64_t Hkv = 0;  // key/value heads; 0 = H (weights built before GQA existed)
-  Tensor w_qkv;  // ((H+2*Hkv)*D, C): rows q of all heads, then k, then v (geometry.h)
+  // (v2) Widths of the key and value sources (torch MHA's kdim, vdim); 0 = C.
+  std::int64_t Ck = 0, Cv = 0;
+  // ((H+2*Hkv)*D, C): rows q of all heads, then k, then v (geometry.h). When
+  // Ck or Cv differs from C (torch MHA's q_proj_weight/k_proj_weight/
+  // v_proj_weight), only the q rows (H*D, C); k and v are in w_k and w_v.
+  Tensor w_qkv;
+  Tensor w_k, w_v;  // (Hkv*D, Ck), (Hkv*D, Cv) when Ck or Cv differs from C; else empty
   Tensor b_qkv;  // ((H+2*Hkv)*D) or empty (no qkv bias); a part the file lacks is zeros
   bool has_out_proj = true;
   Tensor w_out;  // (O, H*D) or empty (no output projection)
   Tensor b_out;  // (O) or empty (no out bias)
+  // (v2) Extras, each empty when the layer has none:
+  Tensor bias_k, bias_v;  // (Hkv*D) each: torch MHA's add_bias_kv, one more key/value position
+  Tensor q_norm, k_norm;  // qk_norm weights: (D) for scope "head"; (H*D), (Hkv*D) for "all"
+  Tensor sinks;           // (H): one learned logit per head (gpt-oss)
+
+  std::size_t key_width() const { return static_cast<std::size_t>(Ck ? Ck : C); }    // Ck
+  std::size_t value_width() const { return static_cast<std::size_t>(Cv ? Cv : C); }  // Cv
+  // k and v share w_qkv with q (the usual case: Ck == Cv == C).
+  bool fused_qkv() const { return w_k.data.empty(); }
+  // The three projections (torch.nn.Linear: (out, in)), viewed in place.
+  MatrixRef q_weight() const { return {w_qkv.ptr(), geometry().q_rows(), std::size_t(C)}; }
+  MatrixRef k_weight() const {
+    const Geometry g = geometry();
+    return fused_qkv() ? MatrixRef{w_qkv.ptr() + g.k_row0() * g.C, g.kv_rows(), g.C}
+                       : MatrixRef{w_k.ptr(), g.kv_rows(), key_width()};
+  }
+  MatrixRef v_weight() const {
+    const Geometry g = geometry();
+    return fused_qkv() ? MatrixRef{w_qkv.ptr() + g.v_row0() * g.C, g.kv_rows(), g.C}
+                       : MatrixRef{w_v.ptr(), g.kv_rows(), value_width()};
+  }
 
   Geometry geometry() const {
     Geometry g;
@@ -33,6 +66,8 @@ struct Weights {
     g.D = static_cast<std::size_t>(D);
     g.O = static_cast<std::size_t>(has_out_proj ? O : H * D);
     g.out_proj = has_out_proj;
+    g.Ck = key_width();
+    g.Cv = value_width();
     return g;
   }
 };
