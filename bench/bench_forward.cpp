@@ -162,7 +162,7 @@ std::string validate(std::size_t B, std::size_t S, bool causal, int threads) {
   for (bool maps : {false, true}) {
     opt.attention = maps ? &sink : nullptr;
     Tensor ctx;
-    forward(w, AttentionSpec{float(scale), causal}, x, nullptr, ctx, opt);
+    forward(w, AttentionSpec::plain(float(scale), causal), x, nullptr, ctx, opt);
     for (std::size_t t = 0; t < rows.size(); ++t)
       for (std::size_t o = 0; o < kO; ++o)
         worst_ctx = std::max(worst_ctx, std::fabs(double(ctx.data[(b * S + rows[t]) * kO + o]) -
@@ -184,7 +184,7 @@ std::string time_forward(std::size_t B, std::size_t S, bool causal, bool maps, c
   opt.threads = o.threads;
   DiscardSink sink;
   if (maps) opt.attention = &sink;
-  const AttentionSpec spec{1.0f / std::sqrt(float(kD)), causal};
+  const AttentionSpec spec = AttentionSpec::plain(1.0f / std::sqrt(float(kD)), causal);
   Tensor ctx;
   forward(w, spec, x, nullptr, ctx, opt);
   std::vector<double> ms;

@@ -174,7 +174,7 @@ TEST_CASE("attention: GQA equals multi-head attention with each KV head repeated
     }
   const Tensor x = test::random_tensor({s.B, s.S, s.C}, 43);
   for (bool causal : {false, true}) {
-    AttentionSpec spec{0.5f, causal};
+    AttentionSpec spec = AttentionSpec::plain(0.5f, causal);
     for (bool maps : {false, true}) {
       TensorSink sink_a(s.B, s.H, s.S), sink_b(s.B, s.H, s.S);
       ForwardOptions oa, ob;
@@ -215,7 +215,7 @@ TEST_CASE("attention: fully masked rows count and give the output bias") {
   const Weights w = make_weights(s, true, true, true, 7);
   const Tensor x = test::random_tensor({s.B, s.S, s.C}, 8);
   const Mask mask = make_padding(s.B, s.S, Pad::left);  // batch 1: 4 left-padded keys
-  AttentionSpec spec{0.7f, true};
+  AttentionSpec spec = AttentionSpec::plain(0.7f, true);
   Tensor ctx;
   const ForwardStats st = forward(w, spec, x, &mask, ctx, ForwardOptions{});
   // Causal + left padding: rows 0 (b=0) and 0..3 (b=1) see no key, per head.
@@ -238,7 +238,7 @@ TEST_CASE("attention: thread counts give the same context") {
   const Shape s{2, 200, 16, 4, 8, 16};
   const Weights w = make_weights(s, true, true, true, 300);
   const Tensor x = test::random_tensor({s.B, s.S, s.C}, 301);
-  AttentionSpec spec{0.35f, true};
+  AttentionSpec spec = AttentionSpec::plain(0.35f, true);
   Tensor one, four;
   ForwardOptions opt;
   opt.threads = 1;
@@ -282,7 +282,7 @@ TEST_CASE("attention: the sink gets every row once, causal zeros beyond the diag
   opt.attention = &sink;
   opt.threads = 2;
   Tensor ctx;
-  forward(w, AttentionSpec{0.5f, true}, x, nullptr, ctx, opt);
+  forward(w, AttentionSpec::plain(0.5f, true), x, nullptr, ctx, opt);
   for (int c : sink.seen) REQUIRE(c == 1);
   CHECK(sink.nonzero_future == 0);
   CHECK(sink.bad_sums == 0);
@@ -364,7 +364,7 @@ TEST_CASE("attention: S = 4096, D = 64 streaming rows agree with the row referen
   for (bool causal : {true, false}) {
     CAPTURE(causal);
     Tensor ctx;
-    forward(w, AttentionSpec{0.125f, causal}, x, &mask, ctx, ForwardOptions{});
+    forward(w, AttentionSpec::plain(0.125f, causal), x, &mask, ctx, ForwardOptions{});
     for (std::size_t b = 0; b < s.B; ++b) {
       const ref::Result want =
           ref::attention_rows(ref::from_weights(w), x, &mask, 0.125, causal, b, rows);

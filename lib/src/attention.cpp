@@ -1,21 +1,23 @@
-// The attention forward pass: one GEMM for Q|K|V over all B*S rows, then
-// per (batch, head, query block) tasks on the thread layer (streaming
-// online softmax, or exact rows handed to the AttentionSink), then one GEMM
-// for the output projection. Same math as torch.nn.MultiheadAttention and
-// the tutorial modules (attn/attention.h; tests/support/reference.h).
+// The attention forward pass of CONTRACT.md "Scores, in order":
+//   1-2. projections, then qk_norm and rope once per position (attention_project.cpp);
+//   3-8. per (batch, head, query block) tasks on the thread layer: score
+//        tiles (attention_scores.cpp) into a streaming online softmax, or exact
+//        rows handed to the AttentionSink;
+//   9.   heads concatenated, one GEMM for the output projection.
+// Same math as torch.nn.MultiheadAttention, the tutorial modules and the
+// Hugging Face families' eager attention (tests/support/reference.h).
 //
-// Letters: B batch, S sequence, C hidden, H heads, D head size, O out size.
+// Letters: B batch, L queries, T keys (T' with torch MHA's extra keys), C
+// hidden, H heads, Hkv key/value heads, D head size, O out size.
 #include "attn/attention.h"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <cassert>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "attn/error.h"
+#include "forward_stages.h"
 #include "kernels.h"
 
 namespace attn {
@@ -30,108 +32,188 @@ struct KeyRange {
   bool holes = false;
 };
 
-KeyRange key_range(const std::uint8_t* padding /* (S) or nullptr */, std::size_t S) {
-  KeyRange kr{0, S, false};
+KeyRange key_range(const std::uint8_t* padding /* (T) or nullptr */, std::size_t T) {
+  KeyRange kr{0, T, false};
   if (!padding) return kr;
-  while (kr.begin < S && padding[kr.begin]) ++kr.begin;
+  while (kr.begin < T && padding[kr.begin]) ++kr.begin;
   kr.end = kr.begin;
-  for (std::size_t j = kr.begin; j < S; ++j)
+  for (std::size_t j = kr.begin; j < T; ++j)
     if (!padding[j]) kr.end = j + 1;
   for (std::size_t j = kr.begin; j < kr.end; ++j)
     if (padding[j]) kr.holes = true;
   return kr;
 }
 
-void check_shapes(const Weights& w, const Tensor& x, const Mask* key_padding) {
+[[noreturn]] void bad_shape(const std::string& what, const std::string& expected,
+                            const std::vector<std::size_t>& found) {
+  throw Error(Exit::data, what + ": expected shape " + expected + ", found " + shape_str(found));
+}
+
+std::string dims(std::initializer_list<std::string> d) {
+  std::string s = "(";
+  for (const auto& x : d) s += (s.size() > 1 ? ", " : "") + x;
+  return s + ")";
+}
+
+void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in) {
   [[maybe_unused]] const Geometry g = w.geometry();
   // Contracts of the canonical form (geometry.h); loading and init guarantee them.
-  assert(w.w_qkv.shape == (std::vector<std::size_t>{g.qkv_rows(), g.C}));
   assert(w.b_qkv.data.empty() || w.b_qkv.size() == g.qkv_rows());
   assert(g.Hkv > 0 && g.H % g.Hkv == 0);
-  if (x.ndim() != 3 || x.shape[2] != static_cast<std::size_t>(w.C) || x.shape[1] == 0 ||
-      x.shape[0] == 0)
-    throw Error(Exit::data, "input: expected shape (B, S, " + std::to_string(w.C) +
-                                ") with B, S >= 1, found " + shape_str(x.shape));
-  if (key_padding && (key_padding->shape.size() != 2 || key_padding->shape[0] != x.shape[0] ||
-                      key_padding->shape[1] != x.shape[1]))
-    throw Error(Exit::data, "padding_mask: expected shape " +
-                                shape_str({x.shape[0], x.shape[1]}) + ", found " +
-                                shape_str(key_padding->shape));
+  const std::string C = std::to_string(g.C);
+  if (!in.x || in.x->ndim() != 3 || in.x->shape[2] != g.C || in.x->shape[0] == 0 ||
+      in.x->shape[1] == 0)
+    bad_shape("input", dims({"B", "S", C}) + " with B, S >= 1", in.x ? in.x->shape : std::vector<std::size_t>{});
+  const std::size_t B = in.x->shape[0], L = in.x->shape[1];
+  const Tensor* key = in.key ? in.key : in.x;
+  if (!in.key && !w.fused_qkv())
+    throw Error(Exit::data, "input: the layer projects keys from " + std::to_string(g.Ck) +
+                                " and values from " + std::to_string(g.Cv) +
+                                " features (kdim, vdim): give key_input and value_input");
+  if (in.key && (in.key->ndim() != 3 || in.key->shape[0] != B || in.key->shape[1] == 0 ||
+                 in.key->shape[2] != g.Ck))
+    bad_shape("key_input", dims({std::to_string(B), "T", std::to_string(g.Ck)}) + " with T >= 1",
+              in.key->shape);
+  const std::size_t T = key->shape[1];
+  if (in.value && (in.value->ndim() != 3 || in.value->shape[0] != B || in.value->shape[1] != T ||
+                   in.value->shape[2] != g.Cv))
+    bad_shape("value_input", dims({std::to_string(B), std::to_string(T), std::to_string(g.Cv)}),
+              in.value->shape);
+  if (in.value && !in.key) throw Error(Exit::data, "value_input: needs key_input");
+  if (!in.value && in.key && g.Cv != g.Ck)
+    throw Error(Exit::data, "kv_input: one source feeds keys and values, but kdim " +
+                                std::to_string(g.Ck) + " != vdim " + std::to_string(g.Cv));
+  if (in.key_padding && in.key_padding->shape != std::vector<std::size_t>{B, T})
+    bad_shape("padding_mask", shape_str({B, T}), in.key_padding->shape);
+  if (in.positions && in.positions->shape != std::vector<std::size_t>{B, L})
+    bad_shape("positions", shape_str({B, L}), in.positions->shape);
+  if (in.attn_mask && (in.attn_mask->L != L || in.attn_mask->T != T))
+    throw Error(Exit::data, "attn_mask: resolved for (" + std::to_string(in.attn_mask->L) + ", " +
+                                std::to_string(in.attn_mask->T) + "), the run has L = " +
+                                std::to_string(L) + " queries and T = " + std::to_string(T) +
+                                " keys");
+  if (spec.rope) {
+    const auto R = static_cast<std::size_t>(spec.rope->rotary_dim);
+    if (R == 0 || R % 2 || R > g.D)
+      throw Error(Exit::config, "rope.rotary_dim: expected an even number in 2.." +
+                                    std::to_string(g.D) + ", found " + std::to_string(R));
+    if (in.key) throw Error(Exit::config, "rope: needs self-attention (keys at the queries' positions), found a key input");
+  }
+  if (!spec.alibi_slopes.empty()) {
+    if (spec.alibi_slopes.size() != g.H)
+      throw Error(Exit::config, "alibi: expected " + std::to_string(g.H) + " slopes, found " +
+                                    std::to_string(spec.alibi_slopes.size()));
+    if (in.key) throw Error(Exit::config, "alibi: needs self-attention (keys at the queries' positions), found a key input");
+  }
+  if (spec.qk_norm) {
+    const std::size_t q = spec.qk_norm->scope_all ? g.q_rows() : g.D;
+    const std::size_t k = spec.qk_norm->scope_all ? g.kv_rows() : g.D;
+    if (w.q_norm.size() != q || w.k_norm.size() != k)
+      throw Error(Exit::data, "qk_norm: expected weights q_norm (" + std::to_string(q) +
+                                  ") and k_norm (" + std::to_string(k) + "), found " +
+                                  shape_str(w.q_norm.shape) + " and " + shape_str(w.k_norm.shape));
+  }
+  if (spec.sinks && w.sinks.size() != g.H)
+    throw Error(Exit::data, "sinks: expected one logit per head (" + std::to_string(g.H) +
+                                "), found " + shape_str(w.sinks.shape));
 }
 
 }  // namespace
 
-ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& x,
-                     const Mask* key_padding, Tensor& context, const ForwardOptions& opt) {
-  check_shapes(w, x, key_padding);
-  const std::size_t B = x.shape[0], S = x.shape[1], C = x.shape[2];
+std::size_t map_keys(const Weights& w, const AttentionSpec& spec, std::size_t T) {
+  return T + (w.bias_k.data.empty() ? 0 : 1) + (spec.add_zero_attn ? 1 : 0);
+}
+
+ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
+                     Tensor& context, const ForwardOptions& opt) {
+  check_inputs(w, spec, in);
   const Geometry g = w.geometry();
-  const std::size_t H = g.H, D = g.D, HD = g.q_rows(), ld = g.qkv_rows();
-  const std::size_t O = g.O;
+  const std::size_t H = g.H, D = g.D, HD = g.q_rows(), O = g.O;
   const int threads = kernels::resolve_threads(opt.threads);
   ForwardStats stats;
 
-  // qkv = x Wqkv^T + b   (B*S, (H+2*Hkv)*D); left uninitialized, every element is written.
-  std::unique_ptr<float[]> qkv(new float[B * S * ld]);
-  linear(x.ptr(), C, B * S, C, w.w_qkv, w.b_qkv, qkv.get(), ld, threads);
-  stats.flops += 2.0 * double(B * S) * double(C) * double(ld);
+  // 1-2. q, k, v; qk_norm and rope in place, once per position.
+  detail::Projected p = detail::project(w, spec, in, threads);
+  stats.flops += p.flops;
+  detail::position_stage(w, spec, in, p, threads);
+  const std::size_t B = p.B, L = p.L, T = p.T, Tx = p.T_ext;
 
   std::vector<KeyRange> ranges(B);
-  for (std::size_t b = 0; b < B; ++b) {
-    const std::uint8_t* pad = key_padding ? key_padding->data.data() + b * S : nullptr;
-    ranges[b] = key_range(pad, S);
-    // Rows with no allowed key: all rows when every key is padded; with the
-    // causal mask, the rows before the first unpadded key (left padding).
-    const std::size_t rows =
-        ranges[b].begin >= ranges[b].end ? S : (spec.causal ? ranges[b].begin : 0);
-    stats.fully_masked_rows += static_cast<std::int64_t>(rows * H);
+  for (std::size_t b = 0; b < B; ++b)
+    ranges[b] = key_range(in.key_padding ? in.key_padding->data.data() + b * T : nullptr, T);
+  // alibi: the positions of queries and keys (self-attention: the same).
+  std::vector<std::int64_t> iota;
+  if (!spec.alibi_slopes.empty() && !in.positions) {
+    iota.resize(L);
+    for (std::size_t i = 0; i < L; ++i) iota[i] = std::int64_t(i);
   }
 
-  // Tasks (b, h, query block); the largest causal blocks (last rows) first
-  // so the dynamic schedule ends evenly.
+  // 3-8. Tasks (b, h, query block); the largest causal blocks (last rows)
+  // first so the dynamic schedule ends evenly.
   const std::size_t qb = kernels::kQueryBlock;
-  const std::size_t n_blocks = (S + qb - 1) / qb;
+  const std::size_t n_blocks = (L + qb - 1) / qb;
   const std::size_t n_tasks = B * H * n_blocks;
   const int workers = static_cast<int>(std::min<std::size_t>(threads, n_tasks));
   std::vector<kernels::Scratch> scratch(static_cast<std::size_t>(workers));
   std::vector<std::vector<float>> map_rows(opt.attention ? workers : 0);
   std::vector<double> flops(static_cast<std::size_t>(workers), 0.0);
+  std::vector<std::int64_t> masked(static_cast<std::size_t>(workers), 0);
 
   auto run_task = [&](std::size_t task, int worker) {
     const std::size_t blk = n_blocks - 1 - task / (B * H);
     const std::size_t bh = task % (B * H), b = bh / H, h = bh % H;
-    const std::size_t i0 = blk * qb, n = std::min(qb, S - i0);
-    float* base = qkv.get() + b * S * ld;
+    const std::size_t i0 = blk * qb, n = std::min(qb, L - i0);
     HeadView hv;
     // Query head h reads KV head h / (H / Hkv) (repeat_kv) in place: no copy per query head.
-    hv.q = base + g.q_row0() + h * D;
-    hv.k = base + g.k_row0() + g.kv_head(h) * D;
-    hv.v = base + g.v_row0() + g.kv_head(h) * D;
-    hv.y = base + h * D;  // y overwrites this head's q rows: O(S) memory, no extra buffer
-    hv.ld = ld;
-    hv.ld_y = ld;
-    hv.S = S;
+    hv.q = p.q + b * L * p.ld_q + h * D;
+    hv.k = p.k + b * Tx * p.ld_kv + g.kv_head(h) * D;
+    hv.v = p.v + b * Tx * p.ld_kv + g.kv_head(h) * D;
+    hv.y = p.q + b * L * p.ld_q + h * D;  // y overwrites this head's q rows: no extra buffer
+    hv.ld_q = hv.ld_y = p.ld_q;
+    hv.ld_kv = p.ld_kv;
+    hv.L = L;
+    hv.T = T;
+    hv.T_ext = Tx;
     hv.D = D;
     hv.scale = spec.scale;
+    hv.softcap = spec.softcap;
     hv.causal = spec.causal;
-    hv.padding = key_padding ? key_padding->data.data() + b * S : nullptr;
+    hv.window = spec.sliding_window;
+    if (!spec.alibi_slopes.empty()) {
+      hv.alibi = true;
+      hv.alibi_slope = spec.alibi_slopes[h];
+      hv.pos_q = in.positions ? in.positions->data.data() + b * L : iota.data();
+      hv.pos_k = hv.pos_q;
+    }
+    hv.padding = in.key_padding ? in.key_padding->data.data() + b * T : nullptr;
     hv.key_begin = ranges[b].begin;
     hv.key_end = std::max(ranges[b].begin, ranges[b].end);
     hv.holes = ranges[b].holes;
+    if (in.attn_mask) {
+      const std::size_t off = in.attn_mask->row_offset(b, h, 0);
+      if (in.attn_mask->additive)
+        hv.mask_add = in.attn_mask->add.data() + off;
+      else
+        hv.mask_block = in.attn_mask->blocked.data() + off;
+    }
+    if (spec.sinks) {
+      hv.has_sink = true;
+      hv.sink = w.sinks.data[h];
+    }
     hv.batch = b;
     hv.head = h;
     hv.check_overflow = opt.check_overflow;
-    const std::size_t ke = spec.causal ? std::min(hv.key_end, i0 + n) : hv.key_end;
-    flops[worker] += 4.0 * double(n) * double(ke > hv.key_begin ? ke - hv.key_begin : 0) * double(D);
+    const kernels::KeySpan keys = kernels::block_keys(hv, i0, n);
+    flops[worker] += 4.0 * double(n) * double(keys.end - keys.begin + (Tx - T)) * double(D);
 
     auto& sc = scratch[static_cast<std::size_t>(worker)];
     if (opt.attention) {
       auto& rows = map_rows[static_cast<std::size_t>(worker)];
-      rows.resize(n * S);
-      kernels::attend_maps(hv, i0, n, sc, rows.data());
+      rows.resize(n * Tx);
+      masked[worker] += std::int64_t(kernels::attend_maps(hv, i0, n, sc, rows.data()));
       opt.attention->write_rows(b, h, i0, n, rows.data());
     } else {
-      kernels::attend_stream(hv, i0, n, sc);
+      masked[worker] += std::int64_t(kernels::attend_stream(hv, i0, n, sc));
     }
   };
   {
@@ -139,18 +221,27 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& 
     kernels::parallel_for(n_tasks, threads, run_task);
   }
   for (double f : flops) stats.flops += f;
+  for (std::int64_t m : masked) stats.fully_masked_rows += m;
 
-  // out = y Wo^T + bo   (B*S, O); y is read in place from the q columns.
-  context.shape = {B, S, O};
-  context.data.resize(B * S * O);
+  // 9. out = y Wo^T + bo   (B*L, O); y is read in place from the q columns.
+  context.shape = {B, L, O};
+  context.data.resize(B * L * O);
   if (w.has_out_proj) {
-    linear(qkv.get(), ld, B * S, HD, w.w_out, w.b_out, context.ptr(), O, threads);
-    stats.flops += 2.0 * double(B * S) * double(HD) * double(O);
+    linear(p.q, p.ld_q, B * L, HD, w.w_out, w.b_out, context.ptr(), O, threads);
+    stats.flops += 2.0 * double(B * L) * double(HD) * double(O);
   } else {
-    for (std::size_t r = 0; r < B * S; ++r)
-      std::copy(qkv.get() + r * ld, qkv.get() + r * ld + HD, context.ptr() + r * O);
+    for (std::size_t r = 0; r < B * L; ++r)
+      std::copy(p.q + r * p.ld_q, p.q + r * p.ld_q + HD, context.ptr() + r * O);
   }
   return stats;
+}
+
+ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& x,
+                     const Mask* key_padding, Tensor& context, const ForwardOptions& opt) {
+  ForwardInputs in;
+  in.x = &x;
+  in.key_padding = key_padding;
+  return forward(w, spec, in, context, opt);
 }
 
 double forward_flops(const Weights& w, std::int64_t B, std::int64_t S, bool causal) {

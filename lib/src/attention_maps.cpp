@@ -1,67 +1,79 @@
 // Maps path for one (batch, head, query block): the exact softmax rows
 // (what torch.nn.MultiheadAttention returns with need_weights=True,
 // average_attn_weights=False) for n query rows at a time, so only an
-// n x S block is ever held, then y = P v by one GEMM.
+// n x T' block is ever held, then y = P v by GEMM.
 //
-// Letters: S sequence, D head size; n query rows in the block.
+// Letters: L queries, T keys, T' = T plus torch MHA's extra columns, D head
+// size; n query rows in the block.
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "kernels.h"
 
 namespace attn::kernels {
+namespace {
 
-void attend_maps(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& /*scratch*/,
-                 float* rows /* (n, S) */) {
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  const std::size_t S = hv.S, D = hv.D;
-  const std::size_t kb = hv.key_begin;
-  // Causal: columns past the block's last row are zeros, filled not computed.
-  const std::size_t ke = std::max(kb, hv.causal ? std::min(hv.key_end, i0 + n) : hv.key_end);
-  const std::size_t len = ke - kb;
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// y[i0:i0+n] (+)= P[:, j0:j0+len] v[j0:j0+len]   (n, D)
+void weights_times_v(const HeadView& hv, std::size_t i0, std::size_t n, const float* rows,
+                     std::size_t ldr, std::size_t j0, std::size_t len, float beta) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n),
+              static_cast<int>(hv.D), static_cast<int>(len), 1.0f, rows + j0,
+              static_cast<int>(ldr), hv.v + j0 * hv.ld_kv, static_cast<int>(hv.ld_kv), beta,
+              hv.y + i0 * hv.ld_y, static_cast<int>(hv.ld_y));
+}
+
+}  // namespace
+
+std::size_t attend_maps(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& /*scratch*/,
+                        float* rows /* (n, T') */) {
+  const std::size_t Tx = hv.T_ext, D = hv.D;
+  const KeySpan keys = block_keys(hv, i0, n);
+  const std::size_t kb = keys.begin, ke = keys.end, len = ke - kb;
+  const std::size_t extra = Tx - hv.T;  // bias_kv / zero_attn columns at [T, T')
+
+  // Keys outside [kb, ke) are zeros, filled not computed.
   for (std::size_t r = 0; r < n; ++r) {
-    float* row = rows + r * S;
+    float* row = rows + r * Tx;
     std::memset(row, 0, kb * sizeof(float));
-    std::memset(row + ke, 0, (S - ke) * sizeof(float));
+    std::memset(row + ke, 0, (hv.T - ke) * sizeof(float));
   }
-  float* y0 = hv.y + i0 * hv.ld_y;
-  if (len == 0) {  // every key of every row masked: zero weights, zero output
-    for (std::size_t r = 0; r < n; ++r) std::memset(y0 + r * hv.ld_y, 0, D * sizeof(float));
-    return;
-  }
+  if (len) score_tile(hv, i0, n, kb, len, rows + kb, Tx);
+  if (extra) score_tile(hv, i0, n, hv.T, extra, rows + hv.T, Tx);
 
-  // rows[:, kb:ke] = scale * q[i0:i0+n] k[kb:ke]^T
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(len),
-              static_cast<int>(D), hv.scale, hv.q + i0 * hv.ld, static_cast<int>(hv.ld),
-              hv.k + kb * hv.ld, static_cast<int>(hv.ld), 0.0f, rows + kb, static_cast<int>(S));
-
+  // Exact softmax over each row's allowed keys (pass 1: max, pass 2: exp and
+  // sum, pass 3: normalize); the sink joins the max and the sum, then is dropped.
+  std::size_t masked_rows = 0;
   for (std::size_t r = 0; r < n; ++r) {
-    float* row = rows + r * S;
-    if (hv.causal)  // only the diagonal part of the block: keys after row i0+r
-      for (std::size_t j = std::max(kb, i0 + r + 1); j < ke; ++j) row[j] = kNegInf;
-    if (hv.holes)
-      for (std::size_t j = kb; j < ke; ++j)
-        if (hv.padding[j]) row[j] = kNegInf;
-    // Exact softmax over the row (pass 1: max, pass 2: exp and sum, pass 3: normalize).
-    const float mx = row_max(row + kb, len);
-    if (mx == kNegInf) {  // fully masked row
+    float* row = rows + r * Tx;
+    const float keys_max = std::max(row_max(row + kb, len), row_max(row + hv.T, extra));
+    if (keys_max == kNegInf) {  // no allowed key: zero weights
       std::memset(row + kb, 0, len * sizeof(float));
+      std::memset(row + hv.T, 0, extra * sizeof(float));
+      ++masked_rows;
       continue;
     }
-    const float sum = exp_shift_sum(row + kb, len, mx);
+    const float mx = hv.has_sink ? std::max(keys_max, hv.sink) : keys_max;
+    float sum = exp_shift_sum(row + kb, len, mx) + exp_shift_sum(row + hv.T, extra, mx);
+    if (hv.has_sink) sum += std::exp(hv.sink - mx);
     check_row_sum(hv, i0 + r, sum);
-    scale_row(row + kb, len, 1.0f / sum);
+    const float inv = 1.0f / sum;
+    scale_row(row + kb, len, inv);
+    scale_row(row + hv.T, extra, inv);
   }
 
-  // y[i0:i0+n] = P v[kb:ke]   (n, D); y may alias q, which is no longer read.
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(D),
-              static_cast<int>(len), 1.0f, rows + kb, static_cast<int>(S), hv.v + kb * hv.ld,
-              static_cast<int>(hv.ld), 0.0f, y0, static_cast<int>(hv.ld_y));
+  // y = P v over the computed columns; y may alias q, which is no longer read.
+  if (len) weights_times_v(hv, i0, n, rows, Tx, kb, len, 0.0f);
+  if (extra) weights_times_v(hv, i0, n, rows, Tx, hv.T, extra, len ? 1.0f : 0.0f);
+  if (!len && !extra)
+    for (std::size_t r = 0; r < n; ++r) std::memset(hv.y + (i0 + r) * hv.ld_y, 0, D * sizeof(float));
   check_output_rows(hv, i0, n);
+  return masked_rows;
 }
 
 }  // namespace attn::kernels

@@ -1,10 +1,10 @@
 // Streaming attention for one (batch, head, query block): online softmax
-// over key blocks, so the S x S weights never exist (FlashAttention's loop,
+// over key tiles, so the L x T weights never exist (FlashAttention's loop,
 // Dao et al. 2022, on the CPU). Memory per task: an n x kKeyBlock score tile
 // (128 x 256 floats = 128 KiB, stays in L2) and an n x D accumulator.
 //
-// Letters: S sequence, D head size; n query rows in the block, mb keys in a
-// key block.
+// Letters: L queries, T keys, D head size; n query rows in the block, mb keys
+// in a tile.
 #include <cblas.h>
 
 #include <algorithm>
@@ -19,84 +19,82 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// Masks one score tile (n, mb) in place: causal keys after each query row
-// (only tiles crossing the diagonal reach here) and padded keys inside the
-// unpadded range (holes).
-void mask_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0, std::size_t mb,
-               bool diagonal, float* tile /* (n, mb) */) {
+// One online-softmax step over a scored tile (n, mb): rescale what was
+// accumulated to each row's new running max, exponentiate the tile in place,
+// then acc += P v[j0:j0+mb].
+void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0,
+                     std::size_t mb, float* tile, Scratch& sc) {
+  const std::size_t D = hv.D;
+  float* acc = sc.acc.data();  // (n, D)
+  float* m = sc.m.data();      // (n) running max of the scores
+  float* l = sc.l.data();      // (n) running sum of exp(score - m)
   for (std::size_t r = 0; r < n; ++r) {
     float* row = tile + r * mb;
-    if (diagonal) {
-      const std::size_t first = std::max(j0, i0 + r + 1);  // first key after row i0+r
-      for (std::size_t j = first; j < j0 + mb; ++j) row[j - j0] = kNegInf;
+    const float tile_max = row_max(row, mb);
+    if (tile_max == kNegInf) {  // no allowed key in this tile for this row
+      std::memset(row, 0, mb * sizeof(float));
+      continue;
     }
-    if (hv.holes)
-      for (std::size_t j = 0; j < mb; ++j)
-        if (hv.padding[j0 + j]) row[j] = kNegInf;
+    sc.allowed[r] = 1;
+    const float m_new = std::max(m[r], tile_max);
+    const float factor = std::exp(m[r] - m_new);  // 0 when m[r] was -inf
+    const float s = exp_shift_sum(row, mb, m_new);
+    check_row_sum(hv, i0 + r, s);
+    if (factor != 1.0f) {
+      scale_row(acc + r * D, D, factor);
+      l[r] *= factor;
+    }
+    l[r] += s;
+    m[r] = m_new;
   }
+  // acc += P v[j0:j0+mb]   (n, D)
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(D),
+              static_cast<int>(mb), 1.0f, tile, static_cast<int>(mb), hv.v + j0 * hv.ld_kv,
+              static_cast<int>(hv.ld_kv), 1.0f, acc, static_cast<int>(D));
 }
 
 }  // namespace
 
-void attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& scratch) {
+std::size_t attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& sc) {
   const std::size_t D = hv.D;
-  // Causal: keys past the block's last row are never computed.
-  const std::size_t kb = hv.key_begin;
-  const std::size_t ke = hv.causal ? std::min(hv.key_end, i0 + n) : hv.key_end;
+  const KeySpan keys = block_keys(hv, i0, n);
 
-  scratch.acc.assign(n * D, 0.0f);
-  scratch.m.assign(n, kNegInf);
-  scratch.l.assign(n, 0.0f);
-  if (scratch.scores.size() < n * kKeyBlock) scratch.scores.resize(n * kKeyBlock);
-  float* acc = scratch.acc.data();  // (n, D)
-  float* m = scratch.m.data();      // (n) running max of scaled scores
-  float* l = scratch.l.data();      // (n) running sum of exp(score - m)
-  float* tile = scratch.scores.data();
+  sc.acc.assign(n * D, 0.0f);
+  // A sink joins every row as one more logit: the running max and sum start
+  // from it (exp(sink - sink) = 1), so rows sum to less than 1 (gpt-oss).
+  sc.m.assign(n, hv.has_sink ? hv.sink : kNegInf);
+  sc.l.assign(n, hv.has_sink ? 1.0f : 0.0f);
+  sc.allowed.assign(n, 0);
+  if (sc.scores.size() < n * kKeyBlock) sc.scores.resize(n * kKeyBlock);
+  float* tile = sc.scores.data();
 
-  for (std::size_t j0 = kb; j0 < ke; j0 += kKeyBlock) {
-    const std::size_t mb = std::min(kKeyBlock, ke - j0);
-    // tile = scale * q[i0:i0+n] k[j0:j0+mb]^T   (n, mb)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(mb),
-                static_cast<int>(D), hv.scale, hv.q + i0 * hv.ld, static_cast<int>(hv.ld),
-                hv.k + j0 * hv.ld, static_cast<int>(hv.ld), 0.0f, tile, static_cast<int>(mb));
-    const bool diagonal = hv.causal && j0 + mb - 1 > i0;  // some key after some row
-    if (diagonal || hv.holes) mask_tile(hv, i0, n, j0, mb, diagonal, tile);
-
-    // Online softmax: rescale what was accumulated to the new running max.
-    for (std::size_t r = 0; r < n; ++r) {
-      float* row = tile + r * mb;
-      const float m_new = std::max(m[r], row_max(row, mb));
-      if (m_new == kNegInf) {  // nothing allowed yet for this row
-        std::memset(row, 0, mb * sizeof(float));
-        continue;
-      }
-      const float factor = std::exp(m[r] - m_new);  // 0 when m[r] was -inf
-      const float s = exp_shift_sum(row, mb, m_new);
-      check_row_sum(hv, i0 + r, s);
-      if (factor != 1.0f) {
-        scale_row(acc + r * D, D, factor);
-        l[r] *= factor;
-      }
-      l[r] += s;
-      m[r] = m_new;
-    }
-    // acc += P v[j0:j0+mb]   (n, D)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(D),
-                static_cast<int>(mb), 1.0f, tile, static_cast<int>(mb), hv.v + j0 * hv.ld,
-                static_cast<int>(hv.ld), 1.0f, acc, static_cast<int>(D));
+  for (std::size_t j0 = keys.begin; j0 < keys.end; j0 += kKeyBlock) {
+    const std::size_t mb = std::min(kKeyBlock, keys.end - j0);
+    score_tile(hv, i0, n, j0, mb, tile, mb);
+    accumulate_tile(hv, i0, n, j0, mb, tile, sc);
+  }
+  // torch MHA's bias_kv / zero_attn keys, after the T real ones.
+  if (hv.T_ext > hv.T) {
+    const std::size_t mb = hv.T_ext - hv.T;
+    score_tile(hv, i0, n, hv.T, mb, tile, mb);
+    accumulate_tile(hv, i0, n, hv.T, mb, tile, sc);
   }
 
-  // y = acc / l; a row with no allowed key (l == 0) gets zeros, never NaN.
+  // y = acc / l; a row with no allowed key gets zeros, never NaN (with a sink
+  // its acc is 0 and l = 1: zeros as well).
+  std::size_t masked_rows = 0;
   for (std::size_t r = 0; r < n; ++r) {
     float* y = hv.y + (i0 + r) * hv.ld_y;
-    if (l[r] > 0.0f) {
-      const float inv = 1.0f / l[r];
-      for (std::size_t d = 0; d < D; ++d) y[d] = acc[r * D + d] * inv;
+    if (sc.allowed[r]) {
+      const float inv = 1.0f / sc.l[r];
+      for (std::size_t d = 0; d < D; ++d) y[d] = sc.acc[r * D + d] * inv;
     } else {
       std::memset(y, 0, D * sizeof(float));
+      ++masked_rows;
     }
   }
   check_output_rows(hv, i0, n);
+  return masked_rows;
 }
 
 }  // namespace attn::kernels

@@ -135,6 +135,15 @@ void scale_row(float* row, std::size_t n, float s) {
   for (; j < n; ++j) row[j] *= s;
 }
 
+void softcap_row(float* row, std::size_t n, float c) {
+  // As modeling_gemma2: tanh(s / c) * c, the division kept (not a reciprocal).
+  const Batch cb(c);
+  std::size_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    (xsimd::tanh(Batch::load_unaligned(row + j) / cb) * cb).store_unaligned(row + j);
+  for (; j < n; ++j) row[j] = std::tanh(row[j] / c) * c;
+}
+
 namespace {
 
 [[noreturn]] void overflow(const HeadView& hv, std::size_t row, const char* what) {

@@ -27,6 +27,9 @@ float exp_shift_sum(float* row, std::size_t n, float shift);
 // row[j] *= s.
 void scale_row(float* row, std::size_t n, float s);
 
+// row[j] = c * tanh(row[j] / c) (Gemma 2's attn_logit_softcapping); -inf stays -inf.
+void softcap_row(float* row, std::size_t n, float c);
+
 struct HeadView;
 // Overflow checks of CONTRACT.md "Numerics", done where the values are
 // already in registers or cache, never by a second pass: a softmax row whose
@@ -66,25 +69,40 @@ class BlasThreads {
   int saved_;
 };
 
-// ---- per-head attention (attention_stream.cpp, attention_maps.cpp) ---------
+// ---- per-head attention (attention_scores.cpp, attention_stream.cpp, attention_maps.cpp) ----
 
-// One (batch, head): q, k, v are (S, D) matrices inside the fused
-// (B*S, (H+2*Hkv)*D) projection buffer, addressed by pointer offset and
-// leading dimension `ld` (no copies; query heads of one KV group share k, v). y (S, D) with leading dimension ld_y.
+// One (batch, head) of the score space (CONTRACT.md "Scores, in order").
+// q (L, D) and k, v (T', D) are matrices inside the projection buffers,
+// addressed by pointer offset and leading dimension (no copies; query heads
+// of one KV group share k, v). T' = T keys plus the extra columns of torch
+// MHA (bias_kv, zero_attn) at [T, T'), which every mask treats as allowed
+// and no position bias touches.
 struct HeadView {
-  const float* q = nullptr;  // (S, D), stride ld
-  const float* k = nullptr;  // (S, D), stride ld
-  const float* v = nullptr;  // (S, D), stride ld
-  float* y = nullptr;        // (S, D), stride ld_y; may alias q (each task reads
+  const float* q = nullptr;  // (L, D), stride ld_q
+  const float* k = nullptr;  // (T', D), stride ld_kv
+  const float* v = nullptr;  // (T', D), stride ld_kv
+  float* y = nullptr;        // (L, D), stride ld_y; may alias q (each task reads
                              // its q rows before writing the same y rows)
-  std::size_t ld = 0, ld_y = 0, S = 0, D = 0;
+  std::size_t ld_q = 0, ld_kv = 0, ld_y = 0;
+  std::size_t L = 0, T = 0, T_ext = 0, D = 0;  // T_ext = T'
   float scale = 1.0f;
-  bool causal = false;
-  const std::uint8_t* padding = nullptr;  // (S) 1 = padded key, or nullptr
+  float softcap = 0.0f;          // 0 = none
+  bool causal = false;           // key j > query i disallowed
+  std::size_t window = 0;        // W: i - W < j (and j - i < W without causal); 0 = none
+  bool alibi = false;            // s += alibi_slope * (pos_k[j] - pos_q[i])
+  float alibi_slope = 0.0f;
+  const std::int64_t* pos_q = nullptr;  // (L) positions of the queries (alibi)
+  const std::int64_t* pos_k = nullptr;  // (T) positions of the keys (alibi)
+  const std::uint8_t* padding = nullptr;  // (T) 1 = padded key, or nullptr
   // Keys outside [key_begin, key_end) are all padded; holes = some padded
   // key lies inside (then the mask bytes are consulted per tile).
   std::size_t key_begin = 0, key_end = 0;
   bool holes = false;
+  // torch's attn_mask rows of this (batch, head): row i at mask + i * T.
+  const float* mask_add = nullptr;         // additive, or nullptr
+  const std::uint8_t* mask_block = nullptr;  // 1 = not allowed, or nullptr
+  bool has_sink = false;  // gpt-oss: a logit that joins each softmax row, then dropped
+  float sink = 0.0f;
   std::size_t batch = 0, head = 0;  // for naming an overflow
   bool check_overflow = true;
 };
@@ -94,6 +112,7 @@ struct Scratch {
   std::vector<float> scores;  // score tile or full rows
   std::vector<float> acc;     // (n, D) output accumulator
   std::vector<float> m, l;    // running max and sum per query row
+  std::vector<std::uint8_t> allowed;  // per query row: some key allowed
 };
 
 // Rows per task and keys per streaming tile. Measured on a GPT-2-small layer
@@ -102,16 +121,32 @@ struct Scratch {
 constexpr std::size_t kQueryBlock = 128;
 constexpr std::size_t kKeyBlock = 256;
 
-// Streaming path: y rows [i0, i0+n) by online softmax over key blocks
-// (running max and sum in float32, score tile n x kKeyBlock in cache, P·V by
-// GEMM). Causal key blocks past row i0+n-1 are skipped. Returns nothing: rows
-// with no allowed key get y = 0.
-void attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& scratch);
+// The keys [begin, end) among the T real ones that some row of the query
+// block [i0, i0+n) may attend: padding's range, cut by causal and the sliding
+// window. Tiles outside it are never computed.
+struct KeySpan {
+  std::size_t begin = 0, end = 0;
+};
+KeySpan block_keys(const HeadView& hv, std::size_t i0, std::size_t n);
 
-// Maps path: exact softmax rows [i0, i0+n) written to rows (n, S) row-major
-// (zeros where masked, causal zeros filled without computing) and y rows by
-// GEMM of those rows with v.
-void attend_maps(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& scratch,
-                 float* rows);
+// Score tile, steps 3-7 of the contract: tile (n, mb) with leading dimension
+// ldt = scale * q[i0:i0+n] k[j0:j0+mb]^T, softcapped, alibi and the additive
+// mask added, and -inf where a key is not allowed (causal, window, padding,
+// bool mask). Keys j0.. at or past T are the extra columns: only scale and
+// softcap apply. Masking runs elementwise only where the tile needs it.
+void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0, std::size_t mb,
+                float* tile, std::size_t ldt);
+
+// Streaming path: y rows [i0, i0+n) by online softmax over key tiles
+// (running max and sum in float32, score tile n x kKeyBlock in cache, P·V by
+// GEMM); tiles outside block_keys are skipped. Returns the rows with no
+// allowed key (their y = 0).
+std::size_t attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& scratch);
+
+// Maps path: exact softmax rows [i0, i0+n) written to rows (n, T') row-major
+// (zeros where not allowed; keys outside block_keys filled, not computed) and
+// y rows by GEMM of those rows with v. Returns the rows with no allowed key.
+std::size_t attend_maps(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& scratch,
+                        float* rows);
 
 }  // namespace attn::kernels

@@ -40,6 +40,14 @@ struct AttentionSpec {
   bool sinks = false;               // Weights::sinks joins every softmax row as a dropped column
   bool add_zero_attn = false;       // torch MHA: a zero key and value appended (after bias_kv)
   // torch MHA's add_bias_kv is on when Weights::bias_k is set.
+
+  // The version 1 spec: scale and causal only.
+  static AttentionSpec plain(float scale, bool causal) {
+    AttentionSpec s;
+    s.scale = scale;
+    s.causal = causal;
+    return s;
+  }
 };
 
 // The tensors of one forward pass. Letters: L queries, T keys (T = L for

@@ -1,0 +1,43 @@
+// Private stages of the forward pass (attention.cpp runs them in order):
+//   1. project: q, k, v = the projections (with their biases), into buffers
+//      the score kernels address by pointer and leading dimension;
+//   2. position_stage: qk_norm, then rope, once per position (CONTRACT.md
+//      "Scores, in order", steps 1-2), never per tile.
+//
+// Letters: B batch, L queries, T keys, T' = T plus torch MHA's bias_kv and
+// zero_attn positions, H heads, Hkv key/value heads, D head size.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "attn/attention.h"
+
+namespace attn::detail {
+
+struct Projected {
+  std::size_t B = 0, L = 0, T = 0, T_ext = 0;
+  // q of batch b, head h: q + b*L*ld_q + h*D, rows of L (and y, written over q).
+  float* q = nullptr;
+  std::size_t ld_q = 0;
+  // k and v of batch b, KV head g: k + b*T'*ld_kv + g*D, rows of T'.
+  float* k = nullptr;
+  float* v = nullptr;
+  std::size_t ld_kv = 0;
+  // Self-attention without extra keys: one (B*L, (H+2*Hkv)*D) buffer, one
+  // GEMM. Otherwise q (B*L, H*D) and k|v (B*T', 2*Hkv*D) apart.
+  std::unique_ptr<float[]> q_buf, kv_buf;
+  double flops = 0.0;
+};
+
+// Step 1. The inputs' shapes are already checked against the weights.
+Projected project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
+                  int threads);
+
+// Step 2, in place on p's q and k rows (the T real keys, not the extra ones):
+// qk_norm when spec.qk_norm, then rope when spec.rope with in.positions (or
+// 0..L-1). Rope needs self-attention (T == L, keys at the queries' positions).
+void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
+                    Projected& p, int threads);
+
+}  // namespace attn::detail

@@ -1,0 +1,169 @@
+#include "reference_v2.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "attn/positions.h"
+
+namespace attn::ref {
+namespace {
+
+using Vec = std::vector<double>;
+
+// torch.nn.Linear on one row: y = W x + b.   W: (out, in) row-major.
+Vec linear_row(const float* x, std::size_t in, const float* W, std::size_t out, const float* b) {
+  Vec y(out);
+  for (std::size_t o = 0; o < out; ++o) {
+    double s = b ? double(b[o]) : 0.0;
+    for (std::size_t c = 0; c < in; ++c) s += double(W[o * in + c]) * double(x[c]);
+    y[o] = s;
+  }
+  return y;
+}
+
+// Hugging Face's RMSNorm: x * rsqrt(mean(x^2) + eps) * (offset + w), over
+// `width` values at v.
+void rms_norm(double* v, std::size_t width, const float* w, double eps, double offset) {
+  double ss = 0.0;
+  for (std::size_t d = 0; d < width; ++d) ss += v[d] * v[d];
+  const double inv = 1.0 / std::sqrt(ss / double(width) + eps);
+  for (std::size_t d = 0; d < width; ++d) v[d] = v[d] * inv * (offset + double(w[d]));
+}
+
+// Rotates the first R dims of one head vector at angle pos * inv_freq[i],
+// scaled by the attention factor (modeling_rope_utils), in double.
+void rope(double* v, const RopeSpec& spec, const RopeFrequencies& f, std::int64_t pos) {
+  const std::size_t R = std::size_t(spec.rotary_dim), half = R / 2;
+  for (std::size_t i = 0; i < half; ++i) {
+    const double a = double(pos) * f.inv_freq[i];
+    const double c = std::cos(a) * f.attention_factor, s = std::sin(a) * f.attention_factor;
+    // half: (x[i], x[i + R/2]) as rotate_half; interleaved: (x[2i], x[2i+1]).
+    const std::size_t i1 = spec.style == RopeStyle::half ? i : 2 * i;
+    const std::size_t i2 = spec.style == RopeStyle::half ? i + half : 2 * i + 1;
+    const double x1 = v[i1], x2 = v[i2];
+    v[i1] = x1 * c - x2 * s;
+    v[i2] = x2 * c + x1 * s;
+  }
+}
+
+}  // namespace
+
+ResultV2 attention_v2(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in) {
+  const Geometry g = w.geometry();
+  const Tensor& x = *in.x;
+  const Tensor& key = in.key ? *in.key : x;
+  const Tensor& value = in.value ? *in.value : key;
+  const std::size_t B = x.shape[0], L = x.shape[1], T = key.shape[1];
+  const std::size_t H = g.H, D = g.D, HD = H * D, KV = g.kv_rows();
+  const std::size_t C = g.C, Ck = key.shape[2], Cv = value.shape[2];
+  const bool bias_kv = !w.bias_k.data.empty();
+  const std::size_t Tx = T + (bias_kv ? 1 : 0) + (spec.add_zero_attn ? 1 : 0);
+  const std::size_t O = w.has_out_proj ? g.O : HD;
+  const double inf = std::numeric_limits<double>::infinity();
+  const float* bq = w.b_qkv.data.empty() ? nullptr : w.b_qkv.ptr();
+
+  ResultV2 r;
+  r.context = Tensor({B, L, O});
+  r.attention = Tensor({B, H, L, Tx});
+  std::int64_t max_pos = std::int64_t(L) - 1;
+  if (in.positions) max_pos = *std::max_element(in.positions->data.begin(), in.positions->data.end());
+  RopeFrequencies freqs;
+  if (spec.rope) freqs = rope_frequencies(*spec.rope, max_pos + 1);
+  auto pos = [&](std::size_t b, std::size_t i) -> std::int64_t {
+    return in.positions ? in.positions->data[b * L + i] : std::int64_t(i);
+  };
+
+  for (std::size_t b = 0; b < B; ++b) {
+    // 1. projections (the k/v rows of w_qkv, or torch MHA's kdim/vdim ones)
+    const MatrixRef wk = w.k_weight(), wv = w.v_weight();
+    std::vector<Vec> q(L), k(Tx, Vec(KV, 0.0)), v(Tx, Vec(KV, 0.0));
+    for (std::size_t i = 0; i < L; ++i) q[i] = linear_row(x.ptr() + (b * L + i) * C, C, w.w_qkv.ptr(), HD, bq);
+    for (std::size_t j = 0; j < T; ++j) {
+      k[j] = linear_row(key.ptr() + (b * T + j) * Ck, Ck, wk.data, KV, bq ? bq + g.k_row0() : nullptr);
+      v[j] = linear_row(value.ptr() + (b * T + j) * Cv, Cv, wv.data, KV, bq ? bq + g.v_row0() : nullptr);
+    }
+    if (bias_kv)
+      for (std::size_t d = 0; d < KV; ++d) k[T][d] = w.bias_k.data[d], v[T][d] = w.bias_v.data[d];
+    // 1. qk_norm, 2. rope (the real keys only)
+    for (std::size_t i = 0; i < L; ++i) {
+      if (spec.qk_norm) {
+        const auto& n = *spec.qk_norm;
+        if (n.scope_all) rms_norm(q[i].data(), HD, w.q_norm.ptr(), n.eps, n.weight_offset);
+        else for (std::size_t h = 0; h < H; ++h) rms_norm(q[i].data() + h * D, D, w.q_norm.ptr(), n.eps, n.weight_offset);
+      }
+      if (spec.rope) for (std::size_t h = 0; h < H; ++h) rope(q[i].data() + h * D, *spec.rope, freqs, pos(b, i));
+    }
+    for (std::size_t j = 0; j < T; ++j) {
+      if (spec.qk_norm) {
+        const auto& n = *spec.qk_norm;
+        if (n.scope_all) rms_norm(k[j].data(), KV, w.k_norm.ptr(), n.eps, n.weight_offset);
+        else for (std::size_t h = 0; h < g.Hkv; ++h) rms_norm(k[j].data() + h * D, D, w.k_norm.ptr(), n.eps, n.weight_offset);
+      }
+      if (spec.rope) for (std::size_t h = 0; h < g.Hkv; ++h) rope(k[j].data() + h * D, *spec.rope, freqs, pos(b, j));
+    }
+
+    std::vector<double> y(HD, 0.0);
+    for (std::size_t i = 0; i < L; ++i) {
+      std::fill(y.begin(), y.end(), 0.0);
+      for (std::size_t h = 0; h < H; ++h) {
+        const std::size_t gk = g.kv_head(h);
+        std::vector<double> s(Tx);
+        std::vector<bool> ok(Tx, true);
+        for (std::size_t j = 0; j < Tx; ++j) {
+          double dot = 0.0;
+          for (std::size_t d = 0; d < D; ++d) dot += q[i][h * D + d] * k[j][gk * D + d];
+          s[j] = double(spec.scale) * dot;                                       // 3.
+          if (spec.softcap > 0) s[j] = spec.softcap * std::tanh(s[j] / spec.softcap);  // 4.
+          if (j >= T) continue;  // the extra keys: allowed, nothing added
+          if (!spec.alibi_slopes.empty())                                        // 5.
+            s[j] += double(spec.alibi_slopes[h]) * double(pos(b, j) - pos(b, i));
+          if (in.attn_mask) {                                                    // 6. and 7.
+            const std::size_t off = in.attn_mask->row_offset(b, h, i) + j;
+            if (in.attn_mask->additive) s[j] += in.attn_mask->add[off];
+            else if (in.attn_mask->blocked[off]) ok[j] = false;
+          }
+          if (spec.causal && j > i) ok[j] = false;                               // 7.
+          if (spec.sliding_window && !(i < j + spec.sliding_window)) ok[j] = false;
+          if (spec.sliding_window && !spec.causal && !(j < i + spec.sliding_window)) ok[j] = false;
+          if (in.key_padding && in.key_padding->data[b * T + j]) ok[j] = false;
+          if (s[j] == -inf) ok[j] = false;
+        }
+        // 8. softmax over the allowed keys (and the sink); none allowed: zeros
+        double mx = -inf;
+        bool any = false;
+        for (std::size_t j = 0; j < Tx; ++j)
+          if (ok[j]) mx = std::max(mx, s[j]), any = true;
+        float* row = r.attention.ptr() + ((b * H + h) * L + i) * Tx;
+        if (!any) {
+          ++r.fully_masked_rows;
+          continue;  // zero weights, zero y
+        }
+        const double sink = spec.sinks ? double(w.sinks.data[h]) : -inf;
+        mx = std::max(mx, sink);
+        double sum = spec.sinks ? std::exp(sink - mx) : 0.0;
+        for (std::size_t j = 0; j < Tx; ++j) sum += ok[j] ? std::exp(s[j] - mx) : 0.0;
+        for (std::size_t j = 0; j < Tx; ++j) {
+          const double p = ok[j] ? std::exp(s[j] - mx) / sum : 0.0;
+          row[j] = float(p);
+          for (std::size_t d = 0; d < D; ++d) y[h * D + d] += p * v[j][gk * D + d];  // 9.
+        }
+      }
+      // 9. heads concatenated, output projection
+      float* out = r.context.ptr() + (b * L + i) * O;
+      if (!w.has_out_proj) {
+        for (std::size_t c = 0; c < HD; ++c) out[c] = float(y[c]);
+        continue;
+      }
+      for (std::size_t o = 0; o < O; ++o) {
+        double acc = w.b_out.data.empty() ? 0.0 : double(w.b_out.data[o]);
+        for (std::size_t c = 0; c < HD; ++c) acc += double(w.w_out.data[o * HD + c]) * y[c];
+        out[o] = float(acc);
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace attn::ref

@@ -1,0 +1,28 @@
+// The reference for CONTRACT.md "Scores, in order" with every v2 feature
+// (qk_norm, rope, softcap, alibi, attn_mask, sliding window, sinks, cross-
+// attention, torch MHA's bias_kv and zero_attn): plain loops in double, one
+// query row at a time, written from the contract's list and sharing no code
+// with the kernels (rope's inverse frequencies and ALiBi's slopes come from
+// attn/positions.h, which test_positions checks against transformers).
+//
+// Letters: B batch, L queries, T keys, T' = T + extra keys, H heads, Hkv
+// key/value heads, D head size, O out size.
+#pragma once
+
+#include "attn/attention.h"
+#include "attn/tensor.h"
+#include "attn/weights.h"
+
+namespace attn::ref {
+
+struct ResultV2 {
+  Tensor context;              // (B, L, O)
+  Tensor attention;            // (B, H, L, T')
+  long fully_masked_rows = 0;  // (b, h, query) rows with no allowed key
+};
+
+// Same inputs as attn::forward. Computed in double (rope angles too), rounded
+// to float at the end.
+ResultV2 attention_v2(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in);
+
+}  // namespace attn::ref

@@ -1,0 +1,473 @@
+// The v2 score features of the forward pass (CONTRACT.md "Scores, in
+// order": qk_norm, rope, softcap, alibi, attn_mask, sliding window, sinks,
+// cross-attention, torch MHA's bias_kv and zero_attn) against the plain-loop
+// reference (tests/support/reference_v2.h), through both kernels: the
+// streaming one (no sink) and the one that writes the maps.
+//
+// Letters: B batch, L queries, T keys, C hidden, H heads, Hkv key/value
+// heads, D head size, O out size.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/error.h"
+#include "attn/masks.h"
+#include "attn/positions.h"
+#include "expect_error.h"
+#include "reference_v2.h"
+#include "test_util.h"
+
+using namespace attn;
+
+namespace {
+
+constexpr double kTol = 1e-5;  // CONTRACT.md: within 1e-5 of the output's scale
+
+Tensor scaled(Tensor t, double by) {
+  for (float& v : t.data) v = float(v * by);
+  return t;
+}
+
+// One test layer and its inputs; fields left at their defaults are off.
+struct Case {
+  std::size_t B = 2, L = 9, T = 0, C = 16, H = 4, Hkv = 0, D = 8, O = 16;
+  std::size_t Ck = 0, Cv = 0;  // torch MHA kdim/vdim (0 = C)
+  bool cross = false;          // keys from a (B, T, Ck) source
+  bool kv_one_source = false;  // kv_input: one source for k and v
+  bool bias = true, bias_kv = false, qk_norm_weights = false, qk_all = false, sinks = false;
+  unsigned seed = 1;
+  AttentionSpec spec;
+  std::optional<Mask> padding;          // (B, T)
+  std::optional<PositionIds> positions;  // (B, L)
+  std::optional<AttnMask> attn_mask;
+
+  std::size_t keys() const { return cross ? T : L; }
+};
+
+Weights make_weights(const Case& c) {
+  Weights w;
+  w.C = c.C;
+  w.H = c.H;
+  w.Hkv = c.Hkv ? c.Hkv : c.H;
+  w.D = c.D;
+  w.O = c.O;
+  w.Ck = c.Ck;
+  w.Cv = c.Cv;
+  const Geometry g = w.geometry();
+  const double in = 2.0 / std::sqrt(double(c.C));
+  if (c.Ck || c.Cv) {
+    w.w_qkv = scaled(test::random_tensor({g.q_rows(), c.C}, c.seed), in);
+    w.w_k = scaled(test::random_tensor({g.kv_rows(), g.Ck}, c.seed + 20), 2.0 / std::sqrt(double(g.Ck)));
+    w.w_v = scaled(test::random_tensor({g.kv_rows(), g.Cv}, c.seed + 21), 2.0 / std::sqrt(double(g.Cv)));
+  } else {
+    w.w_qkv = scaled(test::random_tensor({g.qkv_rows(), c.C}, c.seed), in);
+  }
+  if (c.bias) w.b_qkv = scaled(test::random_tensor({g.qkv_rows()}, c.seed + 1), 0.5);
+  w.w_out = scaled(test::random_tensor({c.O, g.q_rows()}, c.seed + 2), 1.0 / std::sqrt(double(g.q_rows())));
+  if (c.bias) w.b_out = scaled(test::random_tensor({c.O}, c.seed + 3), 0.5);
+  if (c.bias_kv) {
+    w.bias_k = test::random_tensor({g.kv_rows()}, c.seed + 4);
+    w.bias_v = test::random_tensor({g.kv_rows()}, c.seed + 5);
+  }
+  if (c.qk_norm_weights) {
+    w.q_norm = scaled(test::random_tensor({c.qk_all ? g.q_rows() : g.D}, c.seed + 6), 0.3);
+    w.k_norm = scaled(test::random_tensor({c.qk_all ? g.kv_rows() : g.D}, c.seed + 7), 0.3);
+  }
+  if (c.sinks) w.sinks = scaled(test::random_tensor({c.H}, c.seed + 8), 2.0);
+  return w;
+}
+
+struct Inputs {
+  Tensor x, key, value;
+  std::optional<ScoreMask> score_mask;
+  ForwardInputs in;
+};
+
+void make_inputs(const Case& c, const Weights& w, Inputs& t) {
+  const Geometry g = w.geometry();
+  t.x = test::random_tensor({c.B, c.L, c.C}, c.seed + 10);
+  t.in.x = &t.x;
+  if (c.cross) {
+    t.key = test::random_tensor({c.B, c.T, g.Ck}, c.seed + 11);
+    t.in.key = &t.key;
+    if (!c.kv_one_source) {
+      t.value = test::random_tensor({c.B, c.T, g.Cv}, c.seed + 12);
+      t.in.value = &t.value;
+    }
+  }
+  if (c.padding) t.in.key_padding = &*c.padding;
+  if (c.positions) t.in.positions = &*c.positions;
+  if (c.attn_mask) {
+    t.score_mask = score_mask(*c.attn_mask, c.B, c.H, c.L, c.keys(), "attn_mask");
+    t.in.attn_mask = &*t.score_mask;
+  }
+}
+
+// Runs both kernels against the reference: context, maps, masked-row count.
+void check_case(const Case& c, int threads = 2) {
+  CAPTURE(c.B);
+  CAPTURE(c.L);
+  CAPTURE(c.T);
+  CAPTURE(c.H);
+  CAPTURE(c.Hkv);
+  CAPTURE(c.D);
+  CAPTURE(threads);
+  const Weights w = make_weights(c);
+  Inputs t;
+  make_inputs(c, w, t);
+  const ref::ResultV2 want = ref::attention_v2(w, c.spec, t.in);
+  const std::size_t Tx = map_keys(w, c.spec, c.keys());
+  REQUIRE(want.attention.shape == std::vector<std::size_t>{c.B, c.H, c.L, Tx});
+
+  ForwardOptions opt;
+  opt.threads = threads;
+  Tensor ctx;
+  const ForwardStats st = forward(w, c.spec, t.in, ctx, opt);
+  const test::Diff d = test::compare(ctx, want.context);
+  INFO("stream context: " << test::describe(d));
+  CHECK(d.shape_ok);
+  CHECK(d.relative() <= kTol);
+  CHECK(st.fully_masked_rows == want.fully_masked_rows);
+  for (float v : ctx.data) REQUIRE(std::isfinite(v));
+
+  TensorSink sink(c.B, c.H, c.L, Tx);
+  opt.attention = &sink;
+  Tensor ctx2;
+  const ForwardStats st2 = forward(w, c.spec, t.in, ctx2, opt);
+  const test::Diff d2 = test::compare(ctx2, want.context);
+  const test::Diff dm = test::compare(sink.maps, want.attention);
+  INFO("maps context: " << test::describe(d2));
+  INFO("maps: " << test::describe(dm));
+  CHECK(d2.relative() <= kTol);
+  CHECK(dm.max_abs <= kTol);  // weights are in [0, 1]
+  CHECK(st2.fully_masked_rows == want.fully_masked_rows);
+}
+
+Mask pad_right_left(std::size_t B, std::size_t T, std::size_t n) {
+  // batch 0 padded by n on the right, batch 1 on the left, others none
+  Mask m{{B, T}, std::vector<std::uint8_t>(B * T, 0)};
+  for (std::size_t j = 0; j < n && j < T; ++j) {
+    m.data[T - 1 - j] = 1;
+    if (B > 1) m.data[T + j] = 1;
+  }
+  return m;
+}
+
+PositionIds positions_of(const Mask& padding, std::int64_t offset) {
+  // Hugging Face: position_ids = cumsum(attention_mask) - 1, clamped at 0
+  const std::size_t B = padding.shape[0], L = padding.shape[1];
+  PositionIds p{{B, L}, std::vector<std::int64_t>(B * L)};
+  for (std::size_t b = 0; b < B; ++b) {
+    std::int64_t n = 0;
+    for (std::size_t i = 0; i < L; ++i) {
+      n += padding.data[b * L + i] ? 0 : 1;
+      p.data[b * L + i] = std::max<std::int64_t>(n - 1, 0) + offset;
+    }
+  }
+  return p;
+}
+
+RopeSpec rope(std::int64_t R, RopeStyle style = RopeStyle::half, double theta = 10000.0) {
+  RopeSpec r;
+  r.theta = theta;
+  r.rotary_dim = R;
+  r.style = style;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("attention v2: rope, both styles, partial rotary, positions per batch row") {
+  for (RopeStyle style : {RopeStyle::half, RopeStyle::interleaved})
+    for (std::int64_t R : {8, 4}) {
+      Case c;
+      c.Hkv = 2;
+      c.spec.causal = true;
+      c.spec.scale = 1.0f / std::sqrt(8.0f);
+      c.spec.rope = rope(R, style);
+      c.padding = pad_right_left(c.B, c.L, 2);
+      c.positions = positions_of(*c.padding, 50000);  // far positions: exact float64 angles
+      check_case(c);
+    }
+}
+
+TEST_CASE("attention v2: rope with llama3 scaling and default positions, long enough for several blocks") {
+  Case c;
+  c.B = 1;
+  c.L = 300;
+  c.H = 2;
+  c.C = 8;
+  c.O = 8;
+  c.spec.causal = true;
+  c.spec.rope = rope(8, RopeStyle::half, 500000.0);
+  RopeScaling s;
+  s.type = "llama3";
+  s.factor = 8.0;
+  s.low_freq_factor = 1.0;
+  s.high_freq_factor = 4.0;
+  s.original_max_position_embeddings = 32;
+  c.spec.rope->scaling = s;
+  check_case(c, 1);
+  check_case(c, 3);
+}
+
+TEST_CASE("attention v2: alibi with 6 and 12 heads, positions and left padding") {
+  for (std::size_t H : {6, 12}) {
+    Case c;
+    c.H = H;
+    c.D = 4;
+    c.C = 24;
+    c.O = 24;
+    c.spec.causal = true;
+    c.spec.scale = 0.5f;
+    for (double s : alibi_slopes(H, 8.0)) c.spec.alibi_slopes.push_back(float(s));
+    c.padding = pad_right_left(c.B, c.L, 3);
+    c.positions = positions_of(*c.padding, 0);
+    check_case(c);
+  }
+}
+
+TEST_CASE("attention v2: sliding window, causal and bidirectional, short and across tiles") {
+  for (bool causal : {true, false})
+    for (std::size_t W : {1, 3, 9, 20}) {
+      Case c;
+      c.spec.causal = causal;
+      c.spec.sliding_window = W;
+      c.padding = pad_right_left(c.B, c.L, 2);
+      CAPTURE(W);
+      CAPTURE(causal);
+      check_case(c);
+    }
+  // Several query blocks and key tiles: tiles outside the band are skipped.
+  for (bool causal : {true, false}) {
+    Case c;
+    c.B = 1;
+    c.L = 700;
+    c.H = 2;
+    c.D = 8;
+    c.spec.causal = causal;
+    c.spec.sliding_window = 300;
+    CAPTURE(causal);
+    check_case(c);
+  }
+}
+
+TEST_CASE("attention v2: softcap, then qk_norm of scope head and all, offsets 0 and 1") {
+  {
+    Case c;
+    c.spec.causal = true;
+    c.spec.scale = 3.0f;  // scores large enough for the cap to bite
+    c.spec.softcap = 2.0f;
+    check_case(c);
+  }
+  for (bool all : {false, true})
+    for (int offset : {0, 1}) {
+      Case c;
+      c.Hkv = 1;
+      c.qk_norm_weights = true;
+      c.qk_all = all;
+      c.spec.causal = true;
+      c.spec.qk_norm = QkNormSpec{1e-6, all, offset};
+      c.spec.rope = rope(8);
+      CAPTURE(all);
+      CAPTURE(offset);
+      check_case(c);
+    }
+}
+
+TEST_CASE("attention v2: sinks make rows sum to less than 1, fully masked rows stay zero") {
+  Case c;
+  c.sinks = true;
+  c.spec.sinks = true;
+  c.spec.causal = true;
+  c.spec.sliding_window = 3;
+  c.padding = pad_right_left(c.B, c.L, 3);  // batch 1's first rows see no key
+  check_case(c);
+
+  const Weights w = make_weights(c);
+  Inputs t;
+  make_inputs(c, w, t);
+  TensorSink sink(c.B, c.H, c.L);
+  ForwardOptions opt;
+  opt.attention = &sink;
+  Tensor ctx;
+  const ForwardStats st = forward(w, c.spec, t.in, ctx, opt);
+  // Batch 0 (3 padded on the right): row 8's window holds padded keys only;
+  // batch 1 (3 padded on the left): rows 0..2.
+  CHECK(st.fully_masked_rows == 4 * std::int64_t(c.H));
+  for (std::size_t i = 0; i < c.L; ++i) {
+    double sum = 0.0;  // batch 1, head 1
+    for (std::size_t j = 0; j < c.L; ++j) sum += sink.maps.data[((1 * c.H + 1) * c.L + i) * c.L + j];
+    CAPTURE(i);
+    if (i < 3) {
+      CHECK(sum == 0.0);
+    } else {
+      CHECK(sum < 1.0 - 1e-4);  // the sink took its share
+      CHECK(sum > 0.0);
+    }
+  }
+}
+
+TEST_CASE("attention v2: attn_mask bool and float in every shape, with causal and padding") {
+  const std::size_t B = 2, H = 4, L = 9;
+  const std::vector<std::vector<std::size_t>> shapes = {
+      {L, L}, {B, L, L}, {B * H, L, L}, {B, 1, L, L}, {B, H, L, L}};
+  unsigned seed = 40;
+  for (const auto& shape : shapes)
+    for (bool additive : {false, true}) {
+      Case c;
+      c.spec.causal = additive;  // the float mask with causal, the bool one without
+      c.padding = pad_right_left(B, L, 1);
+      AttnMask m;
+      m.additive = additive;
+      const Tensor r = test::random_tensor(shape, seed++);
+      if (additive) {
+        m.add = scaled(r, 2.0);
+        for (std::size_t i = 0; i < m.add.size(); i += 7) m.add.data[i] = -INFINITY;
+      } else {
+        m.blocked.shape = shape;
+        for (float v : r.data) m.blocked.data.push_back(v > 0.4f);  // about 30% blocked
+      }
+      c.attn_mask = m;
+      CAPTURE(shape.size());
+      CAPTURE(shape[0]);
+      CAPTURE(additive);
+      check_case(c);
+    }
+}
+
+TEST_CASE("attention v2: a bool attn_mask blocking whole rows gives zero rows, counted") {
+  Case c;
+  c.B = 1;
+  AttnMask m;
+  m.blocked = Mask{{c.L, c.L}, std::vector<std::uint8_t>(c.L * c.L, 0)};
+  for (std::size_t j = 0; j < c.L; ++j) m.blocked.data[4 * c.L + j] = 1;  // row 4: nothing allowed
+  c.attn_mask = m;
+  check_case(c);
+  const Weights w = make_weights(c);
+  Inputs t;
+  make_inputs(c, w, t);
+  Tensor ctx;
+  CHECK(forward(w, c.spec, t.in, ctx, {}).fully_masked_rows == std::int64_t(c.H));
+}
+
+TEST_CASE("attention v2: cross-attention, one source, separate sources with kdim and vdim") {
+  {
+    Case c;  // kv_input: T != L, key padding on the T keys
+    c.cross = true;
+    c.kv_one_source = true;
+    c.T = 13;
+    c.Hkv = 2;
+    c.padding = pad_right_left(c.B, c.T, 4);
+    check_case(c);
+  }
+  {
+    Case c;  // torch MHA: kdim 12, vdim 10
+    c.cross = true;
+    c.T = 6;
+    c.Ck = 12;
+    c.Cv = 10;
+    c.L = 5;
+    c.padding = pad_right_left(c.B, c.T, 2);
+    check_case(c);
+  }
+}
+
+TEST_CASE("attention v2: torch MHA's bias_kv and zero_attn columns, self and cross, with masks") {
+  for (bool cross : {false, true})
+    for (bool bias_kv : {false, true})
+      for (bool zero : {false, true}) {
+        if (!bias_kv && !zero) continue;
+        Case c;
+        c.cross = cross;
+        c.T = 6;
+        c.L = 5;
+        c.Ck = cross ? 12 : 0;
+        c.Cv = cross ? 10 : 0;
+        c.bias_kv = bias_kv;
+        c.spec.add_zero_attn = zero;
+        c.padding = pad_right_left(c.B, c.keys(), 2);
+        AttnMask m;
+        m.additive = true;
+        m.add = test::random_tensor({c.L, c.keys()}, 77);
+        c.attn_mask = m;
+        CAPTURE(cross);
+        CAPTURE(bias_kv);
+        CAPTURE(zero);
+        check_case(c);
+      }
+}
+
+TEST_CASE("attention v2: the families' combinations") {
+  {
+    Case c;  // gpt-oss: GQA, rope, window, sinks, biases, left padding, several blocks
+    c.B = 2;
+    c.L = 260;
+    c.Hkv = 2;
+    c.sinks = true;
+    c.spec.sinks = true;
+    c.spec.causal = true;
+    c.spec.sliding_window = 128;
+    c.spec.rope = rope(8);
+    c.padding = pad_right_left(c.B, c.L, 5);
+    c.positions = positions_of(*c.padding, 0);
+    check_case(c);
+  }
+  {
+    Case c;  // Gemma 2: softcap, scale, window, rope
+    c.L = 20;
+    c.Hkv = 2;
+    c.D = 16;
+    c.spec.scale = float(1.0 / std::sqrt(24.0));
+    c.spec.softcap = 2.0f;
+    c.spec.causal = true;
+    c.spec.sliding_window = 4;
+    c.spec.rope = rope(16);
+    check_case(c);
+  }
+}
+
+TEST_CASE("attention v2: misuses are clear errors") {
+  Case c;
+  const Weights w = make_weights(c);
+  Inputs t;
+  make_inputs(c, w, t);
+  Tensor ctx;
+  {
+    PositionIds p{{c.B, c.L + 1}, std::vector<std::int64_t>(c.B * (c.L + 1), 0)};
+    ForwardInputs in = t.in;
+    in.positions = &p;
+    AttentionSpec s;
+    s.rope = rope(8);
+    test::expect_error([&] { forward(w, s, in, ctx, {}); }, Exit::data, "positions: expected shape (2, 9)");
+  }
+  {
+    AttentionSpec s;
+    s.rope = rope(7);
+    test::expect_error([&] { forward(w, s, t.in, ctx, {}); }, Exit::config, "rope.rotary_dim");
+  }
+  {
+    AttentionSpec s;
+    s.sinks = true;
+    test::expect_error([&] { forward(w, s, t.in, ctx, {}); }, Exit::data, "sinks: expected one logit per head");
+  }
+  {
+    AttentionSpec s;
+    s.alibi_slopes = {1.0f, 0.5f};
+    test::expect_error([&] { forward(w, s, t.in, ctx, {}); }, Exit::config, "alibi: expected 4 slopes");
+  }
+  {
+    Tensor key = test::random_tensor({c.B, 3, c.C}, 3);
+    ForwardInputs in = t.in;
+    in.key = &key;
+    AttentionSpec s;
+    s.rope = rope(8);
+    test::expect_error([&] { forward(w, s, in, ctx, {}); }, Exit::config, "rope: needs self-attention");
+    Mask pad{{c.B, c.L}, std::vector<std::uint8_t>(c.B * c.L, 0)};
+    in.key_padding = &pad;
+    test::expect_error([&] { forward(w, {}, in, ctx, {}); }, Exit::data, "padding_mask: expected shape (2, 3)");
+  }
+}
