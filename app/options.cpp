@@ -67,6 +67,8 @@ void setup_options(CLI::App& app, Options& opt) {
                   "write context.npy, attention.npy, run.json here (- = stdout)")
       ->type_name("DIR");
   out->add_flag("--no-attn", opt.no_attn, "do not write (or hold) the attention maps");
+  out->add_flag("--average-heads", opt.average_heads,
+                "attention maps averaged over heads, (B, L, S) (torch's average_attn_weights)");
   out->add_option("--format", opt.format_name, "stdout format without --out-dir (default text)")
       ->type_name("FORMAT")
       ->check(CLI::IsMember({"text", "json", "npy"}))
@@ -279,6 +281,7 @@ attn::Config load_config_with_flags(const Options& opt) {
   if (opt.layout && !opt.dump_weights) cfg.layout = attn::parse_layout(*opt.layout);
   if (opt.out_dir) cfg.output_dir = *opt.out_dir == kStdoutDir ? "" : *opt.out_dir;
   if (opt.no_attn) cfg.output_attention = false;
+  if (opt.average_heads) cfg.output_average_heads = true;
   attn::resolve_config(cfg);
   // Bytes of a .npy would garble the terminal; a redirect or `-o -` says
   // they are wanted. --show and --dump-weights print text whatever --format.

@@ -123,7 +123,7 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
              std::to_string(S) + " keys padded here)";
   }
   f.emplace_back("masks", masks.empty() ? "none" : masks);
-  f.emplace_back("input", in.source + ", " + shape_text(in.x.shape) + " (B x S x C)");
+  f.emplace_back("input", in.input_source + ", " + shape_text(in.x.shape) + " (B x S x C)");
   f.emplace_back("maps drawn", "batch entry " + std::to_string(opt.batch_index) + ", heads " +
                                    std::to_string(pic.heads.size()) + " of " + std::to_string(H) +
                                    ", " + std::to_string(n) + " x " + std::to_string(n) +

@@ -91,11 +91,13 @@ int run_forward(const Options& opt) {
   const SessionInput in = RunSession::input_of(r, ms_since(t_start));
   const RunSession session(opt, cfg, std::move(r));
 
-  const std::size_t B = in.x.shape[0], S = in.x.shape[1], H = session.heads();
+  // H: heads of the maps as written (one, the mean, with --average-heads).
+  const std::size_t B = in.x.shape[0], S = in.x.shape[1];
+  const std::size_t H = cfg.output_average_heads ? 1 : session.heads();
   const bool want_maps = to_dir && cfg.output_attention;
   const bool pictures = opt.plot || opt.show;
   spdlog::debug("weights {} ({}), input {} {}, threads {}", session.model().weights_source,
-                attn::layout_name(session.model().layout), in.source, attn::shape_str(in.x.shape),
+                attn::layout_name(session.model().layout), in.input_source, attn::shape_str(in.x.shape),
                 session.threads());
 
   // Flags about the maps are checked before the compute, against the loaded shapes.
@@ -134,7 +136,7 @@ int run_forward(const Options& opt) {
   if (opt.show) {
     write_stdout(render_terminal(*pic, terminal_colors(), terminal_columns()));
   } else if (opt.attn_stdout) {
-    if (!in.batched) res.maps.shape.erase(res.maps.shape.begin());  // (H, S, S)
+    res.maps.shape = session.maps_shape(in);  // as attention.npy: (H, L, T'), (B, L, T'), ...
     write_stdout(format_stdout(res.maps, opt.format));
   } else if (!to_dir) {
     write_stdout(format_stdout(res.context, opt.format));
