@@ -574,7 +574,7 @@ TEST_CASE("config: Hugging Face's and torch's key names get attn-run's name, not
       {"num_attention_heads", "num_heads"},     {"n_embd", "hidden_size"},
       {"embed_dim", "hidden_size"},             {"key_padding_mask", "padding_mask"},
       {"head_dim", "head_size"},                {"rope_theta", "rope.theta"},
-      {"rotary_pct", "rope's rotary_dim"}};
+      {"rotary_pct", "rope.rotary_dim"}};
   for (const auto& [theirs, ours] : same) {
     CAPTURE(theirs);
     const Failure f = failure_of(R"({"attention": "multi", "hidden_size": 8, ")" + theirs + R"(": 2})");

@@ -36,7 +36,8 @@ std::int64_t positive_int(const json& v, const std::string& name) {
 
 std::vector<double> positive_list(const json& v, const std::string& name) {
   if (!v.is_array() || v.empty())
-    bad(name, "expected a non-empty array of numbers > 0, found " + cj::describe(v));
+    bad(name, "expected a non-empty array of numbers > 0, found " +
+                  (v.is_array() ? std::string("an empty array") : cj::describe(v)));
   std::vector<double> out;
   for (std::size_t i = 0; i < v.size(); ++i) out.push_back(positive(v[i], name + "[" + std::to_string(i) + "]"));
   return out;
@@ -137,7 +138,8 @@ void read_alibi(Config& c, const json& v, const std::string& name) {
   if (v.contains("slopes")) {
     const json& s = v.at("slopes");
     if (!s.is_array() || s.empty())
-      bad(name + ".slopes", "expected an array of num_heads numbers, found " + cj::describe(s));
+      bad(name + ".slopes", "expected an array of num_heads numbers, found " +
+                                (s.is_array() ? std::string("an empty array") : cj::describe(s)));
     for (std::size_t i = 0; i < s.size(); ++i)
       a.slopes.push_back(cj::get_number(s[i], name + ".slopes[" + std::to_string(i) + "]"));
   }
