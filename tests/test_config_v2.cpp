@@ -727,3 +727,15 @@ TEST_CASE("config v2: every model folder fixture's layers parse through the conf
   CHECK(layer("bloom", 0).alibi.has_value());
   CHECK(layer("mpt", 0).alibi.has_value());
 }
+
+TEST_CASE("config v2: the v2 fuzz seeds parse, so the fuzzer starts on the readers' deep paths") {
+  std::size_t n = 0;
+  for (const auto& entry : fs::directory_iterator(attn::test::source_path("fuzz/corpus/config"))) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("v2_", 0) != 0) continue;
+    CAPTURE(name);
+    CHECK(parse_config(attn::test::read_text(entry.path().string()), name).num_heads > 0);
+    ++n;
+  }
+  CHECK(n >= 4);
+}
