@@ -166,7 +166,10 @@ void read_key_mask(ArrayKey<Mask>& k, const Config& c, const json& v, const std:
   expect_path_or_array(v, name);
   Mask m = mask_from_json(v, name, Exit::config);
   if (m.shape.size() != 1 && m.shape.size() != 2)
-    bad(name, "expected a nested array of shape (S,) or (B, S), found shape " + shape_str(m.shape));
+    bad(name, "expected a nested array of shape (S,) or (B, S), found shape " + shape_str(m.shape) +
+                  (m.shape.size() > 2 ? " (a mask over queries and keys, like Hugging Face's 4-D "
+                                        "(B, 1, L, S) one, is torch's attn_mask: give it as attn_mask)"
+                                      : ""));
   k.inline_value = std::move(m);
 }
 

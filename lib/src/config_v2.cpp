@@ -101,7 +101,10 @@ void read_rope(Config& c, const json& v, const std::string& name) {
   c.rope.reset();
   c.rotary_dim_given = false;
   if (v.is_null()) return;
-  const json& o = cj::get_object(v, name);
+  if (!v.is_object())
+    bad(name, "expected an object ({} for theta 10000 over all of head_size) or null, found " +
+                  cj::describe(v));
+  const json& o = v;
   RopeSpec r;
   if (o.contains("theta")) r.theta = positive(o.at("theta"), name + ".theta");
   if (o.contains("rotary_dim")) {
@@ -149,7 +152,9 @@ void read_alibi(Config& c, const json& v, const std::string& name) {
 void read_qk_norm(Config& c, const json& v, const std::string& name) {
   c.qk_norm.reset();
   if (v.is_null()) return;
-  const json& o = cj::get_object(v, name);
+  if (!v.is_object())
+    bad(name, "expected an object ({} for eps 1e-6 per head) or null, found " + cj::describe(v));
+  const json& o = v;
   QkNormSpec q;
   if (o.contains("eps")) {
     q.eps = positive(o.at("eps"), name + ".eps");
