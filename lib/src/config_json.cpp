@@ -61,6 +61,38 @@ std::string syntax_message(const std::string& file, const std::string& what) {
   return file + ": JSON syntax error " + where + (rest.empty() ? "" : ": " + rest);
 }
 
+// "" when `key` is one of `names`; otherwise the message for an unknown key
+// at `path` (the foreign vocabulary's, else the nearest known key).
+std::string unknown_key(const std::string& path, const std::string& parent, const std::string& key,
+                        const std::vector<std::string>& names, const ForeignKey& foreign) {
+  if (std::find(names.begin(), names.end(), key) != names.end()) return "";
+  if (foreign) {
+    const std::string why = foreign(parent, key);
+    if (!why.empty()) return "key " + quote(path) + ": " + why;
+  }
+  const auto [best, dist] = nearest_name(key, names);
+  std::string msg = "key " + quote(path) + ": unknown key; did you mean " + quote(best) + "?";
+  if (!close_enough(best, dist)) {
+    msg += " (known keys:";
+    for (const auto& n : names) msg += " " + n;
+    msg += ")";
+  }
+  return msg;
+}
+
+// Keys of the objects at known paths, depth first (check_keys).
+void check_object(const json& j, const std::string& path, const std::string& file,
+                  const KnownKeys& known, const ForeignKey& foreign) {
+  const auto* names = known(path);
+  if (!names || !j.is_object()) return;
+  for (const auto& [key, value] : j.items()) {
+    const std::string child = path.empty() ? key : path + "." + key;
+    const std::string why = unknown_key(child, path, key, *names, foreign);
+    if (!why.empty()) fail(file, why);
+    if (value.is_object()) check_object(value, child, file, known, foreign);
+  }
+}
+
 }  // namespace
 
 std::string quote(const std::string& s) {
@@ -123,21 +155,10 @@ json parse_strict(const std::string& text, const std::string& file, const KnownK
         if (!top.keys.insert(key).second)
           fail(file, "key " + quote(path) + ": duplicate key (each key may appear once)");
         top.key = key;
-        if (const auto* names = known(parent)) {
-          if (std::find(names->begin(), names->end(), key) == names->end()) {
-            if (foreign) {
-              const std::string why = foreign(parent, key);
-              if (!why.empty()) fail(file, "key " + quote(path) + ": " + why);
-            }
-            const auto [best, dist] = nearest_name(key, *names);
-            std::string msg = "key " + quote(path) + ": unknown key; did you mean " +
-                              quote(best) + "?";
-            if (!close_enough(best, dist)) {
-              msg += " (known keys:";
-              for (const auto& n : *names) msg += " " + n;
-              msg += ")";
-            }
-            fail(file, msg);
+        if (known) {
+          if (const auto* names = known(parent)) {
+            const std::string why = unknown_key(path, parent, key, *names, foreign);
+            if (!why.empty()) fail(file, why);
           }
         }
         break;
@@ -159,6 +180,11 @@ json parse_strict(const std::string& text, const std::string& file, const KnownK
   } catch (const json::exception& e) {
     fail(file, std::string("JSON error: ") + e.what());
   }
+}
+
+void check_keys(const json& root, const std::string& file, const KnownKeys& known,
+                const ForeignKey& foreign) {
+  check_object(root, "", file, known, foreign);
 }
 
 std::int64_t get_int(const json& v, const std::string& name) {
