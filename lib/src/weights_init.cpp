@@ -82,7 +82,7 @@ void init_torch_mha(const detail::Dims& d, TorchGenerator& gen, StateDict& m) {
     fill_uniform(out_b.ptr(), out_b.size(), linear_bias_bound(E), gen);
     m.add("out_proj.bias", Tensor({E}, 0.0f));  // constant_(out_proj.bias, 0.) after the draw
   }
-  if (!d.split_kv()) {
+  if (!d.split_kv) {
     add_xavier_uniform(m, "in_proj_weight", QKV, E, gen);
   } else {
     add_xavier_uniform(m, "q_proj_weight", E, E, gen);

@@ -19,6 +19,7 @@ Dims dims_of(const Config& cfg) {
   static_cast<Geometry&>(d) = geometry_of(cfg);
   d.qkv_bias = cfg.qkv_bias;
   d.out_bias = cfg.out_proj && cfg.out_bias;
+  d.split_kv = d.Ck != d.C || d.Cv != d.C;
   d.bias_kv = cfg.add_bias_kv;
   if (cfg.qk_norm) d.qk_norm = cfg.qk_norm->scope_all ? QkNorm::all : QkNorm::head;
   d.sinks = cfg.sinks;
@@ -30,6 +31,7 @@ Dims dims_of(const Weights& w) {
   static_cast<Geometry&>(d) = w.geometry();
   d.qkv_bias = !w.b_qkv.data.empty();
   d.out_bias = w.has_out_proj && !w.b_out.data.empty();
+  d.split_kv = !w.fused_qkv();
   d.bias_kv = !w.bias_k.data.empty();
   // (D) is "head"; (H*D) "all" (the same shapes when H == 1).
   if (!w.q_norm.data.empty()) d.qk_norm = w.q_norm.size() == d.D ? QkNorm::head : QkNorm::all;
@@ -118,7 +120,7 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
       add_qkv(s, d, {"query", "key", "value"}, true);
       break;
     case Layout::torch_mha:  // nn.MultiheadAttention, its state_dict order
-      if (!d.split_kv()) {   // in_proj_weight (3E, E): q|k|v rows
+      if (!d.split_kv) {     // in_proj_weight (3E, E): q|k|v rows
         add_linear(s, "in_proj", Part::qkv_weight, 0, QKV, C, d.qkv_bias, {}, "_weight", "_bias");
       } else {  // kdim/vdim: q_proj_weight (E, E), k_proj_weight (E, kdim), v_proj_weight (E, vdim)
         s.push_back({"q_proj_weight", {}, {{Part::qkv_weight, 0, 0, HD}}, false, {HD, C}});
@@ -172,6 +174,10 @@ std::string fit_problem(const Dims& d, Layout layout) {
   const std::string problem = layout_fit_problem(d, layout);
   if (!problem.empty()) return problem;
   const std::string name = layout_name(layout);
+  if (d.split_kv && layout != Layout::torch_mha)  // weights with w_k, w_v (kdim = vdim = C)
+    return "layout " + name +
+           " cannot hold separate k and v weights (w_k, w_v): use layout "
+           "torch_mha";
   if (d.bias_kv && layout != Layout::torch_mha)
     return "layout " + name +
            " has no bias_k/bias_v (add_bias_kv is "
@@ -284,7 +290,7 @@ Weights empty_weights(const Dims& d, bool qkv_bias, bool out_bias) {
   w.Ck = static_cast<std::int64_t>(d.key_width());
   w.Cv = static_cast<std::int64_t>(d.value_width());
   w.w_qkv = Tensor({d.w_qkv_rows(), d.C});
-  if (d.split_kv()) {
+  if (d.split_kv) {
     w.w_k = Tensor({d.kv_rows(), d.key_width()});
     w.w_v = Tensor({d.kv_rows(), d.value_width()});
   }

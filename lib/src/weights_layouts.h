@@ -33,13 +33,15 @@ struct Dims : Geometry {
   QkNorm qk_norm = QkNorm::none;  // q_norm.weight, k_norm.weight
   bool sinks = false;             // sinks (H): gpt-oss
 
-  // torch MHA's own rule (not _qkv_same_embed_dim): kdim or vdim differs from
-  // embed_dim, so q, k and v are three weights (q_proj_weight, k_proj_weight,
-  // v_proj_weight) and the canonical w_qkv holds only the q rows.
-  bool split_kv() const { return (Ck && Ck != C) || (Cv && Cv != C); }
+  // q, k and v are three weights (torch MHA's q_proj_weight, k_proj_weight,
+  // v_proj_weight) and the canonical w_qkv holds only the q rows: from a
+  // config, torch's own rule (not _qkv_same_embed_dim: kdim or vdim differs
+  // from embed_dim); from weights, w_k present.
+  bool split_kv = false;
+
   std::size_t key_width() const { return Ck ? Ck : C; }    // Ck
   std::size_t value_width() const { return Cv ? Cv : C; }  // Cv
-  std::size_t w_qkv_rows() const { return split_kv() ? q_rows() : qkv_rows(); }
+  std::size_t w_qkv_rows() const { return split_kv ? q_rows() : qkv_rows(); }
   std::size_t q_norm_size() const { return qk_norm == QkNorm::all ? q_rows() : D; }
   std::size_t k_norm_size() const { return qk_norm == QkNorm::all ? kv_rows() : D; }
 };
