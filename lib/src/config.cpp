@@ -9,7 +9,6 @@
 
 #include <cmath>
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "attn/error.h"
@@ -33,12 +32,14 @@ std::string layout_list() {
 
 void check_size(const Config& c, const char* key, std::int64_t v, std::int64_t max) {
   if (v < 1 || v > max)
-    fail(c, key, "expected an integer in 1.." + std::to_string(max) + ", found " + std::to_string(v));
+    fail(c, key,
+         "expected an integer in 1.." + std::to_string(max) + ", found " + std::to_string(v));
 }
 
 void read_init(Config& c, const json& v, const std::string& name) {
   const json& o = cj::get_object(v, name);
-  if (!o.contains("seed")) throw Error(Exit::config, name + ": expected {\"seed\": int}, \"seed\" is missing");
+  if (!o.contains("seed"))
+    throw Error(Exit::config, name + ": expected {\"seed\": int}, \"seed\" is missing");
   c.init_seed = cj::get_uint(o.at("seed"), name + ".seed");
 }
 
@@ -46,18 +47,21 @@ void read_output(Config& c, const json& v, const std::string& name) {
   const json& o = cj::get_object(v, name);
   if (o.contains("dir")) {
     std::string d = cj::get_string(o.at("dir"), name + ".dir");
-    if (d.empty()) throw Error(Exit::config, name + ".dir: expected a folder, found an empty string");
+    if (d.empty())
+      throw Error(Exit::config, name + ".dir: expected a folder, found an empty string");
     if (d.find('\0') != std::string::npos)
       throw Error(Exit::config, name + ".dir: expected a folder, found a NUL character in it");
     c.output_dir = resolve_path(c.dir, d);
   }
-  if (o.contains("attention")) c.output_attention = cj::get_bool(o.at("attention"), name + ".attention");
+  if (o.contains("attention"))
+    c.output_attention = cj::get_bool(o.at("attention"), name + ".attention");
   if (o.contains("average_heads"))
     c.output_average_heads = cj::get_bool(o.at("average_heads"), name + ".average_heads");
 }
 
 void read_labels(std::vector<std::string>& labels, const json& v, const std::string& name) {
-  if (!v.is_array()) throw Error(Exit::config, name + ": expected an array of strings, found " + cj::describe(v));
+  if (!v.is_array())
+    throw Error(Exit::config, name + ": expected an array of strings, found " + cj::describe(v));
   labels.clear();
   for (std::size_t i = 0; i < v.size(); ++i)
     labels.push_back(cj::get_string(v[i], name + "[" + std::to_string(i) + "]"));
@@ -94,11 +98,13 @@ const std::vector<std::string>& rope_keys() {
 
 // Hugging Face's rope_scaling fields (CONTRACT.md "Positions").
 const std::vector<std::string>& rope_scaling_keys() {
-  static const std::vector<std::string> k = {
-      "rope_type",   "type",      "factor",           "original_max_position_embeddings",
-      "low_freq_factor", "high_freq_factor", "beta_fast", "beta_slow",
-      "attention_factor", "mscale", "mscale_all_dim",   "truncate",
-      "short_factor", "long_factor"};
+  static const std::vector<std::string> k = {"rope_type",        "type",
+                                             "factor",           "original_max_position_embeddings",
+                                             "low_freq_factor",  "high_freq_factor",
+                                             "beta_fast",        "beta_slow",
+                                             "attention_factor", "mscale",
+                                             "mscale_all_dim",   "truncate",
+                                             "short_factor",     "long_factor"};
   return k;
 }
 
@@ -144,27 +150,39 @@ bool looks_like_hf_config(const json& root) {
 
 json parse_config_json(const std::string& text, const std::string& file) {
   if (text.size() > kMaxConfigBytes)
-    throw Error(Exit::config, file + ": config larger than 1 MiB (" + std::to_string(text.size()) + " bytes)");
+    throw Error(Exit::config,
+                file + ": config larger than 1 MiB (" + std::to_string(text.size()) + " bytes)");
   json root = cj::parse_strict(text, file, nullptr);
   if (!root.is_object())
-    throw Error(Exit::config, file + ": expected a JSON object at the top level, found " + cj::describe(root));
+    throw Error(Exit::config,
+                file + ": expected a JSON object at the top level, found " + cj::describe(root));
   return root;
 }
 
 void read_config(Config& c, const json& root, const KeyName& name) {
   auto has = [&](const char* k) { return root.contains(k); };
 
-  if (!has("attention")) throw Error(Exit::config, name("attention") + ": required key missing (\"single\", \"multi\" or \"causal\")");
+  if (!has("attention"))
+    throw Error(Exit::config,
+                name("attention") + ": required key missing (\"single\", \"multi\" or \"causal\")");
   const std::string kind = cj::get_string(root.at("attention"), name("attention"));
-  if (kind == "single") c.kind = Kind::single;
-  else if (kind == "multi") c.kind = Kind::multi;
-  else if (kind == "causal") c.kind = Kind::causal;
-  else throw Error(Exit::config, name("attention") + ": expected \"single\", \"multi\" or \"causal\", found " + cj::quote(kind));
+  if (kind == "single")
+    c.kind = Kind::single;
+  else if (kind == "multi")
+    c.kind = Kind::multi;
+  else if (kind == "causal")
+    c.kind = Kind::causal;
+  else
+    throw Error(Exit::config, name("attention") +
+                                  ": expected \"single\", \"multi\" or \"causal\", found " +
+                                  cj::quote(kind));
 
-  if (!has("hidden_size")) throw Error(Exit::config, name("hidden_size") + ": required key missing (int > 0, C)");
+  if (!has("hidden_size"))
+    throw Error(Exit::config, name("hidden_size") + ": required key missing (int > 0, C)");
   c.hidden_size = cj::get_int(root.at("hidden_size"), name("hidden_size"));
   if (has("num_heads")) c.num_heads = cj::get_int(root.at("num_heads"), name("num_heads"));
-  if (has("num_kv_heads")) c.num_kv_heads = cj::get_int(root.at("num_kv_heads"), name("num_kv_heads"));
+  if (has("num_kv_heads"))
+    c.num_kv_heads = cj::get_int(root.at("num_kv_heads"), name("num_kv_heads"));
   if (has("head_size")) {
     c.head_size = cj::get_int(root.at("head_size"), name("head_size"));
     c.head_size_given = true;
@@ -178,7 +196,8 @@ void read_config(Config& c, const json& root, const KeyName& name) {
     c.causal = cj::get_bool(root.at("causal"), name("causal"));
     c.causal_given = true;
   }
-  if (has("context_size")) c.context_size = cj::get_int(root.at("context_size"), name("context_size"));
+  if (has("context_size"))
+    c.context_size = cj::get_int(root.at("context_size"), name("context_size"));
   const bool bias = has("bias") ? cj::get_bool(root.at("bias"), name("bias")) : true;
   c.qkv_bias = has("qkv_bias") ? cj::get_bool(root.at("qkv_bias"), name("qkv_bias")) : bias;
   c.out_bias = has("out_bias") ? cj::get_bool(root.at("out_bias"), name("out_bias")) : bias;
@@ -194,10 +213,13 @@ void read_config(Config& c, const json& root, const KeyName& name) {
   if (has("layout")) {
     const std::string l = cj::get_string(root.at("layout"), name("layout"));
     c.layout = parse_layout(l);
-    if (!c.layout) throw Error(Exit::config, name("layout") + ": expected one of " + layout_list() + ", found " + cj::quote(l));
+    if (!c.layout)
+      throw Error(Exit::config, name("layout") + ": expected one of " + layout_list() + ", found " +
+                                    cj::quote(l));
   }
   if (has("weights")) c.weights = path_value(c, root.at("weights"), name("weights"));
-  if (has("weights_prefix")) c.weights_prefix = cj::get_string(root.at("weights_prefix"), name("weights_prefix"));
+  if (has("weights_prefix"))
+    c.weights_prefix = cj::get_string(root.at("weights_prefix"), name("weights_prefix"));
   if (has("init")) read_init(c, root.at("init"), name("init"));
   if (has("input")) read_input(c, root.at("input"), name("input"));
   if (has("padding_mask")) read_padding_mask(c, root.at("padding_mask"), name("padding_mask"));
@@ -235,14 +257,16 @@ void resolve_config(Config& c) {
   check_size(c, "hidden_size", c.hidden_size, kMaxSize);
   check_size(c, "num_heads", c.num_heads, kMaxSize);
   if (c.kind == Kind::single && c.num_heads != 1)
-    fail(c, "num_heads", "\"single\" attention has one head, found num_heads " +
-                             std::to_string(c.num_heads) + " (use \"multi\" for more)");
+    fail(c, "num_heads",
+         "\"single\" attention has one head, found num_heads " + std::to_string(c.num_heads) +
+             " (use \"multi\" for more)");
   if (c.num_kv_heads) {
     check_size(c, "num_kv_heads", *c.num_kv_heads, kMaxSize);
     // Hugging Face's repeat_kv: each KV head serves num_heads / num_kv_heads query heads.
     if (c.num_heads % *c.num_kv_heads != 0)
-      fail(c, "num_kv_heads", "expected a divisor of num_heads " + std::to_string(c.num_heads) +
-                                  ", found num_kv_heads " + std::to_string(*c.num_kv_heads));
+      fail(c, "num_kv_heads",
+           "expected a divisor of num_heads " + std::to_string(c.num_heads) +
+               ", found num_kv_heads " + std::to_string(*c.num_kv_heads));
   }
   if (c.out_size_given) check_size(c, "out_size", c.out_size, kMaxSize);
   const std::int64_t out = c.out_size_given ? c.out_size : c.hidden_size;
@@ -253,55 +277,64 @@ void resolve_config(Config& c) {
     // Warner's SingleHeadAttention: nn.Linear(hidden_size, (hidden_size//4)*3).
     c.head_size = c.hidden_size / 4;
     if (c.head_size == 0)
-      fail(c, "head_size", "the default hidden_size/4 is 0 for hidden_size " +
-                               std::to_string(c.hidden_size) + "; give head_size");
+      fail(c, "head_size",
+           "the default hidden_size/4 is 0 for hidden_size " + std::to_string(c.hidden_size) +
+               "; give head_size");
   } else {
     // Raschka's MultiHeadAttention: assert d_out % num_heads == 0.
     if (out % c.num_heads != 0)
-      fail(c, "head_size", "out_size " + std::to_string(out) + " is not divisible by num_heads " +
-                               std::to_string(c.num_heads) + "; give head_size or change num_heads");
+      fail(c, "head_size",
+           "out_size " + std::to_string(out) + " is not divisible by num_heads " +
+               std::to_string(c.num_heads) + "; give head_size or change num_heads");
     c.head_size = out / c.num_heads;
   }
   if (c.inner_size() > kMaxSize)
-    fail(c, "head_size", "num_heads*head_size = " + std::to_string(c.inner_size()) + " exceeds " +
-                             std::to_string(kMaxSize));
+    fail(c, "head_size",
+         "num_heads*head_size = " + std::to_string(c.inner_size()) + " exceeds " +
+             std::to_string(kMaxSize));
 
   if (c.out_proj) {
     c.out_size = out;
   } else {
     // No output projection: the context is the concatenated heads.
     if (c.out_size_given && c.out_size != c.inner_size())
-      fail(c, "out_size", "with out_proj false the output is num_heads*head_size = " +
-                              std::to_string(c.inner_size()) + " wide, found out_size " +
-                              std::to_string(c.out_size));
+      fail(c, "out_size",
+           "with out_proj false the output is num_heads*head_size = " +
+               std::to_string(c.inner_size()) + " wide, found out_size " +
+               std::to_string(c.out_size));
     c.out_size = c.inner_size();
   }
 
   if (c.kind == Kind::causal) {
     if (c.causal_given && !c.causal)
-      fail(c, "causal", "\"causal\" attention always masks future keys, found causal false "
-                        "(use \"multi\" without a mask)");
+      fail(c, "causal",
+           "\"causal\" attention always masks future keys, found causal false "
+           "(use \"multi\" without a mask)");
     c.causal = true;
   }
   if (c.context_size) check_size(c, "context_size", *c.context_size, kMaxContext);
 
   if (c.scale_given) {
     if (!(c.scale > 0.0) || !std::isfinite(static_cast<float>(c.scale)))
-      fail(c, "scale", "expected a number > 0 that float32 holds (at most 3.4e38), found " +
-                           json(c.scale).dump());
+      fail(c, "scale",
+           "expected a number > 0 that float32 holds (at most 3.4e38), found " +
+               json(c.scale).dump());
   } else {
     c.scale = 1.0 / std::sqrt(static_cast<double>(c.head_size));
   }
   const std::pair<const char*, double> drops[] = {
       {"dropout", c.dropout}, {"attn_drop", c.attn_drop}, {"out_drop", c.out_drop}};
   for (const auto& [key, p] : drops)
-    if (!(p >= 0.0 && p < 1.0)) fail(c, key, "expected a number in [0, 1), found " + json(p).dump());
+    if (!(p >= 0.0 && p < 1.0))
+      fail(c, key, "expected a number in [0, 1), found " + json(p).dump());
 
   if (!c.weights.empty() && c.init_seed)
-    fail(c, "weights", "weights and init exclude each other: drop \"init\" to load the weights, "
-                       "or drop \"weights\" to initialize from the seed");
+    fail(c, "weights",
+         "weights and init exclude each other: drop \"init\" to load the weights, "
+         "or drop \"weights\" to initialize from the seed");
   if (c.init_seed && !c.layout)
-    fail(c, "layout", "init needs a layout to name the weights it creates; give one of " + layout_list());
+    fail(c, "layout",
+         "init needs a layout to name the weights it creates; give one of " + layout_list());
   resolve_v2(c);
   check_layout(c);
   if (c.init_seed && c.layout) {
@@ -332,8 +365,10 @@ nlohmann::json config_to_json(const Config& c) {
   j["weights"] = c.weights.empty() ? json(nullptr) : json(c.weights);
   j["weights_prefix"] = c.weights_prefix;
   j["init"] = c.init_seed ? json{{"seed", *c.init_seed}} : json(nullptr);
-  j["input"] = c.input_inline ? json("inline") : c.input_path.empty() ? json(nullptr) : json(c.input_path);
-  j["padding_mask"] = c.padding_mask_inline ? json("inline")
+  j["input"] = c.input_inline         ? json("inline")
+               : c.input_path.empty() ? json(nullptr)
+                                      : json(c.input_path);
+  j["padding_mask"] = c.padding_mask_inline         ? json("inline")
                       : c.padding_mask_path.empty() ? json(nullptr)
                                                     : json(c.padding_mask_path);
   j["labels"] = c.labels;

@@ -57,8 +57,7 @@ void check_one_kind(const json& v, const std::string& name) {
     if (j.is_boolean() != first->is_boolean())
       bad(name + index_path(at),
           std::string("expected ") + (first->is_boolean() ? "true or false" : "a number") +
-              " like the first element " + index_path(first_at) + ", found " +
-              cj::describe(j) +
+              " like the first element " + index_path(first_at) + ", found " + cj::describe(j) +
               " (a mask is all booleans, true = not allowed, or all numbers, added to the scores)");
   };
   walk(v);
@@ -85,9 +84,11 @@ PositionIds positions_from_json(const json& v, const std::string& name) {
     const json& row = p.shape.size() == 2 ? v[b] : v;
     const std::string row_name = p.shape.size() == 2 ? name + "[" + std::to_string(b) + "]" : name;
     if (!row.is_array() || row.size() != p.shape.back())
-      bad(row_name, "ragged array: expected " + std::to_string(p.shape.back()) + " elements, found " +
+      bad(row_name, "ragged array: expected " + std::to_string(p.shape.back()) +
+                        " elements, found " +
                         (row.is_array() ? std::to_string(row.size()) : cj::describe(row)));
-    for (std::size_t s = 0; s < row.size(); ++s) leaf(row[s], row_name + "[" + std::to_string(s) + "]");
+    for (std::size_t s = 0; s < row.size(); ++s)
+      leaf(row[s], row_name + "[" + std::to_string(s) + "]");
   }
   return p;
 }
@@ -116,8 +117,10 @@ std::string source_layout(const std::string& seq, bool batched, bool batch_first
 void check_key_mask(const Config& c, const char* key, const std::vector<std::size_t>& m,
                     const Rows& keys, const std::string& against) {
   if (m.back() != keys.seq || (m.size() == 2 && keys.batch && m[0] != keys.batch))
-    fail(c, key, "expected shape " + (keys.batch ? shape_str({keys.batch, keys.seq}) + " or " : std::string()) +
-                     shape_str({keys.seq}) + " to match " + against + ", found " + shape_str(m));
+    fail(c, key,
+         "expected shape " +
+             (keys.batch ? shape_str({keys.batch, keys.seq}) + " or " : std::string()) +
+             shape_str({keys.seq}) + " to match " + against + ", found " + shape_str(m));
 }
 
 }  // namespace
@@ -141,7 +144,8 @@ void read_input(Config& c, const json& v, const std::string& name) {
   expect_path_or_array(v, name);
   Tensor t = tensor_from_json(v, name, Exit::config);
   if (t.ndim() != 2 && t.ndim() != 3)
-    bad(name, "expected a nested array of shape (S, C) or (B, S, C), found shape " + shape_str(t.shape));
+    bad(name,
+        "expected a nested array of shape (S, C) or (B, S, C), found shape " + shape_str(t.shape));
   c.input_inline = std::move(t);
 }
 
@@ -166,10 +170,11 @@ void read_key_mask(ArrayKey<Mask>& k, const Config& c, const json& v, const std:
   expect_path_or_array(v, name);
   Mask m = mask_from_json(v, name, Exit::config);
   if (m.shape.size() != 1 && m.shape.size() != 2)
-    bad(name, "expected a nested array of shape (S,) or (B, S), found shape " + shape_str(m.shape) +
-                  (m.shape.size() > 2 ? " (a mask over queries and keys, like Hugging Face's 4-D "
-                                        "(B, 1, L, S) one, is torch's attn_mask: give it as attn_mask)"
-                                      : ""));
+    bad(name,
+        "expected a nested array of shape (S,) or (B, S), found shape " + shape_str(m.shape) +
+            (m.shape.size() > 2 ? " (a mask over queries and keys, like Hugging Face's 4-D "
+                                  "(B, 1, L, S) one, is torch's attn_mask: give it as attn_mask)"
+                                : ""));
   k.inline_value = std::move(m);
 }
 
@@ -201,8 +206,10 @@ void read_attn_mask(Config& c, const json& v, const std::string& name) {
     m.add = tensor_from_json(v, name, Exit::config);
   }
   if (m.shape().size() < 2)
-    bad(name, "expected a nested array of shape (L, S), (B, L, S), (B*H, L, S), (B, 1, L, S) or "
-              "(B, H, L, S), found shape " + shape_str(m.shape()));
+    bad(name,
+        "expected a nested array of shape (L, S), (B, L, S), (B*H, L, S), (B, 1, L, S) or "
+        "(B, H, L, S), found shape " +
+            shape_str(m.shape()));
   c.attn_mask.inline_value = std::move(m);
 }
 
@@ -215,7 +222,8 @@ void read_source(ArrayKey<Tensor>& k, const Config& c, const json& v, const std:
   expect_path_or_array(v, name);
   Tensor t = tensor_from_json(v, name, Exit::config);
   if (t.ndim() != 2 && t.ndim() != 3)
-    bad(name, "expected a nested array of shape (T, Ck) or (B, T, Ck), found shape " + shape_str(t.shape));
+    bad(name, "expected a nested array of shape (T, Ck) or (B, T, Ck), found shape " +
+                  shape_str(t.shape));
   k.inline_value = std::move(t);
 }
 
@@ -226,13 +234,15 @@ void check_inline(const Config& c) {
   if (c.input_inline) {
     const auto& s = c.input_inline->shape;
     if (static_cast<std::int64_t>(s.back()) != c.hidden_size)
-      fail(c, "input", "expected rows of hidden_size " + std::to_string(c.hidden_size) +
-                           " numbers, found shape " + shape_str(s));
+      fail(c, "input",
+           "expected rows of hidden_size " + std::to_string(c.hidden_size) +
+               " numbers, found shape " + shape_str(s));
     queries = rows_of(s, c.batch_first);
     batched = s.size() == 3;
     if (c.context_size && static_cast<std::int64_t>(queries->seq) > *c.context_size)
-      fail(c, "input", "sequence length " + n(queries->seq) + " exceeds context_size " +
-                           std::to_string(*c.context_size));
+      fail(c, "input",
+           "sequence length " + n(queries->seq) + " exceeds context_size " +
+               std::to_string(*c.context_size));
   }
 
   // Keys: the input's rows, or the cross-attention source's.
@@ -247,18 +257,22 @@ void check_inline(const Config& c) {
     const std::int64_t width = values ? c.vdim : c.kdim;
     const char* width_key = values ? "vdim" : "kdim";
     if (static_cast<std::int64_t>(s.back()) != width)
-      fail(c, key, "expected rows of " + std::string(width_key) + " " + std::to_string(width) +
-                       " numbers, found shape " + shape_str(s) + " (set " + width_key + ")");
+      fail(c, key,
+           "expected rows of " + std::string(width_key) + " " + std::to_string(width) +
+               " numbers, found shape " + shape_str(s) + " (set " + width_key + ")");
     if (c.input_inline && (s.size() == 3) != batched)
-      fail(c, key, "expected " + source_layout("T", batched, c.batch_first, width_key) +
-                       " like input " + shape_str(c.input_inline->shape) + ", found shape " +
-                       shape_str(s) + " (torch MHA: keys and values batched as the query)");
+      fail(c, key,
+           "expected " + source_layout("T", batched, c.batch_first, width_key) + " like input " +
+               shape_str(c.input_inline->shape) + ", found shape " + shape_str(s) +
+               " (torch MHA: keys and values batched as the query)");
     const Rows r = rows_of(s, c.batch_first);
     if (queries && batched && r.batch != queries->batch)
-      fail(c, key, "expected the input's batch of " + n(queries->batch) + ", found shape " + shape_str(s));
+      fail(c, key,
+           "expected the input's batch of " + n(queries->batch) + ", found shape " + shape_str(s));
     if (keys && (r.seq != keys->seq || r.batch != keys->batch))
-      fail(c, key, "expected the rows of " + keys_name + ", found shape " + shape_str(s) +
-                       " (keys and values have one position each)");
+      fail(c, key,
+           "expected the rows of " + keys_name + ", found shape " + shape_str(s) +
+               " (keys and values have one position each)");
     if (!keys) {
       keys = r;
       keys_name = std::string(key) + " " + shape_str(s);
@@ -272,26 +286,30 @@ void check_inline(const Config& c) {
   if (c.positions.inline_value && queries) {
     const auto& p = c.positions.inline_value->shape;
     if (p.back() != queries->seq || (p.size() == 2 && queries->batch && p[0] != queries->batch))
-      fail(c, "positions", "expected shape " +
-                               (queries->batch ? shape_str({queries->batch, queries->seq}) + " or " : std::string()) +
-                               shape_str({queries->seq}) + " to match input " +
-                               shape_str(c.input_inline->shape) + ", found " + shape_str(p));
+      fail(c, "positions",
+           "expected shape " +
+               (queries->batch ? shape_str({queries->batch, queries->seq}) + " or "
+                               : std::string()) +
+               shape_str({queries->seq}) + " to match input " + shape_str(c.input_inline->shape) +
+               ", found " + shape_str(p));
   }
   if (c.attn_mask.inline_value) {
     // (..., L, T); the leading dimensions are checked against B and H at the run.
     const auto& m = c.attn_mask.inline_value->shape();
     const std::size_t L = m[m.size() - 2], T = m.back();
     if ((queries && L != queries->seq) || (keys && T != keys->seq))
-      fail(c, "attn_mask", "expected (..., L, S) with L = " + (queries ? n(queries->seq) : "L") +
-                               " queries and S = " + (keys ? n(keys->seq) : "S") + " keys, found shape " +
-                               shape_str(m));
+      fail(c, "attn_mask",
+           "expected (..., L, S) with L = " + (queries ? n(queries->seq) : "L") +
+               " queries and S = " + (keys ? n(keys->seq) : "S") + " keys, found shape " +
+               shape_str(m));
   }
   if (!c.labels.empty() && queries && c.labels.size() != queries->seq)
-    fail(c, "labels", "expected one label per token (" + n(queries->seq) + "), found " +
-                          n(c.labels.size()));
+    fail(c, "labels",
+         "expected one label per token (" + n(queries->seq) + "), found " + n(c.labels.size()));
   if (!c.kv_labels.empty() && keys && c.cross() && c.kv_labels.size() != keys->seq)
-    fail(c, "kv_labels", "expected one label per key (" + n(keys->seq) + " rows of " + keys_name +
-                             "), found " + n(c.kv_labels.size()));
+    fail(c, "kv_labels",
+         "expected one label per key (" + n(keys->seq) + " rows of " + keys_name + "), found " +
+             n(c.kv_labels.size()));
 }
 
 }  // namespace attn::config_detail

@@ -30,10 +30,10 @@ std::string component(const Frame& f, bool first) {
   if (!f.is_object) return "[" + std::to_string(f.index) + "]";
   // Keys the user typed may hold anything (newlines, quotes): plain names as
   // they are, the rest quoted so a message stays one readable line.
-  const bool plain = !f.key.empty() && f.key.size() <= 60 &&
-                     std::all_of(f.key.begin(), f.key.end(), [](char c) {
-                       return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-                     });
+  const bool plain =
+      !f.key.empty() && f.key.size() <= 60 && std::all_of(f.key.begin(), f.key.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+      });
   if (!plain) return "[" + quote(f.key) + "]";
   return first ? f.key : "." + f.key;
 }
@@ -51,7 +51,8 @@ std::string syntax_message(const std::string& file, const std::string& what) {
   const auto at = what.find("at line ");
   if (at == std::string::npos) {
     const auto close = what.find("] ");
-    return file + ": JSON syntax error: " + (close == std::string::npos ? what : what.substr(close + 2));
+    return file +
+           ": JSON syntax error: " + (close == std::string::npos ? what : what.substr(close + 2));
   }
   const auto colon = what.find(": ", at);
   std::string where = what.substr(at, colon == std::string::npos ? std::string::npos : colon - at);
@@ -97,22 +98,30 @@ void check_object(const json& j, const std::string& path, const std::string& fil
 
 std::string quote(const std::string& s) {
   const bool cut = s.size() > 60;
-  std::string q = json(cut ? s.substr(0, 60) : s).dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string q =
+      json(cut ? s.substr(0, 60) : s).dump(-1, ' ', false, json::error_handler_t::replace);
   if (cut) q.insert(q.size() - 1, "...");
   return q;
 }
 
 std::string describe(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return std::string("boolean ") + (v.get<bool>() ? "true" : "false");
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return std::string("boolean ") + (v.get<bool>() ? "true" : "false");
     case json::value_t::number_integer:
     case json::value_t::number_unsigned:
-    case json::value_t::number_float: return "number " + v.dump();
-    case json::value_t::string: return "string " + quote(v.get_ref<const std::string&>());
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    default: return v.type_name();
+    case json::value_t::number_float:
+      return "number " + v.dump();
+    case json::value_t::string:
+      return "string " + quote(v.get_ref<const std::string&>());
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    default:
+      return v.type_name();
   }
 }
 
@@ -137,14 +146,20 @@ json parse_strict(const std::string& text, const std::string& file, const KnownK
 
   json::parser_callback_t cb = [&](int, json::parse_event_t event, json& parsed) -> bool {
     switch (event) {
-      case json::parse_event_t::object_start: open(true); break;
-      case json::parse_event_t::array_start: open(false); break;
+      case json::parse_event_t::object_start:
+        open(true);
+        break;
+      case json::parse_event_t::array_start:
+        open(false);
+        break;
       case json::parse_event_t::object_end:
       case json::parse_event_t::array_end:
         frames.pop_back();
         element_done();
         break;
-      case json::parse_event_t::value: element_done(); break;
+      case json::parse_event_t::value:
+        element_done();
+        break;
       case json::parse_event_t::key: {
         Frame& top = frames.back();
         const std::string& key = parsed.get_ref<const std::string&>();

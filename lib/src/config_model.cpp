@@ -81,8 +81,10 @@ Config config_from_text(const std::string& text, const std::string& file, const 
 
   if (looks_like_hf_config(root)) {
     if (!flags.model.empty())
-      throw Error(Exit::usage, "--model: " + fname + " is a Hugging Face config.json, which names "
-                               "its own folder as the model: give --model or --config, not both");
+      throw Error(Exit::usage,
+                  "--model: " + fname +
+                      " is a Hugging Face config.json, which names "
+                      "its own folder as the model: give --model or --config, not both");
     if (!flags.layer) throw Error(Exit::usage, hf_usage(fname, c.dir));
     read_with_model(c, json::object(), name, c.dir.empty() ? "." : c.dir, *flags.layer, true);
     return c;
@@ -90,29 +92,35 @@ Config config_from_text(const std::string& text, const std::string& file, const 
   check_config_keys(root, fname);
 
   std::string model = flags.model;
-  if (model.empty() && root.contains("model")) model = path_value(c, root.at("model"), name("model"));
+  if (model.empty() && root.contains("model"))
+    model = path_value(c, root.at("model"), name("model"));
   std::optional<std::int64_t> layer = flags.layer;
   if (!layer && root.contains("layer")) {
     layer = cj::get_int(root.at("layer"), name("layer"));
     if (*layer < 0)
-      throw Error(Exit::config, name("layer") + ": expected an integer >= 0, found " + std::to_string(*layer));
+      throw Error(Exit::config,
+                  name("layer") + ": expected an integer >= 0, found " + std::to_string(*layer));
   }
   root.erase("model");
   root.erase("layer");
 
   if (!model.empty() && !layer) {
     if (!flags.model.empty())
-      throw Error(Exit::usage, "--layer: needed with --model and --config (the layer to run); "
-                               "--model DIR alone lists the model's layers");
-    throw Error(Exit::config, name("layer") + ": required with \"model\" (the layer to run, an "
-                                              "integer >= 0); attn-run --model DIR alone lists the "
-                                              "model's layers");
+      throw Error(Exit::usage,
+                  "--layer: needed with --model and --config (the layer to run); "
+                  "--model DIR alone lists the model's layers");
+    throw Error(Exit::config, name("layer") +
+                                  ": required with \"model\" (the layer to run, an "
+                                  "integer >= 0); attn-run --model DIR alone lists the "
+                                  "model's layers");
   }
   if (model.empty() && layer) {
     if (flags.layer)
-      throw Error(Exit::usage, "--layer: needs a model folder: --model DIR, or \"model\" in the config");
-    throw Error(Exit::config, name("model") + ": required with \"layer\" (a Hugging Face model "
-                                              "folder: config.json and weights)");
+      throw Error(Exit::usage,
+                  "--layer: needs a model folder: --model DIR, or \"model\" in the config");
+    throw Error(Exit::config, name("model") +
+                                  ": required with \"layer\" (a Hugging Face model "
+                                  "folder: config.json and weights)");
   }
   if (!model.empty()) {
     read_with_model(c, root, name, model, *layer, flags.layer.has_value());
@@ -136,7 +144,8 @@ void read_with_model(Config& c, const json& root, const KeyName& config_name,
   // The weights' key names pick the prefix the file really uses.
   const StateDict weights = open_state_dict(m.weights);
   const json from = layer_config(m, layer, weights.keys());
-  const std::string folder_name = folder_config(model_dir) + " (layer " + std::to_string(layer) + ")";
+  const std::string folder_name =
+      folder_config(model_dir) + " (layer " + std::to_string(layer) + ")";
   check_config_keys(from, folder_name);
 
   json folder = from;
@@ -176,8 +185,9 @@ Config load_config(const std::string& path, const ModelFlags& flags) {
   Config c;
   c.file = folder_config(flags.model);
   c.dir = flags.model;
-  read_with_model(c, json::object(), [&](const std::string& k) { return c.file + ": " + k; },
-                  flags.model, *flags.layer, true);
+  read_with_model(
+      c, json::object(), [&](const std::string& k) { return c.file + ": " + k; }, flags.model,
+      *flags.layer, true);
   return c;
 }
 

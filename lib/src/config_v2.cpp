@@ -39,7 +39,8 @@ std::vector<double> positive_list(const json& v, const std::string& name) {
     bad(name, "expected a non-empty array of numbers > 0, found " +
                   (v.is_array() ? std::string("an empty array") : cj::describe(v)));
   std::vector<double> out;
-  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(positive(v[i], name + "[" + std::to_string(i) + "]"));
+  for (std::size_t i = 0; i < v.size(); ++i)
+    out.push_back(positive(v[i], name + "[" + std::to_string(i) + "]"));
   return out;
 }
 
@@ -67,7 +68,8 @@ std::optional<RopeScaling> read_scaling(const json& v, const std::string& name) 
   if (type.empty()) bad(name, "expected \"rope_type\" (" + list + "), found none");
   if (type == "default") return std::nullopt;
   if (std::find(scaling_types().begin(), scaling_types().end(), type) == scaling_types().end())
-    bad(name + ".rope_type", "expected one of " + list + " (or \"default\"), found " + cj::quote(type));
+    bad(name + ".rope_type",
+        "expected one of " + list + " (or \"default\"), found " + cj::quote(type));
 
   // Fields a type does not use are accepted and ignored, as transformers
   // does (it warns): folders carry original_max_position_embeddings for all.
@@ -79,12 +81,15 @@ std::optional<RopeScaling> read_scaling(const json& v, const std::string& name) 
   if (auto* f = field("original_max_position_embeddings"))
     s.original_max_position_embeddings = positive_int(*f, at + "original_max_position_embeddings");
   if (auto* f = field("low_freq_factor")) s.low_freq_factor = positive(*f, at + "low_freq_factor");
-  if (auto* f = field("high_freq_factor")) s.high_freq_factor = positive(*f, at + "high_freq_factor");
+  if (auto* f = field("high_freq_factor"))
+    s.high_freq_factor = positive(*f, at + "high_freq_factor");
   if (auto* f = field("beta_fast")) s.beta_fast = cj::get_number(*f, at + "beta_fast");
   if (auto* f = field("beta_slow")) s.beta_slow = cj::get_number(*f, at + "beta_slow");
-  if (auto* f = field("attention_factor")) s.attention_factor = positive(*f, at + "attention_factor");
+  if (auto* f = field("attention_factor"))
+    s.attention_factor = positive(*f, at + "attention_factor");
   if (auto* f = field("mscale")) s.mscale = cj::get_number(*f, at + "mscale");
-  if (auto* f = field("mscale_all_dim")) s.mscale_all_dim = cj::get_number(*f, at + "mscale_all_dim");
+  if (auto* f = field("mscale_all_dim"))
+    s.mscale_all_dim = cj::get_number(*f, at + "mscale_all_dim");
   if (auto* f = field("truncate")) s.truncate = cj::get_bool(*f, at + "truncate");
   if (auto* f = field("short_factor")) s.short_factor = positive_list(*f, at + "short_factor");
   if (auto* f = field("long_factor")) s.long_factor = positive_list(*f, at + "long_factor");
@@ -113,14 +118,19 @@ void read_rope(Config& c, const json& v, const std::string& name) {
   }
   if (o.contains("style")) {
     const std::string s = cj::get_string(o.at("style"), name + ".style");
-    if (s == "half") r.style = RopeStyle::half;
-    else if (s == "interleaved") r.style = RopeStyle::interleaved;
+    if (s == "half")
+      r.style = RopeStyle::half;
+    else if (s == "interleaved")
+      r.style = RopeStyle::interleaved;
     else
-      bad(name + ".style", "expected \"half\" (Hugging Face's rotate_half) or \"interleaved\" "
-                           "(GPT-J, Meta's Llama), found " + cj::quote(s));
+      bad(name + ".style",
+          "expected \"half\" (Hugging Face's rotate_half) or \"interleaved\" "
+          "(GPT-J, Meta's Llama), found " +
+              cj::quote(s));
   }
   if (o.contains("max_position_embeddings"))
-    r.max_position_embeddings = positive_int(o.at("max_position_embeddings"), name + ".max_position_embeddings");
+    r.max_position_embeddings =
+        positive_int(o.at("max_position_embeddings"), name + ".max_position_embeddings");
   if (o.contains("scaling")) r.scaling = read_scaling(o.at("scaling"), name + ".scaling");
   c.rope = std::move(r);
 }
@@ -165,8 +175,10 @@ void read_qk_norm(Config& c, const json& v, const std::string& name) {
   if (o.contains("scope")) {
     const std::string s = cj::get_string(o.at("scope"), name + ".scope");
     if (s != "head" && s != "all")
-      bad(name + ".scope", "expected \"head\" (Qwen3, Gemma 3: per head, over D) or \"all\" (OLMo 2: "
-                           "over all heads), found " + cj::quote(s));
+      bad(name + ".scope",
+          "expected \"head\" (Qwen3, Gemma 3: per head, over D) or \"all\" (OLMo 2: "
+          "over all heads), found " +
+              cj::quote(s));
     q.scope_all = s == "all";
   }
   if (o.contains("weight_offset")) {
@@ -186,12 +198,14 @@ void resolve_rope(Config& c) {
   const std::int64_t D = c.head_size;
   if (!c.rotary_dim_given) {
     if (D % 2 != 0)
-      fail(c, "rope.rotary_dim", "rope rotates pairs of dimensions; the default rotary_dim is "
-                                 "head_size " + n(D) + ", which is odd: give an even rope.rotary_dim");
+      fail(c, "rope.rotary_dim",
+           "rope rotates pairs of dimensions; the default rotary_dim is "
+           "head_size " +
+               n(D) + ", which is odd: give an even rope.rotary_dim");
     r.rotary_dim = D;
   } else if (r.rotary_dim < 2 || r.rotary_dim > D || r.rotary_dim % 2 != 0) {
-    fail(c, "rope.rotary_dim", "expected an even integer in 2..head_size " + n(D) + ", found " +
-                                   n(r.rotary_dim));
+    fail(c, "rope.rotary_dim",
+         "expected an even integer in 2..head_size " + n(D) + ", found " + n(r.rotary_dim));
   }
   if (r.scaling && r.scaling->type == "longrope") {
     const std::size_t half = static_cast<std::size_t>(r.rotary_dim / 2);
@@ -216,8 +230,10 @@ void resolve_rope(Config& c) {
 void resolve_sources(Config& c) {
   const bool kv = c.kv_input.given(), key = c.key_input.given(), value = c.value_input.given();
   if (kv && (key || value))
-    fail(c, "kv_input", std::string("kv_input feeds both keys and values; found ") +
-                            (key ? "key_input" : "value_input") + " too (give kv_input, or key_input and value_input)");
+    fail(c, "kv_input",
+         std::string("kv_input feeds both keys and values; found ") +
+             (key ? "key_input" : "value_input") +
+             " too (give kv_input, or key_input and value_input)");
   if (key != value)
     fail(c, key ? "key_input" : "value_input",
          "key_input and value_input come together (torch MHA's key and value), found only " +
@@ -225,13 +241,23 @@ void resolve_sources(Config& c) {
   if (c.cross()) {
     const std::string k = cross_key(c);
     if (c.causal)
-      fail(c, k, "cross-attention has no causal mask (the keys are another sequence), found " +
-                     std::string(c.kind == Kind::causal ? "attention \"causal\" (use \"multi\")" : "causal true"));
-    if (c.rope) fail(c, k, "cross-attention takes no rope (the keys have no positions of the queries' sequence), found rope");
-    if (c.alibi) fail(c, k, "cross-attention takes no alibi (the keys have no positions of the queries' sequence), found alibi");
+      fail(c, k,
+           "cross-attention has no causal mask (the keys are another sequence), found " +
+               std::string(c.kind == Kind::causal ? "attention \"causal\" (use \"multi\")"
+                                                  : "causal true"));
+    if (c.rope)
+      fail(c, k,
+           "cross-attention takes no rope (the keys have no positions of the queries' sequence), "
+           "found rope");
+    if (c.alibi)
+      fail(c, k,
+           "cross-attention takes no alibi (the keys have no positions of the queries' sequence), "
+           "found alibi");
     if (c.sliding_window)
-      fail(c, k, "cross-attention takes no sliding_window (it compares positions of one sequence), found sliding_window " +
-                     n(*c.sliding_window));
+      fail(c, k,
+           "cross-attention takes no sliding_window (it compares positions of one sequence), found "
+           "sliding_window " +
+               n(*c.sliding_window));
   }
 
   // kdim/vdim: torch MHA's key and value source widths.
@@ -242,14 +268,19 @@ void resolve_sources(Config& c) {
   if (!c.kdim_given) c.kdim = kv && c.vdim_given ? c.vdim : c.hidden_size;
   if (!c.vdim_given) c.vdim = kv && c.kdim_given ? c.kdim : c.hidden_size;
   if (!c.cross()) {
-    for (const auto& [k, v] : {std::pair<const char*, std::int64_t>{"kdim", c.kdim}, {"vdim", c.vdim}})
+    for (const auto& [k, v] :
+         {std::pair<const char*, std::int64_t>{"kdim", c.kdim}, {"vdim", c.vdim}})
       if (v != c.hidden_size)
-        fail(c, k, std::string(k) + " " + n(v) + " differs from hidden_size " + n(c.hidden_size) +
-                       ", but keys and values come from the input: give key_input and value_input "
-                       "(or kv_input) for cross-attention, or drop " + k);
+        fail(c, k,
+             std::string(k) + " " + n(v) + " differs from hidden_size " + n(c.hidden_size) +
+                 ", but keys and values come from the input: give key_input and value_input "
+                 "(or kv_input) for cross-attention, or drop " +
+                 k);
   } else if (kv && c.kdim != c.vdim) {
-    fail(c, "vdim", "kv_input feeds keys and values from one source, so kdim and vdim are its width: "
-                    "found kdim " + n(c.kdim) + " and vdim " + n(c.vdim));
+    fail(c, "vdim",
+         "kv_input feeds keys and values from one source, so kdim and vdim are its width: "
+         "found kdim " +
+             n(c.kdim) + " and vdim " + n(c.vdim));
   }
 }
 
@@ -260,15 +291,18 @@ void read_v2_keys(Config& c, const json& root, const KeyName& name) {
   if (has("rope")) read_rope(c, root.at("rope"), name("rope"));
   if (has("positions")) read_positions(c, root.at("positions"), name("positions"));
   if (has("alibi")) read_alibi(c, root.at("alibi"), name("alibi"));
-  if (has("sliding_window")) c.sliding_window = cj::get_int(root.at("sliding_window"), name("sliding_window"));
+  if (has("sliding_window"))
+    c.sliding_window = cj::get_int(root.at("sliding_window"), name("sliding_window"));
   if (has("softcap")) c.softcap = cj::get_number(root.at("softcap"), name("softcap"));
   if (has("qk_norm")) read_qk_norm(c, root.at("qk_norm"), name("qk_norm"));
   if (has("sinks")) c.sinks = cj::get_bool(root.at("sinks"), name("sinks"));
-  if (has("attention_mask")) read_key_mask(c.attention_mask, c, root.at("attention_mask"), name("attention_mask"));
+  if (has("attention_mask"))
+    read_key_mask(c.attention_mask, c, root.at("attention_mask"), name("attention_mask"));
   if (has("attn_mask")) read_attn_mask(c, root.at("attn_mask"), name("attn_mask"));
   if (has("kv_input")) read_source(c.kv_input, c, root.at("kv_input"), name("kv_input"));
   if (has("key_input")) read_source(c.key_input, c, root.at("key_input"), name("key_input"));
-  if (has("value_input")) read_source(c.value_input, c, root.at("value_input"), name("value_input"));
+  if (has("value_input"))
+    read_source(c.value_input, c, root.at("value_input"), name("value_input"));
   if (has("kdim")) {
     c.kdim = cj::get_int(root.at("kdim"), name("kdim"));
     c.kdim_given = true;
@@ -278,33 +312,42 @@ void read_v2_keys(Config& c, const json& root, const KeyName& name) {
     c.vdim_given = true;
   }
   if (has("add_bias_kv")) c.add_bias_kv = cj::get_bool(root.at("add_bias_kv"), name("add_bias_kv"));
-  if (has("add_zero_attn")) c.add_zero_attn = cj::get_bool(root.at("add_zero_attn"), name("add_zero_attn"));
+  if (has("add_zero_attn"))
+    c.add_zero_attn = cj::get_bool(root.at("add_zero_attn"), name("add_zero_attn"));
   if (has("batch_first")) c.batch_first = cj::get_bool(root.at("batch_first"), name("batch_first"));
 }
 
 void resolve_v2(Config& c) {
   if (c.sliding_window && *c.sliding_window < 1)
-    fail(c, "sliding_window", "expected an integer > 0 (W: keys with i - W < j), found " + n(*c.sliding_window));
+    fail(c, "sliding_window",
+         "expected an integer > 0 (W: keys with i - W < j), found " + n(*c.sliding_window));
   if (c.softcap && (!(*c.softcap > 0.0) || !std::isfinite(static_cast<float>(*c.softcap))))
-    fail(c, "softcap", "expected a number > 0 that float32 holds, found " + json(*c.softcap).dump());
+    fail(c, "softcap",
+         "expected a number > 0 that float32 holds, found " + json(*c.softcap).dump());
   if (c.attention_mask.given() && (!c.padding_mask_path.empty() || c.padding_mask_inline))
-    fail(c, "attention_mask", "attention_mask (Hugging Face's: 1 = attend) and padding_mask (torch's: "
-                              "true = padded) both mask keys: give one of them");
+    fail(c, "attention_mask",
+         "attention_mask (Hugging Face's: 1 = attend) and padding_mask (torch's: "
+         "true = padded) both mask keys: give one of them");
   resolve_sources(c);
   if (c.rope) resolve_rope(c);
   if (c.alibi && !c.alibi->slopes.empty() &&
       static_cast<std::int64_t>(c.alibi->slopes.size()) != c.num_heads)
-    fail(c, "alibi.slopes", "expected one slope per head (num_heads " + n(c.num_heads) + "), found " +
-                                std::to_string(c.alibi->slopes.size()));
+    fail(c, "alibi.slopes",
+         "expected one slope per head (num_heads " + n(c.num_heads) + "), found " +
+             std::to_string(c.alibi->slopes.size()));
   if (c.positions.given() && !c.rope && !c.alibi)
-    fail(c, "positions", "position ids are read by rope and alibi, and neither is set (absolute "
-                         "position embeddings are added before the attention layer)");
+    fail(c, "positions",
+         "position ids are read by rope and alibi, and neither is set (absolute "
+         "position embeddings are added before the attention layer)");
   if (!c.kv_labels.empty() && !c.cross())
-    fail(c, "kv_labels", "kv_labels name the keys of cross-attention (kv_input or key_input); "
-                         "without one the keys are the tokens: use labels");
+    fail(c, "kv_labels",
+         "kv_labels name the keys of cross-attention (kv_input or key_input); "
+         "without one the keys are the tokens: use labels");
   if (c.add_bias_kv && c.layout && *c.layout != Layout::torch_mha)
-    fail(c, "add_bias_kv", "bias_k and bias_v are torch.nn.MultiheadAttention's: add_bias_kv needs "
-                           "layout torch_mha, found layout " + layout_name(*c.layout));
+    fail(c, "add_bias_kv",
+         "bias_k and bias_v are torch.nn.MultiheadAttention's: add_bias_kv needs "
+         "layout torch_mha, found layout " +
+             layout_name(*c.layout));
 }
 
 void v2_to_json(const Config& c, json& j) {
@@ -350,8 +393,9 @@ void v2_to_json(const Config& c, json& j) {
     j["alibi"] = {{"slopes", c.alibi->slopes}};
   } else {
     // The slopes the run uses (BLOOM's and MPT's formula).
-    j["alibi"] = {{"max_bias", c.alibi->max_bias},
-                  {"slopes", alibi_slopes(static_cast<std::size_t>(c.num_heads), c.alibi->max_bias)}};
+    j["alibi"] = {
+        {"max_bias", c.alibi->max_bias},
+        {"slopes", alibi_slopes(static_cast<std::size_t>(c.num_heads), c.alibi->max_bias)}};
   }
   j["sliding_window"] = c.sliding_window ? json(*c.sliding_window) : json(nullptr);
   j["softcap"] = c.softcap ? json(*c.softcap) : json(nullptr);

@@ -52,7 +52,8 @@ const Table& top_level() {
       {"attn_dropout", "attn_drop"},
       {"key_padding_mask", "padding_mask"},
       {"is_causal", "causal"},
-      {"max_position_embeddings", "context_size (and rope.max_position_embeddings for rope scaling)"},
+      {"max_position_embeddings",
+       "context_size (and rope.max_position_embeddings for rope scaling)"},
       {"n_positions", "context_size"},
       {"n_ctx", "context_size"},
       {"block_size", "context_size"},
@@ -107,34 +108,57 @@ const Table& top_level() {
 // change from layer to layer: a model folder knows them per layer.
 const std::vector<const char*>& per_layer() {
   static const std::vector<const char*> k = {
-      "use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern",
-      "rope_local_base_freq", "attn_config", "new_decoder_architecture", "no_rope_layers",
-      "global_attn_every_n_layers"};
+      "use_sliding_window",       "max_window_layers",    "layer_types",
+      "sliding_window_pattern",   "rope_local_base_freq", "attn_config",
+      "new_decoder_architecture", "no_rope_layers",       "global_attn_every_n_layers"};
   return k;
 }
 
 // Hugging Face or torch settings outside the attention layer.
 const std::vector<const char*>& outside() {
-  static const std::vector<const char*> k = {
-      "hidden_act", "vocab_size", "num_hidden_layers", "intermediate_size", "layer_norm_eps",
-      "torch_dtype", "dtype", "initializer_range", "tie_word_embeddings", "bos_token_id",
-      "eos_token_id", "pad_token_id", "use_cache", "layer_norm_epsilon", "activation_function",
-      "n_layer", "n_layers", "final_logit_softcapping", "transformers_version", "_name_or_path",
-      "mlp_bias", "position_embedding_type", "type_vocab_size", "model_type", "architectures"};
+  static const std::vector<const char*> k = {"hidden_act",
+                                             "vocab_size",
+                                             "num_hidden_layers",
+                                             "intermediate_size",
+                                             "layer_norm_eps",
+                                             "torch_dtype",
+                                             "dtype",
+                                             "initializer_range",
+                                             "tie_word_embeddings",
+                                             "bos_token_id",
+                                             "eos_token_id",
+                                             "pad_token_id",
+                                             "use_cache",
+                                             "layer_norm_epsilon",
+                                             "activation_function",
+                                             "n_layer",
+                                             "n_layers",
+                                             "final_logit_softcapping",
+                                             "transformers_version",
+                                             "_name_or_path",
+                                             "mlp_bias",
+                                             "position_embedding_type",
+                                             "type_vocab_size",
+                                             "model_type",
+                                             "architectures"};
   return k;
 }
 
 // Inside an object of ours: the foreign field and ours.
 const Table& in_rope() {
-  static const Table t = {{"rope_theta", "theta"}, {"base", "theta"},
-                          {"rotary_emb_base", "theta"}, {"rope_scaling", "scaling"},
-                          {"rope_type", "scaling.rope_type (inside \"scaling\")"},
-                          {"type", "scaling.rope_type (inside \"scaling\")"},
-                          {"factor", "scaling.factor (inside \"scaling\")"},
-                          {"partial_rotary_factor", "rotary_dim (= partial_rotary_factor * head_size)"},
-                          {"rotary_pct", "rotary_dim (= rotary_pct * head_size)"},
-                          {"dim", "rotary_dim"}, {"interleaved", "style (\"interleaved\" or \"half\")"},
-                          {"is_neox_style", "style (\"half\" is GPT-NeoX's style)"}};
+  static const Table t = {
+      {"rope_theta", "theta"},
+      {"base", "theta"},
+      {"rotary_emb_base", "theta"},
+      {"rope_scaling", "scaling"},
+      {"rope_type", "scaling.rope_type (inside \"scaling\")"},
+      {"type", "scaling.rope_type (inside \"scaling\")"},
+      {"factor", "scaling.factor (inside \"scaling\")"},
+      {"partial_rotary_factor", "rotary_dim (= partial_rotary_factor * head_size)"},
+      {"rotary_pct", "rotary_dim (= rotary_pct * head_size)"},
+      {"dim", "rotary_dim"},
+      {"interleaved", "style (\"interleaved\" or \"half\")"},
+      {"is_neox_style", "style (\"half\" is GPT-NeoX's style)"}};
   return t;
 }
 
