@@ -16,6 +16,8 @@ enum class Format { text, json, npy };
 
 struct Options {
   std::string config;
+  std::string model;                  // --model DIR ("" = none)
+  std::optional<std::int64_t> layer;  // --layer N
   std::optional<std::string> weights, input, padding_mask, out_dir, layout;
   bool no_attn = false;
   bool average_heads = false;  // maps (B, L, S): the mean over heads
