@@ -75,7 +75,8 @@ void setup_options(CLI::App& app, Options& opt) {
         opt.format_given = true;
       });
   out->add_option("--dump-weights", opt.dump_dir,
-                  "print a table of the weights, or write them to DIR as <key>.npy")
+                  "print a table of the weights, or write them to DIR as <key>.npy, or to "
+                  "FILE.safetensors or FILE.npz")
       ->type_name("[DIR|FILE]")
       ->expected(0, 1);  // given at all: main() sets opt.dump_weights from its count
   out->add_option("--layout", opt.layout, "weight layout to dump as (or to read with)")
