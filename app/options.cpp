@@ -52,6 +52,10 @@ void setup_options(CLI::App& app, Options& opt) {
   // as files and DIR as folders.
   in->add_option("--config", opt.config, "JSON config (keys: man attn-run, or the README)")
       ->type_name("FILE");
+  in->add_option("--model", opt.model,
+                 "a Hugging Face model folder (config.json + weights); alone: a table of its "
+                 "layers' attention")
+      ->type_name("DIR");
   in->add_option("--weights", opt.weights, "weights: folder of <key>.npy, .npz or .safetensors")
       ->type_name("PATH");
   in->add_option("--input", opt.input,
@@ -222,6 +226,15 @@ void check_option_combinations(const Options& opt) {
       if (given)
         throw Error(Exit::usage, std::string("--merge-summaries: cannot be combined with ") + flag +
                                      " (it reads DIR/summary-K-of-N.json alone)");
+    return;
+  }
+  if (opt.model && opt.config.empty()) {  // the model summary reads the folder alone
+    for (const auto& [given, flag] : {std::pair{opt.dump_weights, "--dump-weights"},
+                                      {opt.input_list.has_value(), "--input-list"},
+                                      {opt.out_dir.has_value(), "--out-dir"}})
+      if (given)
+        throw Error(Exit::usage, std::string("--model: cannot be combined with ") + flag +
+                                     " (alone, it prints a table of the model's layers)");
     return;
   }
   if (opt.config.empty())

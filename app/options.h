@@ -42,6 +42,7 @@ struct Options {
   std::optional<std::string> input_list;
   std::optional<std::string> shard_spec;  // "K/N"
   std::optional<std::string> merge_dir;   // --merge-summaries DIR: its own mode, no config
+  std::optional<std::string> model;       // --model DIR (alone: the model summary, no config)
 
   std::string completion_shell;  // hidden --completion bash: print the script and exit
 };
