@@ -114,8 +114,9 @@ enum class DumpTo { stdout_table, folder, safetensors, npz };
 
 bool ends_with_ci(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
-         std::equal(suffix.begin(), suffix.end(), s.end() - std::ptrdiff_t(suffix.size()),
-                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+         std::equal(
+             suffix.begin(), suffix.end(), s.end() - std::ptrdiff_t(suffix.size()),
+             [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
 }
 
 DumpTo dump_target(const std::string& path) {
@@ -142,9 +143,11 @@ std::vector<std::string> shards_of(const std::string& index) {
 // them, nor a folder (exit 73, as the folder dump).
 void check_file_target(const std::string& file, const std::string& weights) {
   if (attn::is_directory(file))
-    throw attn::Error(attn::Exit::cant_create,
-                      "--dump-weights " + file + ": is a folder (a .safetensors or .npz name "
-                      "writes one file; drop the extension to dump <key>.npy files into a folder)");
+    throw attn::Error(
+        attn::Exit::cant_create,
+        "--dump-weights " + file +
+            ": is a folder (a .safetensors or .npz name "
+            "writes one file; drop the extension to dump <key>.npy files into a folder)");
   if (weights.empty()) return;
   std::vector<std::string> read = shards_of(weights);
   read.push_back(weights);
@@ -239,8 +242,8 @@ int run_dump_weights(const Options& opt) {
     else
       out.add(name, attn::encode_npz(named));
     out.commit();
-    spdlog::info("wrote {} parameters as layout {} to {}", keys.size(),
-                 attn::layout_name(target), opt.dump_dir);
+    spdlog::info("wrote {} parameters as layout {} to {}", keys.size(), attn::layout_name(target),
+                 opt.dump_dir);
     return 0;
   }
 

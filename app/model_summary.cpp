@@ -118,10 +118,10 @@ std::string table(const json& j) {
   std::vector<std::size_t> w(rows[0].size(), 0);
   for (const auto& r : rows)
     for (std::size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
-  std::string out = "model: " + attn::printable(j["model"].get<std::string>()) + " (" +
-                    attn::printable(j["model_type"].get<std::string>()) + ", " +
-                    number(j["num_layers"]) + " layers)   weights: " +
-                    attn::printable(j["weights"].get<std::string>()) + "\n";
+  std::string out =
+      "model: " + attn::printable(j["model"].get<std::string>()) + " (" +
+      attn::printable(j["model_type"].get<std::string>()) + ", " + number(j["num_layers"]) +
+      " layers)   weights: " + attn::printable(j["weights"].get<std::string>()) + "\n";
   for (const auto& r : rows) {
     std::string line;
     for (std::size_t i = 0; i < r.size(); ++i) {

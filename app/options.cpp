@@ -56,7 +56,7 @@ void setup_options(CLI::App& app, Options& opt) {
                  "a Hugging Face model folder (config.json + weights); alone: a table of its "
                  "layers' attention")
       ->type_name("DIR");
-  in->add_option("--weights", opt.weights, "weights: folder of <key>.npy, .npz or .safetensors")
+  in->add_option("--weights", opt.weights, "weights: folder of <key>.npy, .npz, .safetensors, *.index.json or .pt")
       ->type_name("PATH");
   in->add_option("--input", opt.input,
                  "token embeddings (S, C) or (B, S, C): .npy or JSON; - = stdin")

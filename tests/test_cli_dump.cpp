@@ -30,8 +30,7 @@ std::string bin() { return attn::test::quoted_binary(); }
 std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
 
 bool python_numpy() {
-  static const bool ok =
-      std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0;
+  static const bool ok = std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0;
   return ok;
 }
 
@@ -51,7 +50,8 @@ void check_bit_identical(const attn::StateDict& a, const attn::StateDict& b) {
 
 }  // namespace
 
-TEST_CASE("cli_dump: every layout to .safetensors and .npz reloads bit-identical and runs the same") {
+TEST_CASE(
+    "cli_dump: every layout to .safetensors and .npz reloads bit-identical and runs the same") {
   TempDir t;
   const RunResult before = run(bin() + " --config " + cfg("warner_causal.json") + " --format npy");
   REQUIRE(before.exit_code == 0);
@@ -71,8 +71,8 @@ TEST_CASE("cli_dump: every layout to .safetensors and .npz reloads bit-identical
       CHECK(r.out.empty());
       CHECK(r.err.empty());
       check_bit_identical(attn::open_state_dict(file), ref);
-      const RunResult after = run(bin() + " --config " + cfg("warner_causal.json") +
-                                  " --weights " + q(file) + " --format npy");
+      const RunResult after = run(bin() + " --config " + cfg("warner_causal.json") + " --weights " +
+                                  q(file) + " --format npy");
       REQUIRE_MESSAGE(after.exit_code == 0, after.err);
       CHECK(after.out == before.out);
     }
@@ -80,7 +80,8 @@ TEST_CASE("cli_dump: every layout to .safetensors and .npz reloads bit-identical
   CHECK(attn::test::hostile::temporaries(t.path).empty());
 }
 
-TEST_CASE("cli_dump: the safetensors header is what a safetensors writer writes, plus the metadata") {
+TEST_CASE(
+    "cli_dump: the safetensors header is what a safetensors writer writes, plus the metadata") {
   TempDir t;
   const std::string file = t / "w.safetensors";
   REQUIRE(run(bin() + " -q --config " + cfg("raschka_mha_causal.json") + " --dump-weights " +
@@ -157,7 +158,8 @@ TEST_CASE("cli_dump: NumPy reads the .npz as np.savez would have written it") {
   CHECK(big.out == "70000 0.5\n");
 }
 
-TEST_CASE("cli_dump: a dump onto the weights it reads, or onto a folder, is exit 73 and writes nothing") {
+TEST_CASE(
+    "cli_dump: a dump onto the weights it reads, or onto a folder, is exit 73 and writes nothing") {
   TempDir t;
   for (const char* ext : {".safetensors", ".npz"}) {
     CAPTURE(ext);

@@ -62,7 +62,8 @@ TEST_CASE("cli_model_summary: data/tiny-llama as a table and as JSON") {
   CHECK(attn::test::count_of(r.out, "\n") == 4);  // model line, header, two layers
   CHECK(r.out.find("(llama, 2 layers)") != std::string::npos);
   CHECK(r.out.find("layer  heads  kv_heads  head_size  positions") != std::string::npos);
-  CHECK(r.out.find("    1      4         2         16  rope theta=10000  -       bfloat16  24.0 KiB\n") !=
+  CHECK(r.out.find(
+            "    1      4         2         16  rope theta=10000  -       bfloat16  24.0 KiB\n") !=
         std::string::npos);
   const json j = summary_json(dir);
   CHECK(j["model_type"] == "llama");
@@ -87,8 +88,10 @@ TEST_CASE("cli_model_summary: folders of other families, containers and position
   std::vector<StTensor> st;
   for (int l = 0; l < 3; ++l)
     for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"})
-      st.push_back({"model.layers." + std::to_string(l) + ".self_attn." + p + ".weight", "BF16",
-                    {4, 4}, bf16(16)});
+      st.push_back({"model.layers." + std::to_string(l) + ".self_attn." + p + ".weight",
+                    "BF16",
+                    {4, 4},
+                    bf16(16)});
   attn::test::write_text(gemma + "/model.safetensors", attn::test::safetensors_image(st));
   const json g = summary_json(gemma);
   REQUIRE(g["layers"].size() == 3);
@@ -107,8 +110,13 @@ TEST_CASE("cli_model_summary: folders of other families, containers and position
   for (int l = 0; l < 2; ++l)
     for (const char* p : {"query_key_value", "dense"}) {
       const std::string key = std::to_string(ts.size());
-      ts.push_back({"transformer.h." + std::to_string(l) + ".self_attention." + p + ".weight", key,
-                    "HalfStorage", 6, 0, {2, 3}, {3, 1}});
+      ts.push_back({"transformer.h." + std::to_string(l) + ".self_attention." + p + ".weight",
+                    key,
+                    "HalfStorage",
+                    6,
+                    0,
+                    {2, 3},
+                    {3, 1}});
       ss.push_back({key, std::string(12, '\0')});
     }
   attn::test::write_text(bloom + "/pytorch_model.bin",
@@ -143,11 +151,11 @@ TEST_CASE("cli_model_summary: folders of other families, containers and position
 
   // GPT-2: learned positions; the causal mask buffer "attn.bias" is not a weight.
   const std::string gpt2 = folder(t, "gpt2", 1);
-  attn::test::write_text(
-      gpt2 + "/model.safetensors",
-      attn::test::safetensors_image({{"h.0.attn.bias", "F32", {1, 1, 4, 4}, std::string(64, '\0')},
-                                     {"h.0.attn.c_attn.weight", "F32", {4, 12}, std::string(192, '\0')},
-                                     {"h.0.attn.c_proj.weight", "F32", {4, 4}, std::string(64, '\0')}}));
+  attn::test::write_text(gpt2 + "/model.safetensors",
+                         attn::test::safetensors_image(
+                             {{"h.0.attn.bias", "F32", {1, 1, 4, 4}, std::string(64, '\0')},
+                              {"h.0.attn.c_attn.weight", "F32", {4, 12}, std::string(192, '\0')},
+                              {"h.0.attn.c_proj.weight", "F32", {4, 4}, std::string(64, '\0')}}));
   const json g2 = summary_json(gpt2);
   CHECK(g2["layers"][0]["tensors"] == 2);
   CHECK(g2["layers"][0]["bytes"] == 256);

@@ -40,8 +40,7 @@ void check_golden(const std::string& c, const std::string& weights) {
   REQUIRE_MESSAGE(npy.exit_code == 0, npy.err);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.out == npy.out);  // the same weights: the same bytes
-  const attn::Tensor want =
-      attn::read_npy_f32(golden(c) + "/expected/context.npy", false);
+  const attn::Tensor want = attn::read_npy_f32(golden(c) + "/expected/context.npy", false);
   const auto d = attn::test::compare(attn::test::npy_values(r.out, "stdout"), want);
   INFO(attn::test::describe(d));
   CHECK(d.shape_ok);
@@ -67,8 +66,11 @@ TEST_CASE("cli_torch: a Lightning checkpoint and a {model: ...} dict run as the 
   attn::test::write_text(t / "x.npy", attn::encode_npy(x));
   const auto config = [&](const std::string& name, const std::string& weights,
                           const std::string& prefix) {
-    nlohmann::json c = {{"attention", "multi"}, {"hidden_size", 8}, {"num_heads", 2},
-                        {"weights", weights}, {"input", t / "x.npy"}};
+    nlohmann::json c = {{"attention", "multi"},
+                        {"hidden_size", 8},
+                        {"num_heads", 2},
+                        {"weights", weights},
+                        {"input", t / "x.npy"}};
     if (!prefix.empty()) c["weights_prefix"] = prefix;
     attn::test::write_text(t / name, c.dump());
     return run(bin() + " --config " + q(t / name) + " --format npy");
@@ -95,8 +97,9 @@ TEST_CASE("cli_torch: a checkpoint whose pickle calls os.system is refused and r
   // hand-built one naming os.system itself, each with a relative marker path:
   // attn-run runs in the scratch folder, where the marker would appear.
   const std::string hand = attn::test::pt::checkpoint(
-      "\x80\x02" "cos\nsystem\n" + attn::test::pt::pickle_str("touch ATTN_RUN_PWNED_MARKER") +
-          "\x85R.",
+      "\x80\x02"
+      "cos\nsystem\n" +
+          attn::test::pt::pickle_str("touch ATTN_RUN_PWNED_MARKER") + "\x85R.",
       {});
   attn::test::write_text(t / "evil.pt", hand);
   const std::string cfg = q(golden("fused_multi_C16H2_bias_left_S8") + "/config.json");

@@ -56,9 +56,8 @@ Weights golden_weights() {
 std::vector<PtTensor> plain_tensors(const Weights& w) {
   std::vector<PtTensor> ts;
   for (std::size_t i = 0; i < w.keys.size(); ++i)
-    ts.push_back({w.keys[i], std::to_string(i), "FloatStorage",
-                  std::int64_t(w.bytes[i].size() / 4), 0, w.shapes[i],
-                  attn::test::pt::c_strides(w.shapes[i])});
+    ts.push_back({w.keys[i], std::to_string(i), "FloatStorage", std::int64_t(w.bytes[i].size() / 4),
+                  0, w.shapes[i], attn::test::pt::c_strides(w.shapes[i])});
   return ts;
 }
 
@@ -86,7 +85,8 @@ std::string variant(const Weights& w,
 std::string transpose_f32(const std::string& b, std::size_t rows, std::size_t cols) {
   std::string out(b.size(), '\0');
   for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t c = 0; c < cols; ++c) out.replace((c * rows + r) * 4, 4, b.substr((r * cols + c) * 4, 4));
+    for (std::size_t c = 0; c < cols; ++c)
+      out.replace((c * rows + r) * 4, 4, b.substr((r * cols + c) * 4, 4));
   return out;
 }
 
@@ -105,50 +105,84 @@ std::vector<Case> cases(const Weights& w) {
   c.push_back({"plain.pt", good, 0, {}});
   c.push_back({"no_extension", good, 0, {}});
   c.push_back({"pytorch_model.bin", good, 0, {}});
-  c.push_back({"transposed.pt", variant(w, [&](auto& ts, auto& ss) {
-                 // Wo.weight saved as a view of its transpose: stride (1, 16)
-                 ss[2].bytes = transpose_f32(w.bytes[2], 16, 16);
-                 ts[2].stride = {1, 16};
-               }), 0, {}});
-  c.push_back({"shared.pt", variant(w, [&](auto& ts, auto& ss) {
-                 // every tensor a view at its offset into one storage
-                 std::string all;
-                 for (std::size_t i = 0; i < ts.size(); ++i) {
-                   ts[i].storage_key = "0";
-                   ts[i].offset = std::int64_t(all.size() / 4);
-                   all += w.bytes[i];
-                 }
-                 for (auto& t : ts) t.storage_numel = std::int64_t(all.size() / 4);
-                 ss = {{"0", all}};
-               }), 0, {}});
-  c.push_back({"wrapped.ckpt", variant(w, [](auto&, auto&) {}, "state_dict"), 0, {}});
+  c.push_back({"transposed.pt",
+               variant(w,
+                       [&](auto& ts, auto& ss) {
+                         // Wo.weight saved as a view of its transpose: stride (1, 16)
+                         ss[2].bytes = transpose_f32(w.bytes[2], 16, 16);
+                         ts[2].stride = {1, 16};
+                       }),
+               0,
+               {}});
+  c.push_back({"shared.pt",
+               variant(w,
+                       [&](auto& ts, auto& ss) {
+                         // every tensor a view at its offset into one storage
+                         std::string all;
+                         for (std::size_t i = 0; i < ts.size(); ++i) {
+                           ts[i].storage_key = "0";
+                           ts[i].offset = std::int64_t(all.size() / 4);
+                           all += w.bytes[i];
+                         }
+                         for (auto& t : ts) t.storage_numel = std::int64_t(all.size() / 4);
+                         ss = {{"0", all}};
+                       }),
+               0,
+               {}});
+  c.push_back({"wrapped.ckpt",
+               variant(
+                   w, [](auto&, auto&) {}, "state_dict"),
+               0,
+               {}});
   // ---- lying files
-  c.push_back({"missing_storage.pt", variant(w, [](auto&, auto& ss) { ss.erase(ss.begin() + 2); }),
-               65, {"missing_storage.pt:Wo.weight", "archive/data/2", "missing"}});
-  c.push_back({"short_storage.pt", variant(w, [](auto&, auto& ss) { ss[0].bytes.resize(100); }),
-               65, {"short_storage.pt:Wqkv.weight", "holds 100 bytes"}});
-  c.push_back({"view_past_storage.pt", variant(w, [](auto& ts, auto&) { ts[3].offset = 1; }),
-               65, {"view_past_storage.pt", "ends at element 16 of a storage of 16"}});
+  c.push_back({"missing_storage.pt",
+               variant(w, [](auto&, auto& ss) { ss.erase(ss.begin() + 2); }),
+               65,
+               {"missing_storage.pt:Wo.weight", "archive/data/2", "missing"}});
+  c.push_back({"short_storage.pt",
+               variant(w, [](auto&, auto& ss) { ss[0].bytes.resize(100); }),
+               65,
+               {"short_storage.pt:Wqkv.weight", "holds 100 bytes"}});
+  c.push_back({"view_past_storage.pt",
+               variant(w, [](auto& ts, auto&) { ts[3].offset = 1; }),
+               65,
+               {"view_past_storage.pt", "ends at element 16 of a storage of 16"}});
   c.push_back({"stride_past_storage.pt",
-               variant(w, [](auto& ts, auto&) { ts[2].stride = {17, 1}; }), 65,
+               variant(w,
+                       [](auto& ts, auto&) {
+                         ts[2].stride = {17, 1};
+                       }),
+               65,
                {"stride_past_storage.pt", "storage of 256"}});
   c.push_back({"huge_numel.pt",
                variant(w, [](auto& ts, auto&) { ts[0].storage_numel = std::int64_t(1) << 60; }),
-               65, {"huge_numel.pt:Wqkv.weight", "declares 1152921504606846976 elements"}});
-  c.push_back({"huge_shape.pt", variant(w, [](auto& ts, auto&) {
-                 ts[0].shape = {std::int64_t(1) << 40, std::int64_t(1) << 40};
-                 ts[0].stride = {0, 0};
-               }), 65, {"huge_shape.pt", "overflows"}});
-  c.push_back({"expanded.pt", variant(w, [](auto& ts, auto&) {
-                 ts[1].shape = {4, 48};  // more elements than its storage: stride 0
-                 ts[1].stride = {0, 1};
-               }), 65, {"expanded.pt:Wqkv.bias", "contiguous()"}});
+               65,
+               {"huge_numel.pt:Wqkv.weight", "declares 1152921504606846976 elements"}});
+  c.push_back({"huge_shape.pt",
+               variant(w,
+                       [](auto& ts, auto&) {
+                         ts[0].shape = {std::int64_t(1) << 40, std::int64_t(1) << 40};
+                         ts[0].stride = {0, 0};
+                       }),
+               65,
+               {"huge_shape.pt", "overflows"}});
+  c.push_back({"expanded.pt",
+               variant(w,
+                       [](auto& ts, auto&) {
+                         ts[1].shape = {4, 48};  // more elements than its storage: stride 0
+                         ts[1].stride = {0, 1};
+                       }),
+               65,
+               {"expanded.pt:Wqkv.bias", "contiguous()"}});
   c.push_back({"bool_weight.pt",
-               variant(w, [](auto& ts, auto& ss) {
-                 ts[3].storage_type = "BoolStorage";
-                 ts[3].storage_numel = 16;
-                 ss[3].bytes = std::string(16, '\1');
-               }), 65, {"bool_weight.pt:Wo.bias", "bool"}});
+               variant(w,
+                       [](auto& ts, auto& ss) {
+                         ts[3].storage_type = "BoolStorage";
+                         ts[3].storage_numel = 16;
+                         ss[3].bytes = std::string(16, '\1');
+                       }),
+               65,
+               {"bool_weight.pt:Wo.bias", "bool"}});
   c.push_back({"truncated.pt", good.substr(0, good.size() / 2), 65, {"truncated.pt"}});
   std::string flipped = good;
   flipped[good.find(w.bytes[0]) + 100] ^= 0x10;
@@ -161,23 +195,32 @@ std::vector<Case> cases(const Weights& w) {
     std::string dotted = g;
     dotted[dotted.find('\n')] = '.';
     c.push_back({"global_" + dotted.substr(0, dotted.find('.')) + ".pt",
-                 attn::test::pt::checkpoint(
-                     std::string("\x80\x02" "c") + g + "\n" + pickle_str("x") + "\x85R.", {}),
-                 65, {"'" + dotted + "'", "not allowed"}});
+                 attn::test::pt::checkpoint(std::string("\x80\x02"
+                                                        "c") +
+                                                g + "\n" + pickle_str("x") + "\x85R.",
+                                            {}),
+                 65,
+                 {"'" + dotted + "'", "not allowed"}});
   }
-  c.push_back({"legacy.pt", attn::test::read_text(attn::test::source_path("tests/fixtures/pt/legacy.pt")),
-               65, {"legacy.pt", "legacy format"}});
-  c.push_back({"not_a_dict.pt", attn::test::pt::checkpoint("\x80\x02N.", {}), 65,
+  c.push_back({"legacy.pt",
+               attn::test::read_text(attn::test::source_path("tests/fixtures/pt/legacy.pt")),
+               65,
+               {"legacy.pt", "legacy format"}});
+  c.push_back({"not_a_dict.pt",
+               attn::test::pt::checkpoint("\x80\x02N.", {}),
+               65,
                {"not_a_dict.pt", "no dict of tensors"}});
   c.push_back({"torchscript.pt",
                attn::test::zip::make_zip({{"m/constants.pkl", "\x80\x02)."}, {"m/version", "3\n"}}),
-               65, {"torchscript.pt", "TorchScript"}});
+               65,
+               {"torchscript.pt", "TorchScript"}});
   return c;
 }
 
 }  // namespace
 
-TEST_CASE("hostile_pt: every checkpoint gives its exit code and one error line and writes nothing") {
+TEST_CASE(
+    "hostile_pt: every checkpoint gives its exit code and one error line and writes nothing") {
   using namespace attn::test::hostile;
   TempDir t;
   const Weights w = golden_weights();
@@ -192,7 +235,8 @@ TEST_CASE("hostile_pt: every checkpoint gives its exit code and one error line a
   for (const Case& c : cases(w)) {
     CAPTURE(c.name);
     attn::test::write_text(t / c.name, c.image);
-    const std::string cmd = "timeout 20 " + bin() + " --config " + cfg + " --weights " + q(t / c.name);
+    const std::string cmd =
+        "timeout 20 " + bin() + " --config " + cfg + " --weights " + q(t / c.name);
     if (c.code == 0) {
       const RunResult r = run(cmd + " --format npy");
       CHECK_MESSAGE(r.exit_code == 0, r.err);

@@ -116,8 +116,8 @@ TEST_CASE("torch save: checkpoint dicts are unwrapped and modules keep their key
   const StateDict m = open_state_dict(pt_fixture("modules/model_dict_warner_multi.pt"));
   CHECK(m.keys() == std::vector<std::string>{"Wqkv.weight", "Wqkv.bias", "Wo.weight", "Wo.bias"});
   const StateDict mha = open_state_dict(pt_fixture("modules/torch_mha.pt"));
-  CHECK(mha.keys() == std::vector<std::string>{"in_proj_weight", "in_proj_bias",
-                                               "out_proj.weight", "out_proj.bias"});
+  CHECK(mha.keys() == std::vector<std::string>{"in_proj_weight", "in_proj_bias", "out_proj.weight",
+                                               "out_proj.bias"});
   const StateDict bf = open_state_dict(pt_fixture("modules/bf16_warner_causal.pt"));
   CHECK(bf.find("Wqkv.weight")->dtype == DType::bf16);
   CHECK(bf.find("causal_mask")->dtype == DType::b1);
@@ -150,7 +150,9 @@ TEST_CASE("torch save: views: shared storages, offsets, transposed and strided t
   refused([&] { x.read_f32("ones", false); }, {"expanded.pt:ones", "contiguous()"});
 }
 
-TEST_CASE("torch save: recognized by its bytes whatever the name; the legacy format says how to re-save") {
+TEST_CASE(
+    "torch save: recognized by its bytes whatever the name; the legacy format says how to "
+    "re-save") {
   TempDir t;
   fs::copy_file(pt_fixture("linear.pt"), t / "checkpoint");  // no extension
   fs::copy_file(pt_fixture("linear.pt"), t / "pytorch_model.bin");
@@ -198,15 +200,20 @@ TEST_CASE("torch save: hostile archives and pickles are Exit::data naming the pr
        checkpoint(state_dict_pickle({{"w", "7", "FloatStorage", 6, 0, {2, 3}, {3, 1}}}),
                   {{"0", w6}}),
        {"m.pt:w", "archive/data/7", "missing"}},
-      {"storage smaller than declared", checkpoint(one(6, 0, {2, 3}, {3, 1}), {{"0", w6.substr(0, 20)}}),
+      {"storage smaller than declared",
+       checkpoint(one(6, 0, {2, 3}, {3, 1}), {{"0", w6.substr(0, 20)}}),
        {"m.pt:w", "holds 20 bytes", "declares 6 elements"}},
-      {"storage larger than declared", checkpoint(one(5, 0, {5}, {1}), {{"0", w6}}),
+      {"storage larger than declared",
+       checkpoint(one(5, 0, {5}, {1}), {{"0", w6}}),
        {"holds 24 bytes"}},
-      {"view past the storage (offset)", checkpoint(one(6, 1, {2, 3}, {3, 1}), {{"0", w6}}),
+      {"view past the storage (offset)",
+       checkpoint(one(6, 1, {2, 3}, {3, 1}), {{"0", w6}}),
        {"ends at element 6"}},
-      {"view past the storage (strides)", checkpoint(one(6, 0, {2, 3}, {4, 1}), {{"0", w6}}),
+      {"view past the storage (strides)",
+       checkpoint(one(6, 0, {2, 3}, {4, 1}), {{"0", w6}}),
        {"storage of 6"}},
-      {"huge declared storage", checkpoint(one(std::int64_t(1) << 61, 0, {2, 3}, {3, 1}), {{"0", w6}}),
+      {"huge declared storage",
+       checkpoint(one(std::int64_t(1) << 61, 0, {2, 3}, {3, 1}), {{"0", w6}}),
        {"declares 2305843009213693952 elements"}},
       {"numel overflowing bytes",
        checkpoint(one(std::int64_t(1) << 62, 0, {2, 3}, {3, 1}, "DoubleStorage"), {{"0", w6}}),
@@ -214,17 +221,24 @@ TEST_CASE("torch save: hostile archives and pickles are Exit::data naming the pr
       {"huge declared shape",
        checkpoint(one(6, 0, {std::int64_t(1) << 40, std::int64_t(1) << 40}, {0, 0}), {{"0", w6}}),
        {"m.pt"}},
-      {"no data.pkl", test::zip::make_zip({{"archive/data/0", w6}}), {"without <archive>/data.pkl"}},
+      {"no data.pkl",
+       test::zip::make_zip({{"archive/data/0", w6}}),
+       {"without <archive>/data.pkl"}},
       {"two data.pkl",
-       test::zip::make_zip({{"a/data.pkl", one(6, 0, {6}, {1})}, {"b/data.pkl", one(6, 0, {6}, {1})}}),
+       test::zip::make_zip(
+           {{"a/data.pkl", one(6, 0, {6}, {1})}, {"b/data.pkl", one(6, 0, {6}, {1})}}),
        {"two pickles"}},
-      {"TorchScript archive", test::zip::make_zip({{"m/constants.pkl", "\x80\x02)."}, {"m/code/x", ""}}),
+      {"TorchScript archive",
+       test::zip::make_zip({{"m/constants.pkl", "\x80\x02)."}, {"m/code/x", ""}}),
        {"TorchScript"}},
       {"bad byteorder",
        checkpoint(one(6, 0, {6}, {1}), {{"0", w6}}, {{"archive/byteorder", "middle"}}),
        {"byteorder", "little"}},
       {"disallowed global",
-       checkpoint("\x80\x02" "cos\nsystem\n" + test::pt::pickle_str("touch x") + "\x85R.", {}),
+       checkpoint("\x80\x02"
+                  "cos\nsystem\n" +
+                      test::pt::pickle_str("touch x") + "\x85R.",
+                  {}),
        {"'os.system'", "not allowed"}},
       {"a dict without tensors",
        checkpoint("\x80\x02}" + test::pt::pickle_str("epoch") + test::pt::pickle_int(3) + "s.", {}),

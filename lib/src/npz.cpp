@@ -59,8 +59,7 @@ StateDict read_npz(const std::string& path) {
     st->big_endian = h.big_endian;
     st->fortran_order = h.fortran_order;
     const std::size_t data = std::min<std::size_t>(h.data_offset, std::size_t(m.size));
-    st->region =
-        std::make_shared<detail::MemberRegion>(file, m, data, std::size_t(m.size) - data);
+    st->region = std::make_shared<detail::MemberRegion>(file, m, data, std::size_t(m.size) - data);
     sd.add_stored(m.name.substr(0, m.name.size() - 4), std::move(st));
   }
   return sd;

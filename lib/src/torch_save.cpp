@@ -39,7 +39,9 @@ class GatherRegion final : public detail::Region {
  public:
   GatherRegion(std::shared_ptr<const detail::Region> inner, std::vector<std::size_t> shape,
                std::vector<std::int64_t> stride, std::size_t elem)
-      : inner_(std::move(inner)), shape_(std::move(shape)), stride_(std::move(stride)),
+      : inner_(std::move(inner)),
+        shape_(std::move(shape)),
+        stride_(std::move(stride)),
         elem_(elem) {}
 
   detail::ByteView bytes(const std::string& name) const override {
@@ -150,8 +152,10 @@ std::shared_ptr<detail::Stored> tensor_of(const detail::TorchTensorRecord& r,
   }
   if (count > r.storage_numel) {
     // Stride 0 (an expanded tensor): more elements than bytes in the file.
-    st->problem = what + ": a view of " + std::to_string(count) + " elements repeats elements "
-                  "of its storage of " + std::to_string(r.storage_numel) +
+    st->problem = what + ": a view of " + std::to_string(count) +
+                  " elements repeats elements "
+                  "of its storage of " +
+                  std::to_string(r.storage_numel) +
                   " (an expanded tensor): save t.contiguous() (or t.clone()) instead";
     return st;
   }
@@ -174,23 +178,22 @@ std::shared_ptr<detail::Stored> tensor_of(const detail::TorchTensorRecord& r,
 StateDict read_torch_save(const std::string& path) {
   const auto file = detail::MappedFile::open(path);
   if (detail::is_legacy_torch_save(file->data(), file->size()))
-    fail(path, "a torch.save file in the legacy format (PyTorch before 1.6, or "
-               "_use_new_zipfile_serialization=False), which attn-run does not read: re-save it "
-               "with a current PyTorch: torch.save(torch.load(path, weights_only=True), new_path) "
-               "(the zip format, _use_new_zipfile_serialization=True, is the default since 1.6)");
+    fail(path,
+         "a torch.save file in the legacy format (PyTorch before 1.6, or "
+         "_use_new_zipfile_serialization=False), which attn-run does not read: re-save it "
+         "with a current PyTorch: torch.save(torch.load(path, weights_only=True), new_path) "
+         "(the zip format, _use_new_zipfile_serialization=True, is the default since 1.6)");
   if (file->size() < 4 || std::memcmp(file->data(), "PK\x03\x04", 4) != 0)
     fail(path, "not a torch.save checkpoint (expected the zip archive PyTorch >= 1.6 writes)");
   detail::ZipLimits limits;
   limits.max_members = 1u << 20;  // one member per storage: far more than any model's tensors
-  const std::vector<detail::ZipMember> members =
-      detail::read_zip_members(*file, kKind, limits);
+  const std::vector<detail::ZipMember> members = detail::read_zip_members(*file, kKind, limits);
   std::string prefix;
   const detail::ZipMember& pkl = members[find_pickle(members, path, prefix)];
   if (pkl.size > detail::kMaxPickleBytes)
-    fail(path + ":" + pkl.name, "data.pkl of " + std::to_string(pkl.size) +
-                                    " bytes is larger than the " +
-                                    std::to_string(detail::kMaxPickleBytes >> 20) +
-                                    " MiB accepted");
+    fail(path + ":" + pkl.name,
+         "data.pkl of " + std::to_string(pkl.size) + " bytes is larger than the " +
+             std::to_string(detail::kMaxPickleBytes >> 20) + " MiB accepted");
   const bool big_endian = big_endian_archive(file, members, prefix);
 
   std::vector<detail::TorchTensorRecord> records;
@@ -217,18 +220,20 @@ StateDict read_torch_save(const std::string& path) {
     const detail::ZipMember& m = *it->second;
     const std::uint64_t es = dtype_size(r.dtype);
     if (r.storage_numel > UINT64_MAX / es || m.size != r.storage_numel * es)
-      fail(what, "storage " + m.name + " holds " + std::to_string(m.size) + " bytes, but data.pkl "
-                     "declares " + std::to_string(r.storage_numel) + " elements of " +
-                     dtype_name(r.dtype) + " (" +
-                     (r.storage_numel > UINT64_MAX / es
-                          ? std::string("too many")
-                          : std::to_string(r.storage_numel * es)) +
+      fail(what, "storage " + m.name + " holds " + std::to_string(m.size) +
+                     " bytes, but data.pkl "
+                     "declares " +
+                     std::to_string(r.storage_numel) + " elements of " + dtype_name(r.dtype) +
+                     " (" +
+                     (r.storage_numel > UINT64_MAX / es ? std::string("too many")
+                                                        : std::to_string(r.storage_numel * es)) +
                      " bytes)");
     sd.add_stored(r.name, tensor_of(r, file, m, big_endian, what));
   }
   if (sd.empty())
-    fail(path, "the checkpoint holds no tensors (torch.save of a state_dict or a checkpoint "
-               "dict with \"state_dict\" or \"model\" is expected)");
+    fail(path,
+         "the checkpoint holds no tensors (torch.save of a state_dict or a checkpoint "
+         "dict with \"state_dict\" or \"model\" is expected)");
   return sd;
 }
 

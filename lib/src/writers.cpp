@@ -49,7 +49,8 @@ std::string encode_safetensors(const std::vector<NamedTensor>& tensors,
   std::uint64_t at = 0;
   for (const NamedTensor* t : order) {
     const std::uint64_t n = std::uint64_t(t->tensor->size()) * 4;
-    header[t->key] = {{"dtype", "F32"}, {"shape", t->tensor->shape}, {"data_offsets", {at, at + n}}};
+    header[t->key] = {
+        {"dtype", "F32"}, {"shape", t->tensor->shape}, {"data_offsets", {at, at + n}}};
     at += n;
   }
   std::string text = header.dump();
@@ -76,8 +77,9 @@ std::string encode_npz(const std::vector<NamedTensor>& tensors) {
     const bool big = size >= kMax32, far = offset >= kMax32;
     // Local header: ZIP64 sizes in its extra field when they do not fit.
     std::string local_extra;
-    if (big) put(local_extra, 1, 2), put(local_extra, 16, 2), put(local_extra, size, 8),
-        put(local_extra, size, 8);
+    if (big)
+      put(local_extra, 1, 2), put(local_extra, 16, 2), put(local_extra, size, 8),
+          put(local_extra, size, 8);
     const int version = big || far ? 45 : 20;
     put(out, 0x04034b50, 4);
     put(out, version, 2), put(out, 0, 2), put(out, 0, 2);  // version, flags, stored
@@ -97,7 +99,8 @@ std::string encode_npz(const std::vector<NamedTensor>& tensors) {
     put(central, 0x02014b50, 4);
     put(central, version, 2), put(central, version, 2), put(central, 0, 2), put(central, 0, 2);
     put(central, 0, 2), put(central, 0x21, 2);
-    put(central, crc, 4), put(central, big ? kMax32 : size, 4), put(central, big ? kMax32 : size, 4);
+    put(central, crc, 4), put(central, big ? kMax32 : size, 4),
+        put(central, big ? kMax32 : size, 4);
     put(central, name.size(), 2), put(central, extra.size(), 2), put(central, 0, 2);
     put(central, 0, 2), put(central, 0, 2), put(central, 0, 4);  // disk, attributes
     put(central, far ? kMax32 : offset, 4);
@@ -108,7 +111,7 @@ std::string encode_npz(const std::vector<NamedTensor>& tensors) {
   const bool zip64 = cd_offset >= kMax32 || cd_size >= kMax32 || n >= 0xffff;
   if (zip64) {
     const std::uint64_t rec = out.size();
-    put(out, 0x06064b50, 4), put(out, 44, 8);                 // ZIP64 end record, its size
+    put(out, 0x06064b50, 4), put(out, 44, 8);  // ZIP64 end record, its size
     put(out, 45, 2), put(out, 45, 2), put(out, 0, 4), put(out, 0, 4);
     put(out, n, 8), put(out, n, 8), put(out, cd_size, 8), put(out, cd_offset, 8);
     put(out, 0x07064b50, 4), put(out, 0, 4), put(out, rec, 8), put(out, 1, 4);  // locator

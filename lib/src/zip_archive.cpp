@@ -31,8 +31,8 @@ struct Bytes {
 
   void need(std::uint64_t off, std::uint64_t len, const char* what) const {
     if (off > n || len > n - off)
-      fail(name, std::string("truncated or corrupt ") + kind + ": " + what +
-                     " lies outside the file");
+      fail(name,
+           std::string("truncated or corrupt ") + kind + ": " + what + " lies outside the file");
   }
   std::uint64_t le(std::uint64_t off, int bytes) const {
     need(off, std::uint64_t(bytes), "a header field");
@@ -96,8 +96,8 @@ Directory find_directory(const Bytes& b, const ZipLimits& limits) {
 // The ZIP64 extra field (id 1) holds, in this order, only the fields whose
 // 32-bit (16-bit) slot is saturated: size, compressed size, local header
 // offset, disk number.
-void apply_zip64_extra(const Bytes& b, std::uint64_t extra, std::uint64_t extra_len,
-                       ZipMember& m, bool size_sat, bool comp_sat, bool local_sat) {
+void apply_zip64_extra(const Bytes& b, std::uint64_t extra, std::uint64_t extra_len, ZipMember& m,
+                       bool size_sat, bool comp_sat, bool local_sat) {
   std::uint64_t off = extra;
   const std::uint64_t end = extra + extra_len;
   while (end - off >= 4) {
@@ -159,8 +159,8 @@ void locate_data(const Bytes& b, const Directory& d, ZipMember& m, const std::st
     fail(what, "corrupt zip archive: local header name differs from the central directory");
   m.data = m.local + 30 + name_len + extra_len;
   if (m.data > d.offset || m.comp > d.offset - m.data)
-    fail(what, std::string("truncated or corrupt ") + b.kind +
-                   ": member data lies outside the archive");
+    fail(what,
+         std::string("truncated or corrupt ") + b.kind + ": member data lies outside the archive");
 }
 
 void check_crc(const std::uint8_t* p, std::size_t n, const ZipMember& m, const std::string& name) {
@@ -195,8 +195,8 @@ std::vector<ZipMember> read_zip_members(const MappedFile& file, const char* kind
       fail(what, "declared size " + std::to_string(m.size) + " from " + std::to_string(m.comp) +
                      " compressed bytes exceeds the 1100:1 limit (zip bomb?)");
     if (m.size > limits.max_total - total)
-      fail(path, "members declare more than " + std::to_string(limits.max_total) +
-                     " bytes in total");
+      fail(path,
+           "members declare more than " + std::to_string(limits.max_total) + " bytes in total");
     total += m.size;
     if (m.method == 8) {
       if (m.size > limits.max_inflated_total - inflated)
@@ -300,7 +300,8 @@ ByteView MemberRegion::bytes(const std::string& name) const {
       check_crc(src, std::size_t(m_.size), m_, name);
       // Of a storage that several tensors share, only this tensor's pages
       // need to stay mapped (the file's page cache keeps the rest cheap).
-      if (offset_ != 0 || length_ != m_.size) file_->release(std::size_t(m_.data), std::size_t(m_.size));
+      if (offset_ != 0 || length_ != m_.size)
+        file_->release(std::size_t(m_.data), std::size_t(m_.size));
     }
     crc_checked_ = true;  // two threads may both check it: harmless
     return {src + offset_, length_, file_};

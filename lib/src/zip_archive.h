@@ -33,7 +33,7 @@ struct ZipMember {
 
 struct ZipLimits {
   std::uint64_t max_members = 10000;
-  std::uint64_t max_total = UINT64_MAX;                       // declared sizes, all members
+  std::uint64_t max_total = UINT64_MAX;                        // declared sizes, all members
   std::uint64_t max_inflated_total = std::uint64_t(16) << 30;  // declared sizes, deflated members
 };
 

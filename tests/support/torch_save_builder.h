@@ -62,7 +62,8 @@ inline std::string state_dict_pickle(const std::vector<PtTensor>& tensors,
     p += "(" + pickle_str("storage") + "ctorch\n" + t.storage_type + "\n" +
          pickle_str(t.storage_key) + pickle_str("cpu") + pickle_int(t.storage_numel) + "tQ";
     p += pickle_int(t.offset) + pickle_tuple(t.shape) + pickle_tuple(t.stride);
-    p += "\x89" "ccollections\nOrderedDict\n)RtR";
+    p += "\x89"
+         "ccollections\nOrderedDict\n)RtR";
   }
   p += "u";
   if (!wrap.empty()) p += "s";
