@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "../lib/src/kernels.h"
@@ -72,4 +74,43 @@ TEST_CASE("kernels: parallel_for runs every task exactly once and rethrows") {
                   std::runtime_error);
   CHECK(resolve_threads(3) == 3);
   CHECK(resolve_threads(0) >= 1);
+}
+
+TEST_CASE("kernels: the persistent workers serve many calls, nested and concurrent ones too") {
+  // Many calls in a row with varying worker counts: every task once per call.
+  for (int round = 0; round < 200; ++round) {
+    const int threads = 1 + round % 6;
+    std::vector<std::atomic<int>> hits(37 + round % 50);
+    parallel_for(hits.size(), threads, [&](std::size_t t, int worker) {
+      REQUIRE(worker < threads);
+      ++hits[t];
+    });
+    for (auto& h : hits) REQUIRE(h.load() == 1);
+  }
+  // A parallel_for inside a task (the pool is busy): runs on threads of its own.
+  std::atomic<int> inner{0};
+  parallel_for(4, 2, [&](std::size_t, int) {
+    parallel_for(10, 2, [&](std::size_t, int) { ++inner; });
+  });
+  CHECK(inner.load() == 40);
+  // Two callers at once (forward() from two threads): both complete.
+  std::atomic<int> a{0}, b{0};
+  std::thread other([&] {
+    for (int i = 0; i < 50; ++i) parallel_for(100, 2, [&](std::size_t, int) { ++a; });
+  });
+  for (int i = 0; i < 50; ++i) parallel_for(100, 2, [&](std::size_t, int) { ++b; });
+  other.join();
+  CHECK(a.load() == 5000);
+  CHECK(b.load() == 5000);
+  // The lowest failing task's error wins, whichever worker saw it first.
+  for (int round = 0; round < 20; ++round) {
+    try {
+      parallel_for(64, 3, [](std::size_t t, int) {
+        if (t == 5 || t == 40) throw std::runtime_error("task " + std::to_string(t));
+      });
+      FAIL("no error");
+    } catch (const std::runtime_error& e) {
+      CHECK(std::string(e.what()) == "task 5");
+    }
+  }
 }
