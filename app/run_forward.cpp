@@ -128,7 +128,14 @@ int run_forward(const Options& opt) {
   // it cannot be taken back: a failed stdout (exit 74) leaves every existing
   // file untouched (CONTRACT.md "Output safety rules").
   std::optional<MapPicture> pic;
-  if (pictures) pic = make_picture(opt, cfg, session.model(), in, *res.capture, std::move(labels));
+  if (pictures) {
+    // Key columns: the T keys (the query tokens for self-attention; in.keys()
+    // once cross-attention reaches the session), then torch MHA's extra columns.
+    const std::size_t T = S;
+    auto keys = key_labels(cfg, labels, T, res.capture->keys());
+    pic = make_picture(opt, cfg, session.model(), in, *res.capture, std::move(labels),
+                       std::move(keys));
+  }
   if (plot_file) plot_file->stage(*pic);
   if (to_dir) session.stage(*out, in, res, want_maps);
   if (opt.show) {

@@ -17,11 +17,14 @@
 #include <vector>
 
 #include "attn/npy.h"
+#include "browser.h"
 #include "test_util.h"
 
 using attn::test::run;
 using attn::test::q;
 using attn::test::count_of;
+using attn::test::Browser;
+using attn::test::console_errors;
 
 namespace {
 
@@ -61,23 +64,6 @@ double from_half(std::uint16_t h) {
   const int e = (h >> 10) & 31, m = h & 1023;
   const double v = e == 0 ? m * std::ldexp(1.0, -24) : (1 + m / 1024.0) * std::ldexp(1.0, e - 15);
   return (h & 0x8000) ? -v : v;
-}
-
-// A headless chromium run on `page` with `args`; "" stdout when not installed.
-struct Browser {
-  bool present = run("command -v chromium").exit_code == 0;
-  attn::test::TempDir profile;
-  attn::test::RunResult load(const std::string& page, const std::string& args) {
-    return run(
-        "chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-        "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
-        q(profile.path) + " --enable-logging=stderr --v=0 " + args + " " + q("file://" + page));
-  }
-};
-
-// Console messages from the page (chromium logs them as "CONSOLE").
-bool console_errors(const std::string& err) {
-  return err.find("Uncaught") != std::string::npos || err.find(":CONSOLE") != std::string::npos;
 }
 
 }  // namespace
