@@ -19,8 +19,8 @@ namespace {
 constexpr double kMargin = 20;
 constexpr double kTitleSize = 16, kSubtitleSize = 12, kPanelTitleSize = 13;
 constexpr double kLabelSize = 11, kTickSize = 11, kValueSize = 10;
-constexpr double kMaxCellPx = 48;    // a 6-token map is 288 px wide
-constexpr double kMaxPanelPx = 320;  // longer maps shrink their cells to fit this
+constexpr double kMaxCellPx = 48;     // a 6-token map is 288 px wide
+constexpr double kMaxPanelPx = 320;   // longer maps shrink their cells to fit this
 constexpr double kMinLegendPx = 160;  // the colour bar beside a map of a few query rows
 constexpr double kPanelGapX = 28, kPanelGapY = 18;
 constexpr double kLegendBarW = 14;
@@ -155,15 +155,16 @@ Layout lay_out(const MapPicture& pic) {
   if (L.clipped) tick_w = std::max(tick_w, text_width(cap_label(L), kTickSize, true));
   tick_w = std::max(tick_w, text_width("masked", kTickSize));
   L.legend_w = std::max(kLegendBarW + 6 + tick_w, text_width("weight", kTickSize)) + 8;
-  L.values = nq == pic.L && nk == pic.T && std::min(L.panel_w / double(nk), L.panel_h / double(nq)) >= 36;
+  L.values =
+      nq == pic.L && nk == pic.T && std::min(L.panel_w / double(nk), L.panel_h / double(nq)) >= 36;
 
   L.width = kMargin + double(L.grid_cols) * L.block_w + L.legend_w + kMargin;
   L.width = std::max(L.width, 2 * kMargin + std::max(text_width(pic.title, kTitleSize, true),
                                                      text_width(subtitle(pic, L), kSubtitleSize)));
   L.height = L.header_h + double(L.grid_rows) * L.block_h + kMargin - kPanelGapY;
   // The legend (title, bar, masked swatch) may reach below a short panel.
-  L.height = std::max(L.height, L.header_h + kPanelTitleSize + 8 + L.legend_h + 10 + kLegendBarW +
-                                    kMargin);
+  L.height = std::max(L.height,
+                      L.header_h + kPanelTitleSize + 8 + L.legend_h + 10 + kLegendBarW + kMargin);
   L.width = std::ceil(L.width);
   L.height = std::ceil(L.height);
   return L;
@@ -197,8 +198,7 @@ void draw_panel(Canvas& c, const MapPicture& pic, const Layout& L, std::size_t k
   // Labels at token centres: rows are queries, columns are keys.
   for (std::size_t t = 0; t < pic.L; t += L.rows.label_step) {
     const double centre = (double(t) + 0.5) * L.rows.pitch;
-    c.text(px - 4, py + centre + kLabelSize * 0.35, L.rows.shown[t], kLabelSize, Anchor::end,
-           kInk);
+    c.text(px - 4, py + centre + kLabelSize * 0.35, L.rows.shown[t], kLabelSize, Anchor::end, kInk);
   }
   for (std::size_t t = 0; t < pic.T; t += L.cols.label_step) {
     const double centre = (double(t) + 0.5) * L.cols.pitch;
@@ -271,13 +271,13 @@ void draw(Canvas& c, const MapPicture& pic, const Layout& L) {
 }
 
 void check(const MapPicture& pic) {
-  if (pic.cells.ndim() != 3 || pic.cells.shape[0] != pic.heads.size() ||
-      pic.cells.shape[1] == 0 || pic.cells.shape[1] > pic.L || pic.cells.shape[2] == 0 ||
-      pic.cells.shape[2] > pic.T || pic.labels.size() != pic.L ||
-      pic.key_labels.size() != pic.T || pic.heads.empty() || (pic.mean_of && pic.heads.size() != 1))
+  if (pic.cells.ndim() != 3 || pic.cells.shape[0] != pic.heads.size() || pic.cells.shape[1] == 0 ||
+      pic.cells.shape[1] > pic.L || pic.cells.shape[2] == 0 || pic.cells.shape[2] > pic.T ||
+      pic.labels.size() != pic.L || pic.key_labels.size() != pic.T || pic.heads.empty() ||
+      (pic.mean_of && pic.heads.size() != 1))
     throw attn::Error(attn::Exit::software,
-                      "plot: inconsistent picture " + attn::shape_str(pic.cells.shape) + " for L = " +
-                          std::to_string(pic.L) + ", T = " + std::to_string(pic.T));
+                      "plot: inconsistent picture " + attn::shape_str(pic.cells.shape) +
+                          " for L = " + std::to_string(pic.L) + ", T = " + std::to_string(pic.T));
 }
 
 }  // namespace

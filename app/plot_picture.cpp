@@ -50,10 +50,10 @@ void add_score_facts(const attn::Config& cfg, std::vector<std::pair<std::string,
                                           source_text(cfg.key_input) + ", value_input " +
                                           source_text(cfg.value_input));
   if (cfg.add_bias_kv || cfg.add_zero_attn)
-    f.emplace_back("extra key columns",
-                   std::string(cfg.add_bias_kv ? "bias_kv" : "") +
-                       (cfg.add_bias_kv && cfg.add_zero_attn ? ", " : "") +
-                       (cfg.add_zero_attn ? "zero_attn" : "") + " (torch MHA)");
+    f.emplace_back("extra key columns", std::string(cfg.add_bias_kv ? "bias_kv" : "") +
+                                            (cfg.add_bias_kv && cfg.add_zero_attn ? ", " : "") +
+                                            (cfg.add_zero_attn ? "zero_attn" : "") +
+                                            " (torch MHA)");
   if (cfg.num_kv_heads && *cfg.num_kv_heads != cfg.num_heads)
     f.emplace_back("kv heads", std::to_string(*cfg.num_kv_heads) + " (grouped-query attention)");
   if (cfg.rope) {
@@ -161,10 +161,10 @@ std::vector<std::string> key_labels(const attn::Config& cfg,
   if (cfg.add_bias_kv) keys.push_back("bias_kv");
   if (cfg.add_zero_attn) keys.push_back("zero_attn");
   if (keys.size() != T_map)
-    throw attn::Error(attn::Exit::software,
-                      "pictures: " + std::to_string(keys.size()) + " key labels (T = " +
-                          std::to_string(T) + " and the extra columns) for maps with " +
-                          std::to_string(T_map) + " keys");
+    throw attn::Error(attn::Exit::software, "pictures: " + std::to_string(keys.size()) +
+                                                " key labels (T = " + std::to_string(T) +
+                                                " and the extra columns) for maps with " +
+                                                std::to_string(T_map) + " keys");
   return keys;
 }
 
@@ -178,13 +178,13 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
   const bool square = !cfg.cross() && L == T;  // self-attention without extra key columns
   MapPicture pic;
   pic.title = cfg.file.empty() ? "attention maps" : cfg.file;
-  pic.subtitle = attn::kind_name(cfg.kind) +
-                 (cfg.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") + ", " +
-                 std::to_string(H) + (H == 1 ? " head" : " heads") + ", layout " +
-                 attn::layout_name(model.layout) +
-                 (square ? "; S = " + std::to_string(L)
-                         : "; L = " + std::to_string(L) + " queries x T = " + std::to_string(T) +
-                               " keys");
+  pic.subtitle =
+      attn::kind_name(cfg.kind) +
+      (cfg.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") + ", " +
+      std::to_string(H) + (H == 1 ? " head" : " heads") + ", layout " +
+      attn::layout_name(model.layout) +
+      (square ? "; S = " + std::to_string(L)
+              : "; L = " + std::to_string(L) + " queries x T = " + std::to_string(T) + " keys");
   if (cfg.output_average_heads) {
     pic.mean_of = H;
     pic.subtitle += "; drawn: the mean of the " + std::to_string(H) + " heads (--average-heads)";
@@ -204,9 +204,9 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
   pic.query = opt.show_query.value_or(L - 1);
   if (pic.query >= L)
     throw attn::Error(attn::Exit::usage, "--show-query: " + std::to_string(pic.query) +
-                                             " is past the sequence; the input has " + seq +
-                                             " = " + std::to_string(L) + " (0.." +
-                                             std::to_string(L - 1) + ")");
+                                             " is past the sequence; the input has " + seq + " = " +
+                                             std::to_string(L) + " (0.." + std::to_string(L - 1) +
+                                             ")");
   auto& f = pic.facts;
   f.emplace_back("config", cfg.file.empty() ? "(inline)" : cfg.file);
   f.emplace_back("attention", attn::kind_name(cfg.kind) + ", H = " + std::to_string(H) + ", D = " +
@@ -236,13 +236,12 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
   if (cfg.attn_mask.given()) add_mask("attn_mask " + source_text(cfg.attn_mask));
   f.emplace_back("masks", masks.empty() ? "none" : masks);
   f.emplace_back("input", in.source + ", " + shape_text(in.x.shape) + " (B x " + seq + " x C)");
-  f.emplace_back("maps drawn",
-                 "batch entry " + std::to_string(opt.batch_index) + ", " +
-                     (pic.mean_of ? "the mean of " + std::to_string(H) + " heads"
-                                  : "heads " + std::to_string(pic.heads.size()) + " of " +
-                                        std::to_string(H)) +
-                     ", " + std::to_string(nq) + " x " + std::to_string(nk) + " cells of " +
-                     std::to_string(L) + " x " + std::to_string(T));
+  f.emplace_back("maps drawn", "batch entry " + std::to_string(opt.batch_index) + ", " +
+                                   (pic.mean_of ? "the mean of " + std::to_string(H) + " heads"
+                                                : "heads " + std::to_string(pic.heads.size()) +
+                                                      " of " + std::to_string(H)) +
+                                   ", " + std::to_string(nq) + " x " + std::to_string(nk) +
+                                   " cells of " + std::to_string(L) + " x " + std::to_string(T));
   return pic;
 }
 

@@ -116,8 +116,10 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
   const std::size_t Nq = pic.cells.shape.at(1), Nk = pic.cells.shape.at(2);
   const std::size_t L = pic.L, T = pic.T;
   std::size_t widest_query = 1, widest_key = 1;
-  for (std::size_t t = 0; t < L; ++t) widest_query = std::max(widest_query, columns_of(label(pic, t)));
-  for (std::size_t t = 0; t < T; ++t) widest_key = std::max(widest_key, columns_of(key_label(pic, t)));
+  for (std::size_t t = 0; t < L; ++t)
+    widest_query = std::max(widest_query, columns_of(label(pic, t)));
+  for (std::size_t t = 0; t < T; ++t)
+    widest_key = std::max(widest_key, columns_of(key_label(pic, t)));
   const std::size_t label_w = std::min(widest_query, kMaxLabelCols);
   // Two columns a cell look square; a short map with long labels gets wider
   // cells so that every key's label fits above its column. Rows get the
@@ -126,7 +128,8 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
   const std::size_t nq = std::max<std::size_t>(1, std::min(Nq, room / 2));
   const std::size_t nk = std::max<std::size_t>(1, std::min(Nk, room / 2));
   std::size_t cell_w = 2;
-  if (nk == T) cell_w = std::max<std::size_t>(2, std::min({widest_key + 1, std::size_t(9), room / nk}));
+  if (nk == T)
+    cell_w = std::max<std::size_t>(2, std::min({widest_key + 1, std::size_t(9), room / nk}));
   // The scale of the cells shown: block maxima are brighter than weights.
   MapPicture shown = pic;
   if (nq < Nq || nk < Nk) {
@@ -169,8 +172,8 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
       side += " weights (" + std::to_string(nq) + " x " + std::to_string(nk) +
               " cells for S = " + std::to_string(L);
     } else {
-      side = range(rows) + " queries x " + range(keys_of) + " keys (" + std::to_string(nq) +
-             " x " + std::to_string(nk) + " cells for L = " + std::to_string(L) +
+      side = range(rows) + " queries x " + range(keys_of) + " keys (" + std::to_string(nq) + " x " +
+             std::to_string(nk) + " cells for L = " + std::to_string(L) +
              " x T = " + std::to_string(T);
     }
     out += wrap("each cell: the max over a block of " + side + ", fitted to " +
@@ -233,9 +236,9 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
       if (sum < 0.999) {
         std::snprintf(buf, sizeof buf, "%.2f", sum);
         out += std::string(" (row sums to ") + buf +
-               (sum <= 0          ? ": every key masked)"
-                : pic.sinks       ? ": the sink takes the rest)"
-                                  : ")");
+               (sum <= 0    ? ": every key masked)"
+                : pic.sinks ? ": the sink takes the rest)"
+                            : ")");
       }
     }
     out += "\n";

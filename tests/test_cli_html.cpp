@@ -20,11 +20,11 @@
 #include "browser.h"
 #include "test_util.h"
 
-using attn::test::run;
-using attn::test::q;
-using attn::test::count_of;
 using attn::test::Browser;
 using attn::test::console_errors;
+using attn::test::count_of;
+using attn::test::q;
+using attn::test::run;
 
 namespace {
 
@@ -176,8 +176,8 @@ TEST_CASE("cli_html: hovering a heatmap cell or a token shows its exact weight")
     return;
   }
   attn::test::TempDir t;
-  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --plot " +
-               q(t / "w.html") + " --out-dir " + q(t / "out"));
+  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --plot " + q(t / "w.html") +
+               " --out-dir " + q(t / "out"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   // The pointer, played by a script added to this copy of the page: over
   // cell (query 2, key 1) of head 1, then over query token 3.
@@ -206,8 +206,9 @@ addEventListener("load", () => {
                                        "\\s+key 1 \xC2\xABjourney\xC2\xBB\\s+weight ([0-9.]+)\"")));
   CHECK(std::stod(m[1]) == doctest::Approx(a.data[(1 * 6 + 2) * 6 + 1]).epsilon(1e-3));
   // Query 3 "with": its strongest key per head, with the weight.
-  REQUIRE(std::regex_search(dom.out, m, std::regex("data-tokentip=\"query 3 [^\"]*head 0: [^(]*"
-                                                   "\\((\\d)\\) ([0-9.]+)")));
+  REQUIRE(std::regex_search(dom.out, m,
+                            std::regex("data-tokentip=\"query 3 [^\"]*head 0: [^(]*"
+                                       "\\((\\d)\\) ([0-9.]+)")));
   const float* row = a.ptr() + (0 * 6 + 3) * 6;
   const std::size_t best = std::max_element(row, row + 6) - row;
   CHECK(std::stoul(m[1]) == best);

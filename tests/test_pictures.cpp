@@ -76,7 +76,8 @@ app::MapPicture cross_picture(double row_sum = 1.0) {
   pic.T = T;
   pic.heads = cap.heads();
   pic.cells = cap.cells();
-  pic.facts = {{"config", "cross.json"}, {"keys and values", "cross-attention from kv_input kv.npy"}};
+  pic.facts = {{"config", "cross.json"},
+               {"keys and values", "cross-attention from kv_input kv.npy"}};
   pic.query = 4;
   return pic;
 }
@@ -158,8 +159,7 @@ TEST_CASE("pictures: MapCapture keeps an (L, T) map, whole or as block maxima") 
   CHECK(r.data == tiny.cells().data);
   const attn::Tensor rr = app::reduce_block_max(whole.cells().ptr(), L, T, 2, 6);
   REQUIRE(rr.shape == std::vector<std::size_t>{2, 6});
-  CHECK(*std::max_element(rr.data.begin(), rr.data.end()) ==
-        *std::max_element(m.begin(), m.end()));
+  CHECK(*std::max_element(rr.data.begin(), rr.data.end()) == *std::max_element(m.begin(), m.end()));
   // A long key axis and a short query axis are reduced independently.
   app::MapCapture wide(0, {0}, 1, 2, 3000, 1024);
   CHECK(wide.query_cells() == 2);
@@ -199,8 +199,9 @@ TEST_CASE("pictures: a 5 x 8 map in SVG: queries label the rows, keys the column
   CHECK(count_of(svg, ">head 0</text>") == 1);
   CHECK(count_of(svg, ">head 2</text>") == 1);
   // Each panel's frame is 8 cells wide and 5 high: square cells.
-  const std::regex frame("<rect x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"([0-9.]+)\" height=\"([0-9.]+)\" "
-                         "fill=\"none\" stroke=\"#888888\" stroke-width=\"0.5\"/>");
+  const std::regex frame(
+      "<rect x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"([0-9.]+)\" height=\"([0-9.]+)\" "
+      "fill=\"none\" stroke=\"#888888\" stroke-width=\"0.5\"/>");
   std::smatch m;
   REQUIRE(std::regex_search(svg, m, frame));
   CHECK(std::stod(m[1]) / std::stod(m[2]) == doctest::Approx(8.0 / 5.0).epsilon(0.01));
@@ -272,15 +273,17 @@ TEST_CASE("pictures: a long key axis is reduced on its own; labels thin only whe
   CHECK(count_of(svg, ">k0</text>") == 1);
   CHECK(count_of(svg, ">k1</text>") == 0);  // thinned
   // The image is 256 x 3 pixels drawn in a panel about 85 times wider than high.
-  const std::regex image("<image class=\"heatmap\" x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"([0-9.]+)\" "
-                         "height=\"([0-9.]+)\"");
+  const std::regex image(
+      "<image class=\"heatmap\" x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"([0-9.]+)\" "
+      "height=\"([0-9.]+)\"");
   std::smatch mm;
   REQUIRE(std::regex_search(svg, mm, image));
   CHECK(std::stod(mm[1]) == doctest::Approx(320));
   CHECK(std::stod(mm[2]) >= 3 * 13);  // each query row tall enough for its label
   // The colour bar stays readable beside so flat a panel.
-  const std::regex legend("<g class=\"legend\"[\\s\\S]*?<rect x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"14\" "
-                          "height=\"([0-9.]+)\" fill=\"none\"");
+  const std::regex legend(
+      "<g class=\"legend\"[\\s\\S]*?<rect x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"14\" "
+      "height=\"([0-9.]+)\" fill=\"none\"");
   REQUIRE(std::regex_search(svg, mm, legend));
   CHECK(std::stod(mm[1]) >= 160);
 }
@@ -321,8 +324,8 @@ TEST_CASE("pictures: terminal text of a 5 x 8 map: key labels on the columns, wi
     std::smatch m;
     REQUIRE(std::regex_search(*(h2 + 1), m, entry));
     CHECK(m[2] == pic.key_labels[std::stoul(m[1])]);
-    CHECK(std::stod(m[3]) == doctest::Approx(pic.cells.data[(1 * 5 + 4) * 8 + std::stoul(m[1])])
-                                 .epsilon(1e-3));
+    CHECK(std::stod(m[3]) ==
+          doctest::Approx(pic.cells.data[(1 * 5 + 4) * 8 + std::stoul(m[1])]).epsilon(1e-3));
   }
   // In colour, the same grid: 8 cells of a row, none masked.
   const std::string tc = app::render_terminal(pic, app::TermColors::truecolor, 80);
@@ -372,7 +375,8 @@ TEST_CASE("pictures: rows that sum to less than 1 (sinks) keep an honest scale a
   app::MapPicture pic = cross_picture(0.63);
   pic.sinks = true;
   const app::ColourScale sc = app::colour_scale(pic.cells);
-  CHECK(sc.vmax == doctest::Approx(*std::max_element(pic.cells.data.begin(), pic.cells.data.end())));
+  CHECK(sc.vmax ==
+        doctest::Approx(*std::max_element(pic.cells.data.begin(), pic.cells.data.end())));
   CHECK(sc.vmax < 0.63);
   const std::string text = app::render_terminal(pic, app::TermColors::plain, 100);
   keep("sinks.txt", text);
@@ -388,12 +392,13 @@ TEST_CASE("pictures: the HTML page of a 5 x 8 map holds both label sets, in chro
   app::MapPicture pic = cross_picture();
   pic.key_labels[1] = "<k&1>";  // escaped, never markup
   // A long fact wraps rather than widening the page.
-  pic.facts.emplace_back("positions", "/a/very/long/path/" + std::string(300, 'x') + "/positions.npy");
+  pic.facts.emplace_back("positions",
+                         "/a/very/long/path/" + std::string(300, 'x') + "/positions.npy");
   const std::string page = app::render_html(pic);
   const auto meta = nlohmann::json::parse(script_body(page, "type=\"application/json\">"));
   CHECK(meta["labels"] == nlohmann::json({"q0", "q1", "q2", "q3", "q4"}));
-  CHECK(meta["key_labels"] == nlohmann::json({"k0", "<k&1>", "k2", "k3", "k4", "k5", "bias_kv",
-                                              "zero_attn"}));
+  CHECK(meta["key_labels"] ==
+        nlohmann::json({"k0", "<k&1>", "k2", "k3", "k4", "k5", "bias_kv", "zero_attn"}));
   CHECK(meta["n"] == 5);
   CHECK(meta["nk"] == 8);
   CHECK(meta["head_names"] == nlohmann::json({"head 0", "head 2"}));
@@ -465,8 +470,8 @@ TEST_CASE("pictures: make_picture says what a cross-attention or averaged run dr
                                           app::key_labels(cfg, base.labels, 6, 8));
   CHECK(pic.L == 5);
   CHECK(pic.T == 8);
-  CHECK(pic.key_labels == std::vector<std::string>{"0", "1", "2", "3", "4", "5", "bias_kv",
-                                                   "zero_attn"});
+  CHECK(pic.key_labels ==
+        std::vector<std::string>{"0", "1", "2", "3", "4", "5", "bias_kv", "zero_attn"});
   CHECK(pic.subtitle.find("L = 5 queries x T = 8 keys") != std::string::npos);
   CHECK(pic.query == 4);
   CHECK(pic.sinks);
