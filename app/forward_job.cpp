@@ -20,39 +20,41 @@ namespace {
 // Streams each block of attention rows into attention.npy as it is computed.
 class FileSink : public attn::AttentionSink {
  public:
-  FileSink(attn::OutputDir& out, int handle, std::size_t H, std::size_t S)
-      : out_(out), handle_(handle), H_(H), S_(S) {}
+  FileSink(attn::OutputDir& out, int handle, std::size_t H, std::size_t L, std::size_t T)
+      : out_(out), handle_(handle), H_(H), L_(L), T_(T) {}
   void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
                   const float* rows) override {
-    out_.write_at(handle_, ((b * H_ + h) * S_ + i0) * S_, rows, n * S_);
+    out_.write_at(handle_, ((b * H_ + h) * L_ + i0) * T_, rows, n * T_);
   }
 
  private:
   attn::OutputDir& out_;
   int handle_;
-  std::size_t H_, S_;
+  std::size_t H_, L_, T_;
 };
 
 }  // namespace
 
-JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec, const attn::Tensor& x,
-                  const attn::Mask* padding, const JobPlan& plan) {
-  const std::size_t B = x.shape[0], S = x.shape[1], H = std::size_t(w.H);
+JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
+                  const attn::RunInputs& in, const JobPlan& plan) {
+  const std::size_t B = in.x.shape[0], L = in.x.shape[1], H = std::size_t(w.H);
+  const std::size_t T = attn::map_keys(w, spec, in.keys());  // T': keys of a map row
+  const std::size_t Hm = plan.average_heads ? 1 : H;         // heads of the maps written
   JobResult res;
   std::vector<attn::AttentionSink*> sinks;
 
   std::optional<FileSink> file;
   if (plan.out) {
-    file.emplace(*plan.out, plan.out->add_streamed_npy("attention.npy", plan.maps_shape), H, S);
+    file.emplace(*plan.out, plan.out->add_streamed_npy("attention.npy", plan.maps_shape), Hm, L, T);
     sinks.push_back(&*file);
   }
   std::optional<attn::TensorSink> all;
   if (plan.keep_all_maps) {
-    all.emplace(B, H, S);
+    all.emplace(B, Hm, L, T);
     sinks.push_back(&*all);
   }
   if (plan.capture) {
-    res.capture.emplace(plan.capture_batch, plan.capture_heads, H, S, plan.capture_cells);
+    res.capture.emplace(plan.capture_batch, plan.capture_heads, Hm, L, T, plan.capture_cells);
     sinks.push_back(&*res.capture);
   }
   // Rows only flow when some sink wants them; the bar never forces the
@@ -60,7 +62,7 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec, const
   std::optional<Progress> progress;
   std::optional<ProgressSink> progress_sink;
   if (plan.progress && (!sinks.empty() || plan.stats)) {
-    progress.emplace("rows", std::uint64_t(B) * H * S, true);
+    progress.emplace("rows", std::uint64_t(B) * Hm * L, true);
     progress_sink.emplace(*progress);
     sinks.push_back(&*progress_sink);
   }
@@ -68,15 +70,18 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec, const
   attn::AttentionSink* head = nullptr;
   if (sinks.size() == 1) head = sinks.front();
   if (sinks.size() > 1) head = &tee.emplace(sinks);
+  // The mean over heads feeds the sinks above; the statistics see every head.
+  std::optional<attn::HeadMeanSink> mean;
+  if (plan.average_heads && head) head = &mean.emplace(H, T, *head);
   std::optional<attn::StatsSink> stats;
-  if (plan.stats) head = &stats.emplace(H, S, head);
+  if (plan.stats) head = &stats.emplace(H, T, head);
 
   attn::ForwardOptions fo;
   fo.attention = head;
   fo.threads = plan.threads;
   fo.check_overflow = plan.check_overflow;
   const auto t0 = std::chrono::steady_clock::now();
-  res.forward = attn::forward(w, spec, x, padding, res.context, fo);
+  res.forward = attn::forward(w, spec, in.forward_inputs(), res.context, fo);
   res.compute_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (progress) progress->finish();
@@ -121,6 +126,10 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
       {"context", f.context_shape},
       {"attention", f.maps_shape ? nlohmann::json(*f.maps_shape) : nlohmann::json()},
       {"padding_mask", f.padding_shape ? nlohmann::json(*f.padding_shape) : nlohmann::json()}};
+  // (v2) key/value inputs, masks and positions: where each came from and its shape as run.
+  for (const auto& [name, shape] : f.shapes) run["shapes"][name] = shape;
+  run["inputs"] = f.sources;
+  run["warnings"] = f.warnings;
   run["dtypes"] = {{"compute", "float32"},
                    {"context", "float32"},
                    {"attention", f.maps_shape ? nlohmann::json("float32") : nlohmann::json()}};

@@ -7,6 +7,7 @@
 // Letters: B batch, H heads, S sequence, C hidden, O out size.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -23,7 +24,8 @@ namespace app {
 
 struct JobPlan {
   attn::OutputDir* out = nullptr;       // stream attention.npy here when set
-  std::vector<std::size_t> maps_shape;  // (B, H, S, S) or (H, S, S) as written
+  std::vector<std::size_t> maps_shape;  // (B, H, L, T') or (H, L, T'); (B, L, T') averaged
+  bool average_heads = false;           // maps averaged over heads (--average-heads)
   bool keep_all_maps = false;           // --attn-stdout
   bool stats = false;                   // --stats
   bool capture = false;                 // --plot / --show
@@ -38,15 +40,15 @@ struct JobPlan {
 struct JobResult {
   attn::Tensor context;  // (B, S, O)
   attn::ForwardStats forward;
-  attn::Tensor maps;                   // (B, H, S, S) when keep_all_maps
+  attn::Tensor maps;                   // (B, H, L, T') ((B, 1, L, T') averaged) when keep_all_maps
   std::optional<MapCapture> capture;   // when capture
   std::vector<attn::HeadStats> stats;  // when stats
   double compute_ms = 0;
 };
 
-// x: (B, S, C); padding: (B, S) or nullptr.
-JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec, const attn::Tensor& x,
-                  const attn::Mask* padding, const JobPlan& plan);
+// One input's forward pass (in.x (B, L, C) and the rest of RunInputs).
+JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
+                  const attn::RunInputs& in, const JobPlan& plan);
 
 // Error(Exit::data) naming batch and query row when the context (B, S, O)
 // holds a non-finite value (an overflow of the output projection).
@@ -61,8 +63,12 @@ struct RunFacts {
   attn::Layout layout = attn::Layout::fused;
   bool layout_detected = false;
   std::string weights_source, input_source;
-  std::vector<std::size_t> input_shape;  // as given: (S, C) or (B, S, C)
+  std::vector<std::size_t> input_shape;  // as given: (S, C), (B, S, C) or (S, B, C)
   std::optional<std::vector<std::size_t>> padding_shape;
+  // (v2) the other inputs: name -> source and name -> shape as run (batch first)
+  std::map<std::string, std::string> sources;
+  std::map<std::string, std::vector<std::size_t>> shapes;
+  std::vector<std::string> warnings;
   std::vector<std::size_t> context_shape;
   std::optional<std::vector<std::size_t>> maps_shape;  // when attention.npy is written
   int threads = 1;

@@ -40,13 +40,14 @@ int run_input_list(const Options& opt) {
   for (const auto& e : entries)
     if (e.index % shard.n == shard.k) mine.push_back(&e);
 
-  // Weights and mask once for every input.
+  // Weights once for every input.
   attn::LoadedRun model;
   check_init_memory(cfg);
   model.weights = attn::load_model_weights(cfg, opt.allow_nonfinite, &model.layout,
                                            &model.layout_detected, &model.weights_source);
-  std::string mask_name;
-  const std::optional<attn::Mask> mask = attn::read_padding_mask(cfg, opt.padding_mask, &mask_name);
+  attn::LoadOptions lo;
+  lo.allow_nonfinite = opt.allow_nonfinite;
+  lo.padding_mask_path = opt.padding_mask;
   const double load_weights_ms = ms_since(t_start);
   const RunSession session(opt, cfg, std::move(model));
   spdlog::debug("{}: {} inputs, this shard {}/{} runs {}", list, entries.size(), shard.k, shard.n,
@@ -59,11 +60,8 @@ int run_input_list(const Options& opt) {
   for (const ListEntry* e : mine) {
     const auto t_load = Clock::now();
     SessionInput in;
-    in.source = e->path;
-    in.x = attn::batch_input(attn::read_input_file(e->path, opt.allow_nonfinite), cfg, e->path,
-                             &in.batched);
-    if (mask)
-      in.padding = attn::batch_mask(*mask, in.x.shape[0], in.x.shape[1], mask_name, e->path);
+    static_cast<attn::RunInputs&>(in) =
+        attn::load_inputs(cfg, lo, attn::read_input_file(e->path, opt.allow_nonfinite), e->path);
     in.load_ms = ms_since(t_load);
 
     const std::string dir = cfg.output_dir + "/" + e->name;

@@ -45,10 +45,6 @@ class MapCapture : public attn::AttentionSink {
   // H: heads of the maps fed in (1 for --average-heads: the mean is head 0).
   MapCapture(std::size_t b, std::vector<std::size_t> heads, std::size_t H, std::size_t L,
              std::size_t T, std::size_t max_cells);
-  // Self-attention: L = T = S.
-  MapCapture(std::size_t b, std::vector<std::size_t> heads, std::size_t H, std::size_t S,
-             std::size_t max_cells)
-      : MapCapture(b, std::move(heads), H, S, S, max_cells) {}
   // rows: (n, T), queries i0 .. i0+n-1 of map (b, h)
   void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
                   const float* rows) override;

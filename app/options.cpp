@@ -52,6 +52,11 @@ void setup_options(CLI::App& app, Options& opt) {
   // as files and DIR as folders.
   in->add_option("--config", opt.config, "JSON config (keys: man attn-run, or the README)")
       ->type_name("FILE");
+  in->add_option("--model", opt.model,
+                 "a Hugging Face model folder (config.json + its weights); with --layer N")
+      ->type_name("DIR");
+  in->add_option("--layer", opt.layer, "the layer of --model to run (0-based)")
+      ->type_name("N");
   in->add_option("--weights", opt.weights, "weights: folder of <key>.npy, .npz or .safetensors")
       ->type_name("PATH");
   in->add_option("--input", opt.input,
@@ -67,6 +72,8 @@ void setup_options(CLI::App& app, Options& opt) {
                   "write context.npy, attention.npy, run.json here (- = stdout)")
       ->type_name("DIR");
   out->add_flag("--no-attn", opt.no_attn, "do not write (or hold) the attention maps");
+  out->add_flag("--average-heads", opt.average_heads,
+                "attention maps averaged over heads, (B, L, S) (torch's average_attn_weights)");
   out->add_option("--format", opt.format_name, "stdout format without --out-dir (default text)")
       ->type_name("FORMAT")
       ->check(CLI::IsMember({"text", "json", "npy"}))
@@ -223,8 +230,8 @@ void check_option_combinations(const Options& opt) {
                                      " (it reads DIR/summary-K-of-N.json alone)");
     return;
   }
-  if (opt.config.empty())
-    throw Error(Exit::usage, "--config: a config file is required (try --help)");
+  if (opt.config.empty() && opt.model.empty())
+    throw Error(Exit::usage, "--config: a config file (or --model DIR) is required (try --help)");
   auto both = [](const char* a, const char* b, const std::string& why) {
     return Error(Exit::usage, std::string(a) + ": cannot be combined with " + b + ": " + why);
   };
@@ -270,7 +277,7 @@ int worker_threads(const Options& opt) {
 }
 
 attn::Config load_config_with_flags(const Options& opt) {
-  attn::Config cfg = attn::load_config(opt.config);
+  attn::Config cfg = attn::load_config(opt.config, {opt.model, opt.layer});
   // Relative paths on the command line resolve against the working directory.
   if (opt.weights) {
     cfg.weights = *opt.weights;
@@ -279,6 +286,7 @@ attn::Config load_config_with_flags(const Options& opt) {
   if (opt.layout && !opt.dump_weights) cfg.layout = attn::parse_layout(*opt.layout);
   if (opt.out_dir) cfg.output_dir = *opt.out_dir == kStdoutDir ? "" : *opt.out_dir;
   if (opt.no_attn) cfg.output_attention = false;
+  if (opt.average_heads) cfg.output_average_heads = true;
   attn::resolve_config(cfg);
   // Bytes of a .npy would garble the terminal; a redirect or `-o -` says
   // they are wanted. --show and --dump-weights print text whatever --format.

@@ -16,8 +16,11 @@ enum class Format { text, json, npy };
 
 struct Options {
   std::string config;
+  std::string model;                  // --model DIR ("" = none)
+  std::optional<std::int64_t> layer;  // --layer N
   std::optional<std::string> weights, input, padding_mask, out_dir, layout;
   bool no_attn = false;
+  bool average_heads = false;  // maps (B, L, S): the mean over heads
   Format format = Format::text;
   std::string format_name = "text";
   bool format_given = false;  // --format on the command line (--show refuses it)

@@ -185,6 +185,7 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
       attn::layout_name(model.layout) +
       (square ? "; S = " + std::to_string(L)
               : "; L = " + std::to_string(L) + " queries x T = " + std::to_string(T) + " keys");
+  if (cfg.sinks) pic.subtitle += "; sinks: rows sum to less than 1";
   if (cfg.output_average_heads) {
     pic.mean_of = H;
     pic.subtitle += "; drawn: the mean of the " + std::to_string(H) + " heads (--average-heads)";
@@ -235,7 +236,8 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
   }
   if (cfg.attn_mask.given()) add_mask("attn_mask " + source_text(cfg.attn_mask));
   f.emplace_back("masks", masks.empty() ? "none" : masks);
-  f.emplace_back("input", in.source + ", " + shape_text(in.x.shape) + " (B x " + seq + " x C)");
+  f.emplace_back("input",
+                 in.input_source + ", " + shape_text(in.x.shape) + " (B x " + seq + " x C)");
   f.emplace_back("maps drawn", "batch entry " + std::to_string(opt.batch_index) + ", " +
                                    (pic.mean_of ? "the mean of " + std::to_string(H) + " heads"
                                                 : "heads " + std::to_string(pic.heads.size()) +

@@ -91,11 +91,13 @@ int run_forward(const Options& opt) {
   const SessionInput in = RunSession::input_of(r, ms_since(t_start));
   const RunSession session(opt, cfg, std::move(r));
 
-  const std::size_t B = in.x.shape[0], S = in.x.shape[1], H = session.heads();
+  // H: heads of the maps as written (one, the mean, with --average-heads).
+  const std::size_t B = in.x.shape[0], S = in.x.shape[1];
+  const std::size_t H = cfg.output_average_heads ? 1 : session.heads();
   const bool want_maps = to_dir && cfg.output_attention;
   const bool pictures = opt.plot || opt.show;
   spdlog::debug("weights {} ({}), input {} {}, threads {}", session.model().weights_source,
-                attn::layout_name(session.model().layout), in.source, attn::shape_str(in.x.shape),
+                attn::layout_name(session.model().layout), in.input_source, attn::shape_str(in.x.shape),
                 session.threads());
 
   // Flags about the maps are checked before the compute, against the loaded shapes.
@@ -129,10 +131,9 @@ int run_forward(const Options& opt) {
   // file untouched (CONTRACT.md "Output safety rules").
   std::optional<MapPicture> pic;
   if (pictures) {
-    // Key columns: the T keys (the query tokens for self-attention; in.keys()
-    // once cross-attention reaches the session), then torch MHA's extra columns.
-    const std::size_t T = S;
-    auto keys = key_labels(cfg, labels, T, res.capture->keys());
+    // Key columns: the T keys (the query tokens for self-attention), then
+    // torch MHA's extra columns.
+    auto keys = key_labels(cfg, labels, in.keys(), res.capture->keys());
     pic = make_picture(opt, cfg, session.model(), in, *res.capture, std::move(labels),
                        std::move(keys));
   }
@@ -141,7 +142,7 @@ int run_forward(const Options& opt) {
   if (opt.show) {
     write_stdout(render_terminal(*pic, terminal_colors(), terminal_columns()));
   } else if (opt.attn_stdout) {
-    if (!in.batched) res.maps.shape.erase(res.maps.shape.begin());  // (H, S, S)
+    res.maps.shape = session.maps_shape(in);  // as attention.npy: (H, L, T'), (B, L, T'), ...
     write_stdout(format_stdout(res.maps, opt.format));
   } else if (!to_dir) {
     write_stdout(format_stdout(res.context, opt.format));

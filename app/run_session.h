@@ -21,12 +21,9 @@
 
 namespace app {
 
-// One input of the session, checked against the config.
-struct SessionInput {
-  std::string source;                 // path, "-" or "config"
-  attn::Tensor x;                     // (B, S, C)
-  bool batched = true;                // false: given as (S, C)
-  std::optional<attn::Mask> padding;  // (B, S), 1 = padded key
+// One input of the session: its tensors (the query input, key/value sources,
+// masks, positions), checked against the config, and how long loading took.
+struct SessionInput : attn::RunInputs {
   double load_ms = 0;
 };
 
@@ -43,13 +40,17 @@ class RunSession {
   // The single run's input, taken out of a load_run result.
   static SessionInput input_of(attn::LoadedRun& r, double load_ms);
 
-  // attention.npy's shape: (B, H, S, S), or (H, S, S) for an unbatched input.
+  // attention.npy's shape: (B, H, L, T'), or (H, L, T') for an unbatched
+  // input; without H when the maps are averaged over heads.
   std::vector<std::size_t> maps_shape(const SessionInput& in) const;
+  // Keys of a map row: T plus torch MHA's extra columns.
+  std::size_t map_keys(const SessionInput& in) const;
 
   // The forward pass with plan's listeners; threads, the overflow check and,
   // with `out`, attention.npy streamed there are filled in here. Warns about
   // fully masked rows (naming `where` for a list entry). The context comes
-  // back as the input came: (B, S, O), or (S, O) for an unbatched input.
+  // back as the input came: (B, L, O), (L, O) for an unbatched input, or
+  // (L, B, O) with batch_first false. Prints the input's warnings.
   JobResult forward(const SessionInput& in, JobPlan plan, attn::OutputDir* out,
                     const std::string& where = "") const;
 
@@ -63,6 +64,7 @@ class RunSession {
   const Options& opt_;
   const attn::Config& cfg_;
   attn::LoadedRun model_;
+  attn::AttentionSpec spec_;
   int threads_;
 };
 

@@ -288,9 +288,10 @@ TEST_CASE("config: config_to_json holds the resolved config") {
 
 TEST_CASE("config: config_keys lists the table in order") {
   const auto& k = attn::config_keys();
-  CHECK(k.size() == 24);
+  CHECK(k.size() == 44);  // 24 of version 1, then the v2 table and kv_labels
   CHECK(k.front() == "attention");
-  CHECK(k.back() == "output");
+  CHECK(k[23] == "output");
+  CHECK(k.back() == "layer");
   for (const char* key : {"hidden_size", "num_heads", "num_kv_heads", "head_size", "out_size", "out_proj", "causal",
                           "context_size", "bias", "qkv_bias", "out_bias", "scale", "dropout", "attn_drop",
                           "out_drop", "layout", "weights", "weights_prefix", "init", "input",
@@ -573,7 +574,7 @@ TEST_CASE("config: Hugging Face's and torch's key names get attn-run's name, not
       {"num_attention_heads", "num_heads"},     {"n_embd", "hidden_size"},
       {"embed_dim", "hidden_size"},             {"key_padding_mask", "padding_mask"},
       {"head_dim", "head_size"},                {"rope_theta", "rope.theta"},
-      {"rotary_pct", "rope's rotary_dim"}};
+      {"rotary_pct", "rope.rotary_dim"}};
   for (const auto& [theirs, ours] : same) {
     CAPTURE(theirs);
     const Failure f = failure_of(R"({"attention": "multi", "hidden_size": 8, ")" + theirs + R"(": 2})");

@@ -1,5 +1,6 @@
 // The torch-exact seeded init against PyTorch itself: tests/golden/init/
-// manifest.json holds, for each tutorial module at several seeds and sizes,
+// manifest.json holds, for each tutorial module and nn.MultiheadAttention
+// (kdim/vdim, add_bias_kv, bias or not) at several seeds and sizes,
 // the SHA-256 of every parameter's float32 bytes as torch.manual_seed(seed)
 // plus the constructor produced them (tests/golden/make_init_golden.py).
 // A hash match is a bit-for-bit match of every element.
@@ -35,6 +36,10 @@ Config config_of(const nlohmann::json& c) {
   cfg.qkv_bias = c.at("qkv_bias").get<bool>();
   cfg.out_bias = c.at("out_bias").get<bool>();
   cfg.kind = cfg.num_heads == 1 ? Kind::single : Kind::multi;
+  // nn.MultiheadAttention's kdim, vdim (absent: embed_dim) and add_bias_kv.
+  cfg.kdim = c.value("kdim", cfg.hidden_size);
+  cfg.vdim = c.value("vdim", cfg.hidden_size);
+  cfg.add_bias_kv = c.value("add_bias_kv", false);
   return cfg;
 }
 
@@ -70,7 +75,7 @@ TEST_CASE("init: nn.Linear(3, 2, bias=False) after manual_seed(123), the issue's
 
 TEST_CASE("init: every golden module at every seed, bit for bit") {
   const auto m = manifest();
-  std::size_t checked = 0, big = 0;
+  std::size_t checked = 0, big = 0, split = 0, bias_kv = 0;
   for (const auto& c : m.at("cases")) {
     const std::string name = c.at("name").get<std::string>();
     const std::uint64_t seed = c.at("seed").get<std::uint64_t>();
@@ -78,6 +83,8 @@ TEST_CASE("init: every golden module at every seed, bit for bit") {
     CAPTURE(name);
     CAPTURE(seed);
     const Config cfg = config_of(c.at("config"));
+    split += cfg.kdim != cfg.hidden_size || cfg.vdim != cfg.hidden_size;
+    bias_kv += cfg.add_bias_kv;
 
     // expected_params lists the module's state_dict keys in constructor order.
     const auto params = expected_params(cfg, layout);
@@ -103,6 +110,11 @@ TEST_CASE("init: every golden module at every seed, bit for bit") {
   }
   CHECK(checked >= 100);
   CHECK(big == 2);  // the (2304, 768) Wqkv and in_proj_weight
+  // nn.MultiheadAttention with kdim/vdim (q_proj_weight, k_proj_weight,
+  // v_proj_weight) and with add_bias_kv (xavier_normal_: both of torch's
+  // normal_ kernels, E < 16 and E >= 16), with and without bias.
+  CHECK(split >= 4 * 4 + 1);
+  CHECK(bias_kv >= 4 * 4 + 1);
 }
 
 TEST_CASE("init: only the low 32 bits of the seed count, as in torch's CPU generator") {

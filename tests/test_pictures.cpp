@@ -461,7 +461,7 @@ TEST_CASE("pictures: make_picture says what a cross-attention or averaged run dr
   attn::LoadedRun model;
   model.weights_source = "init(seed=1)";
   app::SessionInput in;
-  in.source = "x.npy";
+  in.input_source = "x.npy";
   in.x = attn::Tensor({1, 5, 12});
   app::Options opt;
   const app::MapPicture base = cross_picture();

@@ -168,3 +168,26 @@ TEST_CASE("stats: JSON and table carry one entry per head") {
   const std::string table = attn::format_stats_table(s);
   CHECK(std::count(table.begin(), table.end(), '\n') == 4);  // header + 3 heads
 }
+
+TEST_CASE("stats: rows with a sink sum to less than 1: entropy of the keys' share, row sum kept") {
+  // Two rows of 4 keys (L = 2, T = 4): the first gives 0.25 to two keys (the
+  // sink took 0.5), the second is an ordinary softmax row.
+  attn::Tensor maps({1, 1, 2, 4});
+  const float rows[] = {0.25f, 0.25f, 0.0f, 0.0f, 0.1f, 0.2f, 0.3f, 0.4f};
+  std::copy(rows, rows + 8, maps.ptr());
+  const auto st = attn::attention_stats(maps);
+  REQUIRE(st.size() == 1);
+  const double second = -(0.1 * std::log(0.1) + 0.2 * std::log(0.2) + 0.3 * std::log(0.3) +
+                          0.4 * std::log(0.4));
+  CHECK(st[0].mean_entropy == doctest::Approx((std::log(2.0) + second) / 2).epsilon(1e-6));
+  CHECK(st[0].mean_row_sum == doctest::Approx(0.75).epsilon(1e-6));
+  CHECK(st[0].mean_max_weight == doctest::Approx((0.25 + 0.4) / 2).epsilon(1e-6));
+  const std::string table = attn::format_stats_table(st);
+  CHECK(table.find("row sum") != std::string::npos);
+  CHECK(table.find("0.7500") != std::string::npos);
+  CHECK(attn::stats_to_json(st)[0]["mean_row_sum"].get<double>() == doctest::Approx(0.75));
+  // Without sinks the table keeps its columns.
+  attn::Tensor plain({1, 1, 1, 4});
+  std::copy(rows + 4, rows + 8, plain.ptr());
+  CHECK(attn::format_stats_table(attn::attention_stats(plain)).find("row sum") == std::string::npos);
+}

@@ -101,6 +101,15 @@ void check_same(const Weights& a, const Weights& b) {
   CHECK(same_bits(a.b_qkv, b.b_qkv));
   CHECK(same_bits(a.w_out, b.w_out));
   CHECK(same_bits(a.b_out, b.b_out));
+  CHECK(a.key_width() == b.key_width());
+  CHECK(a.value_width() == b.value_width());
+  CHECK(same_bits(a.w_k, b.w_k));
+  CHECK(same_bits(a.w_v, b.w_v));
+  CHECK(same_bits(a.bias_k, b.bias_k));
+  CHECK(same_bits(a.bias_v, b.bias_v));
+  CHECK(same_bits(a.q_norm, b.q_norm));
+  CHECK(same_bits(a.k_norm, b.k_norm));
+  CHECK(same_bits(a.sinks, b.sinks));
 }
 
 // The error a call throws: code and message.
@@ -602,4 +611,246 @@ TEST_CASE("weights: a GPT-2 layer picked by prefix out of a two-layer state dict
   const Weights w0 =
       load_weights(select_keys(sd, "transformer.h.0.attn."), c, Layout::gpt2, "g", false);
   CHECK(w0.w_qkv.data != w.w_qkv.data);
+}
+
+namespace {
+
+// nn.MultiheadAttention(E, H, bias, add_bias_kv, kdim, vdim) as a config
+// (kdim/vdim 0: not given, = E).
+Config mha_cfg(std::int64_t E, std::int64_t H, bool bias, bool bias_kv, std::int64_t kdim,
+               std::int64_t vdim) {
+  Config c = make_cfg(E, H, E / H, E, true, bias, bias);
+  c.kdim = kdim, c.vdim = vdim;
+  c.add_bias_kv = bias_kv;
+  return c;
+}
+
+// random_weights plus w_k/w_v (when kdim or vdim differs from E) and bias_k/bias_v.
+Weights random_mha_weights(const Config& c, unsigned seed) {
+  Weights w = random_weights(c, seed);
+  const Geometry g = geometry_of(c);
+  if (g.Ck != g.C || g.Cv != g.C) {
+    w.Ck = c.kdim, w.Cv = c.vdim;
+    w.w_qkv = test::random_tensor({g.q_rows(), g.C}, seed + 4);
+    w.w_k = test::random_tensor({g.kv_rows(), g.Ck}, seed + 5);
+    w.w_v = test::random_tensor({g.kv_rows(), g.Cv}, seed + 6);
+  }
+  if (c.add_bias_kv) {
+    w.bias_k = test::random_tensor({g.kv_rows()}, seed + 7);
+    w.bias_v = test::random_tensor({g.kv_rows()}, seed + 8);
+  }
+  return w;
+}
+
+std::vector<std::string> keys_and_shapes(const Config& c, Layout l) {
+  std::vector<std::string> k;
+  for (const auto& p : expected_params(c, l)) k.push_back(p.key + " " + shape_str(p.shape));
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("weights: torch_mha with kdim/vdim and add_bias_kv lists torch's state_dict keys") {
+  // nn.MultiheadAttention(8, 2, kdim=6, vdim=5, add_bias_kv=True).state_dict()
+  CHECK(keys_and_shapes(mha_cfg(8, 2, true, true, 6, 5), Layout::torch_mha) ==
+        std::vector<std::string>{"q_proj_weight (8, 8)", "k_proj_weight (8, 6)",
+                                 "v_proj_weight (8, 5)", "in_proj_bias (24,)", "bias_k (1, 1, 8)",
+                                 "bias_v (1, 1, 8)", "out_proj.weight (8, 8)",
+                                 "out_proj.bias (8,)"});
+  // One of kdim, vdim other than E is enough (torch's _qkv_same_embed_dim).
+  CHECK(keys_and_shapes(mha_cfg(8, 2, false, false, 8, 3), Layout::torch_mha) ==
+        std::vector<std::string>{"q_proj_weight (8, 8)", "k_proj_weight (8, 8)",
+                                 "v_proj_weight (8, 3)", "out_proj.weight (8, 8)"});
+  // kdim = vdim = E given explicitly: in_proj_weight, as torch keeps it.
+  CHECK(keys_and_shapes(mha_cfg(8, 2, false, true, 8, 8), Layout::torch_mha) ==
+        std::vector<std::string>{"in_proj_weight (24, 8)", "bias_k (1, 1, 8)", "bias_v (1, 1, 8)",
+                                 "out_proj.weight (8, 8)"});
+}
+
+TEST_CASE("weights: torch_mha's q/k/v_proj_weight and bias_k/bias_v load into their own tensors") {
+  const Config c = mha_cfg(8, 2, true, true, 6, 5);
+  StateDict sd("mha");
+  const Tensor q = test::random_tensor({8, 8}, 1), k = test::random_tensor({8, 6}, 2),
+               v = test::random_tensor({8, 5}, 3), b = test::random_tensor({24}, 4),
+               bk = test::random_tensor({1, 1, 8}, 5), bv = test::random_tensor({1, 1, 8}, 6),
+               ow = test::random_tensor({8, 8}, 7), ob = test::random_tensor({8}, 8);
+  for (const auto& [key, t] : std::vector<std::pair<std::string, Tensor>>{{"q_proj_weight", q},
+                                                                          {"k_proj_weight", k},
+                                                                          {"v_proj_weight", v},
+                                                                          {"in_proj_bias", b},
+                                                                          {"bias_k", bk},
+                                                                          {"bias_v", bv},
+                                                                          {"out_proj.weight", ow},
+                                                                          {"out_proj.bias", ob}})
+    sd.add(key, t);
+  REQUIRE(detect_layout(sd, "mha") == Layout::torch_mha);
+  const Weights w = load_weights(sd, c, Layout::torch_mha, "mha", false);
+  CHECK(same_bits(w.w_qkv, q));  // only the q rows (H*D, C)
+  CHECK(same_bits(w.w_k, k));
+  CHECK(same_bits(w.w_v, v));
+  CHECK_FALSE(w.fused_qkv());
+  CHECK(w.key_width() == 6);
+  CHECK(w.value_width() == 5);
+  CHECK(same_bits(w.b_qkv, b));
+  CHECK(w.bias_k.shape == std::vector<std::size_t>{8});  // canonical (Hkv*D)
+  CHECK(w.bias_k.data == bk.data);
+  CHECK(w.bias_v.data == bv.data);
+  CHECK(same_bits(w.w_out, ow));
+  // The views the forward pass uses.
+  CHECK(w.k_weight().data == w.w_k.ptr());
+  CHECK(w.k_weight().cols == 6);
+  CHECK(w.v_weight().cols == 5);
+  CHECK(w.q_weight().rows == 8);
+}
+
+TEST_CASE("weights: torch_mha with kdim/vdim and add_bias_kv exports and reloads bit-identically") {
+  std::size_t runs = 0;
+  for (bool bias : {true, false})
+    for (bool bias_kv : {false, true})
+      for (auto [kdim, vdim] : std::vector<std::pair<int, int>>{{8, 8}, {6, 5}, {12, 8}, {8, 3}}) {
+        CAPTURE(bias);
+        CAPTURE(bias_kv);
+        CAPTURE(kdim);
+        CAPTURE(vdim);
+        const Config c = mha_cfg(8, 2, bias, bias_kv, kdim, vdim);
+        const Weights w = random_mha_weights(c, 31);
+        const StateDict sd = export_weights(w, Layout::torch_mha);
+        const auto specs = expected_params(c, Layout::torch_mha);
+        REQUIRE(sd.size() == specs.size());
+        for (const auto& p : specs) {
+          REQUIRE(sd.contains(p.key) == 1);
+          CHECK(sd.read_raw(p.key).dtype == DType::f4);
+          CHECK(sd.read_raw(p.key).shape == p.shape);
+        }
+        if (bias_kv) CHECK(tensor_of(sd.read_raw("bias_k")).data == w.bias_k.data);
+        CHECK(detect_layout(sd, "w") == Layout::torch_mha);
+        const Weights back = load_weights(sd, c, Layout::torch_mha, "w", false);
+        check_same(back, w);
+        const StateDict again = export_weights(back, Layout::torch_mha);
+        REQUIRE(again.keys() == sd.keys());
+        for (const std::string& k : sd.keys())
+          CHECK(same_bits(tensor_of(again.read_raw(k)), tensor_of(sd.read_raw(k))));
+        ++runs;
+      }
+  CHECK(runs == 16);
+  // Without kdim/vdim or bias_kv the weights convert to the other layouts as before.
+  const Config plain = mha_cfg(8, 2, true, false, 8, 8);
+  check_same(load_weights(export_weights(random_mha_weights(plain, 3), Layout::fused), plain,
+                          Layout::fused, "w", false),
+             random_mha_weights(plain, 3));
+}
+
+TEST_CASE("weights: torch_mha kdim/vdim and bias_k/bias_v errors say what to set") {
+  const Config split = mha_cfg(8, 2, true, true, 6, 5);
+  const Config same_dims = mha_cfg(8, 2, true, true, 0, 0);
+  const StateDict good = export_weights(random_mha_weights(split, 1), Layout::torch_mha);
+  const StateDict fused = export_weights(random_mha_weights(same_dims, 1), Layout::torch_mha);
+  auto load = [](const StateDict& sd, const Config& cfg, Layout l) {
+    return catch_error([&] { load_weights(sd, cfg, l, "w", false); });
+  };
+  REQUIRE(load(good, split, Layout::torch_mha).code == Exit::ok);
+
+  // The file's form of q, k, v and the config's kdim/vdim disagree: the message
+  // says which kdim/vdim the file has.
+  auto e = load(good, same_dims, Layout::torch_mha);
+  CHECK(e.code == Exit::data);
+  CHECK(e.msg ==
+        "w: missing key \"in_proj_weight\" (layout torch_mha, shape (24, 8)): the weights hold "
+        "q_proj_weight, k_proj_weight (8, 6) and v_proj_weight (8, 5) (nn.MultiheadAttention "
+        "with kdim/vdim): set \"kdim\": 6 and \"vdim\": 5");
+  e = load(fused, split, Layout::torch_mha);
+  CHECK(e.msg ==
+        "w: missing key \"q_proj_weight\" (layout torch_mha, shape (8, 8)): the weights hold "
+        "in_proj_weight (nn.MultiheadAttention with kdim = vdim = embed_dim): leave out "
+        "\"kdim\" and \"vdim\" (found 6, 5)");
+  e = load(good, mha_cfg(8, 2, true, true, 7, 5), Layout::torch_mha);
+  CHECK(e.msg == "w: key \"k_proj_weight\": expected shape (8, 7), found (8, 6); set \"kdim\": 6");
+  e = load(good, mha_cfg(8, 2, true, true, 6, 4), Layout::torch_mha);
+  CHECK(e.msg == "w: key \"v_proj_weight\": expected shape (8, 4), found (8, 5); set \"vdim\": 5");
+  StateDict sd = good;
+  sd.erase("k_proj_weight");
+  e = load(sd, split, Layout::torch_mha);
+  CHECK(e.msg == "w: missing key \"k_proj_weight\" (layout torch_mha, shape (8, 6))");
+
+  // bias_k/bias_v without add_bias_kv, and the other way round.
+  Config no_bias_kv = split;
+  no_bias_kv.add_bias_kv = false;
+  e = load(good, no_bias_kv, Layout::torch_mha);
+  CHECK(e.code == Exit::data);
+  CHECK(e.msg ==
+        "w: key \"bias_k\" found but config \"add_bias_kv\" is false (layout torch_mha); set "
+        "\"add_bias_kv\": true to use it");
+  sd = good;
+  sd.erase("bias_k");
+  sd.erase("bias_v");
+  e = load(sd, split, Layout::torch_mha);
+  CHECK(e.msg ==
+        "w: missing key \"bias_k\" (layout torch_mha, shape (1, 1, 8)): config \"add_bias_kv\" "
+        "is true; set \"add_bias_kv\": false for weights without bias_k and bias_v");
+  sd = good;
+  sd.add("bias_v", Tensor({8}));  // flattened: not torch's (1, 1, E)
+  e = load(sd, split, Layout::torch_mha);
+  CHECK(e.msg == "w: key \"bias_v\": expected shape (1, 1, 8), found (8,)");
+  sd = good;
+  RawArray nan = sd.read_raw("bias_v");
+  nan.bytes.assign(nan.bytes.size(), 0xFF);
+  sd.add("bias_v", nan);
+  e = load(sd, split, Layout::torch_mha);
+  CHECK(e.code == Exit::data);
+  CHECK(e.msg.rfind(sd.source() + ":bias_v: non-finite", 0) == 0);
+  CHECK(catch_error([&] { load_weights(sd, split, Layout::torch_mha, "w", true); }).code ==
+        Exit::ok);
+
+  // Only torch_mha holds them.
+  Config sep = make_cfg(8, 2, 4, 8, true, true, true);
+  sep.add_bias_kv = true;
+  e = load(fused, sep, Layout::separate);
+  CHECK(e.code == Exit::config);
+  CHECK(e.msg ==
+        "layout: layout separate has no bias_k/bias_v (add_bias_kv is "
+        "torch.nn.MultiheadAttention's): use layout torch_mha");
+  e = catch_error([&] { export_weights(random_mha_weights(split, 1), Layout::fused); });
+  CHECK(e.code == Exit::usage);
+  CHECK(e.msg.find("need layout torch_mha (q_proj_weight, k_proj_weight, v_proj_weight)") !=
+        std::string::npos);
+  // Weights built by hand with w_k, w_v of width C: torch_mha writes them as
+  // q_proj_weight, k_proj_weight, v_proj_weight; a fused layout cannot.
+  Weights square = random_weights(make_cfg(8, 2, 4, 8, true, true, true), 1);
+  square.w_qkv = test::random_tensor({8, 8}, 2);
+  square.w_k = test::random_tensor({8, 8}, 3);
+  square.w_v = test::random_tensor({8, 8}, 4);
+  CHECK(export_weights(square, Layout::torch_mha).contains("k_proj_weight") == 1);
+  e = catch_error([&] { export_weights(square, Layout::fused); });
+  CHECK(e.code == Exit::usage);
+  CHECK(e.msg ==
+        "--layout fused: cannot hold this model: layout fused cannot hold separate k and v "
+        "weights (w_k, w_v): use layout torch_mha");
+
+  sd = export_weights(random_weights(make_cfg(8, 2, 4, 8, true, true, true), 1), Layout::separate);
+  sd.add("bias_k", Tensor({1, 1, 8}));
+  e = load(sd, make_cfg(8, 2, 4, 8, true, true, true), Layout::separate);
+  CHECK(e.msg == "w: key \"bias_k\" fits layout torch_mha, not layout separate");
+}
+
+TEST_CASE("weights: the torch MHA golden layer (kdim 12, vdim 10, add_bias_kv) loads as stored") {
+  // tests/golden/variants/mha_cross_bool_mask: nn.MultiheadAttention(16, 4,
+  // kdim=12, vdim=10, add_bias_kv=True, add_zero_attn=True).
+  const std::string dir = test::source_path("tests/golden/variants/mha_cross_bool_mask/weights");
+  const StateDict sd = select_keys(open_state_dict(dir), "");
+  REQUIRE(detect_layout(sd, dir) == Layout::torch_mha);
+  const Weights w =
+      load_weights(sd, mha_cfg(16, 4, true, true, 12, 10), Layout::torch_mha, dir, false);
+  const auto file = [&](const std::string& key) {
+    return to_float32(read_npy(dir + "/" + key + ".npy"), key, false);
+  };
+  CHECK(same_bits(w.w_qkv, file("q_proj_weight")));
+  CHECK(same_bits(w.w_k, file("k_proj_weight")));
+  CHECK(same_bits(w.w_v, file("v_proj_weight")));
+  CHECK(same_bits(w.b_qkv, file("in_proj_bias")));
+  CHECK(w.bias_k.data == file("bias_k").data);  // (1, 1, 16) stored, (16) canonical
+  CHECK(w.bias_v.data == file("bias_v").data);
+  CHECK(same_bits(w.w_out, file("out_proj.weight")));
+  CHECK(same_bits(w.b_out, file("out_proj.bias")));
+  CHECK(w.geometry().Ck == 12);
+  CHECK(w.geometry().Cv == 10);
 }

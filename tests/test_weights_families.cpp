@@ -1,17 +1,21 @@
 // The layouts of CONTRACT.md v2 ("Weight layouts"): proj, bert, neox, falcon
 // and fused's qkv_proj / out_proj / o_proj names, with grouped-query heads.
 // Where each stored row lands in the canonical q|k|v rows (geometry.h),
-// per-part biases, detection, neighbour keys and the errors that name keys.
+// per-part biases, detection, neighbour keys and the errors that name keys;
+// proj's q_norm, k_norm and sinks (Qwen3, Gemma 3, OLMo 2, gpt-oss).
 //
 // Letters: C hidden, H heads, Hkv key/value heads, D head size, O out size.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "attn/error.h"
 #include "attn/geometry.h"
+#include "attn/npy.h"
 #include "attn/state_dict.h"
 #include "attn/weights.h"
 #include "expect_error.h"
@@ -213,15 +217,232 @@ TEST_CASE("families: detection, ambiguity and neighbour keys") {
                "m: missing key \"v_proj.weight\" (layout proj, shape (8, 8))");
 }
 
-TEST_CASE("families: q_norm, k_norm and sinks are recognized and refused for now") {
-  const Config c = cfg_of(8, 4, 2, 2);
-  for (const char* k : {"q_norm.weight", "k_norm.weight", "sinks"}) {
-    CAPTURE(k);
-    StateDict sd = export_weights(numbered(c), Layout::proj);
-    sd.add(k, Tensor({2}));
-    CHECK(detect_layout(sd, "w") == Layout::proj);
-    expect_error([&] { load_weights(sd, c, Layout::proj, "w", false); }, Exit::data,
-                 std::string("w: key \"") + k + "\": q_norm, k_norm and sinks are not supported yet");
+namespace {
+
+// cfg with qk_norm (scope "head" or "all") and sinks as Qwen3 / OLMo 2 / gpt-oss set them.
+Config with_extras(Config c, bool qk_norm, bool scope_all, bool sinks) {
+  if (qk_norm) {
+    c.qk_norm = QkNormSpec{};
+    c.qk_norm->scope_all = scope_all;
+  }
+  c.sinks = sinks;
+  return c;
+}
+
+// numbered(c) plus distinct values in every extra the config asks for.
+Weights numbered_extras(const Config& c) {
+  Weights w = numbered(c);
+  const Geometry g = geometry_of(c);
+  if (c.qk_norm) {
+    const bool all = c.qk_norm->scope_all;
+    w.q_norm = test::random_tensor({all ? g.q_rows() : g.D}, 11);
+    w.k_norm = test::random_tensor({all ? g.kv_rows() : g.D}, 12);
+  }
+  if (c.sinks) w.sinks = test::random_tensor({g.H}, 13);
+  return w;
+}
+
+std::vector<std::string> keys_and_shapes(const Config& c, Layout l) {
+  std::vector<std::string> k;
+  for (const auto& p : expected_params(c, l)) k.push_back(p.key + " " + shape_str(p.shape));
+  return k;
+}
+
+RawArray f16_of(const std::vector<std::uint16_t>& halves) {
+  RawArray a;
+  a.dtype = DType::f2;
+  a.shape = {halves.size()};
+  a.bytes.resize(halves.size() * 2);
+  std::memcpy(a.bytes.data(), halves.data(), a.bytes.size());
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("families: proj lists q_norm, k_norm (scope head and all) and sinks after o_proj") {
+  const Config base = cfg_of(8, 4, 2, 2);  // H*D = 8, Hkv*D = 4, D = 2
+  const std::vector<std::string> proj = {
+      "q_proj.weight (8, 8)", "q_proj.bias (8,)", "k_proj.weight (4, 8)", "k_proj.bias (4,)",
+      "v_proj.weight (4, 8)", "v_proj.bias (4,)", "o_proj.weight (8, 8)", "o_proj.bias (8,)"};
+  auto plus = [&](std::vector<std::string> extra) {
+    std::vector<std::string> k = proj;
+    k.insert(k.end(), extra.begin(), extra.end());
+    return k;
+  };
+  CHECK(keys_and_shapes(with_extras(base, true, false, false), Layout::proj) ==
+        plus({"q_norm.weight (2,)", "k_norm.weight (2,)"}));  // Qwen3, Gemma 3
+  CHECK(keys_and_shapes(with_extras(base, true, true, false), Layout::proj) ==
+        plus({"q_norm.weight (8,)", "k_norm.weight (4,)"}));  // OLMo 2
+  CHECK(keys_and_shapes(with_extras(base, false, false, true), Layout::proj) ==
+        plus({"sinks (4,)"}));  // gpt-oss
+  CHECK(keys_and_shapes(with_extras(base, true, false, true), Layout::proj) ==
+        plus({"q_norm.weight (2,)", "k_norm.weight (2,)", "sinks (4,)"}));
+}
+
+TEST_CASE("families: q_norm, k_norm and sinks load from a state dict into their own tensors") {
+  const Config c = with_extras(cfg_of(8, 4, 2, 2), true, false, true);
+  StateDict sd = export_weights(numbered(c), Layout::proj);  // the projections only
+  const Tensor qn({2}, 0.5f), kn = test::random_tensor({2}, 7), sinks = test::random_tensor({4}, 8);
+  sd.add("q_norm.weight", qn);
+  sd.add("k_norm.weight", kn);
+  sd.add("sinks", sinks);
+  CHECK(detect_layout(sd, "w") == Layout::proj);
+  const Weights w = load_weights(sd, c, Layout::proj, "w", false);
+  CHECK(same(w.q_norm, qn));
+  CHECK(same(w.k_norm, kn));
+  CHECK(same(w.sinks, sinks));
+  CHECK(same(w.w_qkv, numbered(c).w_qkv));
+  CHECK(w.bias_k.empty());
+
+  // Stored as float16 (a bf16/f16 checkpoint): converted on load like every weight.
+  sd.add("sinks", f16_of({0x3C00, 0xC000, 0x3800, 0x0000}));  // 1, -2, 0.5, 0
+  CHECK(load_weights(sd, c, Layout::proj, "w", false).sinks.data ==
+        std::vector<float>{1.0f, -2.0f, 0.5f, 0.0f});
+  // Non-finite values are refused, naming the key, unless allowed.
+  sd.add("k_norm.weight", f16_of({0x7C00, 0x3C00}));  // +inf, 1
+  expect_error([&] { load_weights(sd, c, Layout::proj, "w", false); }, Exit::data,
+               sd.source() + ":k_norm.weight: non-finite");
+  CHECK(std::isinf(load_weights(sd, c, Layout::proj, "w", true).k_norm.data[0]));
+}
+
+TEST_CASE("families: proj with q_norm, k_norm and sinks exports and reloads bit-identically") {
+  for (bool scope_all : {false, true})
+    for (bool sinks : {false, true})
+      for (std::int64_t Hkv : {4, 2, 1}) {
+        CAPTURE(scope_all);
+        CAPTURE(sinks);
+        CAPTURE(Hkv);
+        const Config c = with_extras(cfg_of(8, 4, Hkv, 3), true, scope_all, sinks);
+        const Weights w = numbered_extras(c);
+        const StateDict sd = export_weights(w, Layout::proj);
+        CHECK(same(sd.read_f32("q_norm.weight", false), w.q_norm));
+        CHECK(same(sd.read_f32("k_norm.weight", false), w.k_norm));
+        CHECK(sd.contains("sinks") == sinks);
+        CHECK(detect_layout(sd, "w") == Layout::proj);
+        const Weights back = load_weights(sd, c, Layout::proj, "w", false);
+        CHECK(same(back.w_qkv, w.w_qkv));
+        CHECK(same(back.q_norm, w.q_norm));
+        CHECK(same(back.k_norm, w.k_norm));
+        CHECK(same(back.sinks, w.sinks));
+        // And once more from what was loaded: the same state dict.
+        const StateDict again = export_weights(back, Layout::proj);
+        REQUIRE(again.keys() == sd.keys());
+        for (const std::string& k : sd.keys())
+          CHECK(same(again.read_f32(k, false), sd.read_f32(k, false)));
+      }
+}
+
+TEST_CASE("families: q_norm, k_norm and sinks errors name the key and the config key to set") {
+  const Config plain = cfg_of(8, 4, 2, 2);
+  const Config head = with_extras(plain, true, false, false);
+  const Config all = with_extras(plain, true, true, false);
+  const Config sinks = with_extras(plain, false, false, true);
+
+  // In the file, not asked for by the config: the message says what to set.
+  StateDict sd =
+      export_weights(numbered_extras(with_extras(plain, true, false, true)), Layout::proj);
+  expect_error([&] { load_weights(sd, plain, Layout::proj, "w", false); }, Exit::data,
+               "w: key \"q_norm.weight\" (2,) found but config \"qk_norm\" is not set (layout "
+               "proj); set \"qk_norm\": {\"scope\": \"head\"} to use it");
+  expect_error([&] { load_weights(sd, head, Layout::proj, "w", false); }, Exit::data,
+               "w: key \"sinks\" found but config \"sinks\" is false (layout proj); set "
+               "\"sinks\": true to use it");
+  const StateDict olmo = export_weights(numbered_extras(all), Layout::proj);
+  expect_error([&] { load_weights(olmo, plain, Layout::proj, "w", false); }, Exit::data,
+               "w: key \"q_norm.weight\" (8,) found but config \"qk_norm\" is not set",
+               "set \"qk_norm\": {\"scope\": \"all\"} to use it");
+
+  // Asked for by the config, missing from the file.
+  const StateDict bare = export_weights(numbered(plain), Layout::proj);
+  expect_error([&] { load_weights(bare, head, Layout::proj, "w", false); }, Exit::data,
+               "w: missing key \"q_norm.weight\" (layout proj, shape (2,)): config \"qk_norm\" "
+               "is set; leave \"qk_norm\" out for weights without q_norm and k_norm");
+  expect_error([&] { load_weights(bare, sinks, Layout::proj, "w", false); }, Exit::data,
+               "w: missing key \"sinks\" (layout proj, shape (4,)): config \"sinks\" is true");
+
+  // The other scope's shapes: expected and found, and which scope fits.
+  expect_error([&] { load_weights(olmo, head, Layout::proj, "w", false); }, Exit::data,
+               "w: key \"q_norm.weight\": expected shape (2,), found (8,); the weights norm the "
+               "whole q and k rows: set qk_norm \"scope\": \"all\" (OLMo 2)");
+  const StateDict qwen3 = export_weights(numbered_extras(head), Layout::proj);
+  expect_error([&] { load_weights(qwen3, all, Layout::proj, "w", false); }, Exit::data,
+               "w: key \"q_norm.weight\": expected shape (8,), found (2,); the weights norm each "
+               "head: set qk_norm \"scope\": \"head\"");
+  StateDict bad = export_weights(numbered_extras(sinks), Layout::proj);
+  bad.add("sinks", Tensor({2, 2}));
+  expect_error([&] { load_weights(bad, sinks, Layout::proj, "w", false); }, Exit::data,
+               "w: key \"sinks\": expected shape (4,), found (2, 2)");
+
+  // Only proj holds them: other layouts are refused for the config or the export.
+  expect_error(
+      [&] { load_weights(qwen3, head, Layout::fused, "w", false); }, Exit::config,
+      "layout: layout fused has no q_norm.weight/k_norm.weight (qk_norm): use layout proj");
+  expect_error([&] { export_weights(numbered_extras(sinks), Layout::fused); }, Exit::usage,
+               "--layout fused: cannot hold this model: layout fused has no sinks: use layout "
+               "proj (gpt-oss)");
+  StateDict fused = export_weights(numbered(plain), Layout::fused);
+  fused.add("sinks", Tensor({4}));
+  expect_error([&] { load_weights(fused, plain, Layout::fused, "w", false); }, Exit::data,
+               "w: key \"sinks\" fits layout proj, not layout fused");
+}
+
+namespace {
+
+// Tensor `name` of a golden variant's folder, read with the .npy reader directly.
+Tensor npy(const std::string& dir, const std::string& name) {
+  return to_float32(read_npy(dir + "/" + name + ".npy"), name, false);
+}
+
+// Rows [r0, r0 + rows.shape[0]) of m (rows, cols) equal `rows`.
+bool same_rows(const Tensor& m, std::size_t r0, const Tensor& rows) {
+  const std::size_t cols = m.shape[1];
+  return rows.shape.size() == 2 && rows.shape[1] == cols &&
+         std::equal(rows.data.begin(), rows.data.end(), m.data.begin() + r0 * cols);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "families: the Qwen3 and gpt-oss golden layers load through a prefix into canonical form") {
+  struct Case {
+    const char* name;
+    std::int64_t Hkv;
+    bool qkv_bias, qk_norm, sinks;
+  };
+  for (const Case& k : {Case{"qwen3_qknorm", 2, false, true, false},
+                        Case{"gptoss_sinks_window", 2, true, false, true},
+                        Case{"gemma3_qknorm_offset", 1, false, true, false}}) {
+    CAPTURE(k.name);
+    // tests/golden/variants/<name>/config.json: C 32, H 4, D 8.
+    Config c = with_extras(cfg_of(32, 4, k.Hkv, 8), k.qk_norm, false, k.sinks);
+    c.qkv_bias = c.out_bias = k.qkv_bias;
+    const std::string dir = test::source_path("tests/golden/variants/") + k.name + "/weights";
+    const std::string prefix = "model.layers.3.self_attn.";
+    const StateDict layer = select_keys(open_state_dict(dir), prefix);
+    REQUIRE(detect_layout(layer, dir) == Layout::proj);
+    const Weights w = load_weights(layer, c, Layout::proj, dir, false);
+    const auto file = [&](const std::string& key) {
+      return npy(dir, "model.layers.3.self_attn." + key);
+    };
+    const Geometry g = geometry_of(c);
+    CHECK(same_rows(w.w_qkv, g.q_row0(), file("q_proj.weight")));
+    CHECK(same_rows(w.w_qkv, g.k_row0(), file("k_proj.weight")));
+    CHECK(same_rows(w.w_qkv, g.v_row0(), file("v_proj.weight")));
+    CHECK(same(w.w_out, file("o_proj.weight")));
+    if (k.qk_norm) {
+      CHECK(same(w.q_norm, file("q_norm.weight")));
+      CHECK(same(w.k_norm, file("k_norm.weight")));
+      CHECK(w.q_norm.shape == std::vector<std::size_t>{8});
+    }
+    if (k.sinks) {
+      CHECK(same(w.sinks, file("sinks")));
+      CHECK(w.sinks.shape == std::vector<std::size_t>{4});
+      const Tensor kb = file("k_proj.bias");
+      CHECK(std::equal(kb.data.begin(), kb.data.end(), w.b_qkv.data.begin() + g.k_row0()));
+      CHECK(same(w.b_out, file("o_proj.bias")));
+    }
+    CHECK(w.q_norm.empty() == !k.qk_norm);
+    CHECK(w.sinks.empty() == !k.sinks);
   }
 }
 

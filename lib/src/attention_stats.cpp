@@ -10,6 +10,12 @@
 #include "attn/stats.h"
 
 namespace attn {
+namespace {
+
+// Softmax rows sum to 1 within float rounding; below this a sink took a share.
+constexpr double kRowSumOne = 0.999;
+
+}  // namespace
 
 void add_row_stats(const float* row, std::size_t n, HeadStats& acc) {
   // Softmax rows are non-negative; a row with no positive weight is one the
@@ -25,6 +31,12 @@ void add_row_stats(const float* row, std::size_t n, HeadStats& acc) {
     ++acc.fully_masked_rows;
     return;
   }
+  // A row with a sink (gpt-oss) sums to less than 1: its entropy is that of
+  // the weights the keys got, renormalized (H(p / t) = H_raw / t + ln t); the
+  // sink's share shows in the row sum. Softmax rows sum to 1 up to rounding,
+  // and stay untouched.
+  if (total < kRowSumOne) entropy = entropy / total + std::log(total);
+  acc.mean_row_sum += total;
   acc.mean_entropy += entropy;
   acc.mean_max_weight += max_w;
   acc.first_token_share += n > 0 ? double(row[0]) : 0.0;
@@ -35,23 +47,24 @@ void finish_head_stats(HeadStats& acc) {
   if (acc.rows == 0) return;
   const double r = double(acc.rows);
   acc.mean_entropy /= r;
+  acc.mean_row_sum /= r;
   acc.mean_max_weight /= r;
   acc.first_token_share /= r;
 }
 
 std::vector<HeadStats> attention_stats(const Tensor& maps) {
-  // maps: (B, H, S, S) or (H, S, S)
+  // maps: (B, H, L, T) or (H, L, T)
   if (maps.ndim() != 3 && maps.ndim() != 4)
-    throw Error(Exit::software, "attention_stats: expected (B, H, S, S) or (H, S, S), found " +
+    throw Error(Exit::software, "attention_stats: expected (B, H, L, T) or (H, L, T), found " +
                                     shape_str(maps.shape));
-  const std::size_t S = maps.shape.back();
+  const std::size_t T = maps.shape.back(), L = maps.shape[maps.ndim() - 2];
   const std::size_t H = maps.shape[maps.ndim() - 3];
   const std::size_t B = maps.ndim() == 4 ? maps.shape[0] : 1;
   std::vector<HeadStats> out(H);
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t h = 0; h < H; ++h)
-      for (std::size_t i = 0; i < S; ++i)
-        add_row_stats(maps.ptr() + ((b * H + h) * S + i) * S, S, out[h]);
+      for (std::size_t i = 0; i < L; ++i)
+        add_row_stats(maps.ptr() + ((b * H + h) * L + i) * T, T, out[h]);
   for (auto& s : out) finish_head_stats(s);
   return out;
 }
@@ -69,6 +82,7 @@ void StatsSink::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::si
     s.mean_entropy += local.mean_entropy;
     s.mean_max_weight += local.mean_max_weight;
     s.first_token_share += local.first_token_share;
+    s.mean_row_sum += local.mean_row_sum;
     s.rows += local.rows;
     s.fully_masked_rows += local.fully_masked_rows;
   }
@@ -93,6 +107,7 @@ nlohmann::json stats_to_json(const std::vector<HeadStats>& stats) {
                      {"mean_entropy", s.mean_entropy},
                      {"mean_max_weight", s.mean_max_weight},
                      {"first_token_share", s.first_token_share},
+                     {"mean_row_sum", s.mean_row_sum},
                      {"rows", s.rows},
                      {"fully_masked_rows", s.fully_masked_rows}});
   }
@@ -100,14 +115,23 @@ nlohmann::json stats_to_json(const std::vector<HeadStats>& stats) {
 }
 
 std::string format_stats_table(const std::vector<HeadStats>& stats) {
-  std::string out = "head  entropy(nats)  max weight  first-token share  rows  fully masked\n";
+  // The row-sum column only when some head's rows sum to less than 1 (sinks).
+  bool sums = false;
+  for (const HeadStats& s : stats) sums |= s.rows > 0 && s.mean_row_sum < kRowSumOne;
+  std::string out = "head  entropy(nats)  max weight  first-token share  rows  fully masked";
+  out += sums ? "  row sum\n" : "\n";
   char line[160];
   for (std::size_t h = 0; h < stats.size(); ++h) {
     const HeadStats& s = stats[h];
-    std::snprintf(line, sizeof line, "%4zu  %13.4f  %10.4f  %17.4f  %4lld  %12lld\n", h,
+    std::snprintf(line, sizeof line, "%4zu  %13.4f  %10.4f  %17.4f  %4lld  %12lld", h,
                   s.mean_entropy, s.mean_max_weight, s.first_token_share,
                   static_cast<long long>(s.rows), static_cast<long long>(s.fully_masked_rows));
     out += line;
+    if (sums) {
+      std::snprintf(line, sizeof line, "  %7.4f", s.mean_row_sum);
+      out += line;
+    }
+    out += "\n";
   }
   return out;
 }

@@ -3,41 +3,26 @@
 // Sizes follow the tutorial modules: Warner's SingleHeadAttention uses a head
 // of hidden_size//4; Raschka's MultiHeadAttention splits d_out into num_heads
 // heads of d_out // num_heads (and asserts divisibility).
+// The version 2 keys live in config_v2.cpp, the array keys in
+// config_arrays.cpp, model folders in config_model.cpp.
 #include "attn/config.h"
 
 #include <cmath>
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "attn/error.h"
 #include "attn/files.h"
 #include "attn/geometry.h"
-#include "attn/nested_array.h"
+#include "config_internal.h"
 #include "config_json.h"
 #include "config_vocab.h"
 
 namespace attn {
+namespace config_detail {
 namespace {
 
-using json = nlohmann::json;
 namespace cj = config_json;
-
-const std::vector<std::string>& init_keys() {
-  static const std::vector<std::string> k = {"seed"};
-  return k;
-}
-
-const std::vector<std::string>& output_keys() {
-  static const std::vector<std::string> k = {"dir", "attention"};
-  return k;
-}
-
-std::string display_name(const Config& c) { return c.file.empty() ? "config" : c.file; }
-
-[[noreturn]] void fail(const Config& c, const std::string& key, const std::string& what) {
-  throw Error(Exit::config, display_name(c) + ": " + key + ": " + what);
-}
 
 std::string layout_list() {
   std::string s;
@@ -47,22 +32,14 @@ std::string layout_list() {
 
 void check_size(const Config& c, const char* key, std::int64_t v, std::int64_t max) {
   if (v < 1 || v > max)
-    fail(c, key, "expected an integer in 1.." + std::to_string(max) + ", found " + std::to_string(v));
-}
-
-// "path or nested array" keys: a path string resolves against the config's
-// folder ("-" stays standard input); an array is read inline.
-std::string path_value(const Config& c, const json& v, const std::string& name) {
-  std::string p = cj::get_string(v, name);
-  if (p.empty()) throw Error(Exit::config, name + ": expected a path, found an empty string");
-  if (p.find('\0') != std::string::npos)
-    throw Error(Exit::config, name + ": expected a path, found a NUL character in it");
-  return p == "-" ? p : resolve_path(c.dir, p);
+    fail(c, key,
+         "expected an integer in 1.." + std::to_string(max) + ", found " + std::to_string(v));
 }
 
 void read_init(Config& c, const json& v, const std::string& name) {
   const json& o = cj::get_object(v, name);
-  if (!o.contains("seed")) throw Error(Exit::config, name + ": expected {\"seed\": int}, \"seed\" is missing");
+  if (!o.contains("seed"))
+    throw Error(Exit::config, name + ": expected {\"seed\": int}, \"seed\" is missing");
   c.init_seed = cj::get_uint(o.at("seed"), name + ".seed");
 }
 
@@ -70,71 +47,24 @@ void read_output(Config& c, const json& v, const std::string& name) {
   const json& o = cj::get_object(v, name);
   if (o.contains("dir")) {
     std::string d = cj::get_string(o.at("dir"), name + ".dir");
-    if (d.empty()) throw Error(Exit::config, name + ".dir: expected a folder, found an empty string");
+    if (d.empty())
+      throw Error(Exit::config, name + ".dir: expected a folder, found an empty string");
     if (d.find('\0') != std::string::npos)
       throw Error(Exit::config, name + ".dir: expected a folder, found a NUL character in it");
     c.output_dir = resolve_path(c.dir, d);
   }
-  if (o.contains("attention")) c.output_attention = cj::get_bool(o.at("attention"), name + ".attention");
+  if (o.contains("attention"))
+    c.output_attention = cj::get_bool(o.at("attention"), name + ".attention");
+  if (o.contains("average_heads"))
+    c.output_average_heads = cj::get_bool(o.at("average_heads"), name + ".average_heads");
 }
 
-void read_input(Config& c, const json& v, const std::string& name) {
-  if (v.is_string()) {
-    c.input_path = path_value(c, v, name);
-    return;
-  }
-  if (!v.is_array()) throw Error(Exit::config, name + ": expected a path or a nested array, found " + cj::describe(v));
-  Tensor t = tensor_from_json(v, name, Exit::config);
-  if (t.ndim() != 2 && t.ndim() != 3)
-    throw Error(Exit::config, name + ": expected a nested array of shape (S, C) or (B, S, C), found shape " +
-                                  shape_str(t.shape));
-  c.input_inline = std::move(t);
-}
-
-void read_padding_mask(Config& c, const json& v, const std::string& name) {
-  if (v.is_string()) {
-    c.padding_mask_path = path_value(c, v, name);
-    return;
-  }
-  if (!v.is_array()) throw Error(Exit::config, name + ": expected a path or a nested array, found " + cj::describe(v));
-  Mask m = mask_from_json(v, name, Exit::config);
-  if (m.shape.size() != 1 && m.shape.size() != 2)
-    throw Error(Exit::config, name + ": expected a nested array of shape (S,) or (B, S), found shape " +
-                                  shape_str(m.shape));
-  c.padding_mask_inline = std::move(m);
-}
-
-void read_labels(Config& c, const json& v, const std::string& name) {
-  if (!v.is_array()) throw Error(Exit::config, name + ": expected an array of strings, found " + cj::describe(v));
+void read_labels(std::vector<std::string>& labels, const json& v, const std::string& name) {
+  if (!v.is_array())
+    throw Error(Exit::config, name + ": expected an array of strings, found " + cj::describe(v));
+  labels.clear();
   for (std::size_t i = 0; i < v.size(); ++i)
-    c.labels.push_back(cj::get_string(v[i], name + "[" + std::to_string(i) + "]"));
-}
-
-// Shapes inline in the config must agree with each other and the sizes.
-void check_inline(const Config& c) {
-  std::size_t seq = 0, batch = 0;  // 0 = unknown (input from a file)
-  if (c.input_inline) {
-    const auto& s = c.input_inline->shape;
-    if (static_cast<std::int64_t>(s.back()) != c.hidden_size)
-      fail(c, "input", "expected rows of hidden_size " + std::to_string(c.hidden_size) +
-                           " numbers, found shape " + shape_str(s));
-    seq = s[s.size() - 2];
-    batch = s.size() == 3 ? s[0] : 0;
-    if (c.context_size && static_cast<std::int64_t>(seq) > *c.context_size)
-      fail(c, "input", "sequence length " + std::to_string(seq) + " exceeds context_size " +
-                           std::to_string(*c.context_size));
-  }
-  if (c.padding_mask_inline && seq) {
-    const auto& m = c.padding_mask_inline->shape;
-    if (m.back() != seq || (m.size() == 2 && batch && m[0] != batch))
-      fail(c, "padding_mask", "expected shape " +
-                                  (batch ? shape_str({batch, seq}) + " or " : std::string()) +
-                                  shape_str({seq}) + " to match input " +
-                                  shape_str(c.input_inline->shape) + ", found " + shape_str(m));
-  }
-  if (!c.labels.empty() && seq && c.labels.size() != seq)
-    fail(c, "labels", "expected one label per token (" + std::to_string(seq) + "), found " +
-                          std::to_string(c.labels.size()));
+    labels.push_back(cj::get_string(v[i], name + "[" + std::to_string(i) + "]"));
 }
 
 // Layouts fix some sizes: their tensors cannot hold another shape
@@ -150,51 +80,109 @@ void check_layout(const Config& c) {
   fail(c, "layout", problem);
 }
 
+const std::vector<std::string>& init_keys() {
+  static const std::vector<std::string> k = {"seed"};
+  return k;
+}
+
+const std::vector<std::string>& output_keys() {
+  static const std::vector<std::string> k = {"dir", "attention", "average_heads"};
+  return k;
+}
+
+const std::vector<std::string>& rope_keys() {
+  static const std::vector<std::string> k = {"theta", "rotary_dim", "style",
+                                             "max_position_embeddings", "scaling"};
+  return k;
+}
+
+// Hugging Face's rope_scaling fields (CONTRACT.md "Positions").
+const std::vector<std::string>& rope_scaling_keys() {
+  static const std::vector<std::string> k = {"rope_type",        "type",
+                                             "factor",           "original_max_position_embeddings",
+                                             "low_freq_factor",  "high_freq_factor",
+                                             "beta_fast",        "beta_slow",
+                                             "attention_factor", "mscale",
+                                             "mscale_all_dim",   "truncate",
+                                             "short_factor",     "long_factor"};
+  return k;
+}
+
+const std::vector<std::string>& alibi_keys() {
+  static const std::vector<std::string> k = {"max_bias", "slopes"};
+  return k;
+}
+
+const std::vector<std::string>& qk_norm_keys() {
+  static const std::vector<std::string> k = {"eps", "scope", "weight_offset"};
+  return k;
+}
+
 }  // namespace
 
-std::string kind_name(Kind k) {
-  return k == Kind::single ? "single" : k == Kind::multi ? "multi" : "causal";
+std::string display_name(const Config& c) { return c.file.empty() ? "config" : c.file; }
+
+[[noreturn]] void fail(const Config& c, const std::string& key, const std::string& what) {
+  throw Error(Exit::config, display_name(c) + ": " + key + ": " + what);
 }
 
-const std::vector<std::string>& config_keys() {
-  static const std::vector<std::string> keys = {
-      "attention", "hidden_size", "num_heads",  "num_kv_heads", "head_size", "out_size", "out_proj",
-      "causal",    "context_size", "bias",      "qkv_bias",  "out_bias",     "scale",
-      "dropout",   "attn_drop",   "out_drop",   "layout",    "weights",      "weights_prefix",
-      "init",      "input",       "padding_mask", "labels",  "output"};
-  return keys;
+const std::vector<std::string>* known_keys(const std::string& path) {
+  if (path.empty()) return &config_keys();
+  if (path == "init") return &init_keys();
+  if (path == "output") return &output_keys();
+  if (path == "rope") return &rope_keys();
+  if (path == "rope.scaling") return &rope_scaling_keys();
+  if (path == "alibi") return &alibi_keys();
+  if (path == "qk_norm") return &qk_norm_keys();
+  return nullptr;
 }
 
-Config parse_config(const std::string& text, const std::string& file) {
-  Config c;
-  c.file = file;
-  c.dir = std::filesystem::path(file).parent_path().string();
-  const std::string fname = display_name(c);
+void check_config_keys(const json& root, const std::string& file) {
+  cj::check_keys(root, file, known_keys, foreign_config_key);
+}
+
+bool looks_like_hf_config(const json& root) {
+  // model_folder.h's rule, unless the file is plainly an attn-run config
+  // that carries a stray model_type (which then gets the vocabulary's error).
+  return root.is_object() && (root.contains("model_type") || root.contains("architectures")) &&
+         !root.contains("attention") && !root.contains("model");
+}
+
+json parse_config_json(const std::string& text, const std::string& file) {
   if (text.size() > kMaxConfigBytes)
-    throw Error(Exit::config, fname + ": config larger than 1 MiB (" + std::to_string(text.size()) + " bytes)");
+    throw Error(Exit::config,
+                file + ": config larger than 1 MiB (" + std::to_string(text.size()) + " bytes)");
+  json root = cj::parse_strict(text, file, nullptr);
+  if (!root.is_object())
+    throw Error(Exit::config,
+                file + ": expected a JSON object at the top level, found " + cj::describe(root));
+  return root;
+}
 
-  const json root = cj::parse_strict(text, fname, [](const std::string& path) -> const std::vector<std::string>* {
-    if (path.empty()) return &config_keys();
-    if (path == "init") return &init_keys();
-    if (path == "output") return &output_keys();
-    return nullptr;
-  }, foreign_config_key);
-  if (!root.is_object()) throw Error(Exit::config, fname + ": expected a JSON object at the top level, found " + cj::describe(root));
-
+void read_config(Config& c, const json& root, const KeyName& name) {
   auto has = [&](const char* k) { return root.contains(k); };
-  auto name = [&](const std::string& k) { return fname + ": " + k; };
 
-  if (!has("attention")) throw Error(Exit::config, name("attention") + ": required key missing (\"single\", \"multi\" or \"causal\")");
+  if (!has("attention"))
+    throw Error(Exit::config,
+                name("attention") + ": required key missing (\"single\", \"multi\" or \"causal\")");
   const std::string kind = cj::get_string(root.at("attention"), name("attention"));
-  if (kind == "single") c.kind = Kind::single;
-  else if (kind == "multi") c.kind = Kind::multi;
-  else if (kind == "causal") c.kind = Kind::causal;
-  else throw Error(Exit::config, name("attention") + ": expected \"single\", \"multi\" or \"causal\", found " + cj::quote(kind));
+  if (kind == "single")
+    c.kind = Kind::single;
+  else if (kind == "multi")
+    c.kind = Kind::multi;
+  else if (kind == "causal")
+    c.kind = Kind::causal;
+  else
+    throw Error(Exit::config, name("attention") +
+                                  ": expected \"single\", \"multi\" or \"causal\", found " +
+                                  cj::quote(kind));
 
-  if (!has("hidden_size")) throw Error(Exit::config, name("hidden_size") + ": required key missing (int > 0, C)");
+  if (!has("hidden_size"))
+    throw Error(Exit::config, name("hidden_size") + ": required key missing (int > 0, C)");
   c.hidden_size = cj::get_int(root.at("hidden_size"), name("hidden_size"));
   if (has("num_heads")) c.num_heads = cj::get_int(root.at("num_heads"), name("num_heads"));
-  if (has("num_kv_heads")) c.num_kv_heads = cj::get_int(root.at("num_kv_heads"), name("num_kv_heads"));
+  if (has("num_kv_heads"))
+    c.num_kv_heads = cj::get_int(root.at("num_kv_heads"), name("num_kv_heads"));
   if (has("head_size")) {
     c.head_size = cj::get_int(root.at("head_size"), name("head_size"));
     c.head_size_given = true;
@@ -208,7 +196,8 @@ Config parse_config(const std::string& text, const std::string& file) {
     c.causal = cj::get_bool(root.at("causal"), name("causal"));
     c.causal_given = true;
   }
-  if (has("context_size")) c.context_size = cj::get_int(root.at("context_size"), name("context_size"));
+  if (has("context_size"))
+    c.context_size = cj::get_int(root.at("context_size"), name("context_size"));
   const bool bias = has("bias") ? cj::get_bool(root.at("bias"), name("bias")) : true;
   c.qkv_bias = has("qkv_bias") ? cj::get_bool(root.at("qkv_bias"), name("qkv_bias")) : bias;
   c.out_bias = has("out_bias") ? cj::get_bool(root.at("out_bias"), name("out_bias")) : bias;
@@ -224,46 +213,60 @@ Config parse_config(const std::string& text, const std::string& file) {
   if (has("layout")) {
     const std::string l = cj::get_string(root.at("layout"), name("layout"));
     c.layout = parse_layout(l);
-    if (!c.layout) throw Error(Exit::config, name("layout") + ": expected one of " + layout_list() + ", found " + cj::quote(l));
+    if (!c.layout)
+      throw Error(Exit::config, name("layout") + ": expected one of " + layout_list() + ", found " +
+                                    cj::quote(l));
   }
   if (has("weights")) c.weights = path_value(c, root.at("weights"), name("weights"));
-  if (has("weights_prefix")) c.weights_prefix = cj::get_string(root.at("weights_prefix"), name("weights_prefix"));
+  if (has("weights_prefix"))
+    c.weights_prefix = cj::get_string(root.at("weights_prefix"), name("weights_prefix"));
   if (has("init")) read_init(c, root.at("init"), name("init"));
   if (has("input")) read_input(c, root.at("input"), name("input"));
   if (has("padding_mask")) read_padding_mask(c, root.at("padding_mask"), name("padding_mask"));
-  if (has("labels")) read_labels(c, root.at("labels"), name("labels"));
+  if (has("labels")) read_labels(c.labels, root.at("labels"), name("labels"));
   if (has("output")) read_output(c, root.at("output"), name("output"));
+  read_v2_keys(c, root, name);
+  if (has("kv_labels")) read_labels(c.kv_labels, root.at("kv_labels"), name("kv_labels"));
 
   resolve_config(c);
-  return c;
 }
 
-Config load_config(const std::string& path) {
-  std::vector<std::uint8_t> bytes;
-  try {
-    bytes = read_file(path, kMaxConfigBytes);
-  } catch (const Error& e) {
-    // read_file says Exit::data for an oversized file; for a config that is a
-    // config error (CONTRACT.md: bad config is 78).
-    if (e.code() != Exit::data) throw;
-    throw Error(Exit::config, path + ": config file larger than 1 MiB (" +
-                                  std::to_string(kMaxConfigBytes) + " bytes)");
-  }
-  return parse_config(std::string(bytes.begin(), bytes.end()), path);
+}  // namespace config_detail
+
+using namespace config_detail;
+
+std::string kind_name(Kind k) {
+  return k == Kind::single ? "single" : k == Kind::multi ? "multi" : "causal";
+}
+
+const std::vector<std::string>& config_keys() {
+  static const std::vector<std::string> keys = {
+      // version 1
+      "attention", "hidden_size", "num_heads", "num_kv_heads", "head_size", "out_size", "out_proj",
+      "causal", "context_size", "bias", "qkv_bias", "out_bias", "scale", "dropout", "attn_drop",
+      "out_drop", "layout", "weights", "weights_prefix", "init", "input", "padding_mask", "labels",
+      "output",
+      // (v2) CONTRACT.md's "New keys" table, then kv_labels (issue 10)
+      "rope", "positions", "alibi", "sliding_window", "softcap", "qk_norm", "sinks",
+      "attention_mask", "attn_mask", "kv_input", "key_input", "value_input", "kdim", "vdim",
+      "add_bias_kv", "add_zero_attn", "batch_first", "kv_labels", "model", "layer"};
+  return keys;
 }
 
 void resolve_config(Config& c) {
   check_size(c, "hidden_size", c.hidden_size, kMaxSize);
   check_size(c, "num_heads", c.num_heads, kMaxSize);
   if (c.kind == Kind::single && c.num_heads != 1)
-    fail(c, "num_heads", "\"single\" attention has one head, found num_heads " +
-                             std::to_string(c.num_heads) + " (use \"multi\" for more)");
+    fail(c, "num_heads",
+         "\"single\" attention has one head, found num_heads " + std::to_string(c.num_heads) +
+             " (use \"multi\" for more)");
   if (c.num_kv_heads) {
     check_size(c, "num_kv_heads", *c.num_kv_heads, kMaxSize);
     // Hugging Face's repeat_kv: each KV head serves num_heads / num_kv_heads query heads.
     if (c.num_heads % *c.num_kv_heads != 0)
-      fail(c, "num_kv_heads", "expected a divisor of num_heads " + std::to_string(c.num_heads) +
-                                  ", found num_kv_heads " + std::to_string(*c.num_kv_heads));
+      fail(c, "num_kv_heads",
+           "expected a divisor of num_heads " + std::to_string(c.num_heads) +
+               ", found num_kv_heads " + std::to_string(*c.num_kv_heads));
   }
   if (c.out_size_given) check_size(c, "out_size", c.out_size, kMaxSize);
   const std::int64_t out = c.out_size_given ? c.out_size : c.hidden_size;
@@ -274,55 +277,65 @@ void resolve_config(Config& c) {
     // Warner's SingleHeadAttention: nn.Linear(hidden_size, (hidden_size//4)*3).
     c.head_size = c.hidden_size / 4;
     if (c.head_size == 0)
-      fail(c, "head_size", "the default hidden_size/4 is 0 for hidden_size " +
-                               std::to_string(c.hidden_size) + "; give head_size");
+      fail(c, "head_size",
+           "the default hidden_size/4 is 0 for hidden_size " + std::to_string(c.hidden_size) +
+               "; give head_size");
   } else {
     // Raschka's MultiHeadAttention: assert d_out % num_heads == 0.
     if (out % c.num_heads != 0)
-      fail(c, "head_size", "out_size " + std::to_string(out) + " is not divisible by num_heads " +
-                               std::to_string(c.num_heads) + "; give head_size or change num_heads");
+      fail(c, "head_size",
+           "out_size " + std::to_string(out) + " is not divisible by num_heads " +
+               std::to_string(c.num_heads) + "; give head_size or change num_heads");
     c.head_size = out / c.num_heads;
   }
   if (c.inner_size() > kMaxSize)
-    fail(c, "head_size", "num_heads*head_size = " + std::to_string(c.inner_size()) + " exceeds " +
-                             std::to_string(kMaxSize));
+    fail(c, "head_size",
+         "num_heads*head_size = " + std::to_string(c.inner_size()) + " exceeds " +
+             std::to_string(kMaxSize));
 
   if (c.out_proj) {
     c.out_size = out;
   } else {
     // No output projection: the context is the concatenated heads.
     if (c.out_size_given && c.out_size != c.inner_size())
-      fail(c, "out_size", "with out_proj false the output is num_heads*head_size = " +
-                              std::to_string(c.inner_size()) + " wide, found out_size " +
-                              std::to_string(c.out_size));
+      fail(c, "out_size",
+           "with out_proj false the output is num_heads*head_size = " +
+               std::to_string(c.inner_size()) + " wide, found out_size " +
+               std::to_string(c.out_size));
     c.out_size = c.inner_size();
   }
 
   if (c.kind == Kind::causal) {
     if (c.causal_given && !c.causal)
-      fail(c, "causal", "\"causal\" attention always masks future keys, found causal false "
-                        "(use \"multi\" without a mask)");
+      fail(c, "causal",
+           "\"causal\" attention always masks future keys, found causal false "
+           "(use \"multi\" without a mask)");
     c.causal = true;
   }
   if (c.context_size) check_size(c, "context_size", *c.context_size, kMaxContext);
 
   if (c.scale_given) {
     if (!(c.scale > 0.0) || !std::isfinite(static_cast<float>(c.scale)))
-      fail(c, "scale", "expected a number > 0 that float32 holds (at most 3.4e38), found " +
-                           json(c.scale).dump());
+      fail(c, "scale",
+           "expected a number > 0 that float32 holds (at most 3.4e38), found " +
+               json(c.scale).dump());
   } else {
     c.scale = 1.0 / std::sqrt(static_cast<double>(c.head_size));
   }
   const std::pair<const char*, double> drops[] = {
       {"dropout", c.dropout}, {"attn_drop", c.attn_drop}, {"out_drop", c.out_drop}};
   for (const auto& [key, p] : drops)
-    if (!(p >= 0.0 && p < 1.0)) fail(c, key, "expected a number in [0, 1), found " + json(p).dump());
+    if (!(p >= 0.0 && p < 1.0))
+      fail(c, key, "expected a number in [0, 1), found " + json(p).dump());
 
   if (!c.weights.empty() && c.init_seed)
-    fail(c, "weights", "weights and init exclude each other: drop \"init\" to load the weights, "
-                       "or drop \"weights\" to initialize from the seed");
+    fail(c, "weights",
+         "weights and init exclude each other: drop \"init\" to load the weights, "
+         "or drop \"weights\" to initialize from the seed");
   if (c.init_seed && !c.layout)
-    fail(c, "layout", "init needs a layout to name the weights it creates; give one of " + layout_list());
+    fail(c, "layout",
+         "init needs a layout to name the weights it creates; give one of " + layout_list());
+  resolve_v2(c);
   check_layout(c);
   if (c.init_seed && c.layout) {
     const std::string problem = layout_init_problem(geometry_of(c), *c.layout);
@@ -352,13 +365,17 @@ nlohmann::json config_to_json(const Config& c) {
   j["weights"] = c.weights.empty() ? json(nullptr) : json(c.weights);
   j["weights_prefix"] = c.weights_prefix;
   j["init"] = c.init_seed ? json{{"seed", *c.init_seed}} : json(nullptr);
-  j["input"] = c.input_inline ? json("inline") : c.input_path.empty() ? json(nullptr) : json(c.input_path);
-  j["padding_mask"] = c.padding_mask_inline ? json("inline")
+  j["input"] = c.input_inline         ? json("inline")
+               : c.input_path.empty() ? json(nullptr)
+                                      : json(c.input_path);
+  j["padding_mask"] = c.padding_mask_inline         ? json("inline")
                       : c.padding_mask_path.empty() ? json(nullptr)
                                                     : json(c.padding_mask_path);
   j["labels"] = c.labels;
   j["output"] = {{"dir", c.output_dir.empty() ? json(nullptr) : json(c.output_dir)},
-                 {"attention", c.output_attention}};
+                 {"attention", c.output_attention},
+                 {"average_heads", c.output_average_heads}};
+  v2_to_json(c, j);
   return j;
 }
 

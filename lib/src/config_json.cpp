@@ -30,10 +30,10 @@ std::string component(const Frame& f, bool first) {
   if (!f.is_object) return "[" + std::to_string(f.index) + "]";
   // Keys the user typed may hold anything (newlines, quotes): plain names as
   // they are, the rest quoted so a message stays one readable line.
-  const bool plain = !f.key.empty() && f.key.size() <= 60 &&
-                     std::all_of(f.key.begin(), f.key.end(), [](char c) {
-                       return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-                     });
+  const bool plain =
+      !f.key.empty() && f.key.size() <= 60 && std::all_of(f.key.begin(), f.key.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+      });
   if (!plain) return "[" + quote(f.key) + "]";
   return first ? f.key : "." + f.key;
 }
@@ -51,7 +51,8 @@ std::string syntax_message(const std::string& file, const std::string& what) {
   const auto at = what.find("at line ");
   if (at == std::string::npos) {
     const auto close = what.find("] ");
-    return file + ": JSON syntax error: " + (close == std::string::npos ? what : what.substr(close + 2));
+    return file +
+           ": JSON syntax error: " + (close == std::string::npos ? what : what.substr(close + 2));
   }
   const auto colon = what.find(": ", at);
   std::string where = what.substr(at, colon == std::string::npos ? std::string::npos : colon - at);
@@ -61,26 +62,66 @@ std::string syntax_message(const std::string& file, const std::string& what) {
   return file + ": JSON syntax error " + where + (rest.empty() ? "" : ": " + rest);
 }
 
+// "" when `key` is one of `names`; otherwise the message for an unknown key
+// at `path` (the foreign vocabulary's, else the nearest known key).
+std::string unknown_key(const std::string& path, const std::string& parent, const std::string& key,
+                        const std::vector<std::string>& names, const ForeignKey& foreign) {
+  if (std::find(names.begin(), names.end(), key) != names.end()) return "";
+  if (foreign) {
+    const std::string why = foreign(parent, key);
+    if (!why.empty()) return "key " + quote(path) + ": " + why;
+  }
+  const auto [best, dist] = nearest_name(key, names);
+  std::string msg = "key " + quote(path) + ": unknown key; did you mean " + quote(best) + "?";
+  if (!close_enough(best, dist)) {
+    msg += " (known keys:";
+    for (const auto& n : names) msg += " " + n;
+    msg += ")";
+  }
+  return msg;
+}
+
+// Keys of the objects at known paths, depth first (check_keys).
+void check_object(const json& j, const std::string& path, const std::string& file,
+                  const KnownKeys& known, const ForeignKey& foreign) {
+  const auto* names = known(path);
+  if (!names || !j.is_object()) return;
+  for (const auto& [key, value] : j.items()) {
+    const std::string child = path.empty() ? key : path + "." + key;
+    const std::string why = unknown_key(child, path, key, *names, foreign);
+    if (!why.empty()) fail(file, why);
+    if (value.is_object()) check_object(value, child, file, known, foreign);
+  }
+}
+
 }  // namespace
 
 std::string quote(const std::string& s) {
   const bool cut = s.size() > 60;
-  std::string q = json(cut ? s.substr(0, 60) : s).dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string q =
+      json(cut ? s.substr(0, 60) : s).dump(-1, ' ', false, json::error_handler_t::replace);
   if (cut) q.insert(q.size() - 1, "...");
   return q;
 }
 
 std::string describe(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return std::string("boolean ") + (v.get<bool>() ? "true" : "false");
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return std::string("boolean ") + (v.get<bool>() ? "true" : "false");
     case json::value_t::number_integer:
     case json::value_t::number_unsigned:
-    case json::value_t::number_float: return "number " + v.dump();
-    case json::value_t::string: return "string " + quote(v.get_ref<const std::string&>());
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    default: return v.type_name();
+    case json::value_t::number_float:
+      return "number " + v.dump();
+    case json::value_t::string:
+      return "string " + quote(v.get_ref<const std::string&>());
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    default:
+      return v.type_name();
   }
 }
 
@@ -105,14 +146,20 @@ json parse_strict(const std::string& text, const std::string& file, const KnownK
 
   json::parser_callback_t cb = [&](int, json::parse_event_t event, json& parsed) -> bool {
     switch (event) {
-      case json::parse_event_t::object_start: open(true); break;
-      case json::parse_event_t::array_start: open(false); break;
+      case json::parse_event_t::object_start:
+        open(true);
+        break;
+      case json::parse_event_t::array_start:
+        open(false);
+        break;
       case json::parse_event_t::object_end:
       case json::parse_event_t::array_end:
         frames.pop_back();
         element_done();
         break;
-      case json::parse_event_t::value: element_done(); break;
+      case json::parse_event_t::value:
+        element_done();
+        break;
       case json::parse_event_t::key: {
         Frame& top = frames.back();
         const std::string& key = parsed.get_ref<const std::string&>();
@@ -123,21 +170,10 @@ json parse_strict(const std::string& text, const std::string& file, const KnownK
         if (!top.keys.insert(key).second)
           fail(file, "key " + quote(path) + ": duplicate key (each key may appear once)");
         top.key = key;
-        if (const auto* names = known(parent)) {
-          if (std::find(names->begin(), names->end(), key) == names->end()) {
-            if (foreign) {
-              const std::string why = foreign(parent, key);
-              if (!why.empty()) fail(file, "key " + quote(path) + ": " + why);
-            }
-            const auto [best, dist] = nearest_name(key, *names);
-            std::string msg = "key " + quote(path) + ": unknown key; did you mean " +
-                              quote(best) + "?";
-            if (!close_enough(best, dist)) {
-              msg += " (known keys:";
-              for (const auto& n : *names) msg += " " + n;
-              msg += ")";
-            }
-            fail(file, msg);
+        if (known) {
+          if (const auto* names = known(parent)) {
+            const std::string why = unknown_key(path, parent, key, *names, foreign);
+            if (!why.empty()) fail(file, why);
           }
         }
         break;
@@ -159,6 +195,11 @@ json parse_strict(const std::string& text, const std::string& file, const KnownK
   } catch (const json::exception& e) {
     fail(file, std::string("JSON error: ") + e.what());
   }
+}
+
+void check_keys(const json& root, const std::string& file, const KnownKeys& known,
+                const ForeignKey& foreign) {
+  check_object(root, "", file, known, foreign);
 }
 
 std::int64_t get_int(const json& v, const std::string& name) {

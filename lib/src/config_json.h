@@ -5,10 +5,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace attn::config_json {
 
@@ -17,7 +16,8 @@ namespace attn::config_json {
 // hostile "[[[[..." from costing more than a few frames.
 constexpr int kMaxDepth = 16;
 
-// Known keys of the object at `path` ("" = top level, "init", "output"), or
+// Known keys of the object at `path` ("" = top level, "init", "output",
+// "rope", "rope.scaling", ...), or
 // nullptr when that object's keys are not checked while parsing.
 using KnownKeys = std::function<const std::vector<std::string>*(const std::string& path)>;
 
@@ -26,9 +26,17 @@ using KnownKeys = std::function<const std::vector<std::string>*(const std::strin
 // torch's vocabulary, which mean an attn-run key spelled differently.
 using ForeignKey = std::function<std::string(const std::string& path, const std::string& key)>;
 
-// Parse `text` strictly. Errors: Exit::config, "<file>: ...".
+// Parse `text` strictly. Errors: Exit::config, "<file>: ...". A null
+// `known` checks no keys while parsing (check_keys does, afterwards).
 nlohmann::json parse_strict(const std::string& text, const std::string& file,
                             const KnownKeys& known, const ForeignKey& foreign = nullptr);
+
+// The keys of a parsed value (and of its objects at paths `known` lists):
+// the same unknown-key errors as parse_strict gives while parsing. nlohmann
+// keeps an object's keys sorted, so of several unknown keys the first in
+// alphabetical order is named.
+void check_keys(const nlohmann::json& root, const std::string& file, const KnownKeys& known,
+                const ForeignKey& foreign = nullptr);
 
 // "number 3", "string \"8\"", "boolean true", "null", "an array", "an object".
 std::string describe(const nlohmann::json& v);

@@ -12,6 +12,7 @@
 #include "attn/files.h"
 #include "attn/nested_array.h"
 #include "attn/npy.h"
+#include "attn/positions.h"
 #include "attn/state_dict.h"
 #include "mapped_file.h"
 #include "stored.h"
@@ -115,6 +116,19 @@ AttentionSpec attention_spec(const Config& cfg) {
   AttentionSpec s;
   s.scale = static_cast<float>(cfg.scale);
   s.causal = cfg.causal;
+  s.rope = cfg.rope;
+  if (s.rope && s.rope->rotary_dim == 0) s.rope->rotary_dim = cfg.head_size;
+  if (cfg.alibi) {
+    const std::vector<double> slopes =
+        cfg.alibi->slopes.empty() ? alibi_slopes(std::size_t(cfg.num_heads), cfg.alibi->max_bias)
+                                  : cfg.alibi->slopes;
+    for (double v : slopes) s.alibi_slopes.push_back(static_cast<float>(v));
+  }
+  s.sliding_window = cfg.sliding_window ? std::size_t(*cfg.sliding_window) : 0;
+  s.softcap = cfg.softcap ? static_cast<float>(*cfg.softcap) : 0.0f;
+  s.qk_norm = cfg.qk_norm;
+  s.sinks = cfg.sinks;
+  s.add_zero_attn = cfg.add_zero_attn;
   return s;
 }
 
@@ -151,33 +165,36 @@ Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layo
 }
 
 LoadedRun load_run(const Config& cfg, const LoadOptions& opt) {
-  LoadedRun r;
-  r.weights = load_model_weights(cfg, opt.allow_nonfinite, &r.layout, &r.layout_detected,
-                                 &r.weights_source);
+  Weights weights;
+  Layout layout = Layout::fused;
+  bool detected = false;
+  std::string weights_source;
+  weights = load_model_weights(cfg, opt.allow_nonfinite, &layout, &detected, &weights_source);
 
   // Input: the flag wins over the config (CONTRACT.md "Invocation").
   Tensor x;
+  std::string source;
   if (opt.input_path && *opt.input_path == "-") {
-    r.input_source = "-";
+    source = "-";
     x = parse_input_bytes(opt.stdin_bytes, "-", opt.allow_nonfinite);
   } else if (opt.input_path) {
-    r.input_source = *opt.input_path;
+    source = *opt.input_path;
     x = read_input_file(*opt.input_path, opt.allow_nonfinite);
   } else if (cfg.input_inline) {
-    r.input_source = "config";
+    source = "config";
     x = *cfg.input_inline;
   } else if (!cfg.input_path.empty()) {
-    r.input_source = cfg.input_path;
+    source = cfg.input_path;
     x = read_input_file(cfg.input_path, opt.allow_nonfinite);
   } else {
     throw Error(Exit::config, "input: no input given; set \"input\" in the config or pass --input");
   }
-  std::string input_name = r.input_source == "config" ? "input" : r.input_source;
-  r.x = batch_input(std::move(x), cfg, input_name, &r.batched);
-
-  std::string mask_name;
-  if (auto mask = read_padding_mask(cfg, opt.padding_mask_path, &mask_name))
-    r.padding = batch_mask(*mask, r.x.shape[0], r.x.shape[1], mask_name);
+  LoadedRun r;
+  static_cast<RunInputs&>(r) = load_inputs(cfg, opt, std::move(x), source);
+  r.weights = std::move(weights);
+  r.layout = layout;
+  r.layout_detected = detected;
+  r.weights_source = std::move(weights_source);
   return r;
 }
 

@@ -34,7 +34,9 @@ std::vector<Layout> layouts_of_key(const std::string& k) {
   if (starts("W_query.") || starts("W_key.") || starts("W_value.")) return {L::separate};
   if (starts("heads.")) return {L::per_head};
   if (starts("key.") || starts("query.") || starts("value.")) return {L::kqv};
-  if (starts("in_proj_")) return {L::torch_mha};
+  if (starts("in_proj_") || k == "q_proj_weight" || k == "k_proj_weight" || k == "v_proj_weight" ||
+      k == "bias_k" || k == "bias_v")
+    return {L::torch_mha};
   if (starts("c_attn.") || starts("c_proj.")) return {L::gpt2};
   if (starts("q_proj.") || starts("k_proj.") || starts("v_proj.") || starts("q_norm.") ||
       starts("k_norm.") || k == "sinks")
@@ -72,9 +74,90 @@ std::string key_list(const std::vector<Slot>& slots, std::size_t limit = 8) {
   return s;
 }
 
-// Keys of features of issue 10, recognized so that they are refused by name.
-bool is_later_feature(const std::string& k) {
-  return k.rfind("q_norm.", 0) == 0 || k.rfind("k_norm.", 0) == 0 || k == "sinks";
+std::string num(std::size_t v) { return std::to_string(v); }
+
+// What to change in the config when a key is missing, as the tail of the
+// message ("" when there is nothing to add): an extra the config asked for,
+// or torch MHA's other form of the q, k, v weights in the file.
+std::string missing_hint(const StateDict& sd, const Dims& d, const Slot& s) {
+  using detail::Part;
+  switch (s.part()) {
+    case Part::bias_k:
+    case Part::bias_v:
+      return ": config \"add_bias_kv\" is true; set \"add_bias_kv\": false for weights without "
+             "bias_k and bias_v";
+    case Part::q_norm:
+    case Part::k_norm:
+      return ": config \"qk_norm\" is set; leave \"qk_norm\" out for weights without q_norm and "
+             "k_norm";
+    case Part::sinks:
+      return ": config \"sinks\" is true; set \"sinks\": false for weights without sinks";
+    default:
+      break;
+  }
+  // nn.MultiheadAttention keeps in_proj_weight only when kdim == vdim == embed_dim.
+  const bool split = sd.contains("k_proj_weight") && sd.contains("v_proj_weight");
+  const TensorInfo* k = s.key == "in_proj_weight" && split ? sd.find("k_proj_weight") : nullptr;
+  const TensorInfo* v = k ? sd.find("v_proj_weight") : nullptr;
+  if (k && v && k->shape.size() == 2 && v->shape.size() == 2)
+    return ": the weights hold q_proj_weight, k_proj_weight " + shape_str(k->shape) +
+           " and v_proj_weight " + shape_str(v->shape) +
+           " (nn.MultiheadAttention with kdim/vdim): set \"kdim\": " + num(k->shape[1]) +
+           " and \"vdim\": " + num(v->shape[1]);
+  if ((s.key == "q_proj_weight" || s.key == "k_proj_weight" || s.key == "v_proj_weight") &&
+      sd.contains("in_proj_weight"))
+    return ": the weights hold in_proj_weight (nn.MultiheadAttention with kdim = vdim = "
+           "embed_dim): leave out \"kdim\" and \"vdim\" (found " +
+           num(d.key_width()) + ", " + num(d.value_width()) + ")";
+  return "";
+}
+
+// What to change in the config when a key has the wrong shape ("" when
+// nothing obvious): the other qk_norm scope, or the kdim/vdim the file has.
+std::string shape_hint(const Dims& d, const Slot& s, const std::vector<std::size_t>& found) {
+  using detail::Part;
+  using detail::QkNorm;
+  if ((s.part() == Part::q_norm || s.part() == Part::k_norm) && found.size() == 1) {
+    Dims other = d;
+    other.qk_norm = d.qk_norm == QkNorm::all ? QkNorm::head : QkNorm::all;
+    const std::size_t n = s.part() == Part::q_norm ? other.q_norm_size() : other.k_norm_size();
+    if (found[0] == n && n != s.shape[0])
+      return other.qk_norm == QkNorm::all
+                 ? "; the weights norm the whole q and k rows: set qk_norm \"scope\": \"all\" "
+                   "(OLMo 2)"
+                 : "; the weights norm each head: set qk_norm \"scope\": \"head\" (Qwen3, "
+                   "Gemma 3)";
+  }
+  if ((s.part() == Part::k_weight || s.part() == Part::v_weight) && found.size() == 2 &&
+      found[0] == s.shape[0])
+    return std::string("; set \"") + (s.part() == Part::k_weight ? "kdim" : "vdim") +
+           "\": " + num(found[1]);
+  return "";
+}
+
+// A key of an extra the config did not ask for (bias_k, bias_v, q_norm,
+// k_norm, sinks): what to set to use it; "" for other keys.
+std::string unasked_extra(const StateDict& sd, const std::string& key, const Dims& d,
+                          Layout layout) {
+  const bool norm = key == "q_norm.weight" || key == "k_norm.weight";
+  const bool bias_kv = key == "bias_k" || key == "bias_v";
+  if (!norm && !bias_kv && key != "sinks") return "";
+  const std::string name = layout_name(layout);
+  const Layout home = bias_kv ? Layout::torch_mha : Layout::proj;
+  if (layout != home)
+    return "key " + quoted(key) + " fits layout " + layout_name(home) + ", not layout " + name;
+  if (bias_kv)
+    return "key " + quoted(key) + " found but config \"add_bias_kv\" is false (layout " + name +
+           "); set \"add_bias_kv\": true to use it";
+  if (key == "sinks")
+    return "key \"sinks\" found but config \"sinks\" is false (layout " + name +
+           "); set \"sinks\": true to use it";
+  // (D) is one weight shared by the heads; (H*D) or (Hkv*D) norms the whole row.
+  const TensorInfo& info = *sd.find(key);
+  const bool head = info.shape.size() == 1 && info.shape[0] == d.D;
+  return "key " + quoted(key) + " " + shape_str(info.shape) +
+         " found but config \"qk_norm\" is not set (layout " + name +
+         "); set \"qk_norm\": " + "{\"scope\": \"" + (head ? "head" : "all") + "\"} to use it";
 }
 
 }  // namespace
@@ -186,7 +269,7 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
         msg += std::string(": config \"") + flag + "\" is true; set \"" + flag +
                "\": false or leave it out for weights without this bias";
       }
-      throw Error(Exit::data, msg);
+      throw Error(Exit::data, msg + missing_hint(sd, full, s));
     }
     if (s.is_bias() && !(qkv ? cfg.qkv_bias : cfg.out_bias)) {
       const char* flag = qkv ? "qkv_bias" : "out_bias";
@@ -197,7 +280,8 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
     const TensorInfo* info = sd.find(key);
     if (info->shape != s.shape)
       throw Error(Exit::data, source + ": key " + quoted(key) + ": expected shape " +
-                                  shape_str(s.shape) + ", found " + shape_str(info->shape));
+                                  shape_str(s.shape) + ", found " + shape_str(info->shape) +
+                                  shape_hint(full, s, info->shape));
     if (s.is_bias()) (qkv ? has_qkv_bias : has_out_bias) = true;
     found.emplace_back(&s, key);
     used.insert(key);
@@ -217,9 +301,8 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
   }
   for (const std::string& key : sd.keys()) {
     if (used.count(key) || detail::is_buffer_key(key) || detail::is_neighbour_key(key)) continue;
-    if (is_later_feature(key))
-      throw Error(Exit::data, source + ": key " + quoted(key) +
-                                  ": q_norm, k_norm and sinks are not supported yet");
+    const std::string extra = unasked_extra(sd, key, full, layout);
+    if (!extra.empty()) throw Error(Exit::data, source + ": " + extra);
     if (out_keys.count(key))
       throw Error(Exit::data, source + ": key " + quoted(key) +
                                   " found but config \"out_proj\" is false (layout " + name +

@@ -1,45 +1,37 @@
 // Torch-exact seeded init (issue 4 item 4): the weights torch.manual_seed(N)
 // followed by the tutorial module's constructor produce, bit for bit, on
-// PyTorch's CPU generator (1.13).
+// PyTorch's CPU generator (1.13; the sampling kernels are in torch_rng.cpp).
 //
 // - CPUGeneratorImpl holds one at::mt19937, seeded with init_genrand on the low
-//   32 bits of the seed (torch.manual_seed(2**32 + 123) equals seed 123). Its
-//   output is the standard MT19937 sequence, which std::mt19937 is specified
-//   to produce exactly.
+//   32 bits of the seed (torch.manual_seed(2**32 + 123) equals seed 123).
 // - tensor.uniform_(from, to) on float draws one 32-bit number per element,
 //   serially in row-major order (ATen's uniform_real_distribution /
 //   transformation::uniform_real).
 // - nn.Linear.reset_parameters: kaiming_uniform_(weight, a=sqrt(5)), then the
 //   bias uniform in +-1/sqrt(in).
-// - nn.MultiheadAttention: out_proj is a Linear built (and so drawn) in the
-//   constructor, then _reset_parameters draws xavier_uniform_(in_proj_weight)
-//   and sets both biases to zero.
+// - nn.MultiheadAttention (torch/nn/modules/activation.py): out_proj is a
+//   Linear built (and so drawn) in the constructor, then _reset_parameters
+//   draws xavier_uniform_ in_proj_weight, or q_proj_weight, k_proj_weight,
+//   v_proj_weight in that order when kdim or vdim differs from embed_dim; sets
+//   both biases to zero; then xavier_normal_ bias_k and bias_v (add_bias_kv).
 //
-// Letters: C hidden (in), H heads, D head size, O out features.
+// Letters: C hidden (in), H heads, D head size, O out features, E = C (torch MHA).
 #include <cmath>
-#include <random>
 
 #include "attn/error.h"
 #include "attn/weights.h"
+#include "torch_rng.h"
 #include "weights_layouts.h"
 
 namespace attn {
 
 namespace {
 
-// tensor.uniform_(-bound, bound) for float32: from/to are cast to float first,
-// their difference is taken in float; the 24 low bits of each draw give x in
-// [0, 1), and the value is formed in double and rounded once to float.
-void fill_uniform(float* out, std::size_t n, double bound, std::mt19937& gen) {
-  const float from = static_cast<float>(-bound);
-  const float to = static_cast<float>(bound);
-  const double span = static_cast<double>(to - from);
-  constexpr double kDivisor = 1.0 / 16777216.0;  // 2^-24: float's 24-bit mantissa
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t r = static_cast<std::uint32_t>(gen());
-    const double x = static_cast<double>(r & 0xFFFFFFu) * kDivisor;
-    out[i] = static_cast<float>(x * span + static_cast<double>(from));
-  }
+using detail::TorchGenerator;
+
+// tensor.uniform_(-bound, bound) on float32.
+void fill_uniform(float* out, std::size_t n, double bound, TorchGenerator& gen) {
+  gen.uniform(out, n, -bound, bound);
 }
 
 // torch.nn.init.kaiming_uniform_(w, a=math.sqrt(5)) with fan_in = in:
@@ -62,9 +54,26 @@ double xavier_bound(std::size_t fan_in, std::size_t fan_out) {
   return std::sqrt(3.0) * std_dev;
 }
 
-// nn.MultiheadAttention(E, H, bias): out_proj Linear(E, E) first (weight,
-// then bias), then xavier_uniform_(in_proj_weight (3E, E)), biases zeroed.
-void init_torch_mha(const detail::Dims& d, std::mt19937& gen, StateDict& m) {
+// torch.nn.init.xavier_normal_(w (1, 1, E), gain=1): the fans of a 3-D
+// tensor are size(1) * E and size(0) * E, so std = sqrt(2.0 / float(E + E)).
+double xavier_normal_std(std::size_t fan_in, std::size_t fan_out) {
+  return 1.0 * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out));
+}
+
+// xavier_uniform_ of a (rows, cols) weight, added to m under `key`.
+void add_xavier_uniform(StateDict& m, const std::string& key, std::size_t rows, std::size_t cols,
+                        TorchGenerator& gen) {
+  Tensor t({rows, cols});
+  fill_uniform(t.ptr(), t.size(), xavier_bound(cols, rows), gen);
+  m.add(key, std::move(t));
+}
+
+// nn.MultiheadAttention(E, H, bias, add_bias_kv, kdim=Ck, vdim=Cv):
+// out_proj Linear(E, E) first (weight, then bias), then _reset_parameters:
+// xavier_uniform_ in_proj_weight (3E, E), or q_proj_weight (E, E),
+// k_proj_weight (E, Ck), v_proj_weight (E, Cv); biases zeroed; xavier_normal_
+// bias_k, then bias_v (1, 1, E).
+void init_torch_mha(const detail::Dims& d, TorchGenerator& gen, StateDict& m) {
   const std::size_t E = d.C, QKV = d.qkv_rows();  // QKV = 3E (torch MHA has no GQA)
   Tensor out_w({E, E});
   fill_uniform(out_w.ptr(), out_w.size(), linear_weight_bound(E), gen);
@@ -73,10 +82,21 @@ void init_torch_mha(const detail::Dims& d, std::mt19937& gen, StateDict& m) {
     fill_uniform(out_b.ptr(), out_b.size(), linear_bias_bound(E), gen);
     m.add("out_proj.bias", Tensor({E}, 0.0f));  // constant_(out_proj.bias, 0.) after the draw
   }
-  Tensor in_w({QKV, E});
-  fill_uniform(in_w.ptr(), in_w.size(), xavier_bound(E, QKV), gen);
+  if (!d.split_kv) {
+    add_xavier_uniform(m, "in_proj_weight", QKV, E, gen);
+  } else {
+    add_xavier_uniform(m, "q_proj_weight", E, E, gen);
+    add_xavier_uniform(m, "k_proj_weight", E, d.key_width(), gen);
+    add_xavier_uniform(m, "v_proj_weight", E, d.value_width(), gen);
+  }
   if (d.qkv_bias) m.add("in_proj_bias", Tensor({QKV}, 0.0f));
-  m.add("in_proj_weight", std::move(in_w));
+  if (d.bias_kv) {
+    for (const char* key : {"bias_k", "bias_v"}) {
+      Tensor t({1, 1, E});
+      gen.normal(t.ptr(), t.size(), xavier_normal_std(E, E));
+      m.add(key, std::move(t));
+    }
+  }
   m.add("out_proj.weight", std::move(out_w));
 }
 
@@ -93,8 +113,7 @@ Weights init_weights(const Config& cfg, Layout layout, std::uint64_t seed) {
     throw Error(Exit::config, "layout: " + problem);
   }
 
-  // CPUGeneratorImpl::set_current_seed: mt19937(seed) keeps the low 32 bits.
-  std::mt19937 gen(static_cast<std::uint32_t>(seed & 0xFFFFFFFFu));
+  TorchGenerator gen(seed);  // torch.manual_seed(seed)
   StateDict m("init");
   const std::vector<detail::Slot> slots = detail::layout_slots(d, layout);
   if (layout == Layout::torch_mha) {

@@ -2,7 +2,8 @@
 // block copies between a layout's tensors and the canonical form.
 //
 // Canonical (weights.h, geometry.h): w_qkv ((H+2*Hkv)*D, C) rows are q of all
-// heads, then k, then v, head-major inside; w_out (O, H*D).
+// heads, then k, then v, head-major inside; w_out (O, H*D). torch MHA with
+// kdim/vdim: w_qkv (H*D, C), w_k (Hkv*D, Ck), w_v (Hkv*D, Cv).
 // Letters: C hidden (in), H heads, Hkv key/value heads, D head size, O out features.
 #include "weights_layouts.h"
 
@@ -18,6 +19,10 @@ Dims dims_of(const Config& cfg) {
   static_cast<Geometry&>(d) = geometry_of(cfg);
   d.qkv_bias = cfg.qkv_bias;
   d.out_bias = cfg.out_proj && cfg.out_bias;
+  d.split_kv = d.Ck != d.C || d.Cv != d.C;
+  d.bias_kv = cfg.add_bias_kv;
+  if (cfg.qk_norm) d.qk_norm = cfg.qk_norm->scope_all ? QkNorm::all : QkNorm::head;
+  d.sinks = cfg.sinks;
   return d;
 }
 
@@ -26,6 +31,11 @@ Dims dims_of(const Weights& w) {
   static_cast<Geometry&>(d) = w.geometry();
   d.qkv_bias = !w.b_qkv.data.empty();
   d.out_bias = w.has_out_proj && !w.b_out.data.empty();
+  d.split_kv = !w.fused_qkv();
+  d.bias_kv = !w.bias_k.data.empty();
+  // (D) is "head"; (H*D) "all" (the same shapes when H == 1).
+  if (!w.q_norm.data.empty()) d.qk_norm = w.q_norm.size() == d.D ? QkNorm::head : QkNorm::all;
+  d.sinks = !w.sinks.data.empty();
   return d;
 }
 
@@ -86,7 +96,7 @@ std::vector<Piece> interleaved(const Dims& d, Layout layout, Part part) {
 }  // namespace
 
 std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
-  const std::size_t C = d.C, HD = d.q_rows(), QKV = d.qkv_rows(), O = d.O;
+  const std::size_t C = d.C, HD = d.q_rows(), KV = d.kv_rows(), QKV = d.qkv_rows(), O = d.O;
   std::vector<Slot> s;
   switch (layout) {
     case Layout::fused:  // Warner: Wqkv, Wo; Phi-3: qkv_proj, o_proj; MPT: Wqkv, out_proj
@@ -109,8 +119,22 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
     case Layout::kqv:  // the single-head tutorial: key, query, value in that order
       add_qkv(s, d, {"query", "key", "value"}, true);
       break;
-    case Layout::torch_mha:  // nn.MultiheadAttention: in_proj (q|k|v rows), out_proj
-      add_linear(s, "in_proj", Part::qkv_weight, 0, QKV, C, d.qkv_bias, {}, "_weight", "_bias");
+    case Layout::torch_mha:  // nn.MultiheadAttention, its state_dict order
+      if (!d.split_kv) {     // in_proj_weight (3E, E): q|k|v rows
+        add_linear(s, "in_proj", Part::qkv_weight, 0, QKV, C, d.qkv_bias, {}, "_weight", "_bias");
+      } else {  // kdim/vdim: q_proj_weight (E, E), k_proj_weight (E, kdim), v_proj_weight (E, vdim)
+        s.push_back({"q_proj_weight", {}, {{Part::qkv_weight, 0, 0, HD}}, false, {HD, C}});
+        s.push_back(
+            {"k_proj_weight", {}, {{Part::k_weight, 0, 0, KV}}, false, {KV, d.key_width()}});
+        s.push_back(
+            {"v_proj_weight", {}, {{Part::v_weight, 0, 0, KV}}, false, {KV, d.value_width()}});
+        if (d.qkv_bias)  // in_proj_bias stays one (3E) tensor
+          s.push_back({"in_proj_bias", {}, {{Part::qkv_bias, 0, 0, QKV}}, false, {QKV}});
+      }
+      if (d.bias_kv) {  // add_bias_kv: (1, 1, E) each
+        s.push_back({"bias_k", {}, {{Part::bias_k, 0, 0, 1}}, false, {1, 1, KV}});
+        s.push_back({"bias_v", {}, {{Part::bias_v, 0, 0, 1}}, false, {1, 1, KV}});
+      }
       add_linear(s, "out_proj", Part::out_weight, 0, O, HD, d.out_bias);
       break;
     case Layout::gpt2:  // HF GPT-2 Conv1D: weight stored (in, out), q|k|v column blocks
@@ -122,6 +146,12 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
     case Layout::proj:  // Llama, Mistral, Qwen2, OPT, BART, Whisper: q|k|v_proj, o_proj or out_proj
       add_qkv(s, d, {"q_proj", "k_proj", "v_proj"}, false);
       add_linear(s, "o_proj", Part::out_weight, 0, O, HD, d.out_bias, {"out_proj"});
+      if (d.qk_norm != QkNorm::none) {  // Qwen3, Gemma 3 (D); OLMo 2 (H*D), (Hkv*D)
+        const std::size_t nq = d.q_norm_size(), nk = d.k_norm_size();
+        s.push_back({"q_norm.weight", {}, {{Part::q_norm, 0, 0, nq}}, false, {nq}});
+        s.push_back({"k_norm.weight", {}, {{Part::k_norm, 0, 0, nk}}, false, {nk}});
+      }
+      if (d.sinks) s.push_back({"sinks", {}, {{Part::sinks, 0, 0, d.H}}, false, {d.H}});  // gpt-oss
       break;
     case Layout::bert:  // BertSelfAttention (self.*) and BertSelfOutput's dense
       add_qkv(s, d, {"self.query", "self.key", "self.value"}, false);
@@ -143,6 +173,21 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
 std::string fit_problem(const Dims& d, Layout layout) {
   const std::string problem = layout_fit_problem(d, layout);
   if (!problem.empty()) return problem;
+  const std::string name = layout_name(layout);
+  if (d.split_kv && layout != Layout::torch_mha)  // weights with w_k, w_v (kdim = vdim = C)
+    return "layout " + name +
+           " cannot hold separate k and v weights (w_k, w_v): use layout "
+           "torch_mha";
+  if (d.bias_kv && layout != Layout::torch_mha)
+    return "layout " + name +
+           " has no bias_k/bias_v (add_bias_kv is "
+           "torch.nn.MultiheadAttention's): use layout torch_mha";
+  if (d.qk_norm != QkNorm::none && layout != Layout::proj)
+    return "layout " + name +
+           " has no q_norm.weight/k_norm.weight (qk_norm): use layout proj "
+           "(Qwen3, Gemma 3, OLMo 2)";
+  if (d.sinks && layout != Layout::proj)
+    return "layout " + name + " has no sinks: use layout proj (gpt-oss)";
   if (layout == Layout::torch_mha && d.qkv_bias != d.out_bias)
     return "layout torch_mha has one bias flag for in_proj and out_proj "
            "(nn.MultiheadAttention(bias=...)), found qkv_bias " +
@@ -194,15 +239,42 @@ Tensor* part_of(Weights& w, Part p) {
     case Part::qkv_bias: return &w.b_qkv;
     case Part::out_weight: return &w.w_out;
     case Part::out_bias: return &w.b_out;
+    case Part::k_weight:
+      return &w.w_k;
+    case Part::v_weight:
+      return &w.w_v;
+    case Part::bias_k:
+      return &w.bias_k;
+    case Part::bias_v:
+      return &w.bias_v;
+    case Part::q_norm:
+      return &w.q_norm;
+    case Part::k_norm:
+      return &w.k_norm;
+    case Part::sinks:
+      return &w.sinks;
   }
   return nullptr;
 }
 
-// Columns of one canonical row of `p` (1 for biases).
+// Columns of one canonical row of `p`: the input width of a weight, Hkv*D
+// for bias_k/bias_v (one stored row of (1, 1, E)), 1 for the other 1-D parts.
 std::size_t part_cols(const Weights& w, Part p) {
-  if (p == Part::qkv_weight) return static_cast<std::size_t>(w.C);
-  if (p == Part::out_weight) return w.geometry().q_rows();
-  return 1;
+  switch (p) {
+    case Part::qkv_weight:
+      return static_cast<std::size_t>(w.C);
+    case Part::k_weight:
+      return w.key_width();
+    case Part::v_weight:
+      return w.value_width();
+    case Part::out_weight:
+      return w.geometry().q_rows();
+    case Part::bias_k:
+    case Part::bias_v:
+      return w.geometry().kv_rows();
+    default:
+      return 1;
+  }
 }
 
 }  // namespace
@@ -215,10 +287,20 @@ Weights empty_weights(const Dims& d, bool qkv_bias, bool out_bias) {
   w.D = static_cast<std::int64_t>(d.D);
   w.O = static_cast<std::int64_t>(d.O);
   w.has_out_proj = d.out_proj;
-  w.w_qkv = Tensor({d.qkv_rows(), d.C});
+  w.Ck = static_cast<std::int64_t>(d.key_width());
+  w.Cv = static_cast<std::int64_t>(d.value_width());
+  w.w_qkv = Tensor({d.w_qkv_rows(), d.C});
+  if (d.split_kv) {
+    w.w_k = Tensor({d.kv_rows(), d.key_width()});
+    w.w_v = Tensor({d.kv_rows(), d.value_width()});
+  }
   if (qkv_bias) w.b_qkv = Tensor({d.qkv_rows()});  // a part missing from the file stays zero
   if (d.out_proj) w.w_out = Tensor({d.O, d.q_rows()});
   if (d.out_proj && out_bias) w.b_out = Tensor({d.O});
+  if (d.bias_kv) w.bias_k = Tensor({d.kv_rows()}), w.bias_v = Tensor({d.kv_rows()});
+  if (d.qk_norm != QkNorm::none)
+    w.q_norm = Tensor({d.q_norm_size()}), w.k_norm = Tensor({d.k_norm_size()});
+  if (d.sinks) w.sinks = Tensor({d.H});
   return w;
 }
 

@@ -21,20 +21,53 @@
 
 namespace attn::detail {
 
-// The geometry and which biases a layout's table lists.
+// (v2) qk_norm's weights: none, (D) each ("head": Qwen3, Gemma 3) or (H*D)
+// and (Hkv*D) ("all": OLMo 2).
+enum class QkNorm { none, head, all };
+
+// The geometry and which biases and extras a layout's table lists.
 struct Dims : Geometry {
   bool qkv_bias = true;
   bool out_bias = true;
+  bool bias_kv = false;           // torch MHA add_bias_kv: bias_k, bias_v
+  QkNorm qk_norm = QkNorm::none;  // q_norm.weight, k_norm.weight
+  bool sinks = false;             // sinks (H): gpt-oss
+
+  // q, k and v are three weights (torch MHA's q_proj_weight, k_proj_weight,
+  // v_proj_weight) and the canonical w_qkv holds only the q rows: from a
+  // config, torch's own rule (not _qkv_same_embed_dim: kdim or vdim differs
+  // from embed_dim); from weights, w_k present.
+  bool split_kv = false;
+
+  std::size_t key_width() const { return Ck ? Ck : C; }    // Ck
+  std::size_t value_width() const { return Cv ? Cv : C; }  // Cv
+  std::size_t w_qkv_rows() const { return split_kv ? q_rows() : qkv_rows(); }
+  std::size_t q_norm_size() const { return qk_norm == QkNorm::all ? q_rows() : D; }
+  std::size_t k_norm_size() const { return qk_norm == QkNorm::all ? kv_rows() : D; }
 };
 Dims dims_of(const Config& cfg);
-Dims dims_of(const Weights& w);
+Dims dims_of(const Weights& w);  // an extra is listed when its tensor is non-empty
 
 // Which canonical tensor a piece is a block of.
-enum class Part { qkv_weight, qkv_bias, out_weight, out_bias };
+enum class Part {
+  qkv_weight,
+  qkv_bias,
+  out_weight,
+  out_bias,
+  k_weight,  // (v2) w_k: torch MHA with kdim
+  v_weight,  // (v2) w_v: torch MHA with vdim
+  bias_k,    // (v2) torch MHA add_bias_kv
+  bias_v,
+  q_norm,  // (v2) qk_norm weights
+  k_norm,
+  sinks  // (v2) gpt-oss
+};
 
 // Rows [src_row0, src_row0 + rows) of the stored tensor are rows
 // [dst_row0, dst_row0 + rows) of the canonical tensor `part` (w_qkv
-// ((H+2*Hkv)*D, C), b_qkv ((H+2*Hkv)*D), w_out (O, H*D), b_out (O)).
+// ((H+2*Hkv)*D, C) or (H*D, C), b_qkv ((H+2*Hkv)*D), w_out (O, H*D), b_out (O),
+// w_k (Hkv*D, Ck), w_v (Hkv*D, Cv); 1-D extras have rows of one value, except
+// bias_k and bias_v, stored (1, 1, E): one row of Hkv*D values).
 struct Piece {
   Part part = Part::qkv_weight;
   std::size_t src_row0 = 0, dst_row0 = 0, rows = 0;
@@ -58,7 +91,9 @@ struct Slot {
 // is empty.
 std::vector<Slot> layout_slots(const Dims& d, Layout layout);
 
-// layout_fit_problem (geometry.h) plus the bias rule of torch_mha.
+// layout_fit_problem (geometry.h) plus the bias rule of torch_mha and the
+// layouts that hold the extras (bias_k/bias_v: torch_mha; q_norm, k_norm,
+// sinks: proj).
 std::string fit_problem(const Dims& d, Layout layout);
 
 // Registered buffers that ride along in state dicts (the tutorials' mask,
@@ -71,7 +106,7 @@ bool is_buffer_key(const std::string& key);
 bool is_neighbour_key(const std::string& key);
 
 // Canonical weights of these dims, zero-filled; b_qkv / b_out allocated only
-// when asked.
+// when asked; w_k, w_v and the extras when the dims list them.
 Weights empty_weights(const Dims& d, bool qkv_bias, bool out_bias);
 
 // Reads the stored tensor `key` (shape already checked) into the canonical

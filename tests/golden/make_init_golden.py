@@ -16,7 +16,10 @@ Writes, beside this script:
   init/gpt2_expected/     x.npy (S, C) and context_h1.npy (S, C): layer 1's
                           causal attention computed the way HF GPT2Attention does.
 
-Run: /usr/bin/python3 tests/golden/make_init_golden.py  (PyTorch 1.13, CPU)
+Run: /usr/bin/python3 tests/golden/make_init_golden.py  (PyTorch 1.13, CPU; Debian 12's
+python3-torch). normal_ (add_bias_kv's xavier_normal_) on 16 values or more runs a
+CPU-specific kernel: generate on an x86-64 machine whose torch reports "CPU capability
+usage: AVX2" (torch.__config__.show()), as every AVX2 or AVX-512 CPU does.
 """
 import hashlib
 import json
@@ -100,9 +103,10 @@ class KqvHead(nn.Module):  # 001 (syntax slips fixed) and 003: key, query, value
         self.value = nn.Linear(n_embed, head_size, bias=bias)
 
 
-def dims(C, H, D, O, out_proj=True, qkv_bias=True, out_bias=True):
+def dims(C, H, D, O, out_proj=True, qkv_bias=True, out_bias=True, **mha):
+    """The config keys of a case; **mha: kdim, vdim, add_bias_kv, written only when given."""
     return dict(hidden_size=C, num_heads=H, head_size=D, out_size=O, out_proj=out_proj,
-                qkv_bias=qkv_bias, out_bias=out_bias)
+                qkv_bias=qkv_bias, out_bias=out_bias, **mha)
 
 
 # name, layout, config dims, module factory; every case runs at each of its seeds.
@@ -132,6 +136,28 @@ CASES = [
     ("torch_mha_e8_h2", "torch_mha", dims(8, 2, 4, 8), lambda: nn.MultiheadAttention(8, 2)),
     ("torch_mha_e6_h3_nobias", "torch_mha", dims(6, 3, 2, 6, qkv_bias=False, out_bias=False),
      lambda: nn.MultiheadAttention(6, 3, bias=False)),
+    # kdim/vdim: q_proj_weight, k_proj_weight, v_proj_weight (xavier_uniform_ each, in
+    # that order); add_bias_kv: bias_k, bias_v (xavier_normal_). E < 16 draws the
+    # normals with torch's serial double Box-Muller (E odd: bias_v starts with the
+    # value bias_k left cached); E >= 16 with its AVX2 normal_fill (E = 20: a ragged
+    # tail of 16 redrawn values).
+    ("torch_mha_e8_h2_kdim6_vdim5", "torch_mha", dims(8, 2, 4, 8, kdim=6, vdim=5),
+     lambda: nn.MultiheadAttention(8, 2, kdim=6, vdim=5)),
+    ("torch_mha_e6_h3_vdim4_nobias", "torch_mha",
+     dims(6, 3, 2, 6, qkv_bias=False, out_bias=False, vdim=4),
+     lambda: nn.MultiheadAttention(6, 3, bias=False, vdim=4)),
+    ("torch_mha_e8_h2_bias_kv", "torch_mha", dims(8, 2, 4, 8, add_bias_kv=True),
+     lambda: nn.MultiheadAttention(8, 2, add_bias_kv=True)),
+    ("torch_mha_e5_h1_bias_kv_nobias", "torch_mha",
+     dims(5, 1, 5, 5, qkv_bias=False, out_bias=False, add_bias_kv=True),
+     lambda: nn.MultiheadAttention(5, 1, bias=False, add_bias_kv=True)),
+    ("torch_mha_e16_h4_kdim12_vdim10_bias_kv", "torch_mha",
+     dims(16, 4, 4, 16, kdim=12, vdim=10, add_bias_kv=True),
+     lambda: nn.MultiheadAttention(16, 4, kdim=12, vdim=10, add_bias_kv=True,
+                                   add_zero_attn=True)),
+    ("torch_mha_e20_h4_kdim24_bias_kv_nobias", "torch_mha",
+     dims(20, 4, 5, 20, qkv_bias=False, out_bias=False, kdim=24, add_bias_kv=True),
+     lambda: nn.MultiheadAttention(20, 4, bias=False, kdim=24, add_bias_kv=True)),
 ]
 SEEDS = [0, 123, 2024, 2**32 + 123]  # the last: only the low 32 bits count in torch
 # GPT-2-small-shaped layers: Wqkv / in_proj_weight are (2304, 768), the 768 x 2304 case.
@@ -140,6 +166,9 @@ BIG_CASES = [
      lambda: WarnerCausalAttention(768, 12, 1024), [123]),
     ("torch_mha_e768_h12", "torch_mha", dims(768, 12, 64, 768),
      lambda: nn.MultiheadAttention(768, 12), [7]),
+    ("torch_mha_e768_h12_kdim512_vdim256_bias_kv", "torch_mha",
+     dims(768, 12, 64, 768, kdim=512, vdim=256, add_bias_kv=True),
+     lambda: nn.MultiheadAttention(768, 12, kdim=512, vdim=256, add_bias_kv=True), [7]),
 ]
 
 
@@ -214,6 +243,11 @@ def gpt2_fixture():
 
 
 def main():
+    # attn-run reproduces normal_'s AVX2 kernel (AVX-512 torch uses it too for normal_).
+    show = torch.__config__.show()
+    if "CPU capability usage: AVX2" not in show and "CPU capability usage: AVX512" not in show:
+        raise SystemExit("make_init_golden.py: this torch does not run the AVX2 kernels "
+                         "(torch.__config__.show()); generate on an AVX2 x86-64 machine")
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump(init_manifest(), f, indent=1)

@@ -66,6 +66,16 @@ RefLayer from_weights(const Weights& w) {
     l.w_out = as_xt<2>(w.w_out.ptr(), w.w_out.shape);
     l.b_out = bias_or_zeros(w.b_out, l.w_out.shape(0));
   }
+  if (!w.w_k.empty()) l.w_k = as_xt<2>(w.w_k.ptr(), w.w_k.shape);
+  if (!w.w_v.empty()) l.w_v = as_xt<2>(w.w_v.ptr(), w.w_v.shape);
+  const auto vec = [](const Tensor& t, Vector& out) {
+    if (!t.empty()) out = as_xt<1>(t.ptr(), {t.size()});
+  };
+  vec(w.bias_k, l.bias_k);
+  vec(w.bias_v, l.bias_v);
+  vec(w.q_norm, l.q_norm);
+  vec(w.k_norm, l.k_norm);
+  vec(w.sinks, l.sinks);
   return l;
 }
 

@@ -15,7 +15,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <map>
+#include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "attn/config.h"
@@ -90,6 +93,28 @@ class TensorSink : public AttentionSink {
 
  private:
   std::size_t H_, L_, T_;
+};
+
+// torch's average_attn_weights=True: receives every head's rows and hands
+// `next` the mean over heads, as head 0 of a (B, 1, L, T') map (so `next` is
+// built for one head). Deterministic: the H heads of a block are summed in
+// head order once all have arrived (the forward pass hands them out
+// consecutively, so few blocks wait at once). Thread-safe.
+class HeadMeanSink : public AttentionSink {
+ public:
+  HeadMeanSink(std::size_t H, std::size_t T, AttentionSink& next);
+  void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
+                  const float* rows) override;
+
+ private:
+  struct Pending {
+    std::vector<float> rows;  // (H, n, T')
+    std::size_t arrived = 0;
+  };
+  std::size_t H_, T_;
+  AttentionSink& next_;
+  std::mutex mutex_;
+  std::map<std::pair<std::size_t, std::size_t>, Pending> pending_;  // (b, i0) -> heads so far
 };
 
 struct ForwardOptions {

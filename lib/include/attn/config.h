@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,6 +99,10 @@ struct Config {
   // ---- (v2) model folders (issue 11) ----
   std::string model;                   // resolved folder ("" = none)
   std::optional<std::int64_t> layer;
+  // What the model folder says of this layer (model_folder.h's layer_config:
+  // attn-run config keys, the weights path included), before the config's own
+  // keys override it; null without a model. run.json shows it as "from_model".
+  std::shared_ptr<const nlohmann::json> from_model;
 
   // What the config (or a flag) gave explicitly: resolve_config derives the
   // rest from these, so it gives the same result when called again after
@@ -110,6 +115,11 @@ struct Config {
   // (CONTRACT.md "Weight layouts").
   bool qkv_bias_given = false;
   bool out_bias_given = false;
+  // (v2) Given explicitly, else derived: rope.rotary_dim (= head_size), kdim
+  // and vdim (= hidden_size; with kv_input, an unset one follows the other).
+  bool rotary_dim_given = false;
+  bool kdim_given = false;
+  bool vdim_given = false;
 
   std::int64_t kv_heads() const { return num_kv_heads.value_or(num_heads); }  // Hkv
   // Keys and values come from another source than the queries.
@@ -125,8 +135,50 @@ struct Config {
 Config parse_config(const std::string& text, const std::string& file);
 
 // Read and parse a config file (at most 1 MiB). Missing/unreadable:
-// Exit::no_input.
+// Exit::no_input. A config with "model" and "layer" is that layer of the
+// model folder with the config's keys overriding it (load_config below). A
+// Hugging Face config.json (it has model_type or architectures, and neither
+// attention nor model) needs a layer: without one, Exit::usage "<file> is a
+// Hugging Face config.json: run attn-run --model <dir> --layer N".
 Config load_config(const std::string& path);
+
+// (v2) The command line's --model DIR and --layer N (CONTRACT.md
+// "Invocation"). They override the config's "model" and "layer"; DIR is
+// relative to the working directory.
+struct ModelFlags {
+  std::string model;                   // "" = none
+  std::optional<std::int64_t> layer;
+};
+
+// (v2) The run's config from --config FILE ("" = none), --model and --layer:
+//  - FILE alone: load_config(FILE).
+//  - --model DIR --layer N without FILE: that layer of the model folder,
+//    as model_folder.h's layer_config maps it; file = DIR/config.json.
+//  - FILE and a model (its "model" key or --model) with a layer (its "layer"
+//    key or --layer): the folder's layer config, then the config's own keys
+//    override it key by key (CONTRACT.md "Invocation"): "rope" and "qk_norm"
+//    objects merge field by field (rope.scaling is replaced whole), a key set
+//    to null removes the folder's value (JSON merge patch, RFC 7386), "bias"
+//    replaces the folder's qkv_bias/out_bias, and the folder's weights are
+//    used unless the config gives "weights" or "init".
+//  - FILE a Hugging Face config.json with --layer N: --model of its folder.
+// Config.from_model records what the folder said. Errors: a model without a
+// layer or a layer without a model is Exit::usage when a flag is involved
+// (the app prints the model's table for --model DIR alone), Exit::config
+// naming "layer" or "model" in a config; --model with a Hugging Face
+// config.json as FILE is Exit::usage; a layer outside the model is
+// Exit::usage (flag) or Exit::config (key); the folder's own errors are
+// model_folder.h's.
+Config load_config(const std::string& path, const ModelFlags& flags);
+
+// --model DIR --layer N without a config: load_config("", {dir, layer}).
+Config load_model_config(const std::string& dir, std::int64_t layer);
+
+// The folder a Hugging Face config.json at `path` stands for ("" when the file
+// is an attn-run config), so the app can treat --config DIR/config.json
+// without --layer as --model DIR (its table). Reads and parses the file as
+// load_config does (Exit::no_input, Exit::config for bad JSON).
+std::string hf_config_folder(const std::string& path);
 
 // Check sizes against each other and fill defaults; called by parse_config and
 // again after command-line flags changed fields. Exit::config on conflict.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "attn/attention.h"
 #include "attn/config.h"
 #include "attn/layout.h"
+#include "attn/masks.h"
 #include "attn/tensor.h"
 #include "attn/weights.h"
 
@@ -24,16 +26,47 @@ struct LoadOptions {
   std::optional<std::string> padding_mask_path;
 };
 
-struct LoadedRun {
+// One input's tensors for forward(), batch first, checked against the config
+// and each other (CONTRACT.md "Config" v2 keys). Letters: L queries, T keys
+// (T = L for self-attention).
+struct RunInputs {
+  std::string input_source;               // the query input: path, "-" or "config"
+  Tensor x;                               // (B, L, C)
+  bool batched = true;                    // false: given as (L, C); context and maps drop B
+  bool batch_first = true;                // false: given (L, B, C); the context goes back (L, B, O)
+  std::optional<Tensor> key, value;       // (B, T, Ck), (B, T, Cv): cross-attention
+  std::optional<Mask> padding;            // (B, T), 1 = padded key (padding_mask, or attention_mask inverted)
+  std::optional<PositionIds> positions;   // (B, L)
+  std::optional<ScoreMask> attn_mask;     // torch's attn_mask resolved for (B, H, L, T)
+  // Where each came from (path, "config" or a flag), for run.json.
+  std::map<std::string, std::string> sources;
+  // Likely user mistakes that give wrong numbers without failing (an inverted
+  // mask): the caller prints them as warnings.
+  std::vector<std::string> warnings;
+
+  std::size_t keys() const { return key ? key->shape[1] : x.shape[1]; }  // T
+  // Pointers into this, for forward().
+  ForwardInputs forward_inputs() const;
+};
+
+struct LoadedRun : RunInputs {
   Weights weights;
   Layout layout = Layout::fused;
   bool layout_detected = false;  // false: from config/init
   std::string weights_source;    // path, or "init(seed=N)"
-  Tensor x;                      // (B, S, C)
-  bool batched = true;           // false: the input was (S, C)
-  std::optional<Mask> padding;   // (B, S), 1 = padded key
-  std::string input_source;      // path, "-" or "config"
 };
+
+// Everything the run needs besides the weights, for query input `x` as
+// given ((L, C) or (B, L, C); (L, B, C) with batch_first false) from
+// `source`: the key/value inputs, the masks and positions of the config (and
+// LoadOptions' flags), each read, batched and checked against x. H resolves
+// the attn_mask's shape.
+RunInputs load_inputs(const Config& cfg, const LoadOptions& opt, Tensor x,
+                      const std::string& source);
+
+// The context as the caller gave the input: (B, L, O) -> (L, O) for an
+// unbatched input, (L, B, O) with batch_first false.
+Tensor context_as_given(Tensor context, const RunInputs& in);
 
 // Load the weights (from files or the seeded init) and the input and mask,
 // checking every shape against the config.
@@ -68,7 +101,9 @@ std::optional<Mask> read_padding_mask(const Config& cfg, const std::optional<std
 Mask batch_mask(const Mask& m, std::size_t B, std::size_t S, const std::string& name,
                 const std::string& input = "");
 
-// AttentionSpec from config: scale and causal.
+// AttentionSpec from config: scale, causal and every v2 score setting (rope
+// with rotary_dim resolved, alibi slopes for num_heads, sliding_window,
+// softcap, qk_norm, sinks, add_zero_attn).
 AttentionSpec attention_spec(const Config& cfg);
 
 }  // namespace attn

@@ -23,6 +23,9 @@ struct HeadStats {
   double mean_max_weight = 0.0;  // mean over rows of max_j p_j
   // Mean over rows of p_0, the weight on the first key ("attention sinks").
   double first_token_share = 0.0;
+  // Mean over rows of sum_j p_j: 1 for softmax rows; less with sinks (the
+  // sink's share is 1 minus it). Entropy is then that of the renormalized row.
+  double mean_row_sum = 0.0;
   std::int64_t rows = 0;               // rows averaged (fully masked rows excluded)
   std::int64_t fully_masked_rows = 0;  // rows whose weights are all zero
 };
@@ -33,7 +36,7 @@ void add_row_stats(const float* row, std::size_t n, HeadStats& acc);
 // Turn the sums of add_row_stats into means.
 void finish_head_stats(HeadStats& acc);
 
-// Statistics of a whole (B, H, S, S) or (H, S, S) tensor, one entry per head.
+// Statistics of a whole (B, H, L, T) or (H, L, T) tensor, one entry per head.
 std::vector<HeadStats> attention_stats(const Tensor& maps);
 
 // A sink that accumulates per-head statistics from the blocks it receives
