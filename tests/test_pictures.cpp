@@ -394,6 +394,7 @@ TEST_CASE("pictures: the HTML page of a 5 x 8 map holds both label sets, in chro
   // A long fact wraps rather than widening the page.
   pic.facts.emplace_back("positions",
                          "/a/very/long/path/" + std::string(300, 'x') + "/positions.npy");
+  pic.facts.emplace_back("attn_mask", "</script><b>bold</b>\x1b[31m");  // text, never markup
   const std::string page = app::render_html(pic);
   const auto meta = nlohmann::json::parse(script_body(page, "type=\"application/json\">"));
   CHECK(meta["labels"] == nlohmann::json({"q0", "q1", "q2", "q3", "q4"}));
@@ -419,6 +420,9 @@ TEST_CASE("pictures: the HTML page of a 5 x 8 map holds both label sets, in chro
     CHECK_MESSAGE(!attn::test::console_errors(dom.err), dom.err);
     CHECK(dom.out.find("data-ready=\"1\"") != std::string::npos);
     CHECK(count_of(dom.out, "data-head=") == 2);
+    CHECK(count_of(dom.out, "<dd>&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;\xEF\xBF\xBD[31m</dd>") ==
+          1);
+    CHECK(dom.out.find("<b>") == std::string::npos);
     // The query column holds the query labels, the key column the key labels.
     const auto qcol = dom.out.find("id=\"qcol\""), kcol = dom.out.find("id=\"kcol\"");
     REQUIRE(qcol != std::string::npos);
