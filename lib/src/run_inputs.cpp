@@ -243,7 +243,8 @@ Tensor context_as_given(Tensor context, const RunInputs& in) {
     context.shape.erase(context.shape.begin());
     return context;
   }
-  return in.batch_first ? context : swap01(context);
+  if (!in.batch_first) return swap01(context);
+  return context;  // moved, not copied (a ?: would copy it)
 }
 
 }  // namespace attn
