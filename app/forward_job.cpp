@@ -54,7 +54,7 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
     sinks.push_back(&*all);
   }
   if (plan.capture) {
-    res.capture.emplace(plan.capture_batch, plan.capture_heads, Hm, L, plan.capture_cells);
+    res.capture.emplace(plan.capture_batch, plan.capture_heads, Hm, L, T, plan.capture_cells);
     sinks.push_back(&*res.capture);
   }
   // Rows only flow when some sink wants them; the bar never forces the

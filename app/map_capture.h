@@ -2,7 +2,9 @@
 // capture of one batch entry's maps for pictures, and a row counter for the
 // progress bar.
 //
-// Letters: B batch, H heads, S sequence, N cells per side of a drawn map.
+// Letters: B batch, H heads, L queries, T keys of a map row (T' in
+// CONTRACT.md: the key positions plus torch MHA's bias_kv / zero_attn
+// columns; T = L for self-attention), Nq x Nk cells of a drawn map.
 #pragma once
 
 #include <atomic>
@@ -32,35 +34,43 @@ class TeeSink : public attn::AttentionSink {
 };
 
 // Keeps batch entry `b` of the chosen heads only (so memory is bounded by
-// the picture, not by B), reduced to at most max_cells x max_cells per head:
-// each cell is the MAX over its block of (query, key) weights. Max rather
+// the picture, not by B), reduced to at most max_cells cells a side per
+// head: Nq = min(L, max_cells) query cells by Nk = min(T, max_cells) key
+// cells, each the MAX over its block of (query, key) weights. Max rather
 // than mean because attention is often sharp: one key taking most of a row
 // must stay visible when 4 x 4 weights share a cell (a mean would dilute it
 // 16-fold). Max of maxes is a max, so --show can reduce further.
 class MapCapture : public attn::AttentionSink {
  public:
-  MapCapture(std::size_t b, std::vector<std::size_t> heads, std::size_t H, std::size_t S,
-             std::size_t max_cells);
+  // H: heads of the maps fed in (1 for --average-heads: the mean is head 0).
+  MapCapture(std::size_t b, std::vector<std::size_t> heads, std::size_t H, std::size_t L,
+             std::size_t T, std::size_t max_cells);
+  // rows: (n, T), queries i0 .. i0+n-1 of map (b, h)
   void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
                   const float* rows) override;
 
-  std::size_t cells_per_side() const { return n_; }
+  std::size_t queries() const { return L_; }  // L
+  std::size_t keys() const { return T_; }     // T
+  std::size_t query_cells() const { return nq_; }
+  std::size_t key_cells() const { return nk_; }
   const std::vector<std::size_t>& heads() const { return heads_; }
-  // (heads().size(), N, N): the block maxima, N = cells_per_side().
+  // (heads().size(), Nq, Nk): the block maxima.
   const attn::Tensor& cells() const { return cells_; }
 
  private:
-  std::size_t b_, S_, n_;
+  std::size_t b_, L_, T_, nq_, nk_;
   std::vector<std::size_t> heads_;
   std::vector<int> slot_of_head_;        // H entries, -1 = not drawn
-  std::vector<std::size_t> cell_of_;     // S entries: token -> cell
+  std::vector<std::size_t> row_cell_;    // L entries: query -> cell row
+  std::vector<std::size_t> col_cell_;    // T entries: key -> cell column
   std::unique_ptr<std::mutex[]> locks_;  // one per drawn head (rows of a block share cells)
   attn::Tensor cells_;
 };
 
-// Block max of a (S, S) map into (N, N) cells, with N <= S (the same
-// reduction as MapCapture, for tests and for --show's terminal width).
-attn::Tensor reduce_block_max(const float* map, std::size_t S, std::size_t n);
+// Block max of a (L, T) map into (nq, nk) cells, nq <= L and nk <= T (the
+// same reduction as MapCapture, for pictures and --show's terminal width).
+attn::Tensor reduce_block_max(const float* map, std::size_t L, std::size_t T, std::size_t nq,
+                              std::size_t nk);
 
 // Counts rows for the progress bar.
 class ProgressSink : public attn::AttentionSink {

@@ -1,7 +1,7 @@
 // --plot: lays out a grid of heatmaps, one panel per head, with token labels,
 // a colour legend and a title, then draws it on an SVG or cairo canvas.
 //
-// Letters: S sequence, N cells per side of a drawn map.
+// Letters: L queries (rows), T keys (columns), Nq x Nk cells of a drawn map.
 #include "plot.h"
 
 #include <algorithm>
@@ -19,8 +19,9 @@ namespace {
 constexpr double kMargin = 20;
 constexpr double kTitleSize = 16, kSubtitleSize = 12, kPanelTitleSize = 13;
 constexpr double kLabelSize = 11, kTickSize = 11, kValueSize = 10;
-constexpr double kMaxCellPx = 48;    // a 6-token map is 288 px wide
-constexpr double kMaxPanelPx = 320;  // longer maps shrink their cells to fit this
+constexpr double kMaxCellPx = 48;     // a 6-token map is 288 px wide
+constexpr double kMaxPanelPx = 320;   // longer maps shrink their cells to fit this
+constexpr double kMinLegendPx = 160;  // the colour bar beside a map of a few query rows
 constexpr double kPanelGapX = 28, kPanelGapY = 18;
 constexpr double kLegendBarW = 14;
 constexpr std::size_t kMaxPanelColumns = 4;
@@ -52,16 +53,23 @@ std::string tick_str(double v, double step) {
   return buf;
 }
 
-struct Layout {
-  std::size_t n = 0;               // cells per side
-  double panel = 0;                // panel side in px
+// One axis of a panel: queries down the side, keys along the bottom.
+struct Axis {
+  std::size_t n = 0;               // cells
   double pitch = 0;                // px per token
   std::size_t label_step = 1;      // label every k-th token
-  std::vector<std::string> shown;  // S entries, "" where thinned out
+  std::vector<std::string> shown;  // a label per token, "" where thinned out
+  double widest = 0;               // px of the widest label shown
+};
+
+struct Layout {
+  double panel_w = 0, panel_h = 0;  // the heatmap in px: T keys wide, L queries high
+  Axis rows, cols;                  // queries, keys
+  double legend_h = 0;              // the colour bar's height
   double row_label_w = 0, col_label_h = 0;
   bool vertical_cols = false;
   double block_w = 0, block_h = 0, header_h = 0, legend_w = 0;
-  std::size_t cols = 1, rows = 1;
+  std::size_t grid_cols = 1, grid_rows = 1;
   double width = 0, height = 0;
   double vmax = 1;       // top of the colour scale
   double max_value = 0;  // largest weight shown
@@ -78,45 +86,62 @@ std::string cap_label(const Layout& L) {
   return buf;
 }
 
-Layout lay_out(const MapPicture& pic) {
-  Layout L;
-  L.n = pic.cells.shape.at(1);
-  // Up to kMaxLabelledTokens tokens every label gets a row of its own: the
-  // panel grows past kMaxPanelPx rather than thinning them out.
-  const double label_row = kLabelSize + 2;
-  L.panel = std::min(kMaxCellPx * double(L.n), kMaxPanelPx);
-  if (pic.S <= kMaxLabelledTokens && L.n == pic.S)
-    L.panel = std::max(L.panel, label_row * double(pic.S));
-  L.pitch = L.panel / double(pic.S);
+// Labels of `tokens` tokens drawn `length` px along an axis of n cells.
+Axis lay_out_axis(const std::vector<std::string>& labels, std::size_t n, double length) {
+  Axis a;
+  a.n = n;
+  const std::size_t tokens = labels.size();
+  a.pitch = length / double(tokens);
   // Every k-th label, k a round number (1, 2, 5, 10, 20, 50, ...) so
   // position labels read 0, 50, 100 rather than 0, 42, 84.
-  const std::size_t min_step = std::size_t(std::ceil(label_row / L.pitch - 1e-9));
-  L.label_step = 1;
-  for (std::size_t p = 1; L.label_step < min_step; p *= 10)
+  const double label_row = kLabelSize + 2;
+  const std::size_t min_step = std::size_t(std::ceil(label_row / a.pitch - 1e-9));
+  a.label_step = 1;
+  for (std::size_t p = 1; a.label_step < min_step; p *= 10)
     for (std::size_t m : {1, 2, 5})
-      if (L.label_step < min_step) L.label_step = m * p;
-  L.shown.resize(pic.S);
-  double widest = 0;
-  for (std::size_t t = 0; t < pic.S; t += L.label_step) {
-    L.shown[t] = shorten(pic.labels[t], kMaxLabelChars);
-    widest = std::max(widest, text_width(L.shown[t], kLabelSize));
+      if (a.label_step < min_step) a.label_step = m * p;
+  a.shown.resize(tokens);
+  for (std::size_t t = 0; t < tokens; t += a.label_step) {
+    a.shown[t] = shorten(labels[t], kMaxLabelChars);
+    a.widest = std::max(a.widest, text_width(a.shown[t], kLabelSize));
   }
-  L.row_label_w = widest + 6;
+  return a;
+}
+
+Layout lay_out(const MapPicture& pic) {
+  Layout L;
+  const std::size_t nq = pic.cells.shape.at(1), nk = pic.cells.shape.at(2);
+  // Square cells: the longer side is at most kMaxPanelPx. Up to
+  // kMaxLabelledTokens tokens every label gets a row (or column) of its own:
+  // the panel grows past kMaxPanelPx rather than thinning them out.
+  const double label_row = kLabelSize + 2;
+  const double longest = std::min(kMaxCellPx * double(std::max(nq, nk)), kMaxPanelPx);
+  L.panel_w = nk >= nq ? longest : longest * double(nk) / double(nq);
+  L.panel_h = nq >= nk ? longest : longest * double(nq) / double(nk);
+  if (pic.T <= kMaxLabelledTokens && nk == pic.T)
+    L.panel_w = std::max(L.panel_w, label_row * double(pic.T));
+  if (pic.L <= kMaxLabelledTokens && nq == pic.L)
+    L.panel_h = std::max(L.panel_h, label_row * double(pic.L));
+  L.rows = lay_out_axis(pic.labels, nq, L.panel_h);
+  L.cols = lay_out_axis(pic.key_labels, nk, L.panel_w);
+  L.row_label_w = L.rows.widest + 6;
   // Column labels lie flat when each fits its slot, else stand up.
-  L.vertical_cols = widest > L.pitch * double(L.label_step) - 4;
-  L.col_label_h = (L.vertical_cols ? widest : kLabelSize) + 6;
+  L.vertical_cols = L.cols.widest > L.cols.pitch * double(L.cols.label_step) - 4;
+  L.col_label_h = (L.vertical_cols ? L.cols.widest : kLabelSize) + 6;
+  // A map of a few query rows still gets a readable colour bar.
+  L.legend_h = std::max(L.panel_h, std::min(L.panel_w, kMinLegendPx));
 
   const double axis_w = kLabelSize + 6;  // the rotated "query" caption
-  L.block_w = axis_w + L.row_label_w + L.panel + kPanelGapX;
-  L.block_h = kPanelTitleSize + 8 + L.panel + L.col_label_h + kLabelSize + 6 + kPanelGapY;
+  L.block_w = axis_w + L.row_label_w + L.panel_w + kPanelGapX;
+  L.block_h = kPanelTitleSize + 8 + L.panel_h + L.col_label_h + kLabelSize + 6 + kPanelGapY;
   // Many heads wrap into a grid about as wide as it is tall (12 heads: 4 x
   // 3), never wider than kMaxPanelColumns or ~kMaxGridPx.
   const std::size_t K = pic.heads.size();
   const auto squarish = std::size_t(std::ceil(std::sqrt(double(K)) - 1e-9));
   const auto fit = std::max<std::size_t>(1, std::size_t(kMaxGridPx / L.block_w));
   const std::size_t want = K <= kMaxPanelColumns ? K : squarish;
-  L.cols = std::max<std::size_t>(1, std::min({want, kMaxPanelColumns, fit}));
-  L.rows = (pic.heads.size() + L.cols - 1) / L.cols;
+  L.grid_cols = std::max<std::size_t>(1, std::min({want, kMaxPanelColumns, fit}));
+  L.grid_rows = (pic.heads.size() + L.grid_cols - 1) / L.grid_cols;
   L.header_h = kMargin + kTitleSize + 8 + kSubtitleSize + 18;
 
   const ColourScale scale = colour_scale(pic.cells);
@@ -130,12 +155,16 @@ Layout lay_out(const MapPicture& pic) {
   if (L.clipped) tick_w = std::max(tick_w, text_width(cap_label(L), kTickSize, true));
   tick_w = std::max(tick_w, text_width("masked", kTickSize));
   L.legend_w = std::max(kLegendBarW + 6 + tick_w, text_width("weight", kTickSize)) + 8;
-  L.values = L.n == pic.S && L.panel / double(L.n) >= 36;
+  L.values =
+      nq == pic.L && nk == pic.T && std::min(L.panel_w / double(nk), L.panel_h / double(nq)) >= 36;
 
-  L.width = kMargin + double(L.cols) * L.block_w + L.legend_w + kMargin;
+  L.width = kMargin + double(L.grid_cols) * L.block_w + L.legend_w + kMargin;
   L.width = std::max(L.width, 2 * kMargin + std::max(text_width(pic.title, kTitleSize, true),
                                                      text_width(subtitle(pic, L), kSubtitleSize)));
-  L.height = L.header_h + double(L.rows) * L.block_h + kMargin - kPanelGapY;
+  L.height = L.header_h + double(L.grid_rows) * L.block_h + kMargin - kPanelGapY;
+  // The legend (title, bar, masked swatch) may reach below a short panel.
+  L.height = std::max(L.height,
+                      L.header_h + kPanelTitleSize + 8 + L.legend_h + 10 + kLegendBarW + kMargin);
   L.width = std::ceil(L.width);
   L.height = std::ceil(L.height);
   return L;
@@ -143,50 +172,53 @@ Layout lay_out(const MapPicture& pic) {
 
 void draw_panel(Canvas& c, const MapPicture& pic, const Layout& L, std::size_t k, double x0,
                 double y0) {
-  const std::size_t h = pic.heads[k];
-  c.begin_group("panel", "head-" + std::to_string(h));
+  c.begin_group("panel", pic.mean_of ? "mean" : "head-" + std::to_string(pic.heads[k]));
   const double axis_w = kLabelSize + 6;
   const double px = x0 + axis_w + L.row_label_w;  // panel's left edge
   const double py = y0 + kPanelTitleSize + 8;     // panel's top edge
-  c.text(px + L.panel / 2, y0 + kPanelTitleSize, "head " + std::to_string(h), kPanelTitleSize,
+  const std::size_t nq = L.rows.n, nk = L.cols.n;
+  c.text(px + L.panel_w / 2, y0 + kPanelTitleSize, panel_title(pic, k), kPanelTitleSize,
          Anchor::middle, kInk, true);
-  const float* cells = pic.cells.ptr() + k * L.n * L.n;
-  c.heatmap(px, py, L.panel, cells, L.n, L.vmax);
+  const float* cells = pic.cells.ptr() + k * nq * nk;
+  c.heatmap(px, py, L.panel_w, L.panel_h, cells, nq, nk, L.vmax);
   if (L.values) {
-    const double cell = L.panel / double(L.n);
-    for (std::size_t i = 0; i < L.n; ++i)
-      for (std::size_t j = 0; j < L.n; ++j) {
-        const double v = cells[i * L.n + j];
+    const double cw = L.panel_w / double(nk), ch = L.panel_h / double(nq);
+    for (std::size_t i = 0; i < nq; ++i)
+      for (std::size_t j = 0; j < nk; ++j) {
+        const double v = cells[i * nk + j];
         if (v == 0.0) continue;  // masked keys (or a row with every key masked): left blank
         char buf[16];
         std::snprintf(buf, sizeof buf, "%.2f", v);
-        c.text(px + (j + 0.5) * cell, py + (i + 0.5) * cell + kValueSize * 0.35, buf, kValueSize,
+        c.text(px + (j + 0.5) * cw, py + (i + 0.5) * ch + kValueSize * 0.35, buf, kValueSize,
                Anchor::middle, needs_dark_text(v / L.vmax) ? kInk : kWhite);
       }
   }
-  c.stroke_rect(px, py, L.panel, L.panel, kGrey, 0.5);
+  c.stroke_rect(px, py, L.panel_w, L.panel_h, kGrey, 0.5);
 
   // Labels at token centres: rows are queries, columns are keys.
-  for (std::size_t t = 0; t < pic.S; t += L.label_step) {
-    const double centre = (double(t) + 0.5) * L.pitch;
-    c.text(px - 4, py + centre + kLabelSize * 0.35, L.shown[t], kLabelSize, Anchor::end, kInk);
-    if (L.vertical_cols)
-      c.text(px + centre + kLabelSize * 0.35, py + L.panel + 4, L.shown[t], kLabelSize, Anchor::end,
-             kInk, false, true);
-    else
-      c.text(px + centre, py + L.panel + 4 + kLabelSize, L.shown[t], kLabelSize, Anchor::middle,
-             kInk);
+  for (std::size_t t = 0; t < pic.L; t += L.rows.label_step) {
+    const double centre = (double(t) + 0.5) * L.rows.pitch;
+    c.text(px - 4, py + centre + kLabelSize * 0.35, L.rows.shown[t], kLabelSize, Anchor::end, kInk);
   }
-  c.text(px + L.panel / 2, py + L.panel + L.col_label_h + kLabelSize + 2, "key", kLabelSize,
+  for (std::size_t t = 0; t < pic.T; t += L.cols.label_step) {
+    const double centre = (double(t) + 0.5) * L.cols.pitch;
+    if (L.vertical_cols)
+      c.text(px + centre + kLabelSize * 0.35, py + L.panel_h + 4, L.cols.shown[t], kLabelSize,
+             Anchor::end, kInk, false, true);
+    else
+      c.text(px + centre, py + L.panel_h + 4 + kLabelSize, L.cols.shown[t], kLabelSize,
+             Anchor::middle, kInk);
+  }
+  c.text(px + L.panel_w / 2, py + L.panel_h + L.col_label_h + kLabelSize + 2, "key", kLabelSize,
          Anchor::middle, kGrey);
-  c.text(x0 + kLabelSize, py + L.panel / 2, "query", kLabelSize, Anchor::middle, kGrey, false,
+  c.text(x0 + kLabelSize, py + L.panel_h / 2, "query", kLabelSize, Anchor::middle, kGrey, false,
          true);
   c.end_group();
 }
 
 void draw_legend(Canvas& c, const Layout& L, double x0, double y0) {
   c.begin_group("legend", "legend");
-  const double top = y0 + kPanelTitleSize + 8, h = L.panel;
+  const double top = y0 + kPanelTitleSize + 8, h = L.legend_h;
   c.text(x0, y0 + kPanelTitleSize, "weight", kTickSize, Anchor::start, kInk);
   // The bar as a column of thin bands, brightest (vmax) at the top.
   constexpr int kBands = 64;
@@ -217,7 +249,7 @@ void draw_legend(Canvas& c, const Layout& L, double x0, double y0) {
 }
 
 std::string subtitle(const MapPicture& pic, const Layout& L) {
-  const std::string note = pic.subtitle + block_note(pic.S, L.n);
+  const std::string note = pic.subtitle + block_note(pic.L, pic.T, L.rows.n, L.cols.n);
   if (!L.clipped) return note;
   char buf[160];
   std::snprintf(buf, sizeof buf, "; colours saturate at %.3g (99th percentile; max %.3g)", L.vmax,
@@ -231,19 +263,21 @@ void draw(Canvas& c, const MapPicture& pic, const Layout& L) {
   c.text(kMargin, kMargin + kTitleSize + 8 + kSubtitleSize - 4, subtitle(pic, L), kSubtitleSize,
          Anchor::start, kGrey);
   for (std::size_t k = 0; k < pic.heads.size(); ++k) {
-    const double x0 = kMargin + double(k % L.cols) * L.block_w;
-    const double y0 = L.header_h + double(k / L.cols) * L.block_h;
+    const double x0 = kMargin + double(k % L.grid_cols) * L.block_w;
+    const double y0 = L.header_h + double(k / L.grid_cols) * L.block_h;
     draw_panel(c, pic, L, k, x0, y0);
   }
-  draw_legend(c, L, kMargin + double(L.cols) * L.block_w, L.header_h);
+  draw_legend(c, L, kMargin + double(L.grid_cols) * L.block_w, L.header_h);
 }
 
 void check(const MapPicture& pic) {
-  if (pic.cells.ndim() != 3 || pic.cells.shape[0] != pic.heads.size() ||
-      pic.cells.shape[1] != pic.cells.shape[2] || pic.labels.size() != pic.S || pic.S == 0 ||
-      pic.heads.empty())
+  if (pic.cells.ndim() != 3 || pic.cells.shape[0] != pic.heads.size() || pic.cells.shape[1] == 0 ||
+      pic.cells.shape[1] > pic.L || pic.cells.shape[2] == 0 || pic.cells.shape[2] > pic.T ||
+      pic.labels.size() != pic.L || pic.key_labels.size() != pic.T || pic.heads.empty() ||
+      (pic.mean_of && pic.heads.size() != 1))
     throw attn::Error(attn::Exit::software,
-                      "plot: inconsistent picture " + attn::shape_str(pic.cells.shape));
+                      "plot: inconsistent picture " + attn::shape_str(pic.cells.shape) +
+                          " for L = " + std::to_string(pic.L) + ", T = " + std::to_string(pic.T));
 }
 
 }  // namespace

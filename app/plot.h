@@ -1,6 +1,8 @@
 // --plot and --show: pictures of attention maps, one panel per head.
 //
-// Letters: S sequence, N cells per side of a drawn map (N <= S).
+// Letters: L queries, T keys of a map row (T = L for self-attention; T' in
+// CONTRACT.md when torch MHA's bias_kv / zero_attn columns follow the keys),
+// Nq x Nk cells of a drawn map (Nq <= L, Nk <= T).
 #pragma once
 
 #include <cstddef>
@@ -25,31 +27,50 @@ struct Options;
 class MapCapture;
 
 // What a picture shows: the maps of the chosen heads of one batch entry,
-// already reduced to N x N cells (block max, see MapCapture).
+// already reduced to Nq x Nk cells (block max, see MapCapture). Queries are
+// the rows, keys the columns, each axis with its own labels.
 struct MapPicture {
-  std::string title;                // the config file
-  std::string subtitle;             // kind, heads, layout, batch entry, S
-  std::vector<std::string> labels;  // S token labels
-  std::size_t S = 0;
+  std::string title;                    // the config file
+  std::string subtitle;                 // kind, heads, layout, batch entry, L and T
+  std::vector<std::string> labels;      // L query labels
+  std::vector<std::string> key_labels;  // T key labels (= labels for self-attention)
+  std::size_t L = 0, T = 0;
   std::vector<std::size_t> heads;  // head numbers, one panel each
-  attn::Tensor cells;              // (heads.size(), N, N)
+  attn::Tensor cells;              // (heads.size(), Nq, Nk)
+  // > 0: the one map is the mean over this many heads (--average-heads), not a head.
+  std::size_t mean_of = 0;
+  // The config has attention sinks: a row may sum to less than 1 (the sink takes the rest).
+  bool sinks = false;
   // What was run, as (name, value) lines: config, layer, masks, shapes (the HTML page).
   std::vector<std::pair<std::string, std::string>> facts;
   std::size_t query = 0;  // --show's head view: this query's top keys (--show-query)
 };
 
-// The picture of a run's captured maps, with its title and facts (plot_picture.cpp).
+// "head 3", or "mean of 12 heads" for an averaged map: panel k's title.
+std::string panel_title(const MapPicture& pic, std::size_t k);
+
+// The labels of a map's T' key columns: the query labels for self-attention;
+// for cross-attention the config's kv_labels (T of them), or the positions
+// 0..T-1 when it has none (a warning when it has a wrong count); then
+// "bias_kv" and "zero_attn" for torch MHA's extra columns (T' - T of them,
+// as Config::add_bias_kv and add_zero_attn say).
+std::vector<std::string> key_labels(const attn::Config& cfg,
+                                    const std::vector<std::string>& query_labels, std::size_t T,
+                                    std::size_t T_map);
+
+// The picture of a run's captured maps, with its title and facts
+// (plot_picture.cpp): labels has L entries, key_labels T' (see key_labels).
 struct SessionInput;  // run_session.h
 MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn::LoadedRun& model,
                         const SessionInput& in, const MapCapture& cap,
-                        std::vector<std::string> labels);
+                        std::vector<std::string> labels, std::vector<std::string> key_labels);
 
-// Largest N drawn in an SVG or PNG panel: 256 cells keep a panel readable and
-// the SVG small; longer sequences are reduced by block max.
+// Most cells a side drawn in an SVG or PNG panel: 256 cells keep a panel
+// readable and the SVG small; longer sequences are reduced by block max.
 constexpr std::size_t kMaxPlotCells = 256;
-// Largest N of the HTML page: every token up to S = 1024 (canvas, float16).
+// Most cells a side of the HTML page: every token up to 1024 (canvas, float16).
 constexpr std::size_t kMaxPageCells = 1024;
-// Cells per side to capture for the run's pictures of `heads` heads:
+// Cells a side to capture for the run's pictures of `heads` heads:
 // kMaxPageCells for the HTML page and for --show (its head view lists exact
 // weights), else kMaxPlotCells; fewer when the maps would pass kMaxCaptureBytes.
 constexpr std::size_t kMaxCaptureBytes = std::size_t(200) << 20;
@@ -64,8 +85,9 @@ struct ColourScale {
 };
 ColourScale colour_scale(const attn::Tensor& cells);
 
-// "; each cell: max over a block of about k x k weights" when N < S, else "".
-std::string block_note(std::size_t S, std::size_t n);
+// "; each cell: max over a block of about kq x kk weights" when the (L, T)
+// map is drawn in fewer cells (nq, nk), else "".
+std::string block_note(std::size_t L, std::size_t T, std::size_t nq, std::size_t nk);
 
 // The picture with at most max_cells cells a side (block max of its cells).
 MapPicture reduced(const MapPicture& pic, std::size_t max_cells);

@@ -3,6 +3,7 @@
 
 #include <cairo.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -38,20 +39,21 @@ int level(float v, double vmax) {
 
 Rgb colour(int level) { return level < 0 ? kMaskedFill : viridis(level / 255.0); }
 
-// Runs of masked cells along each row: (row, first column, end column).
+// Runs of masked cells along each row of cells (Nq, Nk): (row, first
+// column, end column).
 struct Run {
   std::size_t i, j0, j1;
 };
-std::vector<Run> masked_runs(const float* cells, std::size_t n) {
+std::vector<Run> masked_runs(const float* cells, std::size_t nq, std::size_t nk) {
   std::vector<Run> runs;
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n;) {
-      if (cells[i * n + j] > 0) {
+  for (std::size_t i = 0; i < nq; ++i)
+    for (std::size_t j = 0; j < nk;) {
+      if (cells[i * nk + j] > 0) {
         ++j;
         continue;
       }
       std::size_t k = j + 1;
-      while (k < n && !(cells[i * n + k] > 0)) ++k;
+      while (k < nk && !(cells[i * nk + k] > 0)) ++k;
       runs.push_back({i, j, k});
       j = k;
     }
@@ -63,16 +65,16 @@ cairo_status_t append_to_string(void* closure, const unsigned char* data, unsign
   return CAIRO_STATUS_SUCCESS;
 }
 
-// One pixel per cell: cells (N, N) as a cairo image surface.
-cairo_surface_t* cells_image(const float* cells, std::size_t n, double vmax) {
-  cairo_surface_t* img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, int(n), int(n));
+// One pixel per cell: cells (Nq, Nk) as a cairo image surface Nk wide.
+cairo_surface_t* cells_image(const float* cells, std::size_t nq, std::size_t nk, double vmax) {
+  cairo_surface_t* img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, int(nk), int(nq));
   cairo_surface_flush(img);
   unsigned char* px = cairo_image_surface_get_data(img);
   const int stride = cairo_image_surface_get_stride(img);
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < nq; ++i) {
     auto* row = reinterpret_cast<std::uint32_t*>(px + i * std::size_t(stride));
-    for (std::size_t j = 0; j < n; ++j) {
-      const Rgb c = colour(level(cells[i * n + j], vmax));
+    for (std::size_t j = 0; j < nk; ++j) {
+      const Rgb c = colour(level(cells[i * nk + j], vmax));
       row[j] = (std::uint32_t(c.r) << 16) | (std::uint32_t(c.g) << 8) | c.b;
     }
   }
@@ -80,8 +82,8 @@ cairo_surface_t* cells_image(const float* cells, std::size_t n, double vmax) {
   return img;
 }
 
-// Past this many cells a side, an SVG panel is one embedded PNG image rather
-// than rects: a 256 x 256 map would otherwise be tens of thousands of rects.
+// Past this many cells on a side, an SVG panel is one embedded PNG image
+// rather than rects: a 256 x 256 map would otherwise be tens of thousands of rects.
 constexpr std::size_t kMaxSvgRectCells = 64;
 
 class SvgCanvas : public Canvas {
@@ -129,37 +131,36 @@ class SvgCanvas : public Canvas {
     if (color.r || color.g || color.b) *out_ += " fill=\"" + hex(color) + "\"";
     *out_ += ">" + xml_escape(s) + "</text>\n";
   }
-  void heatmap(double x, double y, double side, const float* cells, std::size_t n,
-               double vmax) override {
+  void heatmap(double x, double y, double w, double h, const float* cells, std::size_t nq,
+               std::size_t nk, double vmax) override {
     // One rect per run of equal colour along a row: causal maps' zero upper
     // triangles become one rect a row.
-    if (n > kMaxSvgRectCells) {
-      cairo_surface_t* img = cells_image(cells, n, vmax);
+    const double cw = w / double(nk), ch = h / double(nq);
+    if (std::max(nq, nk) > kMaxSvgRectCells) {
+      cairo_surface_t* img = cells_image(cells, nq, nk, vmax);
       std::string png;
       cairo_surface_write_to_png_stream(img, append_to_string, &png);
       cairo_surface_destroy(img);
       *out_ += "<image class=\"heatmap\" x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" +
-               num(side) + "\" height=\"" + num(side) +
+               num(w) + "\" height=\"" + num(h) +
                "\" preserveAspectRatio=\"none\" style=\"image-rendering:pixelated\" "
                "xlink:href=\"data:image/png;base64," +
                base64(png) + "\"/>\n";
-      const double c = side / double(n);
-      for (const Run& r : masked_runs(cells, n))
-        hatch_rect(x + r.j0 * c, y + r.i * c, (r.j1 - r.j0) * c, c);
+      for (const Run& r : masked_runs(cells, nq, nk))
+        hatch_rect(x + r.j0 * cw, y + r.i * ch, (r.j1 - r.j0) * cw, ch);
       return;
     }
-    const double c = side / double(n);
     *out_ += "<g class=\"heatmap\" shape-rendering=\"crispEdges\">\n";
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < nq; ++i) {
       std::size_t j = 0;
-      while (j < n) {
-        const int lv = level(cells[i * n + j], vmax);
+      while (j < nk) {
+        const int lv = level(cells[i * nk + j], vmax);
         std::size_t k = j + 1;
-        while (k < n && level(cells[i * n + k], vmax) == lv) ++k;
+        while (k < nk && level(cells[i * nk + k], vmax) == lv) ++k;
         if (lv < 0)
-          hatch_rect(x + j * c, y + i * c, (k - j) * c, c);
+          hatch_rect(x + j * cw, y + i * ch, (k - j) * cw, ch);
         else
-          fill_rect(x + j * c, y + i * c, (k - j) * c, c, colour(lv));
+          fill_rect(x + j * cw, y + i * ch, (k - j) * cw, ch, colour(lv));
         j = k;
       }
     }
@@ -229,27 +230,28 @@ class CairoCanvas : public Canvas {
     cairo_show_text(cr_, t.c_str());
     cairo_restore(cr_);
   }
-  void heatmap(double x, double y, double side, const float* cells, std::size_t n,
-               double vmax) override {
+  void heatmap(double x, double y, double w, double h, const float* cells, std::size_t nq,
+               std::size_t nk, double vmax) override {
     // One pixel per cell, scaled up with nearest-neighbour filtering: crisp
     // cells, no seams between neighbours.
-    cairo_surface_t* img = cells_image(cells, n, vmax);
+    cairo_surface_t* img = cells_image(cells, nq, nk, vmax);
+    const double cw = w / double(nk), ch = h / double(nq);
     cairo_save(cr_);
     cairo_translate(cr_, x, y);
-    cairo_scale(cr_, side / double(n), side / double(n));
+    cairo_scale(cr_, cw, ch);
     cairo_set_source_surface(cr_, img, 0, 0);
     cairo_pattern_set_filter(cairo_get_source(cr_), CAIRO_FILTER_NEAREST);
-    cairo_rectangle(cr_, 0, 0, double(n), double(n));
+    cairo_rectangle(cr_, 0, 0, double(nk), double(nq));
     cairo_fill(cr_);
     cairo_restore(cr_);
     cairo_surface_destroy(img);
-    const double c = side / double(n);
-    const auto runs = masked_runs(cells, n);
+    const auto runs = masked_runs(cells, nq, nk);
     if (runs.empty()) return;
     cairo_save(cr_);
-    for (const Run& r : runs) cairo_rectangle(cr_, x + r.j0 * c, y + r.i * c, (r.j1 - r.j0) * c, c);
+    for (const Run& r : runs)
+      cairo_rectangle(cr_, x + r.j0 * cw, y + r.i * ch, (r.j1 - r.j0) * cw, ch);
     cairo_clip(cr_);
-    hatch(x, y, side, side);
+    hatch(x, y, w, h);
     cairo_restore(cr_);
   }
   void hatch_rect(double x, double y, double w, double h) override {

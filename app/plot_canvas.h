@@ -2,7 +2,7 @@
 // once: SVG written as XML text (labels stay real <text>, greppable and
 // selectable) and cairo for PNG (cairo draws the fonts and encodes the PNG).
 //
-// Letters: N cells per side of a heatmap.
+// Letters: Nq x Nk cells of a heatmap (query rows, key columns).
 #pragma once
 
 #include <cstddef>
@@ -27,10 +27,10 @@ class Canvas {
   // about (x, y) (reading bottom to top).
   virtual void text(double x, double y, const std::string& s, double size, Anchor anchor, Rgb color,
                     bool bold = false, bool vertical = false) = 0;
-  // cells: (N, N) values mapped by viridis(v / vmax), drawn in a side x side
-  // square; cells of exactly 0 (masked keys) hatched.
-  virtual void heatmap(double x, double y, double side, const float* cells, std::size_t n,
-                       double vmax) = 0;
+  // cells: (Nq, Nk) values mapped by viridis(v / vmax), drawn in a w x h
+  // rectangle; cells of exactly 0 (masked keys) hatched.
+  virtual void heatmap(double x, double y, double w, double h, const float* cells, std::size_t nq,
+                       std::size_t nk, double vmax) = 0;
   virtual void begin_group(const std::string& cls, const std::string& id) = 0;
   virtual void end_group() = 0;
 };

@@ -3,7 +3,9 @@
 // plot_html_page.js (compiled in by CMake); this file fills in the run's
 // facts and labels as JSON and the maps as base64 float16.
 //
-// Letters: K heads drawn, S sequence, N cells per side (N = S up to 1024).
+// Letters: K heads drawn, L queries, T keys, Nq x Nk cells (every token up to 1024).
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -42,14 +44,15 @@ std::uint16_t to_half(float f) {
   return std::uint16_t(sign | h);
 }
 
-// The label of each of the N cells: the token's own, or for a block of
-// tokens the first one's with the range.
-std::vector<std::string> cell_labels(const MapPicture& pic, std::size_t n) {
+// The label of each of the n cells along an axis of labels.size() tokens:
+// the token's own, or for a block of tokens the first one's with the range.
+std::vector<std::string> cell_labels(const std::vector<std::string>& labels, std::size_t n) {
+  const std::size_t S = labels.size();
   std::vector<std::string> out(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t t0 = (i * pic.S + n - 1) / n, t1 = ((i + 1) * pic.S + n - 1) / n - 1;
-    out[i] = shorten(picture_text(pic.labels[t0]), 40);
-    if (n < pic.S) out[i] += " [" + std::to_string(t0) + "\xE2\x80\x93" + std::to_string(t1) + "]";
+    const std::size_t t0 = (i * S + n - 1) / n, t1 = ((i + 1) * S + n - 1) / n - 1;
+    out[i] = shorten(picture_text(labels[t0]), 40);
+    if (n < S) out[i] += " [" + std::to_string(t0) + "\xE2\x80\x93" + std::to_string(t1) + "]";
   }
   return out;
 }
@@ -79,25 +82,34 @@ void replace_once(std::string& s, const std::string& marker, const std::string& 
 
 std::string render_html(const MapPicture& full) {
   if (full.cells.ndim() != 3 || full.cells.shape[0] != full.heads.size() ||
-      full.labels.size() != full.S || full.S == 0 || full.heads.empty())
+      full.labels.size() != full.L || full.key_labels.size() != full.T || full.L == 0 ||
+      full.T == 0 || full.heads.empty())
     throw attn::Error(attn::Exit::software,
                       "plot: inconsistent picture " + attn::shape_str(full.cells.shape));
   std::optional<MapPicture> fewer;  // a copy only when cells must be merged
-  if (full.cells.shape[1] > kMaxPageCells) fewer = reduced(full, kMaxPageCells);
+  if (std::max(full.cells.shape[1], full.cells.shape[2]) > kMaxPageCells)
+    fewer = reduced(full, kMaxPageCells);
   const MapPicture& pic = fewer ? *fewer : full;
-  const std::size_t K = pic.heads.size(), n = pic.cells.shape[1];
+  const std::size_t K = pic.heads.size(), nq = pic.cells.shape[1], nk = pic.cells.shape[2];
   const ColourScale scale = colour_scale(pic.cells);
 
   nlohmann::json meta;
   meta["title"] = picture_text(pic.title);
-  meta["subtitle"] = picture_text(pic.subtitle + block_note(pic.S, n));
+  meta["subtitle"] = picture_text(pic.subtitle + block_note(pic.L, pic.T, nq, nk));
   meta["facts"] = nlohmann::json::array();
   for (const auto& [key, value] : pic.facts)
     meta["facts"].push_back({picture_text(key), picture_text(value)});
-  meta["labels"] = cell_labels(pic, n);
-  meta["n"] = n;
-  meta["S"] = pic.S;
+  meta["labels"] = cell_labels(pic.labels, nq);          // query rows
+  meta["key_labels"] = cell_labels(pic.key_labels, nk);  // key columns
+  meta["n"] = nq;
+  meta["nk"] = nk;
+  meta["L"] = pic.L;
+  meta["T"] = pic.T;
   meta["heads"] = pic.heads;
+  meta["head_names"] = nlohmann::json::array();
+  for (std::size_t k = 0; k < K; ++k) meta["head_names"].push_back(panel_title(pic, k));
+  meta["averaged"] = pic.mean_of > 0;
+  meta["sinks"] = pic.sinks;
   meta["vmax"] = scale.vmax;
   meta["max_value"] = scale.max_value;
   meta["clipped"] = scale.clipped;
@@ -107,8 +119,8 @@ std::string render_html(const MapPicture& full) {
     meta["viridis"].push_back({c.r, c.g, c.b});
   }
 
-  std::string maps(K * n * n * 2, '\0');  // (K, N, N) float16, little-endian
-  for (std::size_t i = 0; i < K * n * n; ++i) {
+  std::string maps(K * nq * nk * 2, '\0');  // (K, Nq, Nk) float16, little-endian
+  for (std::size_t i = 0; i < K * nq * nk; ++i) {
     const std::uint16_t h = to_half(pic.cells.data[i]);
     maps[2 * i] = char(h & 0xff);
     maps[2 * i + 1] = char(h >> 8);

@@ -3,7 +3,8 @@
 // lines weighted by attention) and one heatmap per head on canvases, and
 // answers hover (exact weight) and click (pin a token).
 //
-// Letters: K heads drawn, N tokens (or blocks of tokens) per side.
+// Letters: K heads drawn, NQ query rows and NK key columns (tokens, or
+// blocks of tokens); NQ = NK for self-attention.
 "use strict";
 (function () {
   const t0 = performance.now();
@@ -14,7 +15,7 @@
     return e;
   };
   const meta = JSON.parse($("meta").textContent);
-  const N = meta.n, K = meta.heads.length;
+  const NQ = meta.n, NK = meta.nk, K = meta.heads.length;
 
   // float16 -> float32 for every code: one table, then a lookup per weight.
   const half = new Float32Array(65536);
@@ -25,13 +26,16 @@
   const bin = atob($("data").textContent.trim());
   const bytes = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-  const codes = new Uint16Array(bytes.buffer);  // (K, N, N), little-endian float16
-  if (codes.length !== K * N * N)
-    throw new Error("attn-run page: expected " + K * N * N + " weights, found " + codes.length);
-  const code = (k, i, j) => codes[(k * N + i) * N + j];
+  const codes = new Uint16Array(bytes.buffer);  // (K, NQ, NK), little-endian float16
+  if (codes.length !== K * NQ * NK)
+    throw new Error("attn-run page: expected " + K * NQ * NK + " weights, found " + codes.length);
+  const code = (k, i, j) => codes[(k * NQ + i) * NK + j];
   const weight = (k, i, j) => half[code(k, i, j)];
   const fmt = (v) => (v === 0 ? "0 (masked)" : v >= 0.001 ? v.toFixed(4) : v.toExponential(3));
+  // A token's label in quotes: query t (a row) or key t (a column).
   const quote = (t) => "\u00ab" + meta.labels[t] + "\u00bb";
+  const kquote = (t) => "\u00ab" + meta.key_labels[t] + "\u00bb";
+  const head_name = (k) => meta.head_names[k];
 
   // Colours: viridis up to meta.vmax (the 99th percentile when a few cells
   // dwarf the rest, as in the PNG and SVG pictures), masked cells hatched grey.
@@ -66,10 +70,12 @@
     });
   }
   const select = $("head");
+  // One averaged map (--average-heads): the chooser holds just that entry.
+  if (meta.averaged) select.querySelector('option[value="all"]').remove();
   meta.heads.forEach((h, k) => {
     const o = el("option");
     o.value = String(k);
-    o.textContent = "head " + h;
+    o.textContent = head_name(k);
     select.append(o);
   });
   if (K === 1) select.value = "0";
@@ -89,18 +95,23 @@
   const hide_tip = () => (tip.hidden = true);
 
   // ---- Head view: queries on the left, keys on the right.
+  const N = Math.max(NQ, NK);  // the taller column
   const row = N <= 16 ? 26 : N <= 64 ? 20 : N <= 256 ? 16 : 13;
   const hv = $("headview");
   hv.style.setProperty("--row", row + "px");
   hv.style.setProperty("--fs", (N <= 16 ? 15 : N <= 64 ? 13 : N <= 256 ? 12 : 10) + "px");
   const qtoks = [], ktoks = [], bars = [];
-  for (let t = 0; t < N; t++) {
-    const q = el("div", "tok"), k = el("div", "tok"), bar = el("span", "bar");
+  for (let t = 0; t < NQ; t++) {
+    const q = el("div", "tok");
     q.textContent = meta.labels[t];
-    k.textContent = meta.labels[t];
-    k.prepend(bar);
-    q.dataset.token = k.dataset.token = String(t);
+    q.dataset.token = String(t);
     qtoks.push(q);
+  }
+  for (let t = 0; t < NK; t++) {
+    const k = el("div", "tok"), bar = el("span", "bar");
+    k.textContent = meta.key_labels[t];
+    k.prepend(bar);
+    k.dataset.token = String(t);
     ktoks.push(k);
     bars.push(bar);
   }
@@ -122,8 +133,8 @@
   meta.heads.forEach((h, k) => {
     const c = el("span"), sw = el("span", "swatch");
     sw.style.background = head_colour(k);
-    c.append(sw, " head " + h);
-    c.title = "show only head " + h;
+    c.append(sw, " " + head_name(k));
+    c.title = "show only " + head_name(k);
     c.onclick = () => set_head(String(k));
     chips.append(c);
   });
@@ -141,16 +152,18 @@
     (a.side === "q" ? qtoks : ktoks)[a.t].classList.add("hot");
     const heads = chosen();
     const y = (t) => t * row + row / 2;
+    // The other side's tokens: keys of a query's row, or queries of a key's column.
+    const M = a.side === "q" ? NK : NQ;
     const at = (k, t) => (a.side === "q" ? weight(k, a.t, t) : weight(k, t, a.t));
     // Lines and bars are relative to the strongest weight of this token's
     // row (or column) over the heads shown: long rows spread ~1/S each.
     let top = 0;
-    for (const k of heads) for (let t = 0; t < N; t++) top = Math.max(top, at(k, t));
+    for (const k of heads) for (let t = 0; t < M; t++) top = Math.max(top, at(k, t));
     if (!(top > 0)) return;
     lctx.lineCap = "round";
     for (const k of heads) {
       lctx.strokeStyle = heads.length === 1 ? "#1f77b4" : head_colour(k);
-      for (let t = 0; t < N; t++) {
+      for (let t = 0; t < M; t++) {
         const s = at(k, t) / top;
         if (s < 0.02) continue;  // faint lines would only grey the picture
         lctx.globalAlpha = s;
@@ -162,8 +175,8 @@
       }
     }
     lctx.globalAlpha = 1;
-    if (a.side === "q")  // bars: the weight of each key (mean over the heads shown)
-      for (let t = 0; t < N; t++) {
+    if (a.side === "q")  // bars: the weight of each key (the max over the heads shown)
+      for (let t = 0; t < NK; t++) {
         let v = 0;
         for (const k of heads) v = Math.max(v, at(k, t));
         bars[t].style.width = (100 * v) / top + "%";
@@ -179,21 +192,33 @@
     });
   };
 
+  // The sum of a query's row when it falls short of 1 (attention sinks take
+  // the rest; a fully masked row sums to 0): "" otherwise, or for rows of
+  // blocks of keys, whose cells are maxima.
+  function row_sum_note(k, i) {
+    if (NK !== meta.T || NQ !== meta.L) return "";
+    let sum = 0;
+    for (let j = 0; j < NK; j++) sum += weight(k, i, j);
+    if (!(sum < 0.999)) return "";
+    return " (row sums to " + sum.toFixed(3) + (sum > 0 && meta.sinks ? ": the sink takes the rest)" : ")");
+  }
   function token_tip(side, t) {
     const heads = chosen();
     const p = state.pinned && state.pinned.side === "q" && side === "k" ? state.pinned.t : null;
+    const name = (s, u) => (s === "q" ? "query " + u + " " + quote(u) : "key " + u + " " + kquote(u));
     const lines_ = [];
     if (p !== null) {
-      lines_.push("query " + p + " " + quote(p) + " \u2192 key " + t + " " + quote(t));
-      for (const k of heads) lines_.push("head " + meta.heads[k] + ": " + fmt(weight(k, p, t)));
+      lines_.push(name("q", p) + " \u2192 " + name("k", t));
+      for (const k of heads) lines_.push(head_name(k) + ": " + fmt(weight(k, p, t)));
     } else {
-      lines_.push((side === "q" ? "query " : "key ") + t + " " + quote(t) + ", strongest " + (side === "q" ? "key" : "query") + ":");
+      lines_.push(name(side, t) + ", strongest " + (side === "q" ? "key" : "query") + ":");
+      const M = side === "q" ? NK : NQ;
+      const at = (k, u) => (side === "q" ? weight(k, t, u) : weight(k, u, t));
       for (const k of heads) {
         let best = 0;
-        for (let u = 1; u < N; u++)
-          if ((side === "q" ? weight(k, t, u) : weight(k, u, t)) > (side === "q" ? weight(k, t, best) : weight(k, best, t))) best = u;
-        const v = side === "q" ? weight(k, t, best) : weight(k, best, t);
-        lines_.push("head " + meta.heads[k] + ": " + quote(best) + " (" + best + ") " + fmt(v));
+        for (let u = 1; u < M; u++) if (at(k, u) > at(k, best)) best = u;
+        lines_.push(head_name(k) + ": " + (side === "q" ? kquote(best) : quote(best)) + " (" + best + ") " +
+                    fmt(at(k, best)) + (side === "q" ? row_sum_note(k, t) : ""));
       }
     }
     return lines_.slice(0, 17).join("\n") + (lines_.length > 17 ? "\n\u2026" : "");
@@ -201,7 +226,7 @@
   function status() {
     const p = state.pinned;
     $("status").textContent = p
-      ? "Pinned " + (p.side === "q" ? "query " : "key ") + p.t + " " + quote(p.t) + "; click it again to unpin."
+      ? "Pinned " + (p.side === "q" ? "query " + p.t + " " + quote(p.t) : "key " + p.t + " " + kquote(p.t)) + "; click it again to unpin."
       : "Hover a token to see where it attends (lines: weight relative to the strongest); click to pin it.";
   }
   function pin(side, t) {
@@ -228,25 +253,29 @@
 
   // ---- Heatmaps, one panel per head: drawn when first shown.
   const scale = Math.max(1, Math.floor(512 / N));  // canvas px per cell: room for hatching
+  // Square cells, but a panel no flatter than 8:1 and no taller than 1:2.
+  const aspect = Math.min(8, Math.max(0.5, NK / NQ));
   const panels = [], marks = [];
   let drawn = false;
   meta.heads.forEach((h, k) => {
     const fig = el("figure", "panel"), cap = el("figcaption"), box = el("div", "box");
     const cv = el("canvas"), mark = el("div", "rowmark");
     fig.dataset.head = String(h);
-    cap.textContent = "head " + h;
-    cv.width = cv.height = N * scale;
+    cap.textContent = head_name(k);
+    cv.width = NK * scale;
+    cv.height = NQ * scale;
+    if (NQ !== NK) box.style.aspectRatio = String(aspect);
     mark.hidden = true;
     box.append(cv, mark);
     fig.append(cap, box);
     const cell = (ev) => {
       const r = cv.getBoundingClientRect();
-      const i = Math.floor(((ev.clientY - r.top) / r.height) * N), j = Math.floor(((ev.clientX - r.left) / r.width) * N);
-      return [Math.min(N - 1, Math.max(0, i)), Math.min(N - 1, Math.max(0, j))];
+      const i = Math.floor(((ev.clientY - r.top) / r.height) * NQ), j = Math.floor(((ev.clientX - r.left) / r.width) * NK);
+      return [Math.min(NQ - 1, Math.max(0, i)), Math.min(NK - 1, Math.max(0, j))];
     };
     cv.onmousemove = (ev) => {
       const [i, j] = cell(ev);
-      show_tip("head " + h + "\nquery " + i + " " + quote(i) + "\nkey " + j + " " + quote(j) + "\nweight " + fmt(weight(k, i, j)), ev);
+      show_tip(head_name(k) + "\nquery " + i + " " + quote(i) + "\nkey " + j + " " + kquote(j) + "\nweight " + fmt(weight(k, i, j)), ev);
     };
     cv.onmouseleave = hide_tip;
     cv.onclick = (ev) => pin("q", cell(ev)[0]);
@@ -257,15 +286,15 @@
   function draw_maps() {
     if (drawn) return;
     drawn = true;
-    const side = N * scale;
+    const w = NK * scale, h = NQ * scale;
     panels.forEach((fig, k) => {
       const cv = fig.querySelector("canvas"), ctx = cv.getContext("2d");
-      const img = ctx.createImageData(side, side), px = new Uint32Array(img.data.buffer);
-      for (let y = 0; y < side; y++) {
+      const img = ctx.createImageData(w, h), px = new Uint32Array(img.data.buffer);
+      for (let y = 0; y < h; y++) {
         const i = (y / scale) | 0;
-        for (let x = 0; x < side; x++) {
+        for (let x = 0; x < w; x++) {
           const c = code(k, i, (x / scale) | 0);
-          px[y * side + x] = c === 0 ? hatch[((x + y) >> 1) % 3 === 0 ? 0 : 1] : lut[c];
+          px[y * w + x] = c === 0 ? hatch[((x + y) >> 1) % 3 === 0 ? 0 : 1] : lut[c];
         }
       }
       ctx.putImageData(img, 0, 0);
@@ -275,9 +304,9 @@
     const p = state.pinned;
     marks.forEach((m) => {
       m.hidden = !(p && p.side === "q");
-      if (p) {
-        m.style.top = (100 * p.t) / N + "%";
-        m.style.height = Math.max(100 / N, 0.4) + "%";
+      if (p && p.side === "q") {
+        m.style.top = (100 * p.t) / NQ + "%";
+        m.style.height = Math.max(100 / NQ, 0.4) + "%";
       }
     });
   }
@@ -318,8 +347,13 @@
   // Otherwise the last query starts pinned (as --show's head view), so the
   // head view opens with lines drawn rather than empty.
   const pinned = /^#pin=(\d+)$/.exec(location.hash);
-  pin("q", pinned ? Math.min(N - 1, Number(pinned[1])) : N - 1);
+  pin("q", pinned ? Math.min(NQ - 1, Number(pinned[1])) : NQ - 1);
   set_view(location.hash === "#maps" ? "maps" : "heads");
+  // The first lines and bars are drawn now, not on the next animation frame
+  // (redraw): the page is complete when its script ends. A reader of the DOM
+  // right after the load event (chromium --dump-dom, the tests) may otherwise
+  // come before the first frame, as it did under load.
+  if (state.view === "heads") draw_lines();
   document.body.dataset.ready = "1";
   document.body.dataset.setupMs = String(Math.round(performance.now() - t0));  // for the README's figures
 })();

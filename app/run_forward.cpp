@@ -130,7 +130,13 @@ int run_forward(const Options& opt) {
   // it cannot be taken back: a failed stdout (exit 74) leaves every existing
   // file untouched (CONTRACT.md "Output safety rules").
   std::optional<MapPicture> pic;
-  if (pictures) pic = make_picture(opt, cfg, session.model(), in, *res.capture, std::move(labels));
+  if (pictures) {
+    // Key columns: the T keys (the query tokens for self-attention), then
+    // torch MHA's extra columns.
+    auto keys = key_labels(cfg, labels, in.keys(), res.capture->keys());
+    pic = make_picture(opt, cfg, session.model(), in, *res.capture, std::move(labels),
+                       std::move(keys));
+  }
   if (plot_file) plot_file->stage(*pic);
   if (to_dir) session.stage(*out, in, res, want_maps);
   if (opt.show) {

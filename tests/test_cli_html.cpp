@@ -17,11 +17,14 @@
 #include <vector>
 
 #include "attn/npy.h"
+#include "browser.h"
 #include "test_util.h"
 
-using attn::test::run;
-using attn::test::q;
+using attn::test::Browser;
+using attn::test::console_errors;
 using attn::test::count_of;
+using attn::test::q;
+using attn::test::run;
 
 namespace {
 
@@ -61,23 +64,6 @@ double from_half(std::uint16_t h) {
   const int e = (h >> 10) & 31, m = h & 1023;
   const double v = e == 0 ? m * std::ldexp(1.0, -24) : (1 + m / 1024.0) * std::ldexp(1.0, e - 15);
   return (h & 0x8000) ? -v : v;
-}
-
-// A headless chromium run on `page` with `args`; "" stdout when not installed.
-struct Browser {
-  bool present = run("command -v chromium").exit_code == 0;
-  attn::test::TempDir profile;
-  attn::test::RunResult load(const std::string& page, const std::string& args) {
-    return run(
-        "chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-        "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
-        q(profile.path) + " --enable-logging=stderr --v=0 " + args + " " + q("file://" + page));
-  }
-};
-
-// Console messages from the page (chromium logs them as "CONSOLE").
-bool console_errors(const std::string& err) {
-  return err.find("Uncaught") != std::string::npos || err.find(":CONSOLE") != std::string::npos;
 }
 
 }  // namespace
@@ -190,8 +176,8 @@ TEST_CASE("cli_html: hovering a heatmap cell or a token shows its exact weight")
     return;
   }
   attn::test::TempDir t;
-  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --plot " +
-               q(t / "w.html") + " --out-dir " + q(t / "out"));
+  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --plot " + q(t / "w.html") +
+               " --out-dir " + q(t / "out"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   // The pointer, played by a script added to this copy of the page: over
   // cell (query 2, key 1) of head 1, then over query token 3.
@@ -220,8 +206,9 @@ addEventListener("load", () => {
                                        "\\s+key 1 \xC2\xABjourney\xC2\xBB\\s+weight ([0-9.]+)\"")));
   CHECK(std::stod(m[1]) == doctest::Approx(a.data[(1 * 6 + 2) * 6 + 1]).epsilon(1e-3));
   // Query 3 "with": its strongest key per head, with the weight.
-  REQUIRE(std::regex_search(dom.out, m, std::regex("data-tokentip=\"query 3 [^\"]*head 0: [^(]*"
-                                                   "\\((\\d)\\) ([0-9.]+)")));
+  REQUIRE(std::regex_search(dom.out, m,
+                            std::regex("data-tokentip=\"query 3 [^\"]*head 0: [^(]*"
+                                       "\\((\\d)\\) ([0-9.]+)")));
   const float* row = a.ptr() + (0 * 6 + 3) * 6;
   const std::size_t best = std::max_element(row, row + 6) - row;
   CHECK(std::stoul(m[1]) == best);

@@ -1,21 +1,25 @@
 // cli_pictures: --plot SVG and PNG details end to end: masked cells hatched
 // (not the colour of a small weight), a "≥" cap on a saturated colour bar,
-// every label drawn up to S = 64, many heads wrapped into a grid, and CJK
-// and other scripts drawn with real glyphs found through fontconfig.
+// every label drawn up to S = 64, many heads wrapped into a grid, CJK
+// and other scripts drawn with real glyphs found through fontconfig; and the
+// v2 variants' maps: cross-attention (L queries x T' keys, kv_labels and
+// torch MHA's bias_kv / zero_attn columns), --average-heads and sinks.
 //
-// Letters: H heads, S sequence.
+// Letters: H heads, S sequence, L queries, T keys (T' with the extra columns).
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <string>
 
 #include "attn/npy.h"
+#include "cli_checks.h"
 #include "test_util.h"
 
-using attn::test::run;
-using attn::test::q;
 using attn::test::count_of;
+using attn::test::q;
+using attn::test::run;
 
 namespace {
 
@@ -35,6 +39,22 @@ std::string long_config(const attn::test::TempDir& t, std::size_t S, std::size_t
                              "\"labels\": [" +
                              labels + "]}");
   return t / "c.json";
+}
+
+// A golden variant's config (tests/golden/variants/NAME) with its paths
+// made absolute and `extra`'s keys merged in, written to t/NAME.json.
+std::string variant_config(const attn::test::TempDir& t, const std::string& name,
+                           const nlohmann::json& extra) {
+  const std::string dir = attn::test::source_path("tests/golden/variants/" + name);
+  auto cfg = nlohmann::json::parse(attn::test::read_text(dir + "/config.json"));
+  for (auto& [key, value] : cfg.items())
+    if (value.is_string() &&
+        (key == "weights" || key == "input" || key.find("mask") != std::string::npos ||
+         key == "positions" || key.find("_input") != std::string::npos))
+      value = dir + "/" + value.get<std::string>();
+  cfg.merge_patch(extra);
+  attn::test::write_text(t / (name + ".json"), cfg.dump(1));
+  return t / (name + ".json");
 }
 
 }  // namespace
@@ -140,4 +160,79 @@ TEST_CASE("cli_pictures: labels that are not valid UTF-8 draw as U+FFFD in SVG a
   auto png = run(base + q(t / "b.png"));
   CHECK_MESSAGE(png.exit_code == 0, png.err);
   CHECK(attn::test::read_text(t / "b.png").rfind("\x89PNG", 0) == 0);
+}
+
+TEST_CASE(
+    "cli_pictures: cross-attention draws 5 queries x 8 keys with kv_labels and MHA's columns") {
+  // torch MHA as cross-attention: L = 5 queries, T = 6 keys from key.npy,
+  // then bias_kv and zero_attn: maps (B, 4, 5, 8).
+  attn::test::TempDir t;
+  const std::string c = variant_config(t, "mha_cross_bool_mask",
+                                       {{"labels", {"q0", "q1", "q2", "q3", "q4"}},
+                                        {"kv_labels", {"k0", "k1", "k2", "k3", "k4", "k5"}}});
+  auto r = run(bin() + " -q --config " + q(c) + " --plot " + q(t / "x.svg"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string svg = attn::test::read_text(t / "x.svg");
+  CHECK(count_of(svg, "<g class=\"panel\"") == 4);
+  CHECK(svg.find("L = 5 queries x T = 8 keys") != std::string::npos);
+  for (const char* l : {">q0</text>", ">q4</text>", ">k0</text>", ">k5</text>", ">bias_kv</text>",
+                        ">zero_attn</text>"})
+    CHECK_MESSAGE(count_of(svg, l) == 4, l);  // one row or column label per panel
+  // Query labels are rows (right-aligned), key labels columns (below the map).
+  CHECK(std::regex_search(svg, std::regex("text-anchor=\"end\"[^>]*>q0</text>")));
+  CHECK(!std::regex_search(svg, std::regex("text-anchor=\"end\" fill=\"#222222\">k0</text>")));
+
+  // --show: the key line holds the key labels, five rows the query labels.
+  r = run("COLUMNS=100 " + bin() + " --config " + q(c) + " --show --heads 1");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto at = r.out.find("\nhead 1\n");
+  REQUIRE(at != std::string::npos);
+  const std::string keys = r.out.substr(at + 8, r.out.find('\n', at + 8) - at - 8);
+  for (const char* k : {"k0", "k5", "bias_kv", "zero_at"})
+    CHECK_MESSAGE(keys.find(k) != std::string::npos, k);
+  CHECK(r.out.find("\nq4 ") != std::string::npos);
+  CHECK(r.out.find("query 4 \"q4\"") != std::string::npos);
+
+  // Without kv_labels, the keys are their positions; a wrong --show-query names L.
+  const std::string c2 = variant_config(t, "mha_cross_bool_mask", nlohmann::json::object());
+  r = run(bin() + " -q --config " + q(c2) + " --plot " + q(t / "p.svg"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(count_of(attn::test::read_text(t / "p.svg"), ">5</text>") == 4);
+  attn::test::check_cli_failure(run(bin() + " --config " + q(c2) + " --show --show-query 5"), 64,
+                                {"--show-query", "L = 5"});
+}
+
+TEST_CASE("cli_pictures: --average-heads draws one map, the mean, in SVG, HTML and --show") {
+  attn::test::TempDir t;
+  const std::string c = variant_config(t, "mha_cross_float_mask_avg", nlohmann::json::object());
+  auto r = run(bin() + " -q --config " + q(c) + " --plot " + q(t / "m.svg"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string svg = attn::test::read_text(t / "m.svg");
+  CHECK(count_of(svg, "<g class=\"panel\"") == 1);
+  CHECK(count_of(svg, ">mean of 4 heads</text>") == 1);
+  CHECK(svg.find("the mean of the 4 heads (--average-heads)") != std::string::npos);
+  REQUIRE(run(bin() + " -q --config " + q(c) + " --plot " + q(t / "m.html")).exit_code == 0);
+  CHECK(attn::test::read_text(t / "m.html").find("\"head_names\":[\"mean of 4 heads\"]") !=
+        std::string::npos);
+  r = run("COLUMNS=80 " + bin() + " --config " + q(c) + " --show");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(count_of(r.out, "\nmean of 4 heads\n") == 2);  // the grid and the head view
+  // The same flag on the command line.
+  const std::string c2 = variant_config(t, "mha_cross_bool_mask", nlohmann::json::object());
+  r = run(bin() + " -q --config " + q(c2) + " --average-heads --plot " + q(t / "f.svg"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(count_of(attn::test::read_text(t / "f.svg"), ">mean of 4 heads</text>") == 1);
+}
+
+TEST_CASE("cli_pictures: with sinks, --show's head view gives the row's sum") {
+  attn::test::TempDir t;
+  const std::string c = variant_config(t, "gptoss_sinks_window", nlohmann::json::object());
+  auto r = run("COLUMNS=100 " + bin() + " --config " + q(c) + " --show --heads 0");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.out, m,
+                            std::regex("\nhead 0 \\(row sums to (0\\.\\d\\d): the sink takes "
+                                       "the rest\\)\n")));
+  CHECK(std::stod(m[1]) < 0.999);
+  CHECK(r.out.find("colour: 0 to ") != std::string::npos);
 }
