@@ -16,10 +16,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "attn/attention.h"
 #include "attn/config.h"
@@ -180,9 +179,9 @@ TEST_CASE("golden folders: attn-run --model DIR --layer N end to end") {
   };
   // Sharded bf16 safetensors, a folder holding both model.safetensors and
   // pytorch_model.bin, and Gemma 3's global layer.
-  for (const Run& r : {Run{"gemma2", 1, "model.safetensors.index.json"},
-                       Run{"gpt2", 2, "model.safetensors"}, Run{"gemma3", 2, "model.safetensors"},
-                       Run{"gpt_neox", 0, "model.safetensors"}}) {
+  for (const Run& r :
+       {Run{"gemma2", 1, "model.safetensors.index.json"}, Run{"gpt2", 2, "model.safetensors"},
+        Run{"gemma3", 2, "model.safetensors"}, Run{"gpt_neox", 0, "model.safetensors"}}) {
     const std::string name = r.name;
     CAPTURE(name);
     const std::string model = folders_root() + "/" + r.name + "/model";

@@ -478,27 +478,35 @@ def make_folder(spec, out=OUT, verbose=True):
     with open(os.path.join(model_dir, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
     g = torch.Generator().manual_seed(spec["seed"])
-    n_layers = next(cfg.get(k) for k in ("num_hidden_layers", "n_layer", "n_layers")
-                    if k in cfg) if "text_config" not in cfg else cfg["text_config"]["num_hidden_layers"]
-    sd, per_layer = OrderedDict(), {}
+    text = cfg.get("text_config", cfg)  # Gemma 3's multimodal config.json nests the text model
+    n_layers = next(text[k] for k in ("num_hidden_layers", "n_layer", "n_layers") if k in text)
     s0 = hf_settings(cfg, 0)
     mt = s0["model_type"]
-    outer = model_outside(mt if mt != "gemma3_text" or "text_config" not in cfg else "gemma3", s0["C"], g)
-    sd.update(outer)
-    top = spec.get("top_prefix", "")
+    sd, per_layer = OrderedDict(model_outside(mt, s0["C"], g)), {}
+    # Other prefixes a whole model's keys may carry (BertModel without "bert.", GPT-2 saved
+    # from GPT2LMHeadModel with "transformer.", Gemma 3 inside its multimodal model, ...).
+    renames = spec.get("rename", [])
+
+    def rn(key):
+        for old, new in renames:
+            if key.startswith(old):
+                return new + key[len(old):]
+        return key
+
     for layer in range(n_layers):
         s = hf_settings(cfg, layer)
         w = attention_weights(s, g)
         per_layer[layer] = s
         for k, v in w.items():
-            sd[top + s["prefix"] + k] = v
+            sd[s["prefix"] + k] = v
         for k, v in block_neighbours(mt, layer, s["C"], g).items():
-            sd[top + k] = v
+            sd[k] = v
+    sd = OrderedDict((rn(k), v) for k, v in sd.items())
     stored = write_weights(model_dir, sd, spec["container"], spec["dtype"])
     written = []
     for layer in spec["layers"]:
         s = per_layer[layer]
-        p = top + s["prefix"]
+        p = rn(s["prefix"])
         lsd = {k[len(p):]: v for k, v in stored.items() if k.startswith(p)}
         B, S = spec.get("B", 1), spec.get("S", 7)
         x = torch.randn(B, S, s["C"], generator=g, dtype=torch.float64).float().double()
