@@ -321,3 +321,14 @@ TEST_CASE("model folder: Gemma 3 with transformers v5 rope_parameters per layer 
   CHECK(global["rope"]["scaling"]["rope_type"] == "linear");
   CHECK(!global.contains("sliding_window"));
 }
+
+TEST_CASE("model folder: Phi-3's early rope_scaling type \"su\" is longrope") {
+  // microsoft/Phi-3-mini-128k-instruct's first config.json; Phi3Config renames it.
+  json phi = small("phi3");
+  phi["max_position_embeddings"] = 131072;
+  phi["original_max_position_embeddings"] = 4096;
+  phi["rope_scaling"] = {{"type", "su"}, {"long_factor", {1.0, 2.0}}, {"short_factor", {1.0, 1.0}}};
+  const json l = layer_of(phi, 0);
+  CHECK(l["rope"]["scaling"]["type"] == "longrope");
+  CHECK(l["rope"]["scaling"]["original_max_position_embeddings"] == 4096);
+}

@@ -191,6 +191,12 @@ void gemma3(Ctx& c) {  // qk_norm (1 + w), 5 local : 1 global, local rope base
 void phi3(Ctx& c) {  // fused qkv_proj, partial rotary, longrope
   decoder(c, "fused", false);
   rope(c, 10000.0, number(c.hf, "partial_rotary_factor", 1.0));
+  // Phi3Config._rope_scaling_adjustment: the early "su" (and "yarn") names mean longrope.
+  json& r = c.out["rope"];
+  if (r.contains("scaling") && r["scaling"].contains("type") && r["scaling"]["type"].is_string()) {
+    const std::string type = r["scaling"]["type"].get<std::string>();
+    if (type == "su" || type == "yarn") r["scaling"]["type"] = "longrope";
+  }
   window(c, true);
 }
 

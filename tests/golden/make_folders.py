@@ -168,8 +168,10 @@ def hf_settings(cfg, layer):
     elif mt == "phi3":  # fused qkv_proj, partial rotary, longrope, a window on every layer
         s.update(layout="phi3", qkv_bias=False, o_bias=False,
                  prefix=f"model.layers.{layer}.self_attn.")
-        s["rope"] = rope(cfg["rope_theta"], cfg["partial_rotary_factor"], get(cfg, "rope_scaling"),
-                         v5_params())
+        scaling = get(cfg, "rope_scaling")
+        if scaling and scaling.get("type") in ("su", "yarn"):  # Phi3Config's early names
+            scaling = dict(scaling, type="longrope")
+        s["rope"] = rope(cfg["rope_theta"], cfg["partial_rotary_factor"], scaling, v5_params())
         s["window"] = cfg["sliding_window"]
     elif mt == "gpt_oss":  # sinks, alternating sliding layers, yarn
         decoder()
