@@ -1,8 +1,11 @@
 // --dump-weights: show what was loaded (a table or JSON on stdout), or write
-// it to a folder as <key>.npy in any layout that can hold it, with a
-// manifest.json (layout, config, keys, shapes, SHA-256 of each file).
+// it in any layout that can hold it: to a folder as <key>.npy with a
+// manifest.json (layout, config, keys, shapes, SHA-256 of each file), or to
+// one FILE.safetensors (its __metadata__ holding the layout and the config) or
+// FILE.npz, written atomically beside its final name.
 #include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -10,11 +13,13 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/error.h"
+#include "attn/files.h"
 #include "attn/npy.h"
 #include "attn/output.h"
 #include "attn/run.h"
 #include "attn/sha256.h"
 #include "attn/weights.h"
+#include "attn/writers.h"
 #include "memory_check.h"
 #include "modes.h"
 #include "stdout_writer.h"
@@ -105,11 +110,68 @@ void check_not_the_source(const std::string& dir, const std::string& weights,
     if (same_path(dir + "/" + name, weights)) refuse("would overwrite the weights file");
 }
 
+enum class DumpTo { stdout_table, folder, safetensors, npz };
+
+bool ends_with_ci(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         std::equal(
+             suffix.begin(), suffix.end(), s.end() - std::ptrdiff_t(suffix.size()),
+             [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+}
+
+DumpTo dump_target(const std::string& path) {
+  if (path.empty()) return DumpTo::stdout_table;
+  if (ends_with_ci(path, ".safetensors")) return DumpTo::safetensors;
+  if (ends_with_ci(path, ".npz")) return DumpTo::npz;
+  return DumpTo::folder;
+}
+
+// The shard files a sharded index reads (its weight_map's values), beside it.
+std::vector<std::string> shards_of(const std::string& index) {
+  std::vector<std::string> files;
+  if (!ends_with_ci(index, ".index.json")) return files;
+  std::ifstream in(index, std::ios::binary);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object()) return files;
+  const std::string folder = std::filesystem::path(index).parent_path().string();
+  for (const auto& v : j["weight_map"])
+    if (v.is_string()) files.push_back((folder.empty() ? "" : folder + "/") + v.get<std::string>());
+  return files;
+}
+
+// --dump-weights FILE never replaces the weights it reads, nor a shard of
+// them, nor a folder (exit 73, as the folder dump).
+void check_file_target(const std::string& file, const std::string& weights) {
+  if (attn::is_directory(file))
+    throw attn::Error(
+        attn::Exit::cant_create,
+        "--dump-weights " + file +
+            ": is a folder (a .safetensors or .npz name "
+            "writes one file; drop the extension to dump <key>.npy files into a folder)");
+  if (weights.empty()) return;
+  std::vector<std::string> read = shards_of(weights);
+  read.push_back(weights);
+  for (const std::string& w : read)
+    if (same_path(file, w))
+      throw attn::Error(attn::Exit::cant_create,
+                        "--dump-weights " + file + ": would overwrite the weights file " + w +
+                            " that this run reads; dump into another file");
+}
+
+// The folder and name an output file is staged and committed under.
+std::pair<std::string, std::string> split_path(const std::string& file) {
+  const std::filesystem::path p(file);
+  const std::string dir = p.parent_path().string();
+  return {dir.empty() ? "." : dir, p.filename().string()};
+}
+
 }  // namespace
 
 int run_dump_weights(const Options& opt) {
   attn::Config cfg = load_config_with_flags(opt);
-  if (!opt.dump_dir.empty()) check_not_the_source(opt.dump_dir, cfg.weights, {});
+  const DumpTo to = dump_target(opt.dump_dir);
+  if (to == DumpTo::folder) check_not_the_source(opt.dump_dir, cfg.weights, {});
+  if (to == DumpTo::safetensors || to == DumpTo::npz) check_file_target(opt.dump_dir, cfg.weights);
   attn::Layout loaded_layout;
   bool detected = false;
   std::string source;
@@ -146,7 +208,7 @@ int run_dump_weights(const Options& opt) {
       (target == loaded_layout ? (detected ? " (detected)" : " (from config)")
                                : " (converted from " + attn::layout_name(loaded_layout) + ")");
 
-  if (opt.dump_dir.empty()) {
+  if (to == DumpTo::stdout_table) {
     if (opt.format == Format::json) {
       for (auto& p : params) p.erase("shape_str");
       nlohmann::json j = {{"layout", attn::layout_name(target)},
@@ -158,6 +220,30 @@ int run_dump_weights(const Options& opt) {
     } else {
       write_stdout(table(params, "layout: " + layout_note + "   weights: " + source));
     }
+    return 0;
+  }
+
+  attn::Config dumped = cfg;
+  dumped.layout = target;
+  dumped.init_seed.reset();
+  dumped.weights_prefix.clear();  // the dumped keys are the layer's own
+  if (to == DumpTo::safetensors || to == DumpTo::npz) {
+    const auto [dir, name] = split_path(opt.dump_dir);
+    dumped.weights = name;  // a config saved beside the file reads it
+    std::vector<attn::NamedTensor> named;
+    for (std::size_t i = 0; i < keys.size(); ++i) named.push_back({keys[i], &tensors[i]});
+    attn::OutputDir out(dir);
+    out.check_name(name);
+    if (to == DumpTo::safetensors)
+      out.add(name, attn::encode_safetensors(
+                        named, {{"format", "pt"},
+                                {"attn_run_layout", attn::layout_name(target)},
+                                {"attn_run_config", attn::config_to_json(dumped).dump()}}));
+    else
+      out.add(name, attn::encode_npz(named));
+    out.commit();
+    spdlog::info("wrote {} parameters as layout {} to {}", keys.size(), attn::layout_name(target),
+                 opt.dump_dir);
     return 0;
   }
 
@@ -181,10 +267,7 @@ int run_dump_weights(const Options& opt) {
                       {"dtype", "float32"},
                       {"sha256", attn::sha256_hex(bytes)}};
   }
-  attn::Config dumped = cfg;
-  dumped.layout = target;
   dumped.weights = ".";
-  dumped.init_seed.reset();
   nlohmann::json manifest = {{"attn_run_version", ATTN_VERSION},
                              {"layout", attn::layout_name(target)},
                              {"source_layout", attn::layout_name(loaded_layout)},

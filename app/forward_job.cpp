@@ -154,7 +154,9 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
 nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& res,
                              const nlohmann::json& extra) {
   const auto t_write = std::chrono::steady_clock::now();
-  out.add("context.npy", attn::encode_npy(res.context));
+  // Header, then the floats straight from the tensor (no encoded copy).
+  out.write_at(out.add_streamed_npy("context.npy", res.context.shape), 0, res.context.ptr(),
+               res.context.size());
   if (!f.maps_shape) out.remove_on_commit("attention.npy");
   f.write_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_write).count();

@@ -53,11 +53,12 @@ void setup_options(CLI::App& app, Options& opt) {
   in->add_option("--config", opt.config, "JSON config (keys: man attn-run, or the README)")
       ->type_name("FILE");
   in->add_option("--model", opt.model,
-                 "a Hugging Face model folder (config.json + its weights); with --layer N")
+                 "a Hugging Face model folder (config.json + weights): with --layer N, that "
+                 "layer's attention; alone, a table of its layers")
       ->type_name("DIR");
   in->add_option("--layer", opt.layer, "the layer of --model to run (0-based)")
       ->type_name("N");
-  in->add_option("--weights", opt.weights, "weights: folder of <key>.npy, .npz or .safetensors")
+  in->add_option("--weights", opt.weights, "weights: folder of <key>.npy, .npz, .safetensors, *.index.json or .pt")
       ->type_name("PATH");
   in->add_option("--input", opt.input,
                  "token embeddings (S, C) or (B, S, C): .npy or JSON; - = stdin")
@@ -82,7 +83,8 @@ void setup_options(CLI::App& app, Options& opt) {
         opt.format_given = true;
       });
   out->add_option("--dump-weights", opt.dump_dir,
-                  "print a table of the weights, or write them to DIR as <key>.npy")
+                  "print a table of the weights, or write them to DIR as <key>.npy, or to "
+                  "FILE.safetensors or FILE.npz")
       ->type_name("[DIR|FILE]")
       ->expected(0, 1);  // given at all: main() sets opt.dump_weights from its count
   out->add_option("--layout", opt.layout, "weight layout to dump as (or to read with)")
@@ -215,6 +217,13 @@ std::optional<std::vector<std::string>> flag_labels(const Options& opt, std::str
   return labels;
 }
 
+std::string model_summary_folder(const Options& opt) {
+  if (opt.layer) return "";
+  if (!opt.model.empty()) return opt.config.empty() ? opt.model : "";
+  // A Hugging Face config.json as --config means --model of its folder.
+  return opt.config.empty() ? "" : attn::hf_config_folder(opt.config);
+}
+
 void check_option_combinations(const Options& opt) {
   using attn::Error;
   using attn::Exit;
@@ -230,8 +239,17 @@ void check_option_combinations(const Options& opt) {
                                      " (it reads DIR/summary-K-of-N.json alone)");
     return;
   }
+  if (!model_summary_folder(opt).empty()) {  // the model summary reads the folder alone
+    for (const auto& [given, flag] : {std::pair{opt.dump_weights, "--dump-weights"},
+                                      {opt.input_list.has_value(), "--input-list"},
+                                      {opt.out_dir.has_value(), "--out-dir"}})
+      if (given)
+        throw Error(Exit::usage, std::string("--model: cannot be combined with ") + flag +
+                                     " (alone, it prints a table of the model's layers)");
+    return;
+  }
   if (opt.config.empty() && opt.model.empty())
-    throw Error(Exit::usage, "--config: a config file (or --model DIR) is required (try --help)");
+    throw Error(Exit::usage, "--config: a config file is required, or --model DIR (try --help)");
   auto both = [](const char* a, const char* b, const std::string& why) {
     return Error(Exit::usage, std::string(a) + ": cannot be combined with " + b + ": " + why);
   };

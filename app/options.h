@@ -70,6 +70,10 @@ std::vector<std::string> split_labels(const std::string& spec);
 // either. `flag` is set to the flag's name for messages.
 std::optional<std::vector<std::string>> flag_labels(const Options& opt, std::string* flag);
 
+// The model folder whose table of layers to print ("" = not that mode):
+// --model DIR, or --config DIR/config.json of Hugging Face, without --layer.
+std::string model_summary_folder(const Options& opt);
+
 // Checks flag combinations that CLI11 cannot express, each message naming
 // both flags. Exit::usage. Called once by main before any mode runs.
 void check_option_combinations(const Options& opt);

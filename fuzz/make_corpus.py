@@ -253,9 +253,23 @@ def make_config():
             json.dump(j, f, indent=1)
 
 
+def make_pt():
+    """pt: small torch.save files that tests/fixtures/pt/make_pt.py wrote with torch itself
+    (torch is not needed here): plain, views of shared storages, bf16 and masks, checkpoint
+    dicts, modules, a shard, the hostile os.system checkpoint."""
+    d = fresh("pt")
+    src = os.path.join(ROOT, "tests", "fixtures", "pt")
+    for rel in ["linear.pt", "views.pt", "bf16.pt", "lightning.pt", "nested.pt", "expanded.pt",
+                "protocol4.pt", "parameter.pt", "hostile_os_system.pt", "modules/torch_mha_kdim.pt",
+                "modules/bf16_warner_causal.pt",
+                "golden/sharded/pytorch_model-00001-of-00002.bin"]:
+        shutil.copy(os.path.join(src, rel), os.path.join(d, os.path.basename(rel)))
+
+
 if __name__ == "__main__":
     make_npy()
     make_npz()
     make_safetensors()
     make_index()
     make_config()
+    make_pt()

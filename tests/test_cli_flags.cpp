@@ -186,7 +186,7 @@ TEST_CASE("cli_flags: the bash completion is generated from the options and work
   CHECK(words("attn-run --config warner_ca", 2) == "warner_causal.json");
   CHECK(words("attn-run --threads \"\"", 2).empty());
   // --dump-weights takes an optional folder: a flag may follow it.
-  CHECK(words("attn-run --dump-weights --lay", 2) == "--layout");
+  CHECK(words("attn-run --dump-weights --layo", 2) == "--layout");
   CHECK(words("attn-run -", 1).find("--merge-summaries") != std::string::npos);
   CHECK_FALSE(has(words("attn-run --", 1), "--completion"));
 }

@@ -80,6 +80,12 @@ TEST_CASE("unit: fuzz replay of the torch.save pickle target's seeds and regress
   CHECK(replay("pickle", fuzz_pickle) >= 10);
 }
 
+TEST_CASE("unit: fuzz replay of the whole torch.save container target's seeds and regressions") {
+  CHECK(replay("pt", fuzz_pt) >= 5);
+  // The seeds are real torch.save files: they open and read.
+  CHECK(attn::read_torch_save(attn::test::source_path("fuzz/corpus/pt/views.pt")).size() == 8);
+}
+
 TEST_CASE("unit: the fuzz seeds are accepted where they are valid") {
   // The seeds must reach the readers' deep paths, not just their first check:
   // the real NumPy files parse, so the replay above exercised the success paths.

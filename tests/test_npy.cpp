@@ -64,7 +64,7 @@ void expect_parse_error(const std::string& image, const std::string& part = "") 
 
 nlohmann::json manifest() { return nlohmann::json::parse(read_text(fixture("manifest.json"))); }
 
-bool same_bits(const std::vector<float>& a, const std::string& raw) {
+bool same_bits(const attn::FloatBuffer& a, const std::string& raw) {
   return a.size() * 4 == raw.size() &&
          (a.empty() || std::memcmp(a.data(), raw.data(), raw.size()) == 0);
 }

@@ -74,11 +74,12 @@ TEST_CASE("torch pickle: every tensor of real torch.save checkpoints, as torch r
 
 TEST_CASE("torch pickle: contiguous() tells C-order views from transposed ones") {
   const auto views = parse(bytes_of(fixture("views.pkl")));
-  REQUIRE(views.size() == 6);
+  REQUIRE(views.size() == 8);
   CHECK(views[0].contiguous());   // q = qkv[:2]
   CHECK(views[1].contiguous());   // k = qkv[2:4], offset 4
   CHECK(!views[3].contiguous());  // t = randn(3, 5).t()
   CHECK(views[4].contiguous());   // a 0-d tensor
+  CHECK(!views[6].contiguous());  // randn(4, 6)[:, ::2]
 }
 
 TEST_CASE("torch pickle: any global but tensors, storages and OrderedDict is refused by name") {

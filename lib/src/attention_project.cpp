@@ -15,7 +15,7 @@ namespace attn::detail {
 namespace {
 
 // Uninitialized floats: every element is written before it is read.
-std::unique_ptr<float[]> buffer(std::size_t n) { return std::unique_ptr<float[]>(new float[n]); }
+Buffer buffer(std::size_t n) { return make_buffer(n); }
 
 const float* bias_at(const Weights& w, std::size_t row0) {
   return w.b_qkv.data.empty() ? nullptr : w.b_qkv.ptr() + row0;

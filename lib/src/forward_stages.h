@@ -15,6 +15,16 @@
 
 namespace attn::detail {
 
+// A float buffer from alloc_buffer (huge pages when large), left unset.
+struct BufferFree {
+  std::size_t bytes = 0;
+  void operator()(float* p) const noexcept { free_buffer(p, bytes); }
+};
+using Buffer = std::unique_ptr<float[], BufferFree>;
+inline Buffer make_buffer(std::size_t n) {
+  return Buffer(static_cast<float*>(alloc_buffer(n * sizeof(float))), BufferFree{n * sizeof(float)});
+}
+
 struct Projected {
   std::size_t B = 0, L = 0, T = 0, T_ext = 0;
   // q of batch b, head h: q + b*L*ld_q + h*D, rows of L (and y, written over q).
@@ -26,7 +36,7 @@ struct Projected {
   std::size_t ld_kv = 0;
   // Self-attention without extra keys: one (B*L, (H+2*Hkv)*D) buffer, one
   // GEMM. Otherwise q (B*L, H*D) and k|v (B*T', 2*Hkv*D) apart.
-  std::unique_ptr<float[]> q_buf, kv_buf;
+  Buffer q_buf, kv_buf;
   double flops = 0.0;
 };
 

@@ -80,7 +80,7 @@ ScoreMask score_mask(const Tensor& m, std::size_t B, std::size_t H, std::size_t 
                                   " (a float attn_mask adds to the scores: use -inf to block a key)");
   }
   out.additive = true;
-  out.add = m.data;
+  out.add.assign(m.data.begin(), m.data.end());
   return out;
 }
 

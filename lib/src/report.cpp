@@ -27,7 +27,8 @@ std::string printf_str(const char* fmt, double v) {
 // scientific notation from the nonzero finite values and pads to one width.
 class Formatter {
  public:
-  explicit Formatter(const std::vector<float>& values) {
+  template <class Values>  // a vector of floats
+  explicit Formatter(const Values& values) {
     double mn = INFINITY, mx = 0.0;
     bool any = false;
     for (float f : values) {

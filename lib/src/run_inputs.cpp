@@ -203,6 +203,9 @@ RunInputs load_inputs(const Config& cfg, const LoadOptions& opt, Tensor x,
   // Key padding: padding_mask (1 = padded), or Hugging Face's attention_mask (1 = attend).
   std::string mask_name;
   if (auto m = read_padding_mask(cfg, opt.padding_mask_path, &mask_name)) {
+    if (cfg.attention_mask.given() && opt.padding_mask_path)
+      throw Error(Exit::usage, "--padding-mask: cannot be combined with the config's "
+                               "attention_mask; both mark padded keys, with opposite meanings");
     if (cfg.attention_mask.given())
       throw Error(Exit::config, "attention_mask: not together with padding_mask (" + mask_name +
                                     "); both mark padded keys, with opposite meanings");
@@ -240,7 +243,8 @@ Tensor context_as_given(Tensor context, const RunInputs& in) {
     context.shape.erase(context.shape.begin());
     return context;
   }
-  return in.batch_first ? context : swap01(context);
+  if (!in.batch_first) return swap01(context);
+  return context;  // moved, not copied (a ?: would copy it)
 }
 
 }  // namespace attn

@@ -1,7 +1,9 @@
-// Sharded checkpoints: model.safetensors.index.json as Hugging Face writes it,
+// Sharded checkpoints: model.safetensors.index.json (or pytorch_model.bin.index.json,
+// its torch.save twin) as Hugging Face writes it,
 //   {"metadata": {"total_size": N}, "weight_map": {"<key>": "<shard file>", ...}}
 // with the shards beside it. The index is read whole (bounded); shards are
-// opened by ShardTable when a key of theirs is first used.
+// opened by ShardTable when a key of theirs is first used: a *.safetensors
+// shard as safetensors, any other as a torch.save checkpoint.
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
@@ -56,7 +58,9 @@ std::shared_ptr<const Stored> ShardTable::lookup(const std::string& key) {
     if (::stat(path.c_str(), &st) != 0)
       throw Error(Exit::no_input, path + ": no such shard (" + index_ + " maps key " +
                                       in_quotes(key) + " to " + in_quotes(file) + ")");
-    StateDict shard = read_safetensors(path);
+    const bool st_shard = file.size() >= 12 &&
+                          file.compare(file.size() - 12, 12, ".safetensors") == 0;
+    StateDict shard = st_shard ? read_safetensors(path) : read_torch_save(path);
     // The index and the shard's header must agree on which keys it holds.
     std::set<std::string> header(shard.keys().begin(), shard.keys().end());
     for (const auto& [k, f] : shard_of_)

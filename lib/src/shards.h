@@ -1,6 +1,7 @@
-// The shards of a *.safetensors.index.json (private to lib/src): each shard
-// is opened (its header read and checked) the first time one of its keys is
-// used, so a layer of a sharded checkpoint opens only the shards holding it.
+// The shards of a *.safetensors.index.json or *.bin.index.json (private to
+// lib/src): each shard is opened (its header read and checked) the first
+// time one of its keys is used, so a layer of a sharded checkpoint opens only
+// the shards holding it.
 #pragma once
 
 #include <map>

@@ -4,6 +4,7 @@
 #include "attn/state_dict.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -11,8 +12,10 @@
 #include <cstring>
 
 #include "attn/error.h"
+#include "attn/files.h"
 #include "shards.h"
 #include "stored.h"
+#include "torch_pickle.h"
 
 namespace attn {
 
@@ -37,6 +40,18 @@ class MemoryRegion final : public detail::Region {
  private:
   std::shared_ptr<std::vector<std::uint8_t>> bytes_;
 };
+
+// The file starts as a zip archive or a legacy torch.save pickle does.
+bool starts_torch_save(const std::string& path) {
+  std::size_t size = 0;
+  const int fd = open_regular_file(path, size);
+  std::uint8_t head[16] = {};
+  const ssize_t n = ::read(fd, head, sizeof head);
+  ::close(fd);
+  if (n < 4) return false;
+  return std::memcmp(head, "PK\x03\x04", 4) == 0 ||
+         detail::is_legacy_torch_save(head, std::size_t(n));
+}
 
 }  // namespace
 
@@ -201,15 +216,17 @@ StateDict open_state_dict(const std::string& path) {
   if (S_ISDIR(st.st_mode)) return read_npy_folder(path);
   if (ends_with_ci(path, ".npz")) return read_npz(path);
   if (ends_with_ci(path, ".safetensors")) return read_safetensors(path);
-  if (ends_with_ci(path, ".safetensors.index.json")) return read_safetensors_index(path);
-  if (ends_with_ci(path, ".bin.index.json"))
-    throw Error(Exit::data, path +
-                                ": pytorch_model.bin shards are not supported yet (convert the "
-                                "checkpoint to .safetensors, or use model.safetensors.index.json)");
+  if (ends_with_ci(path, ".safetensors.index.json") || ends_with_ci(path, ".bin.index.json"))
+    return read_safetensors_index(path);
+  // torch.save files go by many names (.pt, .pth, .bin, .ckpt, .tar):
+  // recognized by their first bytes, a zip archive or the legacy magic.
+  for (const char* ext : {".pt", ".pth", ".bin", ".ckpt"})
+    if (ends_with_ci(path, ext)) return read_torch_save(path);
+  if (starts_torch_save(path)) return read_torch_save(path);
   throw Error(Exit::data, path +
                               ": not a weights source (expected a folder of <key>.npy files, "
-                              "an .npz archive, a .safetensors file or a "
-                              "*.safetensors.index.json)");
+                              "an .npz archive, a .safetensors file, a *.safetensors.index.json "
+                              "or *.bin.index.json, or a torch.save checkpoint)");
 }
 
 }  // namespace attn

@@ -2,11 +2,24 @@
 // fixtures paths, temporary folders, running the built binary.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "attn/tensor.h"
+
+namespace attn {
+
+// Tensor data (FloatBuffer) against plain float vectors in CHECKs (found by
+// ADL through attn::BufferAllocator).
+inline bool operator==(const FloatBuffer& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+inline bool operator==(const std::vector<float>& a, const FloatBuffer& b) { return b == a; }
+inline bool operator!=(const FloatBuffer& a, const std::vector<float>& b) { return !(a == b); }
+
+}  // namespace attn
 
 namespace attn::test {
 

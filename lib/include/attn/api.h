@@ -34,11 +34,12 @@
 
 namespace attn {
 
-// A row-major float32 array that owns its buffer (a std::vector, so the
-// library's results move into it without a copy). It is an xtensor container:
-// index it, view it, compute with it, or assign it to an xt::xtensor<float, N>.
+// A row-major float32 array that owns its buffer (the library's FloatBuffer,
+// a std::vector on huge pages when large, so results move into it without a
+// copy). It is an xtensor container: index it, view it, compute with it, or
+// assign it to an xt::xtensor<float, N>.
 template <std::size_t N>
-using Array = xt::xtensor_adaptor<std::vector<float>, N>;
+using Array = xt::xtensor_adaptor<FloatBuffer, N>;
 
 // A view of float32 memory owned elsewhere (e.g. a Layer's weights).
 template <std::size_t N>

@@ -1,5 +1,6 @@
 // Where weights come from: a folder of <key>.npy files, an .npz archive, a
-// .safetensors file or a sharded *.safetensors.index.json. Each opens as a
+// .safetensors file, a sharded *.safetensors.index.json or *.bin.index.json,
+// or a torch.save checkpoint (.pt, .pth, .bin). Each opens as a
 // StateDict: an index of name -> dtype, shape and where the bytes are, in
 // file order. Opening checks the container's structure (headers, spans,
 // directory) and reads no tensor data; tensors are read when asked for,
@@ -96,15 +97,23 @@ class StateDict {
   std::map<std::string, Entry> entries_;
 };
 
-// Open a weights source: a folder of <key>.npy files, .npz, .safetensors or
-// a *.safetensors.index.json (chosen by what `path` is). Errors name the file
-// and member: Exit::no_input (missing), Exit::data (malformed).
+// Open a weights source: a folder of <key>.npy files, .npz, .safetensors, a
+// *.safetensors.index.json or *.bin.index.json, or a torch.save checkpoint
+// (chosen by what `path` is: a folder, its extension, else its first bytes,
+// so a pytorch_model.bin or a .ckpt is recognized as torch.save's zip).
+// Errors name the file and member: Exit::no_input (missing), Exit::data
+// (malformed).
 StateDict open_state_dict(const std::string& path);
 
 // The readers behind it.
 StateDict read_npy_folder(const std::string& dir);  // "<dir>/<key>.npy" -> key
 StateDict read_npz(const std::string& path);
 StateDict read_safetensors(const std::string& path);
+// A sharded index (weight_map of key -> shard file); its shards are
+// .safetensors or torch.save files, opened when first used.
 StateDict read_safetensors_index(const std::string& path);
+// torch.save's zip format (PyTorch >= 1.6), data.pkl read by a pickle reader
+// that executes nothing; the legacy format is Exit::data saying how to re-save.
+StateDict read_torch_save(const std::string& path);
 
 }  // namespace attn

@@ -4,15 +4,53 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attn {
 
+namespace detail {
+// Memory for large buffers (lib/src/buffer.cpp): at least kHugeBytes are
+// 2 MiB-aligned with transparent huge pages asked for (madvise), since a
+// first touch of 4 KiB pages costs a fault each (about 6 us apiece on a VM:
+// 9,000 of them for a 37 MB projection buffer); smaller ones come from new.
+constexpr std::size_t kHugeBytes = std::size_t(2) << 20;
+void* alloc_buffer(std::size_t bytes);
+void free_buffer(void* p, std::size_t bytes) noexcept;
+}  // namespace detail
+
+// The allocator of the library's float buffers: detail::alloc_buffer, and no
+// zero-fill on resize (every buffer is written before it is read; a value
+// given, as in Tensor(shape, fill), is still written).
+template <class T>
+struct BufferAllocator {
+  using value_type = T;
+  BufferAllocator() = default;
+  template <class U>
+  BufferAllocator(const BufferAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(detail::alloc_buffer(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { detail::free_buffer(p, n * sizeof(T)); }
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;  // default-init: no zero-fill
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  friend bool operator==(const BufferAllocator&, const BufferAllocator&) { return true; }
+  friend bool operator!=(const BufferAllocator&, const BufferAllocator&) { return false; }
+};
+
+// A float32 buffer: resize() leaves new elements unset.
+using FloatBuffer = std::vector<float, BufferAllocator<float>>;
+
 // Row-major (C order) float32 array.
 struct Tensor {
   std::vector<std::size_t> shape;
-  std::vector<float> data;
+  FloatBuffer data;
 
   Tensor() = default;
   explicit Tensor(std::vector<std::size_t> shape_, float fill = 0.0f)

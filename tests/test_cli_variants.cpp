@@ -1,0 +1,193 @@
+// The v2 variants end to end through the built binary: every golden variant
+// case (tests/golden/variants) run with --out-dir gives PyTorch's context and
+// maps in the layouts CONTRACT.md promises (batch_first false, averaged
+// heads, the extra bias_kv / zero_attn columns), likely mistakes get a
+// warning, and misuse of the v2 inputs fails with one line and its exit code.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "attn/npy.h"
+#include "cli_checks.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using namespace attn;
+using attn::test::q;
+
+namespace {
+
+std::string variant_dir(const std::string& name) {
+  return test::source_path("tests/golden/variants/" + name);
+}
+
+Tensor npy(const std::string& path) { return to_float32(read_npy(path), path, false); }
+
+void check_close(const Tensor& got, const Tensor& want, const std::string& what) {
+  const test::Diff d = test::compare(got, want);
+  INFO(what << ": " << test::describe(d) << ", shapes " << shape_str(got.shape) << " vs "
+            << shape_str(want.shape));
+  CHECK(d.shape_ok);
+  CHECK(d.relative() <= 1e-5);
+}
+
+// A variant's config with its paths made absolute, edited by `edit`, written
+// to tmp/config.json.
+std::string edited_config(const std::string& name, const test::TempDir& tmp,
+                          const std::function<void(nlohmann::json&)>& edit) {
+  const std::string dir = variant_dir(name);
+  nlohmann::json cfg = nlohmann::json::parse(test::read_text(dir + "/config.json"));
+  for (const char* key : {"weights", "input", "attention_mask", "positions", "padding_mask",
+                          "attn_mask", "key_input", "value_input", "kv_input"})
+    if (cfg.contains(key) && cfg[key].is_string()) cfg[key] = dir + "/" + cfg[key].get<std::string>();
+  edit(cfg);
+  const std::string path = tmp / "config.json";
+  test::write_text(path, cfg.dump(1));
+  return path;
+}
+
+test::RunResult run_binary(const std::string& args) {
+  return test::run(test::quoted_binary() + " " + args);
+}
+
+}  // namespace
+
+TEST_CASE("cli variants: every golden variant through the binary matches PyTorch") {
+  std::size_t cases = 0;
+  for (const auto& e : fs::directory_iterator(test::source_path("tests/golden/variants"))) {
+    const std::string name = e.path().filename().string();
+    INFO("case " << name);
+    test::TempDir out;
+    const auto r = run_binary("--config " + q(e.path().string() + "/config.json") + " -q -o " +
+                              q(out.path));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    check_close(npy(out / "context.npy"), npy(e.path().string() + "/expected/context.npy"), "context");
+    check_close(npy(out / "attention.npy"), npy(e.path().string() + "/expected/attention.npy"),
+                "attention");
+    const auto run = nlohmann::json::parse(test::read_text(out / "run.json"));
+    CHECK(run["inputs"].contains("input"));
+    ++cases;
+  }
+  CHECK(cases == 12);
+}
+
+TEST_CASE("cli variants: torch MHA's layouts: (L, B, O) context, (B, H, L, T+2) maps, averaged (B, L, T+2)") {
+  test::TempDir out;
+  auto r = run_binary("--config " + q(variant_dir("mha_cross_bool_mask") + "/config.json") +
+                      " -q -o " + q(out.path));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(npy(out / "context.npy").shape == std::vector<std::size_t>{5, 2, 16});   // batch_first false
+  CHECK(npy(out / "attention.npy").shape == std::vector<std::size_t>{2, 4, 5, 8});  // T = 6 + 2
+  const auto run = nlohmann::json::parse(test::read_text(out / "run.json"));
+  CHECK(run["shapes"]["input"] == nlohmann::json({5, 2, 16}));
+  CHECK(run["shapes"]["key_input"] == nlohmann::json({2, 6, 12}));
+  CHECK(run["inputs"]["value_input"].get<std::string>().find("value.npy") != std::string::npos);
+
+  // --average-heads: the mean of the per-head maps, (B, L, T').
+  test::TempDir avg;
+  r = run_binary("--config " + q(variant_dir("mha_cross_bool_mask") + "/config.json") +
+                 " -q --average-heads -o " + q(avg.path));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const Tensor heads = npy(out / "attention.npy"), mean = npy(avg / "attention.npy");
+  REQUIRE(mean.shape == std::vector<std::size_t>{2, 5, 8});
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t i = 0; i < 5 * 8; ++i) {
+      double s = 0;
+      for (std::size_t h = 0; h < 4; ++h) s += heads.data[(b * 4 + h) * 40 + i];
+      CHECK(mean.data[b * 40 + i] == doctest::Approx(s / 4).epsilon(1e-6));
+    }
+}
+
+TEST_CASE("cli variants: likely mistakes get a warning, the run still succeeds") {
+  test::TempDir tmp;
+  // A Hugging Face attention_mask (1 = attend) given as padding_mask marks most keys padded.
+  std::string cfg = edited_config("llama3_gqa_rope_left", tmp, [&](nlohmann::json& c) {
+    c["padding_mask"] = c["attention_mask"];
+    c.erase("attention_mask");
+  });
+  auto r = run_binary("--config " + q(cfg));
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_MESSAGE(r.err.find("warning") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("attention_mask") != std::string::npos, r.err);
+
+  // An SDPA-style bool mask (true = attend) blocks every query's own key.
+  cfg = edited_config("mistral_window", tmp, [&](nlohmann::json& c) {
+    nlohmann::json m = nlohmann::json::array();
+    for (int i = 0; i < 9; ++i) {
+      nlohmann::json row = nlohmann::json::array();
+      for (int j = 0; j < 9; ++j) row.push_back(j <= i);
+      m.push_back(row);
+    }
+    c["attn_mask"] = m;
+  });
+  r = run_binary("--config " + q(cfg));
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_MESSAGE(r.err.find("scaled_dot_product_attention") != std::string::npos, r.err);
+}
+
+TEST_CASE("cli variants: --stats with sinks shows the row sum") {
+  const auto r = run_binary("--config " + q(variant_dir("gptoss_sinks_window") + "/config.json") +
+                            " --stats");
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_MESSAGE(r.err.find("row sum") != std::string::npos, r.err);
+}
+
+TEST_CASE("cli variants: bad v2 inputs fail with one line naming the file and their exit code") {
+  test::TempDir tmp;
+  const std::string dir = variant_dir("llama3_gqa_rope_left");
+  // Float position ids.
+  {
+    Tensor p({2, 7}, 1.0f);
+    test::write_text(tmp / "pos_float.npy", encode_npy(p));
+    const std::string cfg = edited_config("llama3_gqa_rope_left", tmp, [&](nlohmann::json& c) {
+      c["positions"] = tmp / "pos_float.npy";
+    });
+    test::check_cli_failure(run_binary("--config " + q(cfg)), 65, {"pos_float.npy", "integer"});
+  }
+  // Position ids of the wrong length.
+  {
+    const std::string cfg = edited_config("llama3_gqa_rope_left", tmp, [&](nlohmann::json& c) {
+      c["positions"] = nlohmann::json::array({0, 1, 2});
+    });
+    test::check_cli_failure(run_binary("--config " + q(cfg)), 65, {"positions", "(7,)"});
+  }
+  // An attn_mask of a shape torch would not take.
+  {
+    Tensor m({3, 7, 7});
+    test::write_text(tmp / "mask_bad.npy", encode_npy(m));
+    const std::string cfg = edited_config("llama3_gqa_rope_left", tmp, [&](nlohmann::json& c) {
+      c["attn_mask"] = tmp / "mask_bad.npy";
+    });
+    test::check_cli_failure(run_binary("--config " + q(cfg)), 65, {"mask_bad.npy", "(2, 4, 7, 7)"});
+  }
+  // A float attn_mask holding NaN.
+  {
+    Tensor m({7, 7});
+    m.data[10] = NAN;
+    test::write_text(tmp / "mask_nan.npy", encode_npy(m));
+    const std::string cfg = edited_config("llama3_gqa_rope_left", tmp, [&](nlohmann::json& c) {
+      c["attn_mask"] = tmp / "mask_nan.npy";
+    });
+    test::check_cli_failure(run_binary("--config " + q(cfg)), 65, {"mask_nan.npy", "NaN"});
+  }
+  // Keys of the wrong width for kdim.
+  {
+    Tensor k({6, 2, 11});
+    test::write_text(tmp / "key_bad.npy", encode_npy(k));
+    const std::string cfg = edited_config("mha_cross_bool_mask", tmp, [&](nlohmann::json& c) {
+      c["key_input"] = tmp / "key_bad.npy";
+    });
+    test::check_cli_failure(run_binary("--config " + q(cfg)), 65, {"key_bad.npy", "kdim"});
+  }
+  // --padding-mask on the command line beside the config's attention_mask.
+  {
+    test::check_cli_failure(run_binary("--config " + q(dir + "/config.json") + " --padding-mask " +
+                                       q(dir + "/attention_mask.npy")),
+                            64, {"--padding-mask", "attention_mask"});
+  }
+}
