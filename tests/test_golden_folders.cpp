@@ -178,17 +178,18 @@ TEST_CASE("golden folders: attn-run --model DIR --layer N end to end") {
     const char* weights;  // the file the folder's weights come from
   };
   // Sharded bf16 safetensors, a folder holding both model.safetensors and
-  // pytorch_model.bin, and Gemma 3's global layer.
+  // pytorch_model.bin, pytorch_model.bin alone (f16), and Gemma 3's global layer.
   for (const Run& r :
        {Run{"gemma2", 1, "model.safetensors.index.json"}, Run{"gpt2", 2, "model.safetensors"},
-        Run{"gemma3", 2, "model.safetensors"}, Run{"gpt_neox", 0, "model.safetensors"}}) {
+        Run{"gemma3", 2, "model.safetensors"}, Run{"gpt_neox", 0, "model.safetensors"},
+        Run{"bloom", 1, "pytorch_model.bin"}}) {
     const std::string name = r.name;
     CAPTURE(name);
     const std::string model = folders_root() + "/" + r.name + "/model";
     const std::string dir = folders_root() + "/" + r.name + "/layer" + std::to_string(r.layer);
     const json c = json::parse(test::read_text(dir + "/case.json"));
     test::TempDir t;
-    // gpt_neox's case is padded: the same layer through --config case.json.
+    // A padded case (gpt_neox, bloom) runs through --config case.json.
     const std::string how = c.contains("attention_mask")
                                 ? " --config " + test::q(dir + "/case.json")
                                 : " --model " + test::q(model) + " --layer " +

@@ -40,9 +40,6 @@ from make_variants import allowed_keys, repeat_kv, rotate_half, softmax_rows  # 
 from safetensors_write import save_safetensors  # noqa: E402
 
 OUT = os.path.join(HERE, "folders")
-# The torch.save reader (issue 11 item 2) is on branch pt, not yet on main: until it is, the
-# BLOOM folder holds model.safetensors; then "bin" gives it pytorch_model.bin only.
-PT_CONTAINER = os.environ.get("ATTN_FOLDERS_PT", "safetensors")
 
 
 # ---- config.json as transformers reads it ---------------------------------------------------
@@ -676,7 +673,7 @@ def specs():
                      "alibi": True, "bias": True, "hidden_size": 32, "multi_query": False,
                      "new_decoder_architecture": False, "num_attention_heads": 4,
                      "num_hidden_layers": 2, "parallel_attn": False, "vocab_size": 12}),
-        dict(name="bloom", seed=17, container=PT_CONTAINER, dtype="f16", layers=[0, 1], B=2, S=7,
+        dict(name="bloom", seed=17, container="bin", dtype="f16", layers=[0, 1], B=2, S=7,
              pad="left",
              config={"architectures": ["BloomForCausalLM"], "model_type": "bloom", "n_embed": 24,
                      "n_head": 6, "n_layer": 2, "layer_norm_epsilon": 1e-05,
