@@ -23,8 +23,9 @@ struct Folder {
   Folder(const std::string& config, const std::string& weights = "model.safetensors") {
     dir = fs::temp_directory_path() / ("attn-mf-" + config + "-" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    fs::copy_file(std::string(ATTN_SOURCE_DIR) + "/tests/fixtures/model_configs/" + config + ".json",
-                  dir / "config.json", fs::copy_options::overwrite_existing);
+    fs::copy_file(
+        std::string(ATTN_SOURCE_DIR) + "/tests/fixtures/model_configs/" + config + ".json",
+        dir / "config.json", fs::copy_options::overwrite_existing);
     if (!weights.empty()) std::ofstream(dir / weights) << "";
   }
   ~Folder() { fs::remove_all(dir); }
@@ -101,7 +102,8 @@ TEST_CASE("model folder: Gemma 3's local layers use rope_local_base_freq and no 
   CHECK(g3.layer(12)["sliding_window"] == 1024);
 }
 
-TEST_CASE("model folder: Qwen3 and OLMo 2 qk_norm scopes, Phi-3 longrope, GPT-NeoX partial rotary") {
+TEST_CASE(
+    "model folder: Qwen3 and OLMo 2 qk_norm scopes, Phi-3 longrope, GPT-NeoX partial rotary") {
   const json q3 = Folder("qwen3").layer(2);
   CHECK(q3["qk_norm"]["scope"] == "head");
   CHECK(q3["qk_norm"]["eps"] == 1e-6);
@@ -174,9 +176,12 @@ TEST_CASE("model folder: unknown model_type, missing pieces and a layer out of r
     CHECK(m.find("llama") != std::string::npos);
     CHECK(m.find("gpt_oss") != std::string::npos);
   }
-  CHECK_THROWS_WITH_AS(Folder("mistral", "").layer(0), doctest::Contains("no weights"), attn::Error);
-  CHECK(Folder("mistral", "model.safetensors.index.json").layer(0)["weights"].get<std::string>().find(
-            "model.safetensors.index.json") != std::string::npos);
+  CHECK_THROWS_WITH_AS(Folder("mistral", "").layer(0), doctest::Contains("no weights"),
+                       attn::Error);
+  CHECK(Folder("mistral", "model.safetensors.index.json")
+            .layer(0)["weights"]
+            .get<std::string>()
+            .find("model.safetensors.index.json") != std::string::npos);
   try {
     Folder("mistral").layer(32);
     FAIL("no error");
@@ -188,4 +193,142 @@ TEST_CASE("model folder: unknown model_type, missing pieces and a layer out of r
   CHECK(attn::is_hf_config(json{{"model_type", "llama"}}));
   CHECK(!attn::is_hf_config(json{{"attention", "causal"}}));
   CHECK(attn::supported_model_types().size() == 19);
+}
+
+namespace {
+
+// A model folder whose config.json is `hf` (inline), with an empty weights file.
+json layer_of(const json& hf, std::int64_t n, const std::vector<std::string>& keys = {}) {
+  static int count = 0;
+  const fs::path dir = fs::temp_directory_path() / ("attn-mf-inline-" + std::to_string(::getpid()) +
+                                                    "-" + std::to_string(count++));
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << hf.dump();
+  std::ofstream(dir / "model.safetensors") << "";
+  json out;
+  try {
+    out = attn::layer_config(attn::open_model_folder(dir.string()), n, keys);
+  } catch (...) {
+    fs::remove_all(dir);
+    throw;
+  }
+  fs::remove_all(dir);
+  return out;
+}
+
+json small(const char* type) {
+  return {{"model_type", type},
+          {"hidden_size", 32},
+          {"num_attention_heads", 4},
+          {"num_hidden_layers", 4}};
+}
+
+}  // namespace
+
+TEST_CASE("model folder: Llama reads no sliding_window; Mistral and Mixtral slide on every layer") {
+  json llama = small("llama");
+  llama["sliding_window"] = 3;  // LlamaAttention never reads it
+  CHECK(!layer_of(llama, 1).contains("sliding_window"));
+  json mistral = small("mistral");
+  CHECK(layer_of(mistral, 2)["sliding_window"] == 4096);  // MistralConfig's default
+  mistral["sliding_window"] = nullptr;                    // Mistral 7B v0.2 on: no window
+  CHECK(!layer_of(mistral, 2).contains("sliding_window"));
+  json mixtral = small("mixtral");
+  mixtral["sliding_window"] = 5;
+  CHECK(layer_of(mixtral, 3)["sliding_window"] == 5);
+  CHECK(layer_of(mixtral, 3)["rope"]["theta"] == 1e6);  // MixtralConfig's rope_theta
+}
+
+TEST_CASE("model folder: keys a config.json leaves out take the configuration class's defaults") {
+  // Gemma: head_dim 256, not hidden_size / heads.
+  CHECK(layer_of(small("gemma"), 0)["head_size"] == 256);
+  // Gemma 2: attn_logit_softcapping 50, query_pre_attn_scalar 256, window 4096 on even layers.
+  json g2 = small("gemma2");
+  g2["head_dim"] = 8;
+  const json l0 = layer_of(g2, 0);
+  CHECK(l0["softcap"] == 50.0);
+  CHECK(l0["scale"].get<double>() == doctest::Approx(1.0 / 16.0));
+  CHECK(l0["sliding_window"] == 4096);
+  g2["attn_logit_softcapping"] = nullptr;  // null: no softcap
+  CHECK(!layer_of(g2, 0).contains("softcap"));
+  // Qwen3: head_dim 128; OLMo 2: rms_norm_eps 1e-5 for its qk_norm.
+  CHECK(layer_of(small("qwen3"), 0)["head_size"] == 128);
+  CHECK(layer_of(small("olmo2"), 0)["qk_norm"]["eps"] == 1e-5);
+  // gpt-oss: GptOssConfig's yarn rope_scaling, 8 KV heads, head_dim 64, window 128.
+  const json oss = layer_of(small("gpt_oss"), 0);
+  CHECK(oss["rope"]["scaling"]["rope_type"] == "yarn");
+  CHECK(oss["rope"]["scaling"]["factor"] == 32.0);
+  CHECK(oss["num_kv_heads"] == 8);
+  CHECK(oss["head_size"] == 64);
+  CHECK(oss["sliding_window"] == 128);
+  json oss_plain = small("gpt_oss");
+  oss_plain["rope_scaling"] = nullptr;
+  CHECK(!layer_of(oss_plain, 1)["rope"].contains("scaling"));
+}
+
+TEST_CASE("model folder: MPT's ALiBi is on unless attn_config says false; multi-query attention") {
+  json mpt = {{"model_type", "mpt"}, {"d_model", 32}, {"n_heads", 4}, {"n_layers", 2}};
+  CHECK(layer_of(mpt, 0)["alibi"]["max_bias"] == 8.0);  // no attn_config: MptAttentionConfig()
+  mpt["attn_config"] = {{"alibi_bias_max", 16}, {"softmax_scale", 0.25}};
+  CHECK(layer_of(mpt, 1)["alibi"]["max_bias"] == 16.0);
+  CHECK(layer_of(mpt, 1)["scale"] == 0.25);
+  mpt["attn_config"]["alibi"] = false;
+  CHECK(!layer_of(mpt, 1).contains("alibi"));
+  mpt["attn_config"]["attn_type"] = "multiquery_attention";
+  CHECK(layer_of(mpt, 1)["num_kv_heads"] == 1);
+}
+
+TEST_CASE("model folder: Gemma 3 multimodal text_config with only its non-default keys") {
+  // As google/gemma-3-4b-it's config.json: the text model's sizes that equal
+  // Gemma3TextConfig's defaults are left out.
+  const json hf = {{"model_type", "gemma3"},
+                   {"architectures", {"Gemma3ForConditionalGeneration"}},
+                   {"text_config",
+                    {{"hidden_size", 2560},
+                     {"model_type", "gemma3_text"},
+                     {"num_hidden_layers", 34},
+                     {"rope_scaling", {{"factor", 8.0}, {"rope_type", "linear"}}},
+                     {"sliding_window", 1024}}},
+                   {"vision_config", {{"model_type", "siglip_vision_model"}}}};
+  const json local = layer_of(hf, 4, {"language_model.model.layers.4.self_attn.q_proj.weight"});
+  CHECK(local["num_heads"] == 8);
+  CHECK(local["num_kv_heads"] == 4);
+  CHECK(local["head_size"] == 256);
+  CHECK(local["scale"].get<double>() == doctest::Approx(1.0 / 16.0));  // query_pre_attn_scalar
+  CHECK(local["sliding_window"] == 1024);
+  CHECK(local["rope"]["theta"] == 10000.0);
+  CHECK(local["weights_prefix"] == "language_model.model.layers.4.self_attn.");
+  const json global = layer_of(hf, 5, {"model.language_model.layers.5.self_attn.q_proj.weight"});
+  CHECK(!global.contains("sliding_window"));
+  CHECK(global["rope"]["theta"] == 1e6);
+  CHECK(global["rope"]["scaling"]["factor"] == 8.0);
+  CHECK(global["weights_prefix"] == "model.language_model.layers.5.self_attn.");
+}
+
+TEST_CASE("model folder: Gemma 3 with transformers v5 rope_parameters per layer type") {
+  json hf = small("gemma3_text");
+  hf["head_dim"] = 8;
+  hf["layer_types"] = {"sliding_attention", "full_attention", "sliding_attention",
+                       "full_attention"};
+  hf["rope_parameters"] = {
+      {"full_attention", {{"rope_type", "linear"}, {"factor", 4.0}, {"rope_theta", 1e6}}},
+      {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 20000.0}}}};
+  const json local = layer_of(hf, 2), global = layer_of(hf, 3);
+  CHECK(local["rope"]["theta"] == 20000.0);  // not rope_local_base_freq's default
+  CHECK(!local["rope"].contains("scaling"));
+  CHECK(local["sliding_window"] == 4096);
+  CHECK(global["rope"]["theta"] == 1e6);
+  CHECK(global["rope"]["scaling"]["rope_type"] == "linear");
+  CHECK(!global.contains("sliding_window"));
+}
+
+TEST_CASE("model folder: Phi-3's early rope_scaling type \"su\" is longrope") {
+  // microsoft/Phi-3-mini-128k-instruct's first config.json; Phi3Config renames it.
+  json phi = small("phi3");
+  phi["max_position_embeddings"] = 131072;
+  phi["original_max_position_embeddings"] = 4096;
+  phi["rope_scaling"] = {{"type", "su"}, {"long_factor", {1.0, 2.0}}, {"short_factor", {1.0, 1.0}}};
+  const json l = layer_of(phi, 0);
+  CHECK(l["rope"]["scaling"]["type"] == "longrope");
+  CHECK(l["rope"]["scaling"]["original_max_position_embeddings"] == 4096);
 }

@@ -32,8 +32,8 @@ std::int64_t need_int(const json& hf, std::initializer_list<const char*> keys,
                       const std::string& file) {
   const json* v = first(hf, keys);
   if (!v || !v->is_number_integer())
-    throw Error(Exit::config, file + ": \"" + std::string(*keys.begin()) +
-                                  "\" (an integer) is missing");
+    throw Error(Exit::config,
+                file + ": \"" + std::string(*keys.begin()) + "\" (an integer) is missing");
   return v->get<std::int64_t>();
 }
 
@@ -89,12 +89,15 @@ void rope(Ctx& c, double default_theta, double rotary_fraction,
     scaling = c.hf["rope_scaling"];
   }
   if (scaling.is_object()) {
-    const std::string type = scaling.value("rope_type", scaling.value("type", std::string("default")));
+    const std::string type =
+        scaling.value("rope_type", scaling.value("type", std::string("default")));
     if (type == "default") scaling = nullptr;
   }
   const double fraction = number(params, "partial_rotary_factor", rotary_fraction);
-  json r = {{"theta", theta}, {"rotary_dim", std::int64_t(double(c.D) * fraction)}, {"style", "half"}};
-  if (has(c.hf, "max_position_embeddings")) r["max_position_embeddings"] = c.hf["max_position_embeddings"];
+  json r = {
+      {"theta", theta}, {"rotary_dim", std::int64_t(double(c.D) * fraction)}, {"style", "half"}};
+  if (has(c.hf, "max_position_embeddings"))
+    r["max_position_embeddings"] = c.hf["max_position_embeddings"];
   if (scaling.is_object()) {
     // Phi-3 keeps original_max_position_embeddings beside rope_scaling.
     if (!scaling.contains("original_max_position_embeddings") &&
@@ -113,15 +116,19 @@ void decoder(Ctx& c, const char* layout, bool bias) {
 }
 
 void qk_norm(Ctx& c, const char* scope, int offset) {
-  c.out["qk_norm"] = {{"eps", number(c.hf, "rms_norm_eps", 1e-6)}, {"scope", scope},
-                      {"weight_offset", offset}};
+  c.out["qk_norm"] = {
+      {"eps", number(c.hf, "rms_norm_eps", 1e-6)}, {"scope", scope}, {"weight_offset", offset}};
 }
 
 // ---- the families ----------------------------------------------------------
 
-void llama_like(Ctx& c) {  // llama, mistral, mixtral: q/k/v/o_proj, rope, optional window
+void llama(Ctx& c) {  // q/k/v/o_proj, rope; LlamaAttention has no window (sliding_window unread)
   decoder(c, "proj", flag(c.hf, "attention_bias", false));
   rope(c, 10000.0, 1.0);
+}
+
+void mistral(Ctx& c) {  // mistral, mixtral: llama's attention with the window on every layer
+  llama(c);
   window(c, true);
 }
 
@@ -167,10 +174,15 @@ void gemma3(Ctx& c) {  // qk_norm (1 + w), 5 local : 1 global, local rope base
   if (!listed.empty()) sliding = listed == "sliding_attention";
   window(c, sliding);
   if (sliding) {
-    // Local layers: rope_local_base_freq, no scaling (rope_scaling is for global layers).
+    // Local layers: transformers v5's rope_parameters["sliding_attention"] as
+    // given; before v5, rope_local_base_freq and no scaling (rope_scaling is
+    // for the global layers only).
     rope(c, 10000.0, 1.0, "sliding_attention");
-    c.out["rope"]["theta"] = number(c.hf, "rope_local_base_freq", c.out["rope"]["theta"].get<double>());
-    c.out["rope"].erase("scaling");
+    const json* p = has(c.hf, "rope_parameters") ? &c.hf["rope_parameters"] : nullptr;
+    if (!p || !p->is_object() || !p->contains("sliding_attention")) {
+      c.out["rope"]["theta"] = number(c.hf, "rope_local_base_freq", 10000.0);
+      c.out["rope"].erase("scaling");
+    }
   } else {
     rope(c, 1000000.0, 1.0);
   }
@@ -179,6 +191,12 @@ void gemma3(Ctx& c) {  // qk_norm (1 + w), 5 local : 1 global, local rope base
 void phi3(Ctx& c) {  // fused qkv_proj, partial rotary, longrope
   decoder(c, "fused", false);
   rope(c, 10000.0, number(c.hf, "partial_rotary_factor", 1.0));
+  // Phi3Config._rope_scaling_adjustment: the early "su" (and "yarn") names mean longrope.
+  json& r = c.out["rope"];
+  if (r.contains("scaling") && r["scaling"].contains("type") && r["scaling"]["type"].is_string()) {
+    const std::string type = r["scaling"]["type"].get<std::string>();
+    if (type == "su" || type == "yarn") r["scaling"]["type"] = "longrope";
+  }
   window(c, true);
 }
 
@@ -211,12 +229,15 @@ void mpt(Ctx& c) {
   const json a = has(c.hf, "attn_config") ? c.hf["attn_config"] : json::object();
   for (const char* unsupported : {"clip_qkv", "qk_ln", "rope"})
     if (has(a, unsupported) && a[unsupported] != false)
-      throw Error(Exit::config, c.file + ": attn_config." + unsupported +
-                                    " is not supported by attn-run");
+      throw Error(Exit::config,
+                  c.file + ": attn_config." + unsupported + " is not supported by attn-run");
   decoder(c, "fused", !flag(c.hf, "no_bias", true));
   if (has(a, "kv_n_heads")) c.out["num_kv_heads"] = a["kv_n_heads"];
   if (has(a, "softmax_scale")) c.out["scale"] = a["softmax_scale"];
-  if (flag(a, "alibi", false)) c.out["alibi"] = {{"max_bias", number(a, "alibi_bias_max", 8.0)}};
+  // Multi-query keeps one K and one V head (Mosaic's MultiQueryAttention); GQA names kv_n_heads.
+  if (a.value("attn_type", std::string()) == "multiquery_attention") c.out["num_kv_heads"] = 1;
+  // MptAttentionConfig's alibi defaults to true (modeling_mpt always adds the bias).
+  if (flag(a, "alibi", true)) c.out["alibi"] = {{"max_bias", number(a, "alibi_bias_max", 8.0)}};
 }
 
 void opt(Ctx& c) { decoder(c, "proj", flag(c.hf, "enable_bias", true)); }
@@ -259,32 +280,72 @@ struct Family {
   const char* type;
   std::vector<const char*> prefixes;  // "{N}" = the layer; most usual first
   std::function<void(Ctx&)> map;
+  // The configuration class's defaults (configuration_<type>.py) for keys a
+  // config.json may leave out, where they differ from what the row assumes
+  // without them: save_pretrained writes every key, but Gemma 3's multimodal
+  // text_config keeps only the keys that differ from Gemma3TextConfig, and
+  // hand-trimmed folders exist.
+  json defaults = json::object();
 };
 
 const std::vector<Family>& families() {
   static const char* kLlama[] = {"model.layers.{N}.self_attn.", "layers.{N}.self_attn."};
-  static const std::vector<const char*> llama(std::begin(kLlama), std::end(kLlama));
+  static const std::vector<const char*> llama_prefixes(std::begin(kLlama), std::end(kLlama));
   static const std::vector<Family> f = {
       {"gpt2", {"h.{N}.attn.", "transformer.h.{N}.attn."}, gpt2},
       {"bert", {"bert.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."}, bert},
       {"roberta", {"roberta.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."}, bert},
-      {"llama", llama, llama_like},
-      {"mistral", llama, llama_like},
-      {"mixtral", llama, llama_like},
-      {"qwen2", llama, qwen2},
-      {"qwen3", llama, qwen3},
-      {"gemma", llama, gemma},
-      {"gemma2", llama, gemma2},
-      {"gemma3_text", {"model.layers.{N}.self_attn.", "language_model.model.layers.{N}.self_attn.",
-                       "layers.{N}.self_attn."}, gemma3},
-      {"phi3", llama, phi3},
+      {"llama", llama_prefixes, llama},
+      {"mistral", llama_prefixes, mistral, {{"sliding_window", 4096}}},
+      {"mixtral", llama_prefixes, mistral, {{"rope_theta", 1e6}}},
+      {"qwen2", llama_prefixes, qwen2, {{"sliding_window", 4096}, {"max_window_layers", 28}}},
+      {"qwen3",
+       llama_prefixes,
+       qwen3,
+       {{"head_dim", 128}, {"sliding_window", 4096}, {"max_window_layers", 28}}},
+      {"gemma", llama_prefixes, gemma, {{"head_dim", 256}}},
+      {"gemma2",
+       llama_prefixes,
+       gemma2,
+       {{"head_dim", 256},
+        {"query_pre_attn_scalar", 256},
+        {"attn_logit_softcapping", 50.0},
+        {"sliding_window", 4096}}},
+      {"gemma3_text",
+       {"model.layers.{N}.self_attn.", "language_model.model.layers.{N}.self_attn.",
+        "model.language_model.layers.{N}.self_attn.", "layers.{N}.self_attn."},
+       gemma3,
+       {{"hidden_size", 2304},
+        {"num_hidden_layers", 26},
+        {"num_attention_heads", 8},
+        {"num_key_value_heads", 4},
+        {"head_dim", 256},
+        {"query_pre_attn_scalar", 256},
+        {"sliding_window", 4096},
+        {"rope_theta", 1e6},
+        {"rope_local_base_freq", 10000.0},
+        {"max_position_embeddings", 131072}}},
+      {"phi3", llama_prefixes, phi3},
       {"gpt_neox", {"gpt_neox.layers.{N}.attention.", "layers.{N}.attention."}, gpt_neox},
       {"falcon", {"transformer.h.{N}.self_attention.", "h.{N}.self_attention."}, falcon},
       {"bloom", {"transformer.h.{N}.self_attention.", "h.{N}.self_attention."}, bloom},
       {"mpt", {"transformer.blocks.{N}.attn.", "blocks.{N}.attn."}, mpt},
       {"opt", {"model.decoder.layers.{N}.self_attn.", "decoder.layers.{N}.self_attn."}, opt},
-      {"olmo2", llama, olmo2},
-      {"gpt_oss", llama, gpt_oss},
+      {"olmo2", llama_prefixes, olmo2, {{"rms_norm_eps", 1e-5}}},
+      {"gpt_oss",
+       llama_prefixes,
+       gpt_oss,
+       {{"num_attention_heads", 64},
+        {"num_key_value_heads", 8},
+        {"head_dim", 64},
+        {"sliding_window", 128},
+        {"rope_scaling",
+         {{"rope_type", "yarn"},
+          {"factor", 32.0},
+          {"beta_fast", 32.0},
+          {"beta_slow", 1.0},
+          {"truncate", false},
+          {"original_max_position_embeddings", 4096}}}}},
   };
   return f;
 }
@@ -345,16 +406,22 @@ ModelFolder open_model_folder(const std::string& dir) {
     throw Error(Exit::config, file + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   if (!m.hf.is_object() || !has(m.hf, "model_type") || !m.hf["model_type"].is_string())
-    throw Error(Exit::config, file + ": \"model_type\" is missing (supported: " + join_types() + ")");
+    throw Error(Exit::config,
+                file + ": \"model_type\" is missing (supported: " + join_types() + ")");
   m.model_type = m.hf["model_type"].get<std::string>();
   // Gemma 3's multimodal folders keep the language model's settings in text_config.
   if (m.model_type == "gemma3" && has(m.hf, "text_config")) {
     m.hf = m.hf["text_config"];
     m.model_type = "gemma3_text";
   }
-  if (!family_of(m.model_type))
+  const Family* fam = family_of(m.model_type);
+  if (!fam)
     throw Error(Exit::config, file + ": model_type \"" + m.model_type +
                                   "\" is not supported (supported: " + join_types() + ")");
+  // Keys the file leaves out mean the configuration class's defaults (a key set
+  // to null stays null: e.g. Mistral's "sliding_window": null is no window).
+  for (const auto& [key, value] : fam->defaults.items())
+    if (!m.hf.contains(key)) m.hf[key] = value;
   m.num_layers = need_int(m.hf, {"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, file);
   const std::string base = dir + (dir.back() == '/' ? "" : "/");
   for (const char* w : {"model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
@@ -374,8 +441,9 @@ ModelFolder open_model_folder(const std::string& dir) {
 json layer_config(const ModelFolder& m, std::int64_t layer,
                   const std::vector<std::string>& weight_keys) {
   if (layer < 0 || layer >= m.num_layers)
-    throw Error(Exit::usage, "--layer: the model has layers 0.." + std::to_string(m.num_layers - 1) +
-                                 ", found " + std::to_string(layer));
+    throw Error(Exit::usage, "--layer: the model has layers 0.." +
+                                 std::to_string(m.num_layers - 1) + ", found " +
+                                 std::to_string(layer));
   const std::string file = m.dir + "/config.json";
   const Family& fam = *family_of(m.model_type);
   const json& hf = m.hf;
@@ -384,7 +452,8 @@ json layer_config(const ModelFolder& m, std::int64_t layer,
   const json* kv = first(hf, {"num_key_value_heads", "num_kv_heads", "n_head_kv"});
   const std::int64_t Hkv = kv && kv->is_number_integer() ? kv->get<std::int64_t>() : H;
   const json* hd = first(hf, {"head_dim"});
-  const std::int64_t D = hd && hd->is_number_integer() ? hd->get<std::int64_t>() : (H > 0 ? C / H : 0);
+  const std::int64_t D =
+      hd && hd->is_number_integer() ? hd->get<std::int64_t>() : (H > 0 ? C / H : 0);
   Ctx c{hf, layer, file, C, H, Hkv, D, json::object()};
   c.out["hidden_size"] = C;
   c.out["num_heads"] = H;

@@ -6,18 +6,18 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace attn {
 
 struct ModelFolder {
-  std::string dir;          // the folder as given
-  std::string model_type;   // config.json's model_type
-  nlohmann::json hf;        // config.json as read (text_config unwrapped)
-  std::string weights;      // model.safetensors, its index, pytorch_model.bin or its index
+  std::string dir;         // the folder as given
+  std::string model_type;  // config.json's model_type
+  nlohmann::json hf;       // config.json as read (text_config unwrapped), with the
+                           // configuration class's defaults for attention keys it leaves out
+  std::string weights;     // model.safetensors, its index, pytorch_model.bin or its index
   std::int64_t num_layers = 0;
 };
 

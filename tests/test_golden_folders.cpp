@@ -1,0 +1,214 @@
+// Golden tests of Hugging Face model folders (CONTRACT.md v2 "Model folders",
+// issue 11) against PyTorch: every tests/golden/folders/<name>/ (written by
+// make_folders.py) holds model/ — config.json in the family's own spelling and
+// a whole tiny model's weights under their real names, in the container a hub
+// folder has — and layer<N>/ cases with torch's context and maps computed from
+// the family's published attention. Each case runs as the executable runs it:
+//  - case.json ({"model": "../model", "layer": N, "input", masks}) through
+//    load_config, load_run, attention_spec and forward on both kernels;
+//  - without masks also as --model DIR --layer N: load_model_config with the
+//    input given as a flag (LoadOptions::input_path);
+//  - and a few through the built binary, checking context.npy and run.json's
+//    "from_model".
+// Context and maps must agree within 1e-5 of the output's scale.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/config.h"
+#include "attn/npy.h"
+#include "attn/run.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using namespace attn;
+using nlohmann::json;
+
+namespace {
+
+constexpr double kTol = 1e-5;
+
+const std::string& folders_root() {
+  static const std::string root = test::source_path("tests/golden/folders");
+  return root;
+}
+
+// Every folders/<name>/layer<N>, sorted: "gemma3/layer2", ...
+std::vector<std::string> case_names() {
+  std::vector<std::string> names;
+  for (const auto& model : fs::directory_iterator(folders_root())) {
+    if (!model.is_directory()) continue;
+    for (const auto& e : fs::directory_iterator(model.path()))
+      if (e.is_directory() && fs::exists(e.path() / "case.json"))
+        names.push_back(model.path().filename().string() + "/" + e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Tensor expected(const std::string& dir, const std::string& what) {
+  const std::string path = dir + "/expected/" + what + ".npy";
+  return to_float32(read_npy(path), path, false);
+}
+
+void check_close(const Tensor& got, const Tensor& want, const std::string& what) {
+  const test::Diff d = test::compare(got, want);
+  INFO(what << ": " << test::describe(d) << " shape " << shape_str(got.shape) << " vs "
+            << shape_str(want.shape));
+  CHECK(d.shape_ok);
+  CHECK(d.relative() <= kTol);
+}
+
+struct Output {
+  Tensor context;  // as the input was given: (B, S, C) or (S, C)
+  Tensor maps;     // (B, H, S, S) or (H, S, S)
+};
+
+// forward() as the app calls it; `with_maps` = the kernel that writes the
+// maps (TensorSink), else the streaming one.
+Output run_forward(const LoadedRun& run, const AttentionSpec& spec, bool with_maps) {
+  const std::size_t B = run.x.shape[0], L = run.x.shape[1];
+  const std::size_t H = std::size_t(run.weights.H);
+  TensorSink sink(B, H, L, map_keys(run.weights, spec, run.keys()));
+  ForwardOptions opt;
+  opt.threads = 2;
+  if (with_maps) opt.attention = &sink;
+  Output o;
+  forward(run.weights, spec, run.forward_inputs(), o.context, opt);
+  o.context = context_as_given(std::move(o.context), run);
+  o.maps = std::move(sink.maps);
+  if (!run.batched) o.maps.shape.erase(o.maps.shape.begin());
+  return o;
+}
+
+void check_run(const Config& cfg, const LoadOptions& lo, const std::string& dir, bool maps_too) {
+  const LoadedRun run = load_run(cfg, lo);
+  const AttentionSpec spec = attention_spec(cfg);
+  const Tensor want_ctx = expected(dir, "context"), want_maps = expected(dir, "attention");
+  for (bool with_maps : {false, true}) {
+    INFO((with_maps ? "maps kernel" : "streaming kernel"));
+    const Output o = run_forward(run, spec, with_maps);
+    check_close(o.context, want_ctx, "context");
+    if (with_maps && maps_too) check_close(o.maps, want_maps, "attention");
+  }
+}
+
+void check_case(const std::string& name) {
+  const std::string dir = folders_root() + "/" + name;
+  const json c = json::parse(test::read_text(dir + "/case.json"));
+
+  // --config case.json: the folder's layer under the case's own keys.
+  const Config cfg = load_config(dir + "/case.json");
+  REQUIRE(cfg.from_model != nullptr);
+  CHECK(cfg.layer == c["layer"].get<std::int64_t>());
+  CHECK(cfg.weights.find("/model/") != std::string::npos);  // the folder's weights
+  check_run(cfg, {}, dir, true);
+
+  // --model DIR --layer N --input FILE: only the folder's settings.
+  if (c.contains("attention_mask") || c.contains("positions")) return;
+  INFO("as --model DIR --layer N");
+  const Config flags = load_model_config(dir + "/../model", c["layer"].get<std::int64_t>());
+  LoadOptions lo;
+  lo.input_path = dir + "/input.npy";
+  check_run(flags, lo, dir, true);
+}
+
+}  // namespace
+
+TEST_CASE("golden folders: every model_type's layers match PyTorch") {
+  const std::vector<std::string> names = case_names();
+  // make_folders.py writes 21 folders (every model_type CONTRACT.md lists, Falcon three
+  // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi) and 38 layer cases.
+  CHECK(names.size() == 38);
+  std::vector<std::string> families;
+  for (const std::string& name : names) {
+    families.push_back(name.substr(0, name.find('/')));
+    CAPTURE(name);
+    try {
+      check_case(name);
+    } catch (const std::exception& e) {
+      FAIL_CHECK(name << ": " << e.what());
+    }
+  }
+  families.erase(std::unique(families.begin(), families.end()), families.end());
+  CHECK(families.size() == 21);
+}
+
+TEST_CASE("golden folders: each folder's config.json is its family's, mapped per layer") {
+  // What the folders exercise in the mapping, so a regenerated set cannot
+  // silently lose a pattern.
+  auto folder = [](const std::string& name, std::int64_t layer) {
+    return load_model_config(folders_root() + "/" + name + "/model", layer);
+  };
+  const Config g3_local = folder("gemma3", 0), g3_global = folder("gemma3", 2);
+  CHECK(g3_local.sliding_window == 3);
+  CHECK(g3_local.rope->theta == 10000.0);
+  CHECK(!g3_global.sliding_window);
+  CHECK(g3_global.rope->theta == 1000000.0);
+  CHECK(folder("gemma2", 0).sliding_window == 4);
+  CHECK(!folder("gemma2", 1).sliding_window);
+  CHECK(folder("gemma2", 1).softcap == 2.0);
+  CHECK(!folder("qwen2", 0).sliding_window);
+  CHECK(folder("qwen2", 2).sliding_window == 3);
+  CHECK(folder("gpt_oss", 0).sliding_window == 3);
+  CHECK(!folder("gpt_oss", 1).sliding_window);
+  CHECK(folder("gpt_oss", 1).sinks);
+  CHECK(folder("falcon", 0).kv_heads() == 2);  // n_head_kv
+  CHECK(folder("falcon_mq", 0).kv_heads() == 1);
+  CHECK(folder("falcon_rw", 0).alibi.has_value());
+  CHECK(folder("bloom", 1).alibi.has_value());
+  CHECK(folder("mpt", 0).alibi.has_value());
+  CHECK(folder("gpt_neox", 0).rope->rotary_dim == 4);
+  CHECK(folder("phi3", 0).rope->rotary_dim == 6);
+  CHECK(folder("olmo2", 0).rope->theta == 500000.0);  // transformers v5 rope_parameters
+  CHECK(folder("gpt2", 2).scale == doctest::Approx(1.0 / (std::sqrt(6.0) * 3.0)));
+  CHECK(folder("bert", 0).causal == false);
+}
+
+TEST_CASE("golden folders: attn-run --model DIR --layer N end to end") {
+  struct Run {
+    const char* name;
+    int layer;
+    const char* weights;  // the file the folder's weights come from
+  };
+  // Sharded bf16 safetensors, a folder holding both model.safetensors and
+  // pytorch_model.bin, pytorch_model.bin alone (f16), and Gemma 3's global layer.
+  for (const Run& r :
+       {Run{"gemma2", 1, "model.safetensors.index.json"}, Run{"gpt2", 2, "model.safetensors"},
+        Run{"gemma3", 2, "model.safetensors"}, Run{"gpt_neox", 0, "model.safetensors"},
+        Run{"bloom", 1, "pytorch_model.bin"}}) {
+    const std::string name = r.name;
+    CAPTURE(name);
+    const std::string model = folders_root() + "/" + r.name + "/model";
+    const std::string dir = folders_root() + "/" + r.name + "/layer" + std::to_string(r.layer);
+    const json c = json::parse(test::read_text(dir + "/case.json"));
+    test::TempDir t;
+    // A padded case (gpt_neox, bloom) runs through --config case.json.
+    const std::string how = c.contains("attention_mask")
+                                ? " --config " + test::q(dir + "/case.json")
+                                : " --model " + test::q(model) + " --layer " +
+                                      std::to_string(r.layer) + " --input " +
+                                      test::q(dir + "/input.npy");
+    const test::RunResult res = test::run(test::quoted_binary() + how + " -o " + test::q(t / "o"));
+    REQUIRE_MESSAGE(res.exit_code == 0, res.err);
+    check_close(to_float32(read_npy(t / "o/context.npy"), "context.npy", false),
+                expected(dir, "context"), "context.npy");
+    check_close(to_float32(read_npy(t / "o/attention.npy"), "attention.npy", false),
+                expected(dir, "attention"), "attention.npy");
+    const json rj = json::parse(test::read_text(t / "o/run.json"));
+    const json& from = rj["config"]["from_model"];
+    REQUIRE(from.is_object());
+    const std::string weights = from["weights"].get<std::string>();
+    CHECK(weights.find(r.name) != std::string::npos);
+    CHECK(weights.substr(weights.rfind('/') + 1) == r.weights);
+    CHECK(from["weights_prefix"].get<std::string>().find("." + std::to_string(r.layer) + ".") !=
+          std::string::npos);
+    CHECK(from.contains("num_heads"));
+  }
+}
