@@ -25,6 +25,7 @@
 #include "map_capture.h"
 #include "options.h"
 #include "plot.h"
+#include "plot_canvas.h"
 #include "png_pixels.h"
 #include "run_session.h"
 #include "test_util.h"
@@ -32,6 +33,13 @@
 using attn::test::count_of;
 
 namespace {
+
+// cairo's and fontconfig's process-wide caches, freed at exit as attn-run
+// frees them after a picture (plot_fonts.cpp), so the leak checker of
+// scripts/sanitize.sh sees a clean exit.
+struct ReleaseFontCaches {
+  ~ReleaseFontCaches() { app::release_font_caches(); }
+} release_font_caches_at_exit;
 
 // A map (L, T) of head h with distinct weights: each row a softmax of
 // made-up scores, scaled by `row_sum` (1, or less with a sink).
