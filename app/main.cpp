@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "attn/attention.h"
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "attn/output.h"
@@ -61,6 +62,7 @@ void setup_logging(const app::Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  attn::use_own_threads_only();  // one threading layer: attn-run's workers
   app::guard_standard_fds();
   std::signal(SIGPIPE, SIG_IGN);  // EPIPE is handled where stdout is written
   attn::install_cleanup_signal_handlers();

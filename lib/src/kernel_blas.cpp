@@ -9,7 +9,26 @@
 // choice: the library does not override OpenBLAS's kernel selection.
 #include <cblas.h>
 
+#include "attn/attention.h"
 #include "kernels.h"
+
+// OpenBLAS's pthread build exports this (driver/others/blas_server.c): it
+// stops the library's own worker threads; a later threaded call would start
+// them again (never made here: every call runs with one OpenBLAS thread).
+extern "C" int blas_thread_shutdown_(void);
+
+namespace attn {
+
+void use_own_threads_only() {
+  // OpenBLAS starts (cores - 1) threads when it is loaded, and each spins on
+  // sched_yield for about 0.1 s before it sleeps: at the start of a short
+  // process that steals a core from the forward pass (a B=4, S=1024
+  // GPT-2-small layer: cold compute 215 ms with them, 165 ms without).
+  openblas_set_num_threads(1);
+  blas_thread_shutdown_();
+}
+
+}  // namespace attn
 
 namespace attn::kernels {
 

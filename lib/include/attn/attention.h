@@ -160,6 +160,13 @@ void linear(const float* a, std::size_t lda, std::size_t M, std::size_t K, const
 void linear(const float* a, std::size_t lda, std::size_t M, const MatrixRef& W, const float* bias,
             float* out, std::size_t ldo, int threads);
 
+// For programs whose BLAS work is all attn-run's (the executable calls it
+// first thing): OpenBLAS is set to one thread and its own worker threads are
+// stopped. The forward pass never asks OpenBLAS for threads (its workers
+// call it single-threaded), and OpenBLAS's idle threads would spin beside
+// them for their first 0.1 s. Call before any other thread uses BLAS.
+void use_own_threads_only();
+
 // FLOPs of the dense forward pass (2 per multiply-add), counting causal
 // score and P·V work halved (only the lower triangle is computed).
 double forward_flops(const Weights& w, std::int64_t B, std::int64_t S, bool causal);
