@@ -471,3 +471,44 @@ TEST_CASE("attention v2: misuses are clear errors") {
     test::expect_error([&] { forward(w, {}, in, ctx, {}); }, Exit::data, "padding_mask: expected shape (2, 3)");
   }
 }
+
+TEST_CASE("attention v2: batches past one chunk of rows (each chunk its own projections)") {
+  // L = 520: one batch row per chunk (kChunkRows 1024), so 3 chunks; every
+  // per-batch input (padding, positions, attn_mask, key source) must follow.
+  {
+    Case c;  // self-attention: rope, alibi-free GQA, padding left/right, per-batch positions
+    c.B = 3;
+    c.L = 520;
+    c.H = 2;
+    c.Hkv = 1;
+    c.C = 8;
+    c.O = 8;
+    c.D = 8;
+    c.spec.causal = true;
+    c.spec.rope = rope(8);
+    c.padding = pad_right_left(c.B, c.L, 7);
+    c.positions = positions_of(*c.padding, 3);
+    AttnMask m;
+    m.additive = true;
+    m.add = scaled(test::random_tensor({c.B, c.L, c.L}, 91), 0.5);
+    c.attn_mask = m;
+    check_case(c);
+  }
+  {
+    Case c;  // cross-attention with torch MHA's extra keys
+    c.B = 3;
+    c.L = 600;
+    c.T = 40;
+    c.H = 2;
+    c.C = 8;
+    c.O = 8;
+    c.D = 4;
+    c.cross = true;
+    c.Ck = 6;
+    c.Cv = 5;
+    c.bias_kv = true;
+    c.spec.add_zero_attn = true;
+    c.padding = pad_right_left(c.B, c.T, 3);
+    check_case(c);
+  }
+}

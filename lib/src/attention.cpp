@@ -132,11 +132,10 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
   const int threads = kernels::resolve_threads(opt.threads);
   ForwardStats stats;
 
-  // 1-2. q, k, v; qk_norm and rope in place, once per position.
-  detail::Projected p = detail::project(w, spec, in, threads);
-  stats.flops += p.flops;
-  detail::position_stage(w, spec, in, p, threads);
-  const std::size_t B = p.B, L = p.L, T = p.T, Tx = p.T_ext;
+  const std::size_t B = in.x->shape[0], L = in.x->shape[1];
+  const std::size_t T = in.key ? in.key->shape[1] : L, Tx = map_keys(w, spec, T);
+  context.shape = {B, L, O};
+  context.data.resize(B * L * O);
 
   std::vector<KeyRange> ranges(B);
   for (std::size_t b = 0; b < B; ++b)
@@ -148,91 +147,101 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
     for (std::size_t i = 0; i < L; ++i) iota[i] = std::int64_t(i);
   }
 
-  // 3-8. Tasks (b, h, query block); the largest causal blocks (last rows)
-  // first so the dynamic schedule ends evenly.
+  // Chunks of batch rows, one after the other through every step: the
+  // projection buffers hold one chunk and are reused (forward_stages.h).
+  const std::size_t chunk = detail::chunk_batch(L);
   const std::size_t qb = kernels::kQueryBlock;
   const std::size_t n_blocks = (L + qb - 1) / qb;
-  const std::size_t n_tasks = B * H * n_blocks;
-  const int workers = static_cast<int>(std::min<std::size_t>(threads, n_tasks));
+  const int workers = static_cast<int>(std::min<std::size_t>(threads, chunk * H * n_blocks));
   std::vector<kernels::Scratch> scratch(static_cast<std::size_t>(workers));
   std::vector<std::vector<float>> map_rows(opt.attention ? workers : 0);
   std::vector<double> flops(static_cast<std::size_t>(workers), 0.0);
   std::vector<std::int64_t> masked(static_cast<std::size_t>(workers), 0);
+  detail::Projected p;
 
-  auto run_task = [&](std::size_t task, int worker) {
-    const std::size_t blk = n_blocks - 1 - task / (B * H);
-    const std::size_t bh = task % (B * H), b = bh / H, h = bh % H;
-    const std::size_t i0 = blk * qb, n = std::min(qb, L - i0);
-    HeadView hv;
-    // Query head h reads KV head h / (H / Hkv) (repeat_kv) in place: no copy per query head.
-    hv.q = p.q + b * L * p.ld_q + h * D;
-    hv.k = p.k + b * Tx * p.ld_kv + g.kv_head(h) * D;
-    hv.v = p.v + b * Tx * p.ld_kv + g.kv_head(h) * D;
-    hv.y = p.q + b * L * p.ld_q + h * D;  // y overwrites this head's q rows: no extra buffer
-    hv.ld_q = hv.ld_y = p.ld_q;
-    hv.ld_kv = p.ld_kv;
-    hv.L = L;
-    hv.T = T;
-    hv.T_ext = Tx;
-    hv.D = D;
-    hv.scale = spec.scale;
-    hv.softcap = spec.softcap;
-    hv.causal = spec.causal;
-    hv.window = spec.sliding_window;
-    if (!spec.alibi_slopes.empty()) {
-      hv.alibi = true;
-      hv.alibi_slope = spec.alibi_slopes[h];
-      hv.pos_q = in.positions ? in.positions->data.data() + b * L : iota.data();
-      hv.pos_k = hv.pos_q;
-    }
-    hv.padding = in.key_padding ? in.key_padding->data.data() + b * T : nullptr;
-    hv.key_begin = ranges[b].begin;
-    hv.key_end = std::max(ranges[b].begin, ranges[b].end);
-    hv.holes = ranges[b].holes;
-    if (in.attn_mask) {
-      const std::size_t off = in.attn_mask->row_offset(b, h, 0);
-      if (in.attn_mask->additive)
-        hv.mask_add = in.attn_mask->add.data() + off;
-      else
-        hv.mask_block = in.attn_mask->blocked.data() + off;
-    }
-    if (spec.sinks) {
-      hv.has_sink = true;
-      hv.sink = w.sinks.data[h];
-    }
-    hv.batch = b;
-    hv.head = h;
-    hv.check_overflow = opt.check_overflow;
-    const kernels::KeySpan keys = kernels::block_keys(hv, i0, n);
-    flops[worker] += 4.0 * double(n) * double(keys.end - keys.begin + (Tx - T)) * double(D);
+  for (std::size_t b0 = 0; b0 < B; b0 += chunk) {
+    const std::size_t nb = std::min(chunk, B - b0);
+    // 1-2. q, k, v; qk_norm and rope in place, once per position.
+    detail::project(w, spec, in, b0, nb, threads, p);
+    detail::position_stage(w, spec, in, p, threads);
 
-    auto& sc = scratch[static_cast<std::size_t>(worker)];
-    if (opt.attention) {
-      auto& rows = map_rows[static_cast<std::size_t>(worker)];
-      rows.resize(n * Tx);
-      masked[worker] += std::int64_t(kernels::attend_maps(hv, i0, n, sc, rows.data()));
-      opt.attention->write_rows(b, h, i0, n, rows.data());
+    // 3-8. Tasks (b, h, query block); the largest causal blocks (last rows)
+    // first so the dynamic schedule ends evenly.
+    auto run_task = [&](std::size_t task, int worker) {
+      const std::size_t blk = n_blocks - 1 - task / (nb * H);
+      const std::size_t bh = task % (nb * H), bc = bh / H, h = bh % H, b = b0 + bc;
+      const std::size_t i0 = blk * qb, n = std::min(qb, L - i0);
+      HeadView hv;
+      // Query head h reads KV head h / (H / Hkv) (repeat_kv) in place: no copy per query head.
+      hv.q = p.q + bc * L * p.ld_q + h * D;
+      hv.k = p.k + bc * Tx * p.ld_kv + g.kv_head(h) * D;
+      hv.v = p.v + bc * Tx * p.ld_kv + g.kv_head(h) * D;
+      hv.y = p.q + bc * L * p.ld_q + h * D;  // y overwrites this head's q rows: no extra buffer
+      hv.ld_q = hv.ld_y = p.ld_q;
+      hv.ld_kv = p.ld_kv;
+      hv.L = L;
+      hv.T = T;
+      hv.T_ext = Tx;
+      hv.D = D;
+      hv.scale = spec.scale;
+      hv.softcap = spec.softcap;
+      hv.causal = spec.causal;
+      hv.window = spec.sliding_window;
+      if (!spec.alibi_slopes.empty()) {
+        hv.alibi = true;
+        hv.alibi_slope = spec.alibi_slopes[h];
+        hv.pos_q = in.positions ? in.positions->data.data() + b * L : iota.data();
+        hv.pos_k = hv.pos_q;
+      }
+      hv.padding = in.key_padding ? in.key_padding->data.data() + b * T : nullptr;
+      hv.key_begin = ranges[b].begin;
+      hv.key_end = std::max(ranges[b].begin, ranges[b].end);
+      hv.holes = ranges[b].holes;
+      if (in.attn_mask) {
+        const std::size_t off = in.attn_mask->row_offset(b, h, 0);
+        if (in.attn_mask->additive)
+          hv.mask_add = in.attn_mask->add.data() + off;
+        else
+          hv.mask_block = in.attn_mask->blocked.data() + off;
+      }
+      if (spec.sinks) {
+        hv.has_sink = true;
+        hv.sink = w.sinks.data[h];
+      }
+      hv.batch = b;
+      hv.head = h;
+      hv.check_overflow = opt.check_overflow;
+      const kernels::KeySpan keys = kernels::block_keys(hv, i0, n);
+      flops[worker] += 4.0 * double(n) * double(keys.end - keys.begin + (Tx - T)) * double(D);
+
+      auto& sc = scratch[static_cast<std::size_t>(worker)];
+      if (opt.attention) {
+        auto& rows = map_rows[static_cast<std::size_t>(worker)];
+        rows.resize(n * Tx);
+        masked[worker] += std::int64_t(kernels::attend_maps(hv, i0, n, sc, rows.data()));
+        opt.attention->write_rows(b, h, i0, n, rows.data());
+      } else {
+        masked[worker] += std::int64_t(kernels::attend_stream(hv, i0, n, sc));
+      }
+    };
+    {
+      kernels::BlasThreads blas(1);  // one threading layer: ours
+      kernels::parallel_for(nb * H * n_blocks, threads, run_task);
+    }
+
+    // 9. out = y Wo^T + bo   (B*L, O); y is read in place from the q columns.
+    float* out = context.ptr() + b0 * L * O;
+    if (w.has_out_proj) {
+      linear(p.q, p.ld_q, nb * L, HD, w.w_out, w.b_out, out, O, threads);
+      stats.flops += 2.0 * double(nb * L) * double(HD) * double(O);
     } else {
-      masked[worker] += std::int64_t(kernels::attend_stream(hv, i0, n, sc));
+      for (std::size_t r = 0; r < nb * L; ++r)
+        std::copy(p.q + r * p.ld_q, p.q + r * p.ld_q + HD, out + r * O);
     }
-  };
-  {
-    kernels::BlasThreads blas(1);  // one threading layer: ours
-    kernels::parallel_for(n_tasks, threads, run_task);
   }
+  stats.flops += p.flops;
   for (double f : flops) stats.flops += f;
   for (std::int64_t m : masked) stats.fully_masked_rows += m;
-
-  // 9. out = y Wo^T + bo   (B*L, O); y is read in place from the q columns.
-  context.shape = {B, L, O};
-  context.data.resize(B * L * O);
-  if (w.has_out_proj) {
-    linear(p.q, p.ld_q, B * L, HD, w.w_out, w.b_out, context.ptr(), O, threads);
-    stats.flops += 2.0 * double(B * L) * double(HD) * double(O);
-  } else {
-    for (std::size_t r = 0; r < B * L; ++r)
-      std::copy(p.q + r * p.ld_q, p.q + r * p.ld_q + HD, context.ptr() + r * O);
-  }
   return stats;
 }
 

@@ -14,8 +14,14 @@
 namespace attn::detail {
 namespace {
 
-// Uninitialized floats: every element is written before it is read.
-Buffer buffer(std::size_t n) { return make_buffer(n); }
+// p's buffer `buf` holding at least n floats (unset), reused when it does.
+float* reserve(Buffer& buf, std::size_t& cap, std::size_t n) {
+  if (cap < n) {
+    buf = make_buffer(n);
+    cap = n;
+  }
+  return buf.get();
+}
 
 const float* bias_at(const Weights& w, std::size_t row0) {
   return w.b_qkv.data.empty() ? nullptr : w.b_qkv.ptr() + row0;
@@ -70,61 +76,57 @@ void qk_norm_rows(float* base, std::size_t n, std::size_t ld, std::size_t heads,
 
 }  // namespace
 
-Projected project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
-                  int threads) {
+void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in, std::size_t b0,
+             std::size_t nb, int threads, Projected& p) {
   const Geometry g = w.geometry();
   const Tensor& x = *in.x;
   const Tensor& key = in.key ? *in.key : x;
   const Tensor& value = in.value ? *in.value : key;
-  Projected p;
-  p.B = x.shape[0];
+  p.b0 = b0;
+  p.B = nb;
   p.L = x.shape[1];
   p.T = key.shape[1];
   p.T_ext = map_keys(w, spec, p.T);
   const std::size_t C = g.C, HD = g.q_rows(), KV = g.kv_rows();
+  const float* xb = x.ptr() + b0 * p.L * C;  // the chunk's first query row
 
   if (!in.key && p.T_ext == p.T) {
-    // qkv = x Wqkv^T + b   (B*L, (H+2*Hkv)*D): one GEMM over all rows.
+    // qkv = x Wqkv^T + b   (B*L, (H+2*Hkv)*D): one GEMM over the chunk's rows.
     const std::size_t ld = g.qkv_rows();
-    p.q_buf = buffer(p.B * p.L * ld);
-    linear(x.ptr(), C, p.B * p.L, MatrixRef{w.w_qkv.ptr(), ld, C}, bias_at(w, 0), p.q_buf.get(),
-           ld, threads);
-    p.q = p.q_buf.get();
+    p.q = reserve(p.q_buf, p.q_cap, nb * p.L * ld);
+    linear(xb, C, nb * p.L, MatrixRef{w.w_qkv.ptr(), ld, C}, bias_at(w, 0), p.q, ld, threads);
     p.k = p.q + g.k_row0();
     p.v = p.q + g.v_row0();
     p.ld_q = p.ld_kv = ld;
-    p.flops = 2.0 * double(p.B * p.L) * double(C) * double(ld);
-    return p;
+    p.flops += 2.0 * double(nb * p.L) * double(C) * double(ld);
+    return;
   }
 
   // q = x Wq^T + bq   (B*L, H*D)
-  p.q_buf = buffer(p.B * p.L * HD);
-  p.q = p.q_buf.get();
   p.ld_q = HD;
-  linear(x.ptr(), C, p.B * p.L, w.q_weight(), bias_at(w, g.q_row0()), p.q, HD, threads);
+  p.q = reserve(p.q_buf, p.q_cap, nb * p.L * HD);
+  linear(xb, C, nb * p.L, w.q_weight(), bias_at(w, g.q_row0()), p.q, HD, threads);
   // k | v   (B*T', 2*Hkv*D): per batch row, so the extra keys can follow its T.
   p.ld_kv = 2 * KV;
-  p.kv_buf = buffer(p.B * p.T_ext * p.ld_kv);
-  p.k = p.kv_buf.get();
+  p.k = reserve(p.kv_buf, p.kv_cap, nb * p.T_ext * p.ld_kv);
   p.v = p.k + KV;
   const std::size_t Ck = key.shape[2], Cv = value.shape[2];
-  for (std::size_t b = 0; b < p.B; ++b) {
+  for (std::size_t b = 0; b < nb; ++b) {
     float* kb = p.k + b * p.T_ext * p.ld_kv;
-    const float* ksrc = key.ptr() + b * p.T * Ck;
+    const float* ksrc = key.ptr() + (b0 + b) * p.T * Ck;
     if (&key == &value && w.fused_qkv()) {
       // One source for both: k|v rows of w_qkv are contiguous, one GEMM.
       linear(ksrc, Ck, p.T, MatrixRef{w.w_qkv.ptr() + g.k_row0() * C, 2 * KV, C},
              bias_at(w, g.k_row0()), kb, p.ld_kv, threads);
     } else {
       linear(ksrc, Ck, p.T, w.k_weight(), bias_at(w, g.k_row0()), kb, p.ld_kv, threads);
-      linear(value.ptr() + b * p.T * Cv, Cv, p.T, w.v_weight(), bias_at(w, g.v_row0()), kb + KV,
-             p.ld_kv, threads);
+      linear(value.ptr() + (b0 + b) * p.T * Cv, Cv, p.T, w.v_weight(), bias_at(w, g.v_row0()),
+             kb + KV, p.ld_kv, threads);
     }
   }
   append_extra_keys(w, spec, p);
-  p.flops = 2.0 * double(p.B * p.L) * double(C) * double(HD) +
-            2.0 * double(p.B * p.T) * double(KV) * double(Ck + Cv);
-  return p;
+  p.flops += 2.0 * double(nb * p.L) * double(C) * double(HD) +
+             2.0 * double(nb * p.T) * double(KV) * double(Ck + Cv);
 }
 
 void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
@@ -160,7 +162,8 @@ void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardIn
       qk_norm_rows(rows, n, ld, heads, D, is_q ? w.q_norm : w.k_norm, *spec.qk_norm);
     if (spec.rope) {
       // Self-attention: the keys sit at the queries' positions.
-      const std::int64_t* pos = (in.positions ? in.positions->data.data() + b * p.L : iota.data()) + r0;
+      const std::int64_t* pos =
+          (in.positions ? in.positions->data.data() + (p.b0 + b) * p.L : iota.data()) + r0;
       apply_rope(rows, n, ld, 0, is_q ? heads : 0, 0, is_q ? 0 : heads, D, pos, *spec.rope,
                  *freqs);
     }

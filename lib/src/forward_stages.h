@@ -8,6 +8,7 @@
 // zero_attn positions, H heads, Hkv key/value heads, D head size.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 
@@ -25,24 +26,37 @@ inline Buffer make_buffer(std::size_t n) {
   return Buffer(static_cast<float*>(alloc_buffer(n * sizeof(float))), BufferFree{n * sizeof(float)});
 }
 
+// The projections of one chunk of batch rows [b0, b0 + B): the forward pass
+// runs chunk by chunk so its buffers stay bounded (about kChunkRows query
+// rows) and are reused, whatever the batch.
 struct Projected {
-  std::size_t B = 0, L = 0, T = 0, T_ext = 0;
-  // q of batch b, head h: q + b*L*ld_q + h*D, rows of L (and y, written over q).
+  std::size_t b0 = 0, B = 0, L = 0, T = 0, T_ext = 0;
+  // q of batch b0 + b, head h: q + b*L*ld_q + h*D, rows of L (and y, written over q).
   float* q = nullptr;
   std::size_t ld_q = 0;
-  // k and v of batch b, KV head g: k + b*T'*ld_kv + g*D, rows of T'.
+  // k and v of batch b0 + b, KV head g: k + b*T'*ld_kv + g*D, rows of T'.
   float* k = nullptr;
   float* v = nullptr;
   std::size_t ld_kv = 0;
   // Self-attention without extra keys: one (B*L, (H+2*Hkv)*D) buffer, one
   // GEMM. Otherwise q (B*L, H*D) and k|v (B*T', 2*Hkv*D) apart.
   Buffer q_buf, kv_buf;
-  double flops = 0.0;
+  std::size_t q_cap = 0, kv_cap = 0;  // their sizes in floats
+  double flops = 0.0;                 // of every chunk so far
 };
 
-// Step 1. The inputs' shapes are already checked against the weights.
-Projected project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
-                  int threads);
+// Query rows a chunk aims at: big enough for full-speed GEMMs (two slices
+// of 512 rows on two cores), small enough that a long batch never holds its
+// whole projection (B=4, S=1024, GPT-2-small: 9 MB instead of 38 MB).
+constexpr std::size_t kChunkRows = 1024;
+
+// Batch rows per chunk for queries of length L.
+inline std::size_t chunk_batch(std::size_t L) { return std::max<std::size_t>(1, kChunkRows / L); }
+
+// Step 1 for batch rows [b0, b0 + nb) into p (its buffers reused when big
+// enough). The inputs' shapes are already checked against the weights.
+void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in, std::size_t b0,
+             std::size_t nb, int threads, Projected& p);
 
 // Step 2, in place on p's q and k rows (the T real keys, not the extra ones):
 // qk_norm when spec.qk_norm, then rope when spec.rope with in.positions (or

@@ -137,10 +137,12 @@ struct ForwardStats {
 // resized to (B, L, O). Runs on opt.threads workers (std::thread; OpenBLAS
 // single-threaded inside them: one threading layer). Safe to call from
 // several threads at once (results stay exact; OpenBLAS's thread count is
-// process-wide). Memory besides the inputs and context: the projection
-// buffers (B*L, (H+2*Hkv)*D) (self-attention) or (B*L, H*D) + (B*T', 2*Hkv*D)
-// (cross), plus per worker a 128 x 256 score tile, or 128 x T' rows when maps
-// go to a sink. Exit::data when a tensor's shape does not fit the weights or
+// process-wide). The batch runs in chunks of about 1024 query rows (whole
+// batch rows), one after the other through every step. Memory besides the
+// inputs and context: one chunk's projections (rows x (H+2*Hkv)*D for
+// self-attention; rows x H*D plus its keys x 2*Hkv*D for cross-attention),
+// plus per worker a 128 x 256 score tile, or 128 x T' rows when maps go to a
+// sink. Exit::data when a tensor's shape does not fit the weights or
 // each other; exceptions thrown by the sink reach the caller after every
 // worker stopped.
 ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
