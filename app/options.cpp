@@ -56,9 +56,9 @@ void setup_options(CLI::App& app, Options& opt) {
                  "a Hugging Face model folder (config.json + weights): with --layer N, that "
                  "layer's attention; alone, a table of its layers")
       ->type_name("DIR");
-  in->add_option("--layer", opt.layer, "the layer of --model to run (0-based)")
-      ->type_name("N");
-  in->add_option("--weights", opt.weights, "weights: folder of <key>.npy, .npz, .safetensors, *.index.json or .pt")
+  in->add_option("--layer", opt.layer, "the layer of --model to run (0-based)")->type_name("N");
+  in->add_option("--weights", opt.weights,
+                 "weights: folder of <key>.npy, .npz, .safetensors, *.index.json or .pt")
       ->type_name("PATH");
   in->add_option("--input", opt.input,
                  "token embeddings (S, C) or (B, S, C): .npy or JSON; - = stdin")

@@ -97,8 +97,8 @@ int run_forward(const Options& opt) {
   const bool want_maps = to_dir && cfg.output_attention;
   const bool pictures = opt.plot || opt.show;
   spdlog::debug("weights {} ({}), input {} {}, threads {}", session.model().weights_source,
-                attn::layout_name(session.model().layout), in.input_source, attn::shape_str(in.x.shape),
-                session.threads());
+                attn::layout_name(session.model().layout), in.input_source,
+                attn::shape_str(in.x.shape), session.threads());
 
   // Flags about the maps are checked before the compute, against the loaded shapes.
   JobPlan plan;

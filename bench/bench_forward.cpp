@@ -257,16 +257,30 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--B") o.batches = parse_list(next());
-    else if (a == "--S") o.lengths = parse_list(next());
-    else if (a == "--causal") { o.causal.clear(); for (auto v : parse_list(next())) o.causal.push_back(int(v)); }
-    else if (a == "--maps") { o.maps.clear(); for (auto v : parse_list(next())) o.maps.push_back(int(v)); }
-    else if (a == "--threads") o.threads = std::atoi(next());
-    else if (a == "--reps") o.reps = std::max(1, std::atoi(next()));
-    else if (a == "--no-validate") o.validate = false;
-    else if (a == "--no-gemm") o.gemm = false;
-    else if (a == "--json") o.json = next();
-    else { usage(); return a == "--help" || a == "-h" ? 0 : 64; }
+    if (a == "--B")
+      o.batches = parse_list(next());
+    else if (a == "--S")
+      o.lengths = parse_list(next());
+    else if (a == "--causal") {
+      o.causal.clear();
+      for (auto v : parse_list(next())) o.causal.push_back(int(v));
+    } else if (a == "--maps") {
+      o.maps.clear();
+      for (auto v : parse_list(next())) o.maps.push_back(int(v));
+    } else if (a == "--threads")
+      o.threads = std::atoi(next());
+    else if (a == "--reps")
+      o.reps = std::max(1, std::atoi(next()));
+    else if (a == "--no-validate")
+      o.validate = false;
+    else if (a == "--no-gemm")
+      o.gemm = false;
+    else if (a == "--json")
+      o.json = next();
+    else {
+      usage();
+      return a == "--help" || a == "-h" ? 0 : 64;
+    }
   }
   const int threads = o.threads > 0 ? o.threads : int(sysconf(_SC_NPROCESSORS_ONLN));
   std::printf("attn forward, GPT-2-small layer C=768 H=12 D=64 O=768, threads=%d, median of %d\n",
@@ -282,10 +296,11 @@ int main(int argc, char** argv) {
     });
     double big = 0, qkv = 0, out = 0;
     std::istringstream(g.text) >> big >> qkv >> out;
-    std::printf("OpenBLAS sgemm 4096^3 (its own threads): %.1f GFLOP/s; attn::linear projections "
-                "at B*S=4096: Q|K|V %.1f (%.0f%%), "
-                "out %.1f (%.0f%%)\n",
-                big, qkv, 100 * qkv / big, out, 100 * out / big);
+    std::printf(
+        "OpenBLAS sgemm 4096^3 (its own threads): %.1f GFLOP/s; attn::linear projections "
+        "at B*S=4096: Q|K|V %.1f (%.0f%%), "
+        "out %.1f (%.0f%%)\n",
+        big, qkv, 100 * qkv / big, out, 100 * out / big);
   }
 
   std::printf("%3s %6s %-6s %-4s %10s %10s %9s %9s  %s\n", "B", "S", "mask", "maps", "median_ms",
@@ -294,7 +309,10 @@ int main(int argc, char** argv) {
   bool all_ok = true;
   const Weights shape_only = [] {
     Weights w;
-    w.C = kC; w.H = kH; w.D = kD; w.O = kO;
+    w.C = kC;
+    w.H = kH;
+    w.D = kD;
+    w.O = kO;
     return w;
   }();
   for (std::size_t B : o.batches)
@@ -323,11 +341,11 @@ int main(int argc, char** argv) {
                       t.ok ? check.c_str() : t.text.c_str());
           std::fflush(stdout);
           char row[256];
-          std::snprintf(row, sizeof row,
-                        "  {\"B\": %zu, \"S\": %zu, \"causal\": %s, \"maps\": %s, \"median_ms\": %.3f, "
-                        "\"best_ms\": %.3f, \"gflops\": %.2f, \"peak_rss_mib\": %.1f},\n",
-                        B, S, causal ? "true" : "false", maps ? "true" : "false", median, best, gf,
-                        rss);
+          std::snprintf(
+              row, sizeof row,
+              "  {\"B\": %zu, \"S\": %zu, \"causal\": %s, \"maps\": %s, \"median_ms\": %.3f, "
+              "\"best_ms\": %.3f, \"gflops\": %.2f, \"peak_rss_mib\": %.1f},\n",
+              B, S, causal ? "true" : "false", maps ? "true" : "false", median, best, gf, rss);
           json += row;
         }
       }

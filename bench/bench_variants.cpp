@@ -125,7 +125,8 @@ std::vector<double> time_variants(const std::vector<const Weights*>& ws,
   ForwardOptions opt;
   opt.threads = threads;
   Tensor ctx;
-  for (std::size_t i = 0; i < vs.size(); ++i) forward(*ws[i], vs[i].spec, x, nullptr, ctx, opt);  // warm-up
+  for (std::size_t i = 0; i < vs.size(); ++i)
+    forward(*ws[i], vs[i].spec, x, nullptr, ctx, opt);  // warm-up
   for (int r = 0; r < reps; ++r)
     for (std::size_t i = 0; i < vs.size(); ++i)
       t[i].push_back(seconds([&] { forward(*ws[i], vs[i].spec, x, nullptr, ctx, opt); }));
@@ -135,7 +136,9 @@ std::vector<double> time_variants(const std::vector<const Weights*>& ws,
 }
 
 bool part1(const Options& o) {
-  std::printf("\n1. GPT-2-small layer (C=768, H=12, D=64), B=1, S=4096: rope and alibi against plain causal\n");
+  std::printf(
+      "\n1. GPT-2-small layer (C=768, H=12, D=64), B=1, S=4096: rope and alibi against plain "
+      "causal\n");
   const Weights w = layer(768, 12, 12, 64, true);
   Variant plain{"causal", causal(64)};
   Variant rope{"causal + rope (half, R=64)", causal(64)};
@@ -150,8 +153,11 @@ bool part1(const Options& o) {
   const Tensor x = random_tensor({1, 4096, 768}, 11, 1.0f);
   const auto t = time_variants({&w, &w, &w}, vs, x, o.reps, o.threads);
   for (std::size_t i = 0; i < vs.size(); ++i)
-    std::printf("  %-28s %8.1f ms   %.3fx plain causal%s\n", vs[i].name.c_str(), t[i] * 1e3,
-                t[i] / t[0], i == 0 ? "" : (t[i] / t[0] <= 1.10 ? "   (target <= 1.10: met)" : "   (target <= 1.10: MISSED)"));
+    std::printf(
+        "  %-28s %8.1f ms   %.3fx plain causal%s\n", vs[i].name.c_str(), t[i] * 1e3, t[i] / t[0],
+        i == 0
+            ? ""
+            : (t[i] / t[0] <= 1.10 ? "   (target <= 1.10: met)" : "   (target <= 1.10: MISSED)"));
   return ok;
 }
 
@@ -171,8 +177,10 @@ bool part2(const Options& o) {
   std::vector<double> proj;
   for (int r = 0; r < o.reps; ++r) proj.push_back(projection_seconds(w, x, o.threads));
   const double p = median(proj);
-  std::printf("  %-28s %8.1f ms (attention part %.1f ms)\n", full.name.c_str(), t[0] * 1e3, (t[0] - p) * 1e3);
-  std::printf("  %-28s %8.1f ms (attention part %.1f ms)\n", win.name.c_str(), t[1] * 1e3, (t[1] - p) * 1e3);
+  std::printf("  %-28s %8.1f ms (attention part %.1f ms)\n", full.name.c_str(), t[0] * 1e3,
+              (t[0] - p) * 1e3);
+  std::printf("  %-28s %8.1f ms (attention part %.1f ms)\n", win.name.c_str(), t[1] * 1e3,
+              (t[1] - p) * 1e3);
   std::printf("  projections alone (q|k|v and out GEMMs): %.1f ms\n", p * 1e3);
   std::printf("  speed-up: whole forward %.2fx, attention part %.2fx (target >= 4x)\n", t[0] / t[1],
               (t[0] - p) / (t[1] - p));
@@ -180,7 +188,9 @@ bool part2(const Options& o) {
 }
 
 bool part3(const Options& o) {
-  std::printf("\n3. Llama-3-8B-shaped layer (C=4096, H=32, D=128), B=1, S=2048, causal: GQA 32/8 against MHA 32/32\n");
+  std::printf(
+      "\n3. Llama-3-8B-shaped layer (C=4096, H=32, D=128), B=1, S=2048, causal: GQA 32/8 against "
+      "MHA 32/32\n");
   const Weights gqa = layer(4096, 32, 8, 128, false), mha = layer(4096, 32, 32, 128, false);
   Variant v{"causal", causal(128)};
   bool ok = true;
@@ -200,9 +210,10 @@ bool part3(const Options& o) {
   const double saved = median(pm) - median(pg);
   std::printf("  GQA 32/8:   %8.1f ms (projections %.1f ms)\n", t[0] * 1e3, median(pg) * 1e3);
   std::printf("  MHA 32/32:  %8.1f ms (projections %.1f ms)\n", t[1] * 1e3, median(pm) * 1e3);
-  std::printf("  GQA / MHA = %.3f; MHA minus the saved projection work = %.1f ms: GQA %s\n",
-              t[0] / t[1], (t[1] - saved) * 1e3,
-              t[0] <= (t[1] - saved) * 1.02 ? "costs no more (target met)" : "costs more (target MISSED)");
+  std::printf(
+      "  GQA / MHA = %.3f; MHA minus the saved projection work = %.1f ms: GQA %s\n", t[0] / t[1],
+      (t[1] - saved) * 1e3,
+      t[0] <= (t[1] - saved) * 1.02 ? "costs no more (target met)" : "costs more (target MISSED)");
   return ok;
 }
 
@@ -212,10 +223,14 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--reps" && i + 1 < argc) o.reps = std::atoi(argv[++i]);
-    else if (a == "--threads" && i + 1 < argc) o.threads = std::atoi(argv[++i]);
-    else if (a == "--no-validate") o.validate = false;
-    else if (a == "--part" && i + 1 < argc) o.parts = {std::atoi(argv[++i])};
+    if (a == "--reps" && i + 1 < argc)
+      o.reps = std::atoi(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc)
+      o.threads = std::atoi(argv[++i]);
+    else if (a == "--no-validate")
+      o.validate = false;
+    else if (a == "--part" && i + 1 < argc)
+      o.parts = {std::atoi(argv[++i])};
     else {
       std::fprintf(stderr,
                    "usage: bench_variants [--reps N (5)] [--threads N (all cores)] [--part 1|2|3] "

@@ -15,9 +15,10 @@ PACKAGES+=(libfontconfig-dev fonts-dejavu-core fonts-noto-core fonts-noto-cjk ch
 # The end-to-end tests' tools: a pseudo-terminal (script), the man page check
 # (groff), the .deb (dpkg-dev's dpkg-shlibdeps) and a single-node Slurm
 # (tests/slurm starts munged, slurmctld and slurmd itself when run as root);
-# NumPy, which reads the .npz that --dump-weights FILE.npz writes (test_cli_dump).
+# NumPy, which reads the .npz that --dump-weights FILE.npz writes (test_cli_dump);
+# clang-format, which CI runs over the C++ (scripts/format_check.sh).
 TEST_PACKAGES=(bsdutils groff-base man-db dpkg-dev munge slurmctld slurmd slurm-client
-               python3-numpy)
+               python3-numpy clang-format)
 
 source scripts/apt_packages.sh
 ensure_packages "${PACKAGES[@]}" "${TEST_PACKAGES[@]}"

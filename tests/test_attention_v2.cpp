@@ -40,7 +40,7 @@ struct Case {
   bool bias = true, bias_kv = false, qk_norm_weights = false, qk_all = false, sinks = false;
   unsigned seed = 1;
   AttentionSpec spec;
-  std::optional<Mask> padding;          // (B, T)
+  std::optional<Mask> padding;           // (B, T)
   std::optional<PositionIds> positions;  // (B, L)
   std::optional<AttnMask> attn_mask;
 
@@ -60,13 +60,16 @@ Weights make_weights(const Case& c) {
   const double in = 2.0 / std::sqrt(double(c.C));
   if (c.Ck || c.Cv) {
     w.w_qkv = scaled(test::random_tensor({g.q_rows(), c.C}, c.seed), in);
-    w.w_k = scaled(test::random_tensor({g.kv_rows(), g.Ck}, c.seed + 20), 2.0 / std::sqrt(double(g.Ck)));
-    w.w_v = scaled(test::random_tensor({g.kv_rows(), g.Cv}, c.seed + 21), 2.0 / std::sqrt(double(g.Cv)));
+    w.w_k = scaled(test::random_tensor({g.kv_rows(), g.Ck}, c.seed + 20),
+                   2.0 / std::sqrt(double(g.Ck)));
+    w.w_v = scaled(test::random_tensor({g.kv_rows(), g.Cv}, c.seed + 21),
+                   2.0 / std::sqrt(double(g.Cv)));
   } else {
     w.w_qkv = scaled(test::random_tensor({g.qkv_rows(), c.C}, c.seed), in);
   }
   if (c.bias) w.b_qkv = scaled(test::random_tensor({g.qkv_rows()}, c.seed + 1), 0.5);
-  w.w_out = scaled(test::random_tensor({c.O, g.q_rows()}, c.seed + 2), 1.0 / std::sqrt(double(g.q_rows())));
+  w.w_out = scaled(test::random_tensor({c.O, g.q_rows()}, c.seed + 2),
+                   1.0 / std::sqrt(double(g.q_rows())));
   if (c.bias) w.b_out = scaled(test::random_tensor({c.O}, c.seed + 3), 0.5);
   if (c.bias_kv) {
     w.bias_k = test::random_tensor({g.kv_rows()}, c.seed + 4);
@@ -194,7 +197,9 @@ TEST_CASE("attention v2: rope, both styles, partial rotary, positions per batch 
     }
 }
 
-TEST_CASE("attention v2: rope with llama3 scaling and default positions, long enough for several blocks") {
+TEST_CASE(
+    "attention v2: rope with llama3 scaling and default positions, long enough for several "
+    "blocks") {
   Case c;
   c.B = 1;
   c.L = 300;
@@ -300,7 +305,8 @@ TEST_CASE("attention v2: sinks make rows sum to less than 1, fully masked rows s
   CHECK(st.fully_masked_rows == 4 * std::int64_t(c.H));
   for (std::size_t i = 0; i < c.L; ++i) {
     double sum = 0.0;  // batch 1, head 1
-    for (std::size_t j = 0; j < c.L; ++j) sum += sink.maps.data[((1 * c.H + 1) * c.L + i) * c.L + j];
+    for (std::size_t j = 0; j < c.L; ++j)
+      sum += sink.maps.data[((1 * c.H + 1) * c.L + i) * c.L + j];
     CAPTURE(i);
     if (i < 3) {
       CHECK(sum == 0.0);
@@ -442,7 +448,8 @@ TEST_CASE("attention v2: misuses are clear errors") {
     in.positions = &p;
     AttentionSpec s;
     s.rope = rope(8);
-    test::expect_error([&] { forward(w, s, in, ctx, {}); }, Exit::data, "positions: expected shape (2, 9)");
+    test::expect_error([&] { forward(w, s, in, ctx, {}); }, Exit::data,
+                       "positions: expected shape (2, 9)");
   }
   {
     AttentionSpec s;
@@ -452,12 +459,14 @@ TEST_CASE("attention v2: misuses are clear errors") {
   {
     AttentionSpec s;
     s.sinks = true;
-    test::expect_error([&] { forward(w, s, t.in, ctx, {}); }, Exit::data, "sinks: expected one logit per head");
+    test::expect_error([&] { forward(w, s, t.in, ctx, {}); }, Exit::data,
+                       "sinks: expected one logit per head");
   }
   {
     AttentionSpec s;
     s.alibi_slopes = {1.0f, 0.5f};
-    test::expect_error([&] { forward(w, s, t.in, ctx, {}); }, Exit::config, "alibi: expected 4 slopes");
+    test::expect_error([&] { forward(w, s, t.in, ctx, {}); }, Exit::config,
+                       "alibi: expected 4 slopes");
   }
   {
     Tensor key = test::random_tensor({c.B, 3, c.C}, 3);
@@ -465,10 +474,12 @@ TEST_CASE("attention v2: misuses are clear errors") {
     in.key = &key;
     AttentionSpec s;
     s.rope = rope(8);
-    test::expect_error([&] { forward(w, s, in, ctx, {}); }, Exit::config, "rope: needs self-attention");
+    test::expect_error([&] { forward(w, s, in, ctx, {}); }, Exit::config,
+                       "rope: needs self-attention");
     Mask pad{{c.B, c.L}, std::vector<std::uint8_t>(c.B * c.L, 0)};
     in.key_padding = &pad;
-    test::expect_error([&] { forward(w, {}, in, ctx, {}); }, Exit::data, "padding_mask: expected shape (2, 3)");
+    test::expect_error([&] { forward(w, {}, in, ctx, {}); }, Exit::data,
+                       "padding_mask: expected shape (2, 3)");
   }
 }
 

@@ -2,7 +2,6 @@
 // output form, the README's commands, error lines and exit codes, and that a
 // failure leaves an existing output folder byte-for-byte alone.
 #include <doctest/doctest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -62,7 +61,8 @@ TEST_CASE("cli: the tutorial tables are reproduced") {
 
 TEST_CASE("cli: --out-dir writes context, attention and run.json") {
   attn::test::TempDir t;
-  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --out-dir '" + t.path + "/o'");
+  auto r =
+      run(bin() + " -q --config " + cfg("warner_causal.json") + " --out-dir '" + t.path + "/o'");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.empty());
   CHECK(r.err.empty());
@@ -92,7 +92,8 @@ TEST_CASE("cli: --out-dir writes context, attention and run.json") {
   CHECK(text.out == attn::format_tensor_text(ctx));
 
   // --no-attn: no attention.npy, and a stale one from the run above is removed.
-  r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --no-attn --out-dir '" + t.path + "/o'");
+  r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --no-attn --out-dir '" + t.path +
+          "/o'");
   REQUIRE(r.exit_code == 0);
   CHECK(fs::exists(t / "o/context.npy"));
   CHECK_FALSE(fs::exists(t / "o/attention.npy"));
@@ -117,7 +118,8 @@ TEST_CASE("cli: stdout formats json and npy carry the same values") {
 
 TEST_CASE("cli: stdin input as JSON and as a .npy stream") {
   const std::string rows = "[[0.43,0.15,0.89],[0.55,0.87,0.66],[0.57,0.85,0.64]]";
-  auto r = run(bin() + " --config " + cfg("raschka_mha_causal.json") + " --input - --format json", rows);
+  auto r =
+      run(bin() + " --config " + cfg("raschka_mha_causal.json") + " --input - --format json", rows);
   REQUIRE(r.exit_code == 0);
   auto j = nlohmann::json::parse(r.out);
   REQUIRE(j.size() == 3);
@@ -134,7 +136,8 @@ TEST_CASE("cli: --dump-weights table, json, and a converted folder that reloads 
   REQUIRE(table.exit_code == 0);
   CHECK(table.out.find("layout: separate") != std::string::npos);
   CHECK(table.out.find("out_proj.bias") != std::string::npos);
-  auto js = run(bin() + " --config " + cfg("raschka_mha_causal.json") + " --dump-weights --format json");
+  auto js =
+      run(bin() + " --config " + cfg("raschka_mha_causal.json") + " --dump-weights --format json");
   REQUIRE(js.exit_code == 0);
   CHECK(nlohmann::json::parse(js.out)["params"].size() == 5);
 
@@ -163,8 +166,10 @@ TEST_CASE("cli: --dump-weights table, json, and a converted folder that reloads 
 TEST_CASE("cli: usage errors exit 64 with one line naming the flag") {
   check_error(run(bin()), 64, "--config");
   check_error(run(bin() + " --config " + cfg("warner_single.json") + " --bogus"), 64, "--bogus");
-  check_error(run(bin() + " --config " + cfg("warner_single.json") + " --format xml"), 64, "--format");
-  check_error(run(bin() + " --config " + cfg("warner_single.json") + " --threads 0"), 64, "--threads");
+  check_error(run(bin() + " --config " + cfg("warner_single.json") + " --format xml"), 64,
+              "--format");
+  check_error(run(bin() + " --config " + cfg("warner_single.json") + " --threads 0"), 64,
+              "--threads");
   auto help = run(bin() + " --help");
   CHECK(help.exit_code == 0);
   CHECK(help.out.find("--config") != std::string::npos);
@@ -176,7 +181,8 @@ TEST_CASE("cli: usage errors exit 64 with one line naming the flag") {
 TEST_CASE("cli: data, input and config errors name the culprit and keep old outputs") {
   attn::test::TempDir t;
   std::string out = t / "out";
-  REQUIRE(run(bin() + " -q --config " + cfg("warner_causal.json") + " --out-dir '" + out + "'").exit_code == 0);
+  REQUIRE(run(bin() + " -q --config " + cfg("warner_causal.json") + " --out-dir '" + out + "'")
+              .exit_code == 0);
   const auto before = snapshot(out);
   const std::string to_out = " --out-dir '" + out + "'";
 
@@ -185,10 +191,12 @@ TEST_CASE("cli: data, input and config errors name the culprit and keep old outp
   check_error(run(bin() + " --config '" + (t / "typo.json") + "'" + to_out), 78, "hidden_size");
   attn::test::write_text(t / "syntax.json", "{\"attention\": \"causal\",\n \"hidden_size\": 8,,}");
   check_error(run(bin() + " --config '" + (t / "syntax.json") + "'" + to_out), 78, "line 2");
-  check_error(run(bin() + " --config " + cfg("warner_causal.json") + " --input '" + (t / "nope.npy") + "'" + to_out),
+  check_error(run(bin() + " --config " + cfg("warner_causal.json") + " --input '" +
+                  (t / "nope.npy") + "'" + to_out),
               66, "nope.npy");
   attn::test::write_text(t / "bad.npy", "\x93NUMPY\x01\x00garbage");
-  check_error(run(bin() + " --config " + cfg("warner_causal.json") + " --input '" + (t / "bad.npy") + "'" + to_out),
+  check_error(run(bin() + " --config " + cfg("warner_causal.json") + " --input '" +
+                  (t / "bad.npy") + "'" + to_out),
               65, "bad.npy");
   // Wrong width: C = 3 given to a C = 8 layer.
   check_error(run(bin() + " --config " + cfg("warner_causal.json") + " --input '" +
@@ -204,8 +212,9 @@ TEST_CASE("cli: data, input and config errors name the culprit and keep old outp
               65, "expected shape");
   // A file where the output folder should be.
   attn::test::write_text(t / "afile", "x");
-  check_error(run(bin() + " --config " + cfg("warner_causal.json") + " --out-dir '" + (t / "afile") + "'"),
-              73, "afile");
+  check_error(
+      run(bin() + " --config " + cfg("warner_causal.json") + " --out-dir '" + (t / "afile") + "'"),
+      73, "afile");
   CHECK(snapshot(out) == before);
 }
 
@@ -214,14 +223,17 @@ TEST_CASE("cli: unwritable output folder exits 73 and writes nothing") {
     // root ignores permissions; use a path under a regular file instead.
     attn::test::TempDir t;
     attn::test::write_text(t / "file", "x");
-    check_error(run(bin() + " --config " + cfg("warner_causal.json") + " --out-dir '" + (t / "file/sub") + "'"),
+    check_error(run(bin() + " --config " + cfg("warner_causal.json") + " --out-dir '" +
+                    (t / "file/sub") + "'"),
                 73, "file/sub");
     return;
   }
   attn::test::TempDir t;
   fs::create_directories(t / "ro");
   fs::permissions(t / "ro", fs::perms::owner_read | fs::perms::owner_exec);
-  check_error(run(bin() + " --config " + cfg("warner_causal.json") + " --out-dir '" + (t / "ro") + "'"), 73, "ro");
+  check_error(
+      run(bin() + " --config " + cfg("warner_causal.json") + " --out-dir '" + (t / "ro") + "'"), 73,
+      "ro");
 }
 
 TEST_CASE("cli: closed stdout is an I/O error, a broken pipe ends quietly") {
@@ -247,8 +259,9 @@ TEST_CASE("cli: the README's attn-run commands run") {
     cmd = cmd.substr(cmd.find(' '));  // drop "build/attn-run"
     ++n;
     CAPTURE(cmd);
-    auto r = run("cd '" + attn::test::source_dir() + "' && ln -sfn '" + t.path + "' out-readme-test && " +
-                 bin() + std::regex_replace(cmd, std::regex(" out/"), " out-readme-test/") +
+    auto r = run("cd '" + attn::test::source_dir() + "' && ln -sfn '" + t.path +
+                 "' out-readme-test && " + bin() +
+                 std::regex_replace(cmd, std::regex(" out/"), " out-readme-test/") +
                  "; rc=$?; rm -f out-readme-test; exit $rc");
     CHECK(r.exit_code == 0);
     CHECK(r.err.find("error") == std::string::npos);

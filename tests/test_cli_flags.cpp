@@ -13,8 +13,8 @@
 
 namespace fs = std::filesystem;
 using attn::test::check_cli_failure;
-using attn::test::run;
 using attn::test::q;
+using attn::test::run;
 using attn::test::source_path;
 
 namespace {

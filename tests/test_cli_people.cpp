@@ -18,9 +18,9 @@
 #include "test_util.h"
 
 namespace fs = std::filesystem;
-using attn::test::run;
-using attn::test::q;
 using attn::test::count_of;
+using attn::test::q;
+using attn::test::run;
 using attn::test::source_path;
 
 namespace {

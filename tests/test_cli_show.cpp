@@ -21,8 +21,8 @@
 #include "cli_checks.h"
 #include "test_util.h"
 
-using attn::test::run;
 using attn::test::q;
+using attn::test::run;
 
 namespace {
 

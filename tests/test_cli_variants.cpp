@@ -44,7 +44,8 @@ std::string edited_config(const std::string& name, const test::TempDir& tmp,
   nlohmann::json cfg = nlohmann::json::parse(test::read_text(dir + "/config.json"));
   for (const char* key : {"weights", "input", "attention_mask", "positions", "padding_mask",
                           "attn_mask", "key_input", "value_input", "kv_input"})
-    if (cfg.contains(key) && cfg[key].is_string()) cfg[key] = dir + "/" + cfg[key].get<std::string>();
+    if (cfg.contains(key) && cfg[key].is_string())
+      cfg[key] = dir + "/" + cfg[key].get<std::string>();
   edit(cfg);
   const std::string path = tmp / "config.json";
   test::write_text(path, cfg.dump(1));
@@ -63,10 +64,11 @@ TEST_CASE("cli variants: every golden variant through the binary matches PyTorch
     const std::string name = e.path().filename().string();
     INFO("case " << name);
     test::TempDir out;
-    const auto r = run_binary("--config " + q(e.path().string() + "/config.json") + " -q -o " +
-                              q(out.path));
+    const auto r =
+        run_binary("--config " + q(e.path().string() + "/config.json") + " -q -o " + q(out.path));
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    check_close(npy(out / "context.npy"), npy(e.path().string() + "/expected/context.npy"), "context");
+    check_close(npy(out / "context.npy"), npy(e.path().string() + "/expected/context.npy"),
+                "context");
     check_close(npy(out / "attention.npy"), npy(e.path().string() + "/expected/attention.npy"),
                 "attention");
     const auto run = nlohmann::json::parse(test::read_text(out / "run.json"));
@@ -76,12 +78,14 @@ TEST_CASE("cli variants: every golden variant through the binary matches PyTorch
   CHECK(cases == 12);
 }
 
-TEST_CASE("cli variants: torch MHA's layouts: (L, B, O) context, (B, H, L, T+2) maps, averaged (B, L, T+2)") {
+TEST_CASE(
+    "cli variants: torch MHA's layouts: (L, B, O) context, (B, H, L, T+2) maps, averaged (B, L, "
+    "T+2)") {
   test::TempDir out;
   auto r = run_binary("--config " + q(variant_dir("mha_cross_bool_mask") + "/config.json") +
                       " -q -o " + q(out.path));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  CHECK(npy(out / "context.npy").shape == std::vector<std::size_t>{5, 2, 16});   // batch_first false
+  CHECK(npy(out / "context.npy").shape == std::vector<std::size_t>{5, 2, 16});  // batch_first false
   CHECK(npy(out / "attention.npy").shape == std::vector<std::size_t>{2, 4, 5, 8});  // T = 6 + 2
   const auto run = nlohmann::json::parse(test::read_text(out / "run.json"));
   CHECK(run["shapes"]["input"] == nlohmann::json({5, 2, 16}));
@@ -131,8 +135,8 @@ TEST_CASE("cli variants: likely mistakes get a warning, the run still succeeds")
 }
 
 TEST_CASE("cli variants: --stats with sinks shows the row sum") {
-  const auto r = run_binary("--config " + q(variant_dir("gptoss_sinks_window") + "/config.json") +
-                            " --stats");
+  const auto r =
+      run_binary("--config " + q(variant_dir("gptoss_sinks_window") + "/config.json") + " --stats");
   CHECK_MESSAGE(r.exit_code == 0, r.err);
   CHECK_MESSAGE(r.err.find("row sum") != std::string::npos, r.err);
 }

@@ -6,10 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "attn/config.h"
 #include "attn/error.h"
@@ -42,7 +41,9 @@ Failure failure_of(const std::string& text, const std::string& file = "c.json") 
   return f;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -87,29 +88,36 @@ TEST_CASE("config: single head size floors hidden_size/4 like hidden_size//4") {
   const Failure f = failure_of(R"({"attention": "single", "hidden_size": 3})");
   CHECK(f.code == Exit::config);
   CHECK(contains(f.message, "c.json: head_size:"));
-  const Config c = parse_config(R"({"attention": "single", "hidden_size": 3, "head_size": 2})", "c.json");
+  const Config c =
+      parse_config(R"({"attention": "single", "hidden_size": 3, "head_size": 2})", "c.json");
   CHECK(c.head_size == 2);
   CHECK(c.out_size == 3);
 }
 
 TEST_CASE("config: multi and causal split out_size into num_heads heads") {
-  const Config m = parse_config(R"({"attention": "multi", "hidden_size": 12, "num_heads": 3})", "c.json");
+  const Config m =
+      parse_config(R"({"attention": "multi", "hidden_size": 12, "num_heads": 3})", "c.json");
   CHECK(m.head_size == 4);
   CHECK(m.out_size == 12);
   CHECK_FALSE(m.causal);
-  const Config c = parse_config(R"({"attention": "causal", "hidden_size": 768, "num_heads": 12})", "c.json");
+  const Config c =
+      parse_config(R"({"attention": "causal", "hidden_size": 768, "num_heads": 12})", "c.json");
   CHECK(c.kind == Kind::causal);
   CHECK(c.causal);  // default true for "causal"
   CHECK(c.head_size == 64);
   CHECK(c.scale == doctest::Approx(0.125));
-  const Config o = parse_config(R"({"attention": "multi", "hidden_size": 4, "out_size": 6, "num_heads": 2})", "c.json");
+  const Config o = parse_config(
+      R"({"attention": "multi", "hidden_size": 4, "out_size": 6, "num_heads": 2})", "c.json");
   CHECK(o.head_size == 3);
   CHECK(o.out_size == 6);
-  const Config mc = parse_config(R"({"attention": "multi", "hidden_size": 4, "causal": true})", "c.json");
+  const Config mc =
+      parse_config(R"({"attention": "multi", "hidden_size": 4, "causal": true})", "c.json");
   CHECK(mc.causal);
-  CHECK(parse_config(R"({"attention": "causal", "hidden_size": 4, "causal": true})", "c.json").causal);
+  CHECK(parse_config(R"({"attention": "causal", "hidden_size": 4, "causal": true})", "c.json")
+            .causal);
   // An explicit head size overrides the split.
-  const Config h = parse_config(R"({"attention": "multi", "hidden_size": 6, "num_heads": 4, "head_size": 5})", "c.json");
+  const Config h = parse_config(
+      R"({"attention": "multi", "hidden_size": 6, "num_heads": 4, "head_size": 5})", "c.json");
   CHECK(h.head_size == 5);
   CHECK(h.inner_size() == 20);
   CHECK(h.out_size == 6);
@@ -130,29 +138,36 @@ TEST_CASE("config: Raschka's MultiHeadAttention(d_in=3, d_out=2, num_heads=2, qk
 }
 
 TEST_CASE("config: bias sets both layers unless overridden") {
-  const Config off = parse_config(R"({"attention": "single", "hidden_size": 8, "bias": false})", "c.json");
+  const Config off =
+      parse_config(R"({"attention": "single", "hidden_size": 8, "bias": false})", "c.json");
   CHECK_FALSE(off.qkv_bias);
   CHECK_FALSE(off.out_bias);
-  const Config mixed = parse_config(R"({"attention": "single", "hidden_size": 8, "bias": false, "out_bias": true})", "c.json");
+  const Config mixed = parse_config(
+      R"({"attention": "single", "hidden_size": 8, "bias": false, "out_bias": true})", "c.json");
   CHECK_FALSE(mixed.qkv_bias);
   CHECK(mixed.out_bias);
-  const Config q = parse_config(R"({"attention": "single", "hidden_size": 8, "qkv_bias": false})", "c.json");
+  const Config q =
+      parse_config(R"({"attention": "single", "hidden_size": 8, "qkv_bias": false})", "c.json");
   CHECK_FALSE(q.qkv_bias);
   CHECK(q.out_bias);
 }
 
 TEST_CASE("config: out_proj false makes the output num_heads*head_size wide") {
-  const Config a = parse_config(R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "out_proj": false})", "c.json");
+  const Config a = parse_config(
+      R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "out_proj": false})", "c.json");
   CHECK(a.head_size == 4);
   CHECK(a.out_size == 8);
   const Config b = parse_config(
-      R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "head_size": 3, "out_proj": false})", "c.json");
+      R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "head_size": 3, "out_proj": false})",
+      "c.json");
   CHECK(b.out_size == 6);
   CHECK(b.out_features() == 6);
-  const Config s = parse_config(R"({"attention": "single", "hidden_size": 8, "out_proj": false})", "c.json");
+  const Config s =
+      parse_config(R"({"attention": "single", "hidden_size": 8, "out_proj": false})", "c.json");
   CHECK(s.out_size == 2);
   const Config g = parse_config(
-      R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "out_size": 6, "out_proj": false})", "c.json");
+      R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "out_size": 6, "out_proj": false})",
+      "c.json");
   CHECK(g.head_size == 3);
   CHECK(g.out_size == 6);
   const Failure f = failure_of(
@@ -187,8 +202,11 @@ TEST_CASE("config: scale, dropout, layout, init, weights_prefix, labels, output 
   CHECK(j["labels"] == nlohmann::json({"a", "b"}));
   CHECK(j["output"]["attention"] == false);
   // Integral numbers written as floats are integers (JSON Schema's rule).
-  CHECK(parse_config(R"({"attention": "single", "hidden_size": 8.0, "init": {"seed": 0}, "layout": "kqv", "out_proj": false})",
-                     "c.json").hidden_size == 8);
+  CHECK(
+      parse_config(
+          R"({"attention": "single", "hidden_size": 8.0, "init": {"seed": 0}, "layout": "kqv", "out_proj": false})",
+          "c.json")
+          .hidden_size == 8);
 }
 
 TEST_CASE("config: paths resolve against the config's folder") {
@@ -200,10 +218,12 @@ TEST_CASE("config: paths resolve against the config's folder") {
   CHECK(c.input_path == "configs/sub/in.npy");
   CHECK(c.padding_mask_path == "/abs/m.npy");
   // A config without a folder resolves against the working directory.
-  const Config d = parse_config(R"({"attention": "single", "hidden_size": 8, "input": "in.npy"})", "c.json");
+  const Config d =
+      parse_config(R"({"attention": "single", "hidden_size": 8, "input": "in.npy"})", "c.json");
   CHECK(d.input_path == "in.npy");
   // "-" is standard input, never a file next to the config.
-  const Config s = parse_config(R"({"attention": "single", "hidden_size": 8, "input": "-"})", "configs/c.json");
+  const Config s =
+      parse_config(R"({"attention": "single", "hidden_size": 8, "input": "-"})", "configs/c.json");
   CHECK(s.input_path == "-");
 }
 
@@ -243,7 +263,9 @@ TEST_CASE("config: resolve_config is idempotent and follows changed fields") {
   // And the rules still hold after changes.
   c.kind = Kind::single;
   CHECK_THROWS_AS(attn::resolve_config(c), Error);
-  Config w = parse_config(R"({"attention": "single", "hidden_size": 8, "init": {"seed": 1}, "layout": "fused"})", "c.json");
+  Config w = parse_config(
+      R"({"attention": "single", "hidden_size": 8, "init": {"seed": 1}, "layout": "fused"})",
+      "c.json");
   w.weights = "x.npz";
   try {
     attn::resolve_config(w);
@@ -255,10 +277,11 @@ TEST_CASE("config: resolve_config is idempotent and follows changed fields") {
 }
 
 TEST_CASE("config: config_to_json holds the resolved config") {
-  const Config c = parse_config(R"({"attention": "causal", "hidden_size": 3, "out_size": 2, "num_heads": 2,
+  const Config c =
+      parse_config(R"({"attention": "causal", "hidden_size": 3, "out_size": 2, "num_heads": 2,
     "qkv_bias": false, "context_size": 6, "layout": "separate", "weights": "w",
     "input": [[1, 2, 3]], "output": {"dir": "o"}})",
-                                "d/c.json");
+                   "d/c.json");
   const nlohmann::json j = attn::config_to_json(c);
   CHECK(j["attention"] == "causal");
   CHECK(j["hidden_size"] == 3);
@@ -280,7 +303,8 @@ TEST_CASE("config: config_to_json holds the resolved config") {
   CHECK(j["labels"].is_array());
   CHECK(j["output"]["dir"] == "d/o");
   CHECK(j["output"]["attention"] == true);
-  const nlohmann::json k = attn::config_to_json(parse_config(R"({"attention": "single", "hidden_size": 8})", "c.json"));
+  const nlohmann::json k =
+      attn::config_to_json(parse_config(R"({"attention": "single", "hidden_size": 8})", "c.json"));
   CHECK(k["layout"].is_null());
   CHECK(k["weights"].is_null());
   CHECK(k["input"].is_null());
@@ -292,10 +316,11 @@ TEST_CASE("config: config_keys lists the table in order") {
   CHECK(k.front() == "attention");
   CHECK(k[23] == "output");
   CHECK(k.back() == "layer");
-  for (const char* key : {"hidden_size", "num_heads", "num_kv_heads", "head_size", "out_size", "out_proj", "causal",
-                          "context_size", "bias", "qkv_bias", "out_bias", "scale", "dropout", "attn_drop",
-                          "out_drop", "layout", "weights", "weights_prefix", "init", "input",
-                          "padding_mask", "labels"})
+  for (const char* key :
+       {"hidden_size", "num_heads",    "num_kv_heads", "head_size", "out_size", "out_proj",
+        "causal",      "context_size", "bias",         "qkv_bias",  "out_bias", "scale",
+        "dropout",     "attn_drop",    "out_drop",     "layout",    "weights",  "weights_prefix",
+        "init",        "input",        "padding_mask", "labels"})
     CHECK(std::find(k.begin(), k.end(), key) != k.end());
   CHECK(attn::kind_name(Kind::multi) == "multi");
 }
@@ -311,34 +336,56 @@ struct BadCase {
 TEST_CASE("config: bad configs are Exit::config errors naming the key") {
   const std::string pre = R"({"attention": "multi", "hidden_size": 8, )";
   const std::vector<BadCase> cases = {
-      {"unknown key with suggestion", R"({"attention": "single", "hiden_size": 8})",
+      {"unknown key with suggestion",
+       R"({"attention": "single", "hiden_size": 8})",
        {"c.json: key \"hiden_size\": unknown key; did you mean \"hidden_size\"?"}},
-      {"transposed key", pre + R"("num_haeds": 2})", {"\"num_haeds\"", "did you mean \"num_heads\""}},
-      {"unknown key inside output", pre + R"("output": {"dri": "o"}})", {"\"output.dri\"", "did you mean \"dir\""}},
-      {"unknown key inside init", pre + R"("layout": "fused", "init": {"sead": 1}})", {"\"init.sead\"", "\"seed\""}},
-      {"duplicate top-level key", R"({"attention": "single", "hidden_size": 8, "hidden_size": 16})",
+      {"transposed key",
+       pre + R"("num_haeds": 2})",
+       {"\"num_haeds\"", "did you mean \"num_heads\""}},
+      {"unknown key inside output",
+       pre + R"("output": {"dri": "o"}})",
+       {"\"output.dri\"", "did you mean \"dir\""}},
+      {"unknown key inside init",
+       pre + R"("layout": "fused", "init": {"sead": 1}})",
+       {"\"init.sead\"", "\"seed\""}},
+      {"duplicate top-level key",
+       R"({"attention": "single", "hidden_size": 8, "hidden_size": 16})",
        {"\"hidden_size\"", "duplicate"}},
-      {"duplicate inside output", pre + R"("output": {"dir": "a", "dir": "b"}})", {"\"output.dir\"", "duplicate"}},
-      {"duplicate inside init", pre + R"("layout": "fused", "init": {"seed": 1, "seed": 2}})",
+      {"duplicate inside output",
+       pre + R"("output": {"dir": "a", "dir": "b"}})",
+       {"\"output.dir\"", "duplicate"}},
+      {"duplicate inside init",
+       pre + R"("layout": "fused", "init": {"seed": 1, "seed": 2}})",
        {"\"init.seed\"", "duplicate"}},
       {"non-integral size", pre + R"("num_heads": 8.5})", {"c.json: num_heads:", "8.5"}},
-      {"overflowing number", R"({"attention": "single", "hidden_size": 1e400})", {"c.json: hidden_size:", "1e400"}},
-      {"huge integer", R"({"attention": "single", "hidden_size": 99999999999999999999999})", {"hidden_size:", "range"}},
-      {"size as string", R"({"attention": "single", "hidden_size": "8"})", {"hidden_size:", "string \"8\""}},
+      {"overflowing number",
+       R"({"attention": "single", "hidden_size": 1e400})",
+       {"c.json: hidden_size:", "1e400"}},
+      {"huge integer",
+       R"({"attention": "single", "hidden_size": 99999999999999999999999})",
+       {"hidden_size:", "range"}},
+      {"size as string",
+       R"({"attention": "single", "hidden_size": "8"})",
+       {"hidden_size:", "string \"8\""}},
       {"negative size", pre + R"("head_size": -1})", {"c.json: head_size:", "-1"}},
       {"zero size", pre + R"("out_size": 0})", {"c.json: out_size:", "found 0"}},
       {"boolean for int", pre + R"("num_heads": true})", {"num_heads:", "boolean true"}},
       {"size too large", pre + R"("num_heads": 100000000})", {"num_heads:", "100000000"}},
       {"zero context", pre + R"("context_size": 0})", {"context_size:"}},
-      {"wrong enum", R"({"attention": "mult", "hidden_size": 8})", {"c.json: attention:", "\"mult\""}},
+      {"wrong enum",
+       R"({"attention": "mult", "hidden_size": 8})",
+       {"c.json: attention:", "\"mult\""}},
       {"attention missing", R"({"hidden_size": 8})", {"attention:", "required"}},
       {"hidden_size missing", R"({"attention": "multi"})", {"hidden_size:", "required"}},
-      {"causal kind with causal false", R"({"attention": "causal", "hidden_size": 8, "causal": false})",
+      {"causal kind with causal false",
+       R"({"attention": "causal", "hidden_size": 8, "causal": false})",
        {"c.json: causal:"}},
-      {"two heads for single", R"({"attention": "single", "hidden_size": 8, "num_heads": 2})",
+      {"two heads for single",
+       R"({"attention": "single", "hidden_size": 8, "num_heads": 2})",
        {"c.json: num_heads:", "single"}},
       {"head size not divisible", pre + R"("num_heads": 3})", {"head_size:", "not divisible"}},
-      {"out_size vs out_proj", pre + R"("num_heads": 2, "head_size": 2, "out_size": 8, "out_proj": false})",
+      {"out_size vs out_proj",
+       pre + R"("num_heads": 2, "head_size": 2, "out_size": 8, "out_proj": false})",
        {"c.json: out_size:", "out_proj"}},
       {"causal as string", pre + R"("causal": "yes"})", {"causal:", "string \"yes\""}},
       {"bias as number", pre + R"("bias": 1})", {"bias:", "number 1"}},
@@ -346,22 +393,32 @@ TEST_CASE("config: bad configs are Exit::config errors naming the key") {
       {"scale as string", pre + R"("scale": "0.5"})", {"scale:"}},
       {"dropout of one", pre + R"("dropout": 1})", {"c.json: dropout:"}},
       {"negative attn_drop", pre + R"("attn_drop": -0.1})", {"attn_drop:"}},
-      {"unknown layout lists names", pre + R"("layout": "fuzed"})",
+      {"unknown layout lists names",
+       pre + R"("layout": "fuzed"})",
        {"c.json: layout:", "fused, separate, per_head, kqv, torch_mha, gpt2"}},
-      {"weights with init", pre + R"("layout": "fused", "weights": "w", "init": {"seed": 1}})",
+      {"weights with init",
+       pre + R"("layout": "fused", "weights": "w", "init": {"seed": 1}})",
        {"weights", "drop \"init\""}},
       {"init without layout", pre + R"("init": {"seed": 1}})", {"c.json: layout:", "fused"}},
       {"negative seed", pre + R"("layout": "fused", "init": {"seed": -1}})", {"init.seed:"}},
-      {"seed past 2^64", pre + R"("layout": "fused", "init": {"seed": 18446744073709551616}})", {"init.seed:"}},
+      {"seed past 2^64",
+       pre + R"("layout": "fused", "init": {"seed": 18446744073709551616}})",
+       {"init.seed:"}},
       {"init without seed", pre + R"("layout": "fused", "init": {}})", {"init:", "seed"}},
       {"init not an object", pre + R"("layout": "fused", "init": 5})", {"init:", "object"}},
-      {"output.dir as number", pre + R"("output": {"dir": 3}})", {"c.json: output.dir: expected a string, found number 3"}},
-      {"output.attention as string", pre + R"("output": {"attention": "no"}})", {"output.attention:"}},
+      {"output.dir as number",
+       pre + R"("output": {"dir": 3}})",
+       {"c.json: output.dir: expected a string, found number 3"}},
+      {"output.attention as string",
+       pre + R"("output": {"attention": "no"}})",
+       {"output.attention:"}},
       {"weights as array", pre + R"("weights": ["a"]})", {"weights:", "array"}},
       {"empty weights path", pre + R"("weights": ""})", {"weights:", "empty"}},
       {"labels not strings", pre + R"("labels": ["a", 5]})", {"labels[1]:", "number 5"}},
       {"ragged inline input", pre + R"("input": [[1,2,3,4,5,6,7,8], [1,2,3]]})", {"input[1]", "8"}},
-      {"inline input of wrong width", pre + R"("input": [[1, 2, 3]]})", {"c.json: input:", "(1, 3)"}},
+      {"inline input of wrong width",
+       pre + R"("input": [[1, 2, 3]]})",
+       {"c.json: input:", "(1, 3)"}},
       {"empty input", pre + R"("input": []})", {"input", "empty"}},
       {"empty batch row", pre + R"("input": [[]]})", {"input", "empty"}},
       {"input of depth 1", pre + R"("input": [1, 2, 3, 4, 5, 6, 7, 8]})", {"input:", "(S, C)"}},
@@ -370,22 +427,39 @@ TEST_CASE("config: bad configs are Exit::config errors naming the key") {
       {"input overflowing float32", pre + R"("input": [[1,2,3,4,5,6,7,1e39]]})", {"input[0][7]"}},
       {"input overflowing double", pre + R"("input": [[1,2,3,4,5,6,7,1e400]]})", {"input[0][7]"}},
       {"input as number", pre + R"("input": 5})", {"input:", "path or a nested array"}},
-      {"input longer than context", pre + R"("context_size": 1, "input": [[1,2,3,4,5,6,7,8],[1,2,3,4,5,6,7,8]]})",
+      {"input longer than context",
+       pre + R"("context_size": 1, "input": [[1,2,3,4,5,6,7,8],[1,2,3,4,5,6,7,8]]})",
        {"input:", "context_size"}},
       {"mask with a 2", pre + R"("padding_mask": [0, 2]})", {"padding_mask[1]"}},
-      {"mask length vs input", pre + R"("input": [[1,2,3,4,5,6,7,8]], "padding_mask": [0, 1]})", {"padding_mask:"}},
-      {"labels count vs input", pre + R"("input": [[1,2,3,4,5,6,7,8]], "labels": ["a", "b"]})", {"labels:"}},
-      {"per_head layout with out_proj", pre + R"("layout": "per_head"})", {"out_proj:", "per_head"}},
-      {"torch_mha sizes", pre + R"("layout": "torch_mha", "out_size": 4})", {"layout:", "torch_mha"}},
+      {"mask length vs input",
+       pre + R"("input": [[1,2,3,4,5,6,7,8]], "padding_mask": [0, 1]})",
+       {"padding_mask:"}},
+      {"labels count vs input",
+       pre + R"("input": [[1,2,3,4,5,6,7,8]], "labels": ["a", "b"]})",
+       {"labels:"}},
+      {"per_head layout with out_proj",
+       pre + R"("layout": "per_head"})",
+       {"out_proj:", "per_head"}},
+      {"torch_mha sizes",
+       pre + R"("layout": "torch_mha", "out_size": 4})",
+       {"layout:", "torch_mha"}},
       {"top level array", R"([1, 2])", {"c.json:", "object"}},
-      {"syntax: missing comma", "{\"attention\": \"single\"\n \"hidden_size\": 8}",
+      {"syntax: missing comma",
+       "{\"attention\": \"single\"\n \"hidden_size\": 8}",
        {"c.json: JSON syntax error at line 2, column 14"}},
-      {"syntax: trailing comma", "{\"attention\": \"single\",\n\n  }", {"c.json: JSON syntax error at line 3, column 3"}},
+      {"syntax: trailing comma",
+       "{\"attention\": \"single\",\n\n  }",
+       {"c.json: JSON syntax error at line 3, column 3"}},
       {"syntax: empty text", "", {"c.json: JSON syntax error at line 1, column 1"}},
-      {"syntax: comment", "{\"attention\": \"single\", // no comments\n\"hidden_size\": 8}",
+      {"syntax: comment",
+       "{\"attention\": \"single\", // no comments\n\"hidden_size\": 8}",
        {"JSON syntax error at line 1, column 25"}},
-      {"syntax: NaN", R"({"attention": "single", "hidden_size": NaN})", {"JSON syntax error at line 1, column 40"}},
-      {"syntax: trailing garbage", R"({"attention": "single", "hidden_size": 8} x)", {"JSON syntax error at line 1"}},
+      {"syntax: NaN",
+       R"({"attention": "single", "hidden_size": NaN})",
+       {"JSON syntax error at line 1, column 40"}},
+      {"syntax: trailing garbage",
+       R"({"attention": "single", "hidden_size": 8} x)",
+       {"JSON syntax error at line 1"}},
   };
   CHECK(cases.size() >= 25);
   for (const auto& bc : cases) {
@@ -402,20 +476,21 @@ TEST_CASE("config: bad configs are Exit::config errors naming the key") {
 
 TEST_CASE("config: hostile nesting and size end quickly with Exit::config") {
   const auto start = std::chrono::steady_clock::now();
-  for (const std::string& text : {std::string(100000, '['), std::string(100000, '[') + std::string(100000, ']'),
-                                  "{\"input\": " + std::string(100000, '['),
-                                  "{\"labels\":" + [] {
-                                    std::string s;
-                                    for (int i = 0; i < 50000; ++i) s += "{\"a\":";
-                                    return s;
-                                  }()}) {
+  for (const std::string& text :
+       {std::string(100000, '['), std::string(100000, '[') + std::string(100000, ']'),
+        "{\"input\": " + std::string(100000, '['), "{\"labels\":" + [] {
+          std::string s;
+          for (int i = 0; i < 50000; ++i) s += "{\"a\":";
+          return s;
+        }()}) {
     const Failure f = failure_of(text);
     REQUIRE(f.threw);
     CHECK(f.code == Exit::config);
     CHECK(contains(f.message, "nested deeper than 16"));
   }
   // The inline input a config needs (top object + (B, S, C)) is well inside the cap.
-  CHECK(parse_config(R"({"attention": "single", "hidden_size": 4, "input": [[[1, 2, 3, 4]]]})", "c.json")
+  CHECK(parse_config(R"({"attention": "single", "hidden_size": 4, "input": [[[1, 2, 3, 4]]]})",
+                     "c.json")
             .input_inline->ndim() == 3);
 
   const std::string big = R"({"attention": "single", "hidden_size": 8, "labels": [")" +
@@ -434,7 +509,8 @@ TEST_CASE("config: a near-1 MiB inline input parses in well under a second") {
   std::string text = R"({"attention": "single", "hidden_size": 4096, "input": [)";
   for (int s = 0; s < 24; ++s) {
     text += s ? ",[" : "[";
-    for (int c = 0; c < 4096; ++c) text += (c ? "," : "") + std::to_string(((s * 31 + c) % 997) / 997.0).substr(0, 7);
+    for (int c = 0; c < 4096; ++c)
+      text += (c ? "," : "") + std::to_string(((s * 31 + c) % 997) / 997.0).substr(0, 7);
     text += "]";
   }
   text += "]}";
@@ -451,7 +527,8 @@ TEST_CASE("config: many unknown nested keys fail fast") {
   // A 1 MiB object of distinct keys under a key that is not checked while
   // parsing must not cost quadratic time; it is then a type error for labels.
   std::string text = R"({"attention": "single", "hidden_size": 8, "labels": {)";
-  for (int i = 0; text.size() < attn::kMaxConfigBytes - 32; ++i) text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":1";
+  for (int i = 0; text.size() < attn::kMaxConfigBytes - 32; ++i)
+    text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":1";
   text += "}}";
   const auto start = std::chrono::steady_clock::now();
   const Failure f = failure_of(text);
@@ -464,7 +541,8 @@ TEST_CASE("config: many unknown nested keys fail fast") {
 
 TEST_CASE("config: load_config reads files next to their paths") {
   attn::test::TempDir tmp;
-  attn::test::write_text(tmp / "c.json", R"({"attention": "single", "hidden_size": 8, "weights": "w.npz"})");
+  attn::test::write_text(tmp / "c.json",
+                         R"({"attention": "single", "hidden_size": 8, "weights": "w.npz"})");
   const Config c = attn::load_config(tmp / "c.json");
   CHECK(c.file == tmp / "c.json");
   CHECK(c.dir == tmp.path);
@@ -487,7 +565,8 @@ TEST_CASE("config: load_config reads files next to their paths") {
     CHECK(contains(e.what(), "big.json"));
   }
 
-  attn::test::write_text(tmp / "bad.json", "{\n  \"attention\": \"single\",\n  \"hidden_size\": 8,,\n}");
+  attn::test::write_text(tmp / "bad.json",
+                         "{\n  \"attention\": \"single\",\n  \"hidden_size\": 8,,\n}");
   try {
     attn::load_config(tmp / "bad.json");
     FAIL("syntax error accepted");
@@ -499,7 +578,8 @@ TEST_CASE("config: load_config reads files next to their paths") {
 
 TEST_CASE("config: every shipped config in configs/ loads") {
   std::size_t n = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(attn::test::source_path("configs"))) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(attn::test::source_path("configs"))) {
     if (entry.path().extension() != ".json") continue;
     CAPTURE(entry.path().string());
     const Config c = attn::load_config(entry.path().string());
@@ -511,7 +591,8 @@ TEST_CASE("config: every shipped config in configs/ loads") {
 }
 
 TEST_CASE("config: num_kv_heads defaults to num_heads, must divide it, and reaches run.json") {
-  const Config mha = parse_config(R"({"attention": "multi", "hidden_size": 8, "num_heads": 4})", "c.json");
+  const Config mha =
+      parse_config(R"({"attention": "multi", "hidden_size": 8, "num_heads": 4})", "c.json");
   CHECK_FALSE(mha.num_kv_heads.has_value());
   CHECK(mha.kv_heads() == 4);
   CHECK(attn::config_to_json(mha)["num_kv_heads"] == 4);
@@ -524,84 +605,110 @@ TEST_CASE("config: num_kv_heads defaults to num_heads, must divide it, and reach
       R"({"attention": "causal", "hidden_size": 16, "num_heads": 4, "num_kv_heads": 1})", "c.json");
   CHECK(mqa.kv_heads() == 1);
 
-  Failure f = failure_of(R"({"attention": "multi", "hidden_size": 12, "num_heads": 6, "num_kv_heads": 4})");
+  Failure f =
+      failure_of(R"({"attention": "multi", "hidden_size": 12, "num_heads": 6, "num_kv_heads": 4})");
   CHECK(f.code == Exit::config);
-  CHECK(f.message == "c.json: num_kv_heads: expected a divisor of num_heads 6, found num_kv_heads 4");
+  CHECK(f.message ==
+        "c.json: num_kv_heads: expected a divisor of num_heads 6, found num_kv_heads 4");
   f = failure_of(R"({"attention": "multi", "hidden_size": 12, "num_heads": 6, "num_kv_heads": 0})");
   CHECK(f.code == Exit::config);
   CHECK(contains(f.message, "num_kv_heads: expected an integer in 1.."));
-  f = failure_of(R"({"attention": "multi", "hidden_size": 12, "num_heads": 6, "num_kv_heads": 12})");
-  CHECK(contains(f.message, "num_kv_heads: expected a divisor of num_heads 6, found num_kv_heads 12"));
+  f = failure_of(
+      R"({"attention": "multi", "hidden_size": 12, "num_heads": 6, "num_kv_heads": 12})");
+  CHECK(contains(f.message,
+                 "num_kv_heads: expected a divisor of num_heads 6, found num_kv_heads 12"));
 
   // Layouts without grouped KV heads refuse it, naming the layout.
   f = failure_of(R"({"attention": "multi", "hidden_size": 8, "num_heads": 4, "num_kv_heads": 2,
                      "layout": "torch_mha"})");
   CHECK(f.code == Exit::config);
-  CHECK(f.message == "c.json: layout: layout torch_mha holds one key and value head per query head "
-                     "(num_kv_heads = num_heads = 4), found num_kv_heads 2");
+  CHECK(f.message ==
+        "c.json: layout: layout torch_mha holds one key and value head per query head "
+        "(num_kv_heads = num_heads = 4), found num_kv_heads 2");
   for (const char* l : {"gpt2", "per_head", "bert", "neox"}) {
     CAPTURE(l);
     const std::string out = std::string(l) == "per_head" ? R"(, "out_proj": false)" : "";
     f = failure_of(R"({"attention": "multi", "hidden_size": 8, "num_heads": 4, "num_kv_heads": 2,
-                       "layout": ")" + std::string(l) + "\"" + out + "}");
+                       "layout": ")" +
+                   std::string(l) + "\"" + out + "}");
     CHECK(f.code == Exit::config);
     CHECK(contains(f.message, "holds one key and value head per query head"));
   }
   for (const char* l : {"fused", "separate", "proj", "falcon"}) {
     CAPTURE(l);
-    CHECK_FALSE(failure_of(R"({"attention": "multi", "hidden_size": 8, "num_heads": 4, "num_kv_heads": 2,
-                               "layout": ")" + std::string(l) + "\"}").threw);
+    CHECK_FALSE(
+        failure_of(R"({"attention": "multi", "hidden_size": 8, "num_heads": 4, "num_kv_heads": 2,
+                               "layout": ")" +
+                   std::string(l) + "\"}")
+            .threw);
   }
 }
 
 TEST_CASE("config: init refuses the model families' layouts and grouped heads") {
-  Failure f = failure_of(R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "layout": "proj",
+  Failure f =
+      failure_of(R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "layout": "proj",
                              "init": {"seed": 1}})");
   CHECK(f.code == Exit::config);
-  CHECK(contains(f.message, "c.json: init: layout proj names a Hugging Face model family's weights"));
+  CHECK(
+      contains(f.message, "c.json: init: layout proj names a Hugging Face model family's weights"));
   f = failure_of(R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "num_kv_heads": 1,
                      "layout": "fused", "init": {"seed": 1}})");
   CHECK(f.code == Exit::config);
-  CHECK(f.message == "c.json: init: the tutorial modules have no grouped-query attention: init needs "
-                     "num_kv_heads = num_heads (2), found num_kv_heads 1");
-  CHECK_FALSE(failure_of(R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "num_kv_heads": 2,
-                             "layout": "fused", "init": {"seed": 1}})").threw);
+  CHECK(f.message ==
+        "c.json: init: the tutorial modules have no grouped-query attention: init needs "
+        "num_kv_heads = num_heads (2), found num_kv_heads 1");
+  CHECK_FALSE(
+      failure_of(R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "num_kv_heads": 2,
+                             "layout": "fused", "init": {"seed": 1}})")
+          .threw);
 }
 
-TEST_CASE("config: Hugging Face's and torch's key names get attn-run's name, not a spelling guess") {
+TEST_CASE(
+    "config: Hugging Face's and torch's key names get attn-run's name, not a spelling guess") {
   const std::vector<std::pair<std::string, std::string>> same = {
-      {"num_key_value_heads", "num_kv_heads"}, {"n_head", "num_heads"},
-      {"num_attention_heads", "num_heads"},     {"n_embd", "hidden_size"},
-      {"embed_dim", "hidden_size"},             {"key_padding_mask", "padding_mask"},
-      {"head_dim", "head_size"},                {"rope_theta", "rope.theta"},
+      {"num_key_value_heads", "num_kv_heads"},
+      {"n_head", "num_heads"},
+      {"num_attention_heads", "num_heads"},
+      {"n_embd", "hidden_size"},
+      {"embed_dim", "hidden_size"},
+      {"key_padding_mask", "padding_mask"},
+      {"head_dim", "head_size"},
+      {"rope_theta", "rope.theta"},
       {"rotary_pct", "rope.rotary_dim"}};
   for (const auto& [theirs, ours] : same) {
     CAPTURE(theirs);
-    const Failure f = failure_of(R"({"attention": "multi", "hidden_size": 8, ")" + theirs + R"(": 2})");
+    const Failure f =
+        failure_of(R"({"attention": "multi", "hidden_size": 8, ")" + theirs + R"(": 2})");
     CHECK(f.code == Exit::config);
-    CHECK(contains(f.message, "key \"" + theirs + "\": this is Hugging Face's or torch's name; "
-                              "attn-run's key is " + ours));
+    CHECK(contains(f.message, "key \"" + theirs +
+                                  "\": this is Hugging Face's or torch's name; "
+                                  "attn-run's key is " +
+                                  ours));
     CHECK_FALSE(contains(f.message, "did you mean"));
   }
   const Failure f = failure_of(R"({"attention": "multi", "hidden_size": 8, "hidden_act": "gelu"})");
   CHECK(f.code == Exit::config);
-  CHECK(contains(f.message, "key \"hidden_act\": this is a Hugging Face or torch setting, not an "
-                            "attn-run config key"));
+  CHECK(contains(f.message,
+                 "key \"hidden_act\": this is a Hugging Face or torch setting, not an "
+                 "attn-run config key"));
   // Other unknown keys still get the nearest known key.
   CHECK(contains(failure_of(R"({"attention": "multi", "hidden_sise": 8})").message,
                  "did you mean \"hidden_size\"?"));
 }
 
 TEST_CASE("config: an explicit bias is asked for; the default is not") {
-  const Config d = parse_config(R"({"attention": "multi", "hidden_size": 8, "num_heads": 2})", "c.json");
+  const Config d =
+      parse_config(R"({"attention": "multi", "hidden_size": 8, "num_heads": 2})", "c.json");
   CHECK(d.qkv_bias);
   CHECK_FALSE(d.qkv_bias_given);
   CHECK_FALSE(d.out_bias_given);
-  const Config b = parse_config(R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "bias": true})", "c.json");
+  const Config b = parse_config(
+      R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "bias": true})", "c.json");
   CHECK(b.qkv_bias_given);
   CHECK(b.out_bias_given);
   const Config q = parse_config(
-      R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "qkv_bias": true, "out_bias": false})", "c.json");
+      R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "qkv_bias": true, "out_bias": false})",
+      "c.json");
   CHECK(q.qkv_bias_given);
   CHECK_FALSE(q.out_bias_given);
   CHECK_FALSE(q.out_bias);

@@ -12,15 +12,17 @@ TEST_CASE("printable: control characters become visible escapes") {
   CHECK(printable("back\\slash") == "back\\\\slash");
   CHECK(printable(std::string("nul\0x", 5)) == "nul\\x00x");
   CHECK(printable("\x7f") == "\\x7f");
-  CHECK(printable("\xc2\x9b" "31m") == "\\u009b31m");  // C1 CSI
+  CHECK(printable("\xc2\x9b"
+                  "31m") == "\\u009b31m");  // C1 CSI
 }
 
 TEST_CASE("printable: valid UTF-8 passes, invalid bytes are escaped") {
-  CHECK(printable("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac") == "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac");
+  CHECK(printable("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac") ==
+        "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac");
   CHECK(printable("\xff\xfe") == "\\xff\\xfe");
-  CHECK(printable("\xc0\xaf") == "\\xc0\\xaf");          // overlong '/'
+  CHECK(printable("\xc0\xaf") == "\\xc0\\xaf");           // overlong '/'
   CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // surrogate
-  CHECK(printable("\xe6\x97") == "\\xe6\\x97");          // cut sequence
+  CHECK(printable("\xe6\x97") == "\\xe6\\x97");           // cut sequence
 }
 
 TEST_CASE("printable_prefix: never cuts an escape or a code point") {
@@ -35,14 +37,14 @@ TEST_CASE("printable_prefix: never cuts an escape or a code point") {
 TEST_CASE("valid_utf8: invalid sequences and noncharacters become U+FFFD") {
   const std::string fffd = "\xEF\xBF\xBD";
   CHECK(attn::valid_utf8("caf\xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80") ==
-        "caf\xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80");                  // valid passes
-  CHECK(attn::valid_utf8("caf\xE9") == "caf" + fffd);                // Latin-1 byte
-  CHECK(attn::valid_utf8("\xC0\xAF") == fffd + fffd);                // overlong '/'
-  CHECK(attn::valid_utf8("\xED\xA0\x80") == fffd + fffd + fffd);     // a surrogate
-  CHECK(attn::valid_utf8("a\xE6\x97") == "a" + fffd + fffd);         // cut sequence
-  CHECK(attn::valid_utf8("\xEF\xBF\xBE") == fffd);                   // U+FFFE
-  CHECK(attn::valid_utf8("\xEF\xB7\x90") == fffd);                   // U+FDD0
-  CHECK(attn::valid_utf8("\xF4\x8F\xBF\xBF") == fffd);               // U+10FFFF
-  CHECK(attn::valid_utf8("\xEF\xBF\xBD") == fffd);                   // U+FFFD itself stays
-  CHECK(attn::valid_utf8("tab\tok") == "tab\tok");                   // controls: the plot's job
+        "caf\xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80");             // valid passes
+  CHECK(attn::valid_utf8("caf\xE9") == "caf" + fffd);             // Latin-1 byte
+  CHECK(attn::valid_utf8("\xC0\xAF") == fffd + fffd);             // overlong '/'
+  CHECK(attn::valid_utf8("\xED\xA0\x80") == fffd + fffd + fffd);  // a surrogate
+  CHECK(attn::valid_utf8("a\xE6\x97") == "a" + fffd + fffd);      // cut sequence
+  CHECK(attn::valid_utf8("\xEF\xBF\xBE") == fffd);                // U+FFFE
+  CHECK(attn::valid_utf8("\xEF\xB7\x90") == fffd);                // U+FDD0
+  CHECK(attn::valid_utf8("\xF4\x8F\xBF\xBF") == fffd);            // U+10FFFF
+  CHECK(attn::valid_utf8("\xEF\xBF\xBD") == fffd);                // U+FFFD itself stays
+  CHECK(attn::valid_utf8("tab\tok") == "tab\tok");                // controls: the plot's job
 }

@@ -93,7 +93,8 @@ RunInputs unbatched_row(const RunInputs& in, std::size_t b) {
   if (in.value) r.value = batch_row(*in.value, b);
   if (in.padding) {
     const std::size_t T = in.padding->shape[1];
-    r.padding = Mask{{1, T}, {in.padding->data.begin() + b * T, in.padding->data.begin() + (b + 1) * T}};
+    r.padding =
+        Mask{{1, T}, {in.padding->data.begin() + b * T, in.padding->data.begin() + (b + 1) * T}};
   }
   if (in.positions) {
     const std::size_t L = in.positions->shape[1];
@@ -103,8 +104,11 @@ RunInputs unbatched_row(const RunInputs& in, std::size_t b) {
   if (in.attn_mask && in.attn_mask->stride_b) {  // keep batch b's rows
     ScoreMask m = *in.attn_mask;
     const std::size_t off = b * m.stride_b, len = m.stride_b;
-    if (m.additive) m.add.assign(in.attn_mask->add.begin() + off, in.attn_mask->add.begin() + off + len);
-    else m.blocked.assign(in.attn_mask->blocked.begin() + off, in.attn_mask->blocked.begin() + off + len);
+    if (m.additive)
+      m.add.assign(in.attn_mask->add.begin() + off, in.attn_mask->add.begin() + off + len);
+    else
+      m.blocked.assign(in.attn_mask->blocked.begin() + off,
+                       in.attn_mask->blocked.begin() + off + len);
     r.attn_mask = m;
   }
   return r;

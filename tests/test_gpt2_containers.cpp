@@ -37,7 +37,8 @@ TEST_CASE("gpt2_containers: forcing a layout the keys do not fit names the missi
   auto r = attn::test::run(
       "'" + attn::test::binary() + "' --config '" +
       attn::test::source_path("tests/golden/gpt2/config_gpt2_layers_safetensors.json") +
-      "' --weights '" + attn::test::source_path("tests/golden/init/gpt2_layers") + "' --layout fused");
+      "' --weights '" + attn::test::source_path("tests/golden/init/gpt2_layers") +
+      "' --layout fused");
   CHECK(r.exit_code == 65);
   CHECK(r.out.empty());
   CHECK(r.err.rfind("attn-run: error: ", 0) == 0);

@@ -167,8 +167,8 @@ TEST_CASE("hostile2: a --plot name longer than the file system allows fails befo
   const std::string out = t / "out";
   const auto before = populate(out);
   const std::string name = std::string(252, 'p') + ".svg";  // 256 bytes: NAME_MAX is 255
-  RunResult r = run(bin() + " -q --config " + base_cfg() + " --out-dir " + q(out) + " --plot " +
-                    q(t / name));
+  RunResult r =
+      run(bin() + " -q --config " + base_cfg() + " --out-dir " + q(out) + " --plot " + q(t / name));
   check_cli_failure(r, 73, {name + ": name is 256 bytes long", "at most 255"});
   CHECK(snapshot(out) == before);
   CHECK(temporaries(t.path).empty());
@@ -288,8 +288,8 @@ TEST_CASE(
     CHECK(bytes.find("IEND") != std::string::npos);
     // Every panel and the legend drawn: the right half (head 1's panel and
     // the colour bar) holds about as much ink as with plain ASCII strings.
-    RunResult plain = run(bin() + " -q --config " + base_cfg() + " --labels a,b,c --plot " +
-                          q(t / "plain.png"));
+    RunResult plain =
+        run(bin() + " -q --config " + base_cfg() + " --labels a,b,c --plot " + q(t / "plain.png"));
     REQUIRE_MESSAGE(plain.exit_code == 0, plain.err);
     const auto right = attn::test::png_ink(t / "m.png", 0.5, 1.0);
     const auto right_plain = attn::test::png_ink(t / "plain.png", 0.5, 1.0);

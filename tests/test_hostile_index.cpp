@@ -30,10 +30,11 @@ std::vector<StTensor> gpt2_entries() {
 }
 
 void write_config(const TempDir& t, const std::string& weights, const std::string& prefix) {
-  write_text(t / "c.json", "{\"attention\": \"causal\", \"hidden_size\": 8, \"num_heads\": 2, "
-                           "\"context_size\": 6, \"weights\": \"" + weights +
-                               "\", \"weights_prefix\": \"" + prefix + "\", \"input\": \"" +
-                               test::source_path("tests/golden/init/gpt2_expected/x.npy") + "\"}");
+  write_text(t / "c.json",
+             "{\"attention\": \"causal\", \"hidden_size\": 8, \"num_heads\": 2, "
+             "\"context_size\": 6, \"weights\": \"" +
+                 weights + "\", \"weights_prefix\": \"" + prefix + "\", \"input\": \"" +
+                 test::source_path("tests/golden/init/gpt2_expected/x.npy") + "\"}");
 }
 
 test::RunResult run_config(const TempDir& t) {
@@ -42,8 +43,8 @@ test::RunResult run_config(const TempDir& t) {
 
 void check_layer_1(const test::RunResult& r) {
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  const Tensor want = read_npy_f32(
-      test::source_path("tests/golden/init/gpt2_expected/context_h1.npy"), false);
+  const Tensor want =
+      read_npy_f32(test::source_path("tests/golden/init/gpt2_expected/context_h1.npy"), false);
   const auto d = test::compare(test::npy_values(r.out, "stdout"), want);
   INFO(test::describe(d));
   CHECK(d.shape_ok);
@@ -56,7 +57,8 @@ TEST_CASE("hostile_index: bad tensors outside the layer never fail the run; insi
   TempDir t;
   std::vector<StTensor> e = gpt2_entries();
   e.insert(e.begin(), {"transformer.wte8.weight", "F8_E4M3", {2, 2}, "abcd"});
-  e.push_back({"transformer.h.0.attn.c_attn.weight_nan", "BF16", {2}, test::u16_bytes({0, 0x7fc0})});
+  e.push_back(
+      {"transformer.h.0.attn.c_attn.weight_nan", "BF16", {2}, test::u16_bytes({0, 0x7fc0})});
   write_text(t / "m.safetensors", test::safetensors_image(e));
   write_config(t, t / "m.safetensors", kLayer);
   check_layer_1(run_config(t));
@@ -87,9 +89,9 @@ TEST_CASE("hostile_index: a prefix that selects nothing says so and shows the ke
   TempDir t;
   write_text(t / "m.safetensors", test::safetensors_image(gpt2_entries()));
   write_config(t, t / "m.safetensors", "transformer.h.7.attn.");
-  test::check_cli_failure(run_config(t), 65,
-                          {"no key starts with weights_prefix \"transformer.h.7.attn.\"",
-                           "transformer.h.0.attn.bias"});
+  test::check_cli_failure(
+      run_config(t), 65,
+      {"no key starts with weights_prefix \"transformer.h.7.attn.\"", "transformer.h.0.attn.bias"});
 }
 
 TEST_CASE("hostile_index: a two-shard index runs the layer from its shard alone") {

@@ -43,8 +43,8 @@ std::string be_bytes(const std::string& le, std::size_t es) {
 // A version 1.0 .npy with any descr and order (np.save's layout).
 std::string npy_image(const std::string& descr, bool fortran, const std::vector<std::size_t>& shape,
                       const std::string& data) {
-  std::string dict = "{'descr': '" + descr + "', 'fortran_order': " +
-                     (fortran ? "True" : "False") + ", 'shape': " + shape_str(shape) + ", }";
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
+                     ", 'shape': " + shape_str(shape) + ", }";
   std::size_t total = 10 + dict.size() + 1;
   const std::size_t pad = (64 - total % 64) % 64;
   dict.append(pad, ' ');
@@ -105,7 +105,8 @@ TEST_CASE("index: read_rows converts every float dtype, byte order and order in 
     std::uint32_t b;
     std::memcpy(&b, &x, 4);
     const std::uint32_t exp = (b >> 23) & 0xff, mant = b & 0x7fffff, sign = b >> 31;
-    const std::uint16_t h = x == 0 ? 0 : std::uint16_t((sign << 15) | ((exp - 112) << 10) | (mant >> 13));
+    const std::uint16_t h =
+        x == 0 ? 0 : std::uint16_t((sign << 15) | ((exp - 112) << 10) | (mant >> 13));
     f16 += char(h & 0xff), f16 += char(h >> 8);
   }
   files.push_back({"f2_le", npy_image("<f2", false, {R, K}, f16)});
@@ -177,8 +178,8 @@ TEST_CASE("index: a dtype or malformed entry outside the selection never fails; 
   expect_error([&] { sd.find("bad"); }, Exit::data, p + ":bad", "needs 12");
 
   // Overlapping spans are the file's structure: refused at open.
-  std::string img = test::safetensors_image({{"a", "F32", {2}, test::f32_bytes({1, 2})},
-                                             {"b", "F32", {1}, test::f32_bytes({3})}});
+  std::string img = test::safetensors_image(
+      {{"a", "F32", {2}, test::f32_bytes({1, 2})}, {"b", "F32", {1}, test::f32_bytes({3})}});
   const std::size_t at = img.find("[8, 12]");
   REQUIRE(at != std::string::npos);
   img.replace(at, 7, "[4, 8] ");
@@ -209,12 +210,14 @@ TEST_CASE("index: a huge file of zeros fails at its header, reading nothing") {
     write_text(p, "");
     REQUIRE(::truncate(p.c_str(), off_t(8) << 30) == 0);  // sparse: 8 GiB of zeros
     // A folder's bad .npy is one bad tensor: its header fails when it is used.
-    expect_error([&] {
-      if (std::string(name) == "z/w.npy")
-        open_state_dict(t / "z").find("w");
-      else
-        open_state_dict(p);
-    }, Exit::data, p, part);
+    expect_error(
+        [&] {
+          if (std::string(name) == "z/w.npy")
+            open_state_dict(t / "z").find("w");
+          else
+            open_state_dict(p);
+        },
+        Exit::data, p, part);
     ::unlink(p.c_str());
   }
 }
@@ -277,8 +280,8 @@ TEST_CASE("index: a sharded index opens only the shards it needs") {
   p = index(good + ", \"h.0.w\": \"s1.safetensors\"");
   expect_error([&] { open_state_dict(p); }, Exit::data, p, "twice");
   write_text(t / "m.bin.index.json", "{}");
-  expect_error([&] { open_state_dict(t / "m.bin.index.json"); }, Exit::data,
-               t / "m.bin.index.json", "weight_map");
+  expect_error([&] { open_state_dict(t / "m.bin.index.json"); }, Exit::data, t / "m.bin.index.json",
+               "weight_map");
 }
 
 TEST_CASE("index: in-memory entries and .npy inputs take the same conversion") {
@@ -292,7 +295,8 @@ TEST_CASE("index: in-memory entries and .npy inputs take the same conversion") {
   CHECK(sd.empty());
 
   TempDir t;
-  write_text(t / "x.npy", npy_image(">f8", true, {2, 3}, be_bytes(f64_bytes(to_fortran(iota(6), 2, 3)), 8)));
+  write_text(t / "x.npy",
+             npy_image(">f8", true, {2, 3}, be_bytes(f64_bytes(to_fortran(iota(6), 2, 3)), 8)));
   const Tensor x = read_npy_f32(t / "x.npy", false);
   CHECK(x.shape == std::vector<std::size_t>{2, 3});
   CHECK(x.data == iota(6));
@@ -300,7 +304,8 @@ TEST_CASE("index: in-memory entries and .npy inputs take the same conversion") {
   std::vector<float> c(24), f(24);
   for (std::size_t i = 0; i < 2; ++i)
     for (std::size_t j = 0; j < 3; ++j)
-      for (std::size_t k = 0; k < 4; ++k) c[i * 12 + j * 4 + k] = f[i + 2 * j + 6 * k] = float(i * 100 + j * 10 + k);
+      for (std::size_t k = 0; k < 4; ++k)
+        c[i * 12 + j * 4 + k] = f[i + 2 * j + 6 * k] = float(i * 100 + j * 10 + k);
   f[1 + 2 * 2 + 6 * 3] = NAN, c[1 * 12 + 2 * 4 + 3] = NAN;
   write_text(t / "f3.npy", npy_image("<f4", true, {2, 3, 4}, test::f32_bytes(f)));
   const Tensor f3 = read_npy_f32(t / "f3.npy", true);

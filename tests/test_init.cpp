@@ -166,8 +166,9 @@ TEST_CASE("init: layouts without a tutorial constructor or that cannot hold the 
   for (Layout l : {Layout::fused, Layout::separate, Layout::torch_mha}) {
     CAPTURE(layout_name(l));
     CHECK(code_of(l, &msg) == Exit::config);
-    CHECK(msg == "init: the tutorial modules have no grouped-query attention: init needs "
-                 "num_kv_heads = num_heads (2), found num_kv_heads 1");
+    CHECK(msg ==
+          "init: the tutorial modules have no grouped-query attention: init needs "
+          "num_kv_heads = num_heads (2), found num_kv_heads 1");
   }
 }
 

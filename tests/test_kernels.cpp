@@ -49,7 +49,8 @@ TEST_CASE("kernels: exp_shift_sum matches the scalar loop, masked entries become
       if (j % 7 == 3) CHECK(row[j] == 0.0f);
     }
     scale_row(row.data(), n, 0.5f);
-    for (std::size_t j = 0; j < n; ++j) CHECK(row[j] == doctest::Approx(want[j] * 0.5).epsilon(1e-6));
+    for (std::size_t j = 0; j < n; ++j)
+      CHECK(row[j] == doctest::Approx(want[j] * 0.5).epsilon(1e-6));
   }
   CHECK(row_max(nullptr, 0) == -std::numeric_limits<float>::infinity());
 }
@@ -89,9 +90,8 @@ TEST_CASE("kernels: the persistent workers serve many calls, nested and concurre
   }
   // A parallel_for inside a task (the pool is busy): runs on threads of its own.
   std::atomic<int> inner{0};
-  parallel_for(4, 2, [&](std::size_t, int) {
-    parallel_for(10, 2, [&](std::size_t, int) { ++inner; });
-  });
+  parallel_for(4, 2,
+               [&](std::size_t, int) { parallel_for(10, 2, [&](std::size_t, int) { ++inner; }); });
   CHECK(inner.load() == 40);
   // Two callers at once (forward() from two threads): both complete.
   std::atomic<int> a{0}, b{0};

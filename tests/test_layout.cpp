@@ -1,5 +1,6 @@
 // layout: the weight layout names of CONTRACT.md and which hold an output projection.
 #include <doctest/doctest.h>
+
 #include <string>
 #include <vector>
 

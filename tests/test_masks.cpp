@@ -26,12 +26,20 @@ TEST_CASE("score_mask: every accepted shape addresses the row torch would broadc
     std::size_t (*at)(std::size_t b, std::size_t h, std::size_t i, std::size_t j);
   } cases[] = {
       {{L, T}, [](std::size_t, std::size_t, std::size_t i, std::size_t j) { return i * 5 + j; }},
-      {{B, L, T}, [](std::size_t b, std::size_t, std::size_t i, std::size_t j) { return (b * 4 + i) * 5 + j; }},
-      {{B * H, L, T}, [](std::size_t b, std::size_t h, std::size_t i, std::size_t j) {
+      {{B, L, T},
+       [](std::size_t b, std::size_t, std::size_t i, std::size_t j) {
+         return (b * 4 + i) * 5 + j;
+       }},
+      {{B * H, L, T},
+       [](std::size_t b, std::size_t h, std::size_t i, std::size_t j) {
          return ((b * 3 + h) * 4 + i) * 5 + j;  // torch MHA: attn_mask.view(B, H, L, T)
        }},
-      {{B, 1, L, T}, [](std::size_t b, std::size_t, std::size_t i, std::size_t j) { return (b * 4 + i) * 5 + j; }},
-      {{B, H, L, T}, [](std::size_t b, std::size_t h, std::size_t i, std::size_t j) {
+      {{B, 1, L, T},
+       [](std::size_t b, std::size_t, std::size_t i, std::size_t j) {
+         return (b * 4 + i) * 5 + j;
+       }},
+      {{B, H, L, T},
+       [](std::size_t b, std::size_t h, std::size_t i, std::size_t j) {
          return ((b * 3 + h) * 4 + i) * 5 + j;
        }},
   };
@@ -42,7 +50,8 @@ TEST_CASE("score_mask: every accepted shape addresses the row torch would broadc
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t h = 0; h < H; ++h)
         for (std::size_t i = 0; i < L; ++i)
-          for (std::size_t j = 0; j < T; ++j) CHECK(m.add_row(b, h, i)[j] == float(c.at(b, h, i, j)));
+          for (std::size_t j = 0; j < T; ++j)
+            CHECK(m.add_row(b, h, i)[j] == float(c.at(b, h, i, j)));
   }
 }
 
@@ -54,15 +63,17 @@ TEST_CASE("score_mask: bool masks block, wrong shapes and NaN/+inf are refused b
   CHECK(!m.additive);
   CHECK(m.blocked_row(3, 1, 0)[1] == 1);
   CHECK(m.blocked_row(0, 0, 1)[0] == 1);
-  CHECK_THROWS_WITH_AS(attn::score_mask(bm, 4, 2, 3, 2, "mask.npy"),
-                       doctest::Contains("mask.npy: expected an attn_mask of shape (3, 2), (4, 3, 2), (8, 3, 2)"),
-                       attn::Error);
+  CHECK_THROWS_WITH_AS(
+      attn::score_mask(bm, 4, 2, 3, 2, "mask.npy"),
+      doctest::Contains("mask.npy: expected an attn_mask of shape (3, 2), (4, 3, 2), (8, 3, 2)"),
+      attn::Error);
   attn::Tensor f({2, 3});
   f.data[4] = NAN;
-  CHECK_THROWS_WITH_AS(attn::score_mask(f, 1, 1, 2, 3, "m"), doctest::Contains("NaN at index (1, 1)"),
-                       attn::Error);
+  CHECK_THROWS_WITH_AS(attn::score_mask(f, 1, 1, 2, 3, "m"),
+                       doctest::Contains("NaN at index (1, 1)"), attn::Error);
   f.data[4] = INFINITY;
-  CHECK_THROWS_WITH_AS(attn::score_mask(f, 1, 1, 2, 3, "m"), doctest::Contains("+inf"), attn::Error);
+  CHECK_THROWS_WITH_AS(attn::score_mask(f, 1, 1, 2, 3, "m"), doctest::Contains("+inf"),
+                       attn::Error);
   f.data[4] = -INFINITY;  // -inf blocks a key: fine
   CHECK(attn::score_mask(f, 1, 1, 2, 3, "m").additive);
 }

@@ -41,7 +41,8 @@ attn::RopeSpec spec_of(const json& c) {
   if (!c["scaling"].is_null()) {
     const json& j = c["scaling"];
     attn::RopeScaling sc;
-    sc.type = j.contains("rope_type") ? j["rope_type"].get<std::string>() : j["type"].get<std::string>();
+    sc.type =
+        j.contains("rope_type") ? j["rope_type"].get<std::string>() : j["type"].get<std::string>();
     sc.factor = opt<double>(j, "factor");
     sc.original_max_position_embeddings = opt<std::int64_t>(j, "original_max_position_embeddings");
     sc.low_freq_factor = opt<double>(j, "low_freq_factor");
@@ -64,14 +65,16 @@ attn::RopeSpec spec_of(const json& c) {
 TEST_CASE("rope_frequencies: every rope_scaling type matches modeling_rope_utils in float64") {
   for (const json& c : cases()["rope"]) {
     CAPTURE(c["name"].get<std::string>());
-    const attn::RopeFrequencies f = attn::rope_frequencies(spec_of(c), c["seq_len"].get<std::int64_t>());
+    const attn::RopeFrequencies f =
+        attn::rope_frequencies(spec_of(c), c["seq_len"].get<std::int64_t>());
     const auto want = c["inv_freq"].get<std::vector<double>>();
     REQUIRE(f.inv_freq.size() == want.size());
     double worst = 0;
     for (std::size_t i = 0; i < want.size(); ++i)
       worst = std::max(worst, std::abs(f.inv_freq[i] - want[i]) / want[i]);
     CHECK(worst < 1e-12);
-    CHECK(f.attention_factor == doctest::Approx(c["attention_factor"].get<double>()).epsilon(1e-14));
+    CHECK(f.attention_factor ==
+          doctest::Approx(c["attention_factor"].get<double>()).epsilon(1e-14));
   }
 }
 
@@ -114,7 +117,8 @@ TEST_CASE("apply_rope: the position table and per-row angles give the rotation o
     for (std::size_t r = 0; r < n; ++r) {
       attn::rope_angles(f, pos[r], cs.data(), cs.data() + 6);
       attn::rope_rotate(want.data() + r * ld, H, D, 12, s.style, cs.data(), cs.data() + 6);
-      attn::rope_rotate(want.data() + r * ld + H * D, Hkv, D, 12, s.style, cs.data(), cs.data() + 6);
+      attn::rope_rotate(want.data() + r * ld + H * D, Hkv, D, 12, s.style, cs.data(),
+                        cs.data() + 6);
     }
     attn::apply_rope(buf.data(), n, ld, 0, H, H * D, Hkv, D, pos.data(), s, f);
     CHECK(buf == want);  // v untouched, q and k rotated exactly as row by row

@@ -16,21 +16,20 @@
 #include "attn/error.h"
 #include "attn/state_dict.h"
 #include "expect_error.h"
-#include "zip_builder.h"
 #include "test_util.h"
+#include "zip_builder.h"
 
 using namespace attn;
+using attn::test::expect_error;
 using attn::test::read_text;
 using attn::test::source_path;
 using attn::test::TempDir;
 using attn::test::write_text;
-using attn::test::expect_error;
 using namespace attn::test::zip;
 
 namespace {
 
 std::string fixture(const std::string& name) { return source_path("tests/fixtures/npy/" + name); }
-
 
 // Compares every key of `sd` with the expected bytes written by the generator.
 void check_against_expected(const StateDict& sd, const std::string& prefix,
@@ -156,7 +155,7 @@ TEST_CASE("state_dict: hostile .npz archives are refused naming the file") {
       {with32(zip64, zip64.size() - 22 - 20 + 8, 0x7ffffff0u), "ZIP64"},
       // A data byte of the first member (its .npy header is 128 bytes).
       {flip(stored, stored.find("\x93NUMPY") + 130), "CRC-32"},
-      {flip(deflated, 100), ""},      // corrupt deflate stream
+      {flip(deflated, 100), ""},  // corrupt deflate stream
       {make_zip({{"a.npy", a, 0, -1, 12345}}), "CRC-32"},
       {make_zip({{"a.npy", a, 8, -1, 12345}}), "CRC-32"},
       // zip bombs: a member inflating past what it declares; a declared size

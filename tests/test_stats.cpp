@@ -177,8 +177,8 @@ TEST_CASE("stats: rows with a sink sum to less than 1: entropy of the keys' shar
   std::copy(rows, rows + 8, maps.ptr());
   const auto st = attn::attention_stats(maps);
   REQUIRE(st.size() == 1);
-  const double second = -(0.1 * std::log(0.1) + 0.2 * std::log(0.2) + 0.3 * std::log(0.3) +
-                          0.4 * std::log(0.4));
+  const double second =
+      -(0.1 * std::log(0.1) + 0.2 * std::log(0.2) + 0.3 * std::log(0.3) + 0.4 * std::log(0.4));
   CHECK(st[0].mean_entropy == doctest::Approx((std::log(2.0) + second) / 2).epsilon(1e-6));
   CHECK(st[0].mean_row_sum == doctest::Approx(0.75).epsilon(1e-6));
   CHECK(st[0].mean_max_weight == doctest::Approx((0.25 + 0.4) / 2).epsilon(1e-6));
@@ -189,5 +189,6 @@ TEST_CASE("stats: rows with a sink sum to less than 1: entropy of the keys' shar
   // Without sinks the table keeps its columns.
   attn::Tensor plain({1, 1, 1, 4});
   std::copy(rows + 4, rows + 8, plain.ptr());
-  CHECK(attn::format_stats_table(attn::attention_stats(plain)).find("row sum") == std::string::npos);
+  CHECK(attn::format_stats_table(attn::attention_stats(plain)).find("row sum") ==
+        std::string::npos);
 }

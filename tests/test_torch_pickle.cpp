@@ -88,12 +88,14 @@ TEST_CASE("torch pickle: any global but tensors, storages and OrderedDict is ref
     const std::string msg = refusal(bytes_of(fixture(std::string("hostile_") + g + ".pkl")));
     CHECK(msg.find("is not allowed") != std::string::npos);
   }
-  CHECK(refusal(bytes_of(fixture("hostile_os_system.pkl"))).find("'os.system'") != std::string::npos);
+  CHECK(refusal(bytes_of(fixture("hostile_os_system.pkl"))).find("'os.system'") !=
+        std::string::npos);
   CHECK(refusal(bytes_of(fixture("hostile_builtins_eval.pkl"))).find("'builtins.eval'") !=
         std::string::npos);
   // Allowed names in other modules are not allowed: the full dotted name counts.
-  CHECK(refusal(pk("\x80\x02" "cevil\nOrderedDict\n)R.")).find("'evil.OrderedDict'") !=
-        std::string::npos);
+  CHECK(refusal(pk("\x80\x02"
+                   "cevil\nOrderedDict\n)R."))
+            .find("'evil.OrderedDict'") != std::string::npos);
 }
 
 TEST_CASE("torch pickle: malformed streams are refused with the byte offset") {
@@ -113,7 +115,11 @@ TEST_CASE("torch pickle: malformed streams are refused with the byte offset") {
       {"left on the stack", std::string("\x80\x02}}.", 5), "left on the stack"},
       {"nine-byte LONG1", std::string("\x80\x02\x8a\x09\x01\x02\x03\x04\x05\x06\x07\x08\x09.", 14),
        "9 bytes"},
-      {"string past the end", std::string("\x80\x02X\xff\xff\x00\x00" "ab", 9), "truncated"},
+      {"string past the end",
+       std::string("\x80\x02X\xff\xff\x00\x00"
+                   "ab",
+                   9),
+       "truncated"},
       {"no STOP", std::string("\x80\x02}", 3), "truncated"},
       {"not a dict", std::string("\x80\x02N.", 4), "no dict of tensors"},
       {"SETITEM on a list", std::string("\x80\x02]NNs.", 6), "non-dict"},
@@ -132,7 +138,10 @@ TEST_CASE("torch pickle: views outside their storage and absurd sizes are refuse
     using namespace std::string_literals;
     std::string p = "\x80\x02}(X\x01\x00\x00\x00w"s + "ctorch._utils\n_rebuild_tensor_v2\n"s +
                     "((X\x07\x00\x00\x00storage"s + "ctorch\nFloatStorage\n"s +
-                    "X\x01\x00\x00\x00" "0"s + "X\x03\x00\x00\x00" "cpuJ"s;
+                    "X\x01\x00\x00\x00"
+                    "0"s +
+                    "X\x03\x00\x00\x00"
+                    "cpuJ"s;
     auto i32 = [&](int v) {
       for (int k = 0; k < 4; ++k) p += char((unsigned(v) >> (8 * k)) & 0xff);
     };
@@ -147,7 +156,8 @@ TEST_CASE("torch pickle: views outside their storage and absurd sizes are refuse
     i32(s0);
     p += "J";
     i32(s1);
-    p += "\x86\x89" "ccollections\nOrderedDict\n)RtRu.";
+    p += "\x86\x89"
+         "ccollections\nOrderedDict\n)RtRu.";
     return std::vector<std::uint8_t>(p.begin(), p.end());
   };
   const auto ok = parse(tensor_pickle(12, 0, 4, 3, 3, 1));
@@ -163,19 +173,29 @@ TEST_CASE("torch pickle: views outside their storage and absurd sizes are refuse
 
 TEST_CASE("torch pickle: nesting, cycles and MARK floods stay bounded") {
   // A dict that contains itself: SETITEM of the memoized dict into itself.
-  CHECK(refusal(pk(std::string("\x80\x02}q\x00X\x01\x00\x00\x00" "ah\x00s.", 15)))
+  CHECK(refusal(pk(std::string("\x80\x02}q\x00X\x01\x00\x00\x00"
+                               "ah\x00s.",
+                               15)))
             .find("contains itself") != std::string::npos);
   // Dicts nested 100 deep: {"a": {"a": ... }}.
   std::string deep = "\x80\x02";
-  for (int i = 0; i < 100; ++i) deep += std::string("}X\x01\x00\x00\x00" "a", 7);
+  for (int i = 0; i < 100; ++i)
+    deep += std::string(
+        "}X\x01\x00\x00\x00"
+        "a",
+        7);
   deep += "}";
   for (int i = 0; i < 100; ++i) deep += "s";
   deep += ".";
   CHECK(refusal(pk(deep)).find("nested deeper") != std::string::npos);
   // A million MARKs.
-  CHECK(refusal(pk("\x80\x02" + std::string(1000000, '(') + "}.")).find("MARK") != std::string::npos);
+  CHECK(refusal(pk("\x80\x02" + std::string(1000000, '(') + "}.")).find("MARK") !=
+        std::string::npos);
   // A list appended to itself is fine: nothing walks lists.
-  CHECK(refusal(pk(std::string("\x80\x02}X\x01\x00\x00\x00l]q\x00h\x00" "as.", 17))).empty());
+  CHECK(refusal(pk(std::string("\x80\x02}X\x01\x00\x00\x00l]q\x00h\x00"
+                               "as.",
+                               17)))
+            .empty());
 }
 
 TEST_CASE("torch pickle: every truncation and random bit flips fail cleanly or parse") {

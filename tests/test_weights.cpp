@@ -221,7 +221,8 @@ TEST_CASE("weights: select_keys keeps one layer under a prefix and drops buffers
   StateDict sd;
   for (const char* layer : {"transformer.h.0.attn.", "transformer.h.1.attn."}) {
     const std::string p = layer;
-    sd.add(p + "c_attn.weight", array_of(Tensor({4, 12}, p == "transformer.h.1.attn." ? 1.f : 0.f)));
+    sd.add(p + "c_attn.weight",
+           array_of(Tensor({4, 12}, p == "transformer.h.1.attn." ? 1.f : 0.f)));
     sd.add(p + "bias", array_of(Tensor({1, 1, 3, 3})));
     sd.add(p + "masked_bias", array_of(Tensor(std::vector<std::size_t>{})));
   }

@@ -67,7 +67,10 @@ TEST_CASE("families: neox stores per head [q, k, v] (GPT-NeoX's view (H, 3, D))"
     for (std::size_t part = 0; part < 3; ++part)
       for (std::size_t d = 0; d < 2; ++d) {
         const std::size_t stored = (h * 3 + part) * 2 + d;
-        const std::size_t canon = (part == 0 ? g.q_row0() : part == 1 ? g.k_row0() : g.v_row0()) + h * 2 + d;
+        const std::size_t canon = (part == 0   ? g.q_row0()
+                                   : part == 1 ? g.k_row0()
+                                               : g.v_row0()) +
+                                  h * 2 + d;
         CHECK(qkv.data[stored * 6] == float(canon));
       }
   const Tensor bias = sd.read_f32("query_key_value.bias", false);
@@ -87,7 +90,7 @@ TEST_CASE("families: falcon stores per KV group [q..., k, v] (Falcon's view (Hkv
     for (std::size_t j = 0; j < g.Hkv; ++j)
       for (std::size_t i = 0; i < grp + 2; ++i)
         for (std::size_t d = 0; d < 2; ++d, ++stored) {
-          const std::size_t canon = i < grp   ? g.q_row0() + (j * grp + i) * 2 + d
+          const std::size_t canon = i < grp    ? g.q_row0() + (j * grp + i) * 2 + d
                                     : i == grp ? g.k_row0() + j * 2 + d
                                                : g.v_row0() + j * 2 + d;
           CHECK(qkv.data[stored * 8] == float(canon));
@@ -100,10 +103,10 @@ TEST_CASE("families: every v2 layout exports and reloads bit-identically, GQA wh
     Layout layout;
     std::int64_t Hkv;
   };
-  for (const Case& k : {Case{Layout::proj, 4}, Case{Layout::proj, 2}, Case{Layout::proj, 1},
-                        Case{Layout::bert, 4}, Case{Layout::neox, 4}, Case{Layout::falcon, 4},
-                        Case{Layout::falcon, 2}, Case{Layout::falcon, 1}, Case{Layout::fused, 2},
-                        Case{Layout::separate, 1}}) {
+  for (const Case& k :
+       {Case{Layout::proj, 4}, Case{Layout::proj, 2}, Case{Layout::proj, 1}, Case{Layout::bert, 4},
+        Case{Layout::neox, 4}, Case{Layout::falcon, 4}, Case{Layout::falcon, 2},
+        Case{Layout::falcon, 1}, Case{Layout::fused, 2}, Case{Layout::separate, 1}}) {
     CAPTURE(layout_name(k.layout));
     CAPTURE(k.Hkv);
     const Config c = cfg_of(8, 4, k.Hkv, 3);
@@ -141,8 +144,9 @@ TEST_CASE("families: each bias on its own; a missing one is zero rows unless ask
   // A config that says "qkv_bias": true explicitly wants every part.
   Config asked = c;
   asked.qkv_bias_given = true;
-  expect_error([&] { load_weights(sd, asked, Layout::proj, "w", false); }, Exit::data,
-               "w: missing key \"q_proj.bias\" (layout proj, shape (8,)): config \"qkv_bias\" is true");
+  expect_error(
+      [&] { load_weights(sd, asked, Layout::proj, "w", false); }, Exit::data,
+      "w: missing key \"q_proj.bias\" (layout proj, shape (8,)): config \"qkv_bias\" is true");
 }
 
 TEST_CASE("families: fused takes Phi-3's qkv_proj and MPT's out_proj / o_proj") {

@@ -63,7 +63,8 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
   const std::string C = std::to_string(g.C);
   if (!in.x || in.x->ndim() != 3 || in.x->shape[2] != g.C || in.x->shape[0] == 0 ||
       in.x->shape[1] == 0)
-    bad_shape("input", dims({"B", "S", C}) + " with B, S >= 1", in.x ? in.x->shape : std::vector<std::size_t>{});
+    bad_shape("input", dims({"B", "S", C}) + " with B, S >= 1",
+              in.x ? in.x->shape : std::vector<std::size_t>{});
   const std::size_t B = in.x->shape[0], L = in.x->shape[1];
   const Tensor* key = in.key ? in.key : in.x;
   if (!in.key && !w.fused_qkv())
@@ -89,21 +90,26 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
     bad_shape("positions", shape_str({B, L}), in.positions->shape);
   if (in.attn_mask && (in.attn_mask->L != L || in.attn_mask->T != T))
     throw Error(Exit::data, "attn_mask: resolved for (" + std::to_string(in.attn_mask->L) + ", " +
-                                std::to_string(in.attn_mask->T) + "), the run has L = " +
-                                std::to_string(L) + " queries and T = " + std::to_string(T) +
-                                " keys");
+                                std::to_string(in.attn_mask->T) +
+                                "), the run has L = " + std::to_string(L) +
+                                " queries and T = " + std::to_string(T) + " keys");
   if (spec.rope) {
     const auto R = static_cast<std::size_t>(spec.rope->rotary_dim);
     if (R == 0 || R % 2 || R > g.D)
       throw Error(Exit::config, "rope.rotary_dim: expected an even number in 2.." +
                                     std::to_string(g.D) + ", found " + std::to_string(R));
-    if (in.key) throw Error(Exit::config, "rope: needs self-attention (keys at the queries' positions), found a key input");
+    if (in.key)
+      throw Error(Exit::config,
+                  "rope: needs self-attention (keys at the queries' positions), found a key input");
   }
   if (!spec.alibi_slopes.empty()) {
     if (spec.alibi_slopes.size() != g.H)
       throw Error(Exit::config, "alibi: expected " + std::to_string(g.H) + " slopes, found " +
                                     std::to_string(spec.alibi_slopes.size()));
-    if (in.key) throw Error(Exit::config, "alibi: needs self-attention (keys at the queries' positions), found a key input");
+    if (in.key)
+      throw Error(
+          Exit::config,
+          "alibi: needs self-attention (keys at the queries' positions), found a key input");
   }
   if (spec.qk_norm) {
     const std::size_t q = spec.qk_norm->scope_all ? g.q_rows() : g.D;

@@ -23,9 +23,9 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 void weights_times_v(const HeadView& hv, std::size_t i0, std::size_t n, const float* rows,
                      std::size_t ldr, std::size_t j0, std::size_t len, float beta) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n),
-              static_cast<int>(hv.D), static_cast<int>(len), 1.0f, rows + j0,
-              static_cast<int>(ldr), hv.v + j0 * hv.ld_kv, static_cast<int>(hv.ld_kv), beta,
-              hv.y + i0 * hv.ld_y, static_cast<int>(hv.ld_y));
+              static_cast<int>(hv.D), static_cast<int>(len), 1.0f, rows + j0, static_cast<int>(ldr),
+              hv.v + j0 * hv.ld_kv, static_cast<int>(hv.ld_kv), beta, hv.y + i0 * hv.ld_y,
+              static_cast<int>(hv.ld_y));
 }
 
 }  // namespace
@@ -71,7 +71,8 @@ std::size_t attend_maps(const HeadView& hv, std::size_t i0, std::size_t n, Scrat
   if (len) weights_times_v(hv, i0, n, rows, Tx, kb, len, 0.0f);
   if (extra) weights_times_v(hv, i0, n, rows, Tx, hv.T, extra, len ? 1.0f : 0.0f);
   if (!len && !extra)
-    for (std::size_t r = 0; r < n; ++r) std::memset(hv.y + (i0 + r) * hv.ld_y, 0, D * sizeof(float));
+    for (std::size_t r = 0; r < n; ++r)
+      std::memset(hv.y + (i0 + r) * hv.ld_y, 0, D * sizeof(float));
   check_output_rows(hv, i0, n);
   return masked_rows;
 }

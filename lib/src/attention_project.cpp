@@ -164,8 +164,7 @@ void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardIn
       // Self-attention: the keys sit at the queries' positions.
       const std::int64_t* pos =
           (in.positions ? in.positions->data.data() + (p.b0 + b) * p.L : iota.data()) + r0;
-      apply_rope(rows, n, ld, 0, is_q ? heads : 0, 0, is_q ? 0 : heads, D, pos, *spec.rope,
-                 *freqs);
+      apply_rope(rows, n, ld, 0, is_q ? heads : 0, 0, is_q ? 0 : heads, D, pos, *spec.rope, *freqs);
     }
   });
 }

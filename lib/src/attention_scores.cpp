@@ -45,8 +45,7 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
   // 3. tile = scale * q[i0:i0+n] k[j0:j0+mb]^T
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(mb),
               static_cast<int>(hv.D), hv.scale, hv.q + i0 * hv.ld_q, static_cast<int>(hv.ld_q),
-              hv.k + j0 * hv.ld_kv, static_cast<int>(hv.ld_kv), 0.0f, tile,
-              static_cast<int>(ldt));
+              hv.k + j0 * hv.ld_kv, static_cast<int>(hv.ld_kv), 0.0f, tile, static_cast<int>(ldt));
   // 4. softcap (the extra columns too: torch MHA has no softcap, so this is moot there)
   if (hv.softcap > 0.0f)
     for (std::size_t r = 0; r < n; ++r) softcap_row(tile + r * ldt, mb, hv.softcap);
@@ -60,7 +59,8 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
     if (hv.alibi) {
       const std::int64_t pi = hv.pos_q[i];
       const std::int64_t* pk = hv.pos_k + j0;
-      for (std::size_t j = 0; j < mb; ++j) row[j] += hv.alibi_slope * static_cast<float>(pk[j] - pi);
+      for (std::size_t j = 0; j < mb; ++j)
+        row[j] += hv.alibi_slope * static_cast<float>(pk[j] - pi);
     }
     // 6. torch's float attn_mask
     if (hv.mask_add) {

@@ -13,7 +13,9 @@
 namespace attn::detail {
 namespace {
 
-std::size_t rounded(std::size_t bytes) { return (bytes + kHugeBytes - 1) / kHugeBytes * kHugeBytes; }
+std::size_t rounded(std::size_t bytes) {
+  return (bytes + kHugeBytes - 1) / kHugeBytes * kHugeBytes;
+}
 
 }  // namespace
 

@@ -2,9 +2,9 @@
 // float32 rows (any float dtype, either byte order, C or Fortran order,
 // optionally transposed as GPT-2's Conv1D stores (in, out)) written straight
 // into the destination, or a native typed copy for masks.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -239,10 +239,12 @@ void convert_rows(const std::uint8_t* p, const Stored& s, std::size_t row0, std:
   const bool fortran = s.fortran_order && sh.size() >= 2;
 
   // Flat stored index of element (r, k) of the (R, K) view.
-  std::size_t rs = K, ks = 1;                  // C order
+  std::size_t rs = K, ks = 1;  // C order
   if (transposed) {
-    if (fortran) rs = K, ks = 1;               // stored (K, R) Fortran: (k, r) at k + r*K
-    else rs = 1, ks = R;                       // stored (K, R) C: (k, r) at k*R + r
+    if (fortran)
+      rs = K, ks = 1;  // stored (K, R) Fortran: (k, r) at k + r*K
+    else
+      rs = 1, ks = R;  // stored (K, R) C: (k, r) at k*R + r
   } else if (fortran && sh.size() == 2) {
     rs = 1, ks = R;
   }
@@ -256,10 +258,18 @@ void convert_rows(const std::uint8_t* p, const Stored& s, std::size_t row0, std:
     std::memcpy(dst, p + row0 * K * 4, rows * K * 4);
   } else {
     switch (t) {
-      case DType::f2: convert_any_order<DType::f2>(p, swap, row0, rows, K, rs, ks, dst); break;
-      case DType::bf16: convert_any_order<DType::bf16>(p, swap, row0, rows, K, rs, ks, dst); break;
-      case DType::f4: convert_any_order<DType::f4>(p, swap, row0, rows, K, rs, ks, dst); break;
-      default: convert_any_order<DType::f8>(p, swap, row0, rows, K, rs, ks, dst); break;
+      case DType::f2:
+        convert_any_order<DType::f2>(p, swap, row0, rows, K, rs, ks, dst);
+        break;
+      case DType::bf16:
+        convert_any_order<DType::bf16>(p, swap, row0, rows, K, rs, ks, dst);
+        break;
+      case DType::f4:
+        convert_any_order<DType::f4>(p, swap, row0, rows, K, rs, ks, dst);
+        break;
+      default:
+        convert_any_order<DType::f8>(p, swap, row0, rows, K, rs, ks, dst);
+        break;
     }
   }
   if (allow_nonfinite) return;

@@ -57,12 +57,18 @@ std::string escape_one(std::string_view s, std::size_t i, std::size_t* used) {
   }
   *used = n;
   switch (cp) {
-    case '\n': return "\\n";
-    case '\t': return "\\t";
-    case '\r': return "\\r";
-    case 0x1B: return "\\e";
-    case '\\': return "\\\\";
-    default: break;
+    case '\n':
+      return "\\n";
+    case '\t':
+      return "\\t";
+    case '\r':
+      return "\\r";
+    case 0x1B:
+      return "\\e";
+    case '\\':
+      return "\\\\";
+    default:
+      break;
   }
   if (cp < 0x20 || cp == 0x7F) return hex_byte(static_cast<unsigned char>(cp));
   if (cp >= 0x80 && cp <= 0x9F) {

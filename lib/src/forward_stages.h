@@ -23,7 +23,8 @@ struct BufferFree {
 };
 using Buffer = std::unique_ptr<float[], BufferFree>;
 inline Buffer make_buffer(std::size_t n) {
-  return Buffer(static_cast<float*>(alloc_buffer(n * sizeof(float))), BufferFree{n * sizeof(float)});
+  return Buffer(static_cast<float*>(alloc_buffer(n * sizeof(float))),
+                BufferFree{n * sizeof(float)});
 }
 
 // The projections of one chunk of batch rows [b0, b0 + B): the forward pass

@@ -78,7 +78,8 @@ std::string layout_init_problem(const Geometry& g, Layout layout) {
   }
   if (g.Hkv != g.H)
     return "the tutorial modules have no grouped-query attention: init needs num_kv_heads = "
-           "num_heads (" + n(g.H) + "), found num_kv_heads " + n(g.Hkv);
+           "num_heads (" +
+           n(g.H) + "), found num_kv_heads " + n(g.Hkv);
   return "";
 }
 

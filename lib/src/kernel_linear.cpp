@@ -36,7 +36,8 @@ void linear(const float* a /* (M, K), ld lda */, std::size_t lda, std::size_t M,
   const bool by_columns = M < kMinRowsPerSlice * workers && N >= 2 * kMinColsPerSlice;
   const std::size_t slices =
       by_columns ? std::max<std::size_t>(1, std::min(workers, N / kMinColsPerSlice))
-                 : std::max<std::size_t>(1, std::min(workers, M / 64));  // below 64 rows packing W dominates
+                 : std::max<std::size_t>(
+                       1, std::min(workers, M / 64));  // below 64 rows packing W dominates
   kernels::BlasThreads blas(1);
   kernels::parallel_for(slices, static_cast<int>(slices), [&](std::size_t s, int) {
     std::size_t r0 = 0, r1 = M, c0 = 0, c1 = N;

@@ -86,20 +86,20 @@ struct HeadView {
   std::size_t ld_q = 0, ld_kv = 0, ld_y = 0;
   std::size_t L = 0, T = 0, T_ext = 0, D = 0;  // T_ext = T'
   float scale = 1.0f;
-  float softcap = 0.0f;          // 0 = none
-  bool causal = false;           // key j > query i disallowed
-  std::size_t window = 0;        // W: i - W < j (and j - i < W without causal); 0 = none
-  bool alibi = false;            // s += alibi_slope * (pos_k[j] - pos_q[i])
+  float softcap = 0.0f;    // 0 = none
+  bool causal = false;     // key j > query i disallowed
+  std::size_t window = 0;  // W: i - W < j (and j - i < W without causal); 0 = none
+  bool alibi = false;      // s += alibi_slope * (pos_k[j] - pos_q[i])
   float alibi_slope = 0.0f;
-  const std::int64_t* pos_q = nullptr;  // (L) positions of the queries (alibi)
-  const std::int64_t* pos_k = nullptr;  // (T) positions of the keys (alibi)
+  const std::int64_t* pos_q = nullptr;    // (L) positions of the queries (alibi)
+  const std::int64_t* pos_k = nullptr;    // (T) positions of the keys (alibi)
   const std::uint8_t* padding = nullptr;  // (T) 1 = padded key, or nullptr
   // Keys outside [key_begin, key_end) are all padded; holes = some padded
   // key lies inside (then the mask bytes are consulted per tile).
   std::size_t key_begin = 0, key_end = 0;
   bool holes = false;
   // torch's attn_mask rows of this (batch, head): row i at mask + i * T.
-  const float* mask_add = nullptr;         // additive, or nullptr
+  const float* mask_add = nullptr;           // additive, or nullptr
   const std::uint8_t* mask_block = nullptr;  // 1 = not allowed, or nullptr
   bool has_sink = false;  // gpt-oss: a logit that joins each softmax row, then dropped
   float sink = 0.0f;
@@ -109,9 +109,9 @@ struct HeadView {
 
 // Per-worker scratch, grown on demand and reused across tasks.
 struct Scratch {
-  std::vector<float> scores;  // score tile or full rows
-  std::vector<float> acc;     // (n, D) output accumulator
-  std::vector<float> m, l;    // running max and sum per query row
+  std::vector<float> scores;          // score tile or full rows
+  std::vector<float> acc;             // (n, D) output accumulator
+  std::vector<float> m, l;            // running max and sum per query row
   std::vector<std::uint8_t> allowed;  // per query row: some key allowed
 };
 

@@ -43,9 +43,9 @@ void resolve_shape(const std::vector<std::size_t>& s, std::size_t B, std::size_t
   const std::string b = std::to_string(B), h = std::to_string(H), l = std::to_string(L),
                     t = std::to_string(T), bh = std::to_string(B * H);
   throw Error(Exit::data, name + ": expected an attn_mask of shape (" + l + ", " + t + "), (" + b +
-                              ", " + l + ", " + t + "), (" + bh + ", " + l + ", " + t + "), (" +
-                              b + ", 1, " + l + ", " + t + ") or (" + b + ", " + h + ", " + l +
-                              ", " + t + "), found " + shape_str(s));
+                              ", " + l + ", " + t + "), (" + bh + ", " + l + ", " + t + "), (" + b +
+                              ", 1, " + l + ", " + t + ") or (" + b + ", " + h + ", " + l + ", " +
+                              t + "), found " + shape_str(s));
 }
 
 // "(1, 2, 3)" index of flat element i of shape s.
@@ -75,17 +75,18 @@ ScoreMask score_mask(const Tensor& m, std::size_t B, std::size_t H, std::size_t 
   for (std::size_t i = 0; i < m.data.size(); ++i) {
     const float v = m.data[i];
     if (std::isnan(v) || v == INFINITY)
-      throw Error(Exit::data, name + ": " + (std::isnan(v) ? "NaN" : "+inf") + " at index " +
-                                  index_of(i, m.shape) +
-                                  " (a float attn_mask adds to the scores: use -inf to block a key)");
+      throw Error(Exit::data,
+                  name + ": " + (std::isnan(v) ? "NaN" : "+inf") + " at index " +
+                      index_of(i, m.shape) +
+                      " (a float attn_mask adds to the scores: use -inf to block a key)");
   }
   out.additive = true;
   out.add.assign(m.data.begin(), m.data.end());
   return out;
 }
 
-ScoreMask score_mask(const AttnMask& m, std::size_t B, std::size_t H, std::size_t L,
-                     std::size_t T, const std::string& name) {
+ScoreMask score_mask(const AttnMask& m, std::size_t B, std::size_t H, std::size_t L, std::size_t T,
+                     const std::string& name) {
   return m.additive ? score_mask(m.add, B, H, L, T, name) : score_mask(m.blocked, B, H, L, T, name);
 }
 

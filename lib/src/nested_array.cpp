@@ -1,7 +1,6 @@
 #include "attn/nested_array.h"
 
 #include <cmath>
-
 #include <nlohmann/json.hpp>
 
 namespace attn {
@@ -52,8 +51,7 @@ Tensor tensor_from_json(const nlohmann::json& j, const std::string& name, Exit c
   t.shape = shape_of(j, name, code);
   t.data.reserve(Tensor::count(t.shape));
   walk(j, t.shape, 0, name, code, [&](const nlohmann::json& v, const std::string& path) {
-    if (!v.is_number())
-      throw Error(code, path + ": expected a number, found " + type_of(v));
+    if (!v.is_number()) throw Error(code, path + ": expected a number, found " + type_of(v));
     double d = v.get<double>();
     if (!std::isfinite(d) || std::fabs(d) > 3.4028234663852886e38)
       throw Error(code, path + ": number out of float32 range");

@@ -186,9 +186,9 @@ std::size_t dtype_size(DType t) {
 }
 
 std::string dtype_name(DType t) {
-  static const char* const n[] = {"float16", "float32", "float64", "bool",  "uint8", "uint16",
-                                  "uint32",  "uint64",  "int8",    "int16", "int32", "int64",
-                                  "bfloat16"};
+  static const char* const n[] = {"float16", "float32", "float64", "bool", "uint8",
+                                  "uint16",  "uint32",  "uint64",  "int8", "int16",
+                                  "int32",   "int64",   "bfloat16"};
   return n[int(t)];
 }
 
@@ -327,7 +327,9 @@ std::string encode_npy(const Tensor& t) {
 
 namespace {
 
-double float_at(const RawArray& a, std::size_t i) { return detail::float_value(a.bytes.data(), a.dtype, i); }
+double float_at(const RawArray& a, std::size_t i) {
+  return detail::float_value(a.bytes.data(), a.dtype, i);
+}
 
 }  // namespace
 
@@ -359,7 +361,8 @@ Mask to_mask(const RawArray& a, const std::string& name) {
     for (std::size_t i = 0; i < n; ++i) {
       const double v = float_at(a, i);
       if (v != 0.0 && v != 1.0)
-        fail(name, "mask value " + detail::value_str(v) + " at index " + detail::index_str(i, a.shape) +
+        fail(name, "mask value " + detail::value_str(v) + " at index " +
+                       detail::index_str(i, a.shape) +
                        " (a float mask must hold only 0 and 1; or use a bool/int array)");
       m.data[i] = v != 0.0;
     }

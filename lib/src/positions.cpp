@@ -150,8 +150,7 @@ RopeFrequencies rope_frequencies(const RopeSpec& s, std::int64_t seq_len) {
   } else if (sc.type == "dynamic") {
     const double factor = need(sc.factor, "dynamic", "factor");
     if (!s.max_position_embeddings)
-      throw Error(Exit::config,
-                  "rope.max_position_embeddings: rope_type \"dynamic\" needs it");
+      throw Error(Exit::config, "rope.max_position_embeddings: rope_type \"dynamic\" needs it");
     if (R <= 2)
       throw Error(Exit::config, "rope.rotary_dim: rope_type \"dynamic\" needs rotary_dim > 2");
     const double mpe = double(*s.max_position_embeddings);

@@ -123,7 +123,8 @@ void collect(const Tensor& t, const std::vector<std::size_t>& strides, bool summ
     return;
   }
   for (long i : shown(t.shape[dim], summarize))
-    if (i >= 0) collect(t, strides, summarize, dim + 1, offset + std::size_t(i) * strides[dim], out);
+    if (i >= 0)
+      collect(t, strides, summarize, dim + 1, offset + std::size_t(i) * strides[dim], out);
 }
 
 std::vector<std::size_t> strides_of(const std::vector<std::size_t>& shape) {
@@ -156,7 +157,8 @@ nlohmann::json tensor_to_json(const Tensor& t) {
                                                                     std::size_t off) {
     if (dim == t.shape.size()) return nlohmann::json(t.data[off]);
     nlohmann::json a = nlohmann::json::array();
-    for (std::size_t i = 0; i < t.shape[dim]; ++i) a.push_back(rec(dim + 1, off + i * strides[dim]));
+    for (std::size_t i = 0; i < t.shape[dim]; ++i)
+      a.push_back(rec(dim + 1, off + i * strides[dim]));
     return a;
   };
   return rec(0, 0);

@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstring>
-
 #include <nlohmann/json.hpp>
 
 #include "attn/error.h"
@@ -37,7 +36,8 @@ Tensor parse_input_bytes(const std::vector<std::uint8_t>& bytes, const std::stri
   if (i == bytes.size())
     throw Error(Exit::data, name + ": empty input; expected a .npy stream or a JSON nested array");
   if (bytes[i] != '[')
-    throw Error(Exit::data, name + ": expected a .npy stream or a JSON nested array, found neither");
+    throw Error(Exit::data,
+                name + ": expected a .npy stream or a JSON nested array, found neither");
   if (bytes.size() > kMaxJsonInputBytes)
     throw Error(Exit::data, name + ": JSON input larger than 1 GiB; use .npy");
   nlohmann::json j;
@@ -63,7 +63,8 @@ Tensor read_input_file(const std::string& path, bool allow_nonfinite) {
 
 Tensor batch_input(Tensor t, const Config& cfg, const std::string& name, bool* batched) {
   if (t.ndim() != 2 && t.ndim() != 3)
-    throw Error(Exit::data, name + ": expected token embeddings of shape (S, C) or (B, S, C), found " +
+    throw Error(Exit::data, name +
+                                ": expected token embeddings of shape (S, C) or (B, S, C), found " +
                                 shape_str(t.shape));
   *batched = t.ndim() == 3;
   if (!*batched) t.shape.insert(t.shape.begin(), 1);
@@ -102,7 +103,8 @@ Mask batch_mask(const Mask& m, std::size_t B, std::size_t S, const std::string& 
                 const std::string& input) {
   if (m.shape.size() == 1 && m.shape[0] == S) {
     Mask out{{B, S}, {}};
-    for (std::size_t b = 0; b < B; ++b) out.data.insert(out.data.end(), m.data.begin(), m.data.end());
+    for (std::size_t b = 0; b < B; ++b)
+      out.data.insert(out.data.end(), m.data.begin(), m.data.end());
     return out;
   }
   if (m.shape.size() == 2 && m.shape[0] == B && m.shape[1] == S) return m;
@@ -132,8 +134,8 @@ AttentionSpec attention_spec(const Config& cfg) {
   return s;
 }
 
-Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layout,
-                           bool* detected, std::string* source) {
+Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layout, bool* detected,
+                           std::string* source) {
   if (!cfg.weights.empty()) {
     // The layer's keys (prefix stripped, buffers dropped), then its layout.
     const StateDict all = open_state_dict(cfg.weights);
@@ -142,8 +144,8 @@ Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layo
       for (std::size_t i = 0; i < all.size() && i < 3; ++i)
         some += (i ? ", \"" : "\"") + all.keys()[i] + "\"";
       throw Error(Exit::data, cfg.weights + ": no key starts with weights_prefix \"" +
-                                  cfg.weights_prefix + "\" (the file's keys are " +
-                                  some + (all.size() > 3 ? ", ..." : "") + ")");
+                                  cfg.weights_prefix + "\" (the file's keys are " + some +
+                                  (all.size() > 3 ? ", ..." : "") + ")");
     }
     const StateDict layer = select_keys(all, cfg.weights_prefix);
     const Layout l = cfg.layout ? *cfg.layout : detect_layout(layer, cfg.weights);

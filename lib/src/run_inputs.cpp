@@ -54,9 +54,9 @@ Tensor read_source(const ArrayKey<Tensor>& key, const char* name, std::size_t wi
     std::vector<std::size_t> given = t.shape;
     if (in.batched && !in.batch_first) std::swap(given[0], given[1]);
     if (!in.batched) given.erase(given.begin());
-    const std::string want = !in.batched       ? "(T, " + n(width) + ")"
-                             : in.batch_first  ? "(" + n(B) + ", T, " + n(width) + ")"
-                                               : "(T, " + n(B) + ", " + n(width) + ")";
+    const std::string want = !in.batched      ? "(T, " + n(width) + ")"
+                             : in.batch_first ? "(" + n(B) + ", T, " + n(width) + ")"
+                                              : "(T, " + n(B) + ", " + n(width) + ")";
     throw Error(Exit::data, what + ": expected " + name + " of shape " + want +
                                 " with T >= 1 (the batch of the input and the layer's " +
                                 (std::string(name) == "value_input" ? "vdim" : "kdim") +
@@ -76,19 +76,27 @@ std::int64_t load(const std::uint8_t* p) {
 std::int64_t integer_at(const RawArray& a, std::size_t i) {
   const std::uint8_t* e = a.bytes.data() + i * dtype_size(a.dtype);
   switch (a.dtype) {
-    case DType::i1: return load<std::int8_t>(e);
-    case DType::i2: return load<std::int16_t>(e);
-    case DType::i4: return load<std::int32_t>(e);
-    case DType::i8: return load<std::int64_t>(e);
-    case DType::u1: return load<std::uint8_t>(e);
-    case DType::u2: return load<std::uint16_t>(e);
-    case DType::u4: return load<std::uint32_t>(e);
+    case DType::i1:
+      return load<std::int8_t>(e);
+    case DType::i2:
+      return load<std::int16_t>(e);
+    case DType::i4:
+      return load<std::int32_t>(e);
+    case DType::i8:
+      return load<std::int64_t>(e);
+    case DType::u1:
+      return load<std::uint8_t>(e);
+    case DType::u2:
+      return load<std::uint16_t>(e);
+    case DType::u4:
+      return load<std::uint32_t>(e);
     case DType::u8: {
       std::uint64_t u;
       std::memcpy(&u, e, sizeof u);
       return u > std::uint64_t(INT64_MAX) ? -1 : std::int64_t(u);
     }
-    default: return -1;
+    default:
+      return -1;
   }
 }
 
@@ -105,8 +113,8 @@ PositionIds read_positions(const ArrayKey<PositionIds>& key, std::size_t B, std:
     what = *source = key.path;
     const RawArray a = read_npy(key.path);
     if (dtype_is_float(a.dtype) || a.dtype == DType::b1)
-      throw Error(Exit::data, what + ": expected integer position ids, found dtype " +
-                                  dtype_name(a.dtype));
+      throw Error(Exit::data,
+                  what + ": expected integer position ids, found dtype " + dtype_name(a.dtype));
     p.shape = a.shape;
     p.data.resize(a.count());
     for (std::size_t i = 0; i < p.data.size(); ++i) p.data[i] = integer_at(a, i);
@@ -117,7 +125,8 @@ PositionIds read_positions(const ArrayKey<PositionIds>& key, std::size_t B, std:
                                   std::to_string(p.data[i]) + " at flat index " + n(i));
   if (p.shape == std::vector<std::size_t>{L}) {
     PositionIds all{{B, L}, {}};
-    for (std::size_t b = 0; b < B; ++b) all.data.insert(all.data.end(), p.data.begin(), p.data.end());
+    for (std::size_t b = 0; b < B; ++b)
+      all.data.insert(all.data.end(), p.data.begin(), p.data.end());
     return all;
   }
   if (p.shape != std::vector<std::size_t>{B, L})
@@ -138,7 +147,8 @@ AttnMask read_attn_mask(const ArrayKey<AttnMask>& key, std::string* source) {
   AttnMask m;
   m.additive = dtype_is_float(a.dtype);
   if (m.additive)
-    m.add = to_float32(a, key.path, /*allow_nonfinite=*/true);  // -inf blocks; score_mask refuses NaN, +inf
+    m.add = to_float32(a, key.path,
+                       /*allow_nonfinite=*/true);  // -inf blocks; score_mask refuses NaN, +inf
   else
     m.blocked = to_mask(a, key.path);
   return m;
@@ -204,8 +214,9 @@ RunInputs load_inputs(const Config& cfg, const LoadOptions& opt, Tensor x,
   std::string mask_name;
   if (auto m = read_padding_mask(cfg, opt.padding_mask_path, &mask_name)) {
     if (cfg.attention_mask.given() && opt.padding_mask_path)
-      throw Error(Exit::usage, "--padding-mask: cannot be combined with the config's "
-                               "attention_mask; both mark padded keys, with opposite meanings");
+      throw Error(Exit::usage,
+                  "--padding-mask: cannot be combined with the config's "
+                  "attention_mask; both mark padded keys, with opposite meanings");
     if (cfg.attention_mask.given())
       throw Error(Exit::config, "attention_mask: not together with padding_mask (" + mask_name +
                                     "); both mark padded keys, with opposite meanings");

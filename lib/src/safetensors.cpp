@@ -39,14 +39,15 @@ struct DTypeName {
   std::size_t size;
   bool supported;
 };
-constexpr DTypeName kTypes[] = {
-    {"F16", DType::f2, 2, true},    {"BF16", DType::bf16, 2, true}, {"F32", DType::f4, 4, true},
-    {"F64", DType::f8, 8, true},    {"BOOL", DType::b1, 1, true},   {"U8", DType::u1, 1, true},
-    {"I8", DType::i1, 1, true},     {"I16", DType::i2, 2, true},    {"I32", DType::i4, 4, true},
-    {"I64", DType::i8, 8, true},    {"U16", DType::u2, 2, true},    {"U32", DType::u4, 4, true},
-    {"U64", DType::u8, 8, true},    {"F8_E4M3", DType::u1, 1, false},
-    {"F8_E5M2", DType::u1, 1, false}, {"F8_E8M0", DType::u1, 1, false},
-    {"C64", DType::u8, 8, false}};
+constexpr DTypeName kTypes[] = {{"F16", DType::f2, 2, true},      {"BF16", DType::bf16, 2, true},
+                                {"F32", DType::f4, 4, true},      {"F64", DType::f8, 8, true},
+                                {"BOOL", DType::b1, 1, true},     {"U8", DType::u1, 1, true},
+                                {"I8", DType::i1, 1, true},       {"I16", DType::i2, 2, true},
+                                {"I32", DType::i4, 4, true},      {"I64", DType::i8, 8, true},
+                                {"U16", DType::u2, 2, true},      {"U32", DType::u4, 4, true},
+                                {"U64", DType::u8, 8, true},      {"F8_E4M3", DType::u1, 1, false},
+                                {"F8_E5M2", DType::u1, 1, false}, {"F8_E8M0", DType::u1, 1, false},
+                                {"C64", DType::u8, 8, false}};
 
 struct Entry {
   std::string key;
@@ -98,7 +99,8 @@ void parse_tensor(const nlohmann::ordered_json& v, detail::Stored& s, std::uint6
   }
 }
 
-Entry parse_entry(const std::string& path, const std::string& key, const nlohmann::ordered_json& v) {
+Entry parse_entry(const std::string& path, const std::string& key,
+                  const nlohmann::ordered_json& v) {
   const std::string what = path + ":" + key;
   if (!v.is_object()) fail(what, "expected an object with dtype, shape and data_offsets");
   for (const auto& item : v.items())

@@ -32,7 +32,8 @@ void check_shard_name(const std::string& index, const std::string& key, const st
   if (file.empty()) fail(what, "empty shard file name");
   if (file.find('\0') != std::string::npos) fail(what, "NUL character in the shard file name");
   if (file[0] == '/')
-    fail(what, "shard " + in_quotes(file) + " is an absolute path (expected a file beside the index)");
+    fail(what,
+         "shard " + in_quotes(file) + " is an absolute path (expected a file beside the index)");
   std::size_t start = 0;
   for (;;) {
     const std::size_t end = file.find('/', start);
@@ -58,8 +59,8 @@ std::shared_ptr<const Stored> ShardTable::lookup(const std::string& key) {
     if (::stat(path.c_str(), &st) != 0)
       throw Error(Exit::no_input, path + ": no such shard (" + index_ + " maps key " +
                                       in_quotes(key) + " to " + in_quotes(file) + ")");
-    const bool st_shard = file.size() >= 12 &&
-                          file.compare(file.size() - 12, 12, ".safetensors") == 0;
+    const bool st_shard =
+        file.size() >= 12 && file.compare(file.size() - 12, 12, ".safetensors") == 0;
     StateDict shard = st_shard ? read_safetensors(path) : read_torch_save(path);
     // The index and the shard's header must agree on which keys it holds.
     std::set<std::string> header(shard.keys().begin(), shard.keys().end());
@@ -69,8 +70,9 @@ std::shared_ptr<const Stored> ShardTable::lookup(const std::string& key) {
     for (const std::string& k : shard.keys()) {
       const auto m = shard_of_.find(k);
       if (m == shard_of_.end() || m->second != file)
-        fail(path, "shard holds key " + in_quotes(k) + " that " + index_ +
-                       (m == shard_of_.end() ? " does not list" : " maps to " + in_quotes(m->second)));
+        fail(path,
+             "shard holds key " + in_quotes(k) + " that " + index_ +
+                 (m == shard_of_.end() ? " does not list" : " maps to " + in_quotes(m->second)));
     }
     it = open_.emplace(file, std::move(shard)).first;
   }

@@ -101,8 +101,8 @@ void StateDict::add(std::string key, Tensor t) {
   std::vector<std::uint8_t> bytes(t.size() * sizeof(float));
   if (!bytes.empty()) std::memcpy(bytes.data(), t.ptr(), bytes.size());
   t.data = {};
-  add_stored(std::move(key), detail::stored_in_memory(DType::f4, std::move(t.shape),
-                                                      std::move(bytes)));
+  add_stored(std::move(key),
+             detail::stored_in_memory(DType::f4, std::move(t.shape), std::move(bytes)));
 }
 
 void StateDict::erase(const std::string& key) {

@@ -31,9 +31,7 @@ class Region {
   virtual ByteView bytes(const std::string& name) const = 0;
   // The caller is done with [offset, offset + length) of bytes(): a mapped
   // file drops those pages from memory. Default: nothing to do.
-  virtual void done(std::size_t offset, std::size_t length) const {
-    (void)offset, (void)length;
-  }
+  virtual void done(std::size_t offset, std::size_t length) const { (void)offset, (void)length; }
 };
 
 struct Stored {

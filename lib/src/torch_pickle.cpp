@@ -16,17 +16,28 @@ namespace attn::detail {
 
 namespace {
 
-enum class Kind : std::uint8_t { none, boolean, integer, floating, string, tuple, list, dict,
-                                 global, storage, tensor };
+enum class Kind : std::uint8_t {
+  none,
+  boolean,
+  integer,
+  floating,
+  string,
+  tuple,
+  list,
+  dict,
+  global,
+  storage,
+  tensor
+};
 
 struct Obj {
   Kind kind = Kind::none;
-  std::int64_t i = 0;            // integer, boolean
-  std::string s;                 // string; global's dotted name; storage key
+  std::int64_t i = 0;              // integer, boolean
+  std::string s;                   // string; global's dotted name; storage key
   std::vector<std::size_t> items;  // tuple/list values; dict keys and values interleaved
-  std::size_t tensor = 0;        // tensor: index into the records
-  DType dtype = DType::f4;       // storage
-  std::uint64_t numel = 0;       // storage
+  std::size_t tensor = 0;          // tensor: index into the records
+  DType dtype = DType::f4;         // storage
+  std::uint64_t numel = 0;         // storage
 };
 
 Obj of(Kind k) {
@@ -36,16 +47,21 @@ Obj of(Kind k) {
 }
 
 // The globals a state dict needs, and what each rebuilds.
-enum class Global { ordered_dict, rebuild_tensor, rebuild_parameter, rebuild_parameter_state,
-                    storage };
+enum class Global {
+  ordered_dict,
+  rebuild_tensor,
+  rebuild_parameter,
+  rebuild_parameter_state,
+  storage
+};
 
 bool storage_dtype(const std::string& g, DType* t) {
   static const std::pair<const char*, DType> kTypes[] = {
-      {"torch.FloatStorage", DType::f4},  {"torch.DoubleStorage", DType::f8},
-      {"torch.HalfStorage", DType::f2},   {"torch.BFloat16Storage", DType::bf16},
-      {"torch.LongStorage", DType::i8},   {"torch.IntStorage", DType::i4},
-      {"torch.ShortStorage", DType::i2},  {"torch.CharStorage", DType::i1},
-      {"torch.ByteStorage", DType::u1},   {"torch.BoolStorage", DType::b1}};
+      {"torch.FloatStorage", DType::f4}, {"torch.DoubleStorage", DType::f8},
+      {"torch.HalfStorage", DType::f2},  {"torch.BFloat16Storage", DType::bf16},
+      {"torch.LongStorage", DType::i8},  {"torch.IntStorage", DType::i4},
+      {"torch.ShortStorage", DType::i2}, {"torch.CharStorage", DType::i1},
+      {"torch.ByteStorage", DType::u1},  {"torch.BoolStorage", DType::b1}};
   for (const auto& [n, d] : kTypes)
     if (g == n) return *t = d, true;
   return false;
@@ -99,12 +115,14 @@ class Machine {
     return s;
   }
   std::size_t make(Obj o) {
-    if (arena.size() >= kMaxPickleObjects) fail("more than " + std::to_string(kMaxPickleObjects) + " objects");
+    if (arena.size() >= kMaxPickleObjects)
+      fail("more than " + std::to_string(kMaxPickleObjects) + " objects");
     arena.push_back(std::move(o));
     return arena.size() - 1;
   }
   std::size_t pop() {
-    if (stack_.empty() || (!marks_.empty() && stack_.size() <= marks_.back())) fail("stack underflow");
+    if (stack_.empty() || (!marks_.empty() && stack_.size() <= marks_.back()))
+      fail("stack underflow");
     const std::size_t v = stack_.back();
     stack_.pop_back();
     return v;
@@ -144,7 +162,8 @@ void Machine::push_global(const std::string& module, const std::string& qualname
   const std::string g = module + "." + qualname;
   Global what;
   if (!allowed_global(g, &what))
-    fail("global '" + g + "' is not allowed: a checkpoint may rebuild only tensors, storages "
+    fail("global '" + g +
+         "' is not allowed: a checkpoint may rebuild only tensors, storages "
          "and OrderedDict, and nothing in it is executed");
   Obj o;
   o.kind = Kind::global;
@@ -253,11 +272,14 @@ std::size_t Machine::run() {
     switch (op) {
       case 0x80: {  // PROTO
         const std::uint8_t v = *take(1);
-        if (v < 2 || v > 5) fail("pickle protocol " + std::to_string(v) + " (torch.save writes 2 to 5)");
+        if (v < 2 || v > 5)
+          fail("pickle protocol " + std::to_string(v) + " (torch.save writes 2 to 5)");
         break;
       }
-      case 0x95: take(8); break;  // FRAME: a length hint only
-      case 'c': {                  // GLOBAL
+      case 0x95:
+        take(8);
+        break;     // FRAME: a length hint only
+      case 'c': {  // GLOBAL
         const std::string module = line();
         push_global(module, line());
         break;
@@ -269,15 +291,31 @@ std::size_t Machine::run() {
         push_global(arena[mod].s, arena[qn].s);
         break;
       }
-      case 'q': memo_put(le(1)); break;            // BINPUT
-      case 'r': memo_put(le(4)); break;            // LONG_BINPUT
-      case 0x94: memo_put(memo_.size()); break;    // MEMOIZE
-      case 'h': memo_get(le(1)); break;            // BINGET
-      case 'j': memo_get(le(4)); break;            // LONG_BINGET
-      case '}': push(of(Kind::dict)); break;      // EMPTY_DICT
-      case ']': push(of(Kind::list)); break;      // EMPTY_LIST
-      case ')': push(of(Kind::tuple)); break;     // EMPTY_TUPLE
-      case '(':                                    // MARK
+      case 'q':
+        memo_put(le(1));
+        break;  // BINPUT
+      case 'r':
+        memo_put(le(4));
+        break;  // LONG_BINPUT
+      case 0x94:
+        memo_put(memo_.size());
+        break;  // MEMOIZE
+      case 'h':
+        memo_get(le(1));
+        break;  // BINGET
+      case 'j':
+        memo_get(le(4));
+        break;  // LONG_BINGET
+      case '}':
+        push(of(Kind::dict));
+        break;  // EMPTY_DICT
+      case ']':
+        push(of(Kind::list));
+        break;  // EMPTY_LIST
+      case ')':
+        push(of(Kind::tuple));
+        break;   // EMPTY_TUPLE
+      case '(':  // MARK
         if (marks_.size() >= kMaxPickleDepth * 64) fail("too many nested MARKs");
         marks_.push_back(stack_.size());
         break;
@@ -288,7 +326,9 @@ std::size_t Machine::run() {
         push(std::move(o));
         break;
       }
-      case 0x85: case 0x86: case 0x87: {  // TUPLE1..3
+      case 0x85:
+      case 0x86:
+      case 0x87: {  // TUPLE1..3
         Obj o;
         o.kind = Kind::tuple;
         o.items.resize(op - 0x84);
@@ -296,16 +336,34 @@ std::size_t Machine::run() {
         push(std::move(o));
         break;
       }
-      case 'X': push_str(le(4)); break;     // BINUNICODE
-      case 0x8c: push_str(le(1)); break;    // SHORT_BINUNICODE
-      case 0x8d: push_str(le(8)); break;    // BINUNICODE8
-      case 'B': push_str(le(4)); break;     // BINBYTES
-      case 'C': push_str(le(1)); break;     // SHORT_BINBYTES
-      case 0x8e: push_str(le(8)); break;    // BINBYTES8
-      case 'J': push_int(std::int32_t(std::uint32_t(le(4)))); break;  // BININT
-      case 'K': push_int(std::int64_t(le(1))); break;                 // BININT1
-      case 'M': push_int(std::int64_t(le(2))); break;                 // BININT2
-      case 0x8a: {                                                    // LONG1
+      case 'X':
+        push_str(le(4));
+        break;  // BINUNICODE
+      case 0x8c:
+        push_str(le(1));
+        break;  // SHORT_BINUNICODE
+      case 0x8d:
+        push_str(le(8));
+        break;  // BINUNICODE8
+      case 'B':
+        push_str(le(4));
+        break;  // BINBYTES
+      case 'C':
+        push_str(le(1));
+        break;  // SHORT_BINBYTES
+      case 0x8e:
+        push_str(le(8));
+        break;  // BINBYTES8
+      case 'J':
+        push_int(std::int32_t(std::uint32_t(le(4))));
+        break;  // BININT
+      case 'K':
+        push_int(std::int64_t(le(1)));
+        break;  // BININT1
+      case 'M':
+        push_int(std::int64_t(le(2)));
+        break;      // BININT2
+      case 0x8a: {  // LONG1
         const std::size_t k = *take(1);
         if (k > 8) fail("integer of " + std::to_string(k) + " bytes");
         std::uint64_t v = k ? le(k) : 0;
@@ -323,8 +381,11 @@ std::size_t Machine::run() {
         push(std::move(o));
         break;
       }
-      case 'N': push(of(Kind::none)); break;  // NONE
-      case 0x88: case 0x89: {                  // NEWTRUE, NEWFALSE
+      case 'N':
+        push(of(Kind::none));
+        break;  // NONE
+      case 0x88:
+      case 0x89: {  // NEWTRUE, NEWFALSE
         Obj o;
         o.kind = Kind::boolean;
         o.i = op == 0x88;
@@ -348,11 +409,14 @@ std::size_t Machine::run() {
         push(std::move(o));
         break;
       }
-      case 'R': reduce(); break;  // REDUCE
-      case 'b': {                 // BUILD: state of an OrderedDict (_metadata) or a tensor
+      case 'R':
+        reduce();
+        break;     // REDUCE
+      case 'b': {  // BUILD: state of an OrderedDict (_metadata) or a tensor
         pop();
         const Kind k = arena[top()].kind;
-        if (k != Kind::dict && k != Kind::tensor) fail("BUILD on an object that is not a dict or tensor");
+        if (k != Kind::dict && k != Kind::tensor)
+          fail("BUILD on an object that is not a dict or tensor");
         break;
       }
       case 's': {  // SETITEM
@@ -385,9 +449,13 @@ std::size_t Machine::run() {
         l.items.insert(l.items.end(), vs.begin(), vs.end());
         break;
       }
-      case '0': pop(); break;         // POP
-      case '1': pop_mark(); break;    // POP_MARK
-      case '.': {                     // STOP
+      case '0':
+        pop();
+        break;  // POP
+      case '1':
+        pop_mark();
+        break;     // POP_MARK
+      case '.': {  // STOP
         const std::size_t result = pop();
         if (!stack_.empty() || !marks_.empty()) fail("objects left on the stack at STOP");
         if (pos_ != n_) fail("bytes after STOP");
@@ -407,10 +475,9 @@ void collect(const Machine& m, std::size_t id, const std::string& prefix, std::s
              std::set<std::size_t>& open, std::vector<TorchTensorRecord>& out,
              const std::string& name) {
   if (depth > kMaxPickleDepth)
-    throw Error(Exit::data, name + ": data.pkl: dicts nested deeper than " +
-                                std::to_string(kMaxPickleDepth));
-  if (!open.insert(id).second)
-    throw Error(Exit::data, name + ": data.pkl: a dict contains itself");
+    throw Error(Exit::data,
+                name + ": data.pkl: dicts nested deeper than " + std::to_string(kMaxPickleDepth));
+  if (!open.insert(id).second) throw Error(Exit::data, name + ": data.pkl: a dict contains itself");
   const Obj& d = m.arena[id];
   for (std::size_t k = 0; k + 1 < d.items.size(); k += 2) {
     const Obj& key = m.arena[d.items[k]];
@@ -474,8 +541,8 @@ std::vector<TorchTensorRecord> parse_torch_pickle(const std::uint8_t* data, std:
 
 bool is_legacy_torch_save(const std::uint8_t* head, std::size_t size) {
   // pickle.dump(MAGIC_NUMBER = 0x1950a86a20f9469cfc6c, protocol 2): PROTO 2, LONG1 10 bytes.
-  static const std::uint8_t kMagic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46,
-                                        0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
+  static const std::uint8_t kMagic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c,
+                                        0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
   return size >= sizeof kMagic && std::memcmp(head, kMagic, sizeof kMagic) == 0;
 }
 

@@ -17,11 +17,11 @@
 namespace attn::detail {
 
 struct TorchTensorRecord {
-  std::string name;                  // state_dict key, nested dict keys joined by '.'
-  std::string storage_key;           // archive member "<archive>/data/<storage_key>"
-  DType dtype = DType::f4;           // from the storage type (torch.FloatStorage, ...)
-  std::uint64_t storage_numel = 0;   // elements the storage declares
-  std::uint64_t offset = 0;          // storage_offset, in elements
+  std::string name;                 // state_dict key, nested dict keys joined by '.'
+  std::string storage_key;          // archive member "<archive>/data/<storage_key>"
+  DType dtype = DType::f4;          // from the storage type (torch.FloatStorage, ...)
+  std::uint64_t storage_numel = 0;  // elements the storage declares
+  std::uint64_t offset = 0;         // storage_offset, in elements
   std::vector<std::size_t> shape;
   std::vector<std::int64_t> stride;  // in elements
   bool contiguous() const;           // C order: the elements are one span of the storage

@@ -203,7 +203,8 @@ Layout detect_layout(const StateDict& sd, const std::string& source) {
                       "[q, k, v]) or falcon (Falcon: per KV group [q..., k, v])");
     std::string missing;
     for (Layout l : cand)
-      missing += (missing.empty() ? "" : " or ") + quoted(first_key(l)) + " (" + layout_name(l) + ")";
+      missing +=
+          (missing.empty() ? "" : " or ") + quoted(first_key(l)) + " (" + layout_name(l) + ")";
     throw Error(Exit::data, source + ": key " + quoted(cand_key) + " looks like layout " +
                                 names(cand, "or") + ", but the rest is missing: expected " +
                                 missing);
@@ -214,8 +215,10 @@ Layout detect_layout(const StateDict& sd, const std::string& source) {
     const std::size_t dot = key.find('.');
     if (dot == std::string::npos || layouts_of_key(key.substr(dot + 1)).empty()) continue;
     if (detail::is_neighbour_key(key)) continue;
-    throw Error(Exit::data, source + ": key " + quoted(key) + " is one module deeper than a layer's "
-                                "keys: add " + quoted(key.substr(0, dot + 1)) +
+    throw Error(Exit::data, source + ": key " + quoted(key) +
+                                " is one module deeper than a layer's "
+                                "keys: add " +
+                                quoted(key.substr(0, dot + 1)) +
                                 " to weights_prefix to select that attention module");
   }
   if (!unknown_key.empty())

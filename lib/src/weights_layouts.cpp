@@ -159,11 +159,14 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
       break;
     case Layout::neox:
     case Layout::falcon:
-      s.push_back({"query_key_value.weight", {}, interleaved(d, layout, Part::qkv_weight), false,
+      s.push_back({"query_key_value.weight",
+                   {},
+                   interleaved(d, layout, Part::qkv_weight),
+                   false,
                    {QKV, C}});
       if (d.qkv_bias)
-        s.push_back({"query_key_value.bias", {}, interleaved(d, layout, Part::qkv_bias), false,
-                     {QKV}});
+        s.push_back(
+            {"query_key_value.bias", {}, interleaved(d, layout, Part::qkv_bias), false, {QKV}});
       add_linear(s, "dense", Part::out_weight, 0, O, HD, d.out_bias);
       break;
   }
@@ -198,7 +201,9 @@ std::string fit_problem(const Dims& d, Layout layout) {
 
 namespace {
 
-bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+bool starts_with(const std::string& s, const std::string& p) {
+  return s.compare(0, p.size(), p) == 0;
+}
 bool ends_with(const std::string& s, const std::string& t) {
   return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
 }
@@ -220,12 +225,30 @@ bool is_buffer_key(const std::string& key) {
 
 bool is_neighbour_key(const std::string& key) {
   // The first module name of a block's other parts, as the families name them.
-  static const std::vector<std::string> modules = {
-      "mlp.", "input_layernorm.", "post_attention_layernorm.", "pre_feedforward_layernorm.",
-      "post_feedforward_layernorm.", "ln_1.", "ln_2.", "ln_attn.", "ln_mlp.",
-      "self_attn_layer_norm.", "final_layer_norm.", "encoder_attn_layer_norm.", "fc1.", "fc2.",
-      "norm_1.", "norm_2.", "ffn.", "intermediate.", "LayerNorm.", "layer_norm.",
-      "output.LayerNorm.", "rotary_emb.", "input_layer_norm.", "post_attention_layer_norm."};
+  static const std::vector<std::string> modules = {"mlp.",
+                                                   "input_layernorm.",
+                                                   "post_attention_layernorm.",
+                                                   "pre_feedforward_layernorm.",
+                                                   "post_feedforward_layernorm.",
+                                                   "ln_1.",
+                                                   "ln_2.",
+                                                   "ln_attn.",
+                                                   "ln_mlp.",
+                                                   "self_attn_layer_norm.",
+                                                   "final_layer_norm.",
+                                                   "encoder_attn_layer_norm.",
+                                                   "fc1.",
+                                                   "fc2.",
+                                                   "norm_1.",
+                                                   "norm_2.",
+                                                   "ffn.",
+                                                   "intermediate.",
+                                                   "LayerNorm.",
+                                                   "layer_norm.",
+                                                   "output.LayerNorm.",
+                                                   "rotary_emb.",
+                                                   "input_layer_norm.",
+                                                   "post_attention_layer_norm."};
   for (const auto& m : modules)
     if (starts_with(key, m)) return true;
   return false;
@@ -235,10 +258,14 @@ namespace {
 
 Tensor* part_of(Weights& w, Part p) {
   switch (p) {
-    case Part::qkv_weight: return &w.w_qkv;
-    case Part::qkv_bias: return &w.b_qkv;
-    case Part::out_weight: return &w.w_out;
-    case Part::out_bias: return &w.b_out;
+    case Part::qkv_weight:
+      return &w.w_qkv;
+    case Part::qkv_bias:
+      return &w.b_qkv;
+    case Part::out_weight:
+      return &w.w_out;
+    case Part::out_bias:
+      return &w.b_out;
     case Part::k_weight:
       return &w.w_k;
     case Part::v_weight:
@@ -308,8 +335,8 @@ void read_slot(const StateDict& sd, const std::string& key, const Slot& s, Weigh
                bool allow_nonfinite) {
   for (const Piece& p : s.pieces) {
     Tensor& dst = *part_of(w, p.part);
-    sd.read_rows(key, p.src_row0, p.rows, s.transposed, dst.ptr() + p.dst_row0 * part_cols(w, p.part),
-                 allow_nonfinite);
+    sd.read_rows(key, p.src_row0, p.rows, s.transposed,
+                 dst.ptr() + p.dst_row0 * part_cols(w, p.part), allow_nonfinite);
   }
 }
 

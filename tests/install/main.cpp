@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <iostream>
-
 #include <xtensor/xio.hpp>
 #include <xtensor/xview.hpp>
 

@@ -68,7 +68,8 @@ ResultV2 attention_v2(const Weights& w, const AttentionSpec& spec, const Forward
   r.context = Tensor({B, L, O});
   r.attention = Tensor({B, H, L, Tx});
   std::int64_t max_pos = std::int64_t(L) - 1;
-  if (in.positions) max_pos = *std::max_element(in.positions->data.begin(), in.positions->data.end());
+  if (in.positions)
+    max_pos = *std::max_element(in.positions->data.begin(), in.positions->data.end());
   RopeFrequencies freqs;
   if (spec.rope) freqs = rope_frequencies(*spec.rope, max_pos + 1);
   auto pos = [&](std::size_t b, std::size_t i) -> std::int64_t {
@@ -79,10 +80,13 @@ ResultV2 attention_v2(const Weights& w, const AttentionSpec& spec, const Forward
     // 1. projections (the k/v rows of w_qkv, or torch MHA's kdim/vdim ones)
     const MatrixRef wk = w.k_weight(), wv = w.v_weight();
     std::vector<Vec> q(L), k(Tx, Vec(KV, 0.0)), v(Tx, Vec(KV, 0.0));
-    for (std::size_t i = 0; i < L; ++i) q[i] = linear_row(x.ptr() + (b * L + i) * C, C, w.w_qkv.ptr(), HD, bq);
+    for (std::size_t i = 0; i < L; ++i)
+      q[i] = linear_row(x.ptr() + (b * L + i) * C, C, w.w_qkv.ptr(), HD, bq);
     for (std::size_t j = 0; j < T; ++j) {
-      k[j] = linear_row(key.ptr() + (b * T + j) * Ck, Ck, wk.data, KV, bq ? bq + g.k_row0() : nullptr);
-      v[j] = linear_row(value.ptr() + (b * T + j) * Cv, Cv, wv.data, KV, bq ? bq + g.v_row0() : nullptr);
+      k[j] =
+          linear_row(key.ptr() + (b * T + j) * Ck, Ck, wk.data, KV, bq ? bq + g.k_row0() : nullptr);
+      v[j] = linear_row(value.ptr() + (b * T + j) * Cv, Cv, wv.data, KV,
+                        bq ? bq + g.v_row0() : nullptr);
     }
     if (bias_kv)
       for (std::size_t d = 0; d < KV; ++d) k[T][d] = w.bias_k.data[d], v[T][d] = w.bias_v.data[d];
@@ -90,18 +94,27 @@ ResultV2 attention_v2(const Weights& w, const AttentionSpec& spec, const Forward
     for (std::size_t i = 0; i < L; ++i) {
       if (spec.qk_norm) {
         const auto& n = *spec.qk_norm;
-        if (n.scope_all) rms_norm(q[i].data(), HD, w.q_norm.ptr(), n.eps, n.weight_offset);
-        else for (std::size_t h = 0; h < H; ++h) rms_norm(q[i].data() + h * D, D, w.q_norm.ptr(), n.eps, n.weight_offset);
+        if (n.scope_all)
+          rms_norm(q[i].data(), HD, w.q_norm.ptr(), n.eps, n.weight_offset);
+        else
+          for (std::size_t h = 0; h < H; ++h)
+            rms_norm(q[i].data() + h * D, D, w.q_norm.ptr(), n.eps, n.weight_offset);
       }
-      if (spec.rope) for (std::size_t h = 0; h < H; ++h) rope(q[i].data() + h * D, *spec.rope, freqs, pos(b, i));
+      if (spec.rope)
+        for (std::size_t h = 0; h < H; ++h) rope(q[i].data() + h * D, *spec.rope, freqs, pos(b, i));
     }
     for (std::size_t j = 0; j < T; ++j) {
       if (spec.qk_norm) {
         const auto& n = *spec.qk_norm;
-        if (n.scope_all) rms_norm(k[j].data(), KV, w.k_norm.ptr(), n.eps, n.weight_offset);
-        else for (std::size_t h = 0; h < g.Hkv; ++h) rms_norm(k[j].data() + h * D, D, w.k_norm.ptr(), n.eps, n.weight_offset);
+        if (n.scope_all)
+          rms_norm(k[j].data(), KV, w.k_norm.ptr(), n.eps, n.weight_offset);
+        else
+          for (std::size_t h = 0; h < g.Hkv; ++h)
+            rms_norm(k[j].data() + h * D, D, w.k_norm.ptr(), n.eps, n.weight_offset);
       }
-      if (spec.rope) for (std::size_t h = 0; h < g.Hkv; ++h) rope(k[j].data() + h * D, *spec.rope, freqs, pos(b, j));
+      if (spec.rope)
+        for (std::size_t h = 0; h < g.Hkv; ++h)
+          rope(k[j].data() + h * D, *spec.rope, freqs, pos(b, j));
     }
 
     std::vector<double> y(HD, 0.0);
@@ -114,17 +127,19 @@ ResultV2 attention_v2(const Weights& w, const AttentionSpec& spec, const Forward
         for (std::size_t j = 0; j < Tx; ++j) {
           double dot = 0.0;
           for (std::size_t d = 0; d < D; ++d) dot += q[i][h * D + d] * k[j][gk * D + d];
-          s[j] = double(spec.scale) * dot;                                       // 3.
+          s[j] = double(spec.scale) * dot;                                             // 3.
           if (spec.softcap > 0) s[j] = spec.softcap * std::tanh(s[j] / spec.softcap);  // 4.
-          if (j >= T) continue;  // the extra keys: allowed, nothing added
-          if (!spec.alibi_slopes.empty())                                        // 5.
+          if (j >= T) continue;            // the extra keys: allowed, nothing added
+          if (!spec.alibi_slopes.empty())  // 5.
             s[j] += double(spec.alibi_slopes[h]) * double(pos(b, j) - pos(b, i));
-          if (in.attn_mask) {                                                    // 6. and 7.
+          if (in.attn_mask) {  // 6. and 7.
             const std::size_t off = in.attn_mask->row_offset(b, h, i) + j;
-            if (in.attn_mask->additive) s[j] += in.attn_mask->add[off];
-            else if (in.attn_mask->blocked[off]) ok[j] = false;
+            if (in.attn_mask->additive)
+              s[j] += in.attn_mask->add[off];
+            else if (in.attn_mask->blocked[off])
+              ok[j] = false;
           }
-          if (spec.causal && j > i) ok[j] = false;                               // 7.
+          if (spec.causal && j > i) ok[j] = false;  // 7.
           if (spec.sliding_window && !(i < j + spec.sliding_window)) ok[j] = false;
           if (spec.sliding_window && !spec.causal && !(j < i + spec.sliding_window)) ok[j] = false;
           if (in.key_padding && in.key_padding->data[b * T + j]) ok[j] = false;

@@ -71,7 +71,8 @@ std::vector<StTensor> entries_of(const StateDict& sd, Rename rename) {
   std::vector<StTensor> out;
   for (const std::string& k : sd.keys()) {
     const RawArray a = sd.read_raw(k);
-    out.push_back({rename(k), kNames[int(a.dtype)], a.shape, std::string(a.bytes.begin(), a.bytes.end())});
+    out.push_back(
+        {rename(k), kNames[int(a.dtype)], a.shape, std::string(a.bytes.begin(), a.bytes.end())});
   }
   return out;
 }

@@ -1,7 +1,5 @@
 #include "test_util.h"
 
-#include "attn/npy.h"
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +11,8 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+
+#include "attn/npy.h"
 
 namespace attn::test {
 
@@ -79,8 +79,9 @@ std::string read_text(const std::string& path) {
 }
 
 Tensor npy_values(const std::string& bytes, const std::string& name) {
-  return to_float32(parse_npy(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), name),
-                    name, false);
+  return to_float32(
+      parse_npy(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), name), name,
+      false);
 }
 
 std::map<std::string, std::string> snapshot(const std::string& dir) {

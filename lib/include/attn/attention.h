@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-
 #include <map>
 #include <mutex>
 #include <optional>
@@ -37,11 +36,12 @@ struct AttentionSpec {
   // (v2), each off by default:
   std::optional<RopeSpec> rope;     // on q and k after the projection (and qk_norm); rotary_dim set
   std::vector<float> alibi_slopes;  // (H): s += slope_h * (pos_j - pos_i); empty = no alibi
-  std::size_t sliding_window = 0;   // W: keys with i - W < j (and j - i < W when not causal); 0 = none
-  float softcap = 0.0f;             // s = c * tanh(s / c); 0 = none
+  std::size_t sliding_window =
+      0;                 // W: keys with i - W < j (and j - i < W when not causal); 0 = none
+  float softcap = 0.0f;  // s = c * tanh(s / c); 0 = none
   std::optional<QkNormSpec> qk_norm;  // RMSNorm of q and k (weights in Weights::q_norm/k_norm)
-  bool sinks = false;               // Weights::sinks joins every softmax row as a dropped column
-  bool add_zero_attn = false;       // torch MHA: a zero key and value appended (after bias_kv)
+  bool sinks = false;                 // Weights::sinks joins every softmax row as a dropped column
+  bool add_zero_attn = false;         // torch MHA: a zero key and value appended (after bias_kv)
   // torch MHA's add_bias_kv is on when Weights::bias_k is set.
 
   // The version 1 spec: scale and causal only.
@@ -56,10 +56,10 @@ struct AttentionSpec {
 // The tensors of one forward pass. Letters: L queries, T keys (T = L for
 // self-attention), Ck and Cv the key and value source widths.
 struct ForwardInputs {
-  const Tensor* x = nullptr;      // (B, L, C) queries (and keys and values for self-attention)
-  const Tensor* key = nullptr;    // (B, T, Ck) cross-attention keys, or nullptr = x
-  const Tensor* value = nullptr;  // (B, T, Cv), or nullptr = key
-  const Mask* key_padding = nullptr;       // (B, T), 1 = padded key, or nullptr
+  const Tensor* x = nullptr;          // (B, L, C) queries (and keys and values for self-attention)
+  const Tensor* key = nullptr;        // (B, T, Ck) cross-attention keys, or nullptr = x
+  const Tensor* value = nullptr;      // (B, T, Cv), or nullptr = key
+  const Mask* key_padding = nullptr;  // (B, T), 1 = padded key, or nullptr
   const PositionIds* positions = nullptr;  // (B, L) for rope and alibi, or nullptr = 0..L-1
   const ScoreMask* attn_mask = nullptr;    // resolved for (B, H, L, T), or nullptr
 };

@@ -4,11 +4,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "attn/layout.h"
 #include "attn/masks.h"
@@ -24,8 +23,8 @@ std::string kind_name(Kind k);
 // where the key allows it), or the array given inline in the config.
 template <class T>
 struct ArrayKey {
-  std::string path;                // resolved ("" = none or inline)
-  std::optional<T> inline_value;   // the nested array as given
+  std::string path;               // resolved ("" = none or inline)
+  std::optional<T> inline_value;  // the nested array as given
   bool given() const { return !path.empty() || inline_value.has_value(); }
 };
 
@@ -48,11 +47,11 @@ struct Config {
   std::string dir;   // its folder: relative paths in the config resolve against it
 
   Kind kind = Kind::single;
-  std::int64_t hidden_size = 0;  // C
-  std::int64_t num_heads = 1;    // H
+  std::int64_t hidden_size = 0;              // C
+  std::int64_t num_heads = 1;                // H
   std::optional<std::int64_t> num_kv_heads;  // Hkv as given; none = H, see kv_heads()
-  std::int64_t head_size = 0;    // D (resolved default)
-  std::int64_t out_size = 0;     // O when out_proj (resolved default); = H*D otherwise
+  std::int64_t head_size = 0;                // D (resolved default)
+  std::int64_t out_size = 0;                 // O when out_proj (resolved default); = H*D otherwise
   bool out_proj = true;
   bool causal = false;
   std::optional<std::int64_t> context_size;  // longest S accepted
@@ -78,26 +77,26 @@ struct Config {
   bool output_average_heads = false;  // (v2) output.average_heads / --average-heads
 
   // ---- (v2) positions, masks and variants (CONTRACT.md "Scores, in order") ----
-  std::optional<RopeSpec> rope;        // rotary_dim resolved (default D)
-  ArrayKey<PositionIds> positions;     // (S,) or (B, S); none = 0..S-1
-  std::optional<AlibiSpec> alibi;      // none = alibi false
+  std::optional<RopeSpec> rope;                // rotary_dim resolved (default D)
+  ArrayKey<PositionIds> positions;             // (S,) or (B, S); none = 0..S-1
+  std::optional<AlibiSpec> alibi;              // none = alibi false
   std::optional<std::int64_t> sliding_window;  // W
   std::optional<double> softcap;
   std::optional<QkNormSpec> qk_norm;
   bool sinks = false;
-  ArrayKey<Mask> attention_mask;       // Hugging Face's: 1 = attend (not with padding_mask)
-  ArrayKey<AttnMask> attn_mask;        // torch's: bool (true = blocked) or float (added)
+  ArrayKey<Mask> attention_mask;  // Hugging Face's: 1 = attend (not with padding_mask)
+  ArrayKey<AttnMask> attn_mask;   // torch's: bool (true = blocked) or float (added)
 
   // ---- (v2) cross-attention and torch MHA's options ----
-  ArrayKey<Tensor> kv_input;           // (T, Ck) or (B, T, Ck): keys and values from here
+  ArrayKey<Tensor> kv_input;                // (T, Ck) or (B, T, Ck): keys and values from here
   ArrayKey<Tensor> key_input, value_input;  // torch MHA's separate sources (both or neither)
-  std::int64_t kdim = 0, vdim = 0;     // resolved: hidden_size unless given
+  std::int64_t kdim = 0, vdim = 0;          // resolved: hidden_size unless given
   bool add_bias_kv = false, add_zero_attn = false;
   bool batch_first = true;             // false: input (S, B, C), context (S, B, O)
   std::vector<std::string> kv_labels;  // labels of the T keys (cross-attention pictures)
 
   // ---- (v2) model folders (issue 11) ----
-  std::string model;                   // resolved folder ("" = none)
+  std::string model;  // resolved folder ("" = none)
   std::optional<std::int64_t> layer;
   // What the model folder says of this layer (model_folder.h's layer_config:
   // attn-run config keys, the weights path included), before the config's own
@@ -146,7 +145,7 @@ Config load_config(const std::string& path);
 // "Invocation"). They override the config's "model" and "layer"; DIR is
 // relative to the working directory.
 struct ModelFlags {
-  std::string model;                   // "" = none
+  std::string model;  // "" = none
   std::optional<std::int64_t> layer;
 };
 

@@ -26,8 +26,8 @@ struct Geometry {
   // given. Only torch_mha stores projections of other widths.
   std::size_t Ck = 0, Cv = 0;
 
-  std::size_t q_rows() const { return H * D; }               // also the context width H*D
-  std::size_t kv_rows() const { return Hkv * D; }            // rows of k, and of v
+  std::size_t q_rows() const { return H * D; }     // also the context width H*D
+  std::size_t kv_rows() const { return Hkv * D; }  // rows of k, and of v
   std::size_t qkv_rows() const { return q_rows() + 2 * kv_rows(); }
   std::size_t q_row0() const { return 0; }
   std::size_t k_row0() const { return q_rows(); }

@@ -56,8 +56,8 @@ ScoreMask score_mask(const Mask& m, std::size_t B, std::size_t H, std::size_t L,
 ScoreMask score_mask(const Tensor& m, std::size_t B, std::size_t H, std::size_t L, std::size_t T,
                      const std::string& name);
 
-ScoreMask score_mask(const AttnMask& m, std::size_t B, std::size_t H, std::size_t L,
-                     std::size_t T, const std::string& name);
+ScoreMask score_mask(const AttnMask& m, std::size_t B, std::size_t H, std::size_t L, std::size_t T,
+                     const std::string& name);
 
 // Hugging Face's attention_mask (1 = attend, 0 = padded) as a key padding
 // mask (1 = padded): every nonzero value keeps its key.

@@ -2,9 +2,8 @@
 // tensors and masks, with errors naming the element's index path.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 #include "attn/error.h"
 #include "attn/tensor.h"

@@ -19,7 +19,7 @@ enum class DType : std::uint8_t { f2, f4, f8, b1, u1, u2, u4, u8, i1, i2, i4, i8
 
 std::size_t dtype_size(DType t);
 std::string dtype_name(DType t);  // NumPy's name: "float32", "bool", "int64", "bfloat16"
-bool dtype_is_float(DType t);    // f2, bf16, f4, f8
+bool dtype_is_float(DType t);     // f2, bf16, f4, f8
 
 // A typed array as read from a file: bytes are in native byte order and C
 // (row-major) order whatever the file had.

@@ -1,9 +1,8 @@
 // Turning results into text: torch-style printing, JSON arrays.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "attn/tensor.h"
 

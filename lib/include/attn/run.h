@@ -30,14 +30,14 @@ struct LoadOptions {
 // and each other (CONTRACT.md "Config" v2 keys). Letters: L queries, T keys
 // (T = L for self-attention).
 struct RunInputs {
-  std::string input_source;               // the query input: path, "-" or "config"
-  Tensor x;                               // (B, L, C)
-  bool batched = true;                    // false: given as (L, C); context and maps drop B
-  bool batch_first = true;                // false: given (L, B, C); the context goes back (L, B, O)
-  std::optional<Tensor> key, value;       // (B, T, Ck), (B, T, Cv): cross-attention
-  std::optional<Mask> padding;            // (B, T), 1 = padded key (padding_mask, or attention_mask inverted)
-  std::optional<PositionIds> positions;   // (B, L)
-  std::optional<ScoreMask> attn_mask;     // torch's attn_mask resolved for (B, H, L, T)
+  std::string input_source;          // the query input: path, "-" or "config"
+  Tensor x;                          // (B, L, C)
+  bool batched = true;               // false: given as (L, C); context and maps drop B
+  bool batch_first = true;           // false: given (L, B, C); the context goes back (L, B, O)
+  std::optional<Tensor> key, value;  // (B, T, Ck), (B, T, Cv): cross-attention
+  std::optional<Mask> padding;  // (B, T), 1 = padded key (padding_mask, or attention_mask inverted)
+  std::optional<PositionIds> positions;  // (B, L)
+  std::optional<ScoreMask> attn_mask;    // torch's attn_mask resolved for (B, H, L, T)
   // Where each came from (path, "config" or a flag), for run.json.
   std::map<std::string, std::string> sources;
   // Likely user mistakes that give wrong numbers without failing (an inverted
@@ -73,8 +73,8 @@ Tensor context_as_given(Tensor context, const RunInputs& in);
 LoadedRun load_run(const Config& cfg, const LoadOptions& opt);
 
 // Load just the weights (for --dump-weights).
-Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layout,
-                           bool* detected, std::string* source);
+Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layout, bool* detected,
+                           std::string* source);
 
 // Input bytes (a .npy image or JSON nested array text) to their values, as
 // given: (S, C) or (B, S, C) before batch_input checks them.

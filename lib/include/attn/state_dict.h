@@ -19,8 +19,8 @@
 namespace attn {
 
 namespace detail {
-struct Stored;      // one tensor's bytes and byte layout (lib/src/stored.h)
-class ShardTable;   // the shards of an index, opened on demand (lib/src/shards.h)
+struct Stored;     // one tensor's bytes and byte layout (lib/src/stored.h)
+class ShardTable;  // the shards of an index, opened on demand (lib/src/shards.h)
 }  // namespace detail
 
 // What a header says of one tensor; nothing read yet.
@@ -39,7 +39,7 @@ class StateDict {
   StateDict() = default;
   explicit StateDict(std::string source) : source_(std::move(source)) {}
 
-  const std::string& source() const { return source_; }     // file/folder/index, for messages
+  const std::string& source() const { return source_; }           // file/folder/index, for messages
   const std::vector<std::string>& keys() const { return keys_; }  // in file order
   // nullptr when absent. A tensor whose header entry is malformed (it fails
   // only when used): Exit::data naming "<source>:<key>". Of a sharded index,

@@ -32,7 +32,7 @@ struct Weights {
   // v_proj_weight), only the q rows (H*D, C); k and v are in w_k and w_v.
   Tensor w_qkv;
   Tensor w_k, w_v;  // (Hkv*D, Ck), (Hkv*D, Cv) when Ck or Cv differs from C; else empty
-  Tensor b_qkv;  // ((H+2*Hkv)*D) or empty (no qkv bias); a part the file lacks is zeros
+  Tensor b_qkv;     // ((H+2*Hkv)*D) or empty (no qkv bias); a part the file lacks is zeros
   bool has_out_proj = true;
   Tensor w_out;  // (O, H*D) or empty (no output projection)
   Tensor b_out;  // (O) or empty (no out bias)
