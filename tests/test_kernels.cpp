@@ -1,11 +1,13 @@
 // The private kernels (lib/src/kernels.h) against scalar versions: the
 // polynomial exp against std::exp, the fused exp-and-sum on rows with masked
 // (-inf) entries and odd tails, row max, and the task hand-out of the thread
-// layer.
+// layer, and the tile products of kernel_tile_gemm.cpp against double loops.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "../lib/src/kernels.h"
+#include "attn/attention.h"
 
 using namespace attn::kernels;
 
@@ -113,4 +116,114 @@ TEST_CASE("kernels: the persistent workers serve many calls, nested and concurre
       CHECK(std::string(e.what()) == "task 5");
     }
   }
+}
+
+namespace {
+
+// Uniform floats in [-1, 1) from a fixed LCG (no <random> distribution
+// differences between libstdc++ versions).
+std::vector<float> lcg_floats(std::size_t n, std::uint32_t seed) {
+  std::vector<float> v(n);
+  for (auto& x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = float(seed >> 8) / float(1u << 23) - 1.0f;
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("kernels: tile products match double loops, remainders and diagonals included") {
+  // Shapes around the micro-kernel's blocks (rows 6/8, columns 16/32 wide),
+  // strides wider than the rows, as inside the projection buffers.
+  for (std::size_t n : {1, 5, 8, 13, 128})
+    for (std::size_t m : {1, 7, 32, 45, 256})
+      for (std::size_t K : {1, 16, 64, 80})
+        for (std::ptrdiff_t off : {std::ptrdiff_t(0), std::ptrdiff_t(-3), std::ptrdiff_t(20)})
+          for (bool diagonal : {false, true}) {
+            CAPTURE(n);
+            CAPTURE(m);
+            CAPTURE(K);
+            CAPTURE(off);
+            CAPTURE(diagonal);
+            auto past = [&](std::size_t r, std::size_t j) {
+              return diagonal && std::ptrdiff_t(j) > std::ptrdiff_t(r) + off;
+            };
+            // Scores: c (n, m) = 0.5 * a (n, K) kt (K, m).
+            const std::size_t lda = K + 3, ldt = m + 5, ldc = m + 2;
+            const auto a = lcg_floats(n * lda, 1), kt = lcg_floats(K * ldt, 2);
+            std::vector<float> c(n * ldc, 7.0f);
+            tile_gemm(n, m, K, 0.5f, a.data(), lda, kt.data(), ldt, 0.0f, c.data(), ldc,
+                      diagonal ? Diagonal{Diagonal::columns, off} : Diagonal{});
+            double worst = 0;
+            for (std::size_t r = 0; r < n; ++r) {
+              for (std::size_t j = 0; j < m; ++j) {
+                double want = 0;
+                for (std::size_t k = 0; k < K; ++k)
+                  want += double(a[r * lda + k]) * kt[k * ldt + j];
+                const float got = c[r * ldc + j];
+                if (past(r, j))  // not needed: 0 or the value, never stale memory
+                  REQUIRE((got == 0.0f || std::fabs(got - 0.5 * want) < 1e-4));
+                else
+                  worst = std::max(worst, std::fabs(got - 0.5 * want));
+              }
+              CHECK(c[r * ldc + m] == 7.0f);  // past the row: untouched
+            }
+            CHECK(worst < 1e-4);
+
+            // P v: y (n, N) = p (n, m) v (m, N) + beta y, p 0 past the diagonal.
+            const std::size_t N = K, ldp = m + 1, ldv = N + 4, ldy = N + 2;
+            auto p = lcg_floats(n * ldp, 3);
+            for (std::size_t r = 0; r < n; ++r)
+              for (std::size_t j = 0; j < m; ++j)
+                if (past(r, j)) p[r * ldp + j] = 0;
+            const auto v = lcg_floats(m * ldv, 4);
+            for (float beta : {0.0f, 1.0f}) {
+              std::vector<float> y = lcg_floats(n * ldy, 5), y0 = y;
+              tile_gemm(n, N, m, 1.0f, p.data(), ldp, v.data(), ldv, beta, y.data(), ldy,
+                        diagonal ? Diagonal{Diagonal::depth, off} : Diagonal{});
+              double worst_pv = 0;
+              for (std::size_t r = 0; r < n; ++r) {
+                for (std::size_t d = 0; d < N; ++d) {
+                  double want = beta * y0[r * ldy + d];
+                  for (std::size_t j = 0; j < m; ++j)
+                    want += double(p[r * ldp + j]) * v[j * ldv + d];
+                  worst_pv = std::max(worst_pv, std::fabs(y[r * ldy + d] - want));
+                }
+                CHECK(y[r * ldy + N] == y0[r * ldy + N]);  // past the row: untouched
+              }
+              CHECK(worst_pv < 1e-4);
+            }
+          }
+}
+
+TEST_CASE("kernels: linear (y = x W^T + b) matches double loops on every row and column") {
+  // Rows around the panels (16/32 wide) and the task blocks (128 rows of x,
+  // 256 rows of W), W rows not a multiple of the 6/8-row blocks, wide strides.
+  for (std::size_t M : {1, 31, 33, 200})
+    for (std::size_t N : {3, 64, 261})
+      for (std::size_t K : {1, 48, 100})
+        for (bool with_bias : {false, true})
+          for (int threads : {1, 2}) {
+            CAPTURE(M);
+            CAPTURE(N);
+            CAPTURE(K);
+            CAPTURE(with_bias);
+            CAPTURE(threads);
+            const std::size_t lda = K + 3, ldo = N + 5;
+            const auto x = lcg_floats(M * lda, 6), W = lcg_floats(N * K, 7), b = lcg_floats(N, 8);
+            std::vector<float> y(M * ldo, 7.0f);
+            attn::linear(x.data(), lda, M, attn::MatrixRef{W.data(), N, K},
+                         with_bias ? b.data() : nullptr, y.data(), ldo, threads);
+            double worst = 0;
+            for (std::size_t i = 0; i < M; ++i) {
+              for (std::size_t n = 0; n < N; ++n) {
+                double want = with_bias ? b[n] : 0.0;
+                for (std::size_t k = 0; k < K; ++k) want += double(x[i * lda + k]) * W[n * K + k];
+                worst = std::max(worst, std::fabs(y[i * ldo + n] - want));
+              }
+              CHECK(y[i * ldo + N] == 7.0f);  // past the row: untouched
+            }
+            CHECK(worst < 1e-4);
+          }
 }

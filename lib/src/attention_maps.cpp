@@ -5,8 +5,6 @@
 //
 // Letters: L queries, T keys, T' = T plus torch MHA's extra columns, D head
 // size; n query rows in the block.
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -22,10 +20,9 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // y[i0:i0+n] (+)= P[:, j0:j0+len] v[j0:j0+len]   (n, D)
 void weights_times_v(const HeadView& hv, std::size_t i0, std::size_t n, const float* rows,
                      std::size_t ldr, std::size_t j0, std::size_t len, float beta) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n),
-              static_cast<int>(hv.D), static_cast<int>(len), 1.0f, rows + j0, static_cast<int>(ldr),
-              hv.v + j0 * hv.ld_kv, static_cast<int>(hv.ld_kv), beta, hv.y + i0 * hv.ld_y,
-              static_cast<int>(hv.ld_y));
+  tile_gemm(n, hv.D, len, 1.0f, rows + j0, ldr, hv.v + j0 * hv.ld_kv, hv.ld_kv, beta,
+            hv.y + i0 * hv.ld_y, hv.ld_y,
+            hv.causal && j0 < hv.T ? causal_diagonal(Diagonal::depth, i0, j0) : Diagonal{});
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Stages 1 and 2 of the forward pass (forward_stages.h): the projections,
-// then qk_norm and rope once per position.
+// Stages 1-3 of the forward pass (forward_stages.h): the projections, then
+// qk_norm and rope once per position, then the keys transposed per head.
 //
 // Letters: B batch, L queries, T keys, T' = T + extra keys, C hidden,
 // Ck/Cv key/value source widths, H heads, Hkv key/value heads, D head size.
@@ -165,6 +165,27 @@ void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardIn
       const std::int64_t* pos =
           (in.positions ? in.positions->data.data() + (p.b0 + b) * p.L : iota.data()) + r0;
       apply_rope(rows, n, ld, 0, is_q ? heads : 0, 0, is_q ? 0 : heads, D, pos, *spec.rope, *freqs);
+    }
+  });
+}
+
+void transpose_keys(const Geometry& g, Projected& p, int threads) {
+  const std::size_t D = g.D, Tx = p.T_ext;
+  p.ld_kt = Tx;
+  p.kt = reserve(p.kt_buf, p.kt_cap, p.B * g.Hkv * D * Tx);
+  // Tasks of (batch row, KV head, 512 keys); 16 keys at a time, so each
+  // k^T row gets whole cache lines.
+  constexpr std::size_t kKeys = 512, kLine = 16;
+  const std::size_t blocks = (Tx + kKeys - 1) / kKeys;
+  kernels::parallel_for(p.B * g.Hkv * blocks, threads, [&](std::size_t task, int) {
+    const std::size_t bg = task / blocks, j_end = std::min(Tx, (task % blocks + 1) * kKeys);
+    const std::size_t b = bg / g.Hkv, kvh = bg % g.Hkv;
+    const float* k = p.k + b * Tx * p.ld_kv + kvh * D;  // (T', D), stride ld_kv
+    float* kt = p.kt + bg * D * Tx;                     // (D, T'), stride T'
+    for (std::size_t j0 = (task % blocks) * kKeys; j0 < j_end; j0 += kLine) {
+      const std::size_t m = std::min(kLine, j_end - j0);
+      for (std::size_t d = 0; d < D; ++d)
+        for (std::size_t j = 0; j < m; ++j) kt[d * Tx + j0 + j] = k[(j0 + j) * p.ld_kv + d];
     }
   });
 }

@@ -9,8 +9,6 @@
 //
 // Letters: L queries, T keys, D head size; n query rows of the block from i0,
 // mb keys of the tile from j0.
-#include <cblas.h>
-
 #include <algorithm>
 #include <cassert>
 #include <limits>
@@ -42,10 +40,10 @@ KeySpan block_keys(const HeadView& hv, std::size_t i0, std::size_t n) {
 void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0, std::size_t mb,
                 float* tile /* (n, mb), ld ldt */, std::size_t ldt) {
   assert(j0 + mb <= hv.T_ext && (j0 >= hv.T || j0 + mb <= hv.T) && ldt >= mb);
-  // 3. tile = scale * q[i0:i0+n] k[j0:j0+mb]^T
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(mb),
-              static_cast<int>(hv.D), hv.scale, hv.q + i0 * hv.ld_q, static_cast<int>(hv.ld_q),
-              hv.k + j0 * hv.ld_kv, static_cast<int>(hv.ld_kv), 0.0f, tile, static_cast<int>(ldt));
+  // 3. tile = scale * q[i0:i0+n] k[j0:j0+mb]^T; under causal, entries past the
+  // diagonal (j > i, masked in step 7) are not computed.
+  tile_gemm(n, mb, hv.D, hv.scale, hv.q + i0 * hv.ld_q, hv.ld_q, hv.kt + j0, hv.ld_kt, 0.0f, tile,
+            ldt, hv.causal && j0 < hv.T ? causal_diagonal(Diagonal::columns, i0, j0) : Diagonal{});
   // 4. softcap (the extra columns too: torch MHA has no softcap, so this is moot there)
   if (hv.softcap > 0.0f)
     for (std::size_t r = 0; r < n; ++r) softcap_row(tile + r * ldt, mb, hv.softcap);

@@ -5,8 +5,6 @@
 //
 // Letters: L queries, T keys, D head size; n query rows in the block, mb keys
 // in a tile.
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -47,10 +45,9 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
     l[r] += s;
     m[r] = m_new;
   }
-  // acc += P v[j0:j0+mb]   (n, D)
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(D),
-              static_cast<int>(mb), 1.0f, tile, static_cast<int>(mb), hv.v + j0 * hv.ld_kv,
-              static_cast<int>(hv.ld_kv), 1.0f, acc, static_cast<int>(D));
+  // acc += P v[j0:j0+mb]   (n, D); under causal P is 0 past the diagonal.
+  tile_gemm(n, D, mb, 1.0f, tile, mb, hv.v + j0 * hv.ld_kv, hv.ld_kv, 1.0f, acc, D,
+            hv.causal && j0 < hv.T ? causal_diagonal(Diagonal::depth, i0, j0) : Diagonal{});
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 //   1. project: q, k, v = the projections (with their biases), into buffers
 //      the score kernels address by pointer and leading dimension;
 //   2. position_stage: qk_norm, then rope, once per position (CONTRACT.md
-//      "Scores, in order", steps 1-2), never per tile.
+//      "Scores, in order", steps 1-2), never per tile;
+//   3. transpose_keys: k^T per (batch row, KV head), the layout the score
+//      tiles read (each key a column), made once instead of per tile.
 //
 // Letters: B batch, L queries, T keys, T' = T plus torch MHA's bias_kv and
 // zero_attn positions, H heads, Hkv key/value heads, D head size.
@@ -39,11 +41,14 @@ struct Projected {
   float* k = nullptr;
   float* v = nullptr;
   std::size_t ld_kv = 0;
+  // k^T of batch b0 + b, KV head g: kt + (b*Hkv + g)*D*T', D rows of T' (ld_kt = T').
+  float* kt = nullptr;
+  std::size_t ld_kt = 0;
   // Self-attention without extra keys: one (B*L, (H+2*Hkv)*D) buffer, one
   // GEMM. Otherwise q (B*L, H*D) and k|v (B*T', 2*Hkv*D) apart.
-  Buffer q_buf, kv_buf;
-  std::size_t q_cap = 0, kv_cap = 0;  // their sizes in floats
-  double flops = 0.0;                 // of every chunk so far
+  Buffer q_buf, kv_buf, kt_buf;
+  std::size_t q_cap = 0, kv_cap = 0, kt_cap = 0;  // their sizes in floats
+  double flops = 0.0;                             // of every chunk so far
 };
 
 // Query rows a chunk aims at: big enough for full-speed GEMMs (two slices
@@ -64,5 +69,8 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
 // 0..L-1). Rope needs self-attention (T == L, keys at the queries' positions).
 void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
                     Projected& p, int threads);
+
+// Step 3: p.kt from p.k, after step 2 (the extra keys included).
+void transpose_keys(const Geometry& g, Projected& p, int threads);
 
 }  // namespace attn::detail

@@ -42,6 +42,30 @@ void check_output_rows(const HeadView& hv, std::size_t i0, std::size_t n);
 // Scalar exp with the same polynomial, for tests.
 float exp_approx(float x);
 
+// ---- tile products (kernel_tile_gemm.cpp) ----------------------------------
+
+// A causal tile's diagonal: row r's entries past column r + offset.
+//   columns: c's entries past it are not needed (scores the causal mask
+//            overwrites): blocks wholly past it are set to 0, not computed;
+//   depth:   a's entries past it are 0 (softmax weights of masked keys):
+//            the product stops there for each block of rows.
+struct Diagonal {
+  enum Kind { none, columns, depth } kind = none;
+  std::ptrdiff_t offset = 0;
+};
+
+// c (n, N), ldc = alpha * a (n, K), lda times b (K, N), ldb + beta * c
+// (beta 0: c is only written). Rows of b are contiguous along N.
+void tile_gemm(std::size_t n, std::size_t N, std::size_t K, float alpha, const float* a,
+               std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
+               std::size_t ldc, Diagonal diag = {});
+
+// The diagonal of a causal tile whose rows start at query i0 and columns at
+// key j0: key j is past row r's last key when j > r + (i0 - j0).
+inline Diagonal causal_diagonal(Diagonal::Kind kind, std::size_t i0, std::size_t j0) {
+  return {kind, static_cast<std::ptrdiff_t>(i0) - static_cast<std::ptrdiff_t>(j0)};
+}
+
 // ---- threads (kernel_parallel.cpp) -----------------------------------------
 
 // 0 = std::thread::hardware_concurrency() (at least 1).
@@ -72,18 +96,18 @@ class BlasThreads {
 // ---- per-head attention (attention_scores.cpp, attention_stream.cpp, attention_maps.cpp) ----
 
 // One (batch, head) of the score space (CONTRACT.md "Scores, in order").
-// q (L, D) and k, v (T', D) are matrices inside the projection buffers,
-// addressed by pointer offset and leading dimension (no copies; query heads
-// of one KV group share k, v). T' = T keys plus the extra columns of torch
+// q (L, D), v (T', D) and k^T (D, T') are matrices inside the projection
+// buffers, addressed by pointer offset and leading dimension (no copies; query
+// heads of one KV group share k^T, v). T' = T keys plus the extra columns of torch
 // MHA (bias_kv, zero_attn) at [T, T'), which every mask treats as allowed
 // and no position bias touches.
 struct HeadView {
-  const float* q = nullptr;  // (L, D), stride ld_q
-  const float* k = nullptr;  // (T', D), stride ld_kv
-  const float* v = nullptr;  // (T', D), stride ld_kv
-  float* y = nullptr;        // (L, D), stride ld_y; may alias q (each task reads
-                             // its q rows before writing the same y rows)
-  std::size_t ld_q = 0, ld_kv = 0, ld_y = 0;
+  const float* q = nullptr;   // (L, D), stride ld_q
+  const float* kt = nullptr;  // k^T (D, T'), stride ld_kt: key j in column j
+  const float* v = nullptr;   // (T', D), stride ld_kv
+  float* y = nullptr;         // (L, D), stride ld_y; may alias q (each task reads
+                              // its q rows before writing the same y rows)
+  std::size_t ld_q = 0, ld_kt = 0, ld_kv = 0, ld_y = 0;
   std::size_t L = 0, T = 0, T_ext = 0, D = 0;  // T_ext = T'
   float scale = 1.0f;
   float softcap = 0.0f;    // 0 = none
