@@ -436,6 +436,25 @@ TEST_CASE("cli_people: input-list errors: same names, bad shards, a failing inpu
   CHECK(fs::exists(t / "m/a/context.npy"));
   CHECK(!fs::exists(t / "m/wrong"));
   CHECK(!fs::exists(t / "m/summary.json"));
+
+  // Results are committed in groups: an input failing inside the forward pass
+  // (its maps already streaming to a temporary) still leaves the inputs before
+  // it committed and nothing of its own.
+  attn::Tensor huge = attn::test::random_tensor({3, 8}, 3);
+  for (float& v : huge.data) v *= 1e30f;
+  attn::test::write_text(t / "huge.npy", attn::encode_npy(huge));
+  attn::test::write_text(t / "b.npy", x);
+  attn::test::write_text(t / "late.txt", "a.npy\nb.npy\nhuge.npy\n");
+  auto late = run(bin() + " -q --config " + cfg("warner_causal.json") + " --input-list " +
+                  q(t / "late.txt") + " --out-dir " + q(t / "late"));
+  CHECK(late.exit_code == 65);
+  CHECK(late.err.find("huge.npy") != std::string::npos);
+  CHECK(fs::exists(t / "late/a/context.npy"));
+  CHECK(fs::exists(t / "late/a/attention.npy"));
+  CHECK(fs::exists(t / "late/b/context.npy"));
+  CHECK(!fs::exists(t / "late/summary.json"));
+  if (fs::exists(t / "late/huge"))
+    CHECK(fs::directory_iterator(t / "late/huge") == fs::directory_iterator());
 }
 
 TEST_CASE("cli_people: picture flags are checked before anything is written") {

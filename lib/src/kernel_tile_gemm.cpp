@@ -69,9 +69,9 @@ void tile_gemm(std::size_t n, std::size_t N, std::size_t K, float alpha, const f
                std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
                std::size_t ldc, Diagonal diag) {
   if constexpr (!micro::kOwnTiles) {  // every entry computed: the diagonal only saves work
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n),
-                static_cast<int>(N), static_cast<int>(K), alpha, a, static_cast<int>(lda), b,
-                static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(N),
+                static_cast<int>(K), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+                beta, c, static_cast<int>(ldc));
     return;
   }
   const std::size_t full = N / kNR, rest = N - full * kNR;
@@ -99,9 +99,10 @@ void tile_gemm(std::size_t n, std::size_t N, std::size_t K, float alpha, const f
       }
       if (diag.kind == Diagonal::depth) depth = needed(r0, mr, diag.offset, K);
       micro::with_rows(mr, [&](auto rows) {
-        micro::block<rows>(a + r0 * lda, lda, panel, ldp, depth, [&](std::size_t r, Batch lo, Batch hi) {
-          store_row(out + r * ldc, cols, lo, hi, alpha, beta);
-        });
+        micro::block<rows>(a + r0 * lda, lda, panel, ldp, depth,
+                           [&](std::size_t r, Batch lo, Batch hi) {
+                             store_row(out + r * ldc, cols, lo, hi, alpha, beta);
+                           });
       });
     }
   }
