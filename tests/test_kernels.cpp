@@ -16,6 +16,7 @@
 
 #include "../lib/src/kernels.h"
 #include "attn/attention.h"
+#include "attn/error.h"
 
 using namespace attn::kernels;
 
@@ -226,4 +227,43 @@ TEST_CASE("kernels: linear (y = x W^T + b) matches double loops on every row and
             }
             CHECK(worst < 1e-4);
           }
+}
+
+TEST_CASE("kernels: scores that overflow to -inf are an overflow, not a masked row") {
+  // One query, 3 keys, D = 2: q.k = -2e40 for every key, -inf in float32,
+  // which must not pass for "no allowed key" (a row silently zeroed).
+  const std::size_t D = 2, T = 3;
+  std::vector<float> q = {1e20f, 1e20f}, kt(D * T, -1e20f), v(T * D, 1.0f), y(D, 0.0f);
+  for (float sign : {-1.0f, 1.0f}) {
+    CAPTURE(sign);
+    for (float& x : kt) x = sign * 1e20f;
+    HeadView hv;
+    hv.q = q.data();
+    hv.kt = kt.data();
+    hv.v = v.data();
+    hv.y = y.data();
+    hv.ld_q = hv.ld_y = hv.ld_kv = D;
+    hv.ld_kt = T;
+    hv.L = 1;
+    hv.T = hv.T_ext = T;
+    hv.D = D;
+    hv.key_end = T;
+    hv.head = 1;
+    Scratch sc;
+    std::vector<float> rows(T);
+    for (bool maps : {false, true}) {
+      CAPTURE(maps);
+      try {
+        if (maps)
+          attend_maps(hv, 0, 1, sc, rows.data());
+        else
+          attend_stream(hv, 0, 1, sc);
+        FAIL("no error");
+      } catch (const attn::Error& e) {
+        CHECK(e.code() == attn::Exit::data);
+        CHECK(std::string(e.what()).find("overflow float32 at batch 0, head 1, query row 0") !=
+              std::string::npos);
+      }
+    }
+  }
 }

@@ -155,6 +155,22 @@ namespace {
 
 }  // namespace
 
+void check_scores(const HeadView& hv, std::size_t i0, std::size_t n, const float* tile,
+                  std::size_t ldt, std::size_t mb) {
+  if (!hv.check_overflow) return;
+  for (std::size_t r = 0; r < n; ++r) {
+    const float* row = tile + r * ldt;
+    // x * 0 is NaN exactly when x is inf or NaN; one NaN poisons the sum.
+    Batch acc(0.0f);
+    std::size_t j = 0;
+    for (; j + kLanes <= mb; j += kLanes) acc += Batch::load_unaligned(row + j) * Batch(0.0f);
+    float tail = 0.0f;
+    for (; j < mb; ++j) tail += row[j] * 0.0f;
+    const float total = xsimd::hadd(acc) + tail;
+    if (total != total) overflow(hv, i0 + r, "attention scores");
+  }
+}
+
 void check_row_sum(const HeadView& hv, std::size_t row, float sum) {
   if (!hv.check_overflow) return;
   if (!(sum >= 0.0f) || std::isinf(sum)) overflow(hv, row, "attention scores");

@@ -37,6 +37,10 @@ struct HeadView;
 // +inf) and output rows [i0, i0+n) of y that are not finite are an
 // Error(Exit::data) naming the batch, head and query row.
 void check_row_sum(const HeadView& hv, std::size_t row, float sum);
+// Scores q k^T of tile rows [i0, i0+n) (n, mb), ld ldt, that are inf or NaN:
+// an overflow even where it gave -inf, which would pass for a masked key.
+void check_scores(const HeadView& hv, std::size_t i0, std::size_t n, const float* tile,
+                  std::size_t ldt, std::size_t mb);
 void check_output_rows(const HeadView& hv, std::size_t i0, std::size_t n);
 
 // Scalar exp with the same polynomial, for tests.
