@@ -13,12 +13,15 @@
 #include <vector>
 
 #include "attn/npy.h"
+#include "check_close.h"
 #include "cli_checks.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
 using namespace attn;
 using attn::test::q;
+
+using attn::test::check_close;
 
 namespace {
 
@@ -27,14 +30,6 @@ std::string variant_dir(const std::string& name) {
 }
 
 Tensor npy(const std::string& path) { return to_float32(read_npy(path), path, false); }
-
-void check_close(const Tensor& got, const Tensor& want, const std::string& what) {
-  const test::Diff d = test::compare(got, want);
-  INFO(what << ": " << test::describe(d) << ", shapes " << shape_str(got.shape) << " vs "
-            << shape_str(want.shape));
-  CHECK(d.shape_ok);
-  CHECK(d.relative() <= 1e-5);
-}
 
 // A variant's config with its paths made absolute, edited by `edit`, written
 // to tmp/config.json.

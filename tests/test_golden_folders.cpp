@@ -24,15 +24,16 @@
 #include "attn/config.h"
 #include "attn/npy.h"
 #include "attn/run.h"
+#include "check_close.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
 using namespace attn;
 using nlohmann::json;
 
-namespace {
+using attn::test::check_close;
 
-constexpr double kTol = 1e-5;
+namespace {
 
 const std::string& folders_root() {
   static const std::string root = test::source_path("tests/golden/folders");
@@ -55,14 +56,6 @@ std::vector<std::string> case_names() {
 Tensor expected(const std::string& dir, const std::string& what) {
   const std::string path = dir + "/expected/" + what + ".npy";
   return to_float32(read_npy(path), path, false);
-}
-
-void check_close(const Tensor& got, const Tensor& want, const std::string& what) {
-  const test::Diff d = test::compare(got, want);
-  INFO(what << ": " << test::describe(d) << " shape " << shape_str(got.shape) << " vs "
-            << shape_str(want.shape));
-  CHECK(d.shape_ok);
-  CHECK(d.relative() <= kTol);
 }
 
 struct Output {

@@ -16,14 +16,15 @@
 #include "attn/config.h"
 #include "attn/npy.h"
 #include "attn/run.h"
+#include "check_close.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
 using namespace attn;
 
-namespace {
+using attn::test::check_close;
 
-constexpr double kTol = 1e-5;
+namespace {
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> names;
@@ -73,14 +74,6 @@ Maps run_once(const LoadedRun& run, const RunInputs& in, const AttentionSpec& sp
   if (average) m.maps.shape.erase(m.maps.shape.begin() + 1);  // (B, L, T')
   if (!in.batched) m.maps.shape.erase(m.maps.shape.begin());
   return m;
-}
-
-void check_close(const Tensor& got, const Tensor& want, const std::string& what) {
-  const test::Diff d = test::compare(got, want);
-  INFO(what << ": " << test::describe(d) << " shape " << shape_str(got.shape) << " vs "
-            << shape_str(want.shape));
-  CHECK(d.shape_ok);
-  CHECK(d.relative() <= kTol);
 }
 
 // Row b of a run's inputs as an unbatched (L, C) input.
