@@ -153,22 +153,25 @@ namespace {
                               " (finite inputs too large for float32 attention)");
 }
 
+// Every value of row[0..n) finite: x * 0 is NaN exactly when x is inf or
+// NaN, and one NaN poisons the sum.
+bool finite_row(const float* row, std::size_t n) {
+  Batch acc(0.0f);
+  std::size_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) acc += Batch::load_unaligned(row + j) * Batch(0.0f);
+  float tail = 0.0f;
+  for (; j < n; ++j) tail += row[j] * 0.0f;
+  const float total = xsimd::hadd(acc) + tail;
+  return total == total;
+}
+
 }  // namespace
 
 void check_scores(const HeadView& hv, std::size_t i0, std::size_t n, const float* tile,
                   std::size_t ldt, std::size_t mb) {
   if (!hv.check_overflow) return;
-  for (std::size_t r = 0; r < n; ++r) {
-    const float* row = tile + r * ldt;
-    // x * 0 is NaN exactly when x is inf or NaN; one NaN poisons the sum.
-    Batch acc(0.0f);
-    std::size_t j = 0;
-    for (; j + kLanes <= mb; j += kLanes) acc += Batch::load_unaligned(row + j) * Batch(0.0f);
-    float tail = 0.0f;
-    for (; j < mb; ++j) tail += row[j] * 0.0f;
-    const float total = xsimd::hadd(acc) + tail;
-    if (total != total) overflow(hv, i0 + r, "attention scores");
-  }
+  for (std::size_t r = 0; r < n; ++r)
+    if (!finite_row(tile + r * ldt, mb)) overflow(hv, i0 + r, "attention scores");
 }
 
 void check_row_sum(const HeadView& hv, std::size_t row, float sum) {
@@ -178,12 +181,8 @@ void check_row_sum(const HeadView& hv, std::size_t row, float sum) {
 
 void check_output_rows(const HeadView& hv, std::size_t i0, std::size_t n) {
   if (!hv.check_overflow) return;
-  for (std::size_t r = 0; r < n; ++r) {
-    const float* y = hv.y + (i0 + r) * hv.ld_y;
-    float acc = 0.0f;  // x * 0 is NaN exactly when x is inf or NaN
-    for (std::size_t d = 0; d < hv.D; ++d) acc += y[d] * 0.0f;
-    if (acc != acc) overflow(hv, i0 + r, "attention outputs");
-  }
+  for (std::size_t r = 0; r < n; ++r)
+    if (!finite_row(hv.y + (i0 + r) * hv.ld_y, hv.D)) overflow(hv, i0 + r, "attention outputs");
 }
 
 }  // namespace attn::kernels
