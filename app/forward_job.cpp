@@ -44,7 +44,7 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   std::vector<attn::AttentionSink*> sinks;
 
   std::optional<FileSink> file;
-  if (plan.out) {
+  if (plan.out && plan.write_maps) {
     file.emplace(*plan.out, plan.out->add_streamed_npy("attention.npy", plan.maps_shape), Hm, L, T);
     sinks.push_back(&*file);
   }
@@ -80,23 +80,40 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   fo.attention = head;
   fo.threads = plan.threads;
   fo.check_overflow = plan.check_overflow;
+  // Each chunk's context rows are checked as they are done; with a context
+  // file they go to the disk while the next chunk computes.
+  const int context_file = plan.out && !plan.context_file_shape.empty()
+                               ? plan.out->add_streamed_npy("context.npy", plan.context_file_shape)
+                               : -1;
+  fo.context_done = [&](std::size_t b0, std::size_t nb) {
+    if (plan.check_overflow) check_context_finite(res.context, b0, nb);
+    if (context_file < 0) return;
+    const auto t_write = std::chrono::steady_clock::now();
+    const std::size_t row = res.context.shape[1] * res.context.shape[2];  // L * O
+    plan.out->write_at(context_file, b0 * row, res.context.ptr() + b0 * row, nb * row);
+    plan.out->start_writeback(context_file, b0 * row, nb * row);
+    res.context_write_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_write)
+            .count();
+  };
   const auto t0 = std::chrono::steady_clock::now();
   res.forward = attn::forward(w, spec, in.forward_inputs(), res.context, fo);
   res.compute_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() -
+      res.context_write_ms;
+  res.context_written = context_file >= 0;
   if (progress) progress->finish();
-  if (plan.check_overflow) check_context_finite(res.context);
   if (all) res.maps = std::move(all->maps);
   if (stats) res.stats = stats->result();
   return res;
 }
 
-void check_context_finite(const attn::Tensor& context) {
+void check_context_finite(const attn::Tensor& context, std::size_t b0, std::size_t nb) {
   // The output projection mixes the heads, so an overflow there names the
   // batch and query row; the kernels already named any head-level overflow.
   // One pass over (B, S, O), which is O(S), beside the O(S^2) attention.
   const std::size_t S = context.shape[1], O = context.shape[2];
-  for (std::size_t i = 0; i < context.data.size(); ++i)
+  for (std::size_t i = b0 * S * O; i < (b0 + nb) * S * O; ++i)
     if (!std::isfinite(context.data[i]))
       throw attn::Error(attn::Exit::data,
                         "input: context overflows float32 at batch " + std::to_string(i / (S * O)) +
@@ -155,10 +172,12 @@ nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& 
                              const nlohmann::json& extra) {
   const auto t_write = std::chrono::steady_clock::now();
   // Header, then the floats straight from the tensor (no encoded copy).
-  out.write_at(out.add_streamed_npy("context.npy", res.context.shape), 0, res.context.ptr(),
-               res.context.size());
+  if (!res.context_written)
+    out.write_at(out.add_streamed_npy("context.npy", res.context.shape), 0, res.context.ptr(),
+                 res.context.size());
   if (!f.maps_shape) out.remove_on_commit("attention.npy");
   f.write_ms =
+      res.context_write_ms +
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_write).count();
   nlohmann::json run = run_json(f, res);
   for (const auto& [key, value] : extra.items()) run[key] = value;

@@ -23,7 +23,14 @@
 namespace app {
 
 struct JobPlan {
-  attn::OutputDir* out = nullptr;       // stream attention.npy here when set
+  attn::OutputDir* out = nullptr;  // the input's output folder, or nullptr
+  bool write_maps = false;         // stream attention.npy into out
+  // With `out`: context.npy in this shape ((B, L, O) or (L, O), the bytes of
+  // the forward pass's batch-major context) is written there chunk by chunk
+  // during the forward pass, each chunk's writeback to the disk started at
+  // once, so the commit waits only for the last. Empty: stage_results
+  // writes it after the forward pass.
+  std::vector<std::size_t> context_file_shape;
   std::vector<std::size_t> maps_shape;  // (B, H, L, T') or (H, L, T'); (B, L, T') averaged
   bool average_heads = false;           // maps averaged over heads (--average-heads)
   bool keep_all_maps = false;           // --attn-stdout
@@ -43,7 +50,9 @@ struct JobResult {
   attn::Tensor maps;                   // (B, H, L, T') ((B, 1, L, T') averaged) when keep_all_maps
   std::optional<MapCapture> capture;   // when capture
   std::vector<attn::HeadStats> stats;  // when stats
-  double compute_ms = 0;
+  double compute_ms = 0;               // the forward pass, without the context writes below
+  bool context_written = false;        // context.npy already written to plan.out
+  double context_write_ms = 0;         // time spent writing it during the forward pass
 };
 
 // One input's forward pass (in.x (B, L, C) and the rest of RunInputs).
@@ -51,8 +60,9 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
                   const attn::RunInputs& in, const JobPlan& plan);
 
 // Error(Exit::data) naming batch and query row when the context (B, S, O)
-// holds a non-finite value (an overflow of the output projection).
-void check_context_finite(const attn::Tensor& context);
+// holds a non-finite value (an overflow of the output projection) in the rows
+// of batch entries [b0, b0 + nb).
+void check_context_finite(const attn::Tensor& context, std::size_t b0, std::size_t nb);
 
 // The one warning about fully masked rows (CONTRACT.md "Outputs").
 void warn_fully_masked(const attn::ForwardStats& s, const std::string& where);
@@ -77,7 +87,8 @@ struct RunFacts {
 nlohmann::json run_json(const RunFacts& f, const JobResult& r);
 
 // One input's results staged in its folder, the same for the single run and
-// every --input-list entry: context.npy, run.json (with `extra`'s keys added),
+// every --input-list entry: context.npy (unless run_job wrote it), run.json
+// (with `extra`'s keys added),
 // and a stale attention.npy dropped at commit when f.maps_shape is unset
 // (the maps were streamed into `out` by run_job when it is set). f.write_ms
 // is measured here. Returns run.json.

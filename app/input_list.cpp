@@ -106,8 +106,8 @@ int run_input_list(const Options& opt) {
       attn::OutputDir& out = *staged;
       JobPlan plan;
       plan.stats = opt.stats;
-      const JobResult res =
-          forward_naming_input(session, in, plan, cfg.output_attention ? &out : nullptr, e->path);
+      plan.write_maps = cfg.output_attention;
+      const JobResult res = forward_naming_input(session, in, plan, &out, e->path);
 
       const auto t_write = Clock::now();
       const nlohmann::json run =

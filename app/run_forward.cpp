@@ -124,7 +124,8 @@ int run_forward(const Options& opt) {
   plan.capture_batch = opt.batch_index;
   plan.capture_cells = capture_cells(opt, plan.capture_heads.size());
   plan.progress = Progress::wanted(opt.quiet);
-  JobResult res = session.forward(in, plan, want_maps ? &*out : nullptr);
+  plan.write_maps = want_maps;
+  JobResult res = session.forward(in, plan, to_dir ? &*out : nullptr);
 
   // Everything is staged first; stdout is written before the commit, because
   // it cannot be taken back: a failed stdout (exit 74) leaves every existing

@@ -72,6 +72,11 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
   for (const std::string& w : in.warnings)
     spdlog::warn("{}{}", where.empty() ? "" : where + ": ", w);
   plan.out = out;
+  if (out && (!in.batched || in.batch_first)) {
+    const std::size_t O = model_.weights.geometry().O;
+    plan.context_file_shape = {in.x.shape[1], O};  // (L, O): an unbatched input
+    if (in.batched) plan.context_file_shape.insert(plan.context_file_shape.begin(), in.x.shape[0]);
+  }
   plan.maps_shape = maps_shape(in);
   plan.average_heads = cfg_.output_average_heads;
   plan.threads = threads_;

@@ -47,7 +47,9 @@ class RunSession {
   std::size_t map_keys(const SessionInput& in) const;
 
   // The forward pass with plan's listeners; threads, the overflow check and,
-  // with `out`, attention.npy streamed there are filled in here. Warns about
+  // with `out`, context.npy written there during the forward pass (when its
+  // bytes are the forward pass's: not for batch_first false) and attention.npy
+  // streamed there (plan.write_maps) are filled in here. Warns about
   // fully masked rows (naming `where` for a list entry). The context comes
   // back as the input came: (B, L, O), (L, O) for an unbatched input, or
   // (L, B, O) with batch_first false. Prints the input's warnings.

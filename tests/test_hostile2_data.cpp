@@ -60,6 +60,49 @@ TEST_CASE("hostile2: finite inputs whose scores overflow are exit 65 naming batc
   for (float v : attn::test::npy_values(ok.out, "stdout").data) CHECK(std::isfinite(v));
 }
 
+TEST_CASE("hostile2: an output projection that overflows fails after earlier chunks were written") {
+  // A torch MHA layer (C = 4, one head) with q = k = 0 (uniform weights),
+  // v = x and out_proj = 1e20 I, so context = 1e20 * the mean of x's rows.
+  // x (3, 512, 4): batch 2 at 1e20 overflows, batches 0 and 1 stay finite.
+  // 1024 query rows make a chunk, so batches 0 and 1 are already in
+  // context.npy's temporary when batch 2 fails: nothing may remain.
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  fs::create_directories(t / "w");
+  attn::Tensor in_proj({12, 4});
+  attn::Tensor out_proj({4, 4});
+  for (std::size_t c = 0; c < 4; ++c) {
+    in_proj.data[(8 + c) * 4 + c] = 1.0f;
+    out_proj.data[c * 4 + c] = 1e20f;
+  }
+  write_text(t / "w/in_proj_weight.npy", attn::encode_npy(in_proj));
+  write_text(t / "w/out_proj.weight.npy", attn::encode_npy(out_proj));
+  attn::Tensor x = attn::test::random_tensor({3, 512, 4}, 7);
+  for (std::size_t i = 2 * 512 * 4; i < x.data.size(); ++i) x.data[i] = 1e20f;
+  write_text(t / "x.npy", attn::encode_npy(x));
+  write_text(t / "c.json", R"({"attention": "multi", "hidden_size": 4, "num_heads": 1,
+      "layout": "torch_mha", "bias": false, "weights": ")" +
+                               (t / "w") + R"(", "input": ")" + (t / "x.npy") + R"("})");
+  for (const std::string maps : {" --no-attn", ""}) {
+    CAPTURE(maps);
+    check_cli_failure(
+        run(bin() + " -q --config " + q(t / "c.json") + maps + " --out-dir " + q(out)), 65,
+        {"overflow", "batch 2", "query row 0", "output projection"});
+    CHECK(snapshot(out) == before);
+    CHECK(temporaries(t.path).empty());
+  }
+  // Batches 0 and 1 alone run and are finite.
+  x.shape = {2, 512, 4};
+  x.data.resize(2 * 512 * 4);
+  write_text(t / "x.npy", attn::encode_npy(x));
+  RunResult ok = run(bin() + " -q --config " + q(t / "c.json") + " --no-attn --out-dir " + q(out));
+  REQUIRE_MESSAGE(ok.exit_code == 0, ok.err);
+  const attn::Tensor context = npy_file(out + "/context.npy");
+  CHECK(context.shape == std::vector<std::size_t>{2, 512, 4});
+  for (float v : context.data) CHECK(std::isfinite(v));
+}
+
 TEST_CASE("hostile2: a scale finite in JSON but infinite in float32 is a config error") {
   attn::test::TempDir t;
   write_text(t / "c.json", R"({"attention": "multi", "hidden_size": 4, "num_heads": 2,

@@ -247,6 +247,7 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
       for (std::size_t r = 0; r < nb * L; ++r)
         std::copy(p.q + r * p.ld_q, p.q + r * p.ld_q + HD, out + r * O);
     }
+    if (opt.context_done) opt.context_done(b0, nb);
   }
   stats.flops += p.flops;
   for (double f : flops) stats.flops += f;

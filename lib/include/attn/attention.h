@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -126,6 +127,11 @@ struct ForwardOptions {
   // batch, head and query row (CONTRACT.md "Numerics"); off for inputs that
   // were let through non-finite on purpose (--allow-nonfinite).
   bool check_overflow = true;
+  // Called on the calling thread each time the context rows of batch entries
+  // [b0, b0 + nb) are final, before the next chunk starts (chunks run in
+  // batch order): a caller can write them out while the rest is computed.
+  // Empty: not called.
+  std::function<void(std::size_t b0, std::size_t nb)> context_done;
 };
 
 struct ForwardStats {

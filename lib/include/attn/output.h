@@ -35,6 +35,10 @@ class OutputDir {
   // Write floats at element offset `first` of a streamed .npy's data.
   // Thread-safe (pwrite). Exit::io on failure.
   void write_at(int handle, std::size_t first, const float* values, std::size_t count);
+  // Start writing floats [first, first + count) of a streamed .npy to the
+  // disk without waiting (so the commit's flush waits only for what is
+  // left). A hint: nothing is reported.
+  void start_writeback(int handle, std::size_t first, std::size_t count);
 
   // Delete `name` from the folder at commit (a stale result of an earlier
   // run that this run does not produce, e.g. attention.npy under --no-attn).
