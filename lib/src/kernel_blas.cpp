@@ -1,6 +1,7 @@
 // OpenBLAS control: the thread-count guard that keeps BLAS single-threaded
 // inside our workers (ARCHITECTURE.md: one threading layer) and lets the
-// projection GEMMs use every thread.
+// projection GEMMs use every thread. No-ops in builds whose own kernels
+// replace every OpenBLAS call (kernel_micro.h's kCallsBlas).
 //
 // Note on speed: Debian's OpenBLAS 0.3.21 (DYNAMIC_ARCH) treats AMD Zen 4/5
 // as "Haswell" (AVX2 kernels). Where the CPU executes AVX-512 at full width,
@@ -10,6 +11,7 @@
 #include <cblas.h>
 
 #include "attn/attention.h"
+#include "kernel_micro.h"
 #include "kernels.h"
 
 // OpenBLAS's pthread build exports this (driver/others/blas_server.c): it
@@ -24,20 +26,26 @@ void use_own_threads_only() {
   // sched_yield for about 0.1 s before it sleeps: at the start of a short
   // process that steals a core from the forward pass (a B=4, S=1024
   // GPT-2-small layer: cold compute 215 ms with them, 165 ms without).
-  openblas_set_num_threads(1);
-  blas_thread_shutdown_();
+  if constexpr (kernels::micro::kCallsBlas) {
+    openblas_set_num_threads(1);
+    blas_thread_shutdown_();
+  }
 }
 
 }  // namespace attn
 
 namespace attn::kernels {
 
-BlasThreads::BlasThreads(int n) : saved_(openblas_get_num_threads()) {
-  if (n != saved_) openblas_set_num_threads(n);
+BlasThreads::BlasThreads(int n) : saved_(n) {
+  if constexpr (micro::kCallsBlas) {
+    saved_ = openblas_get_num_threads();
+    if (n != saved_) openblas_set_num_threads(n);
+  }
 }
 
 BlasThreads::~BlasThreads() {
-  if (openblas_get_num_threads() != saved_) openblas_set_num_threads(saved_);
+  if constexpr (micro::kCallsBlas)
+    if (openblas_get_num_threads() != saved_) openblas_set_num_threads(saved_);
 }
 
 }  // namespace attn::kernels
