@@ -187,6 +187,24 @@ TEST_CASE("index: a dtype or malformed entry outside the selection never fails; 
   expect_error([&] { open_state_dict(p); }, Exit::data, p + ":b", "overlap");
 }
 
+TEST_CASE("index: float32 rows read from the file as opened, even when the path is replaced") {
+  // Plain float32 rows are read with pread from the path opened again; a
+  // path that now holds another file falls back to the mapping of the old.
+  TempDir t;
+  const std::string p = t / "m.safetensors";
+  write_text(p, test::safetensors_image({{"w", "F32", {4, 3}, test::f32_bytes(iota(12))}}));
+  const StateDict sd = open_state_dict(p);
+  std::vector<float> rows(6);
+  sd.read_rows("w", 1, 2, false, rows.data(), false);
+  CHECK(rows == std::vector<float>{0, 1, 2, 3, 4, 5});  // iota: i - 3
+  write_text(t / "new", test::safetensors_image(
+                            {{"w", "F32", {4, 3}, test::f32_bytes(std::vector<float>(12, -1))}}));
+  REQUIRE(::rename((t / "new").c_str(), p.c_str()) == 0);
+  sd.read_rows("w", 2, 2, false, rows.data(), false);
+  CHECK(rows == std::vector<float>{3, 4, 5, 6, 7, 8});
+  CHECK(sd.read_f32("w", false).data == iota(12));
+}
+
 TEST_CASE("index: a tensor truncated under its mapping is an error, not SIGBUS") {
   TempDir t;
   const std::string p = t / "m.safetensors";

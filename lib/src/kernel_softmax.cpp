@@ -153,25 +153,24 @@ namespace {
                               " (finite inputs too large for float32 attention)");
 }
 
-// Every value of row[0..n) finite: x * 0 is NaN exactly when x is inf or
-// NaN, and one NaN poisons the sum.
-bool finite_row(const float* row, std::size_t n) {
+}  // namespace
+
+// x * 0 is NaN exactly when x is inf or NaN, and one NaN poisons the sum.
+bool all_finite(const float* v, std::size_t n) {
   Batch acc(0.0f);
   std::size_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) acc += Batch::load_unaligned(row + j) * Batch(0.0f);
+  for (; j + kLanes <= n; j += kLanes) acc += Batch::load_unaligned(v + j) * Batch(0.0f);
   float tail = 0.0f;
-  for (; j < n; ++j) tail += row[j] * 0.0f;
+  for (; j < n; ++j) tail += v[j] * 0.0f;
   const float total = xsimd::hadd(acc) + tail;
   return total == total;
 }
-
-}  // namespace
 
 void check_scores(const HeadView& hv, std::size_t i0, std::size_t n, const float* tile,
                   std::size_t ldt, std::size_t mb) {
   if (!hv.check_overflow) return;
   for (std::size_t r = 0; r < n; ++r)
-    if (!finite_row(tile + r * ldt, mb)) overflow(hv, i0 + r, "attention scores");
+    if (!all_finite(tile + r * ldt, mb)) overflow(hv, i0 + r, "attention scores");
 }
 
 void check_row_sum(const HeadView& hv, std::size_t row, float sum) {
@@ -182,7 +181,7 @@ void check_row_sum(const HeadView& hv, std::size_t row, float sum) {
 void check_output_rows(const HeadView& hv, std::size_t i0, std::size_t n) {
   if (!hv.check_overflow) return;
   for (std::size_t r = 0; r < n; ++r)
-    if (!finite_row(hv.y + (i0 + r) * hv.ld_y, hv.D)) overflow(hv, i0 + r, "attention outputs");
+    if (!all_finite(hv.y + (i0 + r) * hv.ld_y, hv.D)) overflow(hv, i0 + r, "attention outputs");
 }
 
 }  // namespace attn::kernels

@@ -56,6 +56,40 @@ void MappedFile::release(std::size_t offset, std::size_t length) const {
     ::madvise(const_cast<std::uint8_t*>(data_) + first, last - first, MADV_DONTNEED);
 }
 
+bool MappedFile::read(std::size_t offset, std::size_t length, void* dst,
+                      const std::string& name) const {
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
+    ::close(fd);
+    return false;
+  }
+  auto* out = static_cast<std::uint8_t*>(dst);
+  std::size_t got = 0;
+  while (got < length) {
+    const ssize_t r = ::pread(fd, out + got, length - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      const int err = errno;
+      ::close(fd);
+      if (r == 0)
+        throw Error(Exit::data, name + ": " + path_ + " was truncated while in use (it was " +
+                                    std::to_string(size_) + " bytes when opened)");
+      throw Error(Exit::no_input,
+                  name + ": " + path_ + ": read failed (" + std::strerror(err) + ")");
+    }
+    got += std::size_t(r);
+  }
+  ::close(fd);
+  return true;
+}
+
+bool MappedRegion::read(std::size_t offset, std::size_t length, void* dst,
+                        const std::string& name) const {
+  return file_->read(offset_ + offset, length, dst, name);
+}
+
 ByteView MappedRegion::bytes(const std::string& name) const {
   file_->check_intact(name);
   return {file_->data() + offset_, length_, file_};

@@ -33,6 +33,11 @@ class MappedFile {
   // Drop the pages of [offset, offset + length) from memory (they are read
   // again from the file if touched later).
   void release(std::size_t offset, std::size_t length) const;
+  // [offset, offset + length) into dst by pread of the file at the path,
+  // opened again (no descriptor stays open); false when the path now holds
+  // another file. Exit::data naming `name` when it was truncated meanwhile,
+  // Exit::no_input when the read fails.
+  bool read(std::size_t offset, std::size_t length, void* dst, const std::string& name) const;
 
  private:
   MappedFile() = default;
@@ -49,6 +54,8 @@ class MappedRegion final : public Region {
       : file_(std::move(f)), offset_(offset), length_(length) {}
   ByteView bytes(const std::string& name) const override;
   void done(std::size_t offset, std::size_t length) const override;
+  bool read(std::size_t offset, std::size_t length, void* dst,
+            const std::string& name) const override;
 
  private:
   std::shared_ptr<const MappedFile> file_;

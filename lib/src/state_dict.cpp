@@ -13,6 +13,7 @@
 
 #include "attn/error.h"
 #include "attn/files.h"
+#include "kernels.h"
 #include "shards.h"
 #include "stored.h"
 #include "torch_pickle.h"
@@ -146,6 +147,15 @@ void read_stored_rows(const Stored& s, std::size_t row0, std::size_t rows, bool 
     throw Error(Exit::data, name + ": rows [" + std::to_string(row0) + ", " +
                                 std::to_string(row0 + rows) + ") asked of shape " +
                                 shape_str(s.info.shape));
+  // Little-endian float32 rows lying contiguous in a file are read straight
+  // into dst; a non-finite value among them goes the converting way below,
+  // whose error names it.
+  const bool plain_rows = s.info.dtype == DType::f4 && !s.big_endian && !transposed &&
+                          !(s.fortran_order && s.info.shape.size() >= 2);
+  if (plain_rows && rows > 0 && K > 0 &&
+      s.region->read(row0 * K * sizeof(float), rows * K * sizeof(float), dst, name) &&
+      (allow_nonfinite || kernels::all_finite(dst, rows * K)))
+    return;
   const ByteView v = s.region->bytes(name);
   convert_rows(v.p, s, row0, rows, transposed, dst, allow_nonfinite, name);
   // Drop what this read touched and no later read of other rows needs: the

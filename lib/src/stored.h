@@ -32,6 +32,16 @@ class Region {
   // The caller is done with [offset, offset + length) of bytes(): a mapped
   // file drops those pages from memory. Default: nothing to do.
   virtual void done(std::size_t offset, std::size_t length) const { (void)offset, (void)length; }
+  // Copy [offset, offset + length) of the data into dst by a positioned read
+  // of the file, without mapping it: on this VM faulting a mapping in costs
+  // about 3x the copy (12.6 MB: 8 ms against 2.5). False when this region
+  // cannot (not a plain file span, or the file was replaced since it was
+  // opened); the caller then uses bytes().
+  virtual bool read(std::size_t offset, std::size_t length, void* dst,
+                    const std::string& name) const {
+    (void)offset, (void)length, (void)dst, (void)name;
+    return false;
+  }
 };
 
 struct Stored {
