@@ -25,7 +25,9 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
+#include <xsimd/xsimd.hpp>
 
 #include "attn/attention.h"
 #include "reference.h"
@@ -226,6 +228,38 @@ double sgemm_rate(std::size_t M, std::size_t N, std::size_t K, std::size_t lda) 
   return 2.0 * double(M) * double(N) * double(K) / best / 1e9;
 }
 
+// GFLOP/s of fused multiply-adds alone on `threads` cores (registers only,
+// no memory), best of 3: the arithmetic ceiling no GEMM can pass. Enough
+// independent chains to cover the FMA latency on two ports; few enough to
+// stay in registers (32 vector registers with 16 lanes, 16 with 8).
+double fma_peak_rate(int threads) {
+  using Batch = xsimd::batch<float>;
+  constexpr std::size_t kChains = Batch::size >= 16 ? 16 : 10;
+  constexpr std::size_t kIters = 20'000'000;
+  std::vector<float> sums(std::size_t(threads), 0.0f);  // keeps the work observable
+  auto work = [&](int t) {
+    Batch acc[kChains];
+    for (std::size_t c = 0; c < kChains; ++c) acc[c] = Batch(float(c) * 1e-3f);
+    const Batch m(0.9999999f), a(1e-7f);
+    for (std::size_t i = 0; i < kIters; ++i)
+      for (std::size_t c = 0; c < kChains; ++c) acc[c] = xsimd::fma(acc[c], m, a);
+    float s = 0;
+    for (std::size_t c = 0; c < kChains; ++c) s += xsimd::hadd(acc[c]);
+    sums[std::size_t(t)] = s;
+  };
+  double best = 1e30;
+  for (int r = 0; r < 3; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
+    for (auto& th : pool) th.join();
+    best = std::min(best, seconds_since(t0));
+  }
+  if (!std::isfinite(sums[0])) std::puts("fma_peak_rate: non-finite sum");
+  return 2.0 * double(threads) * double(kIters) * double(kChains) * double(Batch::size) / best /
+         1e9;
+}
+
 std::vector<std::size_t> parse_list(const char* s) {
   std::vector<std::size_t> v;
   std::stringstream ss(s);
@@ -291,16 +325,18 @@ int main(int argc, char** argv) {
       openblas_set_num_threads(threads);
       std::ostringstream os;
       os << sgemm_rate(4096, 4096, 4096, 4096) << " " << linear_rate(4096, 3 * kC, kC, kC, threads)
-         << " " << linear_rate(4096, kO, kC, 3 * kC, threads);
+         << " " << linear_rate(4096, kO, kC, 3 * kC, threads) << " " << fma_peak_rate(threads);
       return os.str();
     });
-    double big = 0, qkv = 0, out = 0;
-    std::istringstream(g.text) >> big >> qkv >> out;
+    double big = 0, qkv = 0, out = 0, peak = 0;
+    std::istringstream(g.text) >> big >> qkv >> out >> peak;
     std::printf(
         "OpenBLAS sgemm 4096^3 (its own threads): %.1f GFLOP/s; attn::linear projections "
         "at B*S=4096: Q|K|V %.1f (%.0f%%), "
         "out %.1f (%.0f%%)\n",
         big, qkv, 100 * qkv / big, out, 100 * out / big);
+    std::printf("FMA peak (registers only, %d threads, %zu lanes): %.1f GFLOP/s\n", threads,
+                xsimd::batch<float>::size, peak);
   }
 
   std::printf("%3s %6s %-6s %-4s %10s %10s %9s %9s  %s\n", "B", "S", "mask", "maps", "median_ms",

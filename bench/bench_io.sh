@@ -45,7 +45,9 @@ PYEOF
 cd "$WORK"
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-now_ms() { date +%s.%N | awk '{printf "%.3f", $1 * 1000}'; }
+# Spans are read from bash's own clock (EPOCHREALTIME, seconds with
+# microseconds): no process start (`date`, a subshell) lands inside a span.
+span_ms() { awk "BEGIN {printf \"%.3f\", ($2 - $1) * 1000}"; }
 timing() { $PY -c "import json,sys; print(json.load(open(sys.argv[1]))['timings'][sys.argv[2]])" "$@"; }
 
 # 1. Load, write and the whole process at B=4, S=1024.
@@ -53,22 +55,22 @@ walls=() loads=() computes=() writes=() reads=() plain_writes=()
 ctx_bytes=$((4 * 1024 * 768 * 4 + 128))
 "$BIN" -q --config config.json --input x_4x1024.npy --no-attn --out-dir out1 >/dev/null  # warm-up
 for _ in $(seq "$REPS"); do
-  t0=$(now_ms)
+  t0=$EPOCHREALTIME
   "$BIN" -q --config config.json --input x_4x1024.npy --no-attn --out-dir out1 >/dev/null
-  t1=$(now_ms)
-  walls+=("$(awk "BEGIN {print $t1 - $t0}")")
+  t1=$EPOCHREALTIME
+  walls+=("$(span_ms "$t0" "$t1")")
   loads+=("$(timing out1/run.json load_ms)")
   computes+=("$(timing out1/run.json compute_ms)")
   writes+=("$(timing out1/run.json write_ms)")
-  t0=$(now_ms)
+  t0=$EPOCHREALTIME
   cat weights/*.npy x_4x1024.npy >/dev/null
-  t1=$(now_ms)
-  reads+=("$(awk "BEGIN {print $t1 - $t0}")")
+  t1=$EPOCHREALTIME
+  reads+=("$(span_ms "$t0" "$t1")")
   rm -f plain.bin
-  t0=$(now_ms)
+  t0=$EPOCHREALTIME
   head -c "$ctx_bytes" /dev/zero >plain.bin
-  t1=$(now_ms)
-  plain_writes+=("$(awk "BEGIN {print $t1 - $t0}")")
+  t1=$EPOCHREALTIME
+  plain_writes+=("$(span_ms "$t0" "$t1")")
 done
 m() { printf '%s\n' "$@" | median; }
 wall=$(m "${walls[@]}") load=$(m "${loads[@]}") compute=$(m "${computes[@]}")
@@ -89,17 +91,17 @@ maps_bytes=$((12 * 4096 * 4096 * 4 + 128))
 for _ in $(seq "$REPS"); do
   rm -rf out2 plain.bin
   sync
-  t0=$(now_ms)
+  t0=$EPOCHREALTIME
   "$BIN" -q --config config.json --input x_4096.npy --out-dir out2 >/dev/null
-  t1=$(now_ms)
-  walls+=("$(awk "BEGIN {print $t1 - $t0}")")
+  t1=$EPOCHREALTIME
+  walls+=("$(span_ms "$t0" "$t1")")
   computes+=("$(timing out2/run.json compute_ms)")
   rm -rf out2
   sync
-  t0=$(now_ms)
+  t0=$EPOCHREALTIME
   dd if=/dev/zero of=plain.bin bs=4M count=$((maps_bytes / 4194304 + 1)) conv=fsync status=none
-  t1=$(now_ms)
-  dds+=("$(awk "BEGIN {print $t1 - $t0}")")
+  t1=$EPOCHREALTIME
+  dds+=("$(span_ms "$t0" "$t1")")
 done
 wall=$(m "${walls[@]}") compute=$(m "${computes[@]}") dd_ms=$(m "${dds[@]}")
 echo "2. B=1 S=4096 causal with maps ($((maps_bytes / 1000000)) MB attention.npy):"
@@ -112,14 +114,14 @@ rm -rf out2 plain.bin
 lists=() batches=()
 for _ in $(seq "$REPS"); do
   rm -rf out3 out4
-  t0=$(now_ms)
+  t0=$EPOCHREALTIME
   "$BIN" -q --config config.json --input-list list.txt --no-attn --out-dir out3 >/dev/null
-  t1=$(now_ms)
-  lists+=("$(awk "BEGIN {print $t1 - $t0}")")
-  t0=$(now_ms)
+  t1=$EPOCHREALTIME
+  lists+=("$(span_ms "$t0" "$t1")")
+  t0=$EPOCHREALTIME
   "$BIN" -q --config config.json --input x_1000x128.npy --no-attn --out-dir out4 >/dev/null
-  t1=$(now_ms)
-  batches+=("$(awk "BEGIN {print $t1 - $t0}")")
+  t1=$EPOCHREALTIME
+  batches+=("$(span_ms "$t0" "$t1")")
 done
 list_ms=$(m "${lists[@]}") batch_ms=$(m "${batches[@]}")
 echo "3. 1,000 inputs of S=128, causal, no maps:"

@@ -9,6 +9,9 @@
 #   T_own        the layer's FLOPs / the rate of attn-run's own GEMM (attn::linear) on the
 #                layer's Q|K|V projection at B*S = 4096, measured now: where xsimd has
 #                16 lanes that GEMM outruns OpenBLAS, so T_min is no longer the limit
+#   T_peak       the layer's FLOPs / the machine's FMA peak (registers only, every thread,
+#                measured now): no implementation on this machine can be faster; half of
+#                ORT's time below T_peak is out of reach
 # Every peer's output is checked against attn-run's context before its time counts.
 # Sets itself up when something is missing: python3-onnx/torch/numpy from Debian, and
 # onnxruntime-node from npm into bench/ort/node_modules (--ignore-scripts: its install script
@@ -57,14 +60,16 @@ done
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # The sgemm rate (its own threads) that T_min divides by.
-gemm_line=$(OPENBLAS_NUM_THREADS=$THREADS "$BUILD/bench/bench_forward" --B 1 --S 128 --causal 1 \
-              --maps 0 --reps 1 --no-validate --threads "$THREADS" | grep 'OpenBLAS sgemm')
+rates=$(OPENBLAS_NUM_THREADS=$THREADS "$BUILD/bench/bench_forward" --B 1 --S 128 --causal 1 \
+          --maps 0 --reps 1 --no-validate --threads "$THREADS")
+gemm_line=$(grep 'OpenBLAS sgemm' <<<"$rates")
 rate=$(sed -E 's/.*: ([0-9.]+) GFLOP\/s.*/\1/' <<<"$gemm_line")
 own_rate=$(sed -E 's/.*Q\|K\|V ([0-9.]+) .*/\1/' <<<"$gemm_line")
+peak=$(grep 'FMA peak' <<<"$rates" | sed -E 's/.*: ([0-9.]+) GFLOP\/s.*/\1/')
 echo "machine: $(nproc) cores, threads $THREADS; OpenBLAS sgemm 4096^3: $rate GFLOP/s;" \
-  "attn::linear (Q|K|V at B*S=4096): $own_rate GFLOP/s"
-printf '%-16s %12s %12s %12s %12s %12s %9s %9s %9s %9s\n' shape "attn cold" "attn warm" "ORT Attn" \
-  "ORT MHA" "PyTorch" "T_min" "T_own" "cold/T_min" "cold/T_own"
+  "attn::linear (Q|K|V at B*S=4096): $own_rate GFLOP/s; FMA peak: $peak GFLOP/s"
+printf '%-16s %12s %12s %12s %12s %12s %9s %9s %9s %9s %9s\n' shape "attn cold" "attn warm" \
+  "ORT Attn" "ORT MHA" "PyTorch" "T_min" "T_own" "T_peak" "cold/T_min" "cold/T_own"
 for shape in $SHAPES; do
   IFS=x read -r B S causal <<<"$shape"
   $PY -c "import numpy as np; np.save('$WORK/x.npy', np.random.default_rng(1).standard_normal(($B, $S, 768), dtype=np.float32))"
@@ -74,6 +79,7 @@ att=4.0*B*12*S*S*64
 print(2.0*B*S*C*3*C + 2.0*B*S*C*C + (att/2 if c else att))")
   tmin=$(awk "BEGIN {printf \"%.1f\", $flops / ($rate * 1e9) * 1e3}")
   town=$(awk "BEGIN {printf \"%.1f\", $flops / ($own_rate * 1e9) * 1e3}")
+  tpeak=$(awk "BEGIN {printf \"%.1f\", $flops / ($peak * 1e9) * 1e3}")
   cold=()
   for _ in $(seq "$REPS"); do
     "$BUILD/attn-run" -q --config "$WORK/config_$causal.json" --input "$WORK/x.npy" --no-attn \
@@ -116,11 +122,11 @@ for name in ("torch", "ort_attention", "ort_mha"):
 print(sorted(times)[(len(times) - 1) // 2])
 PYEOF
 )
-  printf '%-16s %12.1f %12.1f %12.1f %12.1f %12.1f %9.1f %9.1f %9.2f %9.2f\n' \
+  printf '%-16s %12.1f %12.1f %12.1f %12.1f %12.1f %9.1f %9.1f %9.1f %9.2f %9.2f\n' \
     "B=$B S=$S $([[ $causal == 1 ]] && echo causal || echo bidir)" \
-    "$cold_ms" "$warm_ms" "${ort[0]}" "${ort[1]}" "$torch_ms" "$tmin" "$town" \
+    "$cold_ms" "$warm_ms" "${ort[0]}" "${ort[1]}" "$torch_ms" "$tmin" "$town" "$tpeak" \
     "$(awk "BEGIN {print $cold_ms / $tmin}")" "$(awk "BEGIN {print $cold_ms / $town}")"
   best_ort=$(printf '%s\n' "${ort[@]}" | sort -g | head -1)
-  echo "  ratios: attn cold / ORT best $(awk "BEGIN {printf \"%.2f\", $cold_ms / $best_ort}"), attn cold / PyTorch $(awk "BEGIN {printf \"%.2f\", $cold_ms / $torch_ms}"); outputs agree within 1e-4"
+  echo "  ratios: attn cold / ORT best $(awk "BEGIN {printf \"%.2f\", $cold_ms / $best_ort}"), attn cold / PyTorch $(awk "BEGIN {printf \"%.2f\", $cold_ms / $torch_ms}"), ORT best / 2 / T_peak $(awk "BEGIN {printf \"%.2f\", $best_ort / 2 / $tpeak}") (below 1: half ORT's time is beyond the machine); outputs agree within 1e-4"
 done
 echo "(milliseconds, medians of $REPS runs; cold = a fresh attn-run process, warm = repeated calls)"
