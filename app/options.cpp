@@ -9,6 +9,7 @@
 #include "attn/layout.h"
 #include "attn/version.h"
 #include "help.h"
+#include "plot_module.h"
 #include "term.h"
 
 namespace app {
@@ -262,6 +263,7 @@ void check_option_combinations(const Options& opt) {
                "to format");
   if (opt.labels_spec && opt.labels_file)
     throw both("--labels", "--labels-file", "give the labels one way");
+  bool drawn_by_cairo = false;  // --plot FILE.svg or FILE.png (the HTML page needs no cairo)
   if (opt.plot) {
     const std::string& p = *opt.plot;
     auto ends_with = [&](const char* ext) {
@@ -274,6 +276,7 @@ void check_option_combinations(const Options& opt) {
     if (!ends_with(".svg") && !ends_with(".png") && !ends_with(".html"))
       throw Error(Exit::usage,
                   "--plot: expected a file name ending in .svg, .png or .html, found '" + p + "'");
+    drawn_by_cairo = !ends_with(".html");
   }
   if (opt.show && opt.attn_stdout)
     throw both("--show", "--attn-stdout", "both write to stdout; choose one");
@@ -288,6 +291,9 @@ void check_option_combinations(const Options& opt) {
                                                       : "--attn-stdout") +
                                    ": not available with --input-list (draw one input at a time)");
   }
+  // An SVG or PNG is drawn by the picture module (cairo): a missing or stale
+  // one fails here, after the flags and before any input is read (exit 70).
+  if (drawn_by_cairo) load_plot_module();
 }
 
 int worker_threads(const Options& opt) {

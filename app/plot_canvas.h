@@ -1,6 +1,9 @@
 // Two drawing back ends behind one interface, so --plot lays a picture out
 // once: SVG written as XML text (labels stay real <text>, greppable and
 // selectable) and cairo for PNG (cairo draws the fonts and encodes the PNG).
+// attn-run links none of this: plot_canvas.cpp and plot_fonts.cpp form the
+// picture module attn-run-cairo.so, and plot_module.cpp forwards these
+// functions to it (plot_module.h); tests may compile them in directly.
 //
 // Letters: Nq x Nk cells of a heatmap (query rows, key columns).
 #pragma once

@@ -1,5 +1,5 @@
-# `cmake --install`: the executable, the library, its public headers and a
-# CMake package, so that another project can write
+# `cmake --install`: the executable and its picture module, the library, its
+# public headers and a CMake package, so that another project can write
 #   find_package(attn REQUIRED)
 #   target_link_libraries(app PRIVATE attn::attn)
 # (tests/install/ builds such a client against an installed copy).
@@ -9,6 +9,7 @@ include(CMakePackageConfigHelpers)
 set(ATTN_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/attn)
 
 install(TARGETS attn-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS attn-run-cairo LIBRARY DESTINATION ${ATTN_PLOT_MODULE_DIR})  # the picture module
 install(TARGETS attn EXPORT attnTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -6,6 +6,7 @@ include(GNUInstallDirs)
 
 if(NOT EXISTS ${CMAKE_CURRENT_LIST_DIR}/install.cmake)
   install(TARGETS attn-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(TARGETS attn-run-cairo LIBRARY DESTINATION ${ATTN_PLOT_MODULE_DIR})
 endif()
 
 # The completion script, written by the program itself so it lists every flag.
@@ -54,11 +55,12 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 find_program(ATTN_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(ATTN_DPKG_SHLIBDEPS)
-  # Depends computed from the libraries the executable links (OpenBLAS, cairo, zlib, spdlog...).
+  # Depends computed from the libraries every ELF file of the package links: the
+  # executable's (OpenBLAS, zlib, spdlog...) and the picture module's (cairo, fontconfig).
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
-      "libc6, libstdc++6, libgcc-s1, libopenblas0 | libblas3, libcairo2, zlib1g, libspdlog1.10, libfmt9")
+      "libc6, libstdc++6, libgcc-s1, libopenblas0 | libblas3, libcairo2, libfontconfig1, zlib1g, libspdlog1.10, libfmt9")
 endif()
 include(CPack)
 

@@ -3,7 +3,8 @@
 # build tests/install/ (a client using find_package(attn) and attn/api.h)
 # against it, run it on configs/raschka_mha_causal.json and compare its first
 # sequence with the tutorial's table in README.md; check that README.md shows
-# this client's source. Also runs the installed attn-run.
+# this client's source. Also runs the installed attn-run, and draws a PNG with
+# it (the picture module, found from the installed executable).
 # Usage: test_install.sh CMAKE BUILD_DIR SOURCE_DIR CXX [CXX_FLAGS]
 set -eu
 cmake=$1 build=$2 src=$3 cxx=$4 flags=${5:-}
@@ -15,6 +16,12 @@ for f in bin/attn-run include/attn/api.h lib/cmake/attn/attnConfig.cmake; do
   [ -e "$tmp/prefix/$f" ] || { echo "test_install: $f not installed" >&2; exit 1; }
 done
 "$tmp/prefix/bin/attn-run" --version
+# The picture module installs to <libdir>/attn-run and the installed program finds it.
+ls "$tmp"/prefix/lib*/attn-run/attn-run-cairo.so >/dev/null 2>&1 ||
+  { echo "test_install: the picture module attn-run-cairo.so is not installed" >&2; exit 1; }
+(cd "$src" && "$tmp/prefix/bin/attn-run" -q --config configs/warner_causal.json \
+   --plot "$tmp/plot.png" >/dev/null) || { echo "test_install: --plot FILE.png failed" >&2; exit 1; }
+[ -s "$tmp/plot.png" ] || { echo "test_install: no picture" >&2; exit 1; }
 
 "$cmake" -S "$src/tests/install" -B "$tmp/client" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="$flags" \

@@ -2,8 +2,8 @@
 # The .deb end to end: `cpack -G DEB` in the build folder, the package's
 # metadata (name, Depends on the runtime libraries), its files (program, man
 # page, bash completion, examples), then `dpkg-deb -x` into a temporary root
-# and runs from there: --version, a shipped example config, the man page
-# through man, the completion in bash.
+# and runs from there: --version, a shipped example config, a PNG (the picture
+# module, usr/lib*/attn-run), the man page through man, the completion in bash.
 # Usage: tests/package/test_deb.sh BUILD_DIR. Exit 77 (skipped) without the tools.
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -39,6 +39,10 @@ for f in ./usr/bin/attn-run ./usr/share/man/man1/attn-run.1.gz \
          ./usr/share/attn-run/examples/data/sentence_c8.npy; do
   grep -q " $f\$" <<<"$contents" || fail "$f is not in the package"
 done
+grep -Eq " \./usr/lib[^ ]*/attn-run/attn-run-cairo\.so\$" <<<"$contents" ||
+  fail "the picture module (usr/lib*/attn-run/attn-run-cairo.so) is not in the package"
+# dpkg-shlibdeps reads the module too: fontconfig is its library alone.
+grep -q "^Depends:.*libfontconfig1" <<<"$info" || fail "Depends lacks libfontconfig1 (the module's)"
 
 root="$tmp/root"
 dpkg-deb -x "$deb" "$root"
@@ -50,6 +54,10 @@ out=$(cd "$tmp" && "$exe" -q --config "$root/usr/share/attn-run/examples/configs
 # The example run again from inside the unpacked tree, to a folder.
 (cd "$tmp" && "$exe" -q --config "$root/usr/share/attn-run/examples/configs/warner_causal.json" -o out)
 [[ -f $tmp/out/context.npy && -f $tmp/out/attention.npy ]] || fail "no results in out/"
+# A picture: the program finds its picture module in the unpacked tree.
+(cd "$tmp" && "$exe" -q --config "$root/usr/share/attn-run/examples/configs/warner_causal.json" \
+   --plot out/w.png >/dev/null)
+[[ -s $tmp/out/w.png ]] || fail "--plot out/w.png drew nothing"
 
 if command -v man >/dev/null; then
   man -l "$root/usr/share/man/man1/attn-run.1.gz" 2>/dev/null | grep -q -- "--merge-summaries" ||
