@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -81,17 +82,34 @@ int run_input_list(const Options& opt) {
   nlohmann::json done = nlohmann::json::array();
   Progress progress("inputs", mine.size(), Progress::wanted(opt.quiet));
   // Results are committed in groups (kGroupInputs inputs, or what finished in
-  // kGroupSeconds): one commit_together syncs and renames a group's files, so
-  // 1,000 short inputs do not pay 1,000 rounds of fsync. Each input's folder
-  // is still atomic, and what finished is committed before an error ends the run.
-  std::vector<std::unique_ptr<attn::OutputDir>> pending;
+  // kGroupSeconds), so 1,000 short inputs do not pay 1,000 rounds of fsync.
+  // A group's files go to the disk on a helper thread (flush_together) while
+  // the next group computes; this thread renames them (commit_together, the
+  // cleanup signals held off) before the next group's flush starts. Each
+  // input's folder is still atomic, and what finished is committed before an
+  // error ends the run.
+  std::vector<std::unique_ptr<attn::OutputDir>> pending, flushing;
+  std::future<void> flushed;  // declared after `flushing`: joined before those folders go
   auto pending_since = Clock::now();
-  auto commit_pending = [&] {  // once per group: a failed commit is not retried
-    const auto group = std::move(pending);
-    pending.clear();
+  auto pointers = [](const std::vector<std::unique_ptr<attn::OutputDir>>& group) {
     std::vector<attn::OutputDir*> dirs;
     for (const auto& d : group) dirs.push_back(d.get());
-    if (!dirs.empty()) attn::commit_together(dirs);
+    return dirs;
+  };
+  auto finish_flushing = [&] {  // once per group: a failed flush or commit is not retried
+    if (!flushed.valid()) return;
+    const auto group = std::move(flushing);
+    flushing.clear();
+    flushed.get();  // the flush's error, if any
+    attn::commit_together(pointers(group));
+  };
+  auto commit_pending = [&] {
+    finish_flushing();
+    flushing = std::move(pending);
+    pending.clear();
+    if (!flushing.empty())
+      flushed = std::async(std::launch::async,
+                           [dirs = pointers(flushing)] { attn::flush_together(dirs); });
   };
   try {
     for (const ListEntry* e : mine) {
@@ -132,8 +150,10 @@ int run_input_list(const Options& opt) {
       progress.advance(1);
     }
     commit_pending();
+    finish_flushing();
   } catch (...) {
     commit_pending();  // the inputs that finished; the failing one's temporaries are gone
+    finish_flushing();
     throw;
   }
   progress.finish();

@@ -292,14 +292,18 @@ void OutputDir::flush_staged() {
 
 void OutputDir::commit() { commit_together({this}); }
 
-void commit_together(const std::vector<OutputDir*>& dirs) {
-  test_pause_point("commit");
+void flush_together(const std::vector<OutputDir*>& dirs) {
   // Writeback of every file starts first, so the fsyncs that follow wait on
   // I/O already under way together, not on one file's after another's.
   for (OutputDir* d : dirs)
     for (const OutputDir::Staged& s : d->staged_)
       if (s.fd >= 0) ::sync_file_range(s.fd, 0, 0, SYNC_FILE_RANGE_WRITE);
   for (OutputDir* d : dirs) d->flush_staged();
+}
+
+void commit_together(const std::vector<OutputDir*>& dirs) {
+  test_pause_point("commit");
+  flush_together(dirs);
   // One lock per folder: flock on a second descriptor of a folder this
   // process already locked would wait on itself. (device, inode) order.
   std::map<std::pair<dev_t, ino_t>, const std::string*> folders;

@@ -65,6 +65,7 @@ class OutputDir {
   std::vector<std::string> stale_;
   bool committed_ = false;
   friend void commit_together(const std::vector<OutputDir*>& dirs);
+  friend void flush_together(const std::vector<OutputDir*>& dirs);
   std::string temp_name(const std::string& name) const;
   void flush_staged();  // fsync and close every streamed file; Exit::io on failure
   Staged& stage(const std::string& name);  // register a temporary and open it
@@ -77,6 +78,12 @@ class OutputDir {
 // never wait on each other), then every rename happens with the cleanup
 // signals held off. Nothing is renamed unless everything was written.
 void commit_together(const std::vector<OutputDir*>& dirs);
+
+// commit_together's first step alone: every staged file of these folders on
+// the disk and closed (Exit::io on failure). It may run on another thread
+// while this one stages other folders, if nothing touches these folders
+// until it returns; their commit_together then only locks and renames.
+void flush_together(const std::vector<OutputDir*>& dirs);
 
 // Install handlers for every terminating signal of CONTRACT.md ("Output
 // safety rules": HUP INT QUIT TERM USR1 USR2 ALRM XCPU VTALRM PROF) that
