@@ -5,7 +5,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <cmath>
 #include <memory>
 
@@ -13,6 +12,7 @@
 #include "attn/layout.h"
 #include "attn/npy.h"
 #include "progress.h"
+#include "timing.h"
 
 namespace app {
 namespace {
@@ -88,19 +88,15 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   fo.context_done = [&](std::size_t b0, std::size_t nb) {
     if (plan.check_overflow) check_context_finite(res.context, b0, nb);
     if (context_file < 0) return;
-    const auto t_write = std::chrono::steady_clock::now();
+    const auto t_write = Clock::now();
     const std::size_t row = res.context.shape[1] * res.context.shape[2];  // L * O
     plan.out->write_at(context_file, b0 * row, res.context.ptr() + b0 * row, nb * row);
     plan.out->start_writeback(context_file, b0 * row, nb * row);
-    res.context_write_ms +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_write)
-            .count();
+    res.context_write_ms += ms_since(t_write);
   };
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = Clock::now();
   res.forward = attn::forward(w, spec, in.forward_inputs(), res.context, fo);
-  res.compute_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() -
-      res.context_write_ms;
+  res.compute_ms = ms_since(t0) - res.context_write_ms;
   res.context_written = context_file >= 0;
   if (progress) progress->finish();
   if (all) res.maps = std::move(all->maps);
@@ -170,15 +166,13 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
 
 nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& res,
                              const nlohmann::json& extra) {
-  const auto t_write = std::chrono::steady_clock::now();
+  const auto t_write = Clock::now();
   // Header, then the floats straight from the tensor (no encoded copy).
   if (!res.context_written)
     out.write_at(out.add_streamed_npy("context.npy", res.context.shape), 0, res.context.ptr(),
                  res.context.size());
   if (!f.maps_shape) out.remove_on_commit("attention.npy");
-  f.write_ms =
-      res.context_write_ms +
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_write).count();
+  f.write_ms = res.context_write_ms + ms_since(t_write);
   nlohmann::json run = run_json(f, res);
   for (const auto& [key, value] : extra.items()) run[key] = value;
   out.add("run.json", run.dump(2) + "\n");
