@@ -35,8 +35,8 @@ class MappedFile {
   void release(std::size_t offset, std::size_t length) const;
   // [offset, offset + length) into dst by pread of the file at the path,
   // opened again (no descriptor stays open); false when the path now holds
-  // another file. Exit::data naming `name` when it was truncated meanwhile,
-  // Exit::no_input when the read fails.
+  // another file or this one got shorter (the mapping's check_intact then
+  // names it). Exit::no_input naming `name` when the read fails.
   bool read(std::size_t offset, std::size_t length, void* dst, const std::string& name) const;
 
  private:

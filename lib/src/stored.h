@@ -35,8 +35,8 @@ class Region {
   // Copy [offset, offset + length) of the data into dst by a positioned read
   // of the file, without mapping it: on this VM faulting a mapping in costs
   // about 3x the copy (12.6 MB: 8 ms against 2.5). False when this region
-  // cannot (not a plain file span, or the file was replaced since it was
-  // opened); the caller then uses bytes().
+  // cannot (not a plain file span, or the file was replaced or shortened
+  // since it was opened); the caller then uses bytes().
   virtual bool read(std::size_t offset, std::size_t length, void* dst,
                     const std::string& name) const {
     (void)offset, (void)length, (void)dst, (void)name;
