@@ -150,18 +150,22 @@ TEST_CASE("kernels: tile products match double loops, remainders and diagonals i
             auto past = [&](std::size_t r, std::size_t j) {
               return diagonal && std::ptrdiff_t(j) > std::ptrdiff_t(r) + off;
             };
-            // Scores: c (n, m) = 0.5 * a (n, K) kt (K, m).
-            const std::size_t lda = K + 3, ldt = m + 5, ldc = m + 2;
-            const auto a = lcg_floats(n * lda, 1), kt = lcg_floats(K * ldt, 2);
+            // Scores: c (n, m) = 0.5 * a (n, K) kt (K, m), kt columns [col0, col0 + m)
+            // of a packed (K, col0 + m + 3): a view that starts inside a panel gathers it.
+            const std::size_t col0 = m % 2 ? 5 : 0;
+            const std::size_t lda = K + 3, ldt = col0 + m + 3, ldc = m + 2;
+            const auto a = lcg_floats(n * lda, 1), kt_all = lcg_floats(K * ldt, 2);
+            std::vector<float> kt_packed(panels_floats(K, ldt));
+            const Panels kt = pack_panels(kt_all.data(), ldt, 1, K, ldt, kt_packed.data());
             std::vector<float> c(n * ldc, 7.0f);
-            tile_gemm(n, m, K, 0.5f, a.data(), lda, kt.data(), ldt, 0.0f, c.data(), ldc,
+            tile_gemm(n, m, K, 0.5f, a.data(), lda, kt.cols_from(col0), 0.0f, c.data(), ldc,
                       diagonal ? Diagonal{Diagonal::columns, off} : Diagonal{});
             double worst = 0;
             for (std::size_t r = 0; r < n; ++r) {
               for (std::size_t j = 0; j < m; ++j) {
                 double want = 0;
                 for (std::size_t k = 0; k < K; ++k)
-                  want += double(a[r * lda + k]) * kt[k * ldt + j];
+                  want += double(a[r * lda + k]) * kt_all[k * ldt + col0 + j];
                 const float got = c[r * ldc + j];
                 if (past(r, j))  // not needed: 0 or the value, never stale memory
                   REQUIRE((got == 0.0f || std::fabs(got - 0.5 * want) < 1e-4));
@@ -172,23 +176,27 @@ TEST_CASE("kernels: tile products match double loops, remainders and diagonals i
             }
             CHECK(worst < 1e-4);
 
-            // P v: y (n, N) = p (n, m) v (m, N) + beta y, p 0 past the diagonal.
-            const std::size_t N = K, ldp = m + 1, ldv = N + 4, ldy = N + 2;
+            // P v: y (n, N) = p (n, m) v (m, N) + beta y, p 0 past the diagonal;
+            // v rows [row0, row0 + m) of a packed (row0 + m, N), given transposed.
+            const std::size_t row0 = n % 2 ? 3 : 0;
+            const std::size_t N = K, ldp = m + 1, ldvt = row0 + m + 4, ldy = N + 2;
             auto p = lcg_floats(n * ldp, 3);
             for (std::size_t r = 0; r < n; ++r)
               for (std::size_t j = 0; j < m; ++j)
                 if (past(r, j)) p[r * ldp + j] = 0;
-            const auto v = lcg_floats(m * ldv, 4);
+            const auto vt = lcg_floats(N * ldvt, 4);  // (N, ldvt): v^T
+            std::vector<float> v_packed(panels_floats(row0 + m, N));
+            const Panels v = pack_panels(vt.data(), 1, ldvt, row0 + m, N, v_packed.data());
             for (float beta : {0.0f, 1.0f}) {
               std::vector<float> y = lcg_floats(n * ldy, 5), y0 = y;
-              tile_gemm(n, N, m, 1.0f, p.data(), ldp, v.data(), ldv, beta, y.data(), ldy,
+              tile_gemm(n, N, m, 1.0f, p.data(), ldp, v.rows_from(row0), beta, y.data(), ldy,
                         diagonal ? Diagonal{Diagonal::depth, off} : Diagonal{});
               double worst_pv = 0;
               for (std::size_t r = 0; r < n; ++r) {
                 for (std::size_t d = 0; d < N; ++d) {
                   double want = beta * y0[r * ldy + d];
                   for (std::size_t j = 0; j < m; ++j)
-                    want += double(p[r * ldp + j]) * v[j * ldv + d];
+                    want += double(p[r * ldp + j]) * vt[d * ldvt + row0 + j];
                   worst_pv = std::max(worst_pv, std::fabs(y[r * ldy + d] - want));
                 }
                 CHECK(y[r * ldy + N] == y0[r * ldy + N]);  // past the row: untouched
@@ -237,13 +245,13 @@ TEST_CASE("kernels: scores that overflow to -inf are an overflow, not a masked r
   for (float sign : {-1.0f, 1.0f}) {
     CAPTURE(sign);
     for (float& x : kt) x = sign * 1e20f;
+    std::vector<float> kt_packed(panels_floats(D, T)), v_packed(panels_floats(T, D));
     HeadView hv;
     hv.q = q.data();
-    hv.kt = kt.data();
-    hv.v = v.data();
+    hv.kt = pack_panels(kt.data(), T, 1, D, T, kt_packed.data());
+    hv.v = pack_panels(v.data(), D, 1, T, D, v_packed.data());
     hv.y = y.data();
-    hv.ld_q = hv.ld_y = hv.ld_kv = D;
-    hv.ld_kt = T;
+    hv.ld_q = hv.ld_y = D;
     hv.L = 1;
     hv.T = hv.T_ext = T;
     hv.D = D;

@@ -1,6 +1,6 @@
 // The attention forward pass of CONTRACT.md "Scores, in order":
-//   1-2. projections, then qk_norm and rope once per position, then the keys
-//        transposed per head for the score tiles (attention_project.cpp);
+//   1-2. projections, then qk_norm and rope once per position, then k^T and
+//        v packed per KV head for the tile products (attention_project.cpp);
 //   3-8. per (batch, head, query block) tasks on the thread layer: score
 //        tiles (attention_scores.cpp) into a streaming online softmax, or exact
 //        rows handed to the AttentionSink;
@@ -171,7 +171,7 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
     // 1-2. q, k, v; qk_norm and rope in place, once per position.
     detail::project(w, spec, in, b0, nb, threads, p);
     detail::position_stage(w, spec, in, p, threads);
-    detail::transpose_keys(g, p, threads);
+    detail::pack_keys_values(g, p, threads);
 
     // 3-8. Tasks (b, h, query block); the largest causal blocks (last rows)
     // first so the dynamic schedule ends evenly.
@@ -182,12 +182,10 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
       HeadView hv;
       // Query head h reads KV head h / (H / Hkv) (repeat_kv) in place: no copy per query head.
       hv.q = p.q + bc * L * p.ld_q + h * D;
-      hv.kt = p.kt + (bc * g.Hkv + g.kv_head(h)) * D * Tx;
-      hv.v = p.v + bc * Tx * p.ld_kv + g.kv_head(h) * D;
+      hv.kt = p.kt[bc * g.Hkv + g.kv_head(h)];
+      hv.v = p.v_packed[bc * g.Hkv + g.kv_head(h)];
       hv.y = p.q + bc * L * p.ld_q + h * D;  // y overwrites this head's q rows: no extra buffer
       hv.ld_q = hv.ld_y = p.ld_q;
-      hv.ld_kv = p.ld_kv;
-      hv.ld_kt = p.ld_kt;
       hv.L = L;
       hv.T = T;
       hv.T_ext = Tx;

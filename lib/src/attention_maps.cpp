@@ -20,8 +20,8 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // y[i0:i0+n] (+)= P[:, j0:j0+len] v[j0:j0+len]   (n, D)
 void weights_times_v(const HeadView& hv, std::size_t i0, std::size_t n, const float* rows,
                      std::size_t ldr, std::size_t j0, std::size_t len, float beta) {
-  tile_gemm(n, hv.D, len, 1.0f, rows + j0, ldr, hv.v + j0 * hv.ld_kv, hv.ld_kv, beta,
-            hv.y + i0 * hv.ld_y, hv.ld_y,
+  tile_gemm(n, hv.D, len, 1.0f, rows + j0, ldr, hv.v.rows_from(j0), beta, hv.y + i0 * hv.ld_y,
+            hv.ld_y,
             hv.causal && j0 < hv.T ? causal_diagonal(Diagonal::depth, i0, j0) : Diagonal{});
 }
 

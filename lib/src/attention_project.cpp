@@ -1,5 +1,5 @@
 // Stages 1-3 of the forward pass (forward_stages.h): the projections, then
-// qk_norm and rope once per position, then the keys transposed per head.
+// qk_norm and rope once per position, then k^T and v packed per KV head.
 //
 // Letters: B batch, L queries, T keys, T' = T + extra keys, C hidden,
 // Ck/Cv key/value source widths, H heads, Hkv key/value heads, D head size.
@@ -169,24 +169,22 @@ void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardIn
   });
 }
 
-void transpose_keys(const Geometry& g, Projected& p, int threads) {
-  const std::size_t D = g.D, Tx = p.T_ext;
-  p.ld_kt = Tx;
-  p.kt = reserve(p.kt_buf, p.kt_cap, p.B * g.Hkv * D * Tx);
-  // Tasks of (batch row, KV head, 512 keys); 16 keys at a time, so each
-  // k^T row gets whole cache lines.
-  constexpr std::size_t kKeys = 512, kLine = 16;
-  const std::size_t blocks = (Tx + kKeys - 1) / kKeys;
-  kernels::parallel_for(p.B * g.Hkv * blocks, threads, [&](std::size_t task, int) {
-    const std::size_t bg = task / blocks, j_end = std::min(Tx, (task % blocks + 1) * kKeys);
-    const std::size_t b = bg / g.Hkv, kvh = bg % g.Hkv;
-    const float* k = p.k + b * Tx * p.ld_kv + kvh * D;  // (T', D), stride ld_kv
-    float* kt = p.kt + bg * D * Tx;                     // (D, T'), stride T'
-    for (std::size_t j0 = (task % blocks) * kKeys; j0 < j_end; j0 += kLine) {
-      const std::size_t m = std::min(kLine, j_end - j0);
-      for (std::size_t d = 0; d < D; ++d)
-        for (std::size_t j = 0; j < m; ++j) kt[d * Tx + j0 + j] = k[(j0 + j) * p.ld_kv + d];
-    }
+void pack_keys_values(const Geometry& g, Projected& p, int threads) {
+  const std::size_t D = g.D, Tx = p.T_ext, heads = p.B * g.Hkv;
+  const std::size_t kt_floats = kernels::panels_floats(D, Tx);
+  const std::size_t v_floats = kernels::panels_floats(Tx, D);
+  float* kt = reserve(p.kt_buf, p.kt_cap, heads * kt_floats);
+  float* v = reserve(p.v_buf, p.v_cap, heads * v_floats);
+  p.kt.resize(heads);
+  p.v_packed.resize(heads);
+  // Tasks of (batch row, KV head, k or v).
+  kernels::parallel_for(heads * 2, threads, [&](std::size_t task, int) {
+    const std::size_t bg = task / 2, b = bg / g.Hkv, kvh = bg % g.Hkv;
+    const std::size_t at = b * Tx * p.ld_kv + kvh * D;  // (T', D) rows of k and v, stride ld_kv
+    if (task % 2 == 0)                                  // k^T (D, T'): its row d is column d of k
+      p.kt[bg] = kernels::pack_panels(p.k + at, 1, p.ld_kv, D, Tx, kt + bg * kt_floats);
+    else
+      p.v_packed[bg] = kernels::pack_panels(p.v + at, p.ld_kv, 1, Tx, D, v + bg * v_floats);
   });
 }
 

@@ -42,7 +42,7 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
   assert(j0 + mb <= hv.T_ext && (j0 >= hv.T || j0 + mb <= hv.T) && ldt >= mb);
   // 3. tile = scale * q[i0:i0+n] k[j0:j0+mb]^T; under causal, entries past the
   // diagonal (j > i, masked in step 7) are not computed.
-  tile_gemm(n, mb, hv.D, hv.scale, hv.q + i0 * hv.ld_q, hv.ld_q, hv.kt + j0, hv.ld_kt, 0.0f, tile,
+  tile_gemm(n, mb, hv.D, hv.scale, hv.q + i0 * hv.ld_q, hv.ld_q, hv.kt.cols_from(j0), 0.0f, tile,
             ldt, hv.causal && j0 < hv.T ? causal_diagonal(Diagonal::columns, i0, j0) : Diagonal{});
   check_scores(hv, i0, n, tile, ldt, mb);  // before the masks add their own -inf
   // 4. softcap (the extra columns too: torch MHA has no softcap, so this is moot there)

@@ -46,7 +46,7 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
     m[r] = m_new;
   }
   // acc += P v[j0:j0+mb]   (n, D); under causal P is 0 past the diagonal.
-  tile_gemm(n, D, mb, 1.0f, tile, mb, hv.v + j0 * hv.ld_kv, hv.ld_kv, 1.0f, acc, D,
+  tile_gemm(n, D, mb, 1.0f, tile, mb, hv.v.rows_from(j0), 1.0f, acc, D,
             hv.causal && j0 < hv.T ? causal_diagonal(Diagonal::depth, i0, j0) : Diagonal{});
 }
 

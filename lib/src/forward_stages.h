@@ -3,8 +3,8 @@
 //      the score kernels address by pointer and leading dimension;
 //   2. position_stage: qk_norm, then rope, once per position (CONTRACT.md
 //      "Scores, in order", steps 1-2), never per tile;
-//   3. transpose_keys: k^T per (batch row, KV head), the layout the score
-//      tiles read (each key a column), made once instead of per tile.
+//   3. pack_keys_values: k^T and v per (batch row, KV head) in the panels the
+//      tile products read (kernels.h Panels), made once instead of per tile.
 //
 // Letters: B batch, L queries, T keys, T' = T plus torch MHA's bias_kv and
 // zero_attn positions, H heads, Hkv key/value heads, D head size.
@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "attn/attention.h"
+#include "kernels.h"
 
 namespace attn::detail {
 
@@ -41,14 +43,14 @@ struct Projected {
   float* k = nullptr;
   float* v = nullptr;
   std::size_t ld_kv = 0;
-  // k^T of batch b0 + b, KV head g: kt + (b*Hkv + g)*D*T', D rows of T' (ld_kt = T').
-  float* kt = nullptr;
-  std::size_t ld_kt = 0;
+  // Packed k^T (D, T') and v (T', D) of batch b0 + b, KV head g: at [b*Hkv + g].
+  std::vector<kernels::Panels> kt, v_packed;
   // Self-attention without extra keys: one (B*L, (H+2*Hkv)*D) buffer, one
-  // GEMM. Otherwise q (B*L, H*D) and k|v (B*T', 2*Hkv*D) apart.
-  Buffer q_buf, kv_buf, kt_buf;
-  std::size_t q_cap = 0, kv_cap = 0, kt_cap = 0;  // their sizes in floats
-  double flops = 0.0;                             // of every chunk so far
+  // GEMM. Otherwise q (B*L, H*D) and k|v (B*T', 2*Hkv*D) apart. kt_buf and
+  // v_buf hold the packed panels.
+  Buffer q_buf, kv_buf, kt_buf, v_buf;
+  std::size_t q_cap = 0, kv_cap = 0, kt_cap = 0, v_cap = 0;  // their sizes in floats
+  double flops = 0.0;                                        // of every chunk so far
 };
 
 // Query rows a chunk aims at: big enough for full-speed GEMMs (two slices
@@ -70,7 +72,7 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
 void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
                     Projected& p, int threads);
 
-// Step 3: p.kt from p.k, after step 2 (the extra keys included).
-void transpose_keys(const Geometry& g, Projected& p, int threads);
+// Step 3: p.kt and p.v_packed from p.k and p.v, after step 2 (the extra keys included).
+void pack_keys_values(const Geometry& g, Projected& p, int threads);
 
 }  // namespace attn::detail

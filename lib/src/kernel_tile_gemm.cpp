@@ -1,16 +1,17 @@
 // The two small products of an attention tile, register-blocked with xsimd
 // instead of a BLAS call per tile: at these sizes (128 x 256 x 64) OpenBLAS
-// spends a good part of each call packing both operands, and its kernel for
-// this machine's OpenBLAS core type is 8 lanes wide where the CPU has 16.
+// spends a good part of each call packing both operands, and on AVX-512 its
+// kernel for OpenBLAS's core type there is 8 lanes wide where the CPU has 16.
 //
-//   scores:  C (n, m) = scale * q (n, D) k^T (D, m)      (k^T: the keys transposed
-//                                                        once per chunk, forward_stages.h)
+//   scores:  C (n, m) = scale * q (n, D) k^T (D, m)      (k^T and v packed once
+//                                                        per chunk, forward_stages.h)
 //   P v:     C (n, D) = P (n, m) v (m, D) + beta * C
 //
 // Both are C = alpha * A B + beta * C with B's rows contiguous along C's
-// columns, so one micro-kernel (kernel_micro.h) serves both. B is read in
-// place, NR columns at a time; only a last partial panel is copied,
-// zero-padded.
+// columns, so one micro-kernel (kernel_micro.h) serves both. B comes packed
+// in panels NR columns wide (pack_panels, once per batch row and KV head),
+// read in place; only a view starting inside a panel (keys from a padding
+// or window bound) gathers its panels, per call.
 #include <cblas.h>
 
 #include <algorithm>
@@ -56,38 +57,79 @@ std::size_t needed(std::size_t r0, std::size_t mr, std::ptrdiff_t offset, std::s
   return std::min(m, static_cast<std::size_t>(last) + 1);
 }
 
-// Per-thread buffer for packed panels, grown on demand and reused.
+// Per-thread buffer for gathered panels, grown on demand and reused.
 float* panel_buffer(std::size_t floats) {
   thread_local std::vector<float> buffer;
   if (buffer.size() < floats) buffer.resize(floats);
   return buffer.data();
 }
 
+// The panel width of this build's tiles for b with N columns.
+std::size_t panel_width(std::size_t N) {
+  return micro::kOwnTiles ? kNR : std::max<std::size_t>(N, 1);
+}
+
+// Columns [j, j + cols) of b (K rows) as one (K, NR) panel, zero-padded: in
+// place when j starts a panel, else gathered from the two it straddles.
+const float* panel_at(const Panels& b, std::size_t K, std::size_t j, std::size_t cols,
+                      float* gather) {
+  const std::size_t p = j / kNR, o = j % kNR;
+  const float* first = b.data + p * b.stride;
+  if (o == 0) return first;
+  const std::size_t head = std::min(cols, kNR - o);
+  for (std::size_t k = 0; k < K; ++k) {
+    float* row = gather + k * kNR;
+    std::memcpy(row, first + k * kNR + o, head * sizeof(float));
+    if (cols > head)
+      std::memcpy(row + head, first + b.stride + k * kNR, (cols - head) * sizeof(float));
+    std::memset(row + cols, 0, (kNR - cols) * sizeof(float));
+  }
+  return gather;
+}
+
 }  // namespace
 
+std::size_t panels_floats(std::size_t K, std::size_t N) {
+  const std::size_t w = panel_width(N);
+  return (N + w - 1) / w * K * w;
+}
+
+Panels pack_panels(const float* src, std::size_t row_stride, std::size_t col_stride, std::size_t K,
+                   std::size_t N, float* out) {
+  const std::size_t w = panel_width(N), stride = K * w;
+  for (std::size_t j0 = 0; j0 < N; j0 += w) {
+    const std::size_t cols = std::min(w, N - j0);
+    float* panel = out + j0 / w * stride;  // (K, w)
+    if (col_stride == 1) {
+      for (std::size_t k = 0; k < K; ++k)
+        std::memcpy(panel + k * w, src + k * row_stride + j0, cols * sizeof(float));
+    } else {  // column by column: each source column (a key's row) read straight
+      for (std::size_t j = 0; j < cols; ++j) {
+        const float* col = src + (j0 + j) * col_stride;
+        for (std::size_t k = 0; k < K; ++k) panel[k * w + j] = col[k * row_stride];
+      }
+    }
+    if (cols < w)
+      for (std::size_t k = 0; k < K; ++k)
+        std::memset(panel + k * w + cols, 0, (w - cols) * sizeof(float));
+  }
+  return {out, w, stride, 0};
+}
+
 void tile_gemm(std::size_t n, std::size_t N, std::size_t K, float alpha, const float* a,
-               std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
-               std::size_t ldc, Diagonal diag) {
-  if constexpr (!micro::kOwnTiles) {  // every entry computed: the diagonal only saves work
+               std::size_t lda, const Panels& b, float beta, float* c, std::size_t ldc,
+               Diagonal diag) {
+  if constexpr (!micro::kOwnTiles) {  // one row-major panel; the diagonal only saves work
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(N),
-                static_cast<int>(K), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb),
-                beta, c, static_cast<int>(ldc));
+                static_cast<int>(K), alpha, a, static_cast<int>(lda), b.data + b.col0,
+                static_cast<int>(b.width), beta, c, static_cast<int>(ldc));
     return;
   }
-  const std::size_t full = N / kNR, rest = N - full * kNR;
-  float* tail = nullptr;  // (K, NR): the last partial panel of b, zero-padded
-  if (rest) {
-    tail = panel_buffer(K * kNR);
-    for (std::size_t k = 0; k < K; ++k) {
-      std::memcpy(tail + k * kNR, b + k * ldb + full * kNR, rest * sizeof(float));
-      std::memset(tail + k * kNR + rest, 0, (kNR - rest) * sizeof(float));
-    }
-  }
+  float* gather = b.col0 % kNR ? panel_buffer(K * kNR) : nullptr;
   // Panel by panel (it stays in L1), the row blocks of a streaming past it.
-  for (std::size_t p = 0; p < full + (rest ? 1 : 0); ++p) {
-    const std::size_t j0 = p * kNR, cols = p == full ? rest : kNR;
-    const float* panel = p == full ? tail : b + j0;
-    const std::size_t ldp = p == full ? kNR : ldb;
+  for (std::size_t j0 = 0; j0 < N; j0 += kNR) {
+    const std::size_t cols = std::min(kNR, N - j0);
+    const float* panel = panel_at(b, K, b.col0 + j0, cols, gather);
     for (std::size_t r0 = 0; r0 < n; r0 += kMR) {
       const std::size_t mr = std::min(kMR, n - r0);
       float* out = c + r0 * ldc + j0;
@@ -99,7 +141,7 @@ void tile_gemm(std::size_t n, std::size_t N, std::size_t K, float alpha, const f
       }
       if (diag.kind == Diagonal::depth) depth = needed(r0, mr, diag.offset, K);
       micro::with_rows(mr, [&](auto rows) {
-        micro::block<rows>(a + r0 * lda, lda, panel, ldp, depth,
+        micro::block<rows>(a + r0 * lda, lda, panel, kNR, depth,
                            [&](std::size_t r, Batch lo, Batch hi) {
                              store_row(out + r * ldc, cols, lo, hi, alpha, beta);
                            });

@@ -60,11 +60,36 @@ struct Diagonal {
   std::ptrdiff_t offset = 0;
 };
 
-// c (n, N), ldc = alpha * a (n, K), lda times b (K, N), ldb + beta * c
-// (beta 0: c is only written). Rows of b are contiguous along N.
+// b (K, N) in the layout tile_gemm reads: column panels, panel p holding
+// columns [p * width, p * width + width) as K rows of `width` floats at
+// data + p * stride. pack_panels makes it once per (batch, KV head): panels
+// one micro-kernel block wide (kNR) where tiles use attn-run's own kernel, so
+// every block streams one contiguous panel (a k^T row read in place is 4 KiB
+// from the next at T = 1024: one L1 set for the whole panel); one panel of
+// all N columns, row-major, where tiles call BLAS. A view starts at row 0 of
+// the given data and at column col0.
+struct Panels {
+  const float* data = nullptr;
+  std::size_t width = 0, stride = 0;
+  std::size_t col0 = 0;
+  Panels rows_from(std::size_t r) const { return {data + r * width, width, stride, col0}; }
+  Panels cols_from(std::size_t j) const { return {data, width, stride, col0 + j}; }
+};
+
+// Floats pack_panels writes for b (K, N).
+std::size_t panels_floats(std::size_t K, std::size_t N);
+
+// out = b (K, N) packed, b(k, j) = src[k * row_stride + j * col_stride]
+// (col_stride 1: row-major b; row_stride 1: b given transposed, as the keys
+// k (T', D) give k^T). Columns past N in the last panel are zeros.
+Panels pack_panels(const float* src, std::size_t row_stride, std::size_t col_stride, std::size_t K,
+                   std::size_t N, float* out);
+
+// c (n, N), ldc = alpha * a (n, K), lda times b (K, N) + beta * c (beta 0: c
+// is only written).
 void tile_gemm(std::size_t n, std::size_t N, std::size_t K, float alpha, const float* a,
-               std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
-               std::size_t ldc, Diagonal diag = {});
+               std::size_t lda, const Panels& b, float beta, float* c, std::size_t ldc,
+               Diagonal diag = {});
 
 // The diagonal of a causal tile whose rows start at query i0 and columns at
 // key j0: key j is past row r's last key when j > r + (i0 - j0).
@@ -102,18 +127,18 @@ class BlasThreads {
 // ---- per-head attention (attention_scores.cpp, attention_stream.cpp, attention_maps.cpp) ----
 
 // One (batch, head) of the score space (CONTRACT.md "Scores, in order").
-// q (L, D), v (T', D) and k^T (D, T') are matrices inside the projection
-// buffers, addressed by pointer offset and leading dimension (no copies; query
-// heads of one KV group share k^T, v). T' = T keys plus the extra columns of torch
-// MHA (bias_kv, zero_attn) at [T, T'), which every mask treats as allowed
-// and no position bias touches.
+// q (L, D) is a matrix inside the projection buffer, addressed by pointer
+// offset and leading dimension; k^T (D, T') and v (T', D) are packed once
+// per (batch, KV head) (query heads of one KV group share them). T' = T keys plus the extra columns
+// of torch MHA (bias_kv, zero_attn) at [T, T'), which every mask treats as allowed and no position
+// bias touches.
 struct HeadView {
-  const float* q = nullptr;   // (L, D), stride ld_q
-  const float* kt = nullptr;  // k^T (D, T'), stride ld_kt: key j in column j
-  const float* v = nullptr;   // (T', D), stride ld_kv
-  float* y = nullptr;         // (L, D), stride ld_y; may alias q (each task reads
-                              // its q rows before writing the same y rows)
-  std::size_t ld_q = 0, ld_kt = 0, ld_kv = 0, ld_y = 0;
+  const float* q = nullptr;  // (L, D), stride ld_q
+  Panels kt;                 // k^T (D, T'): key j in column j
+  Panels v;                  // (T', D)
+  float* y = nullptr;        // (L, D), stride ld_y; may alias q (each task reads
+                             // its q rows before writing the same y rows)
+  std::size_t ld_q = 0, ld_y = 0;
   std::size_t L = 0, T = 0, T_ext = 0, D = 0;  // T_ext = T'
   float scale = 1.0f;
   float softcap = 0.0f;    // 0 = none
