@@ -1,13 +1,15 @@
 // torch.nn.Linear (y = x W^T + b) on the thread layer.
 //
-// Where xsimd has 16 lanes (AVX-512), attn-run's own micro-kernel
-// (kernel_micro.h) computes y^T = W x^T: W's rows are read in place as the
-// broadcast operand, x is packed once per call into panels of NR rows
-// (transposed, K x NR each, a copy as big as x), and each MR x NR block is
-// stored transposed into y with the bias. One core: about 1.6x OpenBLAS
-// 0.3.21's sgemm at the Haswell core type it runs here.
+// Where xsimd has 8 lanes or more (AVX2, AVX-512), attn-run's own
+// micro-kernel (kernel_micro.h) computes y^T = W x^T: W's rows are read in
+// place as the broadcast operand, x is packed once per call into panels of
+// NR rows (transposed, K x NR each, a copy as big as x), and each MR x NR
+// block is stored transposed into y with the bias. W is never copied, so a
+// short input (one of an --input-list) pays no packing of the weights.
+// AVX-512, one core: about 1.6x OpenBLAS 0.3.21's sgemm at its Haswell core
+// type; AVX2 (Zen): the same rate as OpenBLAS on large inputs.
 //
-// Otherwise the rows of x are cut into one slice per worker and each worker
+// Otherwise (SSE2) the rows of x are cut into one slice per worker and each worker
 // calls a single-threaded sgemm. Why not OpenBLAS's own threads: after a threaded call they keep
 // spinning for a while, and on 2 cores that steals one from the attention workers that run next
 // (measured on a GPT-2-small layer, B=4, S=1024, causal: 187 ms with OpenBLAS-threaded projections,

@@ -22,13 +22,19 @@ constexpr std::size_t kNR = 2 * kLanes;
 // registers, 15 of AVX2's 16.
 constexpr std::size_t kMR = kLanes >= 16 ? 8 : 6;
 
-// Where these beat OpenBLAS (measured on this project's AVX-512 machine, one
-// core, OpenBLAS 0.3.21 at its Haswell core type): 8 lanes or more for the
-// attention tiles (128 x 256 x 64: 188 vs 83 GFLOP/s, no packing per call);
-// 16 lanes for the projections. Narrower builds (-DATTN_NATIVE=OFF: SSE2)
-// call OpenBLAS, whose kernels are chosen at run time.
+// Where these beat OpenBLAS 0.3.21, measured on the two machines this
+// project has run on (2 cores each):
+// - attention tiles (128 x 256 x 64, no packing per call): AVX-512, one
+//   core, 188 vs 83 GFLOP/s (OpenBLAS at its Haswell core type); AVX2 (AMD
+//   EPYC, OpenBLAS's Zen kernels) 86-96 vs about 60.
+// - projections: AVX-512, 1.3-1.7x OpenBLAS; AVX2, the same rate at
+//   B*S = 4096 rows and without OpenBLAS's packing of all of W per call,
+//   which took 10% of an --input-list run of 1,000 inputs of S = 128.
+// So 8 lanes or more (AVX2, AVX-512) use them both. Narrower builds
+// (-DATTN_NATIVE=OFF: SSE2) call OpenBLAS, whose kernels are chosen at run
+// time.
 constexpr bool kOwnTiles = kLanes >= 8;
-constexpr bool kOwnProjections = kLanes >= 16;
+constexpr bool kOwnProjections = kLanes >= 8;
 // Whether this build calls OpenBLAS at all. When it does not, no OpenBLAS
 // symbol is referenced and the executable (linked --as-needed) does not load
 // it: about 5 ms less process start on this VM, where every page fault of a
