@@ -219,10 +219,16 @@ OutputDir::Staged& OutputDir::stage(const std::string& name) {
 
 void OutputDir::add(const std::string& name, const std::string& bytes) {
   Staged& st = stage(name);
-  bool ok = write_all(st.fd, bytes.data(), bytes.size()) && ::fsync(st.fd) == 0;
+  // Its fsync waits for the commit (flush_staged), with the other files': an
+  // --input-list run flushes a group's files on a helper thread instead of
+  // one fsync per small file on the main one (0.5-0.8 ms each here). Closed
+  // now, so a folder of many small files holds no descriptor per file.
+  bool ok = write_all(st.fd, bytes.data(), bytes.size());
+  if (ok) ::sync_file_range(st.fd, 0, 0, SYNC_FILE_RANGE_WRITE);
   int saved = errno;
   ::close(st.fd);
   st.fd = -1;
+  st.unsynced = ok;
   errno = saved;
   if (!ok) throw Error(Exit::io, st.final_path + ": write failed: " + errno_text());
 }
@@ -280,11 +286,15 @@ void OutputDir::check_name(const std::string& name) const {
 
 void OutputDir::flush_staged() {
   for (Staged& s : staged_) {
-    if (s.fd < 0) continue;
-    bool ok = ::fsync(s.fd) == 0;
+    if (s.fd < 0 && s.unsynced)  // an add()ed file: fsync through a new descriptor
+      s.fd = ::open(s.temp_path.c_str(), O_RDONLY | O_CLOEXEC);
+    else if (s.fd < 0)
+      continue;
+    bool ok = s.fd >= 0 && ::fsync(s.fd) == 0;
     int saved = errno;
-    ::close(s.fd);
+    if (s.fd >= 0) ::close(s.fd);
     s.fd = -1;
+    s.unsynced = false;
     errno = saved;
     if (!ok) throw Error(Exit::io, s.final_path + ": write failed: " + errno_text());
   }

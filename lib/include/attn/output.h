@@ -25,7 +25,8 @@ class OutputDir {
 
   const std::string& dir() const { return dir_; }
 
-  // Stage `name` with these bytes. Exit::cant_create / Exit::io on failure.
+  // Stage `name` with these bytes: written now, made durable with the other
+  // files at the commit. Exit::cant_create / Exit::io on failure.
   void add(const std::string& name, const std::string& bytes);
 
   // Stage a float32 .npy of this shape whose data is written later, piece by
@@ -57,6 +58,7 @@ class OutputDir {
     std::string final_path;
     std::string temp_path;
     int fd = -1;                  // open while streamed writes are pending
+    bool unsynced = false;        // written and closed, not yet fsynced (add)
     std::size_t data_offset = 0;  // header size of a streamed .npy
     void* live = nullptr;         // its slot in the signal handler's list
   };
