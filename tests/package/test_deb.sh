@@ -27,7 +27,7 @@ for lib in libcairo2 zlib1g libspdlog; do
   grep -q "^Depends:.*$lib" <<<"$info" || fail "Depends lacks $lib"
 done
 # OpenBLAS only when the program loads it: a build whose own kernels replace
-# every OpenBLAS call (AVX-512) does not; the portable one (-DATTN_NATIVE=OFF) does.
+# every OpenBLAS call (AVX2, AVX-512) does not; the portable one (-DATTN_NATIVE=OFF) does.
 if readelf -d "$build/attn-run" | grep -q 'NEEDED.*libopenblas'; then
   grep -q "^Depends:.*libopenblas" <<<"$info" || fail "Depends lacks libopenblas"
 fi
