@@ -35,6 +35,9 @@ constexpr std::size_t kMR = kLanes >= 16 ? 8 : 6;
 // time.
 constexpr bool kOwnTiles = kLanes >= 8;
 constexpr bool kOwnProjections = kLanes >= 8;
+// linear_own packs x with pack_panels, whose panels are kNR wide only where
+// the tiles are attn-run's own.
+static_assert(!kOwnProjections || kOwnTiles);
 // Whether this build calls OpenBLAS at all. When it does not, no OpenBLAS
 // symbol is referenced and the executable (linked --as-needed) does not load
 // it: about 5 ms less process start on this VM, where every page fault of a

