@@ -286,10 +286,9 @@ void OutputDir::check_name(const std::string& name) const {
 
 void OutputDir::flush_staged() {
   for (Staged& s : staged_) {
-    if (s.fd < 0 && s.unsynced)  // an add()ed file: fsync through a new descriptor
-      s.fd = ::open(s.temp_path.c_str(), O_RDONLY | O_CLOEXEC);
-    else if (s.fd < 0)
-      continue;
+    if (s.fd < 0 && !s.unsynced) continue;  // already on the disk
+    // An add()ed file was closed after its write: fsync it through a new descriptor.
+    if (s.fd < 0) s.fd = ::open(s.temp_path.c_str(), O_RDONLY | O_CLOEXEC);
     bool ok = s.fd >= 0 && ::fsync(s.fd) == 0;
     int saved = errno;
     if (s.fd >= 0) ::close(s.fd);

@@ -57,7 +57,7 @@ class OutputDir {
   struct Staged {
     std::string final_path;
     std::string temp_path;
-    int fd = -1;                  // open while streamed writes are pending
+    int fd = -1;                  // open while streamed writes are pending (add_streamed_npy)
     bool unsynced = false;        // written and closed, not yet fsynced (add)
     std::size_t data_offset = 0;  // header size of a streamed .npy
     void* live = nullptr;         // its slot in the signal handler's list
@@ -69,7 +69,8 @@ class OutputDir {
   friend void commit_together(const std::vector<OutputDir*>& dirs);
   friend void flush_together(const std::vector<OutputDir*>& dirs);
   std::string temp_name(const std::string& name) const;
-  void flush_staged();  // fsync and close every streamed file; Exit::io on failure
+  void
+  flush_staged();  // fsync every staged file not yet on the disk, close it; Exit::io on failure
   Staged& stage(const std::string& name);  // register a temporary and open it
   void discard();
 };
