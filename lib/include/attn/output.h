@@ -69,8 +69,8 @@ class OutputDir {
   friend void commit_together(const std::vector<OutputDir*>& dirs);
   friend void flush_together(const std::vector<OutputDir*>& dirs);
   std::string temp_name(const std::string& name) const;
-  void
-  flush_staged();  // fsync every staged file not yet on the disk, close it; Exit::io on failure
+  // fsync every staged file not yet on the disk and close it; Exit::io on failure.
+  void flush_staged();
   Staged& stage(const std::string& name);  // register a temporary and open it
   void discard();
 };
