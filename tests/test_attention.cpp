@@ -122,9 +122,22 @@ void check_case(const Shape& s, bool causal, Pad pad, bool qkv_bias, bool out_pr
 
 TEST_CASE("attention: matches the reference on many shapes, both paths") {
   const std::vector<Shape> shapes = {
-      {1, 1, 3, 1, 2, 2},      {2, 6, 3, 2, 1, 2},      {1, 7, 5, 3, 4, 7},
-      {3, 17, 8, 2, 3, 5},     {2, 65, 16, 4, 8, 16},   {1, 130, 12, 3, 16, 9},
-      {2, 257, 24, 2, 12, 24}, {1, 300, 32, 1, 64, 32},
+      {1, 1, 3, 1, 2, 2},
+      {2, 6, 3, 2, 1, 2},
+      {1, 7, 5, 3, 4, 7},
+      {3, 17, 8, 2, 3, 5},
+      {2, 65, 16, 4, 8, 16},
+      {1, 130, 12, 3, 16, 9},
+      {2, 257, 24, 2, 12, 24},
+      {1, 300, 32, 1, 64, 32},
+      // D a multiple of the panel width: q | k | v projected straight into
+      // panels (kernels::linear_qkv_panels) where no panel of tokens spans
+      // two batch rows (one row a chunk, or S a multiple of 16; B = 40 at
+      // S = 32 is two chunks), rows apart otherwise (S = 40).
+      {1, 100, 32, 2, 16, 32},
+      {3, 32, 64, 2, 32, 48},
+      {40, 32, 32, 2, 16, 32},
+      {2, 40, 32, 2, 16, 32},
   };
   unsigned seed = 1;
   for (const Shape& s : shapes)
@@ -140,7 +153,7 @@ TEST_CASE("attention: grouped-query and multi-query heads match the reference, b
   const std::vector<Shape> shapes = {
       {1, 1, 3, 2, 2, 2, 1},     {2, 6, 8, 4, 2, 8, 2},      {1, 7, 5, 6, 4, 7, 2},
       {3, 17, 8, 6, 3, 5, 3},    {2, 65, 16, 8, 4, 16, 2},   {1, 130, 12, 4, 8, 9, 1},
-      {2, 257, 24, 6, 4, 24, 3}, {1, 300, 32, 4, 16, 32, 1},
+      {2, 257, 24, 6, 4, 24, 3}, {1, 300, 32, 4, 16, 32, 1}, {2, 48, 32, 4, 16, 32, 2},
   };
   unsigned seed = 500;
   for (const Shape& s : shapes)

@@ -23,6 +23,23 @@ float* reserve(Buffer& buf, std::size_t& cap, std::size_t n) {
   return buf.get();
 }
 
+// The buffers of k^T (D, T') and v (T', D) panels of every (batch row, KV
+// head) of the chunk, and p.kt, p.v_packed sized for their views.
+struct KeyValuePanels {
+  float* kt;
+  float* v;
+  std::size_t kt_floats, v_floats;  // per (batch row, KV head)
+};
+KeyValuePanels reserve_panels(const Geometry& g, Projected& p) {
+  const std::size_t heads = p.B * g.Hkv;
+  const std::size_t kt_floats = kernels::panels_floats(g.D, p.T_ext);
+  const std::size_t v_floats = kernels::panels_floats(p.T_ext, g.D);
+  p.kt.resize(heads);
+  p.v_packed.resize(heads);
+  return {reserve(p.kt_buf, p.kt_cap, heads * kt_floats),
+          reserve(p.v_buf, p.v_cap, heads * v_floats), kt_floats, v_floats};
+}
+
 const float* bias_at(const Weights& w, std::size_t row0) {
   return w.b_qkv.data.empty() ? nullptr : w.b_qkv.ptr() + row0;
 }
@@ -90,6 +107,25 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
   const std::size_t C = g.C, HD = g.q_rows(), KV = g.kv_rows();
   const float* xb = x.ptr() + b0 * p.L * C;  // the chunk's first query row
 
+  p.packed = false;
+  if (!in.key && p.T_ext == p.T && !spec.qk_norm && !spec.rope &&
+      kernels::qkv_panels_fit(nb, p.L, g.D)) {
+    // Nothing changes k and v before they are packed: one GEMM writes q
+    // (B*L, H*D) and the panels of k^T and v (stage 3 done here).
+    p.ld_q = HD;
+    p.q = reserve(p.q_buf, p.q_cap, nb * p.L * HD);
+    const KeyValuePanels kv = reserve_panels(g, p);
+    kernels::linear_qkv_panels(xb, C, MatrixRef{w.w_qkv.ptr(), g.qkv_rows(), C}, bias_at(w, 0),
+                               kernels::QkvPanels{p.q, kv.kt, kv.v, nb, p.L, g.H, g.Hkv, g.D},
+                               threads);
+    for (std::size_t bg = 0; bg < nb * g.Hkv; ++bg) {
+      p.kt[bg] = kernels::panels_view(kv.kt + bg * kv.kt_floats, g.D, p.L);
+      p.v_packed[bg] = kernels::panels_view(kv.v + bg * kv.v_floats, p.L, g.D);
+    }
+    p.packed = true;
+    p.flops += 2.0 * double(nb * p.L) * double(C) * double(g.qkv_rows());
+    return;
+  }
   if (!in.key && p.T_ext == p.T) {
     // qkv = x Wqkv^T + b   (B*L, (H+2*Hkv)*D): one GEMM over the chunk's rows.
     const std::size_t ld = g.qkv_rows();
@@ -170,21 +206,17 @@ void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardIn
 }
 
 void pack_keys_values(const Geometry& g, Projected& p, int threads) {
-  const std::size_t D = g.D, Tx = p.T_ext, heads = p.B * g.Hkv;
-  const std::size_t kt_floats = kernels::panels_floats(D, Tx);
-  const std::size_t v_floats = kernels::panels_floats(Tx, D);
-  float* kt = reserve(p.kt_buf, p.kt_cap, heads * kt_floats);
-  float* v = reserve(p.v_buf, p.v_cap, heads * v_floats);
-  p.kt.resize(heads);
-  p.v_packed.resize(heads);
+  if (p.packed) return;  // project wrote the panels
+  const std::size_t D = g.D, Tx = p.T_ext;
+  const KeyValuePanels kv = reserve_panels(g, p);
   // Tasks of (batch row, KV head, k or v).
-  kernels::parallel_for(heads * 2, threads, [&](std::size_t task, int) {
+  kernels::parallel_for(p.B * g.Hkv * 2, threads, [&](std::size_t task, int) {
     const std::size_t bg = task / 2, b = bg / g.Hkv, kvh = bg % g.Hkv;
     const std::size_t at = b * Tx * p.ld_kv + kvh * D;  // (T', D) rows of k and v, stride ld_kv
     if (task % 2 == 0)                                  // k^T (D, T'): its row d is column d of k
-      p.kt[bg] = kernels::pack_panels(p.k + at, 1, p.ld_kv, D, Tx, kt + bg * kt_floats);
+      p.kt[bg] = kernels::pack_panels(p.k + at, 1, p.ld_kv, D, Tx, kv.kt + bg * kv.kt_floats);
     else
-      p.v_packed[bg] = kernels::pack_panels(p.v + at, p.ld_kv, 1, Tx, D, v + bg * v_floats);
+      p.v_packed[bg] = kernels::pack_panels(p.v + at, p.ld_kv, 1, Tx, D, kv.v + bg * kv.v_floats);
   });
 }
 

@@ -5,6 +5,8 @@
 //      "Scores, in order", steps 1-2), never per tile;
 //   3. pack_keys_values: k^T and v per (batch row, KV head) in the panels the
 //      tile products read (kernels.h Panels), made once instead of per tile.
+//      Where nothing changes k and v between 1 and 3 (no qk_norm, rope or
+//      extra keys), project writes those panels itself and 3 has nothing to do.
 //
 // Letters: B batch, L queries, T keys, T' = T plus torch MHA's bias_kv and
 // zero_attn positions, H heads, Hkv key/value heads, D head size.
@@ -45,9 +47,11 @@ struct Projected {
   std::size_t ld_kv = 0;
   // Packed k^T (D, T') and v (T', D) of batch b0 + b, KV head g: at [b*Hkv + g].
   std::vector<kernels::Panels> kt, v_packed;
-  // Self-attention without extra keys: one (B*L, (H+2*Hkv)*D) buffer, one
-  // GEMM. Otherwise q (B*L, H*D) and k|v (B*T', 2*Hkv*D) apart. kt_buf and
-  // v_buf hold the packed panels.
+  bool packed = false;  // project wrote them (no k, v rows: kernels::linear_qkv_panels)
+  // Self-attention without extra keys: one GEMM, into q (B*L, H*D) and the
+  // panels when `packed`, else into one (B*L, (H+2*Hkv)*D) buffer. Otherwise
+  // q (B*L, H*D) and k|v (B*T', 2*Hkv*D) apart. kt_buf and v_buf hold the
+  // packed panels.
   Buffer q_buf, kv_buf, kt_buf, v_buf;
   std::size_t q_cap = 0, kv_cap = 0, kt_cap = 0, v_cap = 0;  // their sizes in floats
   double flops = 0.0;                                        // of every chunk so far

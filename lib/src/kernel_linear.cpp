@@ -6,6 +6,10 @@
 // NR rows (transposed, K x NR each, a copy as big as x), and each MR x NR
 // block is stored transposed into y with the bias. W is never copied, so a
 // short input (one of an --input-list) pays no packing of the weights.
+// Self-attention's q | k | v projection (linear_qkv_panels) stores the key
+// and value columns straight into the panels the attention tiles read
+// (kernels.h Panels), so k and v never exist row-major: no packing pass and
+// 6 MB less fresh memory per chunk of a GPT-2-small layer at S = 1024.
 // AVX-512, one core: about 1.6x OpenBLAS 0.3.21's sgemm at its Haswell core
 // type; AVX2 (Zen): the same rate as OpenBLAS on large inputs.
 //
@@ -36,10 +40,14 @@ constexpr std::size_t kMinColsPerSlice = 64;
 constexpr std::size_t kPanelsPerTask = 4;
 constexpr std::size_t kWRowsPerTask = 256;
 
+// The row of a product block for output column n (a row of W) and the x rows
+// p*NR .. p*NR + rows of x panel p: lo | hi, bias included (entries past
+// `rows` are the bias alone: the panel's zero padding). Written where `Out`
+// says: row-major y, or the panels of keys and values.
+template <class Out>
 void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef& W,
-                const float* bias, float* out, std::size_t ldo, int threads) {
+                const float* bias, int threads, const Out& out) {
   using kernels::micro::Batch;
-  using kernels::micro::kLanes;
   using kernels::micro::kMR;
   using kernels::micro::kNR;
   const std::size_t N = W.rows, K = W.cols;
@@ -68,16 +76,11 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
       const std::size_t mr = std::min(kMR, n1 - r0);
       for (std::size_t p = p0; p < p1; ++p) {
         const std::size_t rows = std::min(kNR, M - p * kNR);  // of x, = columns of the block
-        float* y = out + p * kNR * ldo + r0;                  // y[j][r] = block[r][j]
         kernels::micro::with_rows(mr, [&](auto MR) {
           kernels::micro::block<MR>(W.data + r0 * K, K, xp + p * K * kNR, kNR, K,
                                     [&](std::size_t r, Batch lo, Batch hi) {
-                                      alignas(64) float v[kNR];
-                                      lo.store_aligned(v);
-                                      hi.store_aligned(v + kLanes);
-                                      const float b = bias ? bias[r0 + r] : 0.0f;
-                                      for (std::size_t j = 0; j < rows; ++j)
-                                        y[j * ldo + r] = v[j] + b;
+                                      const Batch b(bias ? bias[r0 + r] : 0.0f);
+                                      out(r0 + r, p, rows, lo + b, hi + b);
                                     });
         });
       }
@@ -85,7 +88,75 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
   });
 }
 
+using kernels::micro::Batch;
+using kernels::micro::kLanes;
+using kernels::micro::kNR;
+
+// y (M, N), leading dimension ld: y[p*NR + j][n] = block row j.
+struct RowMajor {
+  float* y;
+  std::size_t ld;
+  void operator()(std::size_t n, std::size_t p, std::size_t rows, Batch lo, Batch hi) const {
+    alignas(64) float v[kNR];
+    lo.store_aligned(v);
+    hi.store_aligned(v + kLanes);
+    float* col = y + p * kNR * ld + n;
+    for (std::size_t j = 0; j < rows; ++j) col[j * ld] = v[j];
+  }
+};
+
+// Self-attention's q | k | v columns: q row-major, k^T and v in panels
+// (kernels::QkvPanels). A panel of x is one batch row's keys pk*NR.. .
+struct QkvOut {
+  const kernels::QkvPanels& o;
+  RowMajor q;
+  std::size_t HD, KV, row_panels, kt_floats, v_floats;
+  void operator()(std::size_t n, std::size_t p, std::size_t rows, Batch lo, Batch hi) const {
+    if (n < HD) return q(n, p, rows, lo, hi);
+    const std::size_t b = p / row_panels, pk = p % row_panels;
+    const bool is_k = n < HD + KV;
+    const std::size_t c = n - (is_k ? HD : HD + KV), g = c / o.D, d = c % o.D;
+    alignas(64) float v[kNR];
+    lo.store_aligned(v);
+    hi.store_aligned(v + kLanes);
+    if (is_k) {  // row d of k^T (D, L), keys pk*NR..: one panel row, zeros past the last key
+      float* dst = o.kt + (b * o.Hkv + g) * kt_floats + (pk * o.D + d) * kNR;
+      std::fill(v + rows, v + kNR, 0.0f);
+      std::copy(v, v + kNR, dst);
+    } else {  // column d of v (L, D), rows pk*NR..: panel d / NR holds columns of d
+      float* dst =
+          o.v + (b * o.Hkv + g) * v_floats + d / kNR * o.L * kNR + pk * kNR * kNR + d % kNR;
+      for (std::size_t j = 0; j < rows; ++j) dst[j * kNR] = v[j];
+    }
+  }
+};
+
 }  // namespace
+
+namespace kernels {
+
+bool qkv_panels_fit(std::size_t nb, std::size_t L, std::size_t D) {
+  return micro::kOwnProjections && D % kNR == 0 && (nb == 1 || L % kNR == 0);
+}
+
+void linear_qkv_panels(const float* x, std::size_t ldx, const MatrixRef& W, const float* bias,
+                       const QkvPanels& out, int threads) {
+  assert(qkv_panels_fit(out.nb, out.L, out.D));
+  if constexpr (micro::kOwnProjections) {
+    const std::size_t HD = out.H * out.D, KV = out.Hkv * out.D;
+    assert(W.rows == HD + 2 * KV);
+    const QkvOut o{out,
+                   RowMajor{out.q, HD},
+                   HD,
+                   KV,
+                   (out.L + kNR - 1) / kNR,
+                   panels_floats(out.D, out.L),
+                   panels_floats(out.L, out.D)};
+    linear_own(x, ldx, out.nb * out.L, W, bias, threads, o);
+  }
+}
+
+}  // namespace kernels
 
 void linear(const float* a /* (M, K), ld lda */, std::size_t lda, std::size_t M,
             const MatrixRef& W /* (N, K) */, const float* bias /* (N) or nullptr */,
@@ -93,7 +164,7 @@ void linear(const float* a /* (M, K), ld lda */, std::size_t lda, std::size_t M,
   const std::size_t N = W.rows, K = W.cols;
   assert(lda >= K && ldo >= N);
   if constexpr (kernels::micro::kOwnProjections)
-    return linear_own(a, lda, M, W, bias, out, ldo, threads);
+    return linear_own(a, lda, M, W, bias, threads, RowMajor{out, ldo});
   const std::size_t workers = std::size_t(kernels::resolve_threads(threads));
   // Each sgemm call packs the part of W it uses. Many rows: slices of rows,
   // each packing all of W once for many rows. Few rows (one short input of

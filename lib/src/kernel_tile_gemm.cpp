@@ -94,6 +94,11 @@ std::size_t panels_floats(std::size_t K, std::size_t N) {
   return (N + w - 1) / w * K * w;
 }
 
+Panels panels_view(const float* data, std::size_t K, std::size_t N) {
+  const std::size_t w = panel_width(N);
+  return {data, w, K * w, 0};
+}
+
 Panels pack_panels(const float* src, std::size_t row_stride, std::size_t col_stride, std::size_t K,
                    std::size_t N, float* out) {
   const std::size_t w = panel_width(N), stride = K * w;
@@ -120,7 +125,7 @@ Panels pack_panels(const float* src, std::size_t row_stride, std::size_t col_str
       for (std::size_t k = 0; k < K; ++k)
         std::memset(panel + k * w + cols, 0, (w - cols) * sizeof(float));
   }
-  return {out, w, stride, 0};
+  return panels_view(out, K, N);
 }
 
 void tile_gemm(std::size_t n, std::size_t N, std::size_t K, float alpha, const float* a,

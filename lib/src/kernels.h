@@ -10,6 +10,8 @@
 #include <functional>
 #include <vector>
 
+#include "attn/weights.h"
+
 namespace attn::kernels {
 
 // ---- softmax pieces (kernel_softmax.cpp) -----------------------------------
@@ -79,6 +81,9 @@ struct Panels {
 // Floats pack_panels writes for b (K, N).
 std::size_t panels_floats(std::size_t K, std::size_t N);
 
+// The view of b (K, N) packed at data, as pack_panels returns it.
+Panels panels_view(const float* data, std::size_t K, std::size_t N);
+
 // out = b (K, N) packed, b(k, j) = src[k * row_stride + j * col_stride]
 // (col_stride 1: row-major b; row_stride 1: b given transposed, as the keys
 // k (T', D) give k^T). Columns past N in the last panel are zeros.
@@ -96,6 +101,30 @@ void tile_gemm(std::size_t n, std::size_t N, std::size_t K, float alpha, const f
 inline Diagonal causal_diagonal(Diagonal::Kind kind, std::size_t i0, std::size_t j0) {
   return {kind, static_cast<std::ptrdiff_t>(i0) - static_cast<std::ptrdiff_t>(j0)};
 }
+
+// ---- self-attention's projection into panels (kernel_linear.cpp) ----------
+
+// Where linear_qkv_panels writes q | k | v of nb batch rows of L tokens:
+// q (nb * L, H*D) row-major, leading dimension H*D; k^T (D, L) and v (L, D)
+// of batch row b, KV head g packed as pack_panels packs them, at
+// kt + (b*Hkv + g) * panels_floats(D, L) and v + (b*Hkv + g) * panels_floats(L, D).
+struct QkvPanels {
+  float* q = nullptr;
+  float* kt = nullptr;
+  float* v = nullptr;
+  std::size_t nb = 0, L = 0, H = 0, Hkv = 0, D = 0;
+};
+
+// Whether linear_qkv_panels serves this shape: attn-run's own projection
+// kernel, head columns in whole panels (D a multiple of the panel width) and
+// no panel of tokens across two batch rows (nb == 1 or L a multiple of it).
+bool qkv_panels_fit(std::size_t nb, std::size_t L, std::size_t D);
+
+// [q | k | v] = x Wqkv^T + b, written where `out` says: the projection and
+// pack_panels in one pass, with no row-major copy of k and v. x (nb*L, C),
+// leading dimension ldx; W (H*D + 2*Hkv*D, C); bias (rows of W) or nullptr.
+void linear_qkv_panels(const float* x, std::size_t ldx, const MatrixRef& W, const float* bias,
+                       const QkvPanels& out, int threads);
 
 // ---- threads (kernel_parallel.cpp) -----------------------------------------
 
