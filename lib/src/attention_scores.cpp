@@ -44,7 +44,7 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
   // diagonal (j > i, masked in step 7) are not computed.
   tile_gemm(n, mb, hv.D, hv.scale, hv.q + i0 * hv.ld_q, hv.ld_q, hv.kt.cols_from(j0), 0.0f, tile,
             ldt, hv.causal && j0 < hv.T ? causal_diagonal(Diagonal::columns, i0, j0) : Diagonal{});
-  check_scores(hv, i0, n, tile, ldt, mb);  // before the masks add their own -inf
+  check_scores(hv, i0, n, j0, tile, ldt, mb);  // before the masks add their own -inf
   // 4. softcap (the extra columns too: torch MHA has no softcap, so this is moot there)
   if (hv.softcap > 0.0f)
     for (std::size_t r = 0; r < n; ++r) softcap_row(tile + r * ldt, mb, hv.softcap);
@@ -68,8 +68,7 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
     }
     // 7. keys not allowed. Causal and the window are bands: only the tile's
     // part outside [lo, hi) is filled, nothing when the tile lies inside.
-    std::size_t lo = 0, hi = mb;
-    if (hv.causal) hi = i + 1 > j0 ? std::min(mb, i + 1 - j0) : 0;
+    std::size_t lo = 0, hi = causal_prefix(hv, i, j0, mb);
     if (hv.window) {
       if (i + 1 > hv.window + j0) lo = std::min(mb, i + 1 - hv.window - j0);
       if (!hv.causal) hi = std::min(hi, i + hv.window > j0 ? i + hv.window - j0 : 0);

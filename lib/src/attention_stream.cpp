@@ -28,15 +28,18 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
   float* l = sc.l.data();      // (n) running sum of exp(score - m)
   for (std::size_t r = 0; r < n; ++r) {
     float* row = tile + r * mb;
-    const float tile_max = row_max(row, mb);
+    // Past the causal diagonal the row is -inf: weights 0, no exp.
+    const std::size_t cols = causal_prefix(hv, i0 + r, j0, mb);
+    std::memset(row + cols, 0, (mb - cols) * sizeof(float));
+    const float tile_max = row_max(row, cols);
     if (tile_max == kNegInf) {  // no allowed key in this tile for this row
-      std::memset(row, 0, mb * sizeof(float));
+      std::memset(row, 0, cols * sizeof(float));
       continue;
     }
     sc.allowed[r] = 1;
     const float m_new = std::max(m[r], tile_max);
     const float factor = std::exp(m[r] - m_new);  // 0 when m[r] was -inf
-    const float s = exp_shift_sum(row, mb, m_new);
+    const float s = exp_shift_sum(row, cols, m_new);
     check_row_sum(hv, i0 + r, s);
     if (factor != 1.0f) {
       scale_row(acc + r * D, D, factor);

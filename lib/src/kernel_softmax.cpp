@@ -166,11 +166,12 @@ bool all_finite(const float* v, std::size_t n) {
   return total == total;
 }
 
-void check_scores(const HeadView& hv, std::size_t i0, std::size_t n, const float* tile,
-                  std::size_t ldt, std::size_t mb) {
+void check_scores(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0,
+                  const float* tile, std::size_t ldt, std::size_t mb) {
   if (!hv.check_overflow) return;
   for (std::size_t r = 0; r < n; ++r)
-    if (!all_finite(tile + r * ldt, mb)) overflow(hv, i0 + r, "attention scores");
+    if (!all_finite(tile + r * ldt, causal_prefix(hv, i0 + r, j0, mb)))
+      overflow(hv, i0 + r, "attention scores");
 }
 
 void check_row_sum(const HeadView& hv, std::size_t row, float sum) {

@@ -5,6 +5,7 @@
 // Letters: B batch, S sequence, C hidden, H heads, D head size, O out size.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -39,10 +40,12 @@ struct HeadView;
 // +inf) and output rows [i0, i0+n) of y that are not finite are an
 // Error(Exit::data) naming the batch, head and query row.
 void check_row_sum(const HeadView& hv, std::size_t row, float sum);
-// Scores q k^T of tile rows [i0, i0+n) (n, mb), ld ldt, that are inf or NaN:
-// an overflow even where it gave -inf, which would pass for a masked key.
-void check_scores(const HeadView& hv, std::size_t i0, std::size_t n, const float* tile,
-                  std::size_t ldt, std::size_t mb);
+// Scores q k^T of tile rows [i0, i0+n) (n, mb; keys from j0), ld ldt, that
+// are inf or NaN: an overflow even where it gave -inf, which would pass for a
+// masked key. Under causal only each row's causal_prefix is checked: the
+// rest is masked (and partly never computed).
+void check_scores(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0,
+                  const float* tile, std::size_t ldt, std::size_t mb);
 void check_output_rows(const HeadView& hv, std::size_t i0, std::size_t n);
 // Every value of v[0..n) finite (vectorized).
 bool all_finite(const float* v, std::size_t n);
@@ -190,6 +193,15 @@ struct HeadView {
   std::size_t batch = 0, head = 0;  // for naming an overflow
   bool check_overflow = true;
 };
+
+// Of a tile's keys [j0, j0 + mb), the first ones query row i may see under
+// causal: all mb without causal or for the extra keys (j0 >= T). Step 7 makes
+// the rest of the row -inf, so the passes over a row after it stop there.
+inline std::size_t causal_prefix(const HeadView& hv, std::size_t i, std::size_t j0,
+                                 std::size_t mb) {
+  if (!hv.causal || j0 >= hv.T) return mb;
+  return i + 1 > j0 ? std::min(mb, i + 1 - j0) : 0;
+}
 
 // Per-worker scratch, grown on demand and reused across tasks.
 struct Scratch {
