@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "attn/error.h"
@@ -128,6 +129,26 @@ TEST_CASE("npy: non-finite values are refused with the first multi-index") {
                Exit::data, "o.npy", "(1, 0)");
   expect_error([&] { to_float32(read_npy(fixture("dtype_i2_be.npy")), "i.npy", false); },
                Exit::data, "i.npy", "int16");
+}
+
+TEST_CASE("first_nonfinite: the first inf or NaN, across and inside its 4096-value blocks") {
+  std::vector<float> v(10000, 1.0f);
+  v[7] = std::numeric_limits<float>::max();  // finite: every exponent bit but one
+  v[8] = -std::numeric_limits<float>::denorm_min();
+  CHECK(first_nonfinite(v.data(), v.size()) == v.size());
+  CHECK(first_nonfinite(v.data(), 0) == 0);
+  for (std::size_t at : {std::size_t(0), std::size_t(4095), std::size_t(4096), std::size_t(9999)})
+    for (float bad :
+         {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+          std::numeric_limits<float>::quiet_NaN()}) {
+      CAPTURE(at);
+      CAPTURE(bad);
+      std::vector<float> w = v;
+      w[at] = bad;
+      if (at + 3 < w.size()) w[at + 3] = bad;  // a later one in the same block is not the first
+      CHECK(first_nonfinite(w.data(), w.size()) == at);
+      CHECK(first_nonfinite(w.data(), at) == at);  // a range that stops before it
+    }
 }
 
 TEST_CASE("npy: masks from bool, int and 0/1 float arrays") {

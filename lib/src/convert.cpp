@@ -273,31 +273,30 @@ void convert_rows(const std::uint8_t* p, const Stored& s, std::size_t row0, std:
     }
   }
   if (allow_nonfinite) return;
-  for (std::size_t i = 0; i < rows * K; ++i) {
-    if (std::isfinite(dst[i])) continue;
-    const std::size_t r = i / K, k = i % K;
-    // The element's place in the stored tensor, as NumPy would index it.
-    std::string where;
-    std::size_t at;
-    if (transposed) {
-      where = shape_str({k, row0 + r});
-      at = stored_index(r, k);
+  const std::size_t i = first_nonfinite(dst, rows * K);
+  if (i == rows * K) return;
+  const std::size_t r = i / K, k = i % K;
+  // The element's place in the stored tensor, as NumPy would index it.
+  std::string where;
+  std::size_t at;
+  if (transposed) {
+    where = shape_str({k, row0 + r});
+    at = stored_index(r, k);
+  } else {
+    where = index_str((row0 + r) * K + k, sh);
+    if (fortran && sh.size() > 2) {
+      at = 0;
+      fortran_walk(sh, (row0 + r) * K + k, 1, [&](std::size_t, std::size_t f) { at = f; });
     } else {
-      where = index_str((row0 + r) * K + k, sh);
-      if (fortran && sh.size() > 2) {
-        at = 0;
-        fortran_walk(sh, (row0 + r) * K + k, 1, [&](std::size_t, std::size_t f) { at = f; });
-      } else {
-        at = sh.empty() ? 0 : stored_index(r, k);
-      }
+      at = sh.empty() ? 0 : stored_index(r, k);
     }
-    const double src = element(p + at * es, t, swap);
-    if (std::isfinite(src))
-      fail(name, "float64 value " + value_str(src) + " at index " + where +
-                     " overflows float32 (use --allow-nonfinite to accept it as inf)");
-    fail(name, "non-finite value " + value_str(src) + " at index " + where +
-                   " (expected finite values; --allow-nonfinite accepts them)");
   }
+  const double src = element(p + at * es, t, swap);
+  if (std::isfinite(src))
+    fail(name, "float64 value " + value_str(src) + " at index " + where +
+                   " overflows float32 (use --allow-nonfinite to accept it as inf)");
+  fail(name, "non-finite value " + value_str(src) + " at index " + where +
+                 " (expected finite values; --allow-nonfinite accepts them)");
 }
 
 RawArray to_native(const std::uint8_t* p, const Stored& s, const std::string& name) {
