@@ -40,14 +40,15 @@ constexpr std::size_t kMinColsPerSlice = 64;
 constexpr std::size_t kPanelsPerTask = 4;
 constexpr std::size_t kWRowsPerTask = 256;
 
-// The row of a product block for output column n (a row of W) and the x rows
-// p*NR .. p*NR + rows of x panel p: lo | hi, bias included (entries past
-// `rows` are the bias alone: the panel's zero padding). Written where `Out`
-// says: row-major y, or the panels of keys and values.
+// Each row of a product block goes to out(n, p, rows, v): output column n (a
+// row of W) for the x rows p*NR .. p*NR + rows of x panel p, v[j] for row
+// p*NR + j with the bias. Written where `Out` says: row-major y, or the
+// panels of keys and values.
 template <class Out>
 void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef& W,
                 const float* bias, int threads, const Out& out) {
   using kernels::micro::Batch;
+  using kernels::micro::kLanes;
   using kernels::micro::kMR;
   using kernels::micro::kNR;
   const std::size_t N = W.rows, K = W.cols;
@@ -80,7 +81,10 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
           kernels::micro::block<MR>(W.data + r0 * K, K, xp + p * K * kNR, kNR, K,
                                     [&](std::size_t r, Batch lo, Batch hi) {
                                       const Batch b(bias ? bias[r0 + r] : 0.0f);
-                                      out(r0 + r, p, rows, lo + b, hi + b);
+                                      alignas(64) float v[kNR];
+                                      (lo + b).store_aligned(v);
+                                      (hi + b).store_aligned(v + kLanes);
+                                      out(r0 + r, p, rows, v);
                                     });
         });
       }
@@ -88,18 +92,13 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
   });
 }
 
-using kernels::micro::Batch;
-using kernels::micro::kLanes;
 using kernels::micro::kNR;
 
-// y (M, N), leading dimension ld: y[p*NR + j][n] = block row j.
+// y (M, N), leading dimension ld: y[p*NR + j][n] = v[j].
 struct RowMajor {
   float* y;
   std::size_t ld;
-  void operator()(std::size_t n, std::size_t p, std::size_t rows, Batch lo, Batch hi) const {
-    alignas(64) float v[kNR];
-    lo.store_aligned(v);
-    hi.store_aligned(v + kLanes);
+  void operator()(std::size_t n, std::size_t p, std::size_t rows, const float* v) const {
     float* col = y + p * kNR * ld + n;
     for (std::size_t j = 0; j < rows; ++j) col[j * ld] = v[j];
   }
@@ -111,18 +110,15 @@ struct QkvOut {
   const kernels::QkvPanels& o;
   RowMajor q;
   std::size_t HD, KV, row_panels, kt_floats, v_floats;
-  void operator()(std::size_t n, std::size_t p, std::size_t rows, Batch lo, Batch hi) const {
-    if (n < HD) return q(n, p, rows, lo, hi);
+  void operator()(std::size_t n, std::size_t p, std::size_t rows, const float* v) const {
+    if (n < HD) return q(n, p, rows, v);
     const std::size_t b = p / row_panels, pk = p % row_panels;
     const bool is_k = n < HD + KV;
     const std::size_t c = n - (is_k ? HD : HD + KV), g = c / o.D, d = c % o.D;
-    alignas(64) float v[kNR];
-    lo.store_aligned(v);
-    hi.store_aligned(v + kLanes);
     if (is_k) {  // row d of k^T (D, L), keys pk*NR..: one panel row, zeros past the last key
       float* dst = o.kt + (b * o.Hkv + g) * kt_floats + (pk * o.D + d) * kNR;
-      std::fill(v + rows, v + kNR, 0.0f);
-      std::copy(v, v + kNR, dst);
+      std::copy(v, v + rows, dst);
+      std::fill(dst + rows, dst + kNR, 0.0f);
     } else {  // column d of v (L, D), rows pk*NR..: panel d / NR holds columns of d
       float* dst =
           o.v + (b * o.Hkv + g) * v_floats + d / kNR * o.L * kNR + pk * kNR * kNR + d % kNR;
