@@ -107,34 +107,34 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
   const std::size_t C = g.C, HD = g.q_rows(), KV = g.kv_rows();
   const float* xb = x.ptr() + b0 * p.L * C;  // the chunk's first query row
 
-  p.packed = false;
-  if (!in.key && p.T_ext == p.T && !spec.qk_norm && !spec.rope &&
-      kernels::qkv_panels_fit(nb, p.L, g.D)) {
-    // Nothing changes k and v before they are packed: one GEMM writes q
-    // (B*L, H*D) and the panels of k^T and v (stage 3 done here).
-    p.ld_q = HD;
-    p.q = reserve(p.q_buf, p.q_cap, nb * p.L * HD);
-    const KeyValuePanels kv = reserve_panels(g, p);
-    kernels::linear_qkv_panels(xb, C, MatrixRef{w.w_qkv.ptr(), g.qkv_rows(), C}, bias_at(w, 0),
-                               kernels::QkvPanels{p.q, kv.kt, kv.v, nb, p.L, g.H, g.Hkv, g.D},
-                               threads);
-    for (std::size_t bg = 0; bg < nb * g.Hkv; ++bg) {
-      p.kt[bg] = kernels::panels_view(kv.kt + bg * kv.kt_floats, g.D, p.L);
-      p.v_packed[bg] = kernels::panels_view(kv.v + bg * kv.v_floats, p.L, g.D);
-    }
-    p.packed = true;
-    p.flops += 2.0 * double(nb * p.L) * double(C) * double(g.qkv_rows());
-    return;
-  }
+  // Self-attention without extra keys: one GEMM over the chunk's rows,
+  // qkv = x Wqkv^T + b. Where nothing changes k and v before they are packed
+  // (no qk_norm, no rope), it writes the panels of k^T and v itself (stage 3).
+  p.packed = !in.key && p.T_ext == p.T && !spec.qk_norm && !spec.rope &&
+             kernels::qkv_panels_fit(nb, p.L, g.D);
   if (!in.key && p.T_ext == p.T) {
-    // qkv = x Wqkv^T + b   (B*L, (H+2*Hkv)*D): one GEMM over the chunk's rows.
     const std::size_t ld = g.qkv_rows();
+    const MatrixRef w_qkv{w.w_qkv.ptr(), ld, C};
+    p.flops += 2.0 * double(nb * p.L) * double(C) * double(ld);
+    if (p.packed) {  // q (B*L, H*D) and the panels
+      p.ld_q = HD;
+      p.q = reserve(p.q_buf, p.q_cap, nb * p.L * HD);
+      const KeyValuePanels kv = reserve_panels(g, p);
+      kernels::linear_qkv_panels(xb, C, w_qkv, bias_at(w, 0),
+                                 kernels::QkvPanels{p.q, kv.kt, kv.v, nb, p.L, g.H, g.Hkv, g.D},
+                                 threads);
+      for (std::size_t bg = 0; bg < nb * g.Hkv; ++bg) {
+        p.kt[bg] = kernels::panels_view(kv.kt + bg * kv.kt_floats, g.D, p.L);
+        p.v_packed[bg] = kernels::panels_view(kv.v + bg * kv.v_floats, p.L, g.D);
+      }
+      return;
+    }
+    // (B*L, (H+2*Hkv)*D) in one buffer, k and v rows inside it
     p.q = reserve(p.q_buf, p.q_cap, nb * p.L * ld);
-    linear(xb, C, nb * p.L, MatrixRef{w.w_qkv.ptr(), ld, C}, bias_at(w, 0), p.q, ld, threads);
+    linear(xb, C, nb * p.L, w_qkv, bias_at(w, 0), p.q, ld, threads);
     p.k = p.q + g.k_row0();
     p.v = p.q + g.v_row0();
     p.ld_q = p.ld_kv = ld;
-    p.flops += 2.0 * double(nb * p.L) * double(C) * double(ld);
     return;
   }
 
