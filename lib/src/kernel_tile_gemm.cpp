@@ -138,19 +138,16 @@ Panels pack_panels(const float* src, std::size_t row_stride, std::size_t col_str
       // straight, 64 k at a time so the panel lines being filled stay in L1
       // (x of a projection: K = 768, a 48 KiB panel; the out projection went
       // 168 -> 173 GFLOP/s on AVX2 with this blocking). Contiguous columns
-      // go 8 x 8 through registers where AVX has the shuffles.
+      // go 8 x 8 through registers where AVX has the shuffles (and the depth
+      // block is whole 8s: the rest, a few columns or an odd K, go one by one).
       for (std::size_t k0 = 0; k0 < K; k0 += 64) {
         const std::size_t k1 = std::min(K, k0 + 64);
         std::size_t j = 0;
 #if defined(__AVX__)
-        if (row_stride == 1)
-          for (; j + 8 <= cols; j += 8) {
-            const float* col = src + (j0 + j) * col_stride;
-            std::size_t k = k0;
-            for (; k + 8 <= k1; k += 8) transpose_8x8(col + k, col_stride, panel + k * w + j, w);
-            for (; k < k1; ++k)
-              for (std::size_t c = 0; c < 8; ++c) panel[k * w + j + c] = col[c * col_stride + k];
-          }
+        if (row_stride == 1 && (k1 - k0) % 8 == 0)
+          for (; j + 8 <= cols; j += 8)
+            for (std::size_t k = k0; k < k1; k += 8)
+              transpose_8x8(src + (j0 + j) * col_stride + k, col_stride, panel + k * w + j, w);
 #endif
         for (; j < cols; ++j) {
           const float* col = src + (j0 + j) * col_stride;
