@@ -7,6 +7,7 @@
 #include "attn/error.h"
 #include "attn/files.h"
 #include "attn/layout.h"
+#include "attn/linear.h"
 #include "attn/version.h"
 #include "help.h"
 #include "plot_module.h"

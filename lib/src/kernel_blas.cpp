@@ -1,7 +1,7 @@
-// OpenBLAS control: the thread-count guard that keeps BLAS single-threaded
-// inside our workers (ARCHITECTURE.md: one threading layer) and lets the
-// projection GEMMs use every thread. No-ops in builds whose own kernels
-// replace every OpenBLAS call (kernel_micro.h's kCallsBlas).
+// OpenBLAS control and what the build runs on (blas_info): the thread-count
+// guard that keeps BLAS single-threaded inside our workers (ARCHITECTURE.md: one threading layer)
+// and lets the projection GEMMs use every thread. No-ops in builds whose own kernels replace every
+// OpenBLAS call (kernel_micro.h's kCallsBlas).
 //
 // Note on speed: Debian's OpenBLAS 0.3.21 (DYNAMIC_ARCH) treats AMD Zen 4/5
 // as "Haswell" (AVX2 kernels). Where the CPU executes AVX-512 at full width,
@@ -10,7 +10,7 @@
 // choice: the library does not override OpenBLAS's kernel selection.
 #include <cblas.h>
 
-#include "attn/attention.h"
+#include "attn/linear.h"
 #include "kernel_micro.h"
 #include "kernels.h"
 
@@ -30,6 +30,16 @@ void use_own_threads_only() {
     openblas_set_num_threads(1);
     blas_thread_shutdown_();
   }
+}
+
+std::string blas_info() {
+  if constexpr (kernels::micro::kCallsBlas) {
+    const char* config = openblas_get_config();
+    return config ? config : "unknown BLAS";
+  }
+  return std::string("not used: attn-run's own GEMM kernels (") +
+         kernels::micro::Batch::arch_type::name() + ", " + std::to_string(kernels::micro::kLanes) +
+         " float lanes)";
 }
 
 }  // namespace attn

@@ -24,7 +24,7 @@
 #include <algorithm>
 #include <cassert>
 
-#include "attn/attention.h"
+#include "attn/linear.h"
 #include "kernel_micro.h"
 #include "kernels.h"
 

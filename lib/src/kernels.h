@@ -11,7 +11,7 @@
 #include <functional>
 #include <vector>
 
-#include "attn/weights.h"
+#include "attn/tensor.h"
 
 namespace attn::kernels {
 
@@ -47,8 +47,6 @@ void check_row_sum(const HeadView& hv, std::size_t row, float sum);
 void check_scores(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0,
                   const float* tile, std::size_t ldt, std::size_t mb);
 void check_output_rows(const HeadView& hv, std::size_t i0, std::size_t n);
-// Every value of v[0..n) finite (vectorized).
-bool all_finite(const float* v, std::size_t n);
 
 // Scalar exp with the same polynomial, for tests.
 float exp_approx(float x);

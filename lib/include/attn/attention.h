@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "attn/config.h"
+#include "attn/linear.h"
 #include "attn/masks.h"
 #include "attn/positions.h"
 #include "attn/tensor.h"
@@ -157,23 +158,6 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
 // Self-attention without the v2 inputs: x (B, S, C), key_padding (B, S) or nullptr.
 ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& x,
                      const Mask* key_padding, Tensor& context, const ForwardOptions& opt);
-
-// out = a W^T + b, same as torch.nn.Linear, as row slices on attn-run's own
-// workers with OpenBLAS single-threaded (one threading layer). a: (M, K) with
-// leading dimension lda; W: (N, K); bias: (N) or empty; out: (M, N) with
-// leading dimension ldo. threads: 0 = all cores.
-void linear(const float* a, std::size_t lda, std::size_t M, std::size_t K, const Tensor& W,
-            const Tensor& bias, float* out, std::size_t ldo, int threads);
-// The same with W viewed in place (N = W.rows, K = W.cols) and bias (N) or nullptr.
-void linear(const float* a, std::size_t lda, std::size_t M, const MatrixRef& W, const float* bias,
-            float* out, std::size_t ldo, int threads);
-
-// For programs whose BLAS work is all attn-run's (the executable calls it
-// first thing): OpenBLAS is set to one thread and its own worker threads are
-// stopped. The forward pass never asks OpenBLAS for threads (its workers
-// call it single-threaded), and OpenBLAS's idle threads would spin beside
-// them for their first 0.1 s. Call before any other thread uses BLAS.
-void use_own_threads_only();
 
 // FLOPs of the dense forward pass (2 per multiply-add), counting causal
 // score and P·V work halved (only the lower triangle is computed).

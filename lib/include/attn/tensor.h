@@ -69,6 +69,12 @@ struct Tensor {
   }
 };
 
+// A row-major matrix viewed in place: (rows, cols), row stride cols.
+struct MatrixRef {
+  const float* data = nullptr;
+  std::size_t rows = 0, cols = 0;
+};
+
 // Row-major boolean mask, one byte per element: 1 = true (masked), 0 = false.
 struct Mask {
   std::vector<std::size_t> shape;

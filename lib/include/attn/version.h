@@ -1,4 +1,5 @@
-// What this build is: the version and the BLAS it runs on (for --version and run.json).
+// What this build is: its version (for --version and run.json; the BLAS it
+// runs on is attn/linear.h's blas_info).
 #pragma once
 
 #include <string>
@@ -6,8 +7,5 @@
 namespace attn {
 
 std::string version();  // "1.0.0"
-// e.g. "OpenBLAS 0.3.21 NO_AFFINITY SKYLAKEX MAX_THREADS=64", or "not used: ..."
-// when this build's own kernels replace every OpenBLAS call.
-std::string blas_info();
 
 }  // namespace attn

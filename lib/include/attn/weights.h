@@ -16,12 +16,6 @@
 
 namespace attn {
 
-// A row-major matrix viewed in place: (rows, cols), row stride cols.
-struct MatrixRef {
-  const float* data = nullptr;
-  std::size_t rows = 0, cols = 0;
-};
-
 struct Weights {
   std::int64_t C = 0, H = 0, D = 0, O = 0;  // O = out features (H*D without out_proj)
   std::int64_t Hkv = 0;  // key/value heads; 0 = H (weights built before GQA existed)
