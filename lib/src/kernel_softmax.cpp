@@ -153,9 +153,9 @@ namespace {
                               " (finite inputs too large for float32 attention)");
 }
 
-}  // namespace
-
-// x * 0 is NaN exactly when x is inf or NaN, and one NaN poisons the sum.
+// Every value of v[0..n) finite: x * 0 is NaN exactly when x is inf or NaN,
+// and one NaN poisons the sum (vectorized; the rows here are short, so no
+// early exit is needed).
 bool all_finite(const float* v, std::size_t n) {
   Batch acc(0.0f);
   std::size_t j = 0;
@@ -165,6 +165,8 @@ bool all_finite(const float* v, std::size_t n) {
   const float total = xsimd::hadd(acc) + tail;
   return total == total;
 }
+
+}  // namespace
 
 void check_scores(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0,
                   const float* tile, std::size_t ldt, std::size_t mb) {

@@ -13,7 +13,6 @@
 
 #include "attn/error.h"
 #include "attn/files.h"
-#include "kernels.h"
 #include "shards.h"
 #include "stored.h"
 #include "torch_pickle.h"
@@ -154,7 +153,7 @@ void read_stored_rows(const Stored& s, std::size_t row0, std::size_t rows, bool 
                           !(s.fortran_order && s.info.shape.size() >= 2);
   if (plain_rows && rows > 0 && K > 0 &&
       s.region->read(row0 * K * sizeof(float), rows * K * sizeof(float), dst, name) &&
-      (allow_nonfinite || kernels::all_finite(dst, rows * K)))
+      (allow_nonfinite || first_nonfinite(dst, rows * K) == rows * K))
     return;
   const ByteView v = s.region->bytes(name);
   convert_rows(v.p, s, row0, rows, transposed, dst, allow_nonfinite, name);
