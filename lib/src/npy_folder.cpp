@@ -1,13 +1,13 @@
 // .npy files opened lazily: the header is parsed from the mapped file and the
-// data converted only when read. A folder of <key>.npy files is a StateDict
-// of them: "<dir>/<key>.npy" -> key.
+// data converted only when read. A folder of <key>.npy files gives one entry
+// per file: "<dir>/<key>.npy" -> key.
 #include <algorithm>
 #include <filesystem>
 
 #include "attn/error.h"
-#include "attn/state_dict.h"
 #include "mapped_file.h"
 #include "npy_internal.h"
+#include "readers.h"
 #include "stored.h"
 
 namespace attn {
@@ -39,7 +39,9 @@ Tensor read_npy_f32(const std::string& path, bool allow_nonfinite) {
   return detail::read_stored_f32(*detail::open_npy(path), allow_nonfinite, path);
 }
 
-StateDict read_npy_folder(const std::string& dir) {
+namespace detail {
+
+StoredEntries npy_folder_entries(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
@@ -55,7 +57,7 @@ StateDict read_npy_folder(const std::string& dir) {
                                 ": no .npy files in this folder (expected <key>.npy files, "
                                 "e.g. Wqkv.weight.npy)");
   std::sort(names.begin(), names.end());
-  StateDict sd(dir);
+  StoredEntries entries;
   for (const std::string& name : names) {
     const std::string path = (dir.empty() || dir.back() == '/') ? dir + name : dir + "/" + name;
     std::shared_ptr<const detail::Stored> s;
@@ -69,9 +71,11 @@ StateDict read_npy_folder(const std::string& dir) {
       bad->problem = e.what();
       s = std::move(bad);
     }
-    sd.add_stored(name.substr(0, name.size() - 4), std::move(s));
+    entries.push_back({name.substr(0, name.size() - 4), std::move(s)});
   }
-  return sd;
+  return entries;
 }
+
+}  // namespace detail
 
 }  // namespace attn

@@ -8,9 +8,9 @@
 #include <algorithm>
 
 #include "attn/error.h"
-#include "attn/state_dict.h"
 #include "mapped_file.h"
 #include "npy_internal.h"
+#include "readers.h"
 #include "zip_archive.h"
 
 namespace attn {
@@ -25,7 +25,9 @@ constexpr std::uint64_t kHeaderPrefix = 10000 + 12;  // magic, version, length, 
 
 }  // namespace
 
-StateDict read_npz(const std::string& path) {
+namespace detail {
+
+StoredEntries npz_entries(const std::string& path) {
   const auto file = detail::MappedFile::open(path);
   detail::ZipLimits limits;
   limits.max_total = std::uint64_t(16) << 30;  // all members, as NumPy would inflate them
@@ -35,7 +37,7 @@ StateDict read_npz(const std::string& path) {
     if (m.name.size() <= 4 || m.name.compare(m.name.size() - 4, 4, ".npy") != 0)
       fail(path + ":" + m.name, "member is not a <key>.npy array as np.savez writes");
 
-  StateDict sd(path);
+  StoredEntries entries;
   for (const detail::ZipMember& m : members) {
     const std::string what = path + ":" + m.name;
     const std::uint8_t* src = file->data() + m.data;
@@ -60,9 +62,11 @@ StateDict read_npz(const std::string& path) {
     st->fortran_order = h.fortran_order;
     const std::size_t data = std::min<std::size_t>(h.data_offset, std::size_t(m.size));
     st->region = std::make_shared<detail::MemberRegion>(file, m, data, std::size_t(m.size) - data);
-    sd.add_stored(m.name.substr(0, m.name.size() - 4), std::move(st));
+    entries.push_back({m.name.substr(0, m.name.size() - 4), std::move(st)});
   }
-  return sd;
+  return entries;
 }
+
+}  // namespace detail
 
 }  // namespace attn

@@ -18,9 +18,9 @@
 #include <set>
 
 #include "attn/error.h"
-#include "attn/state_dict.h"
 #include "mapped_file.h"
 #include "npy_internal.h"
+#include "readers.h"
 
 namespace attn {
 
@@ -122,7 +122,9 @@ Entry parse_entry(const std::string& path, const std::string& key,
 
 }  // namespace
 
-StateDict read_safetensors(const std::string& path) {
+namespace detail {
+
+StoredEntries safetensors_entries(const std::string& path) {
   const auto mapped = detail::MappedFile::open(path);
   const std::uint8_t* file = mapped->data();
   const std::size_t file_size = mapped->size();
@@ -181,14 +183,16 @@ StateDict read_safetensors(const std::string& path) {
   if (at != data_size)
     fail(path, std::to_string(data_size - at) + " trailing bytes not covered by any tensor");
 
-  StateDict sd(path);
+  StoredEntries out;
   const std::size_t data = 8 + std::size_t(n);
   for (Entry& e : entries) {
     e.stored->region = std::make_shared<detail::MappedRegion>(mapped, data + std::size_t(e.begin),
                                                               std::size_t(e.end - e.begin));
-    sd.add_stored(e.key, std::move(e.stored));
+    out.push_back({e.key, std::move(e.stored)});
   }
-  return sd;
+  return out;
 }
+
+}  // namespace detail
 
 }  // namespace attn

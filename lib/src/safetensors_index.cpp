@@ -11,6 +11,8 @@
 
 #include "attn/error.h"
 #include "attn/files.h"
+#include "attn/state_dict.h"
+#include "readers.h"
 #include "shards.h"
 
 namespace attn {
@@ -61,22 +63,23 @@ std::shared_ptr<const Stored> ShardTable::lookup(const std::string& key) {
                                       in_quotes(key) + " to " + in_quotes(file) + ")");
     const bool st_shard =
         file.size() >= 12 && file.compare(file.size() - 12, 12, ".safetensors") == 0;
-    StateDict shard = st_shard ? read_safetensors(path) : read_torch_save(path);
+    StoredEntries shard = st_shard ? safetensors_entries(path) : torch_save_entries(path);
     // The index and the shard's header must agree on which keys it holds.
-    std::set<std::string> header(shard.keys().begin(), shard.keys().end());
+    std::map<std::string, std::shared_ptr<const Stored>> header;
+    for (StoredEntry& e : shard) header.emplace(e.key, std::move(e.stored));
     for (const auto& [k, f] : shard_of_)
       if (f == file && !header.count(k))
         fail(path, "shard lacks key " + in_quotes(k) + " that " + index_ + " maps to it");
-    for (const std::string& k : shard.keys()) {
+    for (const auto& [k, stored] : header) {
       const auto m = shard_of_.find(k);
       if (m == shard_of_.end() || m->second != file)
         fail(path,
              "shard holds key " + in_quotes(k) + " that " + index_ +
                  (m == shard_of_.end() ? " does not list" : " maps to " + in_quotes(m->second)));
     }
-    it = open_.emplace(file, std::move(shard)).first;
+    it = open_.emplace(file, std::move(header)).first;
   }
-  return it->second.stored_entry(key);
+  return it->second.at(key);
 }
 
 }  // namespace detail

@@ -9,7 +9,6 @@
 #include <mutex>
 #include <string>
 
-#include "attn/state_dict.h"
 #include "stored.h"
 
 namespace attn::detail {
@@ -30,7 +29,8 @@ class ShardTable {
  private:
   std::string index_, folder_;
   std::map<std::string, std::string> shard_of_;
-  std::map<std::string, StateDict> open_;
+  // The shards opened so far: file -> (key -> its tensor).
+  std::map<std::string, std::map<std::string, std::shared_ptr<const Stored>>> open_;
   std::mutex mutex_;
 };
 

@@ -13,6 +13,7 @@
 
 #include "attn/error.h"
 #include "attn/files.h"
+#include "readers.h"
 #include "shards.h"
 #include "stored.h"
 #include "torch_pickle.h"
@@ -28,19 +29,6 @@ bool ends_with_ci(const std::string& s, const std::string& suffix) {
       [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
 }
 
-// An array held in memory (native byte order, C order).
-class MemoryRegion final : public detail::Region {
- public:
-  explicit MemoryRegion(std::vector<std::uint8_t> b)
-      : bytes_(std::make_shared<std::vector<std::uint8_t>>(std::move(b))) {}
-  detail::ByteView bytes(const std::string&) const override {
-    return {bytes_->data(), bytes_->size(), bytes_};
-  }
-
- private:
-  std::shared_ptr<std::vector<std::uint8_t>> bytes_;
-};
-
 // The file starts as a zip archive or a legacy torch.save pickle does.
 bool starts_torch_save(const std::string& path) {
   std::size_t size = 0;
@@ -54,19 +42,6 @@ bool starts_torch_save(const std::string& path) {
 }
 
 }  // namespace
-
-namespace detail {
-
-std::shared_ptr<const Stored> stored_in_memory(DType dtype, std::vector<std::size_t> shape,
-                                               std::vector<std::uint8_t> bytes) {
-  auto s = std::make_shared<Stored>();
-  s->info.dtype = dtype;
-  s->info.shape = std::move(shape);
-  s->region = std::make_shared<MemoryRegion>(std::move(bytes));
-  return s;
-}
-
-}  // namespace detail
 
 void StateDict::put(std::string key, Entry e) {
   auto it = entries_.find(key);
@@ -123,70 +98,11 @@ const detail::Stored& StateDict::stored(const Entry& e) const {
   return s;
 }
 
-std::shared_ptr<const detail::Stored> StateDict::stored_entry(const std::string& key) const {
-  const Entry& e = entry(key);
-  stored(e);  // the problem check
-  return e.stored ? e.stored : e.shards->lookup(e.full_key);
-}
-
 const TensorInfo* StateDict::find(const std::string& key) const {
   const auto it = entries_.find(key);
   if (it == entries_.end()) return nullptr;
   return &stored(it->second).info;
 }
-
-namespace detail {
-
-void read_stored_rows(const Stored& s, std::size_t row0, std::size_t rows, bool transposed,
-                      float* dst, bool allow_nonfinite, const std::string& name) {
-  require_float(s.info, name);
-  std::size_t R, K;
-  row_view(s.info, transposed, R, K, name);
-  if (row0 > R || rows > R - row0)
-    throw Error(Exit::data, name + ": rows [" + std::to_string(row0) + ", " +
-                                std::to_string(row0 + rows) + ") asked of shape " +
-                                shape_str(s.info.shape));
-  // Little-endian float32 rows lying contiguous in a file are read straight
-  // into dst; a non-finite value among them goes the converting way below,
-  // whose error names it.
-  const bool plain_rows = s.info.dtype == DType::f4 && !s.big_endian && !transposed &&
-                          !(s.fortran_order && s.info.shape.size() >= 2);
-  if (plain_rows && rows > 0 && K > 0 &&
-      s.region->read(row0 * K * sizeof(float), rows * K * sizeof(float), dst, name) &&
-      (allow_nonfinite || first_nonfinite(dst, rows * K) == rows * K))
-    return;
-  const ByteView v = s.region->bytes(name);
-  convert_rows(v.p, s, row0, rows, transposed, dst, allow_nonfinite, name);
-  // Drop what this read touched and no later read of other rows needs: the
-  // whole tensor when all of it was read, the rows' bytes when they are
-  // contiguous. A strided part (transposed or Fortran) stays mapped for the
-  // next block.
-  const std::size_t es = dtype_size(s.info.dtype);
-  if (rows == R)
-    s.region->done(0, v.n);
-  else if (!transposed && !(s.fortran_order && s.info.shape.size() >= 2))
-    s.region->done(row0 * K * es, rows * K * es);
-}
-
-Tensor read_stored_f32(const Stored& s, bool allow_nonfinite, const std::string& name) {
-  require_float(s.info, name);
-  Tensor t;
-  t.shape = s.info.shape;
-  t.data.resize(s.info.count());
-  std::size_t R, K;
-  row_view(s.info, false, R, K, name);
-  read_stored_rows(s, 0, R, false, t.ptr(), allow_nonfinite, name);
-  return t;
-}
-
-RawArray read_stored_raw(const Stored& s, const std::string& name) {
-  const ByteView v = s.region->bytes(name);
-  RawArray a = to_native(v.p, s, name);
-  s.region->done(0, v.n);
-  return a;
-}
-
-}  // namespace detail
 
 void StateDict::read_rows(const std::string& key, std::size_t row0, std::size_t rows,
                           bool transposed, float* dst, bool allow_nonfinite) const {
@@ -212,6 +128,29 @@ StateDict StateDict::select(const std::string& prefix) const {
     out.entries_.emplace(out.keys_.back(), entries_.at(key));
   }
   return out;
+}
+
+namespace {
+
+StateDict from_entries(const std::string& source, detail::StoredEntries entries) {
+  StateDict sd(source);
+  for (detail::StoredEntry& e : entries) sd.add_stored(std::move(e.key), std::move(e.stored));
+  return sd;
+}
+
+}  // namespace
+
+StateDict read_npy_folder(const std::string& dir) {
+  return from_entries(dir, detail::npy_folder_entries(dir));
+}
+StateDict read_npz(const std::string& path) {
+  return from_entries(path, detail::npz_entries(path));
+}
+StateDict read_safetensors(const std::string& path) {
+  return from_entries(path, detail::safetensors_entries(path));
+}
+StateDict read_torch_save(const std::string& path) {
+  return from_entries(path, detail::torch_save_entries(path));
 }
 
 StateDict open_state_dict(const std::string& path) {

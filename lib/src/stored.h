@@ -1,4 +1,4 @@
-// One tensor of a StateDict as the readers index it: what its header says,
+// One tensor as the containers' readers index it: what its header says,
 // how its bytes are laid out, and where to get them (private to lib/src).
 // The conversion engine (convert.cpp) turns such bytes into float32 rows or
 // a native typed copy in one pass.
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "attn/npy.h"
-#include "attn/state_dict.h"
+#include "attn/tensor_info.h"
 
 namespace attn::detail {
 
@@ -53,6 +53,13 @@ struct Stored {
   std::string problem;
   std::shared_ptr<const Region> region;
 };
+
+// One tensor a container holds, under its name in the file.
+struct StoredEntry {
+  std::string key;
+  std::shared_ptr<const Stored> stored;
+};
+using StoredEntries = std::vector<StoredEntry>;  // in file order
 
 // An in-memory array (native byte order, C order) as a Stored.
 std::shared_ptr<const Stored> stored_in_memory(DType dtype, std::vector<std::size_t> shape,

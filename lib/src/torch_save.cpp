@@ -17,8 +17,8 @@
 #include <set>
 
 #include "attn/error.h"
-#include "attn/state_dict.h"
 #include "mapped_file.h"
+#include "readers.h"
 #include "torch_pickle.h"
 #include "zip_archive.h"
 
@@ -175,7 +175,9 @@ std::shared_ptr<detail::Stored> tensor_of(const detail::TorchTensorRecord& r,
 
 }  // namespace
 
-StateDict read_torch_save(const std::string& path) {
+namespace detail {
+
+StoredEntries torch_save_entries(const std::string& path) {
   const auto file = detail::MappedFile::open(path);
   if (detail::is_legacy_torch_save(file->data(), file->size()))
     fail(path,
@@ -208,7 +210,7 @@ StateDict read_torch_save(const std::string& path) {
     if (m.name.compare(0, data_dir.size(), data_dir) == 0)
       storages[m.name.substr(data_dir.size())] = &m;
 
-  StateDict sd(path);
+  StoredEntries entries;
   std::set<std::string> names;
   for (const detail::TorchTensorRecord& r : records) {
     const std::string what = path + ":" + r.name;
@@ -228,13 +230,15 @@ StateDict read_torch_save(const std::string& path) {
                      (r.storage_numel > UINT64_MAX / es ? std::string("too many")
                                                         : std::to_string(r.storage_numel * es)) +
                      " bytes)");
-    sd.add_stored(r.name, tensor_of(r, file, m, big_endian, what));
+    entries.push_back({r.name, tensor_of(r, file, m, big_endian, what)});
   }
-  if (sd.empty())
+  if (entries.empty())
     fail(path,
          "the checkpoint holds no tensors (torch.save of a state_dict or a checkpoint "
          "dict with \"state_dict\" or \"model\" is expected)");
-  return sd;
+  return entries;
 }
+
+}  // namespace detail
 
 }  // namespace attn

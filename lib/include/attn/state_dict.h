@@ -15,6 +15,7 @@
 
 #include "attn/npy.h"
 #include "attn/tensor.h"
+#include "attn/tensor_info.h"
 
 namespace attn {
 
@@ -22,17 +23,6 @@ namespace detail {
 struct Stored;     // one tensor's bytes and byte layout (lib/src/stored.h)
 class ShardTable;  // the shards of an index, opened on demand (lib/src/shards.h)
 }  // namespace detail
-
-// What a header says of one tensor; nothing read yet.
-struct TensorInfo {
-  DType dtype = DType::f4;
-  std::vector<std::size_t> shape;
-  // Non-empty when the file's dtype is one attn-run cannot read ("F8_E4M3",
-  // "C64", ...): the tensor is listed, and reading it is Exit::data.
-  std::string unsupported_dtype;
-
-  std::size_t count() const { return Tensor::count(shape); }
-};
 
 class StateDict {
  public:
@@ -75,11 +65,9 @@ class StateDict {
   void add(std::string key, RawArray a);
   void erase(const std::string& key);  // nothing when absent
 
-  // Readers (lib/src) build the index with this.
+  // The index is built from the containers' entries (lib/src/readers.h) with these.
   void add_stored(std::string key, std::shared_ptr<const detail::Stored> s);
   void add_sharded(std::string key, std::shared_ptr<detail::ShardTable> shards);
-  // The indexed entry of `key` (Exit::data when absent or malformed).
-  std::shared_ptr<const detail::Stored> stored_entry(const std::string& key) const;
 
  private:
   struct Entry {
