@@ -1,11 +1,12 @@
 // Stored tensors (stored.h): arrays held in memory, and the reads that hand a
 // tensor's bytes to the conversion engine (convert.cpp) as float32 rows, a
 // whole float32 tensor or a native typed copy.
+#include "stored.h"
+
 #include <algorithm>
 #include <cstring>
 
 #include "attn/error.h"
-#include "stored.h"
 
 namespace attn::detail {
 namespace {

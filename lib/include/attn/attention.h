@@ -21,10 +21,10 @@
 #include <utility>
 #include <vector>
 
-#include "attn/config.h"
 #include "attn/linear.h"
 #include "attn/masks.h"
 #include "attn/positions.h"
+#include "attn/scores.h"
 #include "attn/tensor.h"
 #include "attn/weights.h"
 

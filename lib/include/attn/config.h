@@ -12,6 +12,7 @@
 #include "attn/layout.h"
 #include "attn/masks.h"
 #include "attn/positions.h"
+#include "attn/scores.h"
 #include "attn/tensor.h"
 
 namespace attn {
@@ -26,20 +27,6 @@ struct ArrayKey {
   std::string path;               // resolved ("" = none or inline)
   std::optional<T> inline_value;  // the nested array as given
   bool given() const { return !path.empty() || inline_value.has_value(); }
-};
-
-// (v2) qk_norm: RMSNorm of q and k before rope, in float32 as Hugging Face's
-// RMSNorm: x * rsqrt(mean(x^2) + eps) * (weight_offset + w).
-struct QkNormSpec {
-  double eps = 1e-6;
-  bool scope_all = false;  // "all": over the H*D (q) and Hkv*D (k) row (OLMo 2); "head": over D
-  int weight_offset = 0;   // 1: x * (1 + w) (Gemma)
-};
-
-// (v2) alibi: true, {"max_bias": x} or {"slopes": [H numbers]}.
-struct AlibiSpec {
-  double max_bias = 8.0;
-  std::vector<double> slopes;  // H values when given; empty = BLOOM/MPT's formula with max_bias
 };
 
 struct Config {

@@ -12,31 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "attn/scores.h"
+
 namespace attn {
-
-// Hugging Face's rope_scaling object as written in a config.json
-// (modeling_rope_utils: linear, dynamic, yarn, llama3, longrope).
-struct RopeScaling {
-  std::string type;  // "linear" | "dynamic" | "yarn" | "llama3" | "longrope"
-  std::optional<double> factor;
-  std::optional<std::int64_t> original_max_position_embeddings;
-  std::optional<double> low_freq_factor, high_freq_factor;  // llama3
-  std::optional<double> beta_fast, beta_slow;               // yarn (32, 1)
-  std::optional<double> attention_factor;                   // yarn, longrope
-  std::optional<double> mscale, mscale_all_dim;             // yarn (DeepSeek)
-  bool truncate = true;                                     // yarn
-  std::vector<double> short_factor, long_factor;            // longrope (R/2 each)
-};
-
-enum class RopeStyle { half, interleaved };  // rotate_half (HF) | GPT-J pairs
-
-struct RopeSpec {
-  double theta = 10000.0;
-  std::int64_t rotary_dim = 0;  // R; dimensions past R pass unchanged
-  RopeStyle style = RopeStyle::half;
-  std::optional<std::int64_t> max_position_embeddings;
-  std::optional<RopeScaling> scaling;
-};
 
 // inv_freq (R/2) in float64 and the factor that scales cos and sin, for a run
 // whose positions are all < `seq_len` (dynamic and longrope depend on it, as
