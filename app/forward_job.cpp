@@ -140,7 +140,7 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
       {"context", f.context_shape},
       {"attention", f.maps_shape ? nlohmann::json(*f.maps_shape) : nlohmann::json()},
       {"padding_mask", f.padding_shape ? nlohmann::json(*f.padding_shape) : nlohmann::json()}};
-  // (v2) key/value inputs, masks and positions: where each came from and its shape as run.
+  // key/value inputs, masks and positions: where each came from and its shape as run.
   for (const auto& [name, shape] : f.shapes) run["shapes"][name] = shape;
   run["inputs"] = f.sources;
   run["warnings"] = f.warnings;

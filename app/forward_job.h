@@ -75,7 +75,7 @@ struct RunFacts {
   std::string weights_source, input_source;
   std::vector<std::size_t> input_shape;  // as given: (S, C), (B, S, C) or (S, B, C)
   std::optional<std::vector<std::size_t>> padding_shape;
-  // (v2) the other inputs: name -> source and name -> shape as run (batch first)
+  // the other inputs: name -> source and name -> shape as run (batch first)
   std::map<std::string, std::string> sources;
   std::map<std::string, std::vector<std::size_t>> shapes;
   std::vector<std::string> warnings;

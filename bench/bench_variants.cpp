@@ -9,7 +9,7 @@
 //      GQA with 8 KV heads against MHA with 32 (target: GQA costs no more than
 //      MHA minus the projection work it saves).
 // Every variant is first checked against the plain-loop reference of the
-// tests (tests/support/reference_v2.h) at a short length.
+// tests (tests/support/reference_scores.h) at a short length.
 //
 // Letters: B batch, S sequence, C hidden, H heads, Hkv key/value heads, D head size.
 #include <algorithm>
@@ -25,7 +25,7 @@
 
 #include "attn/attention.h"
 #include "attn/positions.h"
-#include "reference_v2.h"
+#include "reference_scores.h"
 
 using namespace attn;
 
@@ -104,7 +104,7 @@ bool validate(const Weights& w, const Variant& v, int threads) {
   ForwardOptions opt;
   opt.threads = threads;
   forward(w, v.spec, in, ctx, opt);
-  const ref::ResultV2 want = ref::attention_v2(w, v.spec, in);
+  const ref::ScoresResult want = ref::attention_with_scores(w, v.spec, in);
   double diff = 0, scale = 0;
   for (std::size_t i = 0; i < ctx.size(); ++i) {
     diff = std::max(diff, double(std::fabs(ctx.data[i] - want.context.data[i])));

@@ -195,9 +195,9 @@ def make_index():
         with open(os.path.join(d, name + ".json"), "w") as f:
             json.dump(j, f, indent=2)
 
-# (v2) Inline config seeds: every v2 key with values the parser accepts.
-V2_CONFIG_SEEDS = {
-    "v2_rope_scaling_inline": {
+# Inline config seeds: every key of the scores, masks and cross-attention, with values the parser accepts.
+INLINE_CONFIG_SEEDS = {
+    "inline_rope_scaling": {
         "attention": "causal", "hidden_size": 8, "num_heads": 2, "num_kv_heads": 1,
         "rope": {"theta": 500000, "rotary_dim": 4, "style": "interleaved",
                  "max_position_embeddings": 64,
@@ -208,7 +208,7 @@ V2_CONFIG_SEEDS = {
         "attention_mask": [[1, 1, 0]],
         "input": [[[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]] * 3],
         "labels": ["a", "b", "c"], "output": {"average_heads": True}},
-    "v2_longrope_alibi_slopes": {
+    "inline_longrope_alibi_slopes": {
         "attention": "multi", "hidden_size": 8, "num_heads": 2,
         "rope": {"max_position_embeddings": 128,
                  "scaling": {"type": "longrope", "short_factor": [1, 1], "long_factor": [2, 3],
@@ -216,14 +216,14 @@ V2_CONFIG_SEEDS = {
         "alibi": {"slopes": [0.5, 0.25]},
         "attn_mask": [[0.0, -1e9], [0.0, 0.0]],
         "input": [[1, 2, 3, 4, 5, 6, 7, 8], [8, 7, 6, 5, 4, 3, 2, 1]]},
-    "v2_torch_mha_cross_inline": {
+    "inline_torch_mha_cross": {
         "attention": "multi", "hidden_size": 4, "num_heads": 2, "layout": "torch_mha",
         "key_input": [[[1, 2, 3]], [[4, 5, 6]]], "value_input": [[[1, 2]], [[3, 4]]],
         "kdim": 3, "vdim": 2, "add_bias_kv": True, "add_zero_attn": True, "batch_first": False,
         "padding_mask": [[False, True]], "attn_mask": [[True, False], [False, False]],
         "kv_labels": ["k0", "k1"],
         "input": [[[1, 2, 3, 4]], [[4, 3, 2, 1]]]},
-    "v2_kv_input_alibi_max_bias": {
+    "inline_kv_input_alibi_max_bias": {
         "attention": "multi", "hidden_size": 4, "num_heads": 4, "kv_input": [[1, 2, 3, 4, 5]],
         "kdim": 5, "input": [[1, 2, 3, 4]]},
 }
@@ -238,7 +238,7 @@ def make_config():
     room = max(0, 40 - len(sources))
     stride = max(1, -(-len(golden) // room)) if room else len(golden) + 1
     sources += golden[::stride]
-    # (v2) The golden variants' configs: rope, alibi, windows, masks, cross-attention.
+    # The golden variants' configs: rope, alibi, windows, masks, cross-attention.
     variants = os.path.join(ROOT, "tests", "golden", "variants")
     sources += [os.path.join(variants, c, "config.json") for c in sorted(os.listdir(variants))]
     for src in sources:
@@ -247,8 +247,8 @@ def make_config():
         parts = os.path.relpath(src, ROOT).split(os.sep)
         name = parts[-2] if parts[-1] == "config.json" else parts[-1][:-5]
         shutil.copyfile(src, os.path.join(d, name + ".json"))
-    # (v2) Inline seeds that reach the v2 readers' deep paths without files.
-    for name, j in V2_CONFIG_SEEDS.items():
+    # Inline seeds that reach the readers' deep paths without files.
+    for name, j in INLINE_CONFIG_SEEDS.items():
         with open(os.path.join(d, name + ".json"), "w") as f:
             json.dump(j, f, indent=1)
 

@@ -314,7 +314,7 @@ TEST_CASE("hostile: --out-dir on a full disk gives 74 and keeps the old outputs"
 }
 
 // Signals during a run (every one CONTRACT.md lists, at the compute and at
-// the commit, deterministically through a test hook) are in test_hostile2.cpp.
+// the commit, deterministically through a test hook) are in test_hostile_outputs.cpp.
 
 // A reader that goes away (`| head -c 16`) must end the run quietly: no error
 // line, exit 0 (CONTRACT.md "Exit codes": a broken pipe ends quietly). The

@@ -3,7 +3,7 @@
 // Sizes follow the tutorial modules: Warner's SingleHeadAttention uses a head
 // of hidden_size//4; Raschka's MultiHeadAttention splits d_out into num_heads
 // heads of d_out // num_heads (and asserts divisibility).
-// The version 2 keys live in config_v2.cpp, the array keys in
+// The version 2 keys live in config_scores.cpp, the array keys in
 // config_arrays.cpp, model folders in config_model.cpp.
 #include "attn/config.h"
 
@@ -225,7 +225,7 @@ void read_config(Config& c, const json& root, const KeyName& name) {
   if (has("padding_mask")) read_padding_mask(c, root.at("padding_mask"), name("padding_mask"));
   if (has("labels")) read_labels(c.labels, root.at("labels"), name("labels"));
   if (has("output")) read_output(c, root.at("output"), name("output"));
-  read_v2_keys(c, root, name);
+  read_score_keys(c, root, name);
   if (has("kv_labels")) read_labels(c.kv_labels, root.at("kv_labels"), name("kv_labels"));
 
   resolve_config(c);
@@ -246,7 +246,7 @@ const std::vector<std::string>& config_keys() {
       "causal", "context_size", "bias", "qkv_bias", "out_bias", "scale", "dropout", "attn_drop",
       "out_drop", "layout", "weights", "weights_prefix", "init", "input", "padding_mask", "labels",
       "output",
-      // (v2) CONTRACT.md's "New keys" table, then kv_labels (issue 10)
+      // CONTRACT.md's "New keys" table, then kv_labels (issue 10)
       "rope", "positions", "alibi", "sliding_window", "softcap", "qk_norm", "sinks",
       "attention_mask", "attn_mask", "kv_input", "key_input", "value_input", "kdim", "vdim",
       "add_bias_kv", "add_zero_attn", "batch_first", "kv_labels", "model", "layer"};
@@ -335,7 +335,7 @@ void resolve_config(Config& c) {
   if (c.init_seed && !c.layout)
     fail(c, "layout",
          "init needs a layout to name the weights it creates; give one of " + layout_list());
-  resolve_v2(c);
+  resolve_score_keys(c);
   check_layout(c);
   if (c.init_seed && c.layout) {
     const std::string problem = layout_init_problem(geometry_of(c), *c.layout);
@@ -375,7 +375,7 @@ nlohmann::json config_to_json(const Config& c) {
   j["output"] = {{"dir", c.output_dir.empty() ? json(nullptr) : json(c.output_dir)},
                  {"attention", c.output_attention},
                  {"average_heads", c.output_average_heads}};
-  v2_to_json(c, j);
+  score_keys_to_json(c, j);
   return j;
 }
 

@@ -1,5 +1,5 @@
 // Private to the config sources: config.cpp (entry points, version 1 keys,
-// resolve_config, config_to_json), config_v2.cpp (the version 2 keys: their
+// resolve_config, config_to_json), config_scores.cpp (the version 2 keys: their
 // readers, checks and run.json form), config_arrays.cpp ("path or nested
 // array" keys and the inline shape checks) and config_model.cpp (model
 // folders merged under a config).
@@ -45,10 +45,10 @@ json parse_config_json(const std::string& text, const std::string& file);
 // set), then resolve_config. `name` names each key in messages.
 void read_config(Config& c, const json& root, const KeyName& name);
 
-// ---- config_v2.cpp ----
-void read_v2_keys(Config& c, const json& root, const KeyName& name);
-void resolve_v2(Config& c);  // after the sizes are resolved
-void v2_to_json(const Config& c, json& j);
+// ---- config_scores.cpp ----
+void read_score_keys(Config& c, const json& root, const KeyName& name);
+void resolve_score_keys(Config& c);  // after the sizes are resolved
+void score_keys_to_json(const Config& c, json& j);
 
 // ---- config_arrays.cpp ----
 // A path string: resolved against the config's folder; "-" (standard input)

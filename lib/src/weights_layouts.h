@@ -21,7 +21,7 @@
 
 namespace attn::detail {
 
-// (v2) qk_norm's weights: none, (D) each ("head": Qwen3, Gemma 3) or (H*D)
+// qk_norm's weights: none, (D) each ("head": Qwen3, Gemma 3) or (H*D)
 // and (Hkv*D) ("all": OLMo 2).
 enum class QkNorm { none, head, all };
 
@@ -54,13 +54,13 @@ enum class Part {
   qkv_bias,
   out_weight,
   out_bias,
-  k_weight,  // (v2) w_k: torch MHA with kdim
-  v_weight,  // (v2) w_v: torch MHA with vdim
-  bias_k,    // (v2) torch MHA add_bias_kv
+  k_weight,  // w_k: torch MHA with kdim
+  v_weight,  // w_v: torch MHA with vdim
+  bias_k,    // torch MHA add_bias_kv
   bias_v,
-  q_norm,  // (v2) qk_norm weights
+  q_norm,  // qk_norm weights
   k_norm,
-  sinks  // (v2) gpt-oss
+  sinks  // gpt-oss
 };
 
 // Rows [src_row0, src_row0 + rows) of the stored tensor are rows

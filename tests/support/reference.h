@@ -25,7 +25,7 @@ struct RefLayer {
   bool has_out_proj = true;
   xt::xtensor<double, 2> w_out;  // (O, H*D); unused without out_proj
   xt::xtensor<double, 1> b_out;  // (O), zeros when the layer has no bias
-  // (v2) Each empty (size 0) when the layer has none (weights.h):
+  // Each empty (size 0) when the layer has none (weights.h):
   xt::xtensor<double, 2> w_k, w_v;        // (Hkv*D, Ck), (Hkv*D, Cv): torch MHA kdim/vdim; then
                                           // w_qkv holds only the q rows (H*D, C)
   xt::xtensor<double, 1> bias_k, bias_v;  // (Hkv*D): torch MHA add_bias_kv

@@ -35,7 +35,7 @@ namespace attn {
 struct AttentionSpec {
   float scale = 1.0f;   // multiplies q k^T
   bool causal = false;  // mask keys after the query position
-  // (v2), each off by default:
+  // each off by default:
   std::optional<RopeSpec> rope;     // on q and k after the projection (and qk_norm); rotary_dim set
   std::vector<float> alibi_slopes;  // (H): s += slope_h * (pos_j - pos_i); empty = no alibi
   std::size_t sliding_window =

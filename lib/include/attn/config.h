@@ -20,7 +20,7 @@ namespace attn {
 enum class Kind { single, multi, causal };  // the tutorial modules
 std::string kind_name(Kind k);
 
-// (v2) A "path or nested array" key: a resolved path ("-" = standard input
+// A "path or nested array" key: a resolved path ("-" = standard input
 // where the key allows it), or the array given inline in the config.
 template <class T>
 struct ArrayKey {
@@ -61,9 +61,9 @@ struct Config {
 
   std::string output_dir;  // resolved ("" = none)
   bool output_attention = true;
-  bool output_average_heads = false;  // (v2) output.average_heads / --average-heads
+  bool output_average_heads = false;  // output.average_heads / --average-heads
 
-  // ---- (v2) positions, masks and variants (CONTRACT.md "Scores, in order") ----
+  // ---- positions, masks and variants (CONTRACT.md "Scores, in order") ----
   std::optional<RopeSpec> rope;                // rotary_dim resolved (default D)
   ArrayKey<PositionIds> positions;             // (S,) or (B, S); none = 0..S-1
   std::optional<AlibiSpec> alibi;              // none = alibi false
@@ -74,7 +74,7 @@ struct Config {
   ArrayKey<Mask> attention_mask;  // Hugging Face's: 1 = attend (not with padding_mask)
   ArrayKey<AttnMask> attn_mask;   // torch's: bool (true = blocked) or float (added)
 
-  // ---- (v2) cross-attention and torch MHA's options ----
+  // ---- cross-attention and torch MHA's options ----
   ArrayKey<Tensor> kv_input;                // (T, Ck) or (B, T, Ck): keys and values from here
   ArrayKey<Tensor> key_input, value_input;  // torch MHA's separate sources (both or neither)
   std::int64_t kdim = 0, vdim = 0;          // resolved: hidden_size unless given
@@ -82,7 +82,7 @@ struct Config {
   bool batch_first = true;             // false: input (S, B, C), context (S, B, O)
   std::vector<std::string> kv_labels;  // labels of the T keys (cross-attention pictures)
 
-  // ---- (v2) model folders (issue 11) ----
+  // ---- model folders (issue 11) ----
   std::string model;  // resolved folder ("" = none)
   std::optional<std::int64_t> layer;
   // What the model folder says of this layer (model_folder.h's layer_config:
@@ -101,7 +101,7 @@ struct Config {
   // (CONTRACT.md "Weight layouts").
   bool qkv_bias_given = false;
   bool out_bias_given = false;
-  // (v2) Given explicitly, else derived: rope.rotary_dim (= head_size), kdim
+  // Given explicitly, else derived: rope.rotary_dim (= head_size), kdim
   // and vdim (= hidden_size; with kv_input, an unset one follows the other).
   bool rotary_dim_given = false;
   bool kdim_given = false;
@@ -128,7 +128,7 @@ Config parse_config(const std::string& text, const std::string& file);
 // Hugging Face config.json: run attn-run --model <dir> --layer N".
 Config load_config(const std::string& path);
 
-// (v2) The command line's --model DIR and --layer N (CONTRACT.md
+// The command line's --model DIR and --layer N (CONTRACT.md
 // "Invocation"). They override the config's "model" and "layer"; DIR is
 // relative to the working directory.
 struct ModelFlags {
@@ -136,7 +136,7 @@ struct ModelFlags {
   std::optional<std::int64_t> layer;
 };
 
-// (v2) The run's config from --config FILE ("" = none), --model and --layer:
+// The run's config from --config FILE ("" = none), --model and --layer:
 //  - FILE alone: load_config(FILE).
 //  - --model DIR --layer N without FILE: that layer of the model folder,
 //    as model_folder.h's layer_config maps it; file = DIR/config.json.

@@ -22,7 +22,7 @@ struct Config;
 struct Geometry {
   std::size_t C = 0, H = 0, Hkv = 0, D = 0, O = 0;  // O = H*D without out_proj
   bool out_proj = true;
-  // (v2) Key and value source widths (torch MHA's kdim, vdim); = C unless
+  // Key and value source widths (torch MHA's kdim, vdim); = C unless
   // given. Only torch_mha stores projections of other widths.
   std::size_t Ck = 0, Cv = 0;
 

@@ -19,7 +19,7 @@ namespace attn {
 struct Weights {
   std::int64_t C = 0, H = 0, D = 0, O = 0;  // O = out features (H*D without out_proj)
   std::int64_t Hkv = 0;  // key/value heads; 0 = H (weights built before GQA existed)
-  // (v2) Widths of the key and value sources (torch MHA's kdim, vdim); 0 = C.
+  // Widths of the key and value sources (torch MHA's kdim, vdim); 0 = C.
   std::int64_t Ck = 0, Cv = 0;
   // ((H+2*Hkv)*D, C): rows q of all heads, then k, then v (geometry.h). When
   // Ck or Cv differs from C (torch MHA's q_proj_weight/k_proj_weight/
@@ -30,7 +30,7 @@ struct Weights {
   bool has_out_proj = true;
   Tensor w_out;  // (O, H*D) or empty (no output projection)
   Tensor b_out;  // (O) or empty (no out bias)
-  // (v2) Extras, each empty when the layer has none:
+  // Extras, each empty when the layer has none:
   Tensor bias_k, bias_v;  // (Hkv*D) each: torch MHA's add_bias_kv, one more key/value position
   Tensor q_norm, k_norm;  // qk_norm weights: (D) for scope "head"; (H*D), (Hkv*D) for "all"
   Tensor sinks;           // (H): one learned logit per head (gpt-oss)

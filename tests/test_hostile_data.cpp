@@ -1,6 +1,6 @@
-// hostile2, part 2 (issue 12): numbers, strings, reads and memory, end to
+// The hostile suite's numbers, strings, reads and memory, end to
 // end through the built binary (CONTRACT.md "Numerics", "Exit codes", "File
-// safety rules"). Part 1 (output safety) is test_hostile2.cpp.
+// safety rules"). Output safety is test_hostile_outputs.cpp.
 #include <doctest/doctest.h>
 #include <signal.h>
 
@@ -27,7 +27,8 @@ using attn::test::write_text;
 
 // ---- 1. overflow from finite inputs -----------------------------------------
 
-TEST_CASE("hostile2: finite inputs whose scores overflow are exit 65 naming batch, head and row") {
+TEST_CASE(
+    "hostile data: finite inputs whose scores overflow are exit 65 naming batch, head and row") {
   attn::test::TempDir t;
   const std::string out = t / "out";
   const auto before = populate(out);
@@ -60,7 +61,8 @@ TEST_CASE("hostile2: finite inputs whose scores overflow are exit 65 naming batc
   for (float v : attn::test::npy_values(ok.out, "stdout").data) CHECK(std::isfinite(v));
 }
 
-TEST_CASE("hostile2: an output projection that overflows fails after earlier chunks were written") {
+TEST_CASE(
+    "hostile data: an output projection that overflows fails after earlier chunks were written") {
   // A torch MHA layer (C = 4, one head) with q = k = 0 (uniform weights),
   // v = x and out_proj = 1e20 I, so context = 1e20 * the mean of x's rows.
   // x (3, 512, 4): batch 2 at 1e20 overflows, batches 0 and 1 stay finite.
@@ -103,7 +105,7 @@ TEST_CASE("hostile2: an output projection that overflows fails after earlier chu
   for (float v : context.data) CHECK(std::isfinite(v));
 }
 
-TEST_CASE("hostile2: a scale finite in JSON but infinite in float32 is a config error") {
+TEST_CASE("hostile data: a scale finite in JSON but infinite in float32 is a config error") {
   attn::test::TempDir t;
   write_text(t / "c.json", R"({"attention": "multi", "hidden_size": 4, "num_heads": 2,
       "layout": "fused", "scale": 1e39, "weights": ")" +
@@ -113,7 +115,7 @@ TEST_CASE("hostile2: a scale finite in JSON but infinite in float32 is a config 
   check_cli_failure(run(bin() + " -q --config " + q(t / "c.json")), 78, {"scale", "1e+39"});
 }
 
-TEST_CASE("hostile2: both paths agree on fully masked rows, and run.json agrees with --stats") {
+TEST_CASE("hostile data: both paths agree on fully masked rows, and run.json agrees with --stats") {
   attn::test::TempDir t;
   // x.npy is (2, 3, 4). Batch 0: keys 0 and 1 padded; batch 1: every key
   // padded (3 rows x 2 heads fully masked).
@@ -144,7 +146,7 @@ TEST_CASE("hostile2: both paths agree on fully masked rows, and run.json agrees 
 
 // ---- 4. terminal and log injection -----------------------------------------
 
-TEST_CASE("hostile2: a newline and ESC in a path stay escaped on one error line") {
+TEST_CASE("hostile data: a newline and ESC in a path stay escaped on one error line") {
   attn::test::TempDir t;
   const std::string out = t / "out";
   const auto before = populate(out);
@@ -156,7 +158,7 @@ TEST_CASE("hostile2: a newline and ESC in a path stay escaped on one error line"
   CHECK(snapshot(out) == before);
 }
 
-TEST_CASE("hostile2: an archive member name with a newline and ESC is escaped") {
+TEST_CASE("hostile data: an archive member name with a newline and ESC is escaped") {
   attn::test::TempDir t;
   const std::string out = t / "out";
   const auto before = populate(out);
@@ -203,7 +205,7 @@ RunResult limited(const std::string& args, const std::string& stdin_from = "") {
 }
 }  // namespace
 
-TEST_CASE("hostile2: --input - from /dev/zero fails at its first bytes") {
+TEST_CASE("hostile data: --input - from /dev/zero fails at its first bytes") {
   attn::test::TempDir t;
   const std::string out = t / "out";
   const auto before = populate(out);
@@ -229,7 +231,7 @@ TEST_CASE("hostile2: --input - from /dev/zero fails at its first bytes") {
   CHECK(temporaries(t.path).empty());
 }
 
-TEST_CASE("hostile2: --attn-stdout at S = 200000 is exit 71 naming the size and the flag") {
+TEST_CASE("hostile data: --attn-stdout at S = 200000 is exit 71 naming the size and the flag") {
   attn::test::TempDir t;
   write_text(t / "long.npy", attn::encode_npy(attn::test::random_tensor({1, 200000, 4}, 9)));
   RunResult r = limited("-q --config " + base_cfg() + " --input " + q(t / "long.npy") +
@@ -238,7 +240,7 @@ TEST_CASE("hostile2: --attn-stdout at S = 200000 is exit 71 naming the size and 
   check_cli_failure(r, 71, {"--attn-stdout", "(1, 2, 200000, 200000)", "bytes"});
 }
 
-TEST_CASE("hostile2: a seeded init of hidden_size 65536 is exit 71 naming hidden_size") {
+TEST_CASE("hostile data: a seeded init of hidden_size 65536 is exit 71 naming hidden_size") {
   attn::test::TempDir t;
   write_text(t / "big.json", R"({"attention": "multi", "hidden_size": 65536, "num_heads": 1,
       "layout": "fused", "init": {"seed": 1}})");
@@ -250,7 +252,8 @@ TEST_CASE("hostile2: a seeded init of hidden_size 65536 is exit 71 naming hidden
   }
 }
 
-TEST_CASE("hostile2: a NUL character in a config path string is a config error, not a cut path") {
+TEST_CASE(
+    "hostile data: a NUL character in a config path string is a config error, not a cut path") {
   attn::test::TempDir t;
   const std::string w = fixtures() + "/weights";
   const std::string head =
@@ -264,7 +267,7 @@ TEST_CASE("hostile2: a NUL character in a config path string is a config error, 
   CHECK(!fs::exists(t / "out"));
 }
 
-TEST_CASE("hostile2: --show escapes labels and never cuts an escape in half") {
+TEST_CASE("hostile data: --show escapes labels and never cuts an escape in half") {
   attn::test::TempDir t;
   const std::string cfg = t.path + "/name\x1b]0;title\x07.json";
   write_text(cfg, R"({"attention": "multi", "hidden_size": 4, "num_heads": 2, "layout": "fused",

@@ -15,7 +15,7 @@
 
 namespace attn::ref {
 
-struct ResultV2 {
+struct ScoresResult {
   Tensor context;              // (B, L, O)
   Tensor attention;            // (B, H, L, T')
   long fully_masked_rows = 0;  // (b, h, query) rows with no allowed key
@@ -23,6 +23,7 @@ struct ResultV2 {
 
 // Same inputs as attn::forward. Computed in double (rope angles too), rounded
 // to float at the end.
-ResultV2 attention_v2(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in);
+ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
+                                   const ForwardInputs& in);
 
 }  // namespace attn::ref

@@ -1,8 +1,8 @@
 // The version 2 config keys (CONTRACT.md "(v2) New keys", "Positions"):
 // rope, alibi, sliding_window, softcap, qk_norm, sinks, the masks, the
 // cross-attention sources and torch MHA's options. Each is read strictly
-// here, checked against the sizes and the other keys in resolve_v2, and
-// written back as resolved for run.json in v2_to_json.
+// here, checked against the sizes and the other keys in resolve_score_keys, and
+// written back as resolved for run.json in score_keys_to_json.
 #include <cmath>
 #include <set>
 
@@ -286,7 +286,7 @@ void resolve_sources(Config& c) {
 
 }  // namespace
 
-void read_v2_keys(Config& c, const json& root, const KeyName& name) {
+void read_score_keys(Config& c, const json& root, const KeyName& name) {
   auto has = [&](const char* k) { return root.contains(k); };
   if (has("rope")) read_rope(c, root.at("rope"), name("rope"));
   if (has("positions")) read_positions(c, root.at("positions"), name("positions"));
@@ -317,7 +317,7 @@ void read_v2_keys(Config& c, const json& root, const KeyName& name) {
   if (has("batch_first")) c.batch_first = cj::get_bool(root.at("batch_first"), name("batch_first"));
 }
 
-void resolve_v2(Config& c) {
+void resolve_score_keys(Config& c) {
   if (c.sliding_window && *c.sliding_window < 1)
     fail(c, "sliding_window",
          "expected an integer > 0 (W: keys with i - W < j), found " + n(*c.sliding_window));
@@ -350,7 +350,7 @@ void resolve_v2(Config& c) {
              layout_name(*c.layout));
 }
 
-void v2_to_json(const Config& c, json& j) {
+void score_keys_to_json(const Config& c, json& j) {
   auto array_key = [](const auto& k) {
     return k.inline_value ? json("inline") : k.path.empty() ? json(nullptr) : json(k.path);
   };

@@ -1,4 +1,4 @@
-#include "reference_v2.h"
+#include "reference_scores.h"
 
 #include <algorithm>
 #include <cmath>
@@ -50,7 +50,8 @@ void rope(double* v, const RopeSpec& spec, const RopeFrequencies& f, std::int64_
 
 }  // namespace
 
-ResultV2 attention_v2(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in) {
+ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
+                                   const ForwardInputs& in) {
   const Geometry g = w.geometry();
   const Tensor& x = *in.x;
   const Tensor& key = in.key ? *in.key : x;
@@ -64,7 +65,7 @@ ResultV2 attention_v2(const Weights& w, const AttentionSpec& spec, const Forward
   const double inf = std::numeric_limits<double>::infinity();
   const float* bq = w.b_qkv.data.empty() ? nullptr : w.b_qkv.ptr();
 
-  ResultV2 r;
+  ScoresResult r;
   r.context = Tensor({B, L, O});
   r.attention = Tensor({B, H, L, Tx});
   std::int64_t max_pos = std::int64_t(L) - 1;

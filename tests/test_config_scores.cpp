@@ -48,7 +48,7 @@ std::string tiny_llama() { return attn::test::source_path("data/tiny-llama"); }
 
 }  // namespace
 
-TEST_CASE("config v2: a version 1 config gets every v2 default") {
+TEST_CASE("config scores: a version 1 config gets every v2 default") {
   const Config c = parse(multi(""));
   CHECK_FALSE(c.num_kv_heads.has_value());
   CHECK_FALSE(c.rope.has_value());
@@ -74,7 +74,7 @@ TEST_CASE("config v2: a version 1 config gets every v2 default") {
   CHECK(c.from_model == nullptr);
 }
 
-TEST_CASE("config v2: rope with every field, and its defaults") {
+TEST_CASE("config scores: rope with every field, and its defaults") {
   const Config d = parse(multi(R"("rope": {})"));
   REQUIRE(d.rope.has_value());
   CHECK(d.rope->theta == 10000.0);
@@ -108,7 +108,7 @@ TEST_CASE("config v2: rope with every field, and its defaults") {
   CHECK(r.rope->rotary_dim == 6);
 }
 
-TEST_CASE("config v2: rope scaling as Hugging Face writes each type") {
+TEST_CASE("config scores: rope scaling as Hugging Face writes each type") {
   const std::string pre = R"({"attention": "causal", "hidden_size": 16, "num_heads": 2, "rope": {)";
   const Config lin = parse(pre + R"("scaling": {"type": "linear", "factor": 2}}})");
   CHECK(lin.rope->scaling->type == "linear");
@@ -139,7 +139,7 @@ TEST_CASE("config v2: rope scaling as Hugging Face writes each type") {
           .rope->scaling.has_value());
 }
 
-TEST_CASE("config v2: rope errors name the field") {
+TEST_CASE("config scores: rope errors name the field") {
   expect_config_error(multi(R"("rope": {"rotary_dim": 3})"), "rope.rotary_dim",
                       "even integer in 2..head_size 4, found 3");
   expect_config_error(multi(R"("rope": {"rotary_dim": 6})"), "rope.rotary_dim", "found 6");
@@ -202,7 +202,7 @@ TEST_CASE("config v2: rope errors name the field") {
       "rope.max_position_embeddings", "longrope");
 }
 
-TEST_CASE("config v2: positions, (S,) or (B, S) integers >= 0") {
+TEST_CASE("config scores: positions, (S,) or (B, S) integers >= 0") {
   const Config s = parse(multi(R"("rope": {}, "positions": [0, 1, 2])"));
   REQUIRE(s.positions.inline_value.has_value());
   CHECK(s.positions.inline_value->shape == std::vector<std::size_t>{3});
@@ -236,7 +236,7 @@ TEST_CASE("config v2: positions, (S,) or (B, S) integers >= 0") {
                       "(3,) to match input (3, 8)");
 }
 
-TEST_CASE("config v2: alibi true, max_bias or slopes") {
+TEST_CASE("config scores: alibi true, max_bias or slopes") {
   CHECK_FALSE(parse(multi(R"("alibi": false)")).alibi.has_value());
   const Config t = parse(multi(R"("alibi": true)"));
   REQUIRE(t.alibi.has_value());
@@ -258,7 +258,7 @@ TEST_CASE("config v2: alibi true, max_bias or slopes") {
   expect_config_error(multi(R"("alibi": null)"), "alibi", "found null");
 }
 
-TEST_CASE("config v2: sliding_window, softcap, sinks") {
+TEST_CASE("config scores: sliding_window, softcap, sinks") {
   const Config c = parse(multi(R"("sliding_window": 3, "softcap": 50.0, "sinks": true)"));
   CHECK(*c.sliding_window == 3);
   CHECK(*c.softcap == 50.0);
@@ -273,7 +273,7 @@ TEST_CASE("config v2: sliding_window, softcap, sinks") {
   expect_config_error(multi(R"("sinks": 1)"), "sinks", "true or false");
 }
 
-TEST_CASE("config v2: qk_norm") {
+TEST_CASE("config scores: qk_norm") {
   const Config d = parse(multi(R"("qk_norm": {})"));
   REQUIRE(d.qk_norm.has_value());
   CHECK(d.qk_norm->eps == 1e-6);
@@ -297,7 +297,7 @@ TEST_CASE("config v2: qk_norm") {
   expect_config_error(multi(R"("qk_norm": true)"), "qk_norm", "{} for eps 1e-6");
 }
 
-TEST_CASE("config v2: attention_mask (1 = attend), never with padding_mask") {
+TEST_CASE("config scores: attention_mask (1 = attend), never with padding_mask") {
   const Config c = parse(multi(R"("attention_mask": [[1, 1, 0]], )" + kInput3));
   REQUIRE(c.attention_mask.inline_value.has_value());
   CHECK(c.attention_mask.inline_value->shape == std::vector<std::size_t>{1, 3});
@@ -317,7 +317,7 @@ TEST_CASE("config v2: attention_mask (1 = attend), never with padding_mask") {
   expect_config_error(multi(R"("attention_mask": "")"), "attention_mask", "empty");
 }
 
-TEST_CASE("config v2: attn_mask, bool or additive, rank 2 to 4") {
+TEST_CASE("config scores: attn_mask, bool or additive, rank 2 to 4") {
   const Config b = parse(
       multi(R"("attn_mask": [[false, true, true], [false, false, true], [false, false, false]], )" +
             kInput3));
@@ -345,7 +345,7 @@ TEST_CASE("config v2: attn_mask, bool or additive, rank 2 to 4") {
   expect_config_error(multi(R"("attn_mask": 0)"), "attn_mask", "path or a nested array");
 }
 
-TEST_CASE("config v2: cross-attention sources, kdim and vdim") {
+TEST_CASE("config scores: cross-attention sources, kdim and vdim") {
   // kv_input of C features: kdim = vdim = hidden_size.
   const Config kv = parse(multi(
       R"("kv_input": [[1,2,3,4,5,6,7,8],[1,2,3,4,5,6,7,8]], "kv_labels": ["x", "y"], )" + kInput3));
@@ -421,7 +421,7 @@ TEST_CASE("config v2: cross-attention sources, kdim and vdim") {
       "layout", "torch_mha");
 }
 
-TEST_CASE("config v2: batch_first false reads inline (S, B, C)") {
+TEST_CASE("config scores: batch_first false reads inline (S, B, C)") {
   // (S, B, C) = (3, 2, 2): S = 3 tokens, B = 2.
   const std::string in = R"("input": [[[1, 2], [3, 4]], [[1, 2], [3, 4]], [[1, 2], [3, 4]]])";
   const std::string pre = R"({"attention": "multi", "hidden_size": 2, "batch_first": false, )";
@@ -438,7 +438,7 @@ TEST_CASE("config v2: batch_first false reads inline (S, B, C)") {
   expect_config_error(multi(R"("batch_first": "false")"), "batch_first");
 }
 
-TEST_CASE("config v2: output.average_heads") {
+TEST_CASE("config scores: output.average_heads") {
   CHECK(parse(multi(R"("output": {"average_heads": true})")).output_average_heads);
   CHECK_FALSE(parse(multi(R"("output": {"average_heads": false})")).output_average_heads);
   expect_config_error(multi(R"("output": {"average_heads": 1})"), "output.average_heads");
@@ -446,7 +446,7 @@ TEST_CASE("config v2: output.average_heads") {
                       "key \"output.average_attn_weights\"", "output.average_heads");
 }
 
-TEST_CASE("config v2: path keys resolve against the config's folder; NUL and - are refused") {
+TEST_CASE("config scores: path keys resolve against the config's folder; NUL and - are refused") {
   const Config c = parse_config(
       multi(R"("attn_mask": "/abs/m.npy", "kv_input": "../kv.npy", "kv_labels": ["k"])"),
       "cfg/c.json");
@@ -471,7 +471,7 @@ TEST_CASE("config v2: path keys resolve against the config's folder; NUL and - a
   CHECK(parse(multi(R"("input": "-")")).input_path == "-");
 }
 
-TEST_CASE("config v2: config_to_json holds every v2 key as resolved") {
+TEST_CASE("config scores: config_to_json holds every v2 key as resolved") {
   const Config c =
       parse_config(R"({"attention": "causal", "hidden_size": 16, "num_heads": 4, "num_kv_heads": 2,
       "rope": {"theta": 500000, "max_position_embeddings": 64,
@@ -537,7 +537,7 @@ TEST_CASE("config v2: config_to_json holds every v2 key as resolved") {
   CHECK(attn::config_to_json(again) == j);
 }
 
-TEST_CASE("config v2: Hugging Face's and torch's names get attn-run's key") {
+TEST_CASE("config scores: Hugging Face's and torch's names get attn-run's key") {
   const std::vector<std::pair<std::string, std::string>> same = {
       {"rope_theta", "rope.theta"},
       {"rotary_emb_base", "rope.theta"},
@@ -581,7 +581,7 @@ TEST_CASE("config v2: Hugging Face's and torch's names get attn-run's key") {
                "c.json: key \"sliding_windw\":", "did you mean \"sliding_window\"");
 }
 
-TEST_CASE("config v2: the golden variants' configs parse") {
+TEST_CASE("config scores: the golden variants' configs parse") {
   const fs::path root = attn::test::source_path("tests/golden/variants");
   std::size_t n = 0;
   for (const auto& entry : fs::directory_iterator(root)) {
@@ -634,7 +634,7 @@ TEST_CASE("config v2: the golden variants' configs parse") {
   CHECK(load("qwen3_qknorm").qk_norm->scope_all == false);
 }
 
-TEST_CASE("config v2: --model DIR --layer N reads the folder's layer") {
+TEST_CASE("config scores: --model DIR --layer N reads the folder's layer") {
   const Config c = attn::load_model_config(tiny_llama(), 1);
   CHECK(c.model == tiny_llama());
   CHECK(*c.layer == 1);
@@ -688,7 +688,7 @@ TEST_CASE("config v2: --model DIR --layer N reads the folder's layer") {
                "/nonexistent/model");
 }
 
-TEST_CASE("config v2: a Hugging Face config.json as the config needs a layer") {
+TEST_CASE("config scores: a Hugging Face config.json as the config needs a layer") {
   const std::string file = tiny_llama() + "/config.json";
   expect_error([&] { attn::load_config(file); }, Exit::usage, file + ": a Hugging Face config.json",
                "run attn-run --model " + tiny_llama() + " --layer N");
@@ -705,7 +705,7 @@ TEST_CASE("config v2: a Hugging Face config.json as the config needs a layer") {
                       "not an attn-run config key");
 }
 
-TEST_CASE("config v2: model + layer in a config: the config's keys override the folder's") {
+TEST_CASE("config scores: model + layer in a config: the config's keys override the folder's") {
   attn::test::TempDir tmp;
   const std::string rel = fs::relative(tiny_llama(), tmp.path).string();
   attn::test::write_text(tmp / "c.json", R"({"model": ")" + rel + R"(", "layer": 0,
@@ -783,7 +783,7 @@ TEST_CASE("config v2: model + layer in a config: the config's keys override the 
   expect_error([&] { attn::load_config(tmp / "nomodel.json"); }, Exit::no_input, tmp / "missing");
 }
 
-TEST_CASE("config v2: every model folder fixture's layers parse through the config") {
+TEST_CASE("config scores: every model folder fixture's layers parse through the config") {
   // Each fixture config.json beside tiny-llama's weights file (the weights'
   // names only pick the prefix; nothing is read).
   attn::test::TempDir tmp;
@@ -829,11 +829,12 @@ TEST_CASE("config v2: every model folder fixture's layers parse through the conf
   CHECK(layer("mpt", 0).alibi.has_value());
 }
 
-TEST_CASE("config v2: the v2 fuzz seeds parse, so the fuzzer starts on the readers' deep paths") {
+TEST_CASE(
+    "config scores: the inline fuzz seeds parse, so the fuzzer starts on the readers' deep paths") {
   std::size_t n = 0;
   for (const auto& entry : fs::directory_iterator(attn::test::source_path("fuzz/corpus/config"))) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("v2_", 0) != 0) continue;
+    if (name.rfind("inline_", 0) != 0) continue;
     CAPTURE(name);
     CHECK(parse_config(attn::test::read_text(entry.path().string()), name).num_heads > 0);
     ++n;

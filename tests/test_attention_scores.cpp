@@ -1,7 +1,7 @@
-// The v2 score features of the forward pass (CONTRACT.md "Scores, in
+// The score features of the forward pass (CONTRACT.md "Scores, in
 // order": qk_norm, rope, softcap, alibi, attn_mask, sliding window, sinks,
 // cross-attention, torch MHA's bias_kv and zero_attn) against the plain-loop
-// reference (tests/support/reference_v2.h), through both kernels: the
+// reference (tests/support/reference_scores.h), through both kernels: the
 // streaming one (no sink) and the one that writes the maps.
 //
 // Letters: B batch, L queries, T keys, C hidden, H heads, Hkv key/value
@@ -17,7 +17,7 @@
 #include "attn/masks.h"
 #include "attn/positions.h"
 #include "expect_error.h"
-#include "reference_v2.h"
+#include "reference_scores.h"
 #include "test_util.h"
 
 using namespace attn;
@@ -121,7 +121,7 @@ void check_case(const Case& c, int threads = 2) {
   const Weights w = make_weights(c);
   Inputs t;
   make_inputs(c, w, t);
-  const ref::ResultV2 want = ref::attention_v2(w, c.spec, t.in);
+  const ref::ScoresResult want = ref::attention_with_scores(w, c.spec, t.in);
   const std::size_t Tx = map_keys(w, c.spec, c.keys());
   REQUIRE(want.attention.shape == std::vector<std::size_t>{c.B, c.H, c.L, Tx});
 

@@ -1,8 +1,8 @@
-// hostile2: the second-round hostile suite (issue 12), end to end through the
-// built binary, part 1: output safety (CONTRACT.md "Output safety rules").
+// The hostile suite's output safety, end to end through the
+// built binary (CONTRACT.md "Output safety rules").
 // Each case checks the exit code, one escaped error line naming the culprit,
 // an empty stdout, existing outputs byte-for-byte unchanged and no temporary
-// left behind. Part 2 (numbers, strings, reads, memory) is test_hostile2_data.cpp.
+// left behind. Numbers, strings, reads and memory are test_hostile_data.cpp.
 #include <doctest/doctest.h>
 #include <signal.h>
 
@@ -31,7 +31,8 @@ using attn::test::write_text;
 // ---- 6. temporaries: every terminating signal, any number of files --------
 
 TEST_CASE(
-    "hostile2: every terminating signal, at the compute or the commit, leaves the folder as it "
+    "hostile outputs: every terminating signal, at the compute or the commit, leaves the folder as "
+    "it "
     "was") {
   attn::test::TempDir t;
   const std::string out = t / "out";
@@ -57,7 +58,7 @@ TEST_CASE(
     }
 }
 
-TEST_CASE("hostile2: a dump of 180 files interrupted at the commit leaves no temporary") {
+TEST_CASE("hostile outputs: a dump of 180 files interrupted at the commit leaves no temporary") {
   attn::test::TempDir t;
   write_text(t / "heads.json",
              R"({"attention": "causal", "hidden_size": 4, "num_heads": 90, "head_size": 2,
@@ -78,7 +79,8 @@ TEST_CASE("hostile2: a dump of 180 files interrupted at the commit leaves no tem
   CHECK(std::distance(fs::directory_iterator(dump), fs::directory_iterator()) > 64);
 }
 
-TEST_CASE("hostile2: temporaries of a SIGKILLed run are removed by the next run into the folder") {
+TEST_CASE(
+    "hostile outputs: temporaries of a SIGKILLed run are removed by the next run into the folder") {
   attn::test::TempDir t;
   const std::string out = t / "out";
   const auto before = populate(out);
@@ -96,7 +98,7 @@ TEST_CASE("hostile2: temporaries of a SIGKILLed run are removed by the next run 
   CHECK(after.at("attention.npy") == before.at("attention.npy"));
 }
 
-TEST_CASE("hostile2: a file-size limit is exit 74 with no temporary, not SIGXFSZ") {
+TEST_CASE("hostile outputs: a file-size limit is exit 74 with no temporary, not SIGXFSZ") {
   attn::test::TempDir t;
   const std::string out = t / "out";
   const auto before = populate(out);
@@ -112,7 +114,7 @@ TEST_CASE("hostile2: a file-size limit is exit 74 with no temporary, not SIGXFSZ
 
 // ---- 3. concurrent runs into one folder ------------------------------------
 
-TEST_CASE("hostile2: 20 concurrent writers into one folder leave one run's complete set") {
+TEST_CASE("hostile outputs: 20 concurrent writers into one folder leave one run's complete set") {
   attn::test::TempDir t;
   const std::string out = t / "out";
   // 20 distinguishable inputs: run i's input is random with seed i; run.json
@@ -152,7 +154,7 @@ TEST_CASE("hostile2: 20 concurrent writers into one folder leave one run's compl
 
 // ---- 9. names ---------------------------------------------------------------
 
-TEST_CASE("hostile2: a legal 250-character --plot name works") {
+TEST_CASE("hostile outputs: a legal 250-character --plot name works") {
   attn::test::TempDir t;
   const std::string name = std::string(246, 'p') + ".svg";
   REQUIRE(name.size() == 250);
@@ -162,7 +164,8 @@ TEST_CASE("hostile2: a legal 250-character --plot name works") {
   CHECK(temporaries(t.path).empty());
 }
 
-TEST_CASE("hostile2: a --plot name longer than the file system allows fails before the run") {
+TEST_CASE(
+    "hostile outputs: a --plot name longer than the file system allows fails before the run") {
   attn::test::TempDir t;
   const std::string out = t / "out";
   const auto before = populate(out);
@@ -176,7 +179,9 @@ TEST_CASE("hostile2: a --plot name longer than the file system allows fails befo
 
 // ---- 7. everything commits together, stdout included -------------------------
 
-TEST_CASE("hostile2: a closed stdout (exit 74) leaves an existing --plot and --out-dir untouched") {
+TEST_CASE(
+    "hostile outputs: a closed stdout (exit 74) leaves an existing --plot and --out-dir "
+    "untouched") {
   attn::test::TempDir t;
   const std::string out = t / "out";
   populate(out);
@@ -212,7 +217,8 @@ std::string detect_cfg(const attn::test::TempDir& t, const std::string& weights)
 }
 }  // namespace
 
-TEST_CASE("hostile2: --dump-weights into the folder it reads is exit 73 and writes nothing") {
+TEST_CASE(
+    "hostile outputs: --dump-weights into the folder it reads is exit 73 and writes nothing") {
   attn::test::TempDir t;
   const std::string w = t / "w";
   fs::copy(fixtures() + "/weights", w);
@@ -227,7 +233,7 @@ TEST_CASE("hostile2: --dump-weights into the folder it reads is exit 73 and writ
   CHECK(snapshot(w) == before);
 }
 
-TEST_CASE("hostile2: a second dump's layout replaces the first's files; other files stay") {
+TEST_CASE("hostile outputs: a second dump's layout replaces the first's files; other files stay") {
   attn::test::TempDir t;
   const std::string d = t / "dump";
   const std::string cfg = detect_cfg(t, fixtures() + "/weights");
@@ -255,7 +261,7 @@ TEST_CASE("hostile2: a second dump's layout replaces the first's files; other fi
 // ---- 8. pictures from hostile strings ------------------------------------------
 
 TEST_CASE(
-    "hostile2: invalid UTF-8 and noncharacter labels and a Latin-1 config name give good "
+    "hostile outputs: invalid UTF-8 and noncharacter labels and a Latin-1 config name give good "
     "pictures") {
   attn::test::TempDir t;
   // A config whose file name is Latin-1 ("caf\xe9.json") and whose labels are
@@ -302,7 +308,8 @@ TEST_CASE(
 
 // ---- 9. names -------------------------------------------------------------------
 
-TEST_CASE("hostile2: an --input-list entry named like the summary fails before any input runs") {
+TEST_CASE(
+    "hostile outputs: an --input-list entry named like the summary fails before any input runs") {
   attn::test::TempDir t;
   fs::copy_file(fixtures() + "/npy/x.npy", t / "a.npy");
   fs::copy_file(fixtures() + "/npy/x.npy", t / "summary.json.npy");
@@ -320,7 +327,7 @@ TEST_CASE("hostile2: an --input-list entry named like the summary fails before a
   CHECK(!fs::exists(t / "out/summary-0-of-2.json"));
 }
 
-TEST_CASE("hostile2: a NUL byte in a list line is an error, not a cut path") {
+TEST_CASE("hostile outputs: a NUL byte in a list line is an error, not a cut path") {
   attn::test::TempDir t;
   fs::copy_file(fixtures() + "/npy/x.npy", t / "a.npy");
   write_text(t / "list.txt", std::string("a.npy\0/etc/passwd\n", 18));
@@ -330,14 +337,14 @@ TEST_CASE("hostile2: a NUL byte in a list line is an error, not a cut path") {
   CHECK(!fs::exists(t / "out/a"));
 }
 
-TEST_CASE("hostile2: an empty --out-dir or --plot name is a usage error, not stdout") {
+TEST_CASE("hostile outputs: an empty --out-dir or --plot name is a usage error, not stdout") {
   for (const std::string flag : {"--out-dir", "--plot"}) {
     CAPTURE(flag);
     check_cli_failure(run(bin() + " -q --config " + base_cfg() + " " + flag + " ''"), 64, {flag});
   }
 }
 
-TEST_CASE("hostile2: --plot inside --out-dir commits with the folder under one lock") {
+TEST_CASE("hostile outputs: --plot inside --out-dir commits with the folder under one lock") {
   // Two staged sets in one folder: its lock is taken once (a second flock on
   // the same folder would wait on itself forever), and both land together.
   attn::test::TempDir t;
