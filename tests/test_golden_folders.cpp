@@ -205,3 +205,22 @@ TEST_CASE("golden folders: attn-run --model DIR --layer N end to end") {
     CHECK(from.contains("num_heads"));
   }
 }
+
+TEST_CASE("golden folders: --model opens the weights once, for the key names and the tensors") {
+  // The index opened for the key names is the one load_run reads: after the
+  // config is read, another file renamed over the weights (an unrelated
+  // safetensors with none of the layer's keys) changes nothing, where a
+  // second open would read the new file and fail.
+  test::TempDir tmp;
+  const std::string model = tmp / "model", case_dir = folders_root() + "/gemma/layer0";
+  fs::copy(folders_root() + "/gemma/model", model);
+  const Config cfg = load_model_config(model, 0);
+  REQUIRE(cfg.model_weights != nullptr);
+  CHECK(cfg.model_weights->source() == cfg.weights);
+  fs::copy_file(folders_root() + "/gpt2/model/model.safetensors", tmp / "other.safetensors");
+  fs::rename(tmp / "other.safetensors", model + "/model.safetensors");
+  CHECK_THROWS(load_run(load_model_config(model, 0), LoadOptions{}));  // a fresh open sees it
+  LoadOptions lo;
+  lo.input_path = case_dir + "/input.npy";
+  check_run(cfg, lo, case_dir, true);
+}

@@ -142,8 +142,8 @@ void read_with_model(Config& c, const json& root, const KeyName& config_name,
     throw Error(Exit::config, config_name("layer") + ": " + what);
   }
   // The weights' key names pick the prefix the file really uses.
-  const StateDict weights = open_state_dict(m.weights);
-  const json from = layer_config(m, layer, weights.keys());
+  auto weights = std::make_shared<const StateDict>(open_state_dict(m.weights));
+  const json from = layer_config(m, layer, weights->keys());
   const std::string folder_name =
       folder_config(model_dir) + " (layer " + std::to_string(layer) + ")";
   check_config_keys(from, folder_name);
@@ -154,7 +154,10 @@ void read_with_model(Config& c, const json& root, const KeyName& config_name,
   c.model = model_dir;
   c.layer = layer;
   c.from_model = std::make_shared<const json>(from);
-  if (!root.contains("weights") && !root.contains("init")) c.weights = m.weights;
+  if (!root.contains("weights") && !root.contains("init")) {
+    c.weights = m.weights;
+    c.model_weights = std::move(weights);
+  }
   const KeyName name = [&](const std::string& k) {
     const std::string top = k.substr(0, k.find_first_of(".["));
     return root.contains(top) ? config_name(k) : folder_name + ": " + k;

@@ -138,7 +138,9 @@ Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layo
                            std::string* source) {
   if (!cfg.weights.empty()) {
     // The layer's keys (prefix stripped, buffers dropped), then its layout.
-    const StateDict all = open_state_dict(cfg.weights);
+    // A model folder's weights were opened once already, for their key names.
+    const bool reuse = cfg.model_weights && cfg.model_weights->source() == cfg.weights;
+    const StateDict all = reuse ? *cfg.model_weights : open_state_dict(cfg.weights);
     if (!cfg.weights_prefix.empty() && all.select(cfg.weights_prefix).empty()) {
       std::string some;
       for (std::size_t i = 0; i < all.size() && i < 3; ++i)

@@ -17,6 +17,8 @@
 
 namespace attn {
 
+class StateDict;
+
 enum class Kind { single, multi, causal };  // the tutorial modules
 std::string kind_name(Kind k);
 
@@ -89,6 +91,10 @@ struct Config {
   // attn-run config keys, the weights path included), before the config's own
   // keys override it; null without a model. run.json shows it as "from_model".
   std::shared_ptr<const nlohmann::json> from_model;
+  // The model folder's weights as opened to read their key names (the prefix
+  // the file uses): load_run reuses this index while `weights` is still that
+  // file, so a run opens (and a .bin parses) its weights once. Null otherwise.
+  std::shared_ptr<const StateDict> model_weights;
 
   // What the config (or a flag) gave explicitly: resolve_config derives the
   // rest from these, so it gives the same result when called again after
