@@ -5,22 +5,7 @@
 // Letters: C hidden (in), H heads, Hkv key/value heads, D head size, O out features.
 #include "attn/geometry.h"
 
-#include "attn/config.h"
-
 namespace attn {
-
-Geometry geometry_of(const Config& cfg) {
-  Geometry g;
-  g.C = static_cast<std::size_t>(cfg.hidden_size);
-  g.H = static_cast<std::size_t>(cfg.num_heads);
-  g.Hkv = static_cast<std::size_t>(cfg.kv_heads());
-  g.D = static_cast<std::size_t>(cfg.head_size);
-  g.O = static_cast<std::size_t>(cfg.out_features());
-  g.out_proj = cfg.out_proj;
-  g.Ck = static_cast<std::size_t>(cfg.kdim ? cfg.kdim : cfg.hidden_size);
-  g.Cv = static_cast<std::size_t>(cfg.vdim ? cfg.vdim : cfg.hidden_size);
-  return g;
-}
 
 namespace {
 

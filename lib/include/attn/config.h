@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "attn/geometry.h"
 #include "attn/layout.h"
-#include "attn/masks.h"
 #include "attn/positions.h"
 #include "attn/scores.h"
 #include "attn/tensor.h"
@@ -178,6 +178,9 @@ void resolve_config(Config& c);
 
 // The config as resolved, for run.json (paths as resolved, defaults filled).
 nlohmann::json config_to_json(const Config& c);
+
+// The geometry of a resolved config (num_kv_heads already checked to divide num_heads).
+Geometry geometry_of(const Config& cfg);
 
 // Known keys in table order (for suggestions and docs).
 const std::vector<std::string>& config_keys();

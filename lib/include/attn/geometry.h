@@ -17,8 +17,6 @@
 
 namespace attn {
 
-struct Config;
-
 struct Geometry {
   std::size_t C = 0, H = 0, Hkv = 0, D = 0, O = 0;  // O = H*D without out_proj
   bool out_proj = true;
@@ -38,9 +36,6 @@ struct Geometry {
   // The KV head query head h reads: repeat_kv's h // n_rep, ggml's ik2 = iq2 / rk2.
   std::size_t kv_head(std::size_t h) const { return h / group(); }
 };
-
-// Sizes of a resolved config (num_kv_heads already checked to divide num_heads).
-Geometry geometry_of(const Config& cfg);
 
 // Why `layout` cannot hold a model of this geometry ("" when it can), as the
 // tail of a message: "layout per_head has no output projection". The one fit

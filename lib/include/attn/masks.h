@@ -12,40 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "attn/scores.h"
 #include "attn/tensor.h"
 
 namespace attn {
-
-// torch's attn_mask as given, before its shape is resolved against a run:
-// bool (true = not allowed) or float (added to the scores). From a .npy, a
-// bool dtype or integers give a bool mask, floats an additive one; inline in a
-// config, JSON true/false give a bool mask, numbers an additive one.
-struct AttnMask {
-  bool additive = false;
-  Tensor add;    // when additive
-  Mask blocked;  // otherwise
-  const std::vector<std::size_t>& shape() const { return additive ? add.shape : blocked.shape; }
-};
-
-// torch's attn_mask for one run: rows of T values addressed per (b, h, i).
-// A shape that leaves out B or H shares its rows (stride 0).
-struct ScoreMask {
-  bool additive = false;              // float mask: add; bool mask: block
-  std::vector<float> add;             // additive values; -inf = not allowed
-  std::vector<std::uint8_t> blocked;  // 1 = not allowed
-  std::size_t L = 0, T = 0;
-  std::size_t stride_b = 0, stride_h = 0;  // elements between batches / heads
-
-  std::size_t row_offset(std::size_t b, std::size_t h, std::size_t i) const {
-    return b * stride_b + h * stride_h + i * T;
-  }
-  const float* add_row(std::size_t b, std::size_t h, std::size_t i) const {
-    return add.data() + row_offset(b, h, i);
-  }
-  const std::uint8_t* blocked_row(std::size_t b, std::size_t h, std::size_t i) const {
-    return blocked.data() + row_offset(b, h, i);
-  }
-};
 
 // attn_mask of shape (L, T), (B, L, T), (B*H, L, T) (torch MHA's 3-D form),
 // (B, 1, L, T) or (B, H, L, T). Exit::data naming `name` for any other shape

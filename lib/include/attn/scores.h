@@ -1,14 +1,19 @@
 // The settings of the score features of CONTRACT.md "Scores, in order" and
-// "Positions", as plain data: the config reads them (config.h), the forward
-// pass applies them (attention.h, positions.h). Nothing here computes.
+// "Positions", and torch's attn_mask, as plain data: the config reads them
+// (config.h), the forward pass applies them (attention.h, positions.h,
+// masks.h). Nothing here computes.
 //
-// Letters: H heads, D head size, R rotary_dim (even, <= D).
+// Letters: B batch, H heads, L queries, T keys, D head size, R rotary_dim
+// (even, <= D).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "attn/tensor.h"
 
 namespace attn {
 
@@ -48,6 +53,37 @@ struct QkNormSpec {
 struct AlibiSpec {
   double max_bias = 8.0;
   std::vector<double> slopes;  // H values when given; empty = BLOOM/MPT's formula with max_bias
+};
+
+// torch's attn_mask as given, before its shape is resolved against a run:
+// bool (true = not allowed) or float (added to the scores). From a .npy, a
+// bool dtype or integers give a bool mask, floats an additive one; inline in a
+// config, JSON true/false give a bool mask, numbers an additive one.
+struct AttnMask {
+  bool additive = false;
+  Tensor add;    // when additive
+  Mask blocked;  // otherwise
+  const std::vector<std::size_t>& shape() const { return additive ? add.shape : blocked.shape; }
+};
+
+// torch's attn_mask for one run: rows of T values addressed per (b, h, i).
+// A shape that leaves out B or H shares its rows (stride 0).
+struct ScoreMask {
+  bool additive = false;              // float mask: add; bool mask: block
+  std::vector<float> add;             // additive values; -inf = not allowed
+  std::vector<std::uint8_t> blocked;  // 1 = not allowed
+  std::size_t L = 0, T = 0;
+  std::size_t stride_b = 0, stride_h = 0;  // elements between batches / heads
+
+  std::size_t row_offset(std::size_t b, std::size_t h, std::size_t i) const {
+    return b * stride_b + h * stride_h + i * T;
+  }
+  const float* add_row(std::size_t b, std::size_t h, std::size_t i) const {
+    return add.data() + row_offset(b, h, i);
+  }
+  const std::uint8_t* blocked_row(std::size_t b, std::size_t h, std::size_t i) const {
+    return blocked.data() + row_offset(b, h, i);
+  }
 };
 
 }  // namespace attn
