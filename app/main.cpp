@@ -13,10 +13,11 @@
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "attn/output.h"
-#include "help.h"
-#include "modes.h"
-#include "options.h"
-#include "stdout_writer.h"
+#include "cli/help.h"
+#include "cli/options.h"
+#include "cli/stdout_writer.h"
+#include "modes/modes.h"
+#include "pictures/plot_module.h"
 
 namespace {
 
@@ -90,6 +91,10 @@ int main(int argc, char** argv) {
   try {
     if (!opt.completion_shell.empty()) return app::print_completion(cli);
     app::check_option_combinations(opt);
+    // An SVG or PNG is drawn by the picture module (cairo): a missing or stale
+    // one fails here, after the flags and before any input is read (exit 70).
+    if (app::plot_ends_with(opt, ".svg") || app::plot_ends_with(opt, ".png"))
+      app::load_plot_module();
     setup_logging(opt);
     // Mode dispatch, in this one place.
     if (opt.merge_dir) return app::run_merge_summaries(opt);

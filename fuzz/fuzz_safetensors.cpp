@@ -1,5 +1,5 @@
 // libFuzzer entry point for the safetensors target; the body is fuzz_safetensors() in targets.h,
-// shared with the replay test (tests/test_fuzz_replay.cpp).
+// shared with the replay test (tests/hostile/test_fuzz_replay.cpp).
 #include "targets.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

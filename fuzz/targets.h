@@ -1,6 +1,6 @@
 // The bodies of the fuzz targets, shared by the libFuzzer binaries (fuzz/fuzz_*.cpp,
 // built with clang by scripts/fuzz.sh) and the plain replay test
-// (tests/test_fuzz_replay.cpp, built with the normal suite), so every seed and
+// (tests/hostile/test_fuzz_replay.cpp, built with the normal suite), so every seed and
 // every past crash in fuzz/corpus/<target>/ and fuzz/regressions/<target>/ is
 // replayed by ctest through exactly the code the fuzzer ran.
 //

@@ -7,8 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../lib/src/torch_pickle.h"
 #include "attn/error.h"
+#include "containers/torch_pickle.h"
 #include "targets.h"
 
 inline int fuzz_pickle(const std::uint8_t* data, std::size_t size) {

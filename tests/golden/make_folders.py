@@ -18,7 +18,7 @@ in float64 from the stored (rounded) weights, with CONTRACT.md's two changes: Ro
 float64 with cos/sin rounded to float32, and a query row with no allowed key all zeros. The
 family's config.json is read here by `hf_settings` the way transformers' configuration and
 modeling files read it (class defaults for missing keys), independently of attn-run's own mapping
-(lib/src/model_folder.cpp), which is what the tests check.
+(lib/src/family/model_folder.cpp), which is what the tests check.
 
 Deterministic (fixed seeds). Usage: /usr/bin/python3 tests/golden/make_folders.py
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Expected values for lib/src/positions.cpp (RoPE frequencies, rotation, ALiBi slopes).
+"""Expected values for lib/src/kernels/positions.cpp (RoPE frequencies, rotation, ALiBi slopes).
 
 Written from the published code, in torch float64 (CONTRACT.md "Positions": attn-run computes
 angles in float64, so the reference does too):

@@ -1,5 +1,5 @@
-// The dense products of the library (lib/src/kernel_linear.cpp,
-// kernel_blas.cpp): torch.nn.Linear over raw rows, and the BLAS the build
+// The dense products of the library (lib/src/kernels/linear.cpp,
+// kernels/blas.cpp): torch.nn.Linear over raw rows, and the BLAS the build
 // runs on. The kernels' public face: it sees tensor.h and nothing above it.
 //
 // Letters: M rows, K inputs, N outputs.

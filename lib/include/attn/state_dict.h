@@ -20,8 +20,8 @@
 namespace attn {
 
 namespace detail {
-struct Stored;     // one tensor's bytes and byte layout (lib/src/stored.h)
-class ShardTable;  // the shards of an index, opened on demand (lib/src/shards.h)
+struct Stored;     // one tensor's bytes and byte layout (lib/src/containers/stored.h)
+class ShardTable;  // the shards of an index, opened on demand (lib/src/index/shards.h)
 }  // namespace detail
 
 class StateDict {
@@ -65,7 +65,7 @@ class StateDict {
   void add(std::string key, RawArray a);
   void erase(const std::string& key);  // nothing when absent
 
-  // The index is built from the containers' entries (lib/src/readers.h) with these.
+  // The index is built from the containers' entries (lib/src/containers/readers.h) with these.
   void add_stored(std::string key, std::shared_ptr<const detail::Stored> s);
   void add_sharded(std::string key, std::shared_ptr<detail::ShardTable> shards);
 

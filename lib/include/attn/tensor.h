@@ -12,7 +12,7 @@
 namespace attn {
 
 namespace detail {
-// Memory for large buffers (lib/src/buffer.cpp): at least kHugeBytes are
+// Memory for large buffers (lib/src/base/buffer.cpp): at least kHugeBytes are
 // 2 MiB-aligned with transparent huge pages asked for (madvise), since a
 // first touch of 4 KiB pages costs a fault each (about 6 us apiece on a VM:
 // 9,000 of them for a 37 MB projection buffer); smaller ones come from new.

@@ -1,0 +1,322 @@
+#include "cli/options.h"
+
+#include <algorithm>
+#include <cctype>
+#include <thread>
+
+#include "attn/error.h"
+#include "attn/files.h"
+#include "attn/layout.h"
+#include "attn/linear.h"
+#include "attn/version.h"
+#include "cli/help.h"
+#include "cli/term.h"
+
+namespace app {
+namespace {
+
+constexpr std::size_t kMaxLabelsFileBytes = std::size_t(16) << 20;
+
+}  // namespace
+
+void setup_options(CLI::App& app, Options& opt) {
+  app.description(
+      "attn-run: run single-head, multi-head or causal self-attention layers from a JSON config\n"
+      "and PyTorch weights saved as .npy, with PyTorch's numbers.");
+  app.set_version_flag("--version", std::string("attn-run ") + attn::version() +
+                                        "\nBLAS: " + attn::blas_info() + "\n");
+  app.footer(
+      "Examples:\n"
+      "  One run, context vectors printed like a torch tensor:\n"
+      "    attn-run --config configs/raschka_mha_causal.json\n"
+      "  Results to a folder (context.npy, attention.npy, run.json) with per-head statistics:\n"
+      "    attn-run --config configs/gpt2_small_causal.json --out-dir out/ --stats\n"
+      "  Pipes: .npy or JSON in on stdin, .npy out on stdout (maps with --attn-stdout):\n"
+      "    attn-run --config c.json --input - --format npy < x.npy > context.npy\n"
+      "    attn-run --config c.json --attn-stdout --format json\n"
+      "  Pictures: a heatmap per head as SVG or PNG, or in the terminal:\n"
+      "    attn-run --config configs/warner_causal.json --plot warner.png\n"
+      "    attn-run --config c.json --plot maps.svg --heads 0,3,7 --batch-index 1 --labels a,b,c\n"
+      "    attn-run --config configs/warner_causal.json --show\n"
+      "  Many inputs, weights loaded once; split across 4 machines or processes:\n"
+      "    attn-run --config c.json --input-list inputs.txt --out-dir results/\n"
+      "    parallel attn-run --config c.json --input-list inputs.txt --out-dir results/ "
+      "--shard {}/4 ::: 0 1 2 3\n"
+      "  Weights: list them, or write them out in another layout:\n"
+      "    attn-run --config c.json --dump-weights\n"
+      "    attn-run --config c.json --dump-weights dumped/ --layout separate\n"
+      "Exit codes: 0 ok, 64 usage, 65 bad data, 66 missing input, 70 internal,\n"
+      "73 cannot create output, 74 write error, 78 bad config.");
+
+  auto* in = app.add_option_group("Input", "What to run");
+  // Type names say what a value is; completion.cpp completes FILE and PATH
+  // as files and DIR as folders.
+  in->add_option("--config", opt.config, "JSON config (keys: man attn-run, or the README)")
+      ->type_name("FILE");
+  in->add_option("--model", opt.model,
+                 "a Hugging Face model folder (config.json + weights): with --layer N, that "
+                 "layer's attention; alone, a table of its layers")
+      ->type_name("DIR");
+  in->add_option("--layer", opt.layer, "the layer of --model to run (0-based)")->type_name("N");
+  in->add_option("--weights", opt.weights,
+                 "weights: folder of <key>.npy, .npz, .safetensors, *.index.json or .pt")
+      ->type_name("PATH");
+  in->add_option("--input", opt.input,
+                 "token embeddings (S, C) or (B, S, C): .npy or JSON; - = stdin")
+      ->type_name("PATH");
+  in->add_option("--padding-mask", opt.padding_mask, "(B, S) or (S,) mask .npy, true = padded key")
+      ->type_name("FILE");
+  in->add_flag("--allow-nonfinite", opt.allow_nonfinite,
+               "let NaN/inf in inputs and weights through");
+
+  auto* out = app.add_option_group("Output", "Where results go");
+  out->add_option("-o,--out-dir", opt.out_dir,
+                  "write context.npy, attention.npy, run.json here (- = stdout)")
+      ->type_name("DIR");
+  out->add_flag("--no-attn", opt.no_attn, "do not write (or hold) the attention maps");
+  out->add_flag("--average-heads", opt.average_heads,
+                "attention maps averaged over heads, (B, L, S) (torch's average_attn_weights)");
+  out->add_option("--format", opt.format_name, "stdout format without --out-dir (default text)")
+      ->type_name("FORMAT")
+      ->check(CLI::IsMember({"text", "json", "npy"}))
+      ->each([&opt](const std::string& v) {
+        opt.format = v == "json" ? Format::json : v == "npy" ? Format::npy : Format::text;
+        opt.format_given = true;
+      });
+  out->add_option("--dump-weights", opt.dump_dir,
+                  "print a table of the weights, or write them to DIR as <key>.npy, or to "
+                  "FILE.safetensors or FILE.npz")
+      ->type_name("[DIR|FILE]")
+      ->expected(0, 1);  // given at all: main() sets opt.dump_weights from its count
+  out->add_option("--layout", opt.layout, "weight layout to dump as (or to read with)")
+      ->type_name("NAME")
+      ->check(CLI::IsMember(attn::layout_names()));
+
+  auto* pics = app.add_option_group("Pictures and diagnostics", "Looking at the maps");
+  pics->add_option("--plot", opt.plot,
+                   "draw the maps, one panel per head: FILE.svg, FILE.png or FILE.html (explorer)")
+      ->type_name("FILE");
+  pics->add_flag("--show", opt.show,
+                 "draw the maps in the terminal on stdout (instead of the context)");
+  pics->add_option("--heads", opt.heads_spec, "heads to draw, e.g. 0,3,7 (default: all)")
+      ->type_name("LIST");
+  pics->add_option("--batch-index", opt.batch_index, "batch entry to draw (default 0)")
+      ->type_name("N");
+  pics->add_option("--show-query", opt.show_query,
+                   "with --show: list this query token's strongest keys (default: the last)")
+      ->type_name("N");
+  pics->add_option("--labels", opt.labels_spec, "token labels a,b,c (default: config labels)")
+      ->type_name("LIST");
+  pics->add_option("--labels-file", opt.labels_file,
+                   "token labels, one per line (a label may hold a comma)")
+      ->type_name("FILE");
+  pics->add_flag("--attn-stdout", opt.attn_stdout,
+                 "write the attention maps instead of the context to stdout (--format)");
+  pics->add_flag("--stats", opt.stats,
+                 "per-head entropy, max weight, first-token share, masked rows: "
+                 "a table on stderr and \"stats\" in run.json");
+
+  auto* many = app.add_option_group("Many inputs", "One run per input, weights loaded once");
+  many->add_option("--input-list", opt.input_list,
+                   "file with one .npy path per line (relative to its folder); needs --out-dir")
+      ->type_name("FILE");
+  many->add_option("--shard", opt.shard_spec, "K/N: run only lines i with i % N == K")
+      ->type_name("K/N");
+  many->add_option("--merge-summaries", opt.merge_dir,
+                   "join DIR/summary-K-of-N.json into DIR/summary.json (no --config); "
+                   "exit 66 naming inputs with no result")
+      ->type_name("DIR");
+
+  auto* run = app.add_option_group("Run", "How to run");
+  run->add_option("--threads", opt.threads, "worker threads (default: all cores)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1024));
+  run->add_flag("-q,--quiet", opt.quiet, "print nothing but errors");
+  run->add_flag("-v,--verbose", opt.verbose, "debug logs on stderr");
+
+  // Hidden (group ""): for packagers, `attn-run --completion bash > attn-run`.
+  app.add_option("--completion", opt.completion_shell, "print a completion script")
+      ->check(CLI::IsMember({"bash"}))
+      ->group("");
+  install_usage(app);
+}
+
+Shard parse_shard(const std::string& spec) {
+  auto bad = [&]() {
+    return attn::Error(attn::Exit::usage,
+                       "--shard: expected K/N with 0 <= K < N (e.g. 0/4), found '" + spec + "'");
+  };
+  const auto slash = spec.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == spec.size()) throw bad();
+  auto number = [&](const std::string& t) {
+    if (t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) throw bad();
+    return std::size_t(std::stoul(t));
+  };
+  Shard s{number(spec.substr(0, slash)), number(spec.substr(slash + 1))};
+  if (s.n == 0 || s.k >= s.n) throw bad();
+  return s;
+}
+
+std::vector<std::size_t> parse_heads(const std::string& spec, std::size_t H) {
+  std::vector<std::size_t> heads;
+  if (spec.empty()) {
+    for (std::size_t h = 0; h < H; ++h) heads.push_back(h);
+    return heads;
+  }
+  std::size_t start = 0;
+  while (start <= spec.size()) {
+    std::size_t end = spec.find(',', start);
+    if (end == std::string::npos) end = spec.size();
+    const std::string t = spec.substr(start, end - start);
+    if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos)
+      throw attn::Error(attn::Exit::usage,
+                        "--heads: expected head numbers separated by commas, found '" + spec + "'");
+    const std::size_t h = std::stoul(t);
+    if (h >= H)
+      throw attn::Error(attn::Exit::usage,
+                        "--heads: head " + t + " does not exist; the layer has " +
+                            std::to_string(H) + " head(s), 0.." + std::to_string(H - 1));
+    if (std::find(heads.begin(), heads.end(), h) == heads.end()) heads.push_back(h);
+    start = end + 1;
+  }
+  return heads;
+}
+
+std::vector<std::string> split_labels(const std::string& spec) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = spec.find(',', start);
+    out.push_back(spec.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+std::optional<std::vector<std::string>> flag_labels(const Options& opt, std::string* flag) {
+  if (opt.labels_spec) {
+    *flag = "--labels";
+    return split_labels(*opt.labels_spec);
+  }
+  if (!opt.labels_file) return std::nullopt;
+  *flag = "--labels-file";
+  const auto bytes = attn::read_file(*opt.labels_file, kMaxLabelsFileBytes);
+  std::string text(bytes.begin(), bytes.end());
+  if (!text.empty() && text.back() == '\n') text.pop_back();  // the last line's end
+  std::vector<std::string> labels;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find('\n', start);
+    std::string label =
+        text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!label.empty() && label.back() == '\r') label.pop_back();  // written on Windows
+    labels.push_back(std::move(label));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return labels;
+}
+
+std::string model_summary_folder(const Options& opt) {
+  if (opt.layer) return "";
+  if (!opt.model.empty()) return opt.config.empty() ? opt.model : "";
+  // A Hugging Face config.json as --config means --model of its folder.
+  return opt.config.empty() ? "" : attn::hf_config_folder(opt.config);
+}
+
+void check_option_combinations(const Options& opt) {
+  using attn::Error;
+  using attn::Exit;
+  // Modes first: what needs a config and what stands alone.
+  if (opt.merge_dir) {
+    for (const auto& [given, flag] : {std::pair{!opt.config.empty(), "--config"},
+                                      {opt.input_list.has_value(), "--input-list"},
+                                      {opt.shard_spec.has_value(), "--shard"},
+                                      {opt.dump_weights, "--dump-weights"},
+                                      {opt.out_dir.has_value(), "--out-dir"}})
+      if (given)
+        throw Error(Exit::usage, std::string("--merge-summaries: cannot be combined with ") + flag +
+                                     " (it reads DIR/summary-K-of-N.json alone)");
+    return;
+  }
+  if (!model_summary_folder(opt).empty()) {  // the model summary reads the folder alone
+    for (const auto& [given, flag] : {std::pair{opt.dump_weights, "--dump-weights"},
+                                      {opt.input_list.has_value(), "--input-list"},
+                                      {opt.out_dir.has_value(), "--out-dir"}})
+      if (given)
+        throw Error(Exit::usage, std::string("--model: cannot be combined with ") + flag +
+                                     " (alone, it prints a table of the model's layers)");
+    return;
+  }
+  if (opt.config.empty() && opt.model.empty())
+    throw Error(Exit::usage, "--config: a config file is required, or --model DIR (try --help)");
+  auto both = [](const char* a, const char* b, const std::string& why) {
+    return Error(Exit::usage, std::string(a) + ": cannot be combined with " + b + ": " + why);
+  };
+  if (opt.attn_stdout && opt.no_attn)
+    throw both("--attn-stdout", "--no-attn",
+               "one asks for the attention maps on stdout, the other for no maps");
+  if (opt.show && opt.format_given)
+    throw both("--show", "--format",
+               "--show draws the maps on stdout instead of the context, so there is nothing "
+               "to format");
+  if (opt.labels_spec && opt.labels_file)
+    throw both("--labels", "--labels-file", "give the labels one way");
+  if (opt.plot && !plot_ends_with(opt, ".svg") && !plot_ends_with(opt, ".png") &&
+      !plot_ends_with(opt, ".html"))
+    throw Error(Exit::usage, "--plot: expected a file name ending in .svg, .png or .html, found '" +
+                                 *opt.plot + "'");
+  if (opt.show && opt.attn_stdout)
+    throw both("--show", "--attn-stdout", "both write to stdout; choose one");
+  if (opt.shard_spec && !opt.input_list)
+    throw Error(Exit::usage, "--shard: only meaningful with --input-list");
+  if (opt.shard_spec) parse_shard(*opt.shard_spec);
+  if (opt.input_list) {
+    if (opt.input) throw Error(Exit::usage, "--input: cannot be combined with --input-list");
+    if (opt.plot || opt.show || opt.attn_stdout)
+      throw Error(Exit::usage, std::string(opt.plot   ? "--plot"
+                                           : opt.show ? "--show"
+                                                      : "--attn-stdout") +
+                                   ": not available with --input-list (draw one input at a time)");
+  }
+}
+
+bool plot_ends_with(const Options& opt, const char* ext) {
+  if (!opt.plot) return false;
+  const std::string& p = *opt.plot;
+  const std::string e = ext;
+  if (p.size() < e.size()) return false;
+  std::string tail = p.substr(p.size() - e.size());
+  for (auto& c : tail) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return tail == e;
+}
+
+int worker_threads(const Options& opt) {
+  return opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+attn::Config load_config_with_flags(const Options& opt) {
+  attn::Config cfg = attn::load_config(opt.config, {opt.model, opt.layer});
+  // Relative paths on the command line resolve against the working directory.
+  if (opt.weights) {
+    cfg.weights = *opt.weights;
+    cfg.init_seed.reset();
+  }
+  if (opt.layout && !opt.dump_weights) cfg.layout = attn::parse_layout(*opt.layout);
+  if (opt.out_dir) cfg.output_dir = *opt.out_dir == kStdoutDir ? "" : *opt.out_dir;
+  if (opt.no_attn) cfg.output_attention = false;
+  if (opt.average_heads) cfg.output_average_heads = true;
+  attn::resolve_config(cfg);
+  // Bytes of a .npy would garble the terminal; a redirect or `-o -` says
+  // they are wanted. --show and --dump-weights print text whatever --format.
+  const bool binary_stdout = opt.format == Format::npy && cfg.output_dir.empty() && !opt.show &&
+                             !opt.dump_weights && !opt.input_list;
+  if (binary_stdout && !(opt.out_dir && *opt.out_dir == kStdoutDir) && stdout_is_terminal())
+    throw attn::Error(attn::Exit::usage,
+                      "--format npy: stdout is a terminal; redirect it (> file.npy, | program), "
+                      "give -o DIR, or -o - to write the bytes anyway");
+  return cfg;
+}
+
+}  // namespace app

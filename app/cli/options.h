@@ -1,0 +1,95 @@
+// Every command-line option of attn-run (CONTRACT.md "Invocation") and how
+// they override the config's keys of the same meaning. docs/attn-run.1 and
+// the bash completion (completion.cpp) describe the same options.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/config.h"
+
+namespace app {
+
+enum class Format { text, json, npy };
+
+struct Options {
+  std::string config;
+  std::string model;                  // --model DIR ("" = none)
+  std::optional<std::int64_t> layer;  // --layer N
+  std::optional<std::string> weights, input, padding_mask, out_dir, layout;
+  bool no_attn = false;
+  bool average_heads = false;  // maps (B, L, S): the mean over heads
+  Format format = Format::text;
+  std::string format_name = "text";
+  bool format_given = false;  // --format on the command line (--show refuses it)
+  int threads = 0;            // 0 = all cores
+  bool quiet = false, verbose = false;
+  bool allow_nonfinite = false;
+  bool dump_weights = false;
+  std::string dump_dir;  // "" = table on stdout
+
+  // Pictures and diagnostics (issue 6).
+  std::optional<std::string> plot;         // FILE.svg or FILE.png
+  bool show = false;                       // maps in the terminal, on stdout
+  bool attn_stdout = false;                // maps instead of the context on stdout
+  bool stats = false;                      // per-head diagnostics
+  std::string heads_spec;                  // "0,3,7"; "" = every head
+  std::size_t batch_index = 0;             // which batch entry --plot/--show draw
+  std::optional<std::string> labels_spec;  // "a,b,c": overrides config labels
+  std::optional<std::size_t> show_query;   // --show's head view: this query (default: last)
+  std::optional<std::string> labels_file;  // one label per line (a label may hold a comma)
+
+  // Many inputs (issue 6).
+  std::optional<std::string> input_list;
+  std::optional<std::string> shard_spec;  // "K/N"
+  std::optional<std::string> merge_dir;   // --merge-summaries DIR: its own mode, no config
+
+  std::string completion_shell;  // hidden --completion bash: print the script and exit
+};
+
+// The shared --out-dir value "-" (as `-o -`): results to stdout, overriding a
+// config's output.dir.
+constexpr const char* kStdoutDir = "-";
+
+// --shard K/N parsed; Exit::usage naming --shard when malformed.
+struct Shard {
+  std::size_t k = 0, n = 1;
+};
+Shard parse_shard(const std::string& spec);
+
+// --heads "0,3,7" parsed and checked against H; "" = all heads. Exit::usage.
+std::vector<std::size_t> parse_heads(const std::string& spec, std::size_t H);
+
+// --labels "a,b,c" split at commas.
+std::vector<std::string> split_labels(const std::string& spec);
+
+// The token labels given on the command line: --labels split at commas, or
+// --labels-file read one per line (exit 66 when unreadable); none without
+// either. `flag` is set to the flag's name for messages.
+std::optional<std::vector<std::string>> flag_labels(const Options& opt, std::string* flag);
+
+// The model folder whose table of layers to print ("" = not that mode):
+// --model DIR, or --config DIR/config.json of Hugging Face, without --layer.
+std::string model_summary_folder(const Options& opt);
+
+// Checks flag combinations that CLI11 cannot express, each message naming
+// both flags. Exit::usage. Called once by main before any mode runs.
+void check_option_combinations(const Options& opt);
+
+// --plot's file name ends in `ext` (".svg", case-insensitive); false without --plot.
+bool plot_ends_with(const Options& opt, const char* ext);
+
+// Registers the options on `app` (CLI11's example style: setup + run).
+void setup_options(CLI::App& app, Options& opt);
+
+// --threads, or every core when not given.
+int worker_threads(const Options& opt);
+
+// The config file with the flags applied and re-resolved. Refuses (exit 64)
+// binary --format npy on stdout when stdout is a terminal, unless `-o -`
+// asked for stdout explicitly.
+attn::Config load_config_with_flags(const Options& opt);
+
+}  // namespace app

@@ -1,0 +1,193 @@
+// One forward pass and its listeners (forward_job.h).
+//
+// Letters: B batch, H heads, S sequence, C hidden, O out size.
+#include "modes/forward_job.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <memory>
+
+#include "attn/error.h"
+#include "attn/layout.h"
+#include "attn/npy.h"
+#include "cli/progress.h"
+#include "cli/timing.h"
+
+namespace app {
+namespace {
+
+// Streams each block of attention rows into attention.npy as it is computed.
+class FileSink : public attn::AttentionSink {
+ public:
+  FileSink(attn::OutputDir& out, int handle, std::size_t H, std::size_t L, std::size_t T)
+      : out_(out), handle_(handle), H_(H), L_(L), T_(T) {}
+  void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
+                  const float* rows) override {
+    out_.write_at(handle_, ((b * H_ + h) * L_ + i0) * T_, rows, n * T_);
+  }
+
+ private:
+  attn::OutputDir& out_;
+  int handle_;
+  std::size_t H_, L_, T_;
+};
+
+}  // namespace
+
+JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
+                  const attn::RunInputs& in, const JobPlan& plan) {
+  const std::size_t B = in.x.shape[0], L = in.x.shape[1], H = std::size_t(w.H);
+  const std::size_t T = attn::map_keys(w, spec, in.keys());  // T': keys of a map row
+  const std::size_t Hm = plan.average_heads ? 1 : H;         // heads of the maps written
+  JobResult res;
+  std::vector<attn::AttentionSink*> sinks;
+
+  std::optional<FileSink> file;
+  if (plan.out && plan.write_maps) {
+    file.emplace(*plan.out, plan.out->add_streamed_npy("attention.npy", plan.maps_shape), Hm, L, T);
+    sinks.push_back(&*file);
+  }
+  std::optional<attn::TensorSink> all;
+  if (plan.keep_all_maps) {
+    all.emplace(B, Hm, L, T);
+    sinks.push_back(&*all);
+  }
+  if (plan.capture) {
+    res.capture.emplace(plan.capture_batch, plan.capture_heads, Hm, L, T, plan.capture_cells);
+    sinks.push_back(&*res.capture);
+  }
+  // Rows only flow when some sink wants them; the bar never forces the
+  // slower map-producing path on a run that would not produce maps.
+  std::optional<Progress> progress;
+  std::optional<ProgressSink> progress_sink;
+  if (plan.progress && (!sinks.empty() || plan.stats)) {
+    progress.emplace("rows", std::uint64_t(B) * Hm * L, true);
+    progress_sink.emplace(*progress);
+    sinks.push_back(&*progress_sink);
+  }
+  std::optional<TeeSink> tee;
+  attn::AttentionSink* head = nullptr;
+  if (sinks.size() == 1) head = sinks.front();
+  if (sinks.size() > 1) head = &tee.emplace(sinks);
+  // The mean over heads feeds the sinks above; the statistics see every head.
+  std::optional<attn::HeadMeanSink> mean;
+  if (plan.average_heads && head) head = &mean.emplace(H, T, *head);
+  std::optional<attn::StatsSink> stats;
+  if (plan.stats) head = &stats.emplace(H, T, head);
+
+  attn::ForwardOptions fo;
+  fo.attention = head;
+  fo.threads = plan.threads;
+  fo.check_overflow = plan.check_overflow;
+  // Each chunk's context rows are checked as they are done; with a context
+  // file they go to the disk while the next chunk computes.
+  const int context_file = plan.out && !plan.context_file_shape.empty()
+                               ? plan.out->add_streamed_npy("context.npy", plan.context_file_shape)
+                               : -1;
+  fo.context_done = [&](std::size_t b0, std::size_t nb) {
+    if (plan.check_overflow) check_context_finite(res.context, b0, nb);
+    if (context_file < 0) return;
+    const auto t_write = Clock::now();
+    const std::size_t row = res.context.shape[1] * res.context.shape[2];  // L * O
+    plan.out->write_at(context_file, b0 * row, res.context.ptr() + b0 * row, nb * row);
+    plan.out->start_writeback(context_file, b0 * row, nb * row);
+    res.context_write_ms += ms_since(t_write);
+  };
+  const auto t0 = Clock::now();
+  res.forward = attn::forward(w, spec, in.forward_inputs(), res.context, fo);
+  res.compute_ms = ms_since(t0) - res.context_write_ms;
+  res.context_written = context_file >= 0;
+  if (progress) progress->finish();
+  if (all) res.maps = std::move(all->maps);
+  if (stats) res.stats = stats->result();
+  return res;
+}
+
+void check_context_finite(const attn::Tensor& context, std::size_t b0, std::size_t nb) {
+  // The output projection mixes the heads, so an overflow there names the
+  // batch and query row; the kernels already named any head-level overflow.
+  // One pass over (B, S, O), which is O(S), beside the O(S^2) attention.
+  const std::size_t S = context.shape[1], O = context.shape[2];
+  const std::size_t begin = b0 * S * O, n = nb * S * O;
+  const std::size_t i = begin + attn::first_nonfinite(context.ptr() + begin, n);
+  if (i < begin + n)
+    throw attn::Error(attn::Exit::data,
+                      "input: context overflows float32 at batch " + std::to_string(i / (S * O)) +
+                          ", query row " + std::to_string(i / O % S) +
+                          " after the output projection (every head; finite inputs too "
+                          "large for float32 attention)");
+}
+
+void warn_fully_masked(const attn::ForwardStats& s, const std::string& where) {
+  if (s.fully_masked_rows > 0)
+    spdlog::warn(
+        "{}{} attention rows have every key masked; their weights and attention output "
+        "are zero (context = output bias)",
+        where.empty() ? "" : where + ": ", s.fully_masked_rows);
+}
+
+nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
+  nlohmann::json run;
+  run["attn_run_version"] = ATTN_VERSION;
+  run["config"] = attn::config_to_json(*f.cfg);
+  run["layout"] = attn::layout_name(f.layout);
+  run["layout_detected"] = f.layout_detected;
+  run["weights"] = f.weights_source;
+  run["input"] = f.input_source;
+  run["shapes"] = {
+      {"input", f.input_shape},
+      {"context", f.context_shape},
+      {"attention", f.maps_shape ? nlohmann::json(*f.maps_shape) : nlohmann::json()},
+      {"padding_mask", f.padding_shape ? nlohmann::json(*f.padding_shape) : nlohmann::json()}};
+  // key/value inputs, masks and positions: where each came from and its shape as run.
+  for (const auto& [name, shape] : f.shapes) run["shapes"][name] = shape;
+  run["inputs"] = f.sources;
+  run["warnings"] = f.warnings;
+  run["dtypes"] = {{"compute", "float32"},
+                   {"context", "float32"},
+                   {"attention", f.maps_shape ? nlohmann::json("float32") : nlohmann::json()}};
+  run["threads"] = f.threads;
+  run["fully_masked_rows"] = r.forward.fully_masked_rows;
+  run["timings"] = {{"load_ms", f.load_ms}, {"compute_ms", f.compute_ms}, {"write_ms", f.write_ms}};
+  run["flops"] = r.forward.flops;
+  run["flops_note"] =
+      "2 per multiply-add actually computed; causal blocks above the diagonal are "
+      "skipped, so causal FLOPs are about half the dense count";
+  run["gflops"] = f.compute_ms > 0 ? r.forward.flops / (f.compute_ms * 1e6) : 0.0;
+  if (!r.stats.empty()) {
+    run["stats"] = attn::stats_to_json(r.stats);
+    run["stats_note"] =
+        "per head over every (batch, query) row: mean entropy in nats (natural "
+        "log), mean of the row's max weight, mean weight on key 0; fully masked "
+        "rows are counted and excluded from the means";
+  }
+  return run;
+}
+
+nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& res,
+                             const nlohmann::json& extra) {
+  const auto t_write = Clock::now();
+  // Header, then the floats straight from the tensor (no encoded copy).
+  if (!res.context_written)
+    out.write_at(out.add_streamed_npy("context.npy", res.context.shape), 0, res.context.ptr(),
+                 res.context.size());
+  if (!f.maps_shape) out.remove_on_commit("attention.npy");
+  f.write_ms = res.context_write_ms + ms_since(t_write);
+  nlohmann::json run = run_json(f, res);
+  for (const auto& [key, value] : extra.items()) run[key] = value;
+  out.add("run.json", run.dump(2) + "\n");
+  return run;
+}
+
+RunFacts model_facts(const attn::Config& cfg, const attn::LoadedRun& model, int threads) {
+  RunFacts f;
+  f.cfg = &cfg;
+  f.layout = model.layout;
+  f.layout_detected = model.layout_detected;
+  f.weights_source = model.weights_source;
+  f.threads = threads;
+  return f;
+}
+
+}  // namespace app

@@ -1,0 +1,102 @@
+// One forward pass with everything that listens to its attention maps:
+// attention.npy streamed to the output folder, all maps in memory
+// (--attn-stdout), one batch entry for pictures (--plot/--show), per-head
+// statistics (--stats) and the progress bar. Shared by the single run and
+// --input-list. Also builds run.json.
+//
+// Letters: B batch, H heads, S sequence, C hidden, O out size.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/config.h"
+#include "attn/output.h"
+#include "attn/run.h"
+#include "attn/stats.h"
+#include "pictures/map_capture.h"
+
+namespace app {
+
+struct JobPlan {
+  attn::OutputDir* out = nullptr;  // the input's output folder, or nullptr
+  bool write_maps = false;         // stream attention.npy into out
+  // With `out`: context.npy in this shape ((B, L, O) or (L, O), the bytes of
+  // the forward pass's batch-major context) is written there chunk by chunk
+  // during the forward pass, each chunk's writeback to the disk started at
+  // once, so the commit waits only for the last. Empty: stage_results
+  // writes it after the forward pass.
+  std::vector<std::size_t> context_file_shape;
+  std::vector<std::size_t> maps_shape;  // (B, H, L, T') or (H, L, T'); (B, L, T') averaged
+  bool average_heads = false;           // maps averaged over heads (--average-heads)
+  bool keep_all_maps = false;           // --attn-stdout
+  bool stats = false;                   // --stats
+  bool capture = false;                 // --plot / --show
+  std::size_t capture_batch = 0;
+  std::vector<std::size_t> capture_heads;
+  std::size_t capture_cells = 256;
+  bool progress = false;  // a row-count progress bar (stderr is a terminal, not -q)
+  int threads = 1;
+  bool check_overflow = true;  // false under --allow-nonfinite
+};
+
+struct JobResult {
+  attn::Tensor context;  // (B, S, O)
+  attn::ForwardStats forward;
+  attn::Tensor maps;                   // (B, H, L, T') ((B, 1, L, T') averaged) when keep_all_maps
+  std::optional<MapCapture> capture;   // when capture
+  std::vector<attn::HeadStats> stats;  // when stats
+  double compute_ms = 0;               // the forward pass, without the context writes below
+  bool context_written = false;        // context.npy already written to plan.out
+  double context_write_ms = 0;         // time spent writing it during the forward pass
+};
+
+// One input's forward pass (in.x (B, L, C) and the rest of RunInputs).
+JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
+                  const attn::RunInputs& in, const JobPlan& plan);
+
+// Error(Exit::data) naming batch and query row when the context (B, S, O)
+// holds a non-finite value (an overflow of the output projection) in the rows
+// of batch entries [b0, b0 + nb).
+void check_context_finite(const attn::Tensor& context, std::size_t b0, std::size_t nb);
+
+// The one warning about fully masked rows (CONTRACT.md "Outputs").
+void warn_fully_masked(const attn::ForwardStats& s, const std::string& where);
+
+// run.json: what ran (CONTRACT.md "Outputs").
+struct RunFacts {
+  const attn::Config* cfg = nullptr;
+  attn::Layout layout = attn::Layout::fused;
+  bool layout_detected = false;
+  std::string weights_source, input_source;
+  std::vector<std::size_t> input_shape;  // as given: (S, C), (B, S, C) or (S, B, C)
+  std::optional<std::vector<std::size_t>> padding_shape;
+  // the other inputs: name -> source and name -> shape as run (batch first)
+  std::map<std::string, std::string> sources;
+  std::map<std::string, std::vector<std::size_t>> shapes;
+  std::vector<std::string> warnings;
+  std::vector<std::size_t> context_shape;
+  std::optional<std::vector<std::size_t>> maps_shape;  // when attention.npy is written
+  int threads = 1;
+  double load_ms = 0, compute_ms = 0, write_ms = 0;
+};
+nlohmann::json run_json(const RunFacts& f, const JobResult& r);
+
+// One input's results staged in its folder, the same for the single run and
+// every --input-list entry: context.npy (unless run_job wrote it), run.json
+// (with `extra`'s keys added),
+// and a stale attention.npy dropped at commit when f.maps_shape is unset
+// (the maps were streamed into `out` by run_job when it is set). f.write_ms
+// is measured here. Returns run.json.
+nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& res,
+                             const nlohmann::json& extra = nlohmann::json::object());
+
+// The facts that come from the config and the weights, the same for every
+// input of a run; the caller fills in the input's own.
+RunFacts model_facts(const attn::Config& cfg, const attn::LoadedRun& model, int threads);
+
+}  // namespace app

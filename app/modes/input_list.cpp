@@ -1,0 +1,183 @@
+// --input-list LIST [--shard K/N]: many inputs through one layer, weights
+// loaded once; each input's results in DIR/<input name>/, plus a summary.
+// The shard rule (line i runs when i % N == K) lets N copies of one command
+// under GNU parallel, xargs -P or a Slurm job array cover the list once.
+//
+// Letters: B batch, H heads, S sequence, C hidden.
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "attn/error.h"
+#include "attn/files.h"
+#include "attn/npy.h"
+#include "attn/output.h"
+#include "attn/run.h"
+#include "cli/memory_check.h"
+#include "cli/progress.h"
+#include "cli/timing.h"
+#include "modes/forward_job.h"
+#include "modes/input_list_file.h"
+#include "modes/modes.h"
+#include "modes/run_session.h"
+
+namespace app {
+namespace {
+
+constexpr std::size_t kGroupInputs = 64;
+constexpr double kGroupSeconds = 1.0;
+
+// The forward pass of one list entry; its data errors ("input: ...") name the
+// entry's file, so a failing input among a thousand is found.
+JobResult forward_naming_input(const RunSession& session, const SessionInput& in,
+                               const JobPlan& plan, attn::OutputDir* out, const std::string& path) {
+  try {
+    return session.forward(in, plan, out, path);
+  } catch (const attn::Error& err) {
+    const std::string what = err.what();
+    if (what.find(path) != std::string::npos) throw;
+    const std::string prefix = "input: ";
+    throw attn::Error(
+        err.code(), path + ": " + (what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what));
+  }
+}
+
+}  // namespace
+
+int run_input_list(const Options& opt) {
+  const auto t_start = Clock::now();
+  attn::Config cfg = load_config_with_flags(opt);
+  if (cfg.output_dir.empty())
+    throw attn::Error(attn::Exit::usage,
+                      "--input-list: needs --out-dir DIR (each input's results "
+                      "go to DIR/<input name>/)");
+  const Shard shard = opt.shard_spec ? parse_shard(*opt.shard_spec) : Shard{};
+  const std::string& list = *opt.input_list;
+  const std::vector<ListEntry> entries = read_list(list);
+  std::vector<const ListEntry*> mine;
+  for (const auto& e : entries)
+    if (e.index % shard.n == shard.k) mine.push_back(&e);
+
+  // Weights once for every input.
+  attn::LoadedRun model;
+  check_init_memory(cfg);
+  model.weights = attn::load_model_weights(cfg, opt.allow_nonfinite, &model.layout,
+                                           &model.layout_detected, &model.weights_source);
+  attn::LoadOptions lo;
+  lo.allow_nonfinite = opt.allow_nonfinite;
+  lo.padding_mask_path = opt.padding_mask;
+  const double load_weights_ms = ms_since(t_start);
+  const RunSession session(opt, cfg, std::move(model));
+  spdlog::debug("{}: {} inputs, this shard {}/{} runs {}", list, entries.size(), shard.k, shard.n,
+                mine.size());
+
+  attn::OutputDir summary_dir(cfg.output_dir);  // created (and checked) before any compute
+  for (const ListEntry* e : mine) summary_dir.check_name(e->name);
+  nlohmann::json done = nlohmann::json::array();
+  Progress progress("inputs", mine.size(), Progress::wanted(opt.quiet));
+  // Results are committed in groups (kGroupInputs inputs, or what finished in
+  // kGroupSeconds), so 1,000 short inputs do not pay 1,000 rounds of fsync.
+  // A group's files go to the disk on a helper thread (flush_together) while
+  // the next group computes; this thread renames them (commit_together, the
+  // cleanup signals held off) before the next group's flush starts. Each
+  // input's folder is still atomic, and what finished is committed before an
+  // error ends the run.
+  std::vector<std::unique_ptr<attn::OutputDir>> pending, flushing;
+  std::future<void> flushed;  // declared after `flushing`: joined before those folders go
+  auto pending_since = Clock::now();
+  auto pointers = [](const std::vector<std::unique_ptr<attn::OutputDir>>& group) {
+    std::vector<attn::OutputDir*> dirs;
+    for (const auto& d : group) dirs.push_back(d.get());
+    return dirs;
+  };
+  auto finish_flushing = [&] {  // once per group: a failed flush or commit is not retried
+    if (!flushed.valid()) return;
+    const auto group = std::move(flushing);
+    flushing.clear();
+    flushed.get();  // the flush's error, if any
+    attn::commit_together(pointers(group));
+  };
+  auto commit_pending = [&] {
+    finish_flushing();
+    flushing = std::move(pending);
+    pending.clear();
+    if (!flushing.empty())
+      flushed = std::async(std::launch::async,
+                           [dirs = pointers(flushing)] { attn::flush_together(dirs); });
+  };
+  try {
+    for (const ListEntry* e : mine) {
+      const auto t_load = Clock::now();
+      SessionInput in;
+      static_cast<attn::RunInputs&>(in) =
+          attn::load_inputs(cfg, lo, attn::read_input_file(e->path, opt.allow_nonfinite), e->path);
+      in.load_ms = ms_since(t_load);
+
+      const std::string dir = cfg.output_dir + "/" + e->name;
+      auto staged = std::make_unique<attn::OutputDir>(dir);  // joins `pending` once staged
+      attn::OutputDir& out = *staged;
+      JobPlan plan;
+      plan.stats = opt.stats;
+      plan.write_maps = cfg.output_attention;
+      const JobResult res = forward_naming_input(session, in, plan, &out, e->path);
+
+      const auto t_write = Clock::now();
+      const nlohmann::json run =
+          session.stage(out, in, res, cfg.output_attention,
+                        {{"input_list", {{"list", list}, {"line", e->line}, {"index", e->index}}}});
+      if (pending.empty()) pending_since = Clock::now();
+      pending.push_back(std::move(staged));
+      if (pending.size() >= kGroupInputs || ms_since(pending_since) >= kGroupSeconds * 1e3)
+        commit_pending();
+      const double write_ms = ms_since(t_write);
+      print_stats_table(res.stats, e->path, opt.quiet);
+      done.push_back(
+          {{"path", e->path},
+           {"line", e->line},
+           {"index", e->index},
+           {"dir", e->name},
+           {"shapes", run["shapes"]},
+           {"timings",
+            {{"load_ms", in.load_ms}, {"compute_ms", res.compute_ms}, {"write_ms", write_ms}}},
+           {"fully_masked_rows", res.forward.fully_masked_rows}});
+      spdlog::debug("wrote {}/", dir);
+      progress.advance(1);
+    }
+    commit_pending();
+    finish_flushing();
+  } catch (...) {
+    commit_pending();  // the inputs that finished; the failing one's temporaries are gone
+    finish_flushing();
+    throw;
+  }
+  progress.finish();
+
+  // Shards write their own summary, so parallel shards never race on one file.
+  const std::string summary_name =
+      opt.shard_spec ? shard_summary_name(shard.k, shard.n) : "summary.json";
+  nlohmann::json summary;
+  summary["attn_run_version"] = ATTN_VERSION;
+  summary["config"] = cfg.file;
+  summary["input_list"] = list;
+  summary["list_inputs"] = entries.size();
+  summary["shard"] =
+      opt.shard_spec ? nlohmann::json{{"k", shard.k}, {"n", shard.n}} : nlohmann::json();
+  summary["weights"] = session.model().weights_source;
+  summary["layout"] = attn::layout_name(session.model().layout);
+  summary["threads"] = session.threads();
+  summary["load_weights_ms"] = load_weights_ms;
+  summary["total_ms"] = ms_since(t_start);
+  summary["inputs"] = done;
+  summary_dir.add(summary_name, summary.dump(2) + "\n");
+  summary_dir.commit();
+  spdlog::info("wrote {} result folders and {}/{}", mine.size(), cfg.output_dir, summary_name);
+  return 0;
+}
+
+}  // namespace app

@@ -1,0 +1,99 @@
+#include "modes/input_list_file.h"
+
+#include <filesystem>
+#include <map>
+
+#include "attn/error.h"
+#include "attn/files.h"
+
+namespace app {
+namespace {
+
+constexpr std::size_t kMaxListBytes = std::size_t(64) << 20;
+
+std::string folder_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// "summary.json" or "summary-K-of-N.json": a summary of any shard count, so
+// every shard of one list refuses the same entries.
+bool is_summary_name(const std::string& name) {
+  if (name == "summary.json") return true;
+  const std::string head = "summary-", tail = ".json";
+  if (name.size() <= head.size() + tail.size() || name.rfind(head, 0) != 0 ||
+      name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
+    return false;
+  const std::string mid = name.substr(head.size(), name.size() - head.size() - tail.size());
+  const auto of = mid.find("-of-");
+  const auto digits = [](const std::string& s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  return of != std::string::npos && digits(mid.substr(0, of)) && digits(mid.substr(of + 4));
+}
+
+}  // namespace
+
+std::vector<ListEntry> read_list(const std::string& list) {
+  const auto bytes = attn::read_file(list, kMaxListBytes);
+  const std::string text(bytes.begin(), bytes.end());
+  const std::string base = folder_of(list);
+  std::vector<ListEntry> entries;
+  std::size_t line_no = 0, pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (line.find('\0') != std::string::npos)  // a path cannot hold one: never cut it there
+      throw attn::Error(attn::Exit::data, list + ": line " + std::to_string(line_no) +
+                                              ": expected a path, found a NUL byte in it");
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;  // blank or comment
+    line = line.substr(first, line.find_last_not_of(" \t\r") + 1 - first);
+    ListEntry e;
+    e.written = line;
+    // "list/../data/x.npy" -> "data/x.npy": shorter in messages and summaries.
+    e.path = std::filesystem::path(attn::resolve_path(base, line)).lexically_normal().string();
+    e.line = line_no;
+    e.index = entries.size();
+    const auto slash = line.find_last_of('/');
+    e.name = slash == std::string::npos ? line : line.substr(slash + 1);
+    if (e.name.size() > 4 && e.name.compare(e.name.size() - 4, 4, ".npy") == 0)
+      e.name.resize(e.name.size() - 4);
+    if (e.name.empty() || e.name == "." || e.name == "..")
+      throw attn::Error(attn::Exit::data, list + ": line " + std::to_string(line_no) +
+                                              ": expected a path to a .npy file, found '" + line +
+                                              "'");
+    entries.push_back(std::move(e));
+  }
+  if (entries.empty())
+    throw attn::Error(attn::Exit::data, list +
+                                            ": no inputs (one .npy path per line; blank lines "
+                                            "and lines starting with # are skipped)");
+  // Every input of the whole list, not just this shard, so all shards agree.
+  std::map<std::string, const ListEntry*> seen;
+  for (const auto& e : entries) {
+    if (is_summary_name(e.name))
+      throw attn::Error(attn::Exit::data, list + ": input '" + e.written + "' (line " +
+                                              std::to_string(e.line) +
+                                              ") would write its results to '" + e.name +
+                                              "/', the name of the list's summary file; "
+                                              "rename it");
+    auto [it, fresh] = seen.emplace(e.name, &e);
+    if (!fresh)
+      throw attn::Error(attn::Exit::data, list + ": inputs '" + it->second->written + "' (line " +
+                                              std::to_string(it->second->line) + ") and '" +
+                                              e.written + "' (line " + std::to_string(e.line) +
+                                              ") would both write their results to '" + e.name +
+                                              "/'; rename one");
+  }
+  return entries;
+}
+
+std::string shard_summary_name(std::size_t k, std::size_t n) {
+  return "summary-" + std::to_string(k) + "-of-" + std::to_string(n) + ".json";
+}
+
+}  // namespace app

@@ -1,0 +1,185 @@
+// --merge-summaries DIR: after N shards of one --input-list run (GNU parallel,
+// xargs -P, a Slurm job array), join their DIR/summary-K-of-N.json into
+// DIR/summary.json, the file one unsharded run writes. An input with no
+// result (its shard's summary is absent, or its folder is gone) fails the
+// merge with one line naming those inputs and the shards to resubmit, and
+// nothing is written.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "attn/error.h"
+#include "attn/escape.h"
+#include "attn/files.h"
+#include "attn/output.h"
+#include "modes/input_list_file.h"
+#include "modes/modes.h"
+
+namespace app {
+namespace {
+
+namespace fs = std::filesystem;
+using attn::Error;
+using attn::Exit;
+using nlohmann::json;
+
+constexpr std::size_t kMaxSummaryBytes = std::size_t(256) << 20;
+constexpr std::size_t kListedMissing = 8;  // inputs named in the error line
+
+struct ShardSummary {
+  std::size_t k = 0, n = 0;
+  std::string file;  // "summary-K-of-N.json"
+  json body;
+};
+
+// The fields the merge reads, with the types --input-list writes.
+bool is_shard_summary(const json& j) {
+  if (!j.is_object() || !j.contains("list_inputs") || !j["list_inputs"].is_number_unsigned() ||
+      !j.contains("inputs") || !j["inputs"].is_array())
+    return false;
+  return std::all_of(j["inputs"].begin(), j["inputs"].end(), [](const json& in) {
+    return in.is_object() && in.contains("index") && in["index"].is_number_unsigned() &&
+           in.contains("dir") && in["dir"].is_string();
+  });
+}
+
+double number_or_zero(const json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
+}
+
+// DIR's summary-K-of-N.json files, read and checked to come from one split
+// of one list.
+std::vector<ShardSummary> read_summaries(const std::string& dir) {
+  if (!attn::is_directory(dir))
+    throw Error(Exit::no_input, attn::printable(dir) +
+                                    ": not a folder (expected the --out-dir "
+                                    "of a sharded --input-list run)");
+  static const std::regex pattern(R"(summary-([0-9]{1,9})-of-([0-9]{1,9})\.json)");
+  std::vector<ShardSummary> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    std::smatch m;
+    if (!std::regex_match(name, m, pattern)) continue;
+    ShardSummary s{std::stoul(m[1]), std::stoul(m[2]), name, {}};
+    const std::string path = dir + "/" + name;
+    const auto bytes = attn::read_file(path, kMaxSummaryBytes);
+    s.body = json::parse(bytes.begin(), bytes.end(), nullptr, false);
+    if (!is_shard_summary(s.body))
+      throw Error(Exit::data, attn::printable(path) +
+                                  ": not a summary written by attn-run --input-list --shard");
+    out.push_back(std::move(s));
+  }
+  if (ec) throw Error(Exit::no_input, attn::printable(dir) + ": cannot list: " + ec.message());
+  if (out.empty())
+    throw Error(Exit::no_input, attn::printable(dir) +
+                                    ": no summary-K-of-N.json (written by --input-list ... "
+                                    "--shard K/N); nothing to merge");
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.k < b.k; });
+  const ShardSummary& first = out.front();
+  for (const ShardSummary& s : out) {
+    if (s.n != first.n || s.k >= s.n)
+      throw Error(Exit::data, attn::printable(dir) + ": " + first.file + " and " + s.file +
+                                  " come from different splits; remove the stale ones");
+    for (const char* key : {"input_list", "list_inputs", "config"})
+      if (s.body.value(key, json()) != first.body.value(key, json()))
+        throw Error(Exit::data, attn::printable(dir) + ": " + first.file + " and " + s.file +
+                                    " disagree on \"" + key + "\" (runs of different lists)");
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_merge_summaries(const Options& opt) {
+  const std::string& dir = *opt.merge_dir;
+  const std::vector<ShardSummary> shards = read_summaries(dir);
+  const json& first = shards.front().body;
+  const std::size_t n = shards.front().n;
+  const std::size_t count = first["list_inputs"].get<std::size_t>();
+
+  // What each list entry is, from the list itself when it can still be read
+  // (its path as the shards were given it); by index alone otherwise.
+  std::vector<ListEntry> entries;
+  try {
+    if (first.contains("input_list") && first["input_list"].is_string())
+      entries = read_list(first["input_list"].get<std::string>());
+  } catch (const Error& e) {
+    spdlog::warn("{}: the input list cannot be read ({}); naming missing inputs by index",
+                 attn::printable(dir), attn::printable(e.what()));
+  }
+  if (!entries.empty() && entries.size() != count)
+    throw Error(Exit::data, attn::printable(first["input_list"].get<std::string>()) + ": holds " +
+                                std::to_string(entries.size()) +
+                                " inputs now; the summaries counted " + std::to_string(count) +
+                                " (the list changed since the run)");
+
+  std::map<std::size_t, json> done;  // by list index
+  for (const ShardSummary& s : shards)
+    for (const json& in : s.body["inputs"]) {
+      const std::size_t i = in["index"].get<std::size_t>();
+      const std::string folder = dir + "/" + in["dir"].get<std::string>();
+      if (i < count && attn::is_directory(folder) && fs::exists(folder + "/context.npy"))
+        done[i] = in;
+    }
+
+  std::vector<std::size_t> missing;
+  std::set<std::size_t> resubmit;
+  for (std::size_t i = 0; i < count; ++i)
+    if (!done.count(i)) {
+      missing.push_back(i);
+      resubmit.insert(i % n);
+    }
+  if (!missing.empty()) {
+    std::string names;
+    for (std::size_t j = 0; j < missing.size() && j < kListedMissing; ++j) {
+      const std::size_t i = missing[j];
+      names +=
+          (j ? ", " : "") + (entries.empty() ? "entry " + std::to_string(i)
+                                             : attn::printable(entries[i].written) + " (line " +
+                                                   std::to_string(entries[i].line) + ")");
+    }
+    if (missing.size() > kListedMissing)
+      names += " and " + std::to_string(missing.size() - kListedMissing) + " more";
+    std::string ks;
+    for (std::size_t k : resubmit) ks += (ks.empty() ? "" : ",") + std::to_string(k);
+    throw Error(Exit::no_input, attn::printable(dir) + ": " + std::to_string(missing.size()) +
+                                    " of " + std::to_string(count) +
+                                    " inputs have no result: " + names + "; resubmit shard(s) " +
+                                    ks + " of " + std::to_string(n) + " (--shard K/" +
+                                    std::to_string(n) + "; a Slurm array: --array=" + ks + ")");
+  }
+
+  json merged = first;  // version, config, list, weights, layout: the same in every shard
+  merged["shard"] = nullptr;
+  merged["inputs"] = json::array();
+  for (auto& [i, in] : done) merged["inputs"].push_back(in);
+  merged["merged_from"] = json::array();
+  merged["shards"] = json::array();
+  double total_ms = 0;
+  for (const ShardSummary& s : shards) {
+    merged["merged_from"].push_back(s.file);
+    merged["shards"].push_back({{"k", s.k},
+                                {"n", s.n},
+                                {"threads", s.body.value("threads", json())},
+                                {"load_weights_ms", s.body.value("load_weights_ms", json())},
+                                {"total_ms", s.body.value("total_ms", json())}});
+    total_ms += number_or_zero(s.body, "total_ms");
+  }
+  for (const char* per_shard : {"threads", "load_weights_ms", "total_ms"}) merged.erase(per_shard);
+  merged["total_ms_all_shards"] = total_ms;
+
+  attn::OutputDir out(dir);
+  out.add("summary.json", merged.dump(2) + "\n");
+  out.commit();
+  spdlog::info("merged {} shard summaries ({} inputs) into {}/summary.json", shards.size(), count,
+               attn::printable(dir));
+  return 0;
+}
+
+}  // namespace app

@@ -1,0 +1,156 @@
+// --model DIR without --layer: the model's attention, one row per layer
+// (issue 11 item 1): heads, KV heads, head size, positions (rope and its
+// theta, scaling, rotary dims; alibi), sliding window, and the dtype and
+// bytes of the tensors under the layer's key prefix. It reads config.json
+// and the weights' headers only (model_folder.h, state_dict.h) and changes
+// nothing; --format json gives the same as one JSON object.
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "attn/error.h"
+#include "attn/escape.h"
+#include "attn/model_folder.h"
+#include "attn/npy.h"
+#include "attn/state_dict.h"
+#include "cli/stdout_writer.h"
+#include "modes/modes.h"
+
+namespace app {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Registered buffers that ride along under a layer's prefix (CONTRACT.md
+// "Weight layouts"): not weights, so not counted.
+bool is_buffer(const std::string& key) {
+  static const std::set<std::string> kBuffers = {"bias", "masked_bias", "mask", "causal_mask"};
+  const std::string inv = "inv_freq";
+  return kBuffers.count(key) != 0 ||
+         (key.size() >= inv.size() && key.compare(key.size() - inv.size(), inv.size(), inv) == 0);
+}
+
+// One layer's row: the attention settings layer_config mapped from
+// config.json, and the layer's tensors in the weights.
+json layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int64_t layer) {
+  const json c = attn::layer_config(m, layer, sd.keys());
+  const std::string prefix = c.value("weights_prefix", std::string());
+  std::uint64_t bytes = 0;
+  std::set<std::string> dtypes;
+  std::size_t tensors = 0;
+  for (const std::string& key : sd.keys()) {
+    if (key.compare(0, prefix.size(), prefix) != 0 || is_buffer(key.substr(prefix.size())))
+      continue;
+    const attn::TensorInfo& info = *sd.find(key);  // a sharded index: opens the shard's header
+    dtypes.insert(info.unsupported_dtype.empty() ? attn::dtype_name(info.dtype)
+                                                 : info.unsupported_dtype);
+    bytes += std::uint64_t(info.count()) * attn::dtype_size(info.dtype);
+    ++tensors;
+  }
+  json row = {{"layer", layer},
+              {"num_heads", c["num_heads"]},
+              {"num_kv_heads", c.value("num_kv_heads", c["num_heads"])},
+              {"head_size", c["head_size"]},
+              {"rope", c.value("rope", json())},
+              {"alibi", c.value("alibi", json(false))},
+              {"sliding_window", c.value("sliding_window", json())},
+              {"weights_prefix", prefix},
+              {"tensors", tensors},
+              {"dtype", dtypes.size() == 1 ? json(*dtypes.begin()) : json(dtypes)},
+              {"bytes", bytes}};
+  for (const char* extra : {"softcap", "qk_norm", "sinks"})
+    if (c.contains(extra) && !c[extra].is_null() && c[extra] != false) row[extra] = c[extra];
+  return row;
+}
+
+std::string number(const json& v) {
+  if (v.is_number_float()) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", v.get<double>());
+    return b;
+  }
+  return v.dump();
+}
+
+// "rope theta=10000", "rope theta=500000 llama3 x8 rotary 32/64", "alibi", "-".
+std::string positions(const json& row) {
+  if (row["rope"].is_object()) {
+    const json& r = row["rope"];
+    std::string s = "rope theta=" + number(r.value("theta", json(10000.0)));
+    if (r.contains("scaling") && r["scaling"].is_object()) {
+      const json& sc = r["scaling"];
+      s += " " + sc.value("rope_type", sc.value("type", std::string("scaled")));
+      if (sc.contains("factor")) s += " x" + number(sc["factor"]);
+    }
+    if (r.contains("rotary_dim") && r["rotary_dim"] != row["head_size"])
+      s += " rotary " + number(r["rotary_dim"]) + "/" + number(row["head_size"]);
+    if (r.value("style", std::string("half")) == "interleaved") s += " interleaved";
+    return s;
+  }
+  if (row["alibi"].is_object() && row["alibi"].contains("max_bias"))
+    return "alibi max_bias=" + number(row["alibi"]["max_bias"]);
+  if (row["alibi"] != false) return "alibi";
+  return "-";
+}
+
+std::string human_bytes(std::uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = double(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, ++u;
+  char s[32];
+  std::snprintf(s, sizeof s, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return s;
+}
+
+std::string table(const json& j) {
+  std::vector<std::vector<std::string>> rows = {
+      {"layer", "heads", "kv_heads", "head_size", "positions", "window", "dtype", "bytes"}};
+  for (const json& r : j["layers"]) {
+    std::string pos = positions(r);
+    for (const char* extra : {"softcap", "qk_norm", "sinks"})
+      if (r.contains(extra)) pos += std::string(", ") + extra;
+    rows.push_back({number(r["layer"]), number(r["num_heads"]), number(r["num_kv_heads"]),
+                    number(r["head_size"]), pos,
+                    r["sliding_window"].is_null() ? "-" : number(r["sliding_window"]),
+                    r["dtype"].is_string() ? r["dtype"].get<std::string>() : "mixed",
+                    human_bytes(r["bytes"].get<std::uint64_t>())});
+  }
+  std::vector<std::size_t> w(rows[0].size(), 0);
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  std::string out =
+      "model: " + attn::printable(j["model"].get<std::string>()) + " (" +
+      attn::printable(j["model_type"].get<std::string>()) + ", " + number(j["num_layers"]) +
+      " layers)   weights: " + attn::printable(j["weights"].get<std::string>()) + "\n";
+  for (const auto& r : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      // Numbers right-aligned, text left-aligned, as a printed table reads.
+      const bool right = i == 0 || i == 1 || i == 2 || i == 3 || i == 7;
+      const std::string pad(w[i] - r[i].size(), ' ');
+      line += (i ? "  " : "") + (right ? pad + r[i] : r[i] + (i + 1 < r.size() ? pad : ""));
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_model_summary(const Options& opt) {
+  if (opt.format == Format::npy)
+    throw attn::Error(attn::Exit::usage, "--format npy: the model summary is text or json");
+  const attn::ModelFolder m = attn::open_model_folder(model_summary_folder(opt));
+  const attn::StateDict sd = attn::open_state_dict(m.weights);
+  json j = {{"model", m.dir},
+            {"model_type", m.model_type},
+            {"weights", m.weights},
+            {"num_layers", m.num_layers},
+            {"layers", json::array()}};
+  for (std::int64_t layer = 0; layer < m.num_layers; ++layer)
+    j["layers"].push_back(layer_row(m, sd, layer));
+  write_stdout(opt.format == Format::json ? j.dump(2) + "\n" : table(j));
+  return 0;
+}
+
+}  // namespace app

@@ -1,0 +1,165 @@
+// The main job: load, run the forward pass, write the outputs, the pictures
+// and the statistics. --input-list runs in input_list.cpp.
+//
+// Letters: B batch, H heads, S sequence, C hidden, O out size.
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "attn/attention.h"
+#include "attn/error.h"
+#include "attn/files.h"
+#include "attn/npy.h"
+#include "attn/output.h"
+#include "attn/report.h"
+#include "attn/run.h"
+#include "attn/stats.h"
+#include "cli/memory_check.h"
+#include "cli/progress.h"
+#include "cli/stdin_input.h"
+#include "cli/stdout_writer.h"
+#include "cli/term.h"
+#include "cli/timing.h"
+#include "modes/forward_job.h"
+#include "modes/modes.h"
+#include "modes/run_session.h"
+#include "pictures/plot.h"
+
+namespace app {
+namespace {
+
+std::string format_stdout(const attn::Tensor& t, Format f) {
+  switch (f) {
+    case Format::json:
+      return attn::format_tensor_json(t);
+    case Format::npy:
+      return attn::encode_npy(t);
+    case Format::text:
+      break;
+  }
+  return attn::format_tensor_text(t);
+}
+
+// Token labels for pictures: --labels or --labels-file, else the config's, else positions.
+std::vector<std::string> token_labels(const Options& opt, const attn::Config& cfg, std::size_t S) {
+  std::string flag;
+  if (auto labels = flag_labels(opt, &flag)) {
+    if (labels->size() != S)
+      throw attn::Error(attn::Exit::usage, flag + ": expected " + std::to_string(S) +
+                                               " labels (one per token), found " +
+                                               std::to_string(labels->size()));
+    return *labels;
+  }
+  if (cfg.labels.size() == S) return cfg.labels;
+  if (!cfg.labels.empty())
+    spdlog::warn("labels: the config has {} labels but the input has {} tokens; drawing positions",
+                 cfg.labels.size(), S);
+  std::vector<std::string> pos;
+  for (std::size_t t = 0; t < S; ++t) pos.push_back(std::to_string(t));
+  return pos;
+}
+
+}  // namespace
+
+void print_stats_table(const std::vector<attn::HeadStats>& stats, const std::string& what,
+                       bool quiet) {
+  if (quiet || stats.empty()) return;
+  std::fprintf(stderr, "attention statistics%s%s (per head; entropy in nats):\n%s",
+               what.empty() ? "" : " of ", what.c_str(), attn::format_stats_table(stats).c_str());
+  std::fflush(stderr);
+}
+
+int run_forward(const Options& opt) {
+  const auto t_start = Clock::now();
+  attn::Config cfg = load_config_with_flags(opt);
+  const bool to_dir = !cfg.output_dir.empty();
+  if (opt.attn_stdout && to_dir)
+    throw attn::Error(
+        attn::Exit::usage,
+        "--attn-stdout: writes the maps to stdout, so it cannot be used with an output "
+        "folder (--out-dir or the config's output.dir: attention.npy goes there)");
+  attn::LoadOptions lo;
+  lo.allow_nonfinite = opt.allow_nonfinite;
+  lo.input_path = opt.input;
+  lo.padding_mask_path = opt.padding_mask;
+  if (opt.input && *opt.input == "-") lo.stdin_bytes = read_stdin_input();
+  check_init_memory(cfg);
+  attn::LoadedRun r = attn::load_run(cfg, lo);
+  const SessionInput in = RunSession::input_of(r, ms_since(t_start));
+  const RunSession session(opt, cfg, std::move(r));
+
+  // H: heads of the maps as written (one, the mean, with --average-heads).
+  const std::size_t B = in.x.shape[0], S = in.x.shape[1];
+  const std::size_t H = cfg.output_average_heads ? 1 : session.heads();
+  const bool want_maps = to_dir && cfg.output_attention;
+  const bool pictures = opt.plot || opt.show;
+  spdlog::debug("weights {} ({}), input {} {}, threads {}", session.model().weights_source,
+                attn::layout_name(session.model().layout), in.input_source,
+                attn::shape_str(in.x.shape), session.threads());
+
+  // Flags about the maps are checked before the compute, against the loaded shapes.
+  JobPlan plan;
+  if (pictures || !opt.heads_spec.empty()) plan.capture_heads = parse_heads(opt.heads_spec, H);
+  if (pictures && opt.batch_index >= B)
+    throw attn::Error(attn::Exit::usage,
+                      "--batch-index: " + std::to_string(opt.batch_index) +
+                          " is past the batch; the input has B = " + std::to_string(B) + " (0.." +
+                          std::to_string(B - 1) + ")");
+  std::vector<std::string> labels;  // a wrong --labels count fails before the compute
+  if (pictures) labels = token_labels(opt, cfg, S);
+
+  // The folder is created (and checked writable) before the compute, so an
+  // unwritable output fails fast; nothing appears in it before the commit.
+  std::optional<attn::OutputDir> out;
+  if (to_dir) out.emplace(cfg.output_dir);
+  std::optional<PlotFile> plot_file;
+  if (opt.plot) plot_file.emplace(*opt.plot);
+
+  plan.keep_all_maps = opt.attn_stdout;
+  plan.stats = opt.stats;
+  plan.capture = pictures;
+  plan.capture_batch = opt.batch_index;
+  plan.capture_cells = capture_cells(opt, plan.capture_heads.size());
+  plan.progress = Progress::wanted(opt.quiet);
+  plan.write_maps = want_maps;
+  JobResult res = session.forward(in, plan, to_dir ? &*out : nullptr);
+
+  // Everything is staged first; stdout is written before the commit, because
+  // it cannot be taken back: a failed stdout (exit 74) leaves every existing
+  // file untouched (CONTRACT.md "Output safety rules").
+  std::optional<MapPicture> pic;
+  if (pictures) {
+    // Key columns: the T keys (the query tokens for self-attention), then
+    // torch MHA's extra columns.
+    auto keys = key_labels(cfg, labels, in.keys(), res.capture->keys());
+    pic = make_picture(opt, cfg, session.model(), in, *res.capture, std::move(labels),
+                       std::move(keys));
+  }
+  if (plot_file) plot_file->stage(*pic);
+  if (to_dir) session.stage(*out, in, res, want_maps);
+  if (opt.show) {
+    write_stdout(render_terminal(*pic, terminal_colors(), terminal_columns()));
+  } else if (opt.attn_stdout) {
+    res.maps.shape = session.maps_shape(in);  // as attention.npy: (H, L, T'), (B, L, T'), ...
+    write_stdout(format_stdout(res.maps, opt.format));
+  } else if (!to_dir) {
+    write_stdout(format_stdout(res.context, opt.format));
+  }
+  // One commit for the folder and the picture (CONTRACT.md "Output safety rules").
+  std::vector<attn::OutputDir*> outputs;
+  if (to_dir) outputs.push_back(&*out);
+  if (plot_file) outputs.push_back(&plot_file->staged());
+  attn::commit_together(outputs);
+  if (to_dir)
+    spdlog::info("wrote {}/context.npy{} and run.json", cfg.output_dir,
+                 want_maps ? ", attention.npy" : "");
+  if (plot_file) spdlog::info("wrote {}", *opt.plot);
+  print_stats_table(res.stats, "", opt.quiet);  // after the files: a failure stays one line
+
+  return 0;
+}
+
+}  // namespace app

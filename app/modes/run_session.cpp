@@ -1,0 +1,113 @@
+// One run session (run_session.h).
+#include "modes/run_session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "attn/attention.h"
+#include "attn/output.h"
+#include "attn/tensor.h"
+#include "cli/memory_check.h"
+
+namespace app {
+namespace {
+
+// The forward pass's big buffers (projections and context, plus every map
+// under --attn-stdout, and its formatted copy) against the machine's memory.
+void check_forward_memory(const Options& opt, const attn::LoadedRun& model, const SessionInput& in,
+                          std::size_t T, bool all_maps) {
+  const std::size_t B = in.x.shape[0], L = in.x.shape[1];
+  const std::size_t H = std::size_t(model.weights.H), HD = H * std::size_t(model.weights.D);
+  const std::size_t O = model.weights.has_out_proj ? std::size_t(model.weights.O) : HD;
+  const std::size_t rows = mul_sat(B, std::max(L, T));
+  const std::size_t work = mul_sat(mul_sat(rows, 3 * HD + 2 * O), sizeof(float));
+  check_memory(
+      work, in.input_source,
+      "the forward pass of input shape " + attn::shape_str(in.x.shape) + " (projections, context)");
+  if (!all_maps) return;
+  // float32 maps held whole, then formatted: a second copy for npy, about
+  // three more (12 characters a value) as text or JSON.
+  const std::size_t maps = mul_sat(mul_sat(mul_sat(mul_sat(B, L), H), T), sizeof(float));
+  const std::size_t copies = opt.format == Format::npy ? 2 : 4;
+  const std::size_t total =
+      mul_sat(maps, copies) + work < work ? std::size_t(-1) : mul_sat(maps, copies) + work;
+  check_memory(total, "--attn-stdout",
+               "the attention maps (" + std::to_string(B) + ", " + std::to_string(H) + ", " +
+                   std::to_string(L) + ", " + std::to_string(T) + ") of " + in.input_source +
+                   " held and formatted for stdout");
+}
+
+}  // namespace
+
+RunSession::RunSession(const Options& opt, const attn::Config& cfg, attn::LoadedRun model)
+    : opt_(opt),
+      cfg_(cfg),
+      model_(std::move(model)),
+      spec_(attn::attention_spec(cfg)),
+      threads_(worker_threads(opt)) {}
+
+SessionInput RunSession::input_of(attn::LoadedRun& r, double load_ms) {
+  SessionInput in;
+  static_cast<attn::RunInputs&>(in) = std::move(static_cast<attn::RunInputs&>(r));
+  in.load_ms = load_ms;
+  return in;
+}
+
+std::size_t RunSession::map_keys(const SessionInput& in) const {
+  return attn::map_keys(model_.weights, spec_, in.keys());
+}
+
+std::vector<std::size_t> RunSession::maps_shape(const SessionInput& in) const {
+  const std::size_t B = in.x.shape[0], L = in.x.shape[1];
+  std::vector<std::size_t> shape = {L, map_keys(in)};
+  if (!cfg_.output_average_heads) shape.insert(shape.begin(), heads());
+  if (in.batched) shape.insert(shape.begin(), B);
+  return shape;
+}
+
+JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::OutputDir* out,
+                              const std::string& where) const {
+  for (const std::string& w : in.warnings)
+    spdlog::warn("{}{}", where.empty() ? "" : where + ": ", w);
+  plan.out = out;
+  if (out && (!in.batched || in.batch_first)) {
+    const std::size_t O = model_.weights.geometry().O;
+    plan.context_file_shape = {in.x.shape[1], O};  // (L, O): an unbatched input
+    if (in.batched) plan.context_file_shape.insert(plan.context_file_shape.begin(), in.x.shape[0]);
+  }
+  plan.maps_shape = maps_shape(in);
+  plan.average_heads = cfg_.output_average_heads;
+  plan.threads = threads_;
+  plan.check_overflow = !opt_.allow_nonfinite;
+  check_forward_memory(opt_, model_, in, map_keys(in), plan.keep_all_maps);
+  attn::test_pause_point("compute");
+  JobResult res = run_job(model_.weights, spec_, in, plan);
+  warn_fully_masked(res.forward, where);
+  res.context = attn::context_as_given(std::move(res.context), in);
+  return res;
+}
+
+nlohmann::json RunSession::stage(attn::OutputDir& out, const SessionInput& in, const JobResult& res,
+                                 bool maps_written, const nlohmann::json& extra) const {
+  RunFacts f = model_facts(cfg_, model_, threads_);
+  f.input_source = in.input_source;
+  f.input_shape = in.batched ? in.x.shape : std::vector<std::size_t>{in.x.shape[1], in.x.shape[2]};
+  if (in.batched && !in.batch_first) std::swap(f.input_shape[0], f.input_shape[1]);
+  if (in.padding) f.padding_shape = in.padding->shape;
+  f.sources = in.sources;
+  if (in.key) f.shapes[in.value ? "key_input" : "kv_input"] = in.key->shape;
+  if (in.value) f.shapes["value_input"] = in.value->shape;
+  if (in.positions) f.shapes["positions"] = in.positions->shape;
+  if (in.attn_mask)
+    f.shapes["attn_mask"] = {in.x.shape[0], heads(), in.attn_mask->L, in.attn_mask->T};
+  f.warnings = in.warnings;
+  f.context_shape = res.context.shape;
+  if (maps_written) f.maps_shape = maps_shape(in);
+  f.load_ms = in.load_ms;
+  f.compute_ms = res.compute_ms;
+  return stage_results(out, f, res, extra);
+}
+
+}  // namespace app

@@ -1,0 +1,73 @@
+// Sinks of the front end (map_capture.h).
+//
+// Letters: B batch, H heads, L queries, T keys, Nq x Nk cells of a drawn map.
+#include "pictures/map_capture.h"
+
+#include <algorithm>
+
+#include "cli/progress.h"
+
+namespace app {
+
+MapCapture::MapCapture(std::size_t b, std::vector<std::size_t> heads, std::size_t H, std::size_t L,
+                       std::size_t T, std::size_t max_cells)
+    : b_(b),
+      L_(L),
+      T_(T),
+      nq_(std::min(L, std::max<std::size_t>(1, max_cells))),
+      nk_(std::min(T, std::max<std::size_t>(1, max_cells))),
+      heads_(std::move(heads)),
+      slot_of_head_(H, -1),
+      row_cell_(L),
+      col_cell_(T),
+      locks_(new std::mutex[heads_.size()]),
+      cells_({heads_.size(), nq_, nk_}) {
+  for (std::size_t k = 0; k < heads_.size(); ++k) slot_of_head_[heads_[k]] = int(k);
+  // Query i goes to cell row floor(i * Nq / L), key j to column floor(j * Nk
+  // / T): blocks along an axis differ in size by at most one.
+  for (std::size_t i = 0; i < L; ++i) row_cell_[i] = i * nq_ / L;
+  for (std::size_t j = 0; j < T; ++j) col_cell_[j] = j * nk_ / T;
+}
+
+void MapCapture::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
+                            const float* rows) {
+  // rows: (n, T), queries i0 .. i0+n-1 of map (b, h)
+  if (b != b_ || h >= slot_of_head_.size() || slot_of_head_[h] < 0) return;
+  const std::size_t slot = std::size_t(slot_of_head_[h]);
+  float* out = cells_.ptr() + slot * nq_ * nk_;
+  if (nq_ == L_ && nk_ == T_) {  // full resolution: blocks own disjoint rows, no lock needed
+    std::copy(rows, rows + n * T_, out + i0 * T_);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(locks_[slot]);
+  for (std::size_t r = 0; r < n; ++r) {
+    float* cell_row = out + row_cell_[i0 + r] * nk_;
+    const float* row = rows + r * T_;
+    for (std::size_t j = 0; j < T_; ++j) {
+      float& c = cell_row[col_cell_[j]];
+      c = std::max(c, row[j]);
+    }
+  }
+}
+
+attn::Tensor reduce_block_max(const float* map, std::size_t L, std::size_t T, std::size_t nq,
+                              std::size_t nk) {
+  // map: (L, T); result: (nq, nk)
+  nq = std::min(L, std::max<std::size_t>(1, nq));
+  nk = std::min(T, std::max<std::size_t>(1, nk));
+  attn::Tensor out({nq, nk});
+  for (std::size_t i = 0; i < L; ++i) {
+    float* cell_row = out.ptr() + (i * nq / L) * nk;
+    for (std::size_t j = 0; j < T; ++j) {
+      float& c = cell_row[j * nk / T];
+      c = std::max(c, map[i * T + j]);
+    }
+  }
+  return out;
+}
+
+void ProgressSink::write_rows(std::size_t, std::size_t, std::size_t, std::size_t n, const float*) {
+  progress_.advance(n);
+}
+
+}  // namespace app

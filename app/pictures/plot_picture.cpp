@@ -1,0 +1,249 @@
+// What a picture shows, built from the run (make_picture), and the choices
+// every picture shares: the colour scale, the cell count, the block note.
+//
+// Letters: B batch, H heads, L queries, T keys (T' with torch MHA's extra
+// columns), Nq x Nk cells of a drawn map.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "attn/config.h"
+#include "attn/error.h"
+#include "attn/layout.h"
+#include "attn/run.h"
+#include "cli/options.h"
+#include "pictures/map_capture.h"
+#include "pictures/plot.h"
+
+namespace app {
+namespace {
+
+std::string shape_text(const std::vector<std::size_t>& shape) {
+  std::string s;
+  for (std::size_t d : shape) s += (s.empty() ? "" : " x ") + std::to_string(d);
+  return s;
+}
+
+// A number as a person writes it: 10000, 0.5, 1e-06.
+std::string num_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// Where an array key came from: its path, or "inline in the config".
+template <class T>
+std::string source_text(const attn::ArrayKey<T>& k) {
+  return k.path.empty() ? "inline in the config" : k.path;
+}
+
+// The settings of CONTRACT.md v2 that change the scores, one fact each
+// (only those that are set), for the page's "what was run".
+void add_score_facts(const attn::Config& cfg, std::vector<std::pair<std::string, std::string>>& f) {
+  if (cfg.kv_input.given())
+    f.emplace_back("keys and values", "cross-attention from kv_input " + source_text(cfg.kv_input));
+  else if (cfg.key_input.given())
+    f.emplace_back("keys and values", "cross-attention from key_input " +
+                                          source_text(cfg.key_input) + ", value_input " +
+                                          source_text(cfg.value_input));
+  if (cfg.add_bias_kv || cfg.add_zero_attn)
+    f.emplace_back("extra key columns", std::string(cfg.add_bias_kv ? "bias_kv" : "") +
+                                            (cfg.add_bias_kv && cfg.add_zero_attn ? ", " : "") +
+                                            (cfg.add_zero_attn ? "zero_attn" : "") +
+                                            " (torch MHA)");
+  if (cfg.num_kv_heads && *cfg.num_kv_heads != cfg.num_heads)
+    f.emplace_back("kv heads", std::to_string(*cfg.num_kv_heads) + " (grouped-query attention)");
+  if (cfg.rope) {
+    const auto& r = *cfg.rope;
+    f.emplace_back("rope", "theta " + num_text(r.theta) + ", rotary_dim " +
+                               std::to_string(r.rotary_dim) + ", " +
+                               (r.style == attn::RopeStyle::half ? "half" : "interleaved") +
+                               (r.scaling ? ", scaling " + r.scaling->type : ""));
+  }
+  if (cfg.positions.given()) f.emplace_back("positions", source_text(cfg.positions));
+  if (cfg.alibi)
+    f.emplace_back("alibi", cfg.alibi->slopes.empty()
+                                ? "max_bias " + num_text(cfg.alibi->max_bias)
+                                : std::to_string(cfg.alibi->slopes.size()) + " slopes given");
+  if (cfg.sliding_window) f.emplace_back("sliding window", std::to_string(*cfg.sliding_window));
+  if (cfg.softcap) f.emplace_back("softcap", num_text(*cfg.softcap));
+  if (cfg.qk_norm)
+    f.emplace_back("qk_norm", std::string(cfg.qk_norm->scope_all ? "all" : "head") + ", eps " +
+                                  num_text(cfg.qk_norm->eps) +
+                                  (cfg.qk_norm->weight_offset ? ", weight offset 1" : ""));
+  if (cfg.sinks) f.emplace_back("sinks", "one logit per head: rows sum to less than 1");
+}
+
+bool ends_with_html(const std::string& p) {
+  std::string tail = p.size() >= 5 ? p.substr(p.size() - 5) : p;
+  for (auto& c : tail) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return tail == ".html";
+}
+
+}  // namespace
+
+std::size_t capture_cells(const Options& opt, std::size_t heads) {
+  const std::size_t want =
+      opt.show || (opt.plot && ends_with_html(*opt.plot)) ? kMaxPageCells : kMaxPlotCells;
+  // K maps of N x N float32 within kMaxCaptureBytes (64 heads: N = 905).
+  const double k = double(std::max<std::size_t>(1, heads));
+  const auto fits = std::size_t(std::sqrt(double(kMaxCaptureBytes) / (4.0 * k)));
+  return std::max<std::size_t>(64, std::min(want, fits));
+}
+
+ColourScale colour_scale(const attn::Tensor& cells) {
+  // The first query of a causal map always puts 1.0 on token 0 while long
+  // rows spread ~1/S: a scale up to 1.0 would leave the long rows dark.
+  std::vector<float> nonzero;
+  for (float v : cells.data)
+    if (v > 0) nonzero.push_back(v);
+  ColourScale c;
+  for (float v : nonzero) c.max_value = std::max(c.max_value, double(v));
+  c.vmax = c.max_value > 0 ? c.max_value : 1.0;  // all masked: a scale from 0 to 1
+  if (nonzero.size() >= 100) {
+    const std::size_t k = nonzero.size() * 99 / 100;
+    std::nth_element(nonzero.begin(), nonzero.begin() + k, nonzero.end());
+    const double p99 = nonzero[k];
+    if (p99 < 0.5 * c.max_value) {
+      c.vmax = p99;
+      c.clipped = true;
+    }
+  }
+  return c;
+}
+
+std::string block_note(std::size_t L, std::size_t T, std::size_t nq, std::size_t nk) {
+  if (nq >= L && nk >= T) return "";
+  const std::size_t kq = (L + nq - 1) / nq, kk = (T + nk - 1) / nk;
+  return "; each cell: max over a block of about " + std::to_string(kq) + " x " +
+         std::to_string(kk) + " weights";
+}
+
+MapPicture reduced(const MapPicture& pic, std::size_t max_cells) {
+  const std::size_t nq = pic.cells.shape.at(1), nk = pic.cells.shape.at(2);
+  if (nq <= max_cells && nk <= max_cells) return pic;
+  const std::size_t mq = std::min(nq, max_cells), mk = std::min(nk, max_cells);
+  MapPicture out = pic;
+  out.cells = attn::Tensor({pic.heads.size(), mq, mk});
+  for (std::size_t k = 0; k < pic.heads.size(); ++k) {
+    const attn::Tensor r = reduce_block_max(pic.cells.ptr() + k * nq * nk, nq, nk, mq, mk);
+    std::copy(r.data.begin(), r.data.end(), out.cells.ptr() + k * mq * mk);
+  }
+  return out;
+}
+
+std::string panel_title(const MapPicture& pic, std::size_t k) {
+  if (pic.mean_of > 0)
+    return "mean of " + std::to_string(pic.mean_of) + (pic.mean_of == 1 ? " head" : " heads");
+  return "head " + std::to_string(pic.heads.at(k));
+}
+
+std::vector<std::string> key_labels(const attn::Config& cfg,
+                                    const std::vector<std::string>& query_labels, std::size_t T,
+                                    std::size_t T_map) {
+  std::vector<std::string> keys;
+  if (!cfg.cross()) {
+    keys = query_labels;
+  } else if (cfg.kv_labels.size() == T) {
+    keys = cfg.kv_labels;
+  } else {
+    if (!cfg.kv_labels.empty())
+      spdlog::warn(
+          "kv_labels: the config has {} labels but the key input has {} positions; drawing "
+          "positions",
+          cfg.kv_labels.size(), T);
+    for (std::size_t t = 0; t < T; ++t) keys.push_back(std::to_string(t));
+  }
+  // torch MHA appends bias_k, then a zero key, after the T keys.
+  if (cfg.add_bias_kv) keys.push_back("bias_kv");
+  if (cfg.add_zero_attn) keys.push_back("zero_attn");
+  if (keys.size() != T_map)
+    throw attn::Error(attn::Exit::software, "pictures: " + std::to_string(keys.size()) +
+                                                " key labels (T = " + std::to_string(T) +
+                                                " and the extra columns) for maps with " +
+                                                std::to_string(T_map) + " keys");
+  return keys;
+}
+
+MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn::LoadedRun& model,
+                        const attn::RunInputs& in, const MapCapture& cap,
+                        std::vector<std::string> labels, std::vector<std::string> key_labels) {
+  const std::size_t B = in.x.shape[0], C = in.x.shape[2];
+  const std::size_t L = cap.queries(), T = cap.keys();
+  const std::size_t H = std::size_t(cfg.num_heads);
+  const std::size_t nq = cap.query_cells(), nk = cap.key_cells();
+  const bool square = !cfg.cross() && L == T;  // self-attention without extra key columns
+  MapPicture pic;
+  pic.title = cfg.file.empty() ? "attention maps" : cfg.file;
+  pic.subtitle =
+      attn::kind_name(cfg.kind) +
+      (cfg.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") + ", " +
+      std::to_string(H) + (H == 1 ? " head" : " heads") + ", layout " +
+      attn::layout_name(model.layout) +
+      (square ? "; S = " + std::to_string(L)
+              : "; L = " + std::to_string(L) + " queries x T = " + std::to_string(T) + " keys");
+  if (cfg.sinks) pic.subtitle += "; sinks: rows sum to less than 1";
+  if (cfg.output_average_heads) {
+    pic.mean_of = H;
+    pic.subtitle += "; drawn: the mean of the " + std::to_string(H) + " heads (--average-heads)";
+  }
+  if (B > 1)
+    pic.subtitle +=
+        "; batch index " + std::to_string(opt.batch_index) + " (B = " + std::to_string(B) + ")";
+  pic.labels = std::move(labels);
+  pic.key_labels = std::move(key_labels);
+  pic.L = L;
+  pic.T = T;
+  pic.heads = cap.heads();
+  pic.cells = cap.cells();
+  pic.sinks = cfg.sinks;
+
+  const std::string seq = cfg.cross() ? "L" : "S";
+  pic.query = opt.show_query.value_or(L - 1);
+  if (pic.query >= L)
+    throw attn::Error(attn::Exit::usage, "--show-query: " + std::to_string(pic.query) +
+                                             " is past the sequence; the input has " + seq + " = " +
+                                             std::to_string(L) + " (0.." + std::to_string(L - 1) +
+                                             ")");
+  auto& f = pic.facts;
+  f.emplace_back("config", cfg.file.empty() ? "(inline)" : cfg.file);
+  f.emplace_back("attention", attn::kind_name(cfg.kind) + ", H = " + std::to_string(H) + ", D = " +
+                                  std::to_string(cfg.head_size) + ", C = " + std::to_string(C));
+  f.emplace_back("weights", model.weights_source + " (layout " + attn::layout_name(model.layout) +
+                                (model.layout_detected ? ", detected)" : ")"));
+  f.emplace_back("layer", cfg.weights_prefix.empty() ? "whole file (no weights_prefix)"
+                                                     : "weights_prefix " + cfg.weights_prefix);
+  add_score_facts(cfg, f);
+  std::string masks = cfg.causal ? "causal" : "";
+  const auto add_mask = [&masks](const std::string& m) {
+    masks += (masks.empty() ? "" : "; ") + m;
+  };
+  // A Hugging Face attention_mask arrives here inverted, as the padding mask.
+  const std::string padding_name = cfg.attention_mask.given()
+                                       ? "attention_mask " + source_text(cfg.attention_mask) + ","
+                                       : "padding mask";
+  if (in.padding) {
+    const std::size_t P = in.padding->shape.at(1);  // the keys' length
+    std::size_t padded = 0;
+    for (std::size_t t = 0; t < P; ++t) padded += in.padding->data[opt.batch_index * P + t] != 0;
+    add_mask(padding_name + " " + shape_text(in.padding->shape) + " (" + std::to_string(padded) +
+             " of " + std::to_string(P) + " keys padded here)");
+  } else if (cfg.attention_mask.given()) {
+    add_mask(padding_name.substr(0, padding_name.size() - 1));
+  }
+  if (cfg.attn_mask.given()) add_mask("attn_mask " + source_text(cfg.attn_mask));
+  f.emplace_back("masks", masks.empty() ? "none" : masks);
+  f.emplace_back("input",
+                 in.input_source + ", " + shape_text(in.x.shape) + " (B x " + seq + " x C)");
+  f.emplace_back("maps drawn", "batch entry " + std::to_string(opt.batch_index) + ", " +
+                                   (pic.mean_of ? "the mean of " + std::to_string(H) + " heads"
+                                                : "heads " + std::to_string(pic.heads.size()) +
+                                                      " of " + std::to_string(H)) +
+                                   ", " + std::to_string(nq) + " x " + std::to_string(nk) +
+                                   " cells of " + std::to_string(L) + " x " + std::to_string(T));
+  return pic;
+}
+
+}  // namespace app

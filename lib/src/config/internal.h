@@ -1,0 +1,74 @@
+// Private to the config sources: config.cpp (entry points, version 1 keys,
+// resolve_config, config_to_json), config/scores.cpp (the version 2 keys: their
+// readers, checks and run.json form), config/arrays.cpp ("path or nested
+// array" keys and the inline shape checks) and config/model.cpp (model
+// folders merged under a config).
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "attn/config.h"
+
+namespace attn::config_detail {
+
+using json = nlohmann::json;
+
+// How a key is named in messages: "<file>: <key>", the file being the config
+// that gave the key (or the model folder's config.json for the keys it gave).
+using KeyName = std::function<std::string(const std::string& key)>;
+
+// "config" when the config has no file name.
+std::string display_name(const Config& c);
+
+// Exit::config "<file>: <key>: <what>".
+[[noreturn]] void fail(const Config& c, const std::string& key, const std::string& what);
+
+// The known keys of each checked object of a config ("" = top level, "init",
+// "output", "rope", "rope.scaling", "alibi", "qk_norm"), nullptr elsewhere.
+const std::vector<std::string>* known_keys(const std::string& path);
+
+// Unknown keys of a parsed config: Exit::config naming the key and the
+// nearest known one (or the attn-run name of a Hugging Face or torch key).
+void check_config_keys(const json& root, const std::string& file);
+
+// A Hugging Face config.json rather than an attn-run config.
+bool looks_like_hf_config(const json& root);
+
+// Parsed JSON of a config's text (syntax, duplicate keys, depth; keys not yet
+// checked). Exit::config naming `file`.
+json parse_config_json(const std::string& text, const std::string& file);
+
+// Every key of `root` but model and layer into `c` (c.file and c.dir already
+// set), then resolve_config. `name` names each key in messages.
+void read_config(Config& c, const json& root, const KeyName& name);
+
+// ---- config/scores.cpp ----
+void read_score_keys(Config& c, const json& root, const KeyName& name);
+void resolve_score_keys(Config& c);  // after the sizes are resolved
+void score_keys_to_json(const Config& c, json& j);
+
+// ---- config/arrays.cpp ----
+// A path string: resolved against the config's folder; "-" (standard input)
+// only where `allow_stdin`. Empty strings and NUL characters are errors.
+std::string path_value(const Config& c, const json& v, const std::string& name,
+                       bool allow_stdin = false);
+void read_input(Config& c, const json& v, const std::string& name);
+void read_padding_mask(Config& c, const json& v, const std::string& name);
+void read_positions(Config& c, const json& v, const std::string& name);
+void read_key_mask(ArrayKey<Mask>& k, const Config& c, const json& v, const std::string& name);
+void read_attn_mask(Config& c, const json& v, const std::string& name);
+void read_source(ArrayKey<Tensor>& k, const Config& c, const json& v, const std::string& name);
+// Shapes inline in the config against each other and the sizes.
+void check_inline(const Config& c);
+
+// ---- config/model.cpp ----
+// `root` (keys checked; model and layer already taken out of it) over layer
+// `layer` of the model folder `model_dir`, into c. `flag_layer`: the layer
+// came from --layer (messages name the flag).
+void read_with_model(Config& c, const json& root, const KeyName& config_name,
+                     const std::string& model_dir, std::int64_t layer, bool flag_layer);
+
+}  // namespace attn::config_detail

@@ -1,0 +1,208 @@
+// Model folders under a config (CONTRACT.md "Invocation" and "(v2) Model
+// folders"): --model DIR / "model" with --layer N / "layer" take the layer's
+// settings from the folder (model_folder.h), and the config's own keys
+// override them. A Hugging Face config.json given as the config means its
+// folder.
+#include <filesystem>
+#include <memory>
+
+#include "attn/error.h"
+#include "attn/files.h"
+#include "attn/model_folder.h"
+#include "attn/state_dict.h"
+#include "config/internal.h"
+#include "config/json.h"
+
+namespace attn {
+namespace config_detail {
+namespace {
+
+namespace cj = config_json;
+
+std::string folder_config(const std::string& dir) {
+  return dir + (!dir.empty() && dir.back() == '/' ? "" : "/") + "config.json";
+}
+
+// The folder's layer config with the config's keys over it: top-level keys
+// replace the folder's, a null removes it (JSON merge patch, RFC 7386), rope
+// and qk_norm merge field by field (rope.scaling is replaced whole), and
+// "bias" replaces the folder's qkv_bias/out_bias.
+json merge(json folder, const json& config) {
+  if (config.contains("bias")) {
+    if (!config.contains("qkv_bias")) folder.erase("qkv_bias");
+    if (!config.contains("out_bias")) folder.erase("out_bias");
+  }
+  for (const auto& [key, value] : config.items()) {
+    if (value.is_null()) {
+      folder.erase(key);
+    } else if ((key == "rope" || key == "qk_norm") && value.is_object() && folder.contains(key) &&
+               folder[key].is_object()) {
+      for (const auto& [field, v] : value.items()) {
+        if (v.is_null()) {
+          folder[key].erase(field);
+        } else {
+          folder[key][field] = v;
+        }
+      }
+    } else {
+      folder[key] = value;
+    }
+  }
+  return folder;
+}
+
+std::string hf_usage(const std::string& file, const std::string& dir) {
+  return file + ": a Hugging Face config.json: run attn-run --model " + (dir.empty() ? "." : dir) +
+         " --layer N (or add --layer N)";
+}
+
+std::string read_text(const std::string& path) {
+  std::vector<std::uint8_t> bytes;
+  try {
+    bytes = read_file(path, kMaxConfigBytes);
+  } catch (const Error& e) {
+    // read_file says Exit::data for an oversized file; for a config that is a
+    // config error (CONTRACT.md: bad config is 78).
+    if (e.code() != Exit::data) throw;
+    throw Error(Exit::config, path + ": config file larger than 1 MiB (" +
+                                  std::to_string(kMaxConfigBytes) + " bytes)");
+  }
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// A config's text with --model/--layer over its own "model"/"layer".
+Config config_from_text(const std::string& text, const std::string& file, const ModelFlags& flags) {
+  Config c;
+  c.file = file;
+  c.dir = std::filesystem::path(file).parent_path().string();
+  const std::string fname = display_name(c);
+  json root = parse_config_json(text, fname);
+  const KeyName name = [fname](const std::string& k) { return fname + ": " + k; };
+
+  if (looks_like_hf_config(root)) {
+    if (!flags.model.empty())
+      throw Error(Exit::usage,
+                  "--model: " + fname +
+                      " is a Hugging Face config.json, which names "
+                      "its own folder as the model: give --model or --config, not both");
+    if (!flags.layer) throw Error(Exit::usage, hf_usage(fname, c.dir));
+    read_with_model(c, json::object(), name, c.dir.empty() ? "." : c.dir, *flags.layer, true);
+    return c;
+  }
+  check_config_keys(root, fname);
+
+  std::string model = flags.model;
+  if (model.empty() && root.contains("model"))
+    model = path_value(c, root.at("model"), name("model"));
+  std::optional<std::int64_t> layer = flags.layer;
+  if (!layer && root.contains("layer")) {
+    layer = cj::get_int(root.at("layer"), name("layer"));
+    if (*layer < 0)
+      throw Error(Exit::config,
+                  name("layer") + ": expected an integer >= 0, found " + std::to_string(*layer));
+  }
+  root.erase("model");
+  root.erase("layer");
+
+  if (!model.empty() && !layer) {
+    if (!flags.model.empty())
+      throw Error(Exit::usage,
+                  "--layer: needed with --model and --config (the layer to run); "
+                  "--model DIR alone lists the model's layers");
+    throw Error(Exit::config, name("layer") +
+                                  ": required with \"model\" (the layer to run, an "
+                                  "integer >= 0); attn-run --model DIR alone lists the "
+                                  "model's layers");
+  }
+  if (model.empty() && layer) {
+    if (flags.layer)
+      throw Error(Exit::usage,
+                  "--layer: needs a model folder: --model DIR, or \"model\" in the config");
+    throw Error(Exit::config, name("model") +
+                                  ": required with \"layer\" (a Hugging Face model "
+                                  "folder: config.json and weights)");
+  }
+  if (!model.empty()) {
+    read_with_model(c, root, name, model, *layer, flags.layer.has_value());
+    return c;
+  }
+  read_config(c, root, name);
+  return c;
+}
+
+}  // namespace
+
+void read_with_model(Config& c, const json& root, const KeyName& config_name,
+                     const std::string& model_dir, std::int64_t layer, bool flag_layer) {
+  const ModelFolder m = open_model_folder(model_dir);
+  if (layer < 0 || layer >= m.num_layers) {
+    const std::string what = "the model in " + model_dir + " has layers 0.." +
+                             std::to_string(m.num_layers - 1) + ", found " + std::to_string(layer);
+    if (flag_layer) throw Error(Exit::usage, "--layer: " + what);
+    throw Error(Exit::config, config_name("layer") + ": " + what);
+  }
+  // The weights' key names pick the prefix the file really uses.
+  auto weights = std::make_shared<const StateDict>(open_state_dict(m.weights));
+  const json from = layer_config(m, layer, weights->keys());
+  const std::string folder_name =
+      folder_config(model_dir) + " (layer " + std::to_string(layer) + ")";
+  check_config_keys(from, folder_name);
+
+  json folder = from;
+  folder.erase("weights");  // a path beside the folder, not relative to the config
+  const json merged = merge(std::move(folder), root);
+  c.model = model_dir;
+  c.layer = layer;
+  c.from_model = std::make_shared<const json>(from);
+  if (!root.contains("weights") && !root.contains("init")) {
+    c.weights = m.weights;
+    c.model_weights = std::move(weights);
+  }
+  const KeyName name = [&](const std::string& k) {
+    const std::string top = k.substr(0, k.find_first_of(".["));
+    return root.contains(top) ? config_name(k) : folder_name + ": " + k;
+  };
+  read_config(c, merged, name);
+  // Only the config asks for a bias to be present: the folder's flags
+  // describe its file (a missing bias there is the loader's to report).
+  c.qkv_bias_given = c.qkv_bias && (root.contains("qkv_bias") || root.contains("bias"));
+  c.out_bias_given = c.out_bias && (root.contains("out_bias") || root.contains("bias"));
+}
+
+}  // namespace config_detail
+
+using namespace config_detail;
+
+Config parse_config(const std::string& text, const std::string& file) {
+  return config_from_text(text, file, ModelFlags{});
+}
+
+Config load_config(const std::string& path) { return load_config(path, ModelFlags{}); }
+
+Config load_config(const std::string& path, const ModelFlags& flags) {
+  if (!path.empty()) return config_from_text(read_text(path), path, flags);
+  if (flags.model.empty()) throw Error(Exit::usage, "--config: give a config file, or --model DIR");
+  if (!flags.layer)
+    throw Error(Exit::usage, "--layer: needed to run a layer of --model " + flags.model +
+                                 " (--model DIR alone lists the model's layers)");
+  Config c;
+  c.file = folder_config(flags.model);
+  c.dir = flags.model;
+  read_with_model(
+      c, json::object(), [&](const std::string& k) { return c.file + ": " + k; }, flags.model,
+      *flags.layer, true);
+  return c;
+}
+
+Config load_model_config(const std::string& dir, std::int64_t layer) {
+  return load_config("", ModelFlags{dir, layer});
+}
+
+std::string hf_config_folder(const std::string& path) {
+  const json root = parse_config_json(read_text(path), path);
+  if (!looks_like_hf_config(root)) return "";
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
+}  // namespace attn

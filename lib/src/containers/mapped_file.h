@@ -1,0 +1,65 @@
+// A regular file mapped read-only (private to lib/src). Mapping reads
+// nothing: headers are parsed from the mapping, and a tensor's pages are
+// faulted in only when it is converted, then dropped again. Opening has the
+// same safety checks as read_file (files.h): regular files only, checked on
+// the open descriptor, so a FIFO or /dev/zero never hangs or fills memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "containers/stored.h"
+
+namespace attn::detail {
+
+class MappedFile {
+ public:
+  // Exit::no_input when missing, a folder, not a regular file or unreadable.
+  static std::shared_ptr<const MappedFile> open(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  const std::uint8_t* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+  // Exit::data naming `name` when the file at the path is the one mapped and
+  // is now shorter than when it was opened (touching the lost pages would
+  // raise SIGBUS).
+  void check_intact(const std::string& name) const;
+  // Drop the pages of [offset, offset + length) from memory (they are read
+  // again from the file if touched later).
+  void release(std::size_t offset, std::size_t length) const;
+  // [offset, offset + length) into dst by pread of the file at the path,
+  // opened again (no descriptor stays open); false when the path now holds
+  // another file or this one got shorter (the mapping's check_intact then
+  // names it). Exit::no_input naming `name` when the read fails.
+  bool read(std::size_t offset, std::size_t length, void* dst, const std::string& name) const;
+
+ private:
+  MappedFile() = default;
+  std::string path_;
+  unsigned long long dev_ = 0, ino_ = 0;
+  const std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// A span of a mapped file holding one tensor's data.
+class MappedRegion final : public Region {
+ public:
+  MappedRegion(std::shared_ptr<const MappedFile> f, std::size_t offset, std::size_t length)
+      : file_(std::move(f)), offset_(offset), length_(length) {}
+  ByteView bytes(const std::string& name) const override;
+  void done(std::size_t offset, std::size_t length) const override;
+  bool read(std::size_t offset, std::size_t length, void* dst,
+            const std::string& name) const override;
+
+ private:
+  std::shared_ptr<const MappedFile> file_;
+  std::size_t offset_, length_;
+};
+
+}  // namespace attn::detail

@@ -1,0 +1,275 @@
+// The attention forward pass of CONTRACT.md "Scores, in order":
+//   1-2. projections, then qk_norm and rope once per position, then k^T and
+//        v packed per KV head for the tile products (forward/project.cpp);
+//   3-8. per (batch, head, query block) tasks on the thread layer: score
+//        tiles (kernels/score_tile.cpp) into a streaming online softmax, or exact
+//        rows handed to the AttentionSink;
+//   9.   heads concatenated, one GEMM for the output projection.
+// Same math as torch.nn.MultiheadAttention, the tutorial modules and the
+// Hugging Face families' eager attention (tests/support/reference.h).
+//
+// Letters: B batch, L queries, T keys (T' with torch MHA's extra keys), C
+// hidden, H heads, Hkv key/value heads, D head size, O out size.
+#include <algorithm>
+#include <cassert>
+#include <string>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/error.h"
+#include "forward/stages.h"
+#include "kernels/kernels.h"
+
+namespace attn {
+namespace {
+
+using kernels::HeadView;
+
+// The unpadded key range of one batch row: [begin, end) holds every
+// unpadded key; holes = some padded key lies inside it.
+struct KeyRange {
+  std::size_t begin = 0, end = 0;
+  bool holes = false;
+};
+
+KeyRange key_range(const std::uint8_t* padding /* (T) or nullptr */, std::size_t T) {
+  KeyRange kr{0, T, false};
+  if (!padding) return kr;
+  while (kr.begin < T && padding[kr.begin]) ++kr.begin;
+  kr.end = kr.begin;
+  for (std::size_t j = kr.begin; j < T; ++j)
+    if (!padding[j]) kr.end = j + 1;
+  for (std::size_t j = kr.begin; j < kr.end; ++j)
+    if (padding[j]) kr.holes = true;
+  return kr;
+}
+
+[[noreturn]] void bad_shape(const std::string& what, const std::string& expected,
+                            const std::vector<std::size_t>& found) {
+  throw Error(Exit::data, what + ": expected shape " + expected + ", found " + shape_str(found));
+}
+
+std::string dims(std::initializer_list<std::string> d) {
+  std::string s = "(";
+  for (const auto& x : d) s += (s.size() > 1 ? ", " : "") + x;
+  return s + ")";
+}
+
+void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in) {
+  [[maybe_unused]] const Geometry g = w.geometry();
+  // Contracts of the canonical form (geometry.h); loading and init guarantee them.
+  assert(w.b_qkv.data.empty() || w.b_qkv.size() == g.qkv_rows());
+  assert(g.Hkv > 0 && g.H % g.Hkv == 0);
+  const std::string C = std::to_string(g.C);
+  if (!in.x || in.x->ndim() != 3 || in.x->shape[2] != g.C || in.x->shape[0] == 0 ||
+      in.x->shape[1] == 0)
+    bad_shape("input", dims({"B", "S", C}) + " with B, S >= 1",
+              in.x ? in.x->shape : std::vector<std::size_t>{});
+  const std::size_t B = in.x->shape[0], L = in.x->shape[1];
+  const Tensor* key = in.key ? in.key : in.x;
+  if (!in.key && !w.fused_qkv())
+    throw Error(Exit::data, "input: the layer projects keys from " + std::to_string(g.Ck) +
+                                " and values from " + std::to_string(g.Cv) +
+                                " features (kdim, vdim): give key_input and value_input");
+  if (in.key && (in.key->ndim() != 3 || in.key->shape[0] != B || in.key->shape[1] == 0 ||
+                 in.key->shape[2] != g.Ck))
+    bad_shape("key_input", dims({std::to_string(B), "T", std::to_string(g.Ck)}) + " with T >= 1",
+              in.key->shape);
+  const std::size_t T = key->shape[1];
+  if (in.value && (in.value->ndim() != 3 || in.value->shape[0] != B || in.value->shape[1] != T ||
+                   in.value->shape[2] != g.Cv))
+    bad_shape("value_input", dims({std::to_string(B), std::to_string(T), std::to_string(g.Cv)}),
+              in.value->shape);
+  if (in.value && !in.key) throw Error(Exit::data, "value_input: needs key_input");
+  if (!in.value && in.key && g.Cv != g.Ck)
+    throw Error(Exit::data, "kv_input: one source feeds keys and values, but kdim " +
+                                std::to_string(g.Ck) + " != vdim " + std::to_string(g.Cv));
+  if (in.key_padding && in.key_padding->shape != std::vector<std::size_t>{B, T})
+    bad_shape("padding_mask", shape_str({B, T}), in.key_padding->shape);
+  if (in.positions && in.positions->shape != std::vector<std::size_t>{B, L})
+    bad_shape("positions", shape_str({B, L}), in.positions->shape);
+  if (in.attn_mask && (in.attn_mask->L != L || in.attn_mask->T != T))
+    throw Error(Exit::data, "attn_mask: resolved for (" + std::to_string(in.attn_mask->L) + ", " +
+                                std::to_string(in.attn_mask->T) +
+                                "), the run has L = " + std::to_string(L) +
+                                " queries and T = " + std::to_string(T) + " keys");
+  if (spec.rope) {
+    const auto R = static_cast<std::size_t>(spec.rope->rotary_dim);
+    if (R == 0 || R % 2 || R > g.D)
+      throw Error(Exit::config, "rope.rotary_dim: expected an even number in 2.." +
+                                    std::to_string(g.D) + ", found " + std::to_string(R));
+    if (in.key)
+      throw Error(Exit::config,
+                  "rope: needs self-attention (keys at the queries' positions), found a key input");
+  }
+  if (!spec.alibi_slopes.empty()) {
+    if (spec.alibi_slopes.size() != g.H)
+      throw Error(Exit::config, "alibi: expected " + std::to_string(g.H) + " slopes, found " +
+                                    std::to_string(spec.alibi_slopes.size()));
+    if (in.key)
+      throw Error(
+          Exit::config,
+          "alibi: needs self-attention (keys at the queries' positions), found a key input");
+  }
+  if (spec.qk_norm) {
+    const std::size_t q = spec.qk_norm->scope_all ? g.q_rows() : g.D;
+    const std::size_t k = spec.qk_norm->scope_all ? g.kv_rows() : g.D;
+    if (w.q_norm.size() != q || w.k_norm.size() != k)
+      throw Error(Exit::data, "qk_norm: expected weights q_norm (" + std::to_string(q) +
+                                  ") and k_norm (" + std::to_string(k) + "), found " +
+                                  shape_str(w.q_norm.shape) + " and " + shape_str(w.k_norm.shape));
+  }
+  if (spec.sinks && w.sinks.size() != g.H)
+    throw Error(Exit::data, "sinks: expected one logit per head (" + std::to_string(g.H) +
+                                "), found " + shape_str(w.sinks.shape));
+}
+
+}  // namespace
+
+std::size_t map_keys(const Weights& w, const AttentionSpec& spec, std::size_t T) {
+  return T + (w.bias_k.data.empty() ? 0 : 1) + (spec.add_zero_attn ? 1 : 0);
+}
+
+ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
+                     Tensor& context, const ForwardOptions& opt) {
+  check_inputs(w, spec, in);
+  const Geometry g = w.geometry();
+  const std::size_t H = g.H, D = g.D, HD = g.q_rows(), O = g.O;
+  const int threads = kernels::resolve_threads(opt.threads);
+  ForwardStats stats;
+
+  const std::size_t B = in.x->shape[0], L = in.x->shape[1];
+  const std::size_t T = in.key ? in.key->shape[1] : L, Tx = map_keys(w, spec, T);
+  context.shape = {B, L, O};
+  context.data.resize(B * L * O);
+
+  std::vector<KeyRange> ranges(B);
+  for (std::size_t b = 0; b < B; ++b)
+    ranges[b] = key_range(in.key_padding ? in.key_padding->data.data() + b * T : nullptr, T);
+  // alibi: the positions of queries and keys (self-attention: the same).
+  std::vector<std::int64_t> iota;
+  if (!spec.alibi_slopes.empty() && !in.positions) {
+    iota.resize(L);
+    for (std::size_t i = 0; i < L; ++i) iota[i] = std::int64_t(i);
+  }
+
+  // Chunks of batch rows, one after the other through every step: the
+  // projection buffers hold one chunk and are reused (forward/stages.h).
+  const std::size_t chunk = detail::chunk_batch(L);
+  const std::size_t qb = kernels::kQueryBlock;
+  const std::size_t n_blocks = (L + qb - 1) / qb;
+  const int workers = static_cast<int>(std::min<std::size_t>(threads, chunk * H * n_blocks));
+  std::vector<kernels::Scratch> scratch(static_cast<std::size_t>(workers));
+  std::vector<std::vector<float>> map_rows(opt.attention ? workers : 0);
+  std::vector<double> flops(static_cast<std::size_t>(workers), 0.0);
+  std::vector<std::int64_t> masked(static_cast<std::size_t>(workers), 0);
+  detail::Projected p;
+
+  for (std::size_t b0 = 0; b0 < B; b0 += chunk) {
+    const std::size_t nb = std::min(chunk, B - b0);
+    // 1-2. q, k, v; qk_norm and rope in place, once per position.
+    detail::project(w, spec, in, b0, nb, threads, p);
+    detail::position_stage(w, spec, in, p, threads);
+    detail::pack_keys_values(g, p, threads);
+
+    // 3-8. Tasks (b, h, query block); the largest causal blocks (last rows)
+    // first so the dynamic schedule ends evenly.
+    auto run_task = [&](std::size_t task, int worker) {
+      const std::size_t blk = n_blocks - 1 - task / (nb * H);
+      const std::size_t bh = task % (nb * H), bc = bh / H, h = bh % H, b = b0 + bc;
+      const std::size_t i0 = blk * qb, n = std::min(qb, L - i0);
+      HeadView hv;
+      // Query head h reads KV head h / (H / Hkv) (repeat_kv) in place: no copy per query head.
+      hv.q = p.q + bc * L * p.ld_q + h * D;
+      hv.kt = p.kt[bc * g.Hkv + g.kv_head(h)];
+      hv.v = p.v_packed[bc * g.Hkv + g.kv_head(h)];
+      hv.y = p.q + bc * L * p.ld_q + h * D;  // y overwrites this head's q rows: no extra buffer
+      hv.ld_q = hv.ld_y = p.ld_q;
+      hv.L = L;
+      hv.T = T;
+      hv.T_ext = Tx;
+      hv.D = D;
+      hv.scale = spec.scale;
+      hv.softcap = spec.softcap;
+      hv.causal = spec.causal;
+      hv.window = spec.sliding_window;
+      if (!spec.alibi_slopes.empty()) {
+        hv.alibi = true;
+        hv.alibi_slope = spec.alibi_slopes[h];
+        hv.pos_q = in.positions ? in.positions->data.data() + b * L : iota.data();
+        hv.pos_k = hv.pos_q;
+      }
+      hv.padding = in.key_padding ? in.key_padding->data.data() + b * T : nullptr;
+      hv.key_begin = ranges[b].begin;
+      hv.key_end = std::max(ranges[b].begin, ranges[b].end);
+      hv.holes = ranges[b].holes;
+      if (in.attn_mask) {
+        const std::size_t off = in.attn_mask->row_offset(b, h, 0);
+        if (in.attn_mask->additive)
+          hv.mask_add = in.attn_mask->add.data() + off;
+        else
+          hv.mask_block = in.attn_mask->blocked.data() + off;
+      }
+      if (spec.sinks) {
+        hv.has_sink = true;
+        hv.sink = w.sinks.data[h];
+      }
+      hv.batch = b;
+      hv.head = h;
+      hv.check_overflow = opt.check_overflow;
+      const kernels::KeySpan keys = kernels::block_keys(hv, i0, n);
+      flops[worker] += 4.0 * double(n) * double(keys.end - keys.begin + (Tx - T)) * double(D);
+
+      auto& sc = scratch[static_cast<std::size_t>(worker)];
+      if (opt.attention) {
+        auto& rows = map_rows[static_cast<std::size_t>(worker)];
+        rows.resize(n * Tx);
+        masked[worker] += std::int64_t(kernels::attend_maps(hv, i0, n, sc, rows.data()));
+        opt.attention->write_rows(b, h, i0, n, rows.data());
+      } else {
+        masked[worker] += std::int64_t(kernels::attend_stream(hv, i0, n, sc));
+      }
+    };
+    {
+      kernels::BlasThreads blas(1);  // one threading layer: ours
+      kernels::parallel_for(nb * H * n_blocks, threads, run_task);
+    }
+
+    // 9. out = y Wo^T + bo   (B*L, O); y is read in place from the q columns.
+    float* out = context.ptr() + b0 * L * O;
+    if (w.has_out_proj) {
+      linear(p.q, p.ld_q, nb * L, HD, w.w_out, w.b_out, out, O, threads);
+      stats.flops += 2.0 * double(nb * L) * double(HD) * double(O);
+    } else {
+      for (std::size_t r = 0; r < nb * L; ++r)
+        std::copy(p.q + r * p.ld_q, p.q + r * p.ld_q + HD, out + r * O);
+    }
+    if (opt.context_done) opt.context_done(b0, nb);
+  }
+  stats.flops += p.flops;
+  for (double f : flops) stats.flops += f;
+  for (std::int64_t m : masked) stats.fully_masked_rows += m;
+  return stats;
+}
+
+ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& x,
+                     const Mask* key_padding, Tensor& context, const ForwardOptions& opt) {
+  ForwardInputs in;
+  in.x = &x;
+  in.key_padding = key_padding;
+  return forward(w, spec, in, context, opt);
+}
+
+double forward_flops(const Weights& w, std::int64_t B, std::int64_t S, bool causal) {
+  const Geometry g = w.geometry();
+  const double rows = double(B) * double(S);
+  const double HD = double(g.q_rows());
+  const double O = w.has_out_proj ? double(g.O) : 0.0;
+  const double proj = 2.0 * rows * double(g.C) * double(g.qkv_rows()) + 2.0 * rows * HD * O;
+  // q k^T and P v: 2 GEMMs of S x S x D per (b, h), 2 FLOPs per multiply-add.
+  double attend = 4.0 * double(B) * double(w.H) * double(S) * double(S) * double(w.D);
+  if (causal) attend *= 0.5;
+  return proj + attend;
+}
+
+}  // namespace attn

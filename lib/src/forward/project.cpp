@@ -1,0 +1,223 @@
+// Stages 1-3 of the forward pass (forward/stages.h): the projections, then
+// qk_norm and rope once per position, then k^T and v packed per KV head.
+//
+// Letters: B batch, L queries, T keys, T' = T + extra keys, C hidden,
+// Ck/Cv key/value source widths, H heads, Hkv key/value heads, D head size.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "attn/positions.h"
+#include "forward/stages.h"
+#include "kernels/kernels.h"
+
+namespace attn::detail {
+namespace {
+
+// p's buffer `buf` holding at least n floats (unset), reused when it does.
+float* reserve(Buffer& buf, std::size_t& cap, std::size_t n) {
+  if (cap < n) {
+    buf = make_buffer(n);
+    cap = n;
+  }
+  return buf.get();
+}
+
+// The buffers of k^T (D, T') and v (T', D) panels of every (batch row, KV
+// head) of the chunk, and p.kt, p.v_packed sized for their views.
+struct KeyValuePanels {
+  float* kt;
+  float* v;
+  std::size_t kt_floats, v_floats;  // per (batch row, KV head)
+};
+KeyValuePanels reserve_panels(const Geometry& g, Projected& p) {
+  const std::size_t heads = p.B * g.Hkv;
+  const std::size_t kt_floats = kernels::panels_floats(g.D, p.T_ext);
+  const std::size_t v_floats = kernels::panels_floats(p.T_ext, g.D);
+  p.kt.resize(heads);
+  p.v_packed.resize(heads);
+  return {reserve(p.kt_buf, p.kt_cap, heads * kt_floats),
+          reserve(p.v_buf, p.v_cap, heads * v_floats), kt_floats, v_floats};
+}
+
+const float* bias_at(const Weights& w, std::size_t row0) {
+  return w.b_qkv.data.empty() ? nullptr : w.b_qkv.ptr() + row0;
+}
+
+// torch MHA's extra key/value positions after the T projected ones of every
+// batch row: bias_k | bias_v (add_bias_kv), then a zero key and value
+// (add_zero_attn), as F.multi_head_attention_forward appends them.
+void append_extra_keys(const Weights& w, const AttentionSpec& spec, Projected& p) {
+  const std::size_t kv = w.geometry().kv_rows();
+  for (std::size_t b = 0; b < p.B; ++b) {
+    std::size_t t = p.T;
+    if (!w.bias_k.data.empty()) {
+      std::copy(w.bias_k.data.begin(), w.bias_k.data.end(), p.k + (b * p.T_ext + t) * p.ld_kv);
+      std::copy(w.bias_v.data.begin(), w.bias_v.data.end(), p.v + (b * p.T_ext + t) * p.ld_kv);
+      ++t;
+    }
+    if (spec.add_zero_attn) {
+      std::memset(p.k + (b * p.T_ext + t) * p.ld_kv, 0, kv * sizeof(float));
+      std::memset(p.v + (b * p.T_ext + t) * p.ld_kv, 0, kv * sizeof(float));
+    }
+  }
+}
+
+// RMSNorm of `heads` vectors of `width` floats each, in place, as Hugging
+// Face's Qwen3RMSNorm / Gemma3RMSNorm in float32:
+// x * rsqrt(mean(x^2) + eps) * (offset + w).
+void rms_norm(float* x, std::size_t heads, std::size_t width, const float* w, float eps,
+              float offset) {
+  for (std::size_t h = 0; h < heads; ++h) {
+    float* v = x + h * width;
+    double ss = 0.0;
+    for (std::size_t d = 0; d < width; ++d) ss += double(v[d]) * double(v[d]);
+    const float inv = 1.0f / std::sqrt(static_cast<float>(ss / double(width)) + eps);
+    for (std::size_t d = 0; d < width; ++d) v[d] = v[d] * inv * (offset + w[d]);
+  }
+}
+
+// qk_norm over n rows of heads x D at `base` (stride ld): scope "head"
+// normalizes each D-vector with the (D) weight, scope "all" the whole
+// heads*D row with the (heads*D) weight (OLMo 2).
+void qk_norm_rows(float* base, std::size_t n, std::size_t ld, std::size_t heads, std::size_t D,
+                  const Tensor& weight, const QkNormSpec& spec) {
+  const float eps = static_cast<float>(spec.eps), off = static_cast<float>(spec.weight_offset);
+  for (std::size_t r = 0; r < n; ++r) {
+    if (spec.scope_all)
+      rms_norm(base + r * ld, 1, heads * D, weight.ptr(), eps, off);
+    else
+      rms_norm(base + r * ld, heads, D, weight.ptr(), eps, off);
+  }
+}
+
+}  // namespace
+
+void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in, std::size_t b0,
+             std::size_t nb, int threads, Projected& p) {
+  const Geometry g = w.geometry();
+  const Tensor& x = *in.x;
+  const Tensor& key = in.key ? *in.key : x;
+  const Tensor& value = in.value ? *in.value : key;
+  p.b0 = b0;
+  p.B = nb;
+  p.L = x.shape[1];
+  p.T = key.shape[1];
+  p.T_ext = map_keys(w, spec, p.T);
+  const std::size_t C = g.C, HD = g.q_rows(), KV = g.kv_rows();
+  const float* xb = x.ptr() + b0 * p.L * C;  // the chunk's first query row
+
+  // Self-attention without extra keys: one GEMM over the chunk's rows,
+  // qkv = x Wqkv^T + b. Where nothing changes k and v before they are packed
+  // (no qk_norm, no rope), it writes the panels of k^T and v itself (stage 3).
+  p.packed = !in.key && p.T_ext == p.T && !spec.qk_norm && !spec.rope &&
+             kernels::qkv_panels_fit(nb, p.L, g.D);
+  if (!in.key && p.T_ext == p.T) {
+    const std::size_t ld = g.qkv_rows();
+    const MatrixRef w_qkv{w.w_qkv.ptr(), ld, C};
+    p.flops += 2.0 * double(nb * p.L) * double(C) * double(ld);
+    if (p.packed) {  // q (B*L, H*D) and the panels
+      p.ld_q = HD;
+      p.q = reserve(p.q_buf, p.q_cap, nb * p.L * HD);
+      const KeyValuePanels kv = reserve_panels(g, p);
+      kernels::linear_qkv_panels(xb, C, w_qkv, bias_at(w, 0),
+                                 kernels::QkvPanels{p.q, kv.kt, kv.v, nb, p.L, g.H, g.Hkv, g.D},
+                                 threads);
+      for (std::size_t bg = 0; bg < nb * g.Hkv; ++bg) {
+        p.kt[bg] = kernels::panels_view(kv.kt + bg * kv.kt_floats, g.D, p.L);
+        p.v_packed[bg] = kernels::panels_view(kv.v + bg * kv.v_floats, p.L, g.D);
+      }
+      return;
+    }
+    // (B*L, (H+2*Hkv)*D) in one buffer, k and v rows inside it
+    p.q = reserve(p.q_buf, p.q_cap, nb * p.L * ld);
+    linear(xb, C, nb * p.L, w_qkv, bias_at(w, 0), p.q, ld, threads);
+    p.k = p.q + g.k_row0();
+    p.v = p.q + g.v_row0();
+    p.ld_q = p.ld_kv = ld;
+    return;
+  }
+
+  // q = x Wq^T + bq   (B*L, H*D)
+  p.ld_q = HD;
+  p.q = reserve(p.q_buf, p.q_cap, nb * p.L * HD);
+  linear(xb, C, nb * p.L, w.q_weight(), bias_at(w, g.q_row0()), p.q, HD, threads);
+  // k | v   (B*T', 2*Hkv*D): per batch row, so the extra keys can follow its T.
+  p.ld_kv = 2 * KV;
+  p.k = reserve(p.kv_buf, p.kv_cap, nb * p.T_ext * p.ld_kv);
+  p.v = p.k + KV;
+  const std::size_t Ck = key.shape[2], Cv = value.shape[2];
+  for (std::size_t b = 0; b < nb; ++b) {
+    float* kb = p.k + b * p.T_ext * p.ld_kv;
+    const float* ksrc = key.ptr() + (b0 + b) * p.T * Ck;
+    if (&key == &value && w.fused_qkv()) {
+      // One source for both: k|v rows of w_qkv are contiguous, one GEMM.
+      linear(ksrc, Ck, p.T, MatrixRef{w.w_qkv.ptr() + g.k_row0() * C, 2 * KV, C},
+             bias_at(w, g.k_row0()), kb, p.ld_kv, threads);
+    } else {
+      linear(ksrc, Ck, p.T, w.k_weight(), bias_at(w, g.k_row0()), kb, p.ld_kv, threads);
+      linear(value.ptr() + (b0 + b) * p.T * Cv, Cv, p.T, w.v_weight(), bias_at(w, g.v_row0()),
+             kb + KV, p.ld_kv, threads);
+    }
+  }
+  append_extra_keys(w, spec, p);
+  p.flops += 2.0 * double(nb * p.L) * double(C) * double(HD) +
+             2.0 * double(nb * p.T) * double(KV) * double(Ck + Cv);
+}
+
+void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
+                    Projected& p, int threads) {
+  if (!spec.qk_norm && !spec.rope) return;
+  const Geometry g = w.geometry();
+  const std::size_t D = g.D;
+  std::optional<RopeFrequencies> freqs;
+  std::vector<std::int64_t> iota;
+  if (spec.rope) {
+    std::int64_t max_pos = std::int64_t(p.L) - 1;
+    if (in.positions)
+      max_pos = *std::max_element(in.positions->data.begin(), in.positions->data.end());
+    freqs = rope_frequencies(*spec.rope, max_pos + 1);
+    if (!in.positions) {
+      iota.resize(p.L);
+      for (std::size_t i = 0; i < p.L; ++i) iota[i] = std::int64_t(i);
+    }
+  }
+  // Chunks of rows of one batch row each, spread over the workers.
+  constexpr std::size_t kRows = 64;
+  const std::size_t q_chunks = (p.L + kRows - 1) / kRows, k_chunks = (p.T + kRows - 1) / kRows;
+  const std::size_t per_batch = q_chunks + k_chunks;
+  kernels::parallel_for(p.B * per_batch, threads, [&](std::size_t task, int) {
+    const std::size_t b = task / per_batch, c = task % per_batch;
+    const bool is_q = c < q_chunks;
+    const std::size_t r0 = (is_q ? c : c - q_chunks) * kRows;
+    const std::size_t n = std::min(kRows, (is_q ? p.L : p.T) - r0);
+    float* rows = is_q ? p.q + (b * p.L + r0) * p.ld_q : p.k + (b * p.T_ext + r0) * p.ld_kv;
+    const std::size_t ld = is_q ? p.ld_q : p.ld_kv;
+    const std::size_t heads = is_q ? g.H : g.Hkv;
+    if (spec.qk_norm)
+      qk_norm_rows(rows, n, ld, heads, D, is_q ? w.q_norm : w.k_norm, *spec.qk_norm);
+    if (spec.rope) {
+      // Self-attention: the keys sit at the queries' positions.
+      const std::int64_t* pos =
+          (in.positions ? in.positions->data.data() + (p.b0 + b) * p.L : iota.data()) + r0;
+      apply_rope(rows, n, ld, 0, is_q ? heads : 0, 0, is_q ? 0 : heads, D, pos, *spec.rope, *freqs);
+    }
+  });
+}
+
+void pack_keys_values(const Geometry& g, Projected& p, int threads) {
+  if (p.packed) return;  // project wrote the panels
+  const std::size_t D = g.D, Tx = p.T_ext;
+  const KeyValuePanels kv = reserve_panels(g, p);
+  // Tasks of (batch row, KV head, k or v).
+  kernels::parallel_for(p.B * g.Hkv * 2, threads, [&](std::size_t task, int) {
+    const std::size_t bg = task / 2, b = bg / g.Hkv, kvh = bg % g.Hkv;
+    const std::size_t at = b * Tx * p.ld_kv + kvh * D;  // (T', D) rows of k and v, stride ld_kv
+    if (task % 2 == 0)                                  // k^T (D, T'): its row d is column d of k
+      p.kt[bg] = kernels::pack_panels(p.k + at, 1, p.ld_kv, D, Tx, kv.kt + bg * kv.kt_floats);
+    else
+      p.v_packed[bg] = kernels::pack_panels(p.v + at, p.ld_kv, 1, Tx, D, kv.v + bg * kv.v_floats);
+  });
+}
+
+}  // namespace attn::detail

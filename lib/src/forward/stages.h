@@ -1,0 +1,82 @@
+// Private stages of the forward pass (forward/forward.cpp runs them in order):
+//   1. project: q, k, v = the projections (with their biases), into buffers
+//      the score kernels address by pointer and leading dimension;
+//   2. position_stage: qk_norm, then rope, once per position (CONTRACT.md
+//      "Scores, in order", steps 1-2), never per tile;
+//   3. pack_keys_values: k^T and v per (batch row, KV head) in the panels the
+//      tile products read (kernels.h Panels), made once instead of per tile.
+//      Where nothing changes k and v between 1 and 3 (no qk_norm, rope or
+//      extra keys), project writes those panels itself and 3 has nothing to do.
+//
+// Letters: B batch, L queries, T keys, T' = T plus torch MHA's bias_kv and
+// zero_attn positions, H heads, Hkv key/value heads, D head size.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "attn/attention.h"
+#include "kernels/kernels.h"
+
+namespace attn::detail {
+
+// A float buffer from alloc_buffer (huge pages when large), left unset.
+struct BufferFree {
+  std::size_t bytes = 0;
+  void operator()(float* p) const noexcept { free_buffer(p, bytes); }
+};
+using Buffer = std::unique_ptr<float[], BufferFree>;
+inline Buffer make_buffer(std::size_t n) {
+  return Buffer(static_cast<float*>(alloc_buffer(n * sizeof(float))),
+                BufferFree{n * sizeof(float)});
+}
+
+// The projections of one chunk of batch rows [b0, b0 + B): the forward pass
+// runs chunk by chunk so its buffers stay bounded (about kChunkRows query
+// rows) and are reused, whatever the batch.
+struct Projected {
+  std::size_t b0 = 0, B = 0, L = 0, T = 0, T_ext = 0;
+  // q of batch b0 + b, head h: q + b*L*ld_q + h*D, rows of L (and y, written over q).
+  float* q = nullptr;
+  std::size_t ld_q = 0;
+  // k and v of batch b0 + b, KV head g: k + b*T'*ld_kv + g*D, rows of T'.
+  float* k = nullptr;
+  float* v = nullptr;
+  std::size_t ld_kv = 0;
+  // Packed k^T (D, T') and v (T', D) of batch b0 + b, KV head g: at [b*Hkv + g].
+  std::vector<kernels::Panels> kt, v_packed;
+  bool packed = false;  // project wrote them (no k, v rows: kernels::linear_qkv_panels)
+  // Self-attention without extra keys: one GEMM, into q (B*L, H*D) and the
+  // panels when `packed`, else into one (B*L, (H+2*Hkv)*D) buffer. Otherwise
+  // q (B*L, H*D) and k|v (B*T', 2*Hkv*D) apart. kt_buf and v_buf hold the
+  // packed panels.
+  Buffer q_buf, kv_buf, kt_buf, v_buf;
+  std::size_t q_cap = 0, kv_cap = 0, kt_cap = 0, v_cap = 0;  // their sizes in floats
+  double flops = 0.0;                                        // of every chunk so far
+};
+
+// Query rows a chunk aims at: big enough for full-speed GEMMs (two slices
+// of 512 rows on two cores), small enough that a long batch never holds its
+// whole projection (B=4, S=1024, GPT-2-small: 9 MB instead of 38 MB).
+constexpr std::size_t kChunkRows = 1024;
+
+// Batch rows per chunk for queries of length L.
+inline std::size_t chunk_batch(std::size_t L) { return std::max<std::size_t>(1, kChunkRows / L); }
+
+// Step 1 for batch rows [b0, b0 + nb) into p (its buffers reused when big
+// enough). The inputs' shapes are already checked against the weights.
+void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in, std::size_t b0,
+             std::size_t nb, int threads, Projected& p);
+
+// Step 2, in place on p's q and k rows (the T real keys, not the extra ones):
+// qk_norm when spec.qk_norm, then rope when spec.rope with in.positions (or
+// 0..L-1). Rope needs self-attention (T == L, keys at the queries' positions).
+void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
+                    Projected& p, int threads);
+
+// Step 3: p.kt and p.v_packed from p.k and p.v, after step 2 (the extra keys included).
+void pack_keys_values(const Geometry& g, Projected& p, int threads);
+
+}  // namespace attn::detail

@@ -1,0 +1,100 @@
+// Streaming attention for one (batch, head, query block): online softmax
+// over key tiles, so the L x T weights never exist (FlashAttention's loop,
+// Dao et al. 2022, on the CPU). Memory per task: an n x kKeyBlock score tile
+// (128 x 256 floats = 128 KiB, stays in L2) and an n x D accumulator.
+//
+// Letters: L queries, T keys, D head size; n query rows in the block, mb keys
+// in a tile.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/kernels.h"
+
+namespace attn::kernels {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// One online-softmax step over a scored tile (n, mb): rescale what was
+// accumulated to each row's new running max, exponentiate the tile in place,
+// then acc += P v[j0:j0+mb].
+void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0,
+                     std::size_t mb, float* tile, Scratch& sc) {
+  const std::size_t D = hv.D;
+  float* acc = sc.acc.data();  // (n, D)
+  float* m = sc.m.data();      // (n) running max of the scores
+  float* l = sc.l.data();      // (n) running sum of exp(score - m)
+  for (std::size_t r = 0; r < n; ++r) {
+    float* row = tile + r * mb;
+    // Past the causal diagonal the row is -inf: weights 0, no exp.
+    const std::size_t cols = causal_prefix(hv, i0 + r, j0, mb);
+    std::memset(row + cols, 0, (mb - cols) * sizeof(float));
+    const float tile_max = row_max(row, cols);
+    if (tile_max == kNegInf) {  // no allowed key in this tile for this row
+      std::memset(row, 0, cols * sizeof(float));
+      continue;
+    }
+    sc.allowed[r] = 1;
+    const float m_new = std::max(m[r], tile_max);
+    const float factor = std::exp(m[r] - m_new);  // 0 when m[r] was -inf
+    const float s = exp_shift_sum(row, cols, m_new);
+    check_row_sum(hv, i0 + r, s);
+    if (factor != 1.0f) {
+      scale_row(acc + r * D, D, factor);
+      l[r] *= factor;
+    }
+    l[r] += s;
+    m[r] = m_new;
+  }
+  // acc += P v[j0:j0+mb]   (n, D); under causal P is 0 past the diagonal.
+  tile_gemm(n, D, mb, 1.0f, tile, mb, hv.v.rows_from(j0), 1.0f, acc, D,
+            hv.causal && j0 < hv.T ? causal_diagonal(Diagonal::depth, i0, j0) : Diagonal{});
+}
+
+}  // namespace
+
+std::size_t attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& sc) {
+  const std::size_t D = hv.D;
+  const KeySpan keys = block_keys(hv, i0, n);
+
+  sc.acc.assign(n * D, 0.0f);
+  // A sink joins every row as one more logit: the running max and sum start
+  // from it (exp(sink - sink) = 1), so rows sum to less than 1 (gpt-oss).
+  sc.m.assign(n, hv.has_sink ? hv.sink : kNegInf);
+  sc.l.assign(n, hv.has_sink ? 1.0f : 0.0f);
+  sc.allowed.assign(n, 0);
+  if (sc.scores.size() < n * kKeyBlock) sc.scores.resize(n * kKeyBlock);
+  float* tile = sc.scores.data();
+
+  for (std::size_t j0 = keys.begin; j0 < keys.end; j0 += kKeyBlock) {
+    const std::size_t mb = std::min(kKeyBlock, keys.end - j0);
+    score_tile(hv, i0, n, j0, mb, tile, mb);
+    accumulate_tile(hv, i0, n, j0, mb, tile, sc);
+  }
+  // torch MHA's bias_kv / zero_attn keys, after the T real ones.
+  if (hv.T_ext > hv.T) {
+    const std::size_t mb = hv.T_ext - hv.T;
+    score_tile(hv, i0, n, hv.T, mb, tile, mb);
+    accumulate_tile(hv, i0, n, hv.T, mb, tile, sc);
+  }
+
+  // y = acc / l; a row with no allowed key gets zeros, never NaN (with a sink
+  // its acc is 0 and l = 1: zeros as well).
+  std::size_t masked_rows = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    float* y = hv.y + (i0 + r) * hv.ld_y;
+    if (sc.allowed[r]) {
+      const float inv = 1.0f / sc.l[r];
+      for (std::size_t d = 0; d < D; ++d) y[d] = sc.acc[r * D + d] * inv;
+    } else {
+      std::memset(y, 0, D * sizeof(float));
+      ++masked_rows;
+    }
+  }
+  check_output_rows(hv, i0, n);
+  return masked_rows;
+}
+
+}  // namespace attn::kernels

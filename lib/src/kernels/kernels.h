@@ -1,0 +1,247 @@
+// Private kernels of the attention forward pass (not installed, not part of
+// the contract): vectorized softmax pieces, the thread layer, BLAS thread
+// control and the two per-(batch, head, query block) attention kernels.
+//
+// Letters: B batch, S sequence, C hidden, H heads, D head size, O out size.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "attn/tensor.h"
+
+namespace attn::kernels {
+
+// ---- softmax pieces (kernels/softmax.cpp) -----------------------------------
+
+// Largest value of row[0..n); -inf when n == 0.
+float row_max(const float* row, std::size_t n);
+
+// row[j] = exp(row[j] - shift) in place and returns the sum of the new row.
+// Entries equal to -inf (masked) become exactly 0. `shift` should be the
+// row's max; when a score is NaN, or +inf (so the shift is too), the sum
+// returned is NaN: an overflow for check_row_sum.
+// Vectorized polynomial exp, relative error about 2 float ulps.
+float exp_shift_sum(float* row, std::size_t n, float shift);
+
+// row[j] *= s.
+void scale_row(float* row, std::size_t n, float s);
+
+// row[j] = c * tanh(row[j] / c) (Gemma 2's attn_logit_softcapping); -inf stays -inf.
+void softcap_row(float* row, std::size_t n, float c);
+
+struct HeadView;
+// Overflow checks of CONTRACT.md "Numerics", done where the values are
+// already in registers or cache, never by a second pass: a softmax row whose
+// max or sum is not finite (exp_shift_sum returns NaN when a score is NaN or
+// +inf) and output rows [i0, i0+n) of y that are not finite are an
+// Error(Exit::data) naming the batch, head and query row.
+void check_row_sum(const HeadView& hv, std::size_t row, float sum);
+// Scores q k^T of tile rows [i0, i0+n) (n, mb; keys from j0), ld ldt, that
+// are inf or NaN: an overflow even where it gave -inf, which would pass for a
+// masked key. Under causal only each row's causal_prefix is checked: the
+// rest is masked (and partly never computed).
+void check_scores(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0,
+                  const float* tile, std::size_t ldt, std::size_t mb);
+void check_output_rows(const HeadView& hv, std::size_t i0, std::size_t n);
+
+// Scalar exp with the same polynomial, for tests.
+float exp_approx(float x);
+
+// ---- tile products (kernels/tile_gemm.cpp) ----------------------------------
+
+// A causal tile's diagonal: row r's entries past column r + offset.
+//   columns: c's entries past it are not needed (scores the causal mask
+//            overwrites): blocks wholly past it are set to 0, not computed;
+//   depth:   a's entries past it are 0 (softmax weights of masked keys):
+//            the product stops there for each block of rows.
+struct Diagonal {
+  enum Kind { none, columns, depth } kind = none;
+  std::ptrdiff_t offset = 0;
+};
+
+// b (K, N) in the layout tile_gemm reads: column panels, panel p holding
+// columns [p * width, p * width + width) as K rows of `width` floats at
+// data + p * stride. pack_panels makes it once per (batch, KV head): panels
+// one micro-kernel block wide (kNR) where tiles use attn-run's own kernel, so
+// every block streams one contiguous panel (a k^T row read in place is 4 KiB
+// from the next at T = 1024: one L1 set for the whole panel); one panel of
+// all N columns, row-major, where tiles call BLAS. A view starts at row 0 of
+// the given data and at column col0.
+struct Panels {
+  const float* data = nullptr;
+  std::size_t width = 0, stride = 0;
+  std::size_t col0 = 0;
+  Panels rows_from(std::size_t r) const { return {data + r * width, width, stride, col0}; }
+  Panels cols_from(std::size_t j) const { return {data, width, stride, col0 + j}; }
+};
+
+// Floats pack_panels writes for b (K, N).
+std::size_t panels_floats(std::size_t K, std::size_t N);
+
+// The view of b (K, N) packed at data, as pack_panels returns it.
+Panels panels_view(const float* data, std::size_t K, std::size_t N);
+
+// out = b (K, N) packed, b(k, j) = src[k * row_stride + j * col_stride]
+// (col_stride 1: row-major b; row_stride 1: b given transposed, as the keys
+// k (T', D) give k^T). Columns past N in the last panel are zeros.
+Panels pack_panels(const float* src, std::size_t row_stride, std::size_t col_stride, std::size_t K,
+                   std::size_t N, float* out);
+
+// c (n, N), ldc = alpha * a (n, K), lda times b (K, N) + beta * c (beta 0: c
+// is only written).
+void tile_gemm(std::size_t n, std::size_t N, std::size_t K, float alpha, const float* a,
+               std::size_t lda, const Panels& b, float beta, float* c, std::size_t ldc,
+               Diagonal diag = {});
+
+// The diagonal of a causal tile whose rows start at query i0 and columns at
+// key j0: key j is past row r's last key when j > r + (i0 - j0).
+inline Diagonal causal_diagonal(Diagonal::Kind kind, std::size_t i0, std::size_t j0) {
+  return {kind, static_cast<std::ptrdiff_t>(i0) - static_cast<std::ptrdiff_t>(j0)};
+}
+
+// ---- self-attention's projection into panels (kernels/linear.cpp) ----------
+
+// Where linear_qkv_panels writes q | k | v of nb batch rows of L tokens:
+// q (nb * L, H*D) row-major, leading dimension H*D; k^T (D, L) and v (L, D)
+// of batch row b, KV head g packed as pack_panels packs them, at
+// kt + (b*Hkv + g) * panels_floats(D, L) and v + (b*Hkv + g) * panels_floats(L, D).
+struct QkvPanels {
+  float* q = nullptr;
+  float* kt = nullptr;
+  float* v = nullptr;
+  std::size_t nb = 0, L = 0, H = 0, Hkv = 0, D = 0;
+};
+
+// Whether linear_qkv_panels serves this shape: attn-run's own projection
+// kernel, head columns in whole panels (D a multiple of the panel width) and
+// no panel of tokens across two batch rows (nb == 1 or L a multiple of it).
+bool qkv_panels_fit(std::size_t nb, std::size_t L, std::size_t D);
+
+// [q | k | v] = x Wqkv^T + b, written where `out` says: the projection and
+// pack_panels in one pass, with no row-major copy of k and v. x (nb*L, C),
+// leading dimension ldx; W (H*D + 2*Hkv*D, C); bias (rows of W) or nullptr.
+void linear_qkv_panels(const float* x, std::size_t ldx, const MatrixRef& W, const float* bias,
+                       const QkvPanels& out, int threads);
+
+// ---- threads (kernels/parallel.cpp) -----------------------------------------
+
+// 0 = std::thread::hardware_concurrency() (at least 1).
+int resolve_threads(int threads);
+
+// Runs fn(task, worker) for task in [0, n_tasks) on `threads` workers (the
+// caller is worker 0), handing out tasks in order through an atomic counter
+// so uneven tasks balance. The first exception thrown by fn stops the hand-out
+// and is rethrown in the caller after every worker finished.
+void parallel_for(std::size_t n_tasks, int threads,
+                  const std::function<void(std::size_t task, int worker)>& fn);
+
+// ---- BLAS control (kernels/blas.cpp) ----------------------------------------
+
+// Sets OpenBLAS's thread count for the lifetime of the guard and restores the
+// previous count after.
+class BlasThreads {
+ public:
+  explicit BlasThreads(int n);
+  ~BlasThreads();
+  BlasThreads(const BlasThreads&) = delete;
+  BlasThreads& operator=(const BlasThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
+// ---- per-head attention (kernels/score_tile.cpp, kernels/attend_stream.cpp,
+// kernels/attend_maps.cpp) ----
+
+// One (batch, head) of the score space (CONTRACT.md "Scores, in order").
+// q (L, D) is a matrix inside the projection buffer, addressed by pointer
+// offset and leading dimension; k^T (D, T') and v (T', D) are packed once
+// per (batch, KV head) (query heads of one KV group share them). T' = T keys plus the extra columns
+// of torch MHA (bias_kv, zero_attn) at [T, T'), which every mask treats as allowed and no position
+// bias touches.
+struct HeadView {
+  const float* q = nullptr;  // (L, D), stride ld_q
+  Panels kt;                 // k^T (D, T'): key j in column j
+  Panels v;                  // (T', D)
+  float* y = nullptr;        // (L, D), stride ld_y; may alias q (each task reads
+                             // its q rows before writing the same y rows)
+  std::size_t ld_q = 0, ld_y = 0;
+  std::size_t L = 0, T = 0, T_ext = 0, D = 0;  // T_ext = T'
+  float scale = 1.0f;
+  float softcap = 0.0f;    // 0 = none
+  bool causal = false;     // key j > query i disallowed
+  std::size_t window = 0;  // W: i - W < j (and j - i < W without causal); 0 = none
+  bool alibi = false;      // s += alibi_slope * (pos_k[j] - pos_q[i])
+  float alibi_slope = 0.0f;
+  const std::int64_t* pos_q = nullptr;    // (L) positions of the queries (alibi)
+  const std::int64_t* pos_k = nullptr;    // (T) positions of the keys (alibi)
+  const std::uint8_t* padding = nullptr;  // (T) 1 = padded key, or nullptr
+  // Keys outside [key_begin, key_end) are all padded; holes = some padded
+  // key lies inside (then the mask bytes are consulted per tile).
+  std::size_t key_begin = 0, key_end = 0;
+  bool holes = false;
+  // torch's attn_mask rows of this (batch, head): row i at mask + i * T.
+  const float* mask_add = nullptr;           // additive, or nullptr
+  const std::uint8_t* mask_block = nullptr;  // 1 = not allowed, or nullptr
+  bool has_sink = false;  // gpt-oss: a logit that joins each softmax row, then dropped
+  float sink = 0.0f;
+  std::size_t batch = 0, head = 0;  // for naming an overflow
+  bool check_overflow = true;
+};
+
+// Of a tile's keys [j0, j0 + mb), the first ones query row i may see under
+// causal: all mb without causal or for the extra keys (j0 >= T). Step 7 makes
+// the rest of the row -inf, so the passes over a row after it stop there.
+inline std::size_t causal_prefix(const HeadView& hv, std::size_t i, std::size_t j0,
+                                 std::size_t mb) {
+  if (!hv.causal || j0 >= hv.T) return mb;
+  return i + 1 > j0 ? std::min(mb, i + 1 - j0) : 0;
+}
+
+// Per-worker scratch, grown on demand and reused across tasks.
+struct Scratch {
+  std::vector<float> scores;          // score tile or full rows
+  std::vector<float> acc;             // (n, D) output accumulator
+  std::vector<float> m, l;            // running max and sum per query row
+  std::vector<std::uint8_t> allowed;  // per query row: some key allowed
+};
+
+// Rows per task and keys per streaming tile. Measured on a GPT-2-small layer
+// (D = 64): 128 x 256 beats 64 x 256 by about 10% and 32 x 256 by 30% (fewer
+// re-packings of q and k per FLOP); 512-key tiles gain nothing.
+constexpr std::size_t kQueryBlock = 128;
+constexpr std::size_t kKeyBlock = 256;
+
+// The keys [begin, end) among the T real ones that some row of the query
+// block [i0, i0+n) may attend: padding's range, cut by causal and the sliding
+// window. Tiles outside it are never computed.
+struct KeySpan {
+  std::size_t begin = 0, end = 0;
+};
+KeySpan block_keys(const HeadView& hv, std::size_t i0, std::size_t n);
+
+// Score tile, steps 3-7 of the contract: tile (n, mb) with leading dimension
+// ldt = scale * q[i0:i0+n] k[j0:j0+mb]^T, softcapped, alibi and the additive
+// mask added, and -inf where a key is not allowed (causal, window, padding,
+// bool mask). Keys j0.. at or past T are the extra columns: only scale and
+// softcap apply. Masking runs elementwise only where the tile needs it.
+void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0, std::size_t mb,
+                float* tile, std::size_t ldt);
+
+// Streaming path: y rows [i0, i0+n) by online softmax over key tiles
+// (running max and sum in float32, score tile n x kKeyBlock in cache, P·V by
+// GEMM); tiles outside block_keys are skipped. Returns the rows with no
+// allowed key (their y = 0).
+std::size_t attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& scratch);
+
+// Maps path: exact softmax rows [i0, i0+n) written to rows (n, T') row-major
+// (zeros where not allowed; keys outside block_keys filled, not computed) and
+// y rows by GEMM of those rows with v. Returns the rows with no allowed key.
+std::size_t attend_maps(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& scratch,
+                        float* rows);
+
+}  // namespace attn::kernels

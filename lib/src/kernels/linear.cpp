@@ -1,0 +1,201 @@
+// torch.nn.Linear (y = x W^T + b) on the thread layer.
+//
+// Where xsimd has 8 lanes or more (AVX2, AVX-512), attn-run's own
+// micro-kernel (kernels/micro.h) computes y^T = W x^T: W's rows are read in
+// place as the broadcast operand, x is packed once per call into panels of
+// NR rows (transposed, K x NR each, a copy as big as x), and each MR x NR
+// block is stored transposed into y with the bias. W is never copied, so a
+// short input (one of an --input-list) pays no packing of the weights.
+// Self-attention's q | k | v projection (linear_qkv_panels) stores the key
+// and value columns straight into the panels the attention tiles read
+// (kernels.h Panels), so k and v never exist row-major: no packing pass and
+// 6 MB less fresh memory per chunk of a GPT-2-small layer at S = 1024.
+// AVX-512, one core: about 1.6x OpenBLAS 0.3.21's sgemm at its Haswell core
+// type; AVX2 (Zen): the same rate as OpenBLAS on large inputs.
+//
+// Otherwise (SSE2) the rows of x are cut into one slice per worker and each worker
+// calls a single-threaded sgemm. Why not OpenBLAS's own threads: after a threaded call they keep
+// spinning for a while, and on 2 cores that steals one from the attention workers that run next
+// (measured on a GPT-2-small layer, B=4, S=1024, causal: 187 ms with OpenBLAS-threaded projections,
+// 161 ms with its spin cut short). With every GEMM single-threaded inside our workers, OpenBLAS
+// never spins.
+#include "attn/linear.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cassert>
+
+#include "kernels/kernels.h"
+#include "kernels/micro.h"
+
+namespace attn {
+namespace {
+
+// Row slices of at least this many rows per worker; fewer rows split W's rows.
+constexpr std::size_t kMinRowsPerSlice = 256;
+constexpr std::size_t kMinColsPerSlice = 64;
+
+// Own-kernel tasks: 4 panels of x (128 rows) by 256 rows of W, so a task
+// reuses each W row block (MR x K, in L1) over its panels (in L2).
+constexpr std::size_t kPanelsPerTask = 4;
+constexpr std::size_t kWRowsPerTask = 256;
+
+// Each row of a product block goes to out(n, p, rows, v): output column n (a
+// row of W) for the x rows p*NR .. p*NR + rows of x panel p, v[j] for row
+// p*NR + j with the bias. Written where `Out` says: row-major y, or the
+// panels of keys and values.
+template <class Out>
+void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef& W,
+                const float* bias, int threads, const Out& out) {
+  using kernels::micro::Batch;
+  using kernels::micro::kLanes;
+  using kernels::micro::kMR;
+  using kernels::micro::kNR;
+  const std::size_t N = W.rows, K = W.cols;
+  const std::size_t panels = (M + kNR - 1) / kNR;
+  // xp[p] (K, NR): xp[p][k][j] = a[p*NR + j][k], zero past M. Reused across
+  // calls from this thread (chunks, --input-list inputs), on huge pages.
+  thread_local FloatBuffer packed;
+  if (packed.size() < panels * K * kNR) packed.resize(panels * K * kNR);
+  float* xp = packed.data();
+  kernels::parallel_for(panels, threads, [&](std::size_t p, int) {
+    const std::size_t rows = std::min(kNR, M - p * kNR);  // x rows p*NR.. as columns
+    kernels::pack_panels(a + p * kNR * lda, 1, lda, K, rows, xp + p * K * kNR);
+  });
+  const std::size_t panel_groups = (panels + kPanelsPerTask - 1) / kPanelsPerTask;
+  // W's rows in w_blocks even blocks, each a whole number of MR-row blocks
+  // but the last (256 = 42 * 6 + 4 would leave a 4-row block in every task).
+  const std::size_t w_blocks = (N + kWRowsPerTask - 1) / kWRowsPerTask;
+  const std::size_t w_rows = ((N + w_blocks - 1) / w_blocks + kMR - 1) / kMR * kMR;
+  kernels::parallel_for(panel_groups * w_blocks, threads, [&](std::size_t task, int) {
+    const std::size_t p0 = task / w_blocks * kPanelsPerTask;
+    const std::size_t p1 = std::min(panels, p0 + kPanelsPerTask);
+    const std::size_t n0 = task % w_blocks * w_rows;
+    const std::size_t n1 = std::min(N, n0 + w_rows);
+    if (n0 >= n1) return;
+    for (std::size_t r0 = n0; r0 < n1; r0 += kMR) {
+      const std::size_t mr = std::min(kMR, n1 - r0);
+      for (std::size_t p = p0; p < p1; ++p) {
+        const std::size_t rows = std::min(kNR, M - p * kNR);  // of x, = columns of the block
+        kernels::micro::with_rows(mr, [&](auto MR) {
+          kernels::micro::block<MR>(W.data + r0 * K, K, xp + p * K * kNR, kNR, K,
+                                    [&](std::size_t r, Batch lo, Batch hi) {
+                                      const Batch b(bias ? bias[r0 + r] : 0.0f);
+                                      alignas(64) float v[kNR];
+                                      (lo + b).store_aligned(v);
+                                      (hi + b).store_aligned(v + kLanes);
+                                      out(r0 + r, p, rows, v);
+                                    });
+        });
+      }
+    }
+  });
+}
+
+using kernels::micro::kNR;
+
+// y (M, N), leading dimension ld: y[p*NR + j][n] = v[j].
+struct RowMajor {
+  float* y;
+  std::size_t ld;
+  void operator()(std::size_t n, std::size_t p, std::size_t rows, const float* v) const {
+    float* col = y + p * kNR * ld + n;
+    for (std::size_t j = 0; j < rows; ++j) col[j * ld] = v[j];
+  }
+};
+
+// Self-attention's q | k | v columns: q row-major, k^T and v in panels
+// (kernels::QkvPanels). A panel of x is one batch row's keys pk*NR.. .
+struct QkvOut {
+  const kernels::QkvPanels& o;
+  RowMajor q;
+  std::size_t HD, KV, row_panels, kt_floats, v_floats;
+  void operator()(std::size_t n, std::size_t p, std::size_t rows, const float* v) const {
+    if (n < HD) return q(n, p, rows, v);
+    const std::size_t b = p / row_panels, pk = p % row_panels;
+    const bool is_k = n < HD + KV;
+    const std::size_t c = n - (is_k ? HD : HD + KV), g = c / o.D, d = c % o.D;
+    if (is_k) {  // row d of k^T (D, L), keys pk*NR..: one panel row, zeros past the last key
+      float* dst = o.kt + (b * o.Hkv + g) * kt_floats + (pk * o.D + d) * kNR;
+      std::copy(v, v + rows, dst);
+      std::fill(dst + rows, dst + kNR, 0.0f);
+    } else {  // column d of v (L, D), rows pk*NR..: panel d / NR holds columns of d
+      float* dst =
+          o.v + (b * o.Hkv + g) * v_floats + d / kNR * o.L * kNR + pk * kNR * kNR + d % kNR;
+      for (std::size_t j = 0; j < rows; ++j) dst[j * kNR] = v[j];
+    }
+  }
+};
+
+}  // namespace
+
+namespace kernels {
+
+bool qkv_panels_fit(std::size_t nb, std::size_t L, std::size_t D) {
+  return micro::kOwnProjections && D % kNR == 0 && (nb == 1 || L % kNR == 0);
+}
+
+void linear_qkv_panels(const float* x, std::size_t ldx, const MatrixRef& W, const float* bias,
+                       const QkvPanels& out, int threads) {
+  assert(qkv_panels_fit(out.nb, out.L, out.D));
+  if constexpr (micro::kOwnProjections) {
+    const std::size_t HD = out.H * out.D, KV = out.Hkv * out.D;
+    assert(W.rows == HD + 2 * KV);
+    const QkvOut o{out,
+                   RowMajor{out.q, HD},
+                   HD,
+                   KV,
+                   (out.L + kNR - 1) / kNR,
+                   panels_floats(out.D, out.L),
+                   panels_floats(out.L, out.D)};
+    linear_own(x, ldx, out.nb * out.L, W, bias, threads, o);
+  }
+}
+
+}  // namespace kernels
+
+void linear(const float* a /* (M, K), ld lda */, std::size_t lda, std::size_t M,
+            const MatrixRef& W /* (N, K) */, const float* bias /* (N) or nullptr */,
+            float* out /* (M, N), ld ldo */, std::size_t ldo, int threads) {
+  const std::size_t N = W.rows, K = W.cols;
+  assert(lda >= K && ldo >= N);
+  if constexpr (kernels::micro::kOwnProjections)
+    return linear_own(a, lda, M, W, bias, threads, RowMajor{out, ldo});
+  const std::size_t workers = std::size_t(kernels::resolve_threads(threads));
+  // Each sgemm call packs the part of W it uses. Many rows: slices of rows,
+  // each packing all of W once for many rows. Few rows (one short input of
+  // an --input-list): slices of W's rows (the output columns) instead, so W
+  // is packed once in all rather than once per slice (with 64-row slices
+  // that packing took 16% of a run of 1,000 inputs of S = 128).
+  const bool by_columns = M < kMinRowsPerSlice * workers && N >= 2 * kMinColsPerSlice;
+  const std::size_t slices =
+      by_columns ? std::max<std::size_t>(1, std::min(workers, N / kMinColsPerSlice))
+                 : std::max<std::size_t>(
+                       1, std::min(workers, M / 64));  // below 64 rows packing W dominates
+  kernels::BlasThreads blas(1);
+  kernels::parallel_for(slices, static_cast<int>(slices), [&](std::size_t s, int) {
+    std::size_t r0 = 0, r1 = M, c0 = 0, c1 = N;
+    if (by_columns)
+      c0 = N * s / slices, c1 = N * (s + 1) / slices;
+    else
+      r0 = M * s / slices, r1 = M * (s + 1) / slices;
+    if (r1 == r0 || c1 == c0) return;
+    float* o = out + r0 * ldo + c0;
+    if (bias)
+      for (std::size_t r = r0; r < r1; ++r) std::copy(bias + c0, bias + c1, out + r * ldo + c0);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(r1 - r0),
+                static_cast<int>(c1 - c0), static_cast<int>(K), 1.0f, a + r0 * lda,
+                static_cast<int>(lda), W.data + c0 * K, static_cast<int>(K), bias ? 1.0f : 0.0f, o,
+                static_cast<int>(ldo));
+  });
+}
+
+void linear(const float* a, std::size_t lda, std::size_t M, std::size_t K, const Tensor& W,
+            const Tensor& bias, float* out, std::size_t ldo, int threads) {
+  assert(W.shape.size() == 2 && W.shape[1] == K);
+  linear(a, lda, M, MatrixRef{W.ptr(), W.shape[0], K}, bias.data.empty() ? nullptr : bias.ptr(),
+         out, ldo, threads);
+}
+
+}  // namespace attn

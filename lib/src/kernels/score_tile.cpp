@@ -1,0 +1,92 @@
+// The score tile of CONTRACT.md "Scores, in order", steps 3-7, shared by the
+// streaming and the maps kernels, and the key range a query block may see.
+//
+//   3. s = scale * q·k           (one GEMM per tile)
+//   4. s = c * tanh(s / c)       (softcap)
+//   5. s += slope_h * (pos_j - pos_i)   (alibi)
+//   6. s += attn_mask            (float mask)
+//   7. s = -inf where not allowed: causal (j > i), sliding window, padding, bool mask
+//
+// Letters: L queries, T keys, D head size; n query rows of the block from i0,
+// mb keys of the tile from j0.
+#include <algorithm>
+#include <cassert>
+#include <limits>
+
+#include "kernels/kernels.h"
+
+namespace attn::kernels {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+void fill(float* p, std::size_t n, float v) { std::fill(p, p + n, v); }
+
+}  // namespace
+
+KeySpan block_keys(const HeadView& hv, std::size_t i0, std::size_t n) {
+  const std::size_t last = i0 + n - 1;  // the block's last query row
+  std::size_t kb = hv.key_begin, ke = hv.key_end;
+  if (hv.causal) ke = std::min(ke, last + 1);
+  if (hv.window) {
+    // Row i sees j > i - W: the block's first row bounds the lowest key.
+    if (i0 + 1 > hv.window) kb = std::max(kb, i0 + 1 - hv.window);
+    // Without causal also j < i + W: the last row bounds the highest.
+    if (!hv.causal) ke = std::min(ke, last + hv.window);
+  }
+  return {kb, std::max(kb, ke)};
+}
+
+void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0, std::size_t mb,
+                float* tile /* (n, mb), ld ldt */, std::size_t ldt) {
+  assert(j0 + mb <= hv.T_ext && (j0 >= hv.T || j0 + mb <= hv.T) && ldt >= mb);
+  // 3. tile = scale * q[i0:i0+n] k[j0:j0+mb]^T; under causal, entries past the
+  // diagonal (j > i, masked in step 7) are not computed.
+  tile_gemm(n, mb, hv.D, hv.scale, hv.q + i0 * hv.ld_q, hv.ld_q, hv.kt.cols_from(j0), 0.0f, tile,
+            ldt, hv.causal && j0 < hv.T ? causal_diagonal(Diagonal::columns, i0, j0) : Diagonal{});
+  check_scores(hv, i0, n, j0, tile, ldt, mb);  // before the masks add their own -inf
+  // 4. softcap (the extra columns too: torch MHA has no softcap, so this is moot there)
+  if (hv.softcap > 0.0f)
+    for (std::size_t r = 0; r < n; ++r) softcap_row(tile + r * ldt, mb, hv.softcap);
+  if (j0 >= hv.T) return;  // bias_kv / zero_attn columns: allowed, no position bias
+
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::size_t i = i0 + r;
+    float* row = tile + r * ldt;
+    // 5. alibi, relative to the query's position (softmax cannot tell it from
+    // BLOOM's slope * pos_j, which differs by a constant per row)
+    if (hv.alibi) {
+      const std::int64_t pi = hv.pos_q[i];
+      const std::int64_t* pk = hv.pos_k + j0;
+      for (std::size_t j = 0; j < mb; ++j)
+        row[j] += hv.alibi_slope * static_cast<float>(pk[j] - pi);
+    }
+    // 6. torch's float attn_mask
+    if (hv.mask_add) {
+      const float* add = hv.mask_add + i * hv.T + j0;
+      for (std::size_t j = 0; j < mb; ++j) row[j] += add[j];
+    }
+    // 7. keys not allowed. Causal and the window are bands: only the tile's
+    // part outside [lo, hi) is filled, nothing when the tile lies inside.
+    std::size_t lo = 0, hi = causal_prefix(hv, i, j0, mb);
+    if (hv.window) {
+      if (i + 1 > hv.window + j0) lo = std::min(mb, i + 1 - hv.window - j0);
+      if (!hv.causal) hi = std::min(hi, i + hv.window > j0 ? i + hv.window - j0 : 0);
+    }
+    hi = std::max(lo, hi);
+    fill(row, lo, kNegInf);
+    fill(row + hi, mb - hi, kNegInf);
+    if (hv.holes) {
+      const std::uint8_t* pad = hv.padding + j0;
+      for (std::size_t j = lo; j < hi; ++j)
+        if (pad[j]) row[j] = kNegInf;
+    }
+    if (hv.mask_block) {
+      const std::uint8_t* blocked = hv.mask_block + i * hv.T + j0;
+      for (std::size_t j = lo; j < hi; ++j)
+        if (blocked[j]) row[j] = kNegInf;
+    }
+  }
+}
+
+}  // namespace attn::kernels

@@ -1,0 +1,277 @@
+// The private kernels (lib/src/kernels/kernels.h) against scalar versions: the
+// polynomial exp against std::exp, the fused exp-and-sum on rows with masked
+// (-inf) entries and odd tails, row max, and the task hand-out of the thread
+// layer, and the tile products of kernels/tile_gemm.cpp against double loops.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/error.h"
+#include "kernels/kernels.h"
+
+using namespace attn::kernels;
+
+TEST_CASE("kernels: polynomial exp is within 3 ulp-ish of std::exp on [-87, 0]") {
+  double worst = 0;
+  for (int i = 0; i <= 200000; ++i) {
+    const float x = -87.0f + 87.0f * float(i) / 200000.0f;
+    const double want = std::exp(double(x));
+    worst = std::max(worst, std::fabs(exp_approx(x) - want) / want);
+  }
+  INFO("worst relative error " << worst);
+  CHECK(worst < 4e-7);
+  CHECK(exp_approx(-std::numeric_limits<float>::infinity()) == 0.0f);
+  CHECK(exp_approx(0.0f) == 1.0f);
+}
+
+TEST_CASE("kernels: exp_shift_sum matches the scalar loop, masked entries become 0") {
+  for (std::size_t n : {0u, 1u, 5u, 16u, 17u, 31u, 64u, 100u}) {
+    CAPTURE(n);
+    std::vector<float> row(n);
+    for (std::size_t j = 0; j < n; ++j)
+      row[j] = (j % 7 == 3) ? -std::numeric_limits<float>::infinity() : std::sin(float(j)) * 9.0f;
+    const float mx = n ? row_max(row.data(), n) : 0.0f;
+    float scalar_max = -std::numeric_limits<float>::infinity();
+    for (float v : row) scalar_max = std::max(scalar_max, v);
+    if (n) CHECK(mx == scalar_max);
+    double want_sum = 0;
+    std::vector<double> want(n);
+    for (std::size_t j = 0; j < n; ++j) want_sum += want[j] = std::exp(double(row[j]) - mx);
+    const float sum = exp_shift_sum(row.data(), n, mx);
+    CHECK(sum == doctest::Approx(want_sum).epsilon(1e-6));
+    for (std::size_t j = 0; j < n; ++j) {
+      CHECK(row[j] == doctest::Approx(want[j]).epsilon(1e-6));
+      if (j % 7 == 3) CHECK(row[j] == 0.0f);
+    }
+    scale_row(row.data(), n, 0.5f);
+    for (std::size_t j = 0; j < n; ++j)
+      CHECK(row[j] == doctest::Approx(want[j] * 0.5).epsilon(1e-6));
+  }
+  CHECK(row_max(nullptr, 0) == -std::numeric_limits<float>::infinity());
+}
+
+TEST_CASE("kernels: parallel_for runs every task exactly once and rethrows") {
+  for (int threads : {1, 2, 5}) {
+    std::vector<std::atomic<int>> hits(1000);
+    std::atomic<int> max_worker{0};
+    parallel_for(hits.size(), threads, [&](std::size_t t, int worker) {
+      int seen = max_worker.load();
+      while (worker > seen && !max_worker.compare_exchange_weak(seen, worker)) {
+      }
+      ++hits[t];
+    });
+    CHECK(max_worker.load() < threads);
+    for (auto& h : hits) REQUIRE(h.load() == 1);
+  }
+  CHECK_THROWS_AS(parallel_for(50, 2,
+                               [](std::size_t t, int) {
+                                 if (t == 7) throw std::runtime_error("task 7");
+                               }),
+                  std::runtime_error);
+  CHECK(resolve_threads(3) == 3);
+  CHECK(resolve_threads(0) >= 1);
+}
+
+TEST_CASE("kernels: the persistent workers serve many calls, nested and concurrent ones too") {
+  // Many calls in a row with varying worker counts: every task once per call.
+  for (int round = 0; round < 200; ++round) {
+    const int threads = 1 + round % 6;
+    std::vector<std::atomic<int>> hits(37 + round % 50);
+    parallel_for(hits.size(), threads, [&](std::size_t t, int worker) {
+      REQUIRE(worker < threads);
+      ++hits[t];
+    });
+    for (auto& h : hits) REQUIRE(h.load() == 1);
+  }
+  // A parallel_for inside a task (the pool is busy): runs on threads of its own.
+  std::atomic<int> inner{0};
+  parallel_for(4, 2,
+               [&](std::size_t, int) { parallel_for(10, 2, [&](std::size_t, int) { ++inner; }); });
+  CHECK(inner.load() == 40);
+  // Two callers at once (forward() from two threads): both complete.
+  std::atomic<int> a{0}, b{0};
+  std::thread other([&] {
+    for (int i = 0; i < 50; ++i) parallel_for(100, 2, [&](std::size_t, int) { ++a; });
+  });
+  for (int i = 0; i < 50; ++i) parallel_for(100, 2, [&](std::size_t, int) { ++b; });
+  other.join();
+  CHECK(a.load() == 5000);
+  CHECK(b.load() == 5000);
+  // The lowest failing task's error wins, whichever worker saw it first.
+  for (int round = 0; round < 20; ++round) {
+    try {
+      parallel_for(64, 3, [](std::size_t t, int) {
+        if (t == 5 || t == 40) throw std::runtime_error("task " + std::to_string(t));
+      });
+      FAIL("no error");
+    } catch (const std::runtime_error& e) {
+      CHECK(std::string(e.what()) == "task 5");
+    }
+  }
+}
+
+namespace {
+
+// Uniform floats in [-1, 1) from a fixed LCG (no <random> distribution
+// differences between libstdc++ versions).
+std::vector<float> lcg_floats(std::size_t n, std::uint32_t seed) {
+  std::vector<float> v(n);
+  for (auto& x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = float(seed >> 8) / float(1u << 23) - 1.0f;
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("kernels: tile products match double loops, remainders and diagonals included") {
+  // Shapes around the micro-kernel's blocks (rows 6/8, columns 16/32 wide),
+  // strides wider than the rows, as inside the projection buffers.
+  for (std::size_t n : {1, 5, 8, 13, 128})
+    for (std::size_t m : {1, 7, 32, 45, 256})
+      for (std::size_t K : {1, 16, 64, 80})
+        for (std::ptrdiff_t off : {std::ptrdiff_t(0), std::ptrdiff_t(-3), std::ptrdiff_t(20)})
+          for (bool diagonal : {false, true}) {
+            CAPTURE(n);
+            CAPTURE(m);
+            CAPTURE(K);
+            CAPTURE(off);
+            CAPTURE(diagonal);
+            auto past = [&](std::size_t r, std::size_t j) {
+              return diagonal && std::ptrdiff_t(j) > std::ptrdiff_t(r) + off;
+            };
+            // Scores: c (n, m) = 0.5 * a (n, K) kt (K, m), kt columns [col0, col0 + m)
+            // of a packed (K, col0 + m + 3): a view that starts inside a panel gathers it.
+            const std::size_t col0 = m % 2 ? 5 : 0;
+            const std::size_t lda = K + 3, ldt = col0 + m + 3, ldc = m + 2;
+            const auto a = lcg_floats(n * lda, 1), kt_all = lcg_floats(K * ldt, 2);
+            std::vector<float> kt_packed(panels_floats(K, ldt));
+            const Panels kt = pack_panels(kt_all.data(), ldt, 1, K, ldt, kt_packed.data());
+            std::vector<float> c(n * ldc, 7.0f);
+            tile_gemm(n, m, K, 0.5f, a.data(), lda, kt.cols_from(col0), 0.0f, c.data(), ldc,
+                      diagonal ? Diagonal{Diagonal::columns, off} : Diagonal{});
+            double worst = 0;
+            for (std::size_t r = 0; r < n; ++r) {
+              for (std::size_t j = 0; j < m; ++j) {
+                double want = 0;
+                for (std::size_t k = 0; k < K; ++k)
+                  want += double(a[r * lda + k]) * kt_all[k * ldt + col0 + j];
+                const float got = c[r * ldc + j];
+                if (past(r, j))  // not needed: 0 or the value, never stale memory
+                  REQUIRE((got == 0.0f || std::fabs(got - 0.5 * want) < 1e-4));
+                else
+                  worst = std::max(worst, std::fabs(got - 0.5 * want));
+              }
+              CHECK(c[r * ldc + m] == 7.0f);  // past the row: untouched
+            }
+            CHECK(worst < 1e-4);
+
+            // P v: y (n, N) = p (n, m) v (m, N) + beta y, p 0 past the diagonal;
+            // v rows [row0, row0 + m) of a packed (row0 + m, N), given transposed.
+            const std::size_t row0 = n % 2 ? 3 : 0;
+            const std::size_t N = K, ldp = m + 1, ldvt = row0 + m + 4, ldy = N + 2;
+            auto p = lcg_floats(n * ldp, 3);
+            for (std::size_t r = 0; r < n; ++r)
+              for (std::size_t j = 0; j < m; ++j)
+                if (past(r, j)) p[r * ldp + j] = 0;
+            const auto vt = lcg_floats(N * ldvt, 4);  // (N, ldvt): v^T
+            std::vector<float> v_packed(panels_floats(row0 + m, N));
+            const Panels v = pack_panels(vt.data(), 1, ldvt, row0 + m, N, v_packed.data());
+            for (float beta : {0.0f, 1.0f}) {
+              std::vector<float> y = lcg_floats(n * ldy, 5), y0 = y;
+              tile_gemm(n, N, m, 1.0f, p.data(), ldp, v.rows_from(row0), beta, y.data(), ldy,
+                        diagonal ? Diagonal{Diagonal::depth, off} : Diagonal{});
+              double worst_pv = 0;
+              for (std::size_t r = 0; r < n; ++r) {
+                for (std::size_t d = 0; d < N; ++d) {
+                  double want = beta * y0[r * ldy + d];
+                  for (std::size_t j = 0; j < m; ++j)
+                    want += double(p[r * ldp + j]) * vt[d * ldvt + row0 + j];
+                  worst_pv = std::max(worst_pv, std::fabs(y[r * ldy + d] - want));
+                }
+                CHECK(y[r * ldy + N] == y0[r * ldy + N]);  // past the row: untouched
+              }
+              CHECK(worst_pv < 1e-4);
+            }
+          }
+}
+
+TEST_CASE("kernels: linear (y = x W^T + b) matches double loops on every row and column") {
+  // Rows around the panels (16/32 wide) and the task blocks (128 rows of x,
+  // 256 rows of W), W rows not a multiple of the 6/8-row blocks, wide strides.
+  for (std::size_t M : {1, 31, 33, 200})
+    for (std::size_t N : {3, 64, 261})
+      for (std::size_t K : {1, 48, 100})
+        for (bool with_bias : {false, true})
+          for (int threads : {1, 2}) {
+            CAPTURE(M);
+            CAPTURE(N);
+            CAPTURE(K);
+            CAPTURE(with_bias);
+            CAPTURE(threads);
+            const std::size_t lda = K + 3, ldo = N + 5;
+            const auto x = lcg_floats(M * lda, 6), W = lcg_floats(N * K, 7), b = lcg_floats(N, 8);
+            std::vector<float> y(M * ldo, 7.0f);
+            attn::linear(x.data(), lda, M, attn::MatrixRef{W.data(), N, K},
+                         with_bias ? b.data() : nullptr, y.data(), ldo, threads);
+            double worst = 0;
+            for (std::size_t i = 0; i < M; ++i) {
+              for (std::size_t n = 0; n < N; ++n) {
+                double want = with_bias ? b[n] : 0.0;
+                for (std::size_t k = 0; k < K; ++k) want += double(x[i * lda + k]) * W[n * K + k];
+                worst = std::max(worst, std::fabs(y[i * ldo + n] - want));
+              }
+              CHECK(y[i * ldo + N] == 7.0f);  // past the row: untouched
+            }
+            CHECK(worst < 1e-4);
+          }
+}
+
+TEST_CASE("kernels: scores that overflow to -inf are an overflow, not a masked row") {
+  // One query, 3 keys, D = 2: q.k = -2e40 for every key, -inf in float32,
+  // which must not pass for "no allowed key" (a row silently zeroed).
+  const std::size_t D = 2, T = 3;
+  std::vector<float> q = {1e20f, 1e20f}, kt(D * T, -1e20f), v(T * D, 1.0f), y(D, 0.0f);
+  for (float sign : {-1.0f, 1.0f}) {
+    CAPTURE(sign);
+    for (float& x : kt) x = sign * 1e20f;
+    std::vector<float> kt_packed(panels_floats(D, T)), v_packed(panels_floats(T, D));
+    HeadView hv;
+    hv.q = q.data();
+    hv.kt = pack_panels(kt.data(), T, 1, D, T, kt_packed.data());
+    hv.v = pack_panels(v.data(), D, 1, T, D, v_packed.data());
+    hv.y = y.data();
+    hv.ld_q = hv.ld_y = D;
+    hv.L = 1;
+    hv.T = hv.T_ext = T;
+    hv.D = D;
+    hv.key_end = T;
+    hv.head = 1;
+    Scratch sc;
+    std::vector<float> rows(T);
+    for (bool maps : {false, true}) {
+      CAPTURE(maps);
+      try {
+        if (maps)
+          attend_maps(hv, 0, 1, sc, rows.data());
+        else
+          attend_stream(hv, 0, 1, sc);
+        FAIL("no error");
+      } catch (const attn::Error& e) {
+        CHECK(e.code() == attn::Exit::data);
+        CHECK(std::string(e.what()).find("overflow float32 at batch 0, head 1, query row 0") !=
+              std::string::npos);
+      }
+    }
+  }
+}
