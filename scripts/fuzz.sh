@@ -8,7 +8,7 @@
 # (copy it to fuzz/regressions/<target>/ once fixed, so the replay test keeps
 # it). Dictionaries fuzz/<target>.dict are used when present. New coverage
 # inputs go to build-fuzz/work/<target>/, never to fuzz/corpus.
-# Needs the build dependencies scripts/setup.sh installs.
+# Needs the build dependencies scripts/test.sh installs.
 # Usage: [FUZZ_SECONDS=60] [FUZZ_TARGETS="npy npz safetensors index config pickle pt"] [BUILD_JOBS=N] scripts/fuzz.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

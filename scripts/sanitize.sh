@@ -3,7 +3,7 @@
 # (-DATTN_SANITIZE=ON: -fsanitize=address,undefined -fno-sanitize-recover=all)
 # in build-asan and runs the whole test suite there; any sanitizer report fails
 # the test that triggered it, so this script fails. Needs the build
-# dependencies scripts/setup.sh installs.
+# dependencies scripts/test.sh installs.
 # Usage: [BUILD_JOBS=N] [CTEST_JOBS=N] scripts/sanitize.sh [extra ctest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,7 @@
 #include "cli/help.h"
 
+#include <CLI/CLI.hpp>
+
 #include "attn/escape.h"
 #include "attn/spelling.h"
 

@@ -2,9 +2,13 @@
 // --help, and "did you mean" for a mistyped flag.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace app {
 

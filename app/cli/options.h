@@ -3,12 +3,17 @@
 // the bash completion (completion.cpp) describe the same options.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "attn/config.h"
+
+// CLI11 (4 s of compile time a file) only where the parser is built or read:
+// options.cpp, help.cpp, completion.cpp, main.cpp.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace app {
 

@@ -5,6 +5,7 @@
 //
 // What a value completes to comes from the option's type name (FILE and
 // PATH: files, DIR: folders) or its IsMember check ("{text,json,npy}").
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <string>
 #include <vector>

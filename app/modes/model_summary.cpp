@@ -18,7 +18,7 @@
 namespace app {
 namespace {
 
-using json = nlohmann::ordered_json;
+using ojson = nlohmann::ordered_json;  // keys in the order written
 
 // Registered buffers that ride along under a layer's prefix (CONTRACT.md
 // "Weight layouts"): not weights, so not counted.
@@ -31,8 +31,8 @@ bool is_buffer(const std::string& key) {
 
 // One layer's row: the attention settings layer_config mapped from
 // config.json, and the layer's tensors in the weights.
-json layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int64_t layer) {
-  const json c = attn::layer_config(m, layer, sd.keys());
+ojson layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int64_t layer) {
+  const ojson c = attn::layer_config(m, layer, sd.keys());
   const std::string prefix = c.value("weights_prefix", std::string());
   std::uint64_t bytes = 0;
   std::set<std::string> dtypes;
@@ -46,23 +46,23 @@ json layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int64
     bytes += std::uint64_t(info.count()) * attn::dtype_size(info.dtype);
     ++tensors;
   }
-  json row = {{"layer", layer},
-              {"num_heads", c["num_heads"]},
-              {"num_kv_heads", c.value("num_kv_heads", c["num_heads"])},
-              {"head_size", c["head_size"]},
-              {"rope", c.value("rope", json())},
-              {"alibi", c.value("alibi", json(false))},
-              {"sliding_window", c.value("sliding_window", json())},
-              {"weights_prefix", prefix},
-              {"tensors", tensors},
-              {"dtype", dtypes.size() == 1 ? json(*dtypes.begin()) : json(dtypes)},
-              {"bytes", bytes}};
+  ojson row = {{"layer", layer},
+               {"num_heads", c["num_heads"]},
+               {"num_kv_heads", c.value("num_kv_heads", c["num_heads"])},
+               {"head_size", c["head_size"]},
+               {"rope", c.value("rope", ojson())},
+               {"alibi", c.value("alibi", ojson(false))},
+               {"sliding_window", c.value("sliding_window", ojson())},
+               {"weights_prefix", prefix},
+               {"tensors", tensors},
+               {"dtype", dtypes.size() == 1 ? ojson(*dtypes.begin()) : ojson(dtypes)},
+               {"bytes", bytes}};
   for (const char* extra : {"softcap", "qk_norm", "sinks"})
     if (c.contains(extra) && !c[extra].is_null() && c[extra] != false) row[extra] = c[extra];
   return row;
 }
 
-std::string number(const json& v) {
+std::string number(const ojson& v) {
   if (v.is_number_float()) {
     char b[32];
     std::snprintf(b, sizeof b, "%g", v.get<double>());
@@ -72,12 +72,12 @@ std::string number(const json& v) {
 }
 
 // "rope theta=10000", "rope theta=500000 llama3 x8 rotary 32/64", "alibi", "-".
-std::string positions(const json& row) {
+std::string positions(const ojson& row) {
   if (row["rope"].is_object()) {
-    const json& r = row["rope"];
-    std::string s = "rope theta=" + number(r.value("theta", json(10000.0)));
+    const ojson& r = row["rope"];
+    std::string s = "rope theta=" + number(r.value("theta", ojson(10000.0)));
     if (r.contains("scaling") && r["scaling"].is_object()) {
-      const json& sc = r["scaling"];
+      const ojson& sc = r["scaling"];
       s += " " + sc.value("rope_type", sc.value("type", std::string("scaled")));
       if (sc.contains("factor")) s += " x" + number(sc["factor"]);
     }
@@ -102,10 +102,10 @@ std::string human_bytes(std::uint64_t b) {
   return s;
 }
 
-std::string table(const json& j) {
+std::string table(const ojson& j) {
   std::vector<std::vector<std::string>> rows = {
       {"layer", "heads", "kv_heads", "head_size", "positions", "window", "dtype", "bytes"}};
-  for (const json& r : j["layers"]) {
+  for (const ojson& r : j["layers"]) {
     std::string pos = positions(r);
     for (const char* extra : {"softcap", "qk_norm", "sinks"})
       if (r.contains(extra)) pos += std::string(", ") + extra;
@@ -142,11 +142,11 @@ int run_model_summary(const Options& opt) {
     throw attn::Error(attn::Exit::usage, "--format npy: the model summary is text or json");
   const attn::ModelFolder m = attn::open_model_folder(model_summary_folder(opt));
   const attn::StateDict sd = attn::open_state_dict(m.weights);
-  json j = {{"model", m.dir},
-            {"model_type", m.model_type},
-            {"weights", m.weights},
-            {"num_layers", m.num_layers},
-            {"layers", json::array()}};
+  ojson j = {{"model", m.dir},
+             {"model_type", m.model_type},
+             {"weights", m.weights},
+             {"num_layers", m.num_layers},
+             {"layers", ojson::array()}};
   for (std::int64_t layer = 0; layer < m.num_layers; ++layer)
     j["layers"].push_back(layer_row(m, sd, layer));
   write_stdout(opt.format == Format::json ? j.dump(2) + "\n" : table(j));

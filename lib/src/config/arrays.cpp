@@ -19,10 +19,6 @@ namespace {
 
 namespace cj = config_json;
 
-[[noreturn]] void bad(const std::string& name, const std::string& what) {
-  throw Error(Exit::config, name + ": " + what);
-}
-
 void expect_path_or_array(const json& v, const std::string& name) {
   if (!v.is_array()) bad(name, "expected a path or a nested array, found " + cj::describe(v));
 }

@@ -11,8 +11,14 @@
 #include <vector>
 
 #include "attn/config.h"
+#include "attn/error.h"
 
 namespace attn::config_detail {
+
+// A config key's value is wrong: Exit::config, "<key as named>: <what>".
+[[noreturn]] inline void bad(const std::string& name, const std::string& what) {
+  throw Error(Exit::config, name + ": " + what);
+}
 
 using json = nlohmann::json;
 

@@ -16,10 +16,6 @@ namespace {
 
 namespace cj = config_json;
 
-[[noreturn]] void bad(const std::string& name, const std::string& what) {
-  throw Error(Exit::config, name + ": " + what);
-}
-
 std::string n(std::int64_t v) { return std::to_string(v); }
 
 double positive(const json& v, const std::string& name) {

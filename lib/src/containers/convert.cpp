@@ -9,16 +9,13 @@
 #include <limits>
 
 #include "attn/error.h"
+#include "containers/fail.h"
 #include "containers/npy_internal.h"
 #include "containers/stored.h"
 
 namespace attn::detail {
 
 namespace {
-
-[[noreturn]] void fail(const std::string& name, const std::string& what) {
-  throw Error(Exit::data, name + ": " + what);
-}
 
 // double -> float rounded to nearest even like astype(float32); values past
 // the rounding boundary of FLT_MAX become inf without relying on an

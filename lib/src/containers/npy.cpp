@@ -13,21 +13,20 @@
 
 #include "attn/error.h"
 #include "attn/files.h"
+#include "containers/fail.h"
 #include "containers/npy_internal.h"
 #include "containers/stored.h"
 
 namespace attn {
 
+using detail::fail;
+
 namespace {
 
-constexpr std::size_t kMaxHeaderBytes = 10000;    // format.py's max_header_size
-constexpr std::size_t kMaxDims = 64;              // NPY_MAXDIMS of NumPy 2
-constexpr std::size_t kArrayAlign = 64;           // format.py's ARRAY_ALIGN
-constexpr std::size_t kGrowthAxisMaxDigits = 21;  // format.py's GROWTH_AXIS_MAX_DIGITS
-
-[[noreturn]] void fail(const std::string& name, const std::string& what) {
-  throw Error(Exit::data, name + ": " + what);
-}
+constexpr std::size_t kMaxNpyHeaderBytes = 10000;  // format.py's max_header_size
+constexpr std::size_t kMaxDims = 64;               // NPY_MAXDIMS of NumPy 2
+constexpr std::size_t kArrayAlign = 64;            // format.py's ARRAY_ALIGN
+constexpr std::size_t kGrowthAxisMaxDigits = 21;   // format.py's GROWTH_AXIS_MAX_DIGITS
 
 // A strict parser for the header's dict literal: the subset of Python
 // literal syntax that NumPy's writers produce (and ast.literal_eval accepts).
@@ -258,9 +257,9 @@ NpyHeader parse_npy_header_prefix(const std::uint8_t* data, std::size_t size, st
   if (size < 8 + len_bytes) fail(name, "truncated .npy file: the header length is cut off");
   std::uint64_t header_len = 0;
   for (std::size_t i = 0; i < len_bytes; ++i) header_len |= std::uint64_t(data[8 + i]) << (8 * i);
-  if (header_len > kMaxHeaderBytes)
+  if (header_len > kMaxNpyHeaderBytes)
     fail(name, "the .npy header is " + std::to_string(header_len) + " bytes, more than the " +
-                   std::to_string(kMaxHeaderBytes) + " NumPy allows");
+                   std::to_string(kMaxNpyHeaderBytes) + " NumPy allows");
   const std::size_t start = 8 + len_bytes;
   if (size - start < header_len)
     fail(name, "truncated .npy file: header of " + std::to_string(header_len) + " bytes, only " +

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "attn/error.h"
+#include "containers/fail.h"
 #include "containers/mapped_file.h"
 #include "containers/npy_internal.h"
 #include "containers/readers.h"
@@ -15,13 +16,11 @@
 
 namespace attn {
 
+using detail::fail;
+
 namespace {
 
 constexpr std::uint64_t kHeaderPrefix = 10000 + 12;  // magic, version, length, the largest header
-
-[[noreturn]] void fail(const std::string& name, const std::string& what) {
-  throw Error(Exit::data, name + ": " + what);
-}
 
 }  // namespace
 

@@ -18,19 +18,18 @@
 #include <set>
 
 #include "attn/error.h"
+#include "containers/fail.h"
 #include "containers/mapped_file.h"
 #include "containers/npy_internal.h"
 #include "containers/readers.h"
 
 namespace attn {
 
+using detail::fail;
+
 namespace {
 
-constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;  // the reference's own cap
-
-[[noreturn]] void fail(const std::string& name, const std::string& what) {
-  throw Error(Exit::data, name + ": " + what);
-}
+constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;  // the reference's own cap
 
 // The dtypes of the format; `size` 0: unknown to us, its span unchecked.
 struct DTypeName {
@@ -131,9 +130,9 @@ StoredEntries safetensors_entries(const std::string& path) {
   if (file_size < 8) fail(path, "truncated .safetensors file (no header length)");
   std::uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= std::uint64_t(file[i]) << (8 * i);
-  if (n > kMaxHeaderBytes)
+  if (n > kMaxSafetensorsHeaderBytes)
     fail(path, "header length " + std::to_string(n) + " is more than the limit of " +
-                   std::to_string(kMaxHeaderBytes) + " bytes");
+                   std::to_string(kMaxSafetensorsHeaderBytes) + " bytes");
   if (n > file_size - 8)
     fail(path, "header length " + std::to_string(n) + " runs past the end of the " +
                    std::to_string(file_size) + "-byte file");

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "attn/error.h"
+#include "containers/fail.h"
 #include "containers/mapped_file.h"
 #include "containers/readers.h"
 #include "containers/torch_pickle.h"
@@ -24,13 +25,11 @@
 
 namespace attn {
 
+using detail::fail;
+
 namespace {
 
 constexpr char kKind[] = "torch.save archive";
-
-[[noreturn]] void fail(const std::string& name, const std::string& what) {
-  throw Error(Exit::data, name + ": " + what);
-}
 
 // A strided view of a storage, gathered into C order when read: `inner` is
 // the storage's span from the view's first element to its last; element

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "attn/error.h"
+#include "containers/fail.h"
 
 namespace attn::detail {
 
@@ -17,10 +18,6 @@ constexpr std::uint64_t kMaxRatio = 1100;    // deflate's limit is 1032:1
 constexpr std::uint64_t kRatioSlack = 4096;  // tiny members compress badly
 constexpr std::uint32_t kSigLocal = 0x04034b50, kSigCentral = 0x02014b50, kSigEnd = 0x06054b50,
                         kSigEnd64 = 0x06064b50, kSigLocator64 = 0x07064b50;
-
-[[noreturn]] void fail(const std::string& name, const std::string& what) {
-  throw Error(Exit::data, name + ": " + what);
-}
 
 // Bounds-checked little-endian reads from the archive image.
 struct Bytes {

@@ -23,7 +23,7 @@ using detail::Dims;
 using detail::Slot;
 
 // A key from the file, escaped for the one-line message (CONTRACT.md).
-std::string quoted(const std::string& s) { return "\"" + printable(s) + "\""; }
+std::string in_quotes(const std::string& s) { return "\"" + printable(s) + "\""; }
 
 // The layouts a parameter key can belong to (empty: the key names none).
 // Shared names (out_proj, o_proj, dense, query_key_value) decide nothing alone.
@@ -145,9 +145,9 @@ std::string unasked_extra(const StateDict& sd, const std::string& key, const Dim
   const std::string name = layout_name(layout);
   const Layout home = bias_kv ? Layout::torch_mha : Layout::proj;
   if (layout != home)
-    return "key " + quoted(key) + " fits layout " + layout_name(home) + ", not layout " + name;
+    return "key " + in_quotes(key) + " fits layout " + layout_name(home) + ", not layout " + name;
   if (bias_kv)
-    return "key " + quoted(key) + " found but config \"add_bias_kv\" is false (layout " + name +
+    return "key " + in_quotes(key) + " found but config \"add_bias_kv\" is false (layout " + name +
            "); set \"add_bias_kv\": true to use it";
   if (key == "sinks")
     return "key \"sinks\" found but config \"sinks\" is false (layout " + name +
@@ -155,7 +155,7 @@ std::string unasked_extra(const StateDict& sd, const std::string& key, const Dim
   // (D) is one weight shared by the heads; (H*D) or (Hkv*D) norms the whole row.
   const TensorInfo& info = *sd.find(key);
   const bool head = info.shape.size() == 1 && info.shape[0] == d.D;
-  return "key " + quoted(key) + " " + shape_str(info.shape) +
+  return "key " + in_quotes(key) + " " + shape_str(info.shape) +
          " found but config \"qk_norm\" is not set (layout " + name +
          "); set \"qk_norm\": " + "{\"scope\": \"" + (head ? "head" : "all") + "\"} to use it";
 }
@@ -188,8 +188,8 @@ Layout detect_layout(const StateDict& sd, const std::string& source) {
     for (Layout l : cand)
       if (std::find(ls.begin(), ls.end(), l) != ls.end()) both.push_back(l);
     if (both.empty())
-      throw Error(Exit::data, source + ": keys of two layouts: " + quoted(cand_key) + " (" +
-                                  names(cand, "or") + ") and " + quoted(key) + " (" +
+      throw Error(Exit::data, source + ": keys of two layouts: " + in_quotes(cand_key) + " (" +
+                                  names(cand, "or") + ") and " + in_quotes(key) + " (" +
                                   names(ls, "or") + ")");
     if (both.size() < cand.size()) cand_key = key;
     cand = both;
@@ -198,14 +198,14 @@ Layout detect_layout(const StateDict& sd, const std::string& source) {
   if (cand.size() > 1) {
     if (cand == std::vector<Layout>{Layout::neox, Layout::falcon})
       throw Error(Exit::data,
-                  source + ": key " + quoted(cand_key) +
+                  source + ": key " + in_quotes(cand_key) +
                       " is ambiguous: set \"layout\" to neox (GPT-NeoX, Pythia, BLOOM: per head "
                       "[q, k, v]) or falcon (Falcon: per KV group [q..., k, v])");
     std::string missing;
     for (Layout l : cand)
       missing +=
-          (missing.empty() ? "" : " or ") + quoted(first_key(l)) + " (" + layout_name(l) + ")";
-    throw Error(Exit::data, source + ": key " + quoted(cand_key) + " looks like layout " +
+          (missing.empty() ? "" : " or ") + in_quotes(first_key(l)) + " (" + layout_name(l) + ")";
+    throw Error(Exit::data, source + ": key " + in_quotes(cand_key) + " looks like layout " +
                                 names(cand, "or") + ", but the rest is missing: expected " +
                                 missing);
   }
@@ -215,15 +215,15 @@ Layout detect_layout(const StateDict& sd, const std::string& source) {
     const std::size_t dot = key.find('.');
     if (dot == std::string::npos || layouts_of_key(key.substr(dot + 1)).empty()) continue;
     if (detail::is_neighbour_key(key)) continue;
-    throw Error(Exit::data, source + ": key " + quoted(key) +
+    throw Error(Exit::data, source + ": key " + in_quotes(key) +
                                 " is one module deeper than a layer's "
                                 "keys: add " +
-                                quoted(key.substr(0, dot + 1)) +
+                                in_quotes(key.substr(0, dot + 1)) +
                                 " to weights_prefix to select that attention module");
   }
   if (!unknown_key.empty())
     throw Error(Exit::data,
-                source + ": key " + quoted(unknown_key) +
+                source + ": key " + in_quotes(unknown_key) +
                     " fits no layout (expected Wqkv.weight or qkv_proj.weight for fused, "
                     "W_query.weight for separate, heads.0.W_query.weight for per_head, "
                     "query.weight for kqv, in_proj_weight for torch_mha, c_attn.weight for gpt2, "
@@ -265,7 +265,7 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
     if (key.empty()) {
       const bool asked = s.is_bias() && (qkv ? cfg.qkv_bias_given : cfg.out_bias_given);
       if (s.is_bias() && !asked) continue;  // missing bias: zero
-      std::string msg = source + ": missing key " + quoted(s.key) + " (layout " + name +
+      std::string msg = source + ": missing key " + in_quotes(s.key) + " (layout " + name +
                         ", shape " + shape_str(s.shape) + ")";
       if (asked) {
         const char* flag = qkv ? "qkv_bias" : "out_bias";
@@ -276,13 +276,13 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
     }
     if (s.is_bias() && !(qkv ? cfg.qkv_bias : cfg.out_bias)) {
       const char* flag = qkv ? "qkv_bias" : "out_bias";
-      throw Error(Exit::data, source + ": key " + quoted(key) + " found but config \"" + flag +
+      throw Error(Exit::data, source + ": key " + in_quotes(key) + " found but config \"" + flag +
                                   "\" is false (layout " + name + "); set \"" + flag +
                                   "\": true to use it");
     }
     const TensorInfo* info = sd.find(key);
     if (info->shape != s.shape)
-      throw Error(Exit::data, source + ": key " + quoted(key) + ": expected shape " +
+      throw Error(Exit::data, source + ": key " + in_quotes(key) + ": expected shape " +
                                   shape_str(s.shape) + ", found " + shape_str(info->shape) +
                                   shape_hint(full, s, info->shape));
     if (s.is_bias()) (qkv ? has_qkv_bias : has_out_bias) = true;
@@ -307,10 +307,10 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
     const std::string extra = unasked_extra(sd, key, full, layout);
     if (!extra.empty()) throw Error(Exit::data, source + ": " + extra);
     if (out_keys.count(key))
-      throw Error(Exit::data, source + ": key " + quoted(key) +
+      throw Error(Exit::data, source + ": key " + in_quotes(key) +
                                   " found but config \"out_proj\" is false (layout " + name +
                                   "); set \"out_proj\": true to use it");
-    throw Error(Exit::data, source + ": unexpected key " + quoted(key) + " for layout " + name +
+    throw Error(Exit::data, source + ": unexpected key " + in_quotes(key) + " for layout " + name +
                                 " (expected " + key_list(slots) + ")");
   }
 
