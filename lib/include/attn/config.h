@@ -7,6 +7,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/geometry.h"
@@ -53,6 +54,9 @@ struct Config {
   std::optional<Layout> layout;
   std::string weights;  // resolved path ("" = none)
   std::string weights_prefix;
+  // A layer key (weights_prefix stripped) starting with `first` starts with
+  // `second` instead: a family's own tensor names to a layout's (v3).
+  std::vector<std::pair<std::string, std::string>> weights_rename;
   std::optional<std::uint64_t> init_seed;
 
   std::string input_path;              // resolved path ("" = none or inline)

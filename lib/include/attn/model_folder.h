@@ -1,8 +1,8 @@
 // Hugging Face model folders (CONTRACT.md "Model folders"): config.json of a
 // supported model_type mapped to attn-run's own config keys for one layer,
-// and the weights file(s) beside it. The mapping is a table per family
-// (model_folder.cpp); the config parser then checks the result like any
-// config, so a folder and a hand-written config obey the same rules.
+// and the weights file(s) beside it. Each model_type is a row of data
+// (lib/src/family/families.cpp); the config parser then checks the result
+// like any config, so a folder and a hand-written config obey the same rules.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +22,10 @@ struct ModelFolder {
 };
 
 // Reads DIR/config.json (at most 1 MiB) and finds the weights beside it.
-// Exit::no_input when the folder, config.json or any weights file is missing;
+// Exit::no_input when the folder, config.json or any weights file is missing
+// (a path that is a file, a device or a FIFO is named as what it is);
 // Exit::config (78) for an unknown model_type, naming it and listing the
-// supported ones, or a config.json without the sizes the family needs.
+// supported ones, or a field of the wrong type or range (named with the file).
 ModelFolder open_model_folder(const std::string& dir);
 
 // True when a parsed JSON config is a Hugging Face config.json (it has
@@ -39,11 +40,18 @@ bool is_hf_config(const nlohmann::json& j);
 // local rope base, Qwen2's max_window_layers). `weight_keys` (the weights'
 // tensor names, any order) picks the key prefix the file really uses
 // ("model.layers.5.self_attn." or "layers.5.self_attn.", ...); empty = the
-// family's usual one. Exit::usage when layer is out of range.
+// family's usual one. Exit::usage when layer is out of range or is not an
+// attention layer (e.g. Qwen3-Next's linear attention: the message lists the
+// model's attention layers).
 nlohmann::json layer_config(const ModelFolder& m, std::int64_t layer,
                             const std::vector<std::string>& weight_keys = {});
 
-// The model_types understood, in CONTRACT.md order.
+// The layer's type: config.json's layer_types entry ("full_attention",
+// "sliding_attention", "chunked_attention", "linear_attention", ...) or the
+// family's pattern. Exit::config when layer_types is malformed.
+std::string layer_type(const ModelFolder& m, std::int64_t layer);
+
+// The model_types understood (the family table's rows), in CONTRACT.md order.
 const std::vector<std::string>& supported_model_types();
 
 }  // namespace attn

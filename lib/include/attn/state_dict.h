@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/npy.h"
@@ -55,6 +56,10 @@ class StateDict {
   // The keys under `prefix`, prefix stripped, file order kept; shares the
   // open files; reads nothing. Messages keep naming the full key.
   StateDict select(const std::string& prefix) const;
+  // The same keys, where one starting with a pair's first part starts with its
+  // second instead (the first pair that matches); messages keep naming the
+  // file's key. Two keys renamed to one name: Exit::data naming both.
+  StateDict renamed(const std::vector<std::pair<std::string, std::string>>& renames) const;
 
   // Reads may run on several threads at once: the caches of a source (the
   // shards opened, an .npz member's CRC checked) are guarded.

@@ -159,6 +159,24 @@ json parse_config_json(const std::string& text, const std::string& file) {
   return root;
 }
 
+namespace {
+
+// weights_rename: {"q_lin.": "q_proj.", ...}: a layer key (weights_prefix
+// stripped) that starts with a left side gets the right side instead, so a
+// family's own tensor names (DistilBERT's q_lin, T5's q) reach a layout's.
+void read_weights_rename(Config& c, const json& v, const KeyName& name) {
+  const json& o = cj::get_object(v, name("weights_rename"));
+  for (const auto& [from, to] : o.items()) {
+    const std::string key = name("weights_rename." + from);
+    const std::string target = cj::get_string(to, key);
+    if (from.empty() || target.empty())
+      throw Error(Exit::config, key + ": expected a non-empty key start and replacement");
+    c.weights_rename.emplace_back(from, target);
+  }
+}
+
+}  // namespace
+
 void read_config(Config& c, const json& root, const KeyName& name) {
   auto has = [&](const char* k) { return root.contains(k); };
 
@@ -220,6 +238,7 @@ void read_config(Config& c, const json& root, const KeyName& name) {
   if (has("weights")) c.weights = path_value(c, root.at("weights"), name("weights"));
   if (has("weights_prefix"))
     c.weights_prefix = cj::get_string(root.at("weights_prefix"), name("weights_prefix"));
+  if (has("weights_rename")) read_weights_rename(c, root.at("weights_rename"), name);
   if (has("init")) read_init(c, root.at("init"), name("init"));
   if (has("input")) read_input(c, root.at("input"), name("input"));
   if (has("padding_mask")) read_padding_mask(c, root.at("padding_mask"), name("padding_mask"));
@@ -249,7 +268,9 @@ const std::vector<std::string>& config_keys() {
       // CONTRACT.md's "New keys" table, then kv_labels (issue 10)
       "rope", "positions", "alibi", "sliding_window", "softcap", "qk_norm", "sinks",
       "attention_mask", "attn_mask", "kv_input", "key_input", "value_input", "kdim", "vdim",
-      "add_bias_kv", "add_zero_attn", "batch_first", "kv_labels", "model", "layer"};
+      "add_bias_kv", "add_zero_attn", "batch_first", "kv_labels", "model", "layer",
+      // version 3
+      "weights_rename"};
   return keys;
 }
 
@@ -364,6 +385,9 @@ nlohmann::json config_to_json(const Config& c) {
   j["layout"] = c.layout ? json(layout_name(*c.layout)) : json(nullptr);
   j["weights"] = c.weights.empty() ? json(nullptr) : json(c.weights);
   j["weights_prefix"] = c.weights_prefix;
+  json renames = json::object();
+  for (const auto& [from, to] : c.weights_rename) renames[from] = to;
+  j["weights_rename"] = renames;
   j["init"] = c.init_seed ? json{{"seed", *c.init_seed}} : json(nullptr);
   j["input"] = c.input_inline         ? json("inline")
                : c.input_path.empty() ? json(nullptr)

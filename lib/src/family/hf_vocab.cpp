@@ -4,6 +4,7 @@
 // config key, instead of a spelling suggestion.
 #include "family/hf_vocab.h"
 
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -19,29 +20,50 @@ const char* find(const Table& t, const std::string& key) {
   return nullptr;
 }
 
+// A foreign spelling of a size (size_spellings), or nullptr.
+const char* size_of(const std::string& key) {
+  for (const SizeSpelling& s : size_spellings())
+    for (const char* theirs : s.theirs)
+      if (key == theirs && key != s.ours) return s.ours;
+  return nullptr;
+}
+
 std::string same_as(const std::string& ours) {
   return "this is Hugging Face's or torch's name; attn-run's key is " + ours;
 }
 
+}  // namespace
+
+const std::vector<SizeSpelling>& size_spellings() {
+  // transformers' configuration classes (and GPT-2's, T5's, MPT's older
+  // spellings); "num_layers" is the model's depth, not a config key of ours.
+  static const std::vector<SizeSpelling> t = {
+      {"hidden_size", {"hidden_size", "n_embd", "d_model", "n_embed", "dim"}},
+      {"num_heads", {"num_attention_heads", "n_head", "n_heads", "num_heads"}},
+      {"num_kv_heads", {"num_key_value_heads", "num_kv_heads", "n_head_kv"}},
+      {"head_size", {"head_dim", "d_kv"}},
+      {"num_layers", {"num_hidden_layers", "n_layer", "n_layers", "num_layers"}},
+  };
+  return t;
+}
+
+const std::vector<const char*>& spellings_of(const std::string& ours) {
+  for (const SizeSpelling& s : size_spellings())
+    if (ours == s.ours) return s.theirs;
+  throw std::logic_error("spellings_of: no size " + ours);
+}
+
+namespace {
+
 // Top level: the foreign name and the attn-run key that means the same.
 const Table& top_level() {
   static const Table t = {
-      {"num_key_value_heads", "num_kv_heads"},
-      {"n_head_kv", "num_kv_heads"},
       {"num_kv_heads_per_layer", "num_kv_heads"},
       {"multi_query", "num_kv_heads (1 = multi-query)"},
-      {"n_head", "num_heads"},
-      {"num_attention_heads", "num_heads"},
-      {"n_heads", "num_heads"},
       {"nhead", "num_heads"},
       {"num_head", "num_heads"},
-      {"head_dim", "head_size"},
       {"kv_channels", "head_size"},
-      {"n_embd", "hidden_size"},
-      {"n_embed", "hidden_size"},
-      {"d_model", "hidden_size"},
       {"embed_dim", "hidden_size"},
-      {"dim", "hidden_size"},
       {"attention_bias", "qkv_bias and out_bias"},
       {"add_bias_linear", "qkv_bias and out_bias"},
       {"use_bias", "bias"},
@@ -118,7 +140,6 @@ const std::vector<const char*>& per_layer() {
 const std::vector<const char*>& outside() {
   static const std::vector<const char*> k = {"hidden_act",
                                              "vocab_size",
-                                             "num_hidden_layers",
                                              "intermediate_size",
                                              "layer_norm_eps",
                                              "torch_dtype",
@@ -131,8 +152,6 @@ const std::vector<const char*>& outside() {
                                              "use_cache",
                                              "layer_norm_epsilon",
                                              "activation_function",
-                                             "n_layer",
-                                             "n_layers",
                                              "final_logit_softcapping",
                                              "transformers_version",
                                              "_name_or_path",
@@ -194,6 +213,12 @@ std::string foreign_config_key(const std::string& path, const std::string& key) 
   }
   if (!path.empty()) return "";
   if (const char* ours = find(top_level(), key)) return same_as(ours);
+  if (const char* ours = size_of(key)) {
+    if (std::string(ours) == "num_layers")
+      return "this is a Hugging Face or torch setting, not an attn-run config key (attention "
+             "layers only; see CONTRACT.md \"Config\")";
+    return same_as(ours);
+  }
   for (const char* k : per_layer())
     if (key == k)
       return "this is a Hugging Face per-layer setting; per-layer settings come from a model "

@@ -153,6 +153,28 @@ StateDict read_torch_save(const std::string& path) {
   return from_entries(path, detail::torch_save_entries(path));
 }
 
+StateDict StateDict::renamed(
+    const std::vector<std::pair<std::string, std::string>>& renames) const {
+  if (renames.empty()) return *this;
+  StateDict out(source_);
+  for (const std::string& key : keys_) {
+    std::string name = key;
+    for (const auto& [from, to] : renames)
+      if (key.compare(0, from.size(), from) == 0) {
+        name = to + key.substr(from.size());
+        break;
+      }
+    const Entry& e = entries_.at(key);
+    if (out.entries_.count(name))
+      throw Error(Exit::data, source_ + ": keys \"" + out.entries_.at(name).full_key + "\" and \"" +
+                                  e.full_key + "\" are both renamed to \"" + name +
+                                  "\" (weights_rename)");
+    out.keys_.push_back(name);
+    out.entries_.emplace(name, e);
+  }
+  return out;
+}
+
 StateDict open_state_dict(const std::string& path) {
   struct stat st;
   if (path.empty() || ::stat(path.c_str(), &st) != 0) {

@@ -149,7 +149,10 @@ Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layo
                                   cfg.weights_prefix + "\" (the file's keys are " + some +
                                   (all.size() > 3 ? ", ..." : "") + ")");
     }
-    const StateDict layer = select_keys(all, cfg.weights_prefix);
+    // The layer's keys, the family's tensor names renamed to its layout's,
+    // buffers and neighbours dropped.
+    const StateDict layer =
+        select_keys(all.select(cfg.weights_prefix).renamed(cfg.weights_rename), "");
     const Layout l = cfg.layout ? *cfg.layout : detect_layout(layer, cfg.weights);
     *layout = l;
     *detected = !cfg.layout.has_value();

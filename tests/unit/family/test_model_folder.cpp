@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -192,7 +193,14 @@ TEST_CASE("model folder: unknown model_type, missing pieces and a layer out of r
   CHECK_THROWS_AS(attn::open_model_folder("/nonexistent-folder"), attn::Error);
   CHECK(attn::is_hf_config(json{{"model_type", "llama"}}));
   CHECK(!attn::is_hf_config(json{{"attention", "causal"}}));
-  CHECK(attn::supported_model_types().size() == 19);
+  // The list is the family table's: every row of CONTRACT.md's v2 list is there.
+  for (const char* t : {"gpt2", "bert", "roberta", "llama", "mistral", "mixtral", "qwen2", "qwen3",
+                        "gemma", "gemma2", "gemma3_text", "phi3", "gpt_neox", "falcon", "bloom",
+                        "mpt", "opt", "olmo2", "gpt_oss"}) {
+    CAPTURE(t);
+    const auto& types = attn::supported_model_types();
+    CHECK(std::find(types.begin(), types.end(), t) != types.end());
+  }
 }
 
 namespace {
@@ -255,13 +263,15 @@ TEST_CASE("model folder: keys a config.json leaves out take the configuration cl
   CHECK(layer_of(small("qwen3"), 0)["head_size"] == 128);
   CHECK(layer_of(small("olmo2"), 0)["qk_norm"]["eps"] == 1e-5);
   // gpt-oss: GptOssConfig's yarn rope_scaling, 8 KV heads, head_dim 64, window 128.
-  const json oss = layer_of(small("gpt_oss"), 0);
+  json oss_cfg = small("gpt_oss");
+  oss_cfg["num_attention_heads"] = 16;  // GptOssConfig's 8 KV heads must divide them
+  const json oss = layer_of(oss_cfg, 0);
   CHECK(oss["rope"]["scaling"]["rope_type"] == "yarn");
   CHECK(oss["rope"]["scaling"]["factor"] == 32.0);
   CHECK(oss["num_kv_heads"] == 8);
   CHECK(oss["head_size"] == 64);
   CHECK(oss["sliding_window"] == 128);
-  json oss_plain = small("gpt_oss");
+  json oss_plain = oss_cfg;
   oss_plain["rope_scaling"] = nullptr;
   CHECK(!layer_of(oss_plain, 1)["rope"].contains("scaling"));
 }
@@ -331,4 +341,93 @@ TEST_CASE("model folder: Phi-3's early rope_scaling type \"su\" is longrope") {
   const json l = layer_of(phi, 0);
   CHECK(l["rope"]["scaling"]["type"] == "longrope");
   CHECK(l["rope"]["scaling"]["original_max_position_embeddings"] == 4096);
+}
+
+namespace {
+
+// The error layer_config (or opening the folder) gives for `hf`: its code and line.
+attn::Error error_of(const json& hf, std::int64_t n = 0) {
+  try {
+    layer_of(hf, n);
+  } catch (const attn::Error& e) {
+    return e;
+  }
+  FAIL("no error for " << hf.dump());
+  return attn::Error(attn::Exit::software, "");
+}
+
+void check_refused(json hf, const char* field, const char* found) {
+  CAPTURE(hf.dump());
+  const attn::Error e = error_of(hf);
+  CHECK(e.code() == attn::Exit::config);
+  const std::string m = e.what();
+  CHECK(m.find("config.json: \"" + std::string(field) + "\"") != std::string::npos);
+  CHECK(m.find(found) != std::string::npos);
+  CHECK(m.find('\n') == std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "model folder: values a config.json lies with are refused, naming the field and the file") {
+  json l = small("llama");
+  l["num_hidden_layers"] = -2;
+  check_refused(l, "num_hidden_layers", "expected an integer in 1..16777216, found -2");
+  l = small("llama");
+  l["rope_theta"] = "10000";
+  check_refused(l, "rope_theta", "\"10000\" (a string)");
+  l = small("llama");
+  l["rope_scaling"] = "linear";
+  check_refused(l, "rope_scaling", "expected an object, found \"linear\" (a string)");
+  l = small("llama");
+  l["rope_scaling"] = {{"rope_type", "banana"}, {"factor", 2.0}};
+  check_refused(l, "rope_scaling.rope_type", "unknown rope_scaling type \"banana\"");
+  l = small("llama");
+  l["num_attention_heads"] = 4.5;
+  check_refused(l, "num_attention_heads", "found 4.5");
+  l = small("llama");
+  l["num_key_value_heads"] = 3;
+  check_refused(l, "num_key_value_heads", "a divisor of the 4 attention heads, found 3");
+  l = small("llama");
+  l["attention_bias"] = "yes";
+  check_refused(l, "attention_bias", "expected true or false");
+  l = small("mistral");
+  l["sliding_window"] = 0;
+  check_refused(l, "sliding_window", "expected an integer >= 1, found 0");
+  // layer_types: one known entry per layer.
+  json g = small("gpt_oss");
+  g["num_attention_heads"] = 16;
+  g["layer_types"] = {"sliding_attention", "full_attention"};  // 4 layers
+  check_refused(g, "layer_types", "one entry per layer (4), found 2");
+  g["layer_types"] = {"sliding_attention", "banana_attention", "full_attention", "full_attention"};
+  check_refused(g, "layer_types[1]", "unknown layer type \"banana_attention\"");
+  // MPT's nested attn_config is checked as well.
+  json mpt = {{"model_type", "mpt"},
+              {"d_model", 32},
+              {"n_heads", 4},
+              {"n_layers", 2},
+              {"attn_config", {{"alibi_bias_max", "8"}}}};
+  check_refused(mpt, "attn_config.alibi_bias_max", "\"8\" (a string)");
+}
+
+TEST_CASE("model folder: a config.json that is a device or a folder is named as what it is") {
+  const fs::path dir = fs::temp_directory_path() / ("attn-mf-dev-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "model.safetensors") << "";
+  fs::create_symlink("/dev/zero", dir / "config.json");
+  try {
+    attn::open_model_folder(dir.string());
+    FAIL("no error");
+  } catch (const attn::Error& e) {
+    CHECK(e.code() == attn::Exit::no_input);
+    CHECK(std::string(e.what()).find("not a regular file (a device") != std::string::npos);
+  }
+  fs::remove(dir / "config.json");
+  fs::create_directories(dir / "config.json");
+  CHECK_THROWS_WITH(attn::open_model_folder(dir.string()), doctest::Contains("is a folder"));
+  fs::remove_all(dir);
+  // --model given a weights file instead of its folder.
+  Folder f("llama3");
+  CHECK_THROWS_WITH(attn::open_model_folder((f.dir / "model.safetensors").string()),
+                    doctest::Contains("not a folder (--model takes a Hugging Face model folder"));
 }

@@ -1,0 +1,169 @@
+// One Hugging Face model_type as data (CONTRACT.md "(v3) Model families"):
+// how its config.json names sizes, positions, windows and per-layer patterns,
+// its tensor names for one layer, and the features it switches on. The table
+// is families.cpp; layer_map.cpp applies a row to one layer; what no rule
+// here can say is a named hook (hooks.cpp). Adding a family is a row and a
+// golden fixture (docs/adding-a-family.md).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attn::family {
+
+using nlohmann::json;
+class HfConfig;
+
+// A bias of the projections: set by config.json's `key` when present (true =
+// bias; `inverted`: true = no bias, MPT's no_bias), else `fallback`.
+struct BiasRule {
+  const char* key = nullptr;
+  bool fallback = false;
+  bool inverted = false;
+};
+
+// The rotary embedding of the layers that have one.
+struct RopeRule {
+  bool on = false;
+  std::vector<const char*> theta_keys = {"rope_theta"};
+  double theta = 10000.0;
+  // Partial rotary as a fraction of the head (partial_rotary_factor,
+  // rotary_pct), or as a count of dimensions (GPT-J's rotary_dim).
+  std::vector<const char*> fraction_keys = {"partial_rotary_factor"};
+  double fraction = 1.0;
+  const char* dims_key = nullptr;
+  bool interleaved = false;  // GPT-J, Cohere, Llama 4: pairs (x[2i], x[2i+1])
+  // Sliding (local) layers' own base (Gemma 3's rope_local_base_freq,
+  // ModernBERT's local_rope_theta); they take no rope_scaling unless said.
+  const char* local_theta_key = nullptr;
+  double local_theta = 10000.0;
+  bool local_scaling = false;
+  // Global layers' own base where the family names one (ModernBERT's global_rope_theta).
+  const char* global_theta_key = nullptr;
+};
+
+// Which layers slide (a local window) when config.json lists no layer_types
+// (which, when present, decides per layer):
+//   none          no layer slides;
+//   all           every layer (Mistral);
+//   global_every  every period-th layer is global, the rest slide: counted
+//                 from the last of each period ((layer + 1) % N == 0: Gemma 2
+//                 with N = 2, Gemma 3, Cohere 2) or the first (layer % N == 0:
+//                 ModernBERT);
+//   from_layer    layers >= from_key slide when enable_key is true (Qwen2's
+//                 use_sliding_window and max_window_layers).
+struct WindowRule {
+  enum Kind { none, all, global_every, from_layer } kind = none;
+  const char* window_key = "sliding_window";
+  const char* period_key = nullptr;
+  std::int64_t period = 0;
+  bool global_first = false;
+  const char* from_key = nullptr;
+  std::int64_t from = 0;
+  const char* enable_key = nullptr;
+  // The contract's W from the family's number: W = value / div + add
+  // (ModernBERT's local_attention covers half each side: W = n / 2 + 1).
+  std::int64_t div = 1, add = 0;
+};
+
+// The softmax scale: 1/sqrt(D) unless the family says otherwise.
+struct ScaleRule {
+  enum Kind { inverse_sqrt_head, inverse_sqrt_of_key, value_of_key, one } kind = inverse_sqrt_head;
+  const char* key = nullptr;  // query_pre_attn_scalar (1/sqrt), attention_multiplier (as is)
+};
+
+// q/k norms: kind "rms" | "layer" | "l2", scope "head" | "all", weight offset
+// 0 | 1 (Gemma: x * (1 + w)); on when enable_key is true (or always without one).
+struct QkNormRule {
+  bool on = false;
+  const char* kind = "rms";
+  const char* scope = "head";
+  int offset = 0;
+  const char* enable_key = nullptr;
+  std::vector<const char*> eps_keys = {"rms_norm_eps"};
+  double eps = 1e-6;
+};
+
+struct Row;
+// One layer being mapped: what the row and the config.json say, and the
+// attn-run config keys built so far (`out`). A hook reads and changes it.
+struct LayerContext {
+  const Row& row;
+  const HfConfig& hf;
+  std::int64_t layer = 0, num_layers = 0;
+  std::string layer_type;  // "full_attention", "sliding_attention", "chunked_attention"
+  std::int64_t C = 0, H = 0, Hkv = 0, D = 0;
+  json out = json::object();
+};
+// What a row cannot say: called last with the layer's config being built.
+using Hook = std::function<void(LayerContext&)>;
+
+struct Row {
+  std::string model_type;
+  // Folders whose config.json nests this model: (outer model_type, key), e.g.
+  // ("gemma3", "text_config"): the nested object is read as this model_type.
+  std::vector<std::pair<std::string, std::string>> wrappers;
+  std::vector<std::string> prefixes;  // "{N}" = the layer; the usual one first
+  std::string layout = "proj";
+  // Tensor names this family gives the layout's keys (after the prefix):
+  // weights_rename of the layer config, e.g. {"q_lin.", "q_proj."}.
+  std::vector<std::pair<std::string, std::string>> renames;
+  enum Direction { causal, bidirectional, decoder_flag } direction = causal;
+  BiasRule qkv_bias, out_bias;
+  RopeRule rope;
+  bool alibi = false;
+  WindowRule window;
+  ScaleRule scale;
+  const char* softcap_key = nullptr;  // attn_logit_softcapping
+  QkNormRule qk_norm;
+  bool sinks = false;  // gpt-oss: one learned logit per head
+  bool gate = false;   // Qwen3-Next: q_proj yields [query | gate] per head
+  // The configuration class's defaults for keys a config.json may leave out
+  // (save_pretrained writes every key; a nested text_config keeps only the
+  // ones that differ, and hand-trimmed folders exist).
+  json defaults = json::object();
+  Hook hook;
+
+  // Setters, so the table reads as rows of data.
+  Row& wrapped_in(std::string outer, std::string key) {
+    wrappers.emplace_back(std::move(outer), std::move(key));
+    return *this;
+  }
+  Row& at(std::vector<std::string> p) { return prefixes = std::move(p), *this; }
+  Row& with_layout(std::string l) { return layout = std::move(l), *this; }
+  Row& rename(std::string from, std::string to) {
+    renames.emplace_back(std::move(from), std::move(to));
+    return *this;
+  }
+  Row& bidirectional_attention() { return direction = bidirectional, *this; }
+  Row& causal_unless_encoder() { return direction = decoder_flag, *this; }
+  Row& bias(const char* key, bool fallback) { return qkv_bias = out_bias = {key, fallback}, *this; }
+  Row& biases(BiasRule qkv, BiasRule out) { return qkv_bias = qkv, out_bias = out, *this; }
+  Row& with_rope(double theta, RopeRule r = {}) {
+    r.on = true;
+    r.theta = theta;
+    return rope = std::move(r), *this;
+  }
+  Row& with_alibi() { return alibi = true, *this; }
+  Row& with_window(WindowRule w) { return window = w, *this; }
+  Row& with_scale(ScaleRule s) { return scale = s, *this; }
+  Row& softcap(const char* key) { return softcap_key = key, *this; }
+  Row& with_qk_norm(QkNormRule q) {
+    q.on = true;
+    return qk_norm = std::move(q), *this;
+  }
+  Row& with_sinks() { return sinks = true, *this; }
+  Row& with_gate() { return gate = true, *this; }
+  Row& with_defaults(json d) { return defaults = std::move(d), *this; }
+  Row& with_hook(Hook h) { return hook = std::move(h), *this; }
+};
+
+// The rows, in CONTRACT.md's order (families.cpp).
+const std::vector<Row>& rows();
+const Row* row_of(const std::string& model_type);
+
+}  // namespace attn::family

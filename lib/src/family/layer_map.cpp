@@ -1,0 +1,275 @@
+// A family row applied to one layer (family_row.h): config.json, read through
+// the checked accessors of hf_config.h, to attn-run config keys. The config
+// parser then checks the result like any config, so a folder and a
+// hand-written config obey the same rules.
+#include "family/layer_map.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attn/error.h"
+#include "family/hf_config.h"
+#include "family/hf_vocab.h"
+
+namespace attn::family {
+
+namespace {
+
+constexpr std::int64_t kMaxSize = std::int64_t(1) << 24;  // as attn-run's config (config.h)
+
+std::int64_t size_field(const HfConfig& hf, const std::string& ours, bool required,
+                        std::int64_t fallback) {
+  const std::vector<const char*>& keys = spellings_of(ours);
+  for (const char* k : keys)
+    if (hf.has(k)) return *hf.integer(k, 1, kMaxSize);
+  if (!required) return fallback;
+  std::string also;
+  for (std::size_t i = 1; i < keys.size(); ++i) also += (i > 1 ? ", " : "") + std::string(keys[i]);
+  hf.fail(keys.front(), "is missing (an integer >= 1; also read as " + also + ")");
+}
+
+bool bias_of(const HfConfig& hf, const BiasRule& b) {
+  if (!b.key) return b.fallback;
+  const std::optional<bool> v = hf.boolean(b.key);
+  if (!v) return b.fallback;
+  return b.inverted ? !*v : *v;
+}
+
+double first_positive(const HfConfig& hf, const std::vector<const char*>& keys, double fallback) {
+  for (const char* k : keys)
+    if (hf.has(k)) return *hf.number(k, 0.0, true, 1e300);
+  return fallback;
+}
+
+// rope_scaling (or a v5 rope_parameters object) as attn-run's rope.scaling:
+// null for "default"; its type must be one transformers knows.
+json scaling_of(const HfConfig& s, const std::string& what) {
+  const std::optional<std::string> t =
+      s.has("rope_type") ? s.string("rope_type") : s.string("type");
+  const std::string type = t.value_or("default");
+  if (type == "default") return nullptr;
+  // "mrope" (Qwen2-VL's text config) is rotate_half over 1-D positions: the
+  // default; "su" is Phi-3's early name of longrope (its hook renames it).
+  if (type == "mrope") return nullptr;
+  static const char* kKnown[] = {"linear", "dynamic", "yarn", "llama3", "longrope", "su"};
+  if (std::find(std::begin(kKnown), std::end(kKnown), type) == std::end(kKnown))
+    s.fail(s.has("rope_type") ? "rope_type" : "type",
+           "unknown " + what + " type \"" + type +
+               "\" (known: default, linear, dynamic, yarn, llama3, longrope)");
+  json out = s.raw();
+  out.erase("rope_theta");
+  out.erase("partial_rotary_factor");
+  return out;
+}
+
+void map_rope(LayerContext& c, bool sliding) {
+  const RopeRule& r = c.row.rope;
+  const HfConfig& hf = c.hf;
+  // transformers v5: rope_parameters, flat or per layer type, replaces
+  // rope_theta / rope_scaling.
+  std::optional<HfConfig> params = hf.object("rope_parameters");
+  if (params && !params->has("rope_theta") && !params->has("rope_type")) {
+    const char* type = sliding ? "sliding_attention" : "full_attention";
+    params = params->object(type);
+  }
+  double theta = first_positive(hf, r.theta_keys, r.theta);
+  if (!sliding && r.global_theta_key) theta = hf.positive_or(r.global_theta_key, theta);
+  json scaling = nullptr;
+  if (params) {
+    theta = params->positive_or("rope_theta", theta);
+    scaling = scaling_of(*params, "rope_parameters");
+  } else if (std::optional<HfConfig> s = hf.object("rope_scaling")) {
+    scaling = scaling_of(*s, "rope_scaling");
+  }
+  // Sliding layers' own base (Gemma 3, ModernBERT): before transformers v5
+  // their rope takes no scaling (rope_scaling is for the global layers).
+  const bool local_from_v5 = params && hf.object("rope_parameters")->has("sliding_attention");
+  if (sliding && r.local_theta_key && !local_from_v5) {
+    theta = hf.positive_or(r.local_theta_key, r.local_theta);
+    if (!r.local_scaling) scaling = nullptr;
+  }
+  double fraction = first_positive(hf, r.fraction_keys, r.fraction);
+  if (params) fraction = params->positive_or("partial_rotary_factor", fraction);
+  if (fraction > 1.0)
+    hf.fail(r.fraction_keys.empty() ? "partial_rotary_factor" : r.fraction_keys.front(),
+            "expected a fraction in (0, 1] of the head size, found " + json(fraction).dump());
+  std::int64_t dims = std::int64_t(double(c.D) * fraction);
+  if (r.dims_key && hf.has(r.dims_key)) dims = *hf.integer(r.dims_key, 2, c.D);
+  json rope = {{"theta", theta},
+               {"rotary_dim", dims},
+               {"style", r.interleaved ? "interleaved" : "half"}};
+  if (hf.has("max_position_embeddings"))
+    rope["max_position_embeddings"] = *hf.integer("max_position_embeddings", 1, INT64_MAX);
+  if (scaling.is_object()) {
+    // Phi-3 keeps original_max_position_embeddings beside rope_scaling.
+    if (!scaling.contains("original_max_position_embeddings") &&
+        hf.has("original_max_position_embeddings"))
+      scaling["original_max_position_embeddings"] =
+          *hf.integer("original_max_position_embeddings", 1, INT64_MAX);
+    rope["scaling"] = scaling;
+  }
+  c.out["rope"] = rope;
+}
+
+// Whether this layer slides, when config.json lists no layer_types.
+bool slides_by_rule(const Row& row, const HfConfig& hf, std::int64_t layer) {
+  const WindowRule& w = row.window;
+  switch (w.kind) {
+    case WindowRule::none:
+      return false;
+    case WindowRule::all:
+      return true;
+    case WindowRule::global_every: {
+      const std::int64_t n =
+          w.period_key ? hf.integer_or(w.period_key, 1, 1 << 20, w.period) : w.period;
+      if (n <= 0) return false;
+      return w.global_first ? layer % n != 0 : (layer + 1) % n != 0;
+    }
+    case WindowRule::from_layer: {
+      if (w.enable_key && !hf.boolean_or(w.enable_key, false)) return false;
+      return layer >= (w.from_key ? hf.integer_or(w.from_key, 0, INT64_MAX, w.from) : w.from);
+    }
+  }
+  return false;
+}
+
+void map_window(LayerContext& c) {
+  if (c.layer_type != "sliding_attention") return;
+  const WindowRule& w = c.row.window;
+  const std::optional<std::int64_t> n = c.hf.integer(w.window_key, 1, INT64_MAX);
+  if (n) c.out["sliding_window"] = *n / w.div + w.add;
+}
+
+void map_scale(LayerContext& c) {
+  const ScaleRule& s = c.row.scale;
+  switch (s.kind) {
+    case ScaleRule::inverse_sqrt_head:
+      return;  // attn-run's default, 1/sqrt(D)
+    case ScaleRule::inverse_sqrt_of_key:
+      if (c.hf.has(s.key)) c.out["scale"] = 1.0 / std::sqrt(c.hf.positive_or(s.key, 1.0));
+      return;
+    case ScaleRule::value_of_key:
+      if (c.hf.has(s.key)) c.out["scale"] = c.hf.positive_or(s.key, 1.0);
+      return;
+    case ScaleRule::one:
+      c.out["scale"] = 1.0;
+      return;
+  }
+}
+
+void map_qk_norm(LayerContext& c) {
+  const QkNormRule& q = c.row.qk_norm;
+  if (!q.on || (q.enable_key && !c.hf.boolean_or(q.enable_key, false))) return;
+  json n = {{"eps", first_positive(c.hf, q.eps_keys, q.eps)},
+            {"scope", q.scope},
+            {"weight_offset", q.offset}};
+  if (std::string(q.kind) != "rms") n["kind"] = q.kind;
+  c.out["qk_norm"] = n;
+}
+
+std::string with_layer(std::string p, std::int64_t layer) {
+  const std::size_t at = p.find("{N}");
+  return at == std::string::npos ? p : p.replace(at, 3, std::to_string(layer));
+}
+
+}  // namespace
+
+const std::vector<std::string>& known_layer_types() {
+  // transformers' layer_types values: the ones attn-run runs, then the ones it
+  // refuses (no softmax attention to run).
+  static const std::vector<std::string> t = {"full_attention",   "sliding_attention",
+                                             "chunked_attention", "linear_attention",
+                                             "mamba",            "conv"};
+  return t;
+}
+
+bool runs_attention(const std::string& layer_type) {
+  return layer_type == "full_attention" || layer_type == "sliding_attention" ||
+         layer_type == "chunked_attention";
+}
+
+std::string layer_type_of(const Row& row, const HfConfig& hf, std::int64_t layer,
+                          std::int64_t num_layers) {
+  if (std::optional<std::vector<std::string>> types = hf.strings("layer_types")) {
+    if (std::int64_t(types->size()) != num_layers)
+      hf.fail("layer_types", "expected one entry per layer (" + std::to_string(num_layers) +
+                                 "), found " + std::to_string(types->size()));
+    for (std::size_t i = 0; i < types->size(); ++i)
+      if (std::find(known_layer_types().begin(), known_layer_types().end(), (*types)[i]) ==
+          known_layer_types().end()) {
+        std::string known;
+        for (const std::string& k : known_layer_types()) known += (known.empty() ? "" : ", ") + k;
+        hf.fail("layer_types[" + std::to_string(i) + "]",
+                "unknown layer type \"" + (*types)[i] + "\" (known: " + known + ")");
+      }
+    return (*types)[std::size_t(layer)];
+  }
+  return slides_by_rule(row, hf, layer) ? "sliding_attention" : "full_attention";
+}
+
+std::int64_t num_layers_of(const HfConfig& hf) {
+  for (const char* k : spellings_of("num_layers"))
+    if (hf.has(k)) return *hf.integer(k, 1, kMaxSize);
+  hf.fail("num_hidden_layers", "is missing (the model's number of layers, an integer >= 1)");
+}
+
+json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int64_t num_layers,
+               const std::vector<std::string>& weight_keys) {
+  LayerContext c{row, hf, layer, num_layers, layer_type_of(row, hf, layer, num_layers),
+                 0,   0,  0,     0,          json::object()};
+  c.C = size_field(hf, "hidden_size", true, 0);
+  c.H = size_field(hf, "num_heads", true, 0);
+  c.Hkv = size_field(hf, "num_kv_heads", false, c.H);
+  c.D = size_field(hf, "head_size", false, c.C / c.H);
+  if (c.D < 1) hf.fail("head_dim", "is missing and hidden_size / num_attention_heads is 0");
+  if (c.Hkv > c.H || c.H % c.Hkv != 0)
+    hf.fail(hf.first_set({"num_key_value_heads", "num_kv_heads", "n_head_kv"}),
+            "expected a divisor of the " + std::to_string(c.H) + " attention heads, found " +
+                std::to_string(c.Hkv));
+
+  c.out["hidden_size"] = c.C;
+  c.out["num_heads"] = c.H;
+  c.out["head_size"] = c.D;
+  c.out["out_size"] = c.C;
+  if (c.Hkv != c.H) c.out["num_kv_heads"] = c.Hkv;
+  const bool causal =
+      row.direction == Row::causal ||
+      (row.direction == Row::decoder_flag && hf.boolean_or("is_decoder", false));
+  c.out["attention"] = causal ? "causal" : "multi";
+  c.out["layout"] = row.layout;
+  if (!row.renames.empty()) {
+    json r = json::object();
+    for (const auto& [from, to] : row.renames) r[from] = to;
+    c.out["weights_rename"] = r;
+  }
+  c.out["qkv_bias"] = bias_of(hf, row.qkv_bias);
+  c.out["out_bias"] = bias_of(hf, row.out_bias);
+  const bool sliding = c.layer_type == "sliding_attention";
+  if (row.rope.on) map_rope(c, sliding);
+  if (row.alibi) c.out["alibi"] = true;
+  map_window(c);
+  map_scale(c);
+  if (row.softcap_key && hf.has(row.softcap_key))
+    c.out["softcap"] = hf.positive_or(row.softcap_key, 0.0);
+  map_qk_norm(c);
+  if (row.sinks) c.out["sinks"] = true;
+  if (row.gate) c.out["gate"] = true;
+  if (row.hook) row.hook(c);
+
+  // The prefix the weights really use, among the family's.
+  std::string prefix = with_layer(row.prefixes.front(), layer);
+  for (const std::string& p : row.prefixes) {
+    const std::string cand = with_layer(p, layer);
+    const bool found = std::any_of(weight_keys.begin(), weight_keys.end(), [&](const std::string& k) {
+      return k.compare(0, cand.size(), cand) == 0;
+    });
+    if (found) {
+      prefix = cand;
+      break;
+    }
+  }
+  c.out["weights_prefix"] = prefix;
+  return c.out;
+}
+
+}  // namespace attn::family

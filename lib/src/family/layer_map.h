@@ -1,0 +1,33 @@
+// A family row applied to one layer of a config.json (private to lib/src/family).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "family/family_row.h"
+#include "family/hf_config.h"
+
+namespace attn::family {
+
+// transformers' layer_types values attn-run knows: the ones it runs
+// (runs_attention) and the ones it refuses (linear attention, Mamba, ...).
+const std::vector<std::string>& known_layer_types();
+bool runs_attention(const std::string& layer_type);
+
+// The model's number of layers (num_hidden_layers, n_layer, ...), checked.
+std::int64_t num_layers_of(const HfConfig& hf);
+
+// The layer's type: config.json's layer_types entry when it lists them
+// (checked: one per layer, each known), else the row's window pattern.
+std::string layer_type_of(const Row& row, const HfConfig& hf, std::int64_t layer,
+                          std::int64_t num_layers);
+
+// attn-run config keys for the layer (model_folder.h's layer_config):
+// sizes, kind, layout and its tensor renames, biases, positions, window,
+// scale, softcap, qk_norm, sinks, gate, then the row's hook, and the
+// weights_prefix the file really uses among the row's (`weight_keys`).
+json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int64_t num_layers,
+               const std::vector<std::string>& weight_keys);
+
+}  // namespace attn::family
