@@ -1,6 +1,7 @@
 // --model DIR without --layer: the model's attention, one row per layer
-// (issue 11 item 1): heads, KV heads, head size, positions (rope and its
-// theta, scaling, rotary dims; alibi), sliding window, and the dtype and
+// (issue 11 item 1, CONTRACT.md v3): layer type, heads, KV heads, head size,
+// positions (rope and its theta, scaling, rotary dims; alibi) and the
+// features the layer switches on (gate, qk_norm, ...), sliding window, and the dtype and
 // bytes of the tensors under the layer's key prefix. It reads config.json
 // and the weights' headers only (model_folder.h, state_dict.h) and changes
 // nothing; --format json gives the same as one JSON object.
@@ -29,9 +30,18 @@ bool is_buffer(const std::string& key) {
          (key.size() >= inv.size() && key.compare(key.size() - inv.size(), inv.size(), inv) == 0);
 }
 
+// The features a layer switches on beyond heads, positions and window
+// (CONTRACT.md v2 and v3), listed after its positions.
+const char* const kExtras[] = {"softcap", "qk_norm",       "sinks",           "gate",
+                               "mla",     "relative_bias", "attention_chunk", "attn_temperature"};
+
 // One layer's row: the attention settings layer_config mapped from
-// config.json, and the layer's tensors in the weights.
+// config.json, and the layer's tensors in the weights. A layer attn-run does
+// not run (Qwen3-Next's linear attention) is listed with its type only.
 ojson layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int64_t layer) {
+  const std::string type = attn::layer_type(m, layer);
+  if (type != "full_attention" && type != "sliding_attention" && type != "chunked_attention")
+    return {{"layer", layer}, {"type", type}, {"runs", false}};
   const ojson c = attn::layer_config(m, layer, sd.keys());
   const std::string prefix = c.value("weights_prefix", std::string());
   std::uint64_t bytes = 0;
@@ -47,6 +57,8 @@ ojson layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int6
     ++tensors;
   }
   ojson row = {{"layer", layer},
+               {"type", type},
+               {"runs", true},
                {"num_heads", c["num_heads"]},
                {"num_kv_heads", c.value("num_kv_heads", c["num_heads"])},
                {"head_size", c["head_size"]},
@@ -57,7 +69,7 @@ ojson layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int6
                {"tensors", tensors},
                {"dtype", dtypes.size() == 1 ? ojson(*dtypes.begin()) : ojson(dtypes)},
                {"bytes", bytes}};
-  for (const char* extra : {"softcap", "qk_norm", "sinks"})
+  for (const char* extra : kExtras)
     if (c.contains(extra) && !c[extra].is_null() && c[extra] != false) row[extra] = c[extra];
   return row;
 }
@@ -104,12 +116,20 @@ std::string human_bytes(std::uint64_t b) {
 
 std::string table(const ojson& j) {
   std::vector<std::vector<std::string>> rows = {
-      {"layer", "heads", "kv_heads", "head_size", "positions", "window", "dtype", "bytes"}};
+      {"layer", "type", "heads", "kv_heads", "head_size", "positions", "window", "dtype", "bytes"}};
   for (const ojson& r : j["layers"]) {
+    std::string type = r["type"].get<std::string>();
+    type = type.substr(0, type.find("_attention"));  // "full", "sliding", "linear", ...
+    if (!r["runs"].get<bool>()) {
+      rows.push_back({number(r["layer"]), type + " (not run)", "-", "-", "-", "-", "-", "-", "-"});
+      continue;
+    }
     std::string pos = positions(r);
-    for (const char* extra : {"softcap", "qk_norm", "sinks"})
-      if (r.contains(extra)) pos += std::string(", ") + extra;
-    rows.push_back({number(r["layer"]), number(r["num_heads"]), number(r["num_kv_heads"]),
+    for (const char* extra : kExtras)
+      if (r.contains(extra))
+        pos += std::string(", ") + extra +
+               (r[extra].is_number() ? "=" + number(r[extra]) : std::string());
+    rows.push_back({number(r["layer"]), type, number(r["num_heads"]), number(r["num_kv_heads"]),
                     number(r["head_size"]), pos,
                     r["sliding_window"].is_null() ? "-" : number(r["sliding_window"]),
                     r["dtype"].is_string() ? r["dtype"].get<std::string>() : "mixed",
@@ -126,7 +146,7 @@ std::string table(const ojson& j) {
     std::string line;
     for (std::size_t i = 0; i < r.size(); ++i) {
       // Numbers right-aligned, text left-aligned, as a printed table reads.
-      const bool right = i == 0 || i == 1 || i == 2 || i == 3 || i == 7;
+      const bool right = i == 0 || i == 2 || i == 3 || i == 4 || i == 8;
       const std::string pad(w[i] - r[i].size(), ' ');
       line += (i ? "  " : "") + (right ? pad + r[i] : r[i] + (i + 1 < r.size() ? pad : ""));
     }

@@ -61,10 +61,9 @@ TEST_CASE("cli_model_summary: data/tiny-llama as a table and as JSON") {
   CHECK(r.err.empty());
   CHECK(attn::test::count_of(r.out, "\n") == 4);  // model line, header, two layers
   CHECK(r.out.find("(llama, 2 layers)") != std::string::npos);
-  CHECK(r.out.find("layer  heads  kv_heads  head_size  positions") != std::string::npos);
-  CHECK(r.out.find(
-            "    1      4         2         16  rope theta=10000  -       bfloat16  24.0 KiB\n") !=
-        std::string::npos);
+  CHECK(r.out.find("layer  type  heads  kv_heads  head_size  positions") != std::string::npos);
+  CHECK(r.out.find("    1  full      4         2         16  rope theta=10000  -       bfloat16  "
+                   "24.0 KiB\n") != std::string::npos);
   const json j = summary_json(dir);
   CHECK(j["model_type"] == "llama");
   CHECK(j["num_layers"] == 2);

@@ -118,10 +118,7 @@ std::vector<Row> build() {
       .with_rope(10000.0)
       .with_window(qwen_window())
       .with_defaults({{"head_dim", 128}, {"sliding_window", 4096}, {"max_window_layers", 28}});
-  row("gemma")
-      .bias("attention_bias", false)
-      .with_rope(10000.0)
-      .with_defaults({{"head_dim", 256}});
+  row("gemma").bias("attention_bias", false).with_rope(10000.0).with_defaults({{"head_dim", 256}});
   row("gemma2")
       .bias("attention_bias", false)
       .with_rope(10000.0)

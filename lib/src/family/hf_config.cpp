@@ -58,9 +58,9 @@ const char* HfConfig::first_set(std::initializer_list<const char*> keys) const {
 
 std::int64_t HfConfig::check_integer(const json& v, const std::string& key, std::int64_t min,
                                      std::int64_t max) const {
-  const std::string range =
-      max >= (std::int64_t(1) << 40) ? ">= " + std::to_string(min)
-                                     : "in " + std::to_string(min) + ".." + std::to_string(max);
+  const std::string range = max >= (std::int64_t(1) << 40)
+                                ? ">= " + std::to_string(min)
+                                : "in " + std::to_string(min) + ".." + std::to_string(max);
   std::int64_t n = 0;
   if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(INT64_MAX)) {
     fail(key, "expected an integer " + range + ", found " + found(v));
@@ -160,8 +160,8 @@ json read_config_json(const std::string& file) {
     throw Error(Exit::config, printable(file) + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   if (!j.is_object())
-    throw Error(Exit::config, printable(file) + ": expected a JSON object, found " +
-                                  std::string(type_name(j)));
+    throw Error(Exit::config,
+                printable(file) + ": expected a JSON object, found " + std::string(type_name(j)));
   return j;
 }
 

@@ -95,9 +95,8 @@ void map_rope(LayerContext& c, bool sliding) {
             "expected a fraction in (0, 1] of the head size, found " + json(fraction).dump());
   std::int64_t dims = std::int64_t(double(c.D) * fraction);
   if (r.dims_key && hf.has(r.dims_key)) dims = *hf.integer(r.dims_key, 2, c.D);
-  json rope = {{"theta", theta},
-               {"rotary_dim", dims},
-               {"style", r.interleaved ? "interleaved" : "half"}};
+  json rope = {
+      {"theta", theta}, {"rotary_dim", dims}, {"style", r.interleaved ? "interleaved" : "half"}};
   if (hf.has("max_position_embeddings"))
     rope["max_position_embeddings"] = *hf.integer("max_position_embeddings", 1, INT64_MAX);
   if (scaling.is_object()) {
@@ -177,9 +176,12 @@ std::string with_layer(std::string p, std::int64_t layer) {
 const std::vector<std::string>& known_layer_types() {
   // transformers' layer_types values: the ones attn-run runs, then the ones it
   // refuses (no softmax attention to run).
-  static const std::vector<std::string> t = {"full_attention",   "sliding_attention",
-                                             "chunked_attention", "linear_attention",
-                                             "mamba",            "conv"};
+  static const std::vector<std::string> t = {"full_attention",
+                                             "sliding_attention",
+                                             "chunked_attention",
+                                             "linear_attention",
+                                             "mamba",
+                                             "conv"};
   return t;
 }
 
@@ -232,9 +234,8 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
   c.out["head_size"] = c.D;
   c.out["out_size"] = c.C;
   if (c.Hkv != c.H) c.out["num_kv_heads"] = c.Hkv;
-  const bool causal =
-      row.direction == Row::causal ||
-      (row.direction == Row::decoder_flag && hf.boolean_or("is_decoder", false));
+  const bool causal = row.direction == Row::causal ||
+                      (row.direction == Row::decoder_flag && hf.boolean_or("is_decoder", false));
   c.out["attention"] = causal ? "causal" : "multi";
   c.out["layout"] = row.layout;
   if (!row.renames.empty()) {
@@ -260,9 +261,9 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
   std::string prefix = with_layer(row.prefixes.front(), layer);
   for (const std::string& p : row.prefixes) {
     const std::string cand = with_layer(p, layer);
-    const bool found = std::any_of(weight_keys.begin(), weight_keys.end(), [&](const std::string& k) {
-      return k.compare(0, cand.size(), cand) == 0;
-    });
+    const bool found =
+        std::any_of(weight_keys.begin(), weight_keys.end(),
+                    [&](const std::string& k) { return k.compare(0, cand.size(), cand) == 0; });
     if (found) {
       prefix = cand;
       break;
