@@ -22,6 +22,7 @@
 
 #include "attn/attention.h"
 #include "attn/config.h"
+#include "attn/model_folder.h"
 #include "attn/npy.h"
 #include "attn/run.h"
 #include "check_close.h"
@@ -223,4 +224,19 @@ TEST_CASE("golden folders: --model opens the weights once, for the key names and
   LoadOptions lo;
   lo.input_path = case_dir + "/input.npy";
   check_run(cfg, lo, case_dir, true);
+}
+
+TEST_CASE("golden folders: every family of the table has a golden folder") {
+  // Adding a family is a row and a golden fixture (docs/adding-a-family.md):
+  // each supported model_type must be some folder's (after unwrapping), so a
+  // row without a fixture fails here.
+  std::vector<std::string> covered;
+  for (const auto& entry : fs::directory_iterator(folders_root())) {
+    const std::string model = (entry.path() / "model").string();
+    if (fs::exists(model + "/config.json")) covered.push_back(open_model_folder(model).model_type);
+  }
+  for (const std::string& type : supported_model_types()) {
+    CAPTURE(type);
+    CHECK(std::find(covered.begin(), covered.end(), type) != covered.end());
+  }
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "attn/error.h"
 #include "attn/model_folder.h"
@@ -430,4 +431,24 @@ TEST_CASE("model folder: a config.json that is a device or a folder is named as 
   Folder f("llama3");
   CHECK_THROWS_WITH(attn::open_model_folder((f.dir / "model.safetensors").string()),
                     doctest::Contains("not a folder (--model takes a Hugging Face model folder"));
+}
+
+TEST_CASE("model folder: the README lists exactly the family table's model_types, in its order") {
+  std::ifstream in(std::string(ATTN_SOURCE_DIR) + "/README.md");
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string start = "list equal to it): ", end = "; any other is an error";
+  const std::size_t a = readme.find(start), b = readme.find(end, a);
+  REQUIRE(a != std::string::npos);
+  REQUIRE(b != std::string::npos);
+  std::vector<std::string> listed;
+  std::string name;
+  for (char ch : readme.substr(a + start.size(), b - a - start.size()) + ",") {
+    if (ch == ',') {
+      listed.push_back(name);
+      name.clear();
+    } else if (ch != ' ' && ch != '\n') {
+      name += ch;
+    }
+  }
+  CHECK(listed == attn::supported_model_types());
 }
