@@ -349,11 +349,13 @@
   const pinned = /^#pin=(\d+)$/.exec(location.hash);
   pin("q", pinned ? Math.min(NQ - 1, Number(pinned[1])) : NQ - 1);
   set_view(location.hash === "#maps" ? "maps" : "heads");
-  // The first lines and bars are drawn now, not on the next animation frame
-  // (redraw): the page is complete when its script ends. A reader of the DOM
-  // right after the load event (chromium --dump-dom, the tests) may otherwise
-  // come before the first frame, as it did under load.
-  if (state.view === "heads") draw_lines();
+  // The first lines and bars are drawn now, in either view, not on the next
+  // animation frame (redraw): the page is complete when its script ends. A
+  // reader of the DOM right after the load event (chromium --dump-dom, the
+  // tests) may otherwise come before the first frame, as it did under load
+  // with #maps, whose head view is drawn while hidden.
+  if (state.view !== "heads") size_lines();
+  draw_lines();
   document.body.dataset.ready = "1";
   document.body.dataset.setupMs = String(Math.round(performance.now() - t0));  // for the README's figures
 })();

@@ -422,7 +422,8 @@ TEST_CASE("pictures: the HTML page of a 5 x 8 map holds both label sets, in chro
   attn::test::write_text(t / "cross.html", page);
   keep("cross.html", page);
   for (const char* hash : {"", "#maps"}) {
-    CAPTURE(hash);
+    const std::string view = *hash ? hash : "(no hash)";
+    CAPTURE(view);
     auto dom = b.load(t / ("cross.html" + std::string(hash)), "--dump-dom");
     REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
     CHECK_MESSAGE(!attn::test::console_errors(dom.err), dom.err);
