@@ -201,6 +201,22 @@ std::vector<Row> build() {
                         {"beta_slow", 1.0},
                         {"truncate", false},
                         {"original_max_position_embeddings", 4096}}}});
+
+  // ---- CONTRACT.md v3's decoders ------------------------------------------------------------
+  // (rows that need no new forward-pass feature)
+
+  // ---- CONTRACT.md v3's encoders ------------------------------------------------------------
+  // (BERT-like, vision and CLIP towers)
+
+  // ---- CONTRACT.md v3: gated attention, qk_norm kinds, chunks, temperature ------------------
+  // (Qwen3-Next / Qwen3.5, Gemma 4, Cohere, StableLM, Llama 4)
+
+  // ---- CONTRACT.md v3: multi-head latent attention ------------------------------------------
+  // (DeepSeek-V2 / V3)
+
+  // ---- CONTRACT.md v3: relative position bias ------------------------------------------------
+  // (T5)
+
   return t;
 }
 
