@@ -76,6 +76,54 @@ void add_score_facts(const attn::Config& cfg, std::vector<std::pair<std::string,
   if (cfg.sinks) f.emplace_back("sinks", "one logit per head: rows sum to less than 1");
 }
 
+// The name a person knows a model folder by: its last component
+// ("Qwen3-0.6B"), or "Qwen/Qwen3-0.6B" for a snapshot of the Hugging Face
+// cache (.../models--Qwen--Qwen3-0.6B/snapshots/<commit>).
+std::string model_name(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  const auto snap = dir.rfind("/snapshots/");
+  if (snap != std::string::npos && dir.find('/', snap + 11) == std::string::npos) {
+    const std::string repo = dir.substr(0, snap);
+    const auto cut = repo.rfind("/models--");
+    std::string name = cut == std::string::npos ? "" : repo.substr(cut + 9);
+    if (!name.empty()) {
+      const auto sep = name.find("--");
+      if (sep != std::string::npos) name.replace(sep, 2, "/");
+      return name;
+    }
+  }
+  const auto slash = dir.find_last_of('/');
+  const std::string last = slash == std::string::npos ? dir : dir.substr(slash + 1);
+  return last.empty() ? dir : last;
+}
+
+// A run of a model folder's layer is titled by the folder and the layer
+// ("Qwen3-0.6B, layer 5"); a config by its file.
+std::string picture_title(const attn::Config& cfg) {
+  if (!cfg.model.empty() && cfg.layer)
+    return model_name(cfg.model) + ", layer " + std::to_string(*cfg.layer);
+  return cfg.file.empty() ? "attention maps" : cfg.file;
+}
+
+// ", 8 KV heads" when grouped (or multi-query), else "".
+std::string kv_heads_text(const attn::Config& cfg) {
+  const std::int64_t g = cfg.kv_heads();
+  if (g == cfg.num_heads) return "";
+  return ", " + std::to_string(g) + (g == 1 ? " KV head" : " KV heads");
+}
+
+// How positions enter the scores: ", rope theta 10000", ", alibi", "".
+std::string positions_text(const attn::Config& cfg) {
+  if (cfg.rope) return ", rope theta " + num_text(cfg.rope->theta);
+  if (cfg.alibi) return ", alibi";
+  return "";
+}
+
+// ", window 4096" for a sliding-window layer, else "".
+std::string window_text(const attn::Config& cfg) {
+  return cfg.sliding_window ? ", window " + std::to_string(*cfg.sliding_window) : "";
+}
+
 bool ends_with_html(const std::string& p) {
   std::string tail = p.size() >= 5 ? p.substr(p.size() - 5) : p;
   for (auto& c : tail) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -176,12 +224,12 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
   const std::size_t nq = cap.query_cells(), nk = cap.key_cells();
   const bool square = !cfg.cross() && L == T;  // self-attention without extra key columns
   MapPicture pic;
-  pic.title = cfg.file.empty() ? "attention maps" : cfg.file;
+  pic.title = picture_title(cfg);
   pic.subtitle =
       attn::kind_name(cfg.kind) +
       (cfg.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") + ", " +
-      std::to_string(H) + (H == 1 ? " head" : " heads") + ", layout " +
-      attn::layout_name(model.layout) +
+      std::to_string(H) + (H == 1 ? " head" : " heads") + kv_heads_text(cfg) +
+      positions_text(cfg) + window_text(cfg) + ", layout " + attn::layout_name(model.layout) +
       (square ? "; S = " + std::to_string(L)
               : "; L = " + std::to_string(L) + " queries x T = " + std::to_string(T) + " keys");
   if (cfg.sinks) pic.subtitle += "; sinks: rows sum to less than 1";

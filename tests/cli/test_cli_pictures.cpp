@@ -236,3 +236,28 @@ TEST_CASE("cli_pictures: with sinks, --show's head view gives the row's sum") {
   CHECK(std::stod(m[1]) < 0.999);
   CHECK(r.out.find("colour: 0 to ") != std::string::npos);
 }
+
+TEST_CASE("cli_pictures: a model folder's picture is titled by the folder and the layer") {
+  // Gemma 2's layer 0 slides (window 4), layer 1 is global; 4 heads, 2 KV heads.
+  attn::test::TempDir t;
+  const std::string dir = attn::test::source_dir() + "/tests/golden/folders/gemma2/";
+  for (const int layer : {0, 1}) {
+    CAPTURE(layer);
+    const std::string svg_path = t / ("l" + std::to_string(layer) + ".svg");
+    auto r = run(bin() + " --model " + q(dir + "model/") + " --layer " + std::to_string(layer) +
+                 " --input " + q(dir + "layer0/input.npy") + " --plot " + q(svg_path));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const std::string svg = attn::test::read_text(svg_path);
+    CHECK(count_of(svg, ">model, layer " + std::to_string(layer) + "</text>") == 1);
+    CHECK(count_of(svg, "config.json") == 0);
+    CHECK(count_of(svg, "4 heads, 2 KV heads, rope theta 10000") == 1);
+    CHECK(count_of(svg, ", window 4,") == (layer == 0 ? 1 : 0));
+  }
+  // A snapshot of the Hugging Face cache is titled by its repository.
+  const std::string snap = t / "hub/models--google--gemma-2-2b/snapshots/0123abcd";
+  REQUIRE(run("mkdir -p " + q(snap) + " && cp " + q(dir) + "model/* " + q(snap)).exit_code == 0);
+  auto r = run(bin() + " --model " + q(snap) + " --layer 1 --input " +
+               q(dir + "layer0/input.npy") + " --plot " + q(t / "snap.svg"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(count_of(attn::test::read_text(t / "snap.svg"), ">google/gemma-2-2b, layer 1</text>") == 1);
+}
