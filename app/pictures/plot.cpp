@@ -134,13 +134,12 @@ Layout lay_out(const MapPicture& pic) {
   const double axis_w = kLabelSize + 6;  // the rotated "query" caption
   L.block_w = axis_w + L.row_label_w + L.panel_w + kPanelGapX;
   L.block_h = kPanelTitleSize + 8 + L.panel_h + L.col_label_h + kLabelSize + 6 + kPanelGapY;
-  // Many heads wrap into a grid about as wide as it is tall (12 heads: 4 x
-  // 3), never wider than kMaxPanelColumns or ~kMaxGridPx.
+  // Heads wrap into a grid about as wide as it is tall (4 heads: 2 x 2, 12
+  // heads: 4 x 3), never wider than kMaxPanelColumns or ~kMaxGridPx.
   const std::size_t K = pic.heads.size();
   const auto squarish = std::size_t(std::ceil(std::sqrt(double(K)) - 1e-9));
   const auto fit = std::max<std::size_t>(1, std::size_t(kMaxGridPx / L.block_w));
-  const std::size_t want = K <= kMaxPanelColumns ? K : squarish;
-  L.grid_cols = std::max<std::size_t>(1, std::min({want, kMaxPanelColumns, fit}));
+  L.grid_cols = std::max<std::size_t>(1, std::min({squarish, kMaxPanelColumns, fit}));
   L.grid_rows = (pic.heads.size() + L.grid_cols - 1) / L.grid_cols;
   L.header_h = kMargin + kTitleSize + 8 + kSubtitleSize + 18;
 

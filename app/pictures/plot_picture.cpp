@@ -228,8 +228,8 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
   pic.subtitle =
       attn::kind_name(cfg.kind) +
       (cfg.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") + ", " +
-      std::to_string(H) + (H == 1 ? " head" : " heads") + kv_heads_text(cfg) +
-      positions_text(cfg) + window_text(cfg) + ", layout " + attn::layout_name(model.layout) +
+      std::to_string(H) + (H == 1 ? " head" : " heads") + kv_heads_text(cfg) + positions_text(cfg) +
+      window_text(cfg) + ", layout " + attn::layout_name(model.layout) +
       (square ? "; S = " + std::to_string(L)
               : "; L = " + std::to_string(L) + " queries x T = " + std::to_string(T) + " keys");
   if (cfg.sinks) pic.subtitle += "; sinks: rows sum to less than 1";

@@ -8,6 +8,7 @@
 // Letters: H heads, S sequence, L queries, T keys (T' with the extra columns).
 #include <doctest/doctest.h>
 
+#include <array>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -108,21 +109,26 @@ TEST_CASE("cli_pictures: up to S = 64 every label is drawn; past it they thin ou
   CHECK(count_of(attn::test::read_text(t2 / "s.svg"), ">t1</text>") == 0);
 }
 
-TEST_CASE("cli_pictures: twelve heads wrap into a 4 x 3 grid") {
-  attn::test::TempDir t;
-  const std::string c = long_config(t, 8, 12);
-  REQUIRE(run(bin() + " -q --config " + q(c) + " --plot " + q(t / "g.svg")).exit_code == 0);
-  const std::string svg = attn::test::read_text(t / "g.svg");
-  CHECK(count_of(svg, "<g class=\"panel\"") == 12);
-  std::set<std::string> xs, ys;
-  const std::regex title("<text x=\"([0-9.]+)\" y=\"([0-9.]+)\"[^>]*>head \\d+</text>");
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), title); it != std::sregex_iterator();
-       ++it) {
-    xs.insert((*it)[1]);
-    ys.insert((*it)[2]);
+TEST_CASE("cli_pictures: heads wrap into a grid about as wide as tall (4: 2 x 2, 12: 4 x 3)") {
+  for (const auto& [heads, cols, rows] :
+       {std::array<std::size_t, 3>{12, 4, 3}, std::array<std::size_t, 3>{4, 2, 2},
+        std::array<std::size_t, 3>{3, 2, 2}, std::array<std::size_t, 3>{2, 2, 1}}) {
+    CAPTURE(heads);
+    attn::test::TempDir t;
+    const std::string c = long_config(t, 8, heads);
+    REQUIRE(run(bin() + " -q --config " + q(c) + " --plot " + q(t / "g.svg")).exit_code == 0);
+    const std::string svg = attn::test::read_text(t / "g.svg");
+    CHECK(count_of(svg, "<g class=\"panel\"") == heads);
+    std::set<std::string> xs, ys;
+    const std::regex title("<text x=\"([0-9.]+)\" y=\"([0-9.]+)\"[^>]*>head \\d+</text>");
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), title);
+         it != std::sregex_iterator(); ++it) {
+      xs.insert((*it)[1]);
+      ys.insert((*it)[2]);
+    }
+    CHECK(xs.size() == cols);
+    CHECK(ys.size() == rows);
   }
-  CHECK(xs.size() == 4);
-  CHECK(ys.size() == 3);
 }
 
 TEST_CASE("cli_pictures: CJK, Hangul, Thai and Devanagari labels get real glyphs in the PNG") {
@@ -256,8 +262,8 @@ TEST_CASE("cli_pictures: a model folder's picture is titled by the folder and th
   // A snapshot of the Hugging Face cache is titled by its repository.
   const std::string snap = t / "hub/models--google--gemma-2-2b/snapshots/0123abcd";
   REQUIRE(run("mkdir -p " + q(snap) + " && cp " + q(dir) + "model/* " + q(snap)).exit_code == 0);
-  auto r = run(bin() + " --model " + q(snap) + " --layer 1 --input " +
-               q(dir + "layer0/input.npy") + " --plot " + q(t / "snap.svg"));
+  auto r = run(bin() + " --model " + q(snap) + " --layer 1 --input " + q(dir + "layer0/input.npy") +
+               " --plot " + q(t / "snap.svg"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(count_of(attn::test::read_text(t / "snap.svg"), ">google/gemma-2-2b, layer 1</text>") == 1);
 }
