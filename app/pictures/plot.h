@@ -78,7 +78,9 @@ std::size_t capture_cells(const Options& opt, std::size_t heads);
 
 // The colour scale shared by every picture: 0 to the largest weight, unless
 // a few cells dwarf the rest; then it stops at the 99th percentile of the
-// non-zero cells and brighter cells saturate (clipped).
+// non-zero cells and brighter cells saturate (clipped). Every picture takes
+// it from the map in at most kMaxPlotCells cells a side (the HTML page too,
+// whose cells are finer), so PNG, SVG and HTML saturate at one figure.
 struct ColourScale {
   double vmax = 1, max_value = 0;
   bool clipped = false;

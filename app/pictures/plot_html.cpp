@@ -91,7 +91,9 @@ std::string render_html(const MapPicture& full) {
     fewer = reduced(full, kMaxPageCells);
   const MapPicture& pic = fewer ? *fewer : full;
   const std::size_t K = pic.heads.size(), nq = pic.cells.shape[1], nk = pic.cells.shape[2];
-  const ColourScale scale = colour_scale(pic.cells);
+  // The scale of the SVG and PNG (their kMaxPlotCells cells), so every
+  // picture of a run saturates at the same figure.
+  const ColourScale scale = colour_scale(reduced(pic, kMaxPlotCells).cells);
 
   nlohmann::json meta;
   meta["title"] = picture_text(pic.title);

@@ -245,3 +245,27 @@ TEST_CASE("cli_html: S = 512 with 12 heads loads in chromium, every token in the
     CHECK(dom.out.find("data-ready=\"1\"") != std::string::npos);
   }
 }
+
+TEST_CASE("cli_html: the page and the SVG of one run saturate at the same figure") {
+  // Past 256 tokens the SVG draws block maxima of fewer cells than the page;
+  // both take the colour scale from the SVG's cells.
+  for (const std::size_t S : {600, 1500}) {
+    CAPTURE(S);
+    attn::test::TempDir t;
+    attn::test::write_text(t / "x.npy", attn::encode_npy(attn::test::random_tensor({S, 16}, 5)));
+    attn::test::write_text(t / "c.json",
+                           "{\"attention\": \"multi\", \"hidden_size\": 16, \"num_heads\": 2, "
+                           "\"causal\": true, \"layout\": \"fused\", \"init\": {\"seed\": 4}, "
+                           "\"input\": \"x.npy\"}");
+    for (const char* out : {"m.svg", "m.html"})
+      REQUIRE(run(bin() + " -q --config " + q(t / "c.json") + " --plot " + q(t / out)).exit_code ==
+              0);
+    const auto meta = nlohmann::json::parse(
+        script_body(attn::test::read_text(t / "m.html"), "type=\"application/json\">"));
+    REQUIRE(meta["clipped"] == true);  // the first query's 1.0 dwarfs the long rows
+    std::smatch m;
+    const std::string svg = attn::test::read_text(t / "m.svg");
+    REQUIRE(std::regex_search(svg, m, std::regex("colours saturate at ([0-9.e-]+) ")));
+    CHECK(std::stod(m[1]) == doctest::Approx(meta["vmax"].get<double>()).epsilon(0.006));  // %.3g
+  }
+}
