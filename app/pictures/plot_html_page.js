@@ -226,7 +226,8 @@
   function status() {
     const p = state.pinned;
     $("status").textContent = p
-      ? "Pinned " + (p.side === "q" ? "query " + p.t + " " + quote(p.t) : "key " + p.t + " " + kquote(p.t)) + "; click it again to unpin."
+      ? "Pinned " + (p.side === "q" ? (NQ === meta.L ? "query " + p.t + " " : "queries ") + quote(p.t)
+                                     : (NK === meta.T ? "key " + p.t + " " : "keys ") + kquote(p.t)) + "; click it again to unpin."
       : "Hover a token to see where it attends (lines: weight relative to the strongest); click to pin it.";
   }
   function pin(side, t) {
@@ -346,8 +347,11 @@
   // The address can choose the view and pin a query: page.html#maps, #pin=5.
   // Otherwise the last query starts pinned (as --show's head view), so the
   // head view opens with lines drawn rather than empty.
+  // #pin=N is query token N at any length: past kMaxPageCells tokens a cell
+  // holds a block of them (cell floor(N * NQ / L), as the capture groups them).
   const pinned = /^#pin=(\d+)$/.exec(location.hash);
-  pin("q", pinned ? Math.min(NQ - 1, Number(pinned[1])) : NQ - 1);
+  const token_cell = (t) => Math.floor((Math.min(meta.L - 1, t) * NQ) / meta.L);
+  pin("q", pinned ? token_cell(Number(pinned[1])) : NQ - 1);
   set_view(location.hash === "#maps" ? "maps" : "heads");
   // The first lines and bars are drawn now, in either view, not on the next
   // animation frame (redraw): the page is complete when its script ends. A

@@ -269,3 +269,26 @@ TEST_CASE("cli_html: the page and the SVG of one run saturate at the same figure
     CHECK(std::stod(m[1]) == doctest::Approx(meta["vmax"].get<double>()).epsilon(0.006));  // %.3g
   }
 }
+
+TEST_CASE("cli_html: #pin=N pins query token N at any length") {
+  Browser b;
+  if (!b.present) {
+    MESSAGE("skipping: no chromium (Debian's `chromium` package) to load the page");
+    return;
+  }
+  // 1500 tokens in 1024 cells: token 1400 is in cell 955, which holds 1399-1400.
+  attn::test::TempDir t;
+  attn::test::write_text(t / "x.npy", attn::encode_npy(attn::test::random_tensor({1500, 16}, 5)));
+  attn::test::write_text(t / "c.json",
+                         "{\"attention\": \"multi\", \"hidden_size\": 16, \"num_heads\": 1, "
+                         "\"causal\": true, \"layout\": \"fused\", \"init\": {\"seed\": 4}, "
+                         "\"input\": \"x.npy\"}");
+  REQUIRE(run(bin() + " -q --config " + q(t / "c.json") + " --plot " + q(t / "p.html")).exit_code ==
+          0);
+  auto dom = b.load(t / "p.html#pin=1400", "--dump-dom");
+  REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
+  CHECK_MESSAGE(!console_errors(dom.err), dom.err);
+  CHECK(dom.out.find("Pinned queries \xC2\xAB"
+                     "1399 [1399\xE2\x80\x93"
+                     "1400]\xC2\xBB") != std::string::npos);
+}
