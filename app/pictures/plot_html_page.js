@@ -253,6 +253,33 @@
     });
 
   // ---- Heatmaps, one panel per head: drawn when first shown.
+  // The labels along one axis of a heatmap (n cells of `tokens` tokens), as
+  // the PNG draws them: every token's label up to 64 cells, past that ticks
+  // at round steps (1, 2 or 5 times a power of ten) naming the first token of
+  // their cell. Each sits at its cell's centre (a percentage of the axis).
+  function tick_labels(cls, labels, n, tokens) {
+    const box = el("div", "ticks " + cls);
+    const every = n <= 64;
+    let step = 1;
+    if (!every) {
+      const raw = n / 12, p = Math.pow(10, Math.floor(Math.log10(raw)));
+      step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw);
+    }
+    let widest = 0;
+    box.dataset.n = String(n);
+    for (let i = 0; i < n; i += step) {
+      const t = el("span");
+      t.textContent = every ? labels[i] : String(Math.ceil((i * tokens) / n));
+      t.dataset.i = String(i);
+      t.style.setProperty("--at", (100 * (i + 0.5)) / n + "%");
+      widest = Math.max(widest, t.textContent.length);
+      box.append(t);
+    }
+    // Row labels take the room their longest needs (up to 12 characters).
+    if (cls === "rlab") box.style.width = Math.min(12, widest) * 0.62 + 0.8 + "em";
+    box.dataset.widest = String(widest);
+    return box;
+  }
   const scale = Math.max(1, Math.floor(512 / N));  // canvas px per cell: room for hatching
   // Square cells, but a panel no flatter than 8:1 and no taller than 1:2.
   const aspect = Math.min(8, Math.max(0.5, NK / NQ));
@@ -268,7 +295,11 @@
     if (NQ !== NK) box.style.aspectRatio = String(aspect);
     mark.hidden = true;
     box.append(cv, mark);
-    fig.append(cap, box);
+    const qaxis = el("div", "axis q"), kaxis = el("div", "axis k");
+    qaxis.textContent = "query";
+    kaxis.textContent = "key";
+    fig.append(cap, qaxis, tick_labels("rlab", meta.labels, NQ, meta.L), box,
+               tick_labels("klab", meta.key_labels, NK, meta.T), kaxis);
     const cell = (ev) => {
       const r = cv.getBoundingClientRect();
       const i = Math.floor(((ev.clientY - r.top) / r.height) * NQ), j = Math.floor(((ev.clientX - r.left) / r.width) * NK);
@@ -284,7 +315,27 @@
     marks.push(mark);
     $("grid").append(fig);
   });
+  // Every label that fits: a small panel (all heads) shows every 2nd, 5th...
+  // label so that none overlaps, a large one (one head) every label.
+  function thin_labels() {
+    for (const box of document.querySelectorAll(".ticks")) {
+      const n = Number(box.dataset.n), keys = box.classList.contains("klab");
+      const px = keys ? box.clientWidth : box.clientHeight;
+      if (!(px > 0)) continue;
+      // Rows need a line's height; key labels their width, or they stand
+      // upright (as in the PNG) and need a line's height.
+      const flat_need = 6.5 * Number(box.dataset.widest) + 4;
+      const upright = keys && px / n < flat_need;
+      box.classList.toggle("upright", upright);
+      const need = keys && !upright ? flat_need : 12;
+      let step = 1;
+      for (let p = 1; (px / n) * step < need; p *= 10)
+        step = [1, 2, 5].map((m) => m * p).find((s) => (px / n) * s >= need) || 10 * p;
+      for (const t of box.children) t.hidden = n <= 64 && Number(t.dataset.i) % step !== 0;
+    }
+  }
   function draw_maps() {
+    thin_labels();
     if (drawn) return;
     drawn = true;
     const w = NK * scale, h = NQ * scale;
@@ -335,6 +386,7 @@
     chips.hidden = v !== "all";
     panels.forEach((p, k) => (p.hidden = v !== "all" && Number(v) !== k));
     $("grid").style.setProperty("--panel", v === "all" ? "300px" : "min(90vw, 720px)");
+    if (state.view === "maps") thin_labels();
     redraw();
   }
   select.onchange = () => set_head(select.value);
@@ -342,6 +394,7 @@
   $("view-maps").onclick = () => set_view("maps");
   addEventListener("resize", () => {
     if (state.view === "heads") size_lines(), redraw();
+    else thin_labels();
   });
   set_head(state.head);
   // The address can choose the view and pin a query: page.html#maps, #pin=5.

@@ -436,7 +436,10 @@ TEST_CASE("pictures: the HTML page of a 5 x 8 map holds both label sets, in chro
     const auto qcol = dom.out.find("id=\"qcol\""), kcol = dom.out.find("id=\"kcol\"");
     REQUIRE(qcol != std::string::npos);
     REQUIRE(kcol != std::string::npos);
-    const std::string qtext = dom.out.substr(qcol, kcol - qcol), ktext = dom.out.substr(kcol);
+    const auto grid = dom.out.find("id=\"grid\"");  // the heatmaps follow the head view
+    REQUIRE(grid != std::string::npos);
+    const std::string qtext = dom.out.substr(qcol, kcol - qcol),
+                      ktext = dom.out.substr(kcol, grid - kcol);
     for (int i = 0; i < 5; ++i) CHECK(count_of(qtext, ">q" + std::to_string(i) + "<") == 1);
     for (const char* k : {"k0", "&lt;k&amp;1&gt;", "k5", "bias_kv", "zero_attn"}) {
       CHECK_MESSAGE(count_of(ktext, std::string(">") + k + "<") == 1, k);
@@ -447,6 +450,18 @@ TEST_CASE("pictures: the HTML page of a 5 x 8 map holds both label sets, in chro
     const std::regex bar("<span class=\"bar\" style=\"width: [0-9.e-]+%;\"></span>");
     CHECK(std::distance(std::sregex_iterator(dom.out.begin(), dom.out.end(), bar),
                         std::sregex_iterator()) == 8);
+    // Each heatmap has its "query" and "key" axes and every token's label
+    // along them (two panels: heads 0 and 2), none thinned out at this size.
+    const std::string maps = dom.out.substr(grid);
+    CHECK(count_of(maps, "<div class=\"axis q\">query</div>") == 2);
+    CHECK(count_of(maps, "<div class=\"axis k\">key</div>") == 2);
+    for (int i = 0; i < 5; ++i) CHECK(count_of(maps, ">q" + std::to_string(i) + "</span>") == 2);
+    for (const char* k : {"k0", "&lt;k&amp;1&gt;", "k5", "bias_kv", "zero_attn"})
+      CHECK_MESSAGE(count_of(maps, std::string(">") + k + "</span>") == 2, k);
+    CHECK(count_of(maps, "<span data-i=") == 2 * (5 + 8));
+    const std::regex thinned("<span data-i=[^>]* hidden=");
+    CHECK(std::distance(std::sregex_iterator(maps.begin(), maps.end(), thinned),
+                        std::sregex_iterator()) == 0);
   }
   // Screenshots to look at (kept with ATTN_KEEP_PICTURES).
   for (const char* hash : {"", "#maps"}) {
