@@ -141,9 +141,11 @@
 
   // The token whose lines are drawn: the one under the pointer, else the pinned one.
   const active = () => state.hover || state.pinned;
+  const kLinesPerHead = 6, kLinesOneHead = 24;
   function draw_lines() {
     const w = parseFloat(lines.style.width);
     lctx.clearRect(0, 0, lines.width, lines.height);
+    lines.dataset.drawn = "0";
     for (const b of bars) b.style.width = "0";
     for (const t of qtoks.concat(ktoks)) t.classList.remove("hot", "pinned");
     if (state.pinned) (state.pinned.side === "q" ? qtoks : ktoks)[state.pinned.t].classList.add("pinned");
@@ -161,11 +163,19 @@
     for (const k of heads) for (let t = 0; t < M; t++) top = Math.max(top, at(k, t));
     if (!(top > 0)) return;
     lctx.lineCap = "round";
+    // Each head's strongest few lines (kLinesPerHead with several heads,
+    // kLinesOneHead with one): past a few dozen tokens every line drawn
+    // would make a wall; the bars still give every token's weight.
+    const most = heads.length > 1 ? kLinesPerHead : kLinesOneHead;
+    let drawn_lines = 0;
     for (const k of heads) {
       lctx.strokeStyle = heads.length === 1 ? "#1f77b4" : head_colour(k);
-      for (let t = 0; t < M; t++) {
+      const order = Array.from({ length: M }, (_, t) => t);
+      if (M > most) order.sort((p, q) => at(k, q) - at(k, p) || p - q).length = most;
+      for (const t of order) {
         const s = at(k, t) / top;
         if (s < 0.02) continue;  // faint lines would only grey the picture
+        drawn_lines++;
         lctx.globalAlpha = s;
         lctx.lineWidth = 0.5 + 2.5 * s;
         lctx.beginPath();
@@ -175,6 +185,7 @@
       }
     }
     lctx.globalAlpha = 1;
+    lines.dataset.drawn = String(drawn_lines);  // for the tests
     if (a.side === "q")  // bars: the weight of each key (the max over the heads shown)
       for (let t = 0; t < NK; t++) {
         let v = 0;

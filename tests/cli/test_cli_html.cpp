@@ -126,12 +126,13 @@ TEST_CASE("cli_html: chromium shows one panel per head, every label, and no cons
   CHECK(count_of(dom.out, "data-head=\"0\"") == 1);
   CHECK(count_of(dom.out, "data-head=\"1\"") == 1);
   CHECK(count_of(dom.out, "data-head=") == 2);
-  // Labels are text in both columns of the head view, never markup.
-  CHECK(count_of(dom.out, ">a&lt;b&gt;c<") == 2);
-  CHECK(count_of(dom.out, ">x&amp;y<") == 2);
-  CHECK(count_of(dom.out, ">\xE6\x97\xA5\xE6\x9C\xAC<") == 2);
-  CHECK(count_of(dom.out, ">bad\xEF\xBF\xBDz<") == 2);     // invalid byte -> U+FFFD
-  CHECK(count_of(dom.out, ">\xEF\xBF\xBD[31mred<") == 2);  // ESC -> U+FFFD
+  // Labels are text in both columns of the head view and along both axes
+  // of each head's heatmap (2 + 2 x 2), never markup.
+  CHECK(count_of(dom.out, ">a&lt;b&gt;c<") == 6);
+  CHECK(count_of(dom.out, ">x&amp;y<") == 6);
+  CHECK(count_of(dom.out, ">\xE6\x97\xA5\xE6\x9C\xAC<") == 6);
+  CHECK(count_of(dom.out, ">bad\xEF\xBF\xBDz<") == 6);     // invalid byte -> U+FFFD
+  CHECK(count_of(dom.out, ">\xEF\xBF\xBD[31mred<") == 6);  // ESC -> U+FFFD
   CHECK(dom.out.find("<b>") == std::string::npos);
   CHECK(dom.out.find("data-ready=\"1\"") != std::string::npos);  // the script ran to its end
   CHECK(dom.out.find("causal") != std::string::npos);            // the facts are shown
@@ -243,6 +244,11 @@ TEST_CASE("cli_html: S = 512 with 12 heads loads in chromium, every token in the
     CHECK(count_of(dom.out, ">0<") >= 2);
     CHECK(count_of(dom.out, ">511<") >= 2);
     CHECK(dom.out.find("data-ready=\"1\"") != std::string::npos);
+    // The pinned last query's lines: each head's strongest 6, not a wall of 12 x 512.
+    std::smatch m;
+    REQUIRE(std::regex_search(dom.out, m, std::regex("id=\"lines\"[^>]*data-drawn=\"(\\d+)\"")));
+    CHECK(std::stoi(m[1]) > 12);
+    CHECK(std::stoi(m[1]) <= 12 * 6);
   }
 }
 
