@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return cli.exit(e);  // --help, --version: print and exit 0
   } catch (const CLI::ParseError& e) {
-    std::string what = e.what();
+    std::string what = app::parse_error_message(e.what(), {argv + 1, argv + argc});
     if (dynamic_cast<const CLI::ExtrasError*>(&e))
       what = app::unknown_argument_message(cli, cli.remaining());
     return fail(what, attn::Exit::usage);  // CLI11's own 100-114 codes map to 64
@@ -85,15 +85,13 @@ int main(int argc, char** argv) {
   // An empty output name would silently mean "no output folder" (stdout).
   if (opt.out_dir && opt.out_dir->empty())
     return fail("--out-dir: expected a folder name, found an empty string", attn::Exit::usage);
-  if (opt.plot && opt.plot->empty())
-    return fail("--plot: expected a file name, found an empty string", attn::Exit::usage);
 
   try {
     if (!opt.completion_shell.empty()) return app::print_completion(cli);
     app::check_option_combinations(opt);
     // An SVG or PNG is drawn by the picture module (cairo): a missing or stale
     // one fails here, after the flags and before any input is read (exit 70).
-    if (app::plot_ends_with(opt, ".svg") || app::plot_ends_with(opt, ".png"))
+    if (app::any_plot_ends_with(opt, ".svg") || app::any_plot_ends_with(opt, ".png"))
       app::load_plot_module();
     setup_logging(opt);
     // Mode dispatch, in this one place.

@@ -1,6 +1,8 @@
 #include "cli/help.h"
 
 #include <CLI/CLI.hpp>
+#include <regex>
+#include <string>
 
 #include "attn/escape.h"
 #include "attn/spelling.h"
@@ -66,6 +68,47 @@ std::string unknown_argument_message(const CLI::App& app, const std::vector<std:
   const auto [best, dist] = attn::nearest_name(name, known);
   if (!best.empty() && attn::close_enough(best, dist)) msg += "; did you mean " + best + "?";
   return msg + " (see --help)";
+}
+
+namespace {
+
+// The flag a value was given to: "--x v" or "--x=v" in args; "" if none.
+std::string flag_of_value(const std::vector<std::string>& args, const std::string& value) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.rfind("-", 0) != 0) continue;
+    const auto eq = a.find('=');
+    if (eq != std::string::npos && a.substr(eq + 1) == value) return a.substr(0, eq);
+    if (i + 1 < args.size() && args[i + 1] == value) return a;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string parse_error_message(const std::string& m, const std::vector<std::string>& args) {
+  std::smatch g;
+  const auto is = [&m, &g](const char* pattern) {
+    return std::regex_match(m, g, std::regex(pattern));
+  };
+  if (is(R"((-[-\w]*): At Most \d+ required but received (\d+))"))
+    return g[1].str() + ": given " + g[2].str() + " times; give it once";
+  if (is(R"((-[-\w]*): \d+ required (\S+) missing)"))
+    return g[1].str() + ": expected a value (" + g[2].str() + ") after it";
+  if (is(R"(Could not convert: (-[-\w]*) = (.*))"))
+    return g[1].str() + ": expected a whole number, found '" + g[2].str() + "'";
+  if (is(R"((-[-\w]*): Value (.*) not in range (\S+) to (\S+))"))
+    return g[1].str() + ": expected a whole number from " + g[3].str() + " to " + g[4].str() +
+           ", found '" + g[2].str() + "'";
+  if (is(R"((-[-\w]*)?: (.*) not in \{(.*)\})")) {
+    const std::string flag = g[1].matched ? g[1].str() : flag_of_value(args, g[2].str());
+    std::string choices = g[3].str();
+    for (std::size_t at = 0; (at = choices.find(',', at)) != std::string::npos; at += 2)
+      choices.replace(at, 1, ", ");
+    return (flag.empty() ? std::string("a flag") : flag) + ": expected one of " + choices +
+           "; found '" + g[2].str() + "'";
+  }
+  return m;
 }
 
 }  // namespace app

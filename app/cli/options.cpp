@@ -20,6 +20,15 @@ constexpr std::size_t kMaxLabelsFileBytes = std::size_t(16) << 20;
 
 }  // namespace
 
+// A count from 0 up (CLI11 would wrap "-1" into a size_t's largest value).
+const CLI::Validator kCount(
+    [](std::string& v) {
+      return !v.empty() && v.size() <= 18 && v.find_first_not_of("0123456789") == std::string::npos
+                 ? std::string()
+                 : "expected a whole number 0 or more, found '" + v + "'";
+    },
+    "N");
+
 void setup_options(CLI::App& app, Options& opt) {
   app.description(
       "attn-run: run single-head, multi-head or causal self-attention layers from a JSON config\n"
@@ -94,18 +103,23 @@ void setup_options(CLI::App& app, Options& opt) {
       ->check(CLI::IsMember(attn::layout_names()));
 
   auto* pics = app.add_option_group("Pictures and diagnostics", "Looking at the maps");
-  pics->add_option("--plot", opt.plot,
-                   "draw the maps, one panel per head: FILE.svg, FILE.png or FILE.html (explorer)")
-      ->type_name("FILE");
+  pics->add_option("--plot", opt.plots,
+                   "draw the maps, one panel per head: FILE.svg, FILE.png or FILE.html "
+                   "(explorer); may be given more than once")
+      ->type_name("FILE")
+      ->allow_extra_args(false)  // one file each time: --plot a.png --plot b.html
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   pics->add_flag("--show", opt.show,
                  "draw the maps in the terminal on stdout (instead of the context)");
   pics->add_option("--heads", opt.heads_spec, "heads to draw, e.g. 0,3,7 (default: all)")
       ->type_name("LIST");
   pics->add_option("--batch-index", opt.batch_index, "batch entry to draw (default 0)")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(kCount);
   pics->add_option("--show-query", opt.show_query,
                    "with --show: list this query token's strongest keys (default: the last)")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(kCount);
   pics->add_option("--labels", opt.labels_spec, "token labels a,b,c (default: config labels)")
       ->type_name("LIST");
   pics->add_option("--labels-file", opt.labels_file,
@@ -264,10 +278,15 @@ void check_option_combinations(const Options& opt) {
                "to format");
   if (opt.labels_spec && opt.labels_file)
     throw both("--labels", "--labels-file", "give the labels one way");
-  if (opt.plot && !plot_ends_with(opt, ".svg") && !plot_ends_with(opt, ".png") &&
-      !plot_ends_with(opt, ".html"))
-    throw Error(Exit::usage, "--plot: expected a file name ending in .svg, .png or .html, found '" +
-                                 *opt.plot + "'");
+  for (std::size_t i = 0; i < opt.plots.size(); ++i) {
+    const std::string& p = opt.plots[i];
+    if (p.empty()) throw Error(Exit::usage, "--plot: expected a file name, found an empty string");
+    if (!ends_with_ext(p, ".svg") && !ends_with_ext(p, ".png") && !ends_with_ext(p, ".html"))
+      throw Error(Exit::usage,
+                  "--plot: expected a file name ending in .svg, .png or .html, found '" + p + "'");
+    for (std::size_t j = 0; j < i; ++j)
+      if (opt.plots[j] == p) throw Error(Exit::usage, "--plot: '" + p + "' is given twice");
+  }
   if (opt.show && opt.attn_stdout)
     throw both("--show", "--attn-stdout", "both write to stdout; choose one");
   if (opt.shard_spec && !opt.input_list)
@@ -275,17 +294,21 @@ void check_option_combinations(const Options& opt) {
   if (opt.shard_spec) parse_shard(*opt.shard_spec);
   if (opt.input_list) {
     if (opt.input) throw Error(Exit::usage, "--input: cannot be combined with --input-list");
-    if (opt.plot || opt.show || opt.attn_stdout)
-      throw Error(Exit::usage, std::string(opt.plot   ? "--plot"
-                                           : opt.show ? "--show"
-                                                      : "--attn-stdout") +
+    if (!opt.plots.empty() || opt.show || opt.attn_stdout)
+      throw Error(Exit::usage, std::string(!opt.plots.empty() ? "--plot"
+                                           : opt.show         ? "--show"
+                                                              : "--attn-stdout") +
                                    ": not available with --input-list (draw one input at a time)");
   }
 }
 
-bool plot_ends_with(const Options& opt, const char* ext) {
-  if (!opt.plot) return false;
-  const std::string& p = *opt.plot;
+bool any_plot_ends_with(const Options& opt, const char* ext) {
+  for (const std::string& p : opt.plots)
+    if (ends_with_ext(p, ext)) return true;
+  return false;
+}
+
+bool ends_with_ext(const std::string& p, const char* ext) {
   const std::string e = ext;
   if (p.size() < e.size()) return false;
   std::string tail = p.substr(p.size() - e.size());

@@ -36,7 +36,7 @@ struct Options {
   std::string dump_dir;  // "" = table on stdout
 
   // Pictures and diagnostics (issue 6).
-  std::optional<std::string> plot;         // FILE.svg or FILE.png
+  std::vector<std::string> plots;          // FILE.svg, FILE.png or FILE.html, each --plot
   bool show = false;                       // maps in the terminal, on stdout
   bool attn_stdout = false;                // maps instead of the context on stdout
   bool stats = false;                      // per-head diagnostics
@@ -83,8 +83,10 @@ std::string model_summary_folder(const Options& opt);
 // both flags. Exit::usage. Called once by main before any mode runs.
 void check_option_combinations(const Options& opt);
 
-// --plot's file name ends in `ext` (".svg", case-insensitive); false without --plot.
-bool plot_ends_with(const Options& opt, const char* ext);
+// A file name ends in `ext` (".svg", case-insensitive).
+bool ends_with_ext(const std::string& path, const char* ext);
+// Some --plot file ends in `ext`.
+bool any_plot_ends_with(const Options& opt, const char* ext);
 
 // Registers the options on `app` (CLI11's example style: setup + run).
 void setup_options(CLI::App& app, Options& opt);

@@ -95,7 +95,7 @@ int run_forward(const Options& opt) {
   const std::size_t B = in.x.shape[0], S = in.x.shape[1];
   const std::size_t H = cfg.output_average_heads ? 1 : session.heads();
   const bool want_maps = to_dir && cfg.output_attention;
-  const bool pictures = opt.plot || opt.show;
+  const bool pictures = !opt.plots.empty() || opt.show;
   spdlog::debug("weights {} ({}), input {} {}, threads {}", session.model().weights_source,
                 attn::layout_name(session.model().layout), in.input_source,
                 attn::shape_str(in.x.shape), session.threads());
@@ -115,8 +115,9 @@ int run_forward(const Options& opt) {
   // unwritable output fails fast; nothing appears in it before the commit.
   std::optional<attn::OutputDir> out;
   if (to_dir) out.emplace(cfg.output_dir);
-  std::optional<PlotFile> plot_file;
-  if (opt.plot) plot_file.emplace(*opt.plot);
+  std::vector<PlotFile> plot_files;  // each --plot, from one capture of the maps
+  plot_files.reserve(opt.plots.size());
+  for (const std::string& p : opt.plots) plot_files.emplace_back(p);
 
   plan.keep_all_maps = opt.attn_stdout;
   plan.stats = opt.stats;
@@ -138,7 +139,7 @@ int run_forward(const Options& opt) {
     pic = make_picture(opt, cfg, session.model(), in, *res.capture, std::move(labels),
                        std::move(keys));
   }
-  if (plot_file) plot_file->stage(*pic);
+  for (PlotFile& f : plot_files) f.stage(*pic);
   if (to_dir) session.stage(*out, in, res, want_maps);
   if (opt.show) {
     write_stdout(render_terminal(*pic, terminal_colors(), terminal_columns()));
@@ -151,12 +152,12 @@ int run_forward(const Options& opt) {
   // One commit for the folder and the picture (CONTRACT.md "Output safety rules").
   std::vector<attn::OutputDir*> outputs;
   if (to_dir) outputs.push_back(&*out);
-  if (plot_file) outputs.push_back(&plot_file->staged());
+  for (PlotFile& f : plot_files) outputs.push_back(&f.staged());
   attn::commit_together(outputs);
   if (to_dir)
     spdlog::info("wrote {}/context.npy{} and run.json", cfg.output_dir,
                  want_maps ? ", attention.npy" : "");
-  if (plot_file) spdlog::info("wrote {}", *opt.plot);
+  for (const std::string& p : opt.plots) spdlog::info("wrote {}", p);
   print_stats_table(res.stats, "", opt.quiet);  // after the files: a failure stays one line
 
   return 0;

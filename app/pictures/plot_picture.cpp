@@ -124,7 +124,7 @@ std::string window_text(const attn::Config& cfg) {
   return cfg.sliding_window ? ", window " + std::to_string(*cfg.sliding_window) : "";
 }
 
-bool ends_with_html(const std::string& p) {
+bool is_html(const std::string& p) {
   std::string tail = p.size() >= 5 ? p.substr(p.size() - 5) : p;
   for (auto& c : tail) c = char(std::tolower(static_cast<unsigned char>(c)));
   return tail == ".html";
@@ -133,8 +133,9 @@ bool ends_with_html(const std::string& p) {
 }  // namespace
 
 std::size_t capture_cells(const Options& opt, std::size_t heads) {
-  const std::size_t want =
-      opt.show || (opt.plot && ends_with_html(*opt.plot)) ? kMaxPageCells : kMaxPlotCells;
+  const std::size_t want = opt.show || std::any_of(opt.plots.begin(), opt.plots.end(), is_html)
+                               ? kMaxPageCells
+                               : kMaxPlotCells;
   // K maps of N x N float32 within kMaxCaptureBytes (64 heads: N = 905).
   const double k = double(std::max<std::size_t>(1, heads));
   const auto fits = std::size_t(std::sqrt(double(kMaxCaptureBytes) / (4.0 * k)));

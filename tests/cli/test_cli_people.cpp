@@ -499,3 +499,42 @@ TEST_CASE("cli_people: --help shows an example of each mode") {
                            "--shard", "--input -", "--dump-weights", "--out-dir"})
     CHECK_MESSAGE(examples.find(flag) != std::string::npos, flag);
 }
+
+TEST_CASE("cli_people: the option parser's errors are in attn-run's words, naming the flag") {
+  struct Case {
+    std::string args, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--input a.npy --input b.npy", "--input: given 2 times; give it once"},
+           {"--threads 0", "--threads: expected a whole number from 1 to 1024, found '0'"},
+           {"--threads x", "--threads: expected a whole number from 1 to 1024, found 'x'"},
+           {"--format xml", "--format: expected one of text, json, npy; found 'xml'"},
+           {"--heads", "--heads: expected a value (LIST) after it"},
+           {"--batch-index -1", "--batch-index: expected a whole number 0 or more, found '-1'"},
+           {"--show-query x", "--show-query: expected a whole number 0 or more, found 'x'"},
+           {"--completion zsh", "--completion: expected one of bash; found 'zsh'"},
+           {"--plot a.png b.png", "'b.png': unexpected argument"},
+           {"--plot a.png --plot a.png", "--plot: 'a.png' is given twice"}}) {
+    CAPTURE(c.args);
+    auto r = run(bin() + " --config " + cfg("warner_causal.json") + " " + c.args);
+    CHECK(r.exit_code == 64);
+    CHECK(r.out.empty());
+    CHECK_MESSAGE(r.err.find("attn-run: error: " + c.message) != std::string::npos, r.err);
+    CHECK(r.err.find("required") == std::string::npos);  // not CLI11's "At Most 1 required"
+  }
+}
+
+TEST_CASE("cli_people: --plot given twice draws a PNG and an HTML page from one run") {
+  attn::test::TempDir t;
+  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --plot " + q(t / "m.png") +
+               " --plot " + q(t / "m.html") + " --out-dir " + q(t / "o"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(attn::test::read_text(t / "m.png").substr(1, 3) == "PNG");
+  CHECK(attn::test::read_text(t / "m.html").find("<!DOCTYPE html>") == 0);
+  CHECK(fs::exists(t / "o/attention.npy"));
+  // A bad second name fails before anything is drawn: no first picture either.
+  auto bad = run(bin() + " --config " + cfg("warner_causal.json") + " --plot " + q(t / "n.png") +
+                 " --plot " + q(t / "n.gif"));
+  CHECK(bad.exit_code == 64);
+  CHECK(!fs::exists(t / "n.png"));
+}
