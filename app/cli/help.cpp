@@ -10,12 +10,14 @@
 namespace app {
 namespace {
 
-// One line per mode. TODO(issue 11): `attn-run --model DIR --layer N ...`
-// once those flags exist.
+// One line per mode.
 constexpr const char* kUsage =
     "\nUsage:\n"
     "  attn-run --config FILE [--weights PATH] [--input PATH|-] [-o DIR] [options]\n"
     "                                        run one layer; context on stdout or in DIR\n"
+    "  attn-run --model DIR|FILE.gguf --layer N --input PATH|- [-o DIR] [options]\n"
+    "                                        one layer of a Hugging Face folder or a GGUF file\n"
+    "  attn-run --model DIR|FILE.gguf        the model's layers as a table\n"
     "  attn-run --config FILE --input-list LIST -o DIR [--shard K/N]\n"
     "                                        many inputs, weights loaded once\n"
     "  attn-run --merge-summaries DIR        join the shards' summaries into DIR/summary.json\n"

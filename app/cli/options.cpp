@@ -55,8 +55,11 @@ void setup_options(CLI::App& app, Options& opt) {
       "  Weights: list them, or write them out in another layout:\n"
       "    attn-run --config c.json --dump-weights\n"
       "    attn-run --config c.json --dump-weights dumped/ --layout separate\n"
-      "Exit codes: 0 ok, 64 usage, 65 bad data, 66 missing input, 70 internal,\n"
-      "73 cannot create output, 74 write error, 78 bad config.");
+      "  One layer of a Hugging Face model folder (its layers as a table without --layer):\n"
+      "    attn-run --model ~/models/Qwen3-0.6B --layer 5 --input hidden.npy --plot l5.html\n"
+      "Exit codes: 0 ok, 64 usage, 65 bad data, 66 missing input, 70 internal (a bug),\n"
+      "71 not enough memory (checked before the work), 73 cannot create output,\n"
+      "74 write error, 78 bad config.");
 
   auto* in = app.add_option_group("Input", "What to run");
   // Type names say what a value is; completion.cpp completes FILE and PATH

@@ -102,9 +102,13 @@ std::vector<std::uint8_t> read_stdin_input() {
       ++i;
     if ((i < image.size() && image[i] == '[') || (i == image.size() && first == 8))
       return read_json_rest(std::move(image));
+    // The first bytes as characters: the error line escapes what is not
+    // printable, but a NUL would end the message, so it shows as U+2400 (␀).
+    std::string seen;
+    for (std::size_t k = i; k < image.size(); ++k)
+      seen += image[k] ? std::string(1, char(image[k])) : std::string("\xE2\x90\x80");
     bad("expected a .npy stream (byte 0x93 then NUMPY) or a JSON array ('['), found " +
-        (i < image.size() ? "byte " + std::to_string(image[i]) : std::string("nothing")) +
-        " at the start");
+        (i < image.size() ? "'" + seen + "'" : std::string("nothing")) + " at the start");
   }
   const int major = image[6];
   if (!((major == 1 || major == 2 || major == 3) && image[7] == 0))

@@ -538,3 +538,45 @@ TEST_CASE("cli_people: --plot given twice draws a PNG and an HTML page from one 
   CHECK(bad.exit_code == 64);
   CHECK(!fs::exists(t / "n.png"));
 }
+
+TEST_CASE("cli_people: messages point the right way") {
+  attn::test::TempDir t;
+  const std::string llama = attn::test::source_dir() + "/tests/golden/folders/llama/model";
+  // --model with a weights file: it takes the folder.
+  auto file = run(bin() + " --model " + q(llama + "/model.safetensors") + " --layer 0");
+  CHECK(file.exit_code == 66);
+  CHECK(file.err.find("--model takes a Hugging Face model folder") != std::string::npos);
+  // --model without --input: a missing flag (64), not a bad config (78).
+  auto no_input = run(bin() + " --model " + q(llama) + " --layer 0");
+  CHECK(no_input.exit_code == 64);
+  CHECK(no_input.err.find("--input: needed with --model") != std::string::npos);
+  // A wrong shape is given as the file has it: (7, 64), not (1, 7, 64).
+  attn::test::write_text(t / "x.npy", attn::encode_npy(attn::test::random_tensor({7, 64}, 1)));
+  auto shape = run(bin() + " --model " + q(llama) + " --layer 0 --input " + q(t / "x.npy"));
+  CHECK(shape.exit_code == 65);
+  CHECK(shape.err.find("found shape (7, 64)") != std::string::npos);
+  // Bad bytes on stdin are shown as characters.
+  auto bytes =
+      run("printf 'ab\\001cd' | " + bin() + " --model " + q(llama) + " --layer 0 --input -");
+  CHECK(bytes.exit_code == 65);
+  CHECK_MESSAGE(bytes.err.find("found 'ab\\x01cd' at the start") != std::string::npos, bytes.err);
+  // A whole BERT file without weights_prefix: the prefix its keys hold.
+  const std::string bert = attn::test::source_dir() + "/tests/golden/folders/bert/";
+  attn::test::write_text(t / "bert.json",
+                         "{\"attention\": \"multi\", \"hidden_size\": 32, \"num_heads\": 4, "
+                         "\"layout\": \"bert\", \"weights\": " +
+                             nlohmann::json(bert + "model/model.safetensors").dump() +
+                             ", \"input\": " + nlohmann::json(bert + "layer0/input.npy").dump() +
+                             "}");
+  auto prefix = run(bin() + " --config " + q(t / "bert.json"));
+  CHECK(prefix.exit_code == 65);
+  CHECK_MESSAGE(prefix.err.find("set \"weights_prefix\": \"bert.encoder.layer.0.attention.\"") !=
+                    std::string::npos,
+                prefix.err);
+  // --help names the model mode and every exit code.
+  auto help = run(bin() + " --help");
+  CHECK(help.out.find("attn-run --model DIR|FILE.gguf --layer N") != std::string::npos);
+  for (const char* code : {" 64 ", " 65 ", " 66 ", " 70 ", "71 ", " 73 ", "74 ", " 78 "})
+    CHECK_MESSAGE(help.out.substr(help.out.find("Exit codes:")).find(code) != std::string::npos,
+                  code);
+}

@@ -7,6 +7,7 @@
 #include "attn/weights.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -109,6 +110,40 @@ std::string missing_hint(const StateDict& sd, const Dims& d, const Slot& s) {
     return ": the weights hold in_proj_weight (nn.MultiheadAttention with kdim = vdim = "
            "embed_dim): leave out \"kdim\" and \"vdim\" (found " +
            num(d.key_width()) + ", " + num(d.value_width()) + ")";
+  // A whole model's file read without weights_prefix: the key is there under
+  // each layer's prefix ("bert.encoder.layer.0.attention." + "self.query.weight").
+  std::vector<std::string> prefixes;
+  for (const std::string& k : sd.keys())
+    if (k.size() > s.key.size() && k.compare(k.size() - s.key.size(), s.key.size(), s.key) == 0 &&
+        k[k.size() - s.key.size() - 1] == '.')
+      prefixes.push_back(k.substr(0, k.size() - s.key.size()));
+  if (!prefixes.empty()) {
+    // The first layer's: the prefix with the smallest numbers ("layer.2." before "layer.10.").
+    const auto natural_less = [](const std::string& a, const std::string& b) {
+      std::size_t i = 0, j = 0;
+      while (i < a.size() && j < b.size()) {
+        if (std::isdigit(static_cast<unsigned char>(a[i])) &&
+            std::isdigit(static_cast<unsigned char>(b[j]))) {
+          std::size_t ei = i, ej = j;
+          while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei]))) ++ei;
+          while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej]))) ++ej;
+          if (ei - i != ej - j) return ei - i < ej - j;
+          const int c = a.compare(i, ei - i, b, j, ej - j);
+          if (c != 0) return c < 0;
+          i = ei, j = ej;
+        } else {
+          if (a[i] != b[j]) return a[i] < b[j];
+          ++i, ++j;
+        }
+      }
+      return a.size() - i < b.size() - j;
+    };
+    const std::string first = *std::min_element(prefixes.begin(), prefixes.end(), natural_less);
+    return ": the file holds it under " + num(prefixes.size()) +
+           (prefixes.size() == 1 ? " prefix, \"" : " prefixes, the first \"") + first +
+           "\": set \"weights_prefix\": \"" + first +
+           "\" (or run a model folder with --model DIR --layer N)";
+  }
   return "";
 }
 

@@ -67,14 +67,14 @@ Tensor batch_input(Tensor t, const Config& cfg, const std::string& name, bool* b
                                 ": expected token embeddings of shape (S, C) or (B, S, C), found " +
                                 shape_str(t.shape));
   *batched = t.ndim() == 3;
+  const std::string as_found = shape_str(t.shape);  // messages give the file's own shape
   if (!*batched) t.shape.insert(t.shape.begin(), 1);
   const std::size_t B = t.shape[0], S = t.shape[1], C = t.shape[2];
   if (C != std::size_t(cfg.hidden_size))
     throw Error(Exit::data, name + ": expected last dimension C = hidden_size = " +
-                                std::to_string(cfg.hidden_size) + ", found shape " +
-                                shape_str(t.shape));
+                                std::to_string(cfg.hidden_size) + ", found shape " + as_found);
   if (B == 0 || S == 0)
-    throw Error(Exit::data, name + ": empty input " + shape_str(t.shape) +
+    throw Error(Exit::data, name + ": empty input " + as_found +
                                 "; need at least one sequence of at least one token");
   if (cfg.context_size && S > std::size_t(*cfg.context_size))
     throw Error(Exit::data, name + ": sequence length " + std::to_string(S) +
@@ -194,6 +194,14 @@ LoadedRun load_run(const Config& cfg, const LoadOptions& opt) {
     source = cfg.input_path;
     x = read_input_file(cfg.input_path, opt.allow_nonfinite);
   } else {
+    // A --model run has no config to set it in: the flag is missing (usage).
+    const std::string folder_json =
+        cfg.model + (!cfg.model.empty() && cfg.model.back() == '/' ? "" : "/") + "config.json";
+    if (cfg.file.empty() || (!cfg.model.empty() && cfg.file == folder_json))
+      throw Error(Exit::usage,
+                  "--input: needed with --model: the layer's input hidden states, (S, C) or "
+                  "(B, S, C) as .npy or JSON (- = stdin), C = hidden_size = " +
+                      std::to_string(cfg.hidden_size));
     throw Error(Exit::config, "input: no input given; set \"input\" in the config or pass --input");
   }
   LoadedRun r;
