@@ -204,6 +204,13 @@ std::vector<Row> build() {
 
   // ---- CONTRACT.md v3's decoders ------------------------------------------------------------
   // (rows that need no new forward-pass feature)
+  row("gpt_bigcode")  // StarCoder, SantaCoder: c_attn an nn.Linear, multi_query by default
+      .at({"transformer.h.{N}.attn.", "h.{N}.attn."})
+      .with_layout("fused")
+      .rename("c_attn.", "Wqkv.")
+      .rename("c_proj.", "Wo.")
+      .biases(fixed(true), fixed(true))
+      .with_hook(hooks::gpt_bigcode_heads);
 
   // ---- CONTRACT.md v3's encoders ------------------------------------------------------------
   // (BERT-like, vision and CLIP towers)

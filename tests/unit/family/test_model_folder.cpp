@@ -452,3 +452,26 @@ TEST_CASE("model folder: the README lists exactly the family table's model_types
   }
   CHECK(listed == attn::supported_model_types());
 }
+
+// ---- CONTRACT.md v3's decoders (make_families_v3_decoders.py has their golden folders) --------
+
+TEST_CASE("model folder: StarCoder (gpt_bigcode) multi_query, and without it the neox layout") {
+  const json c = Folder("starcoder").layer(39);
+  CHECK(c["layout"] == "fused");
+  CHECK(c["num_heads"] == 48);
+  CHECK(c["num_kv_heads"] == 1);
+  CHECK(c["head_size"] == 128);
+  CHECK(c["weights_rename"] == json{{"c_attn.", "Wqkv."}, {"c_proj.", "Wo."}});
+  CHECK(c["weights_prefix"] == "transformer.h.39.attn.");
+  CHECK(c["qkv_bias"] == true);
+  CHECK(c["scale"].get<double>() == doctest::Approx(1.0 / std::sqrt(128.0)));
+  CHECK(!c.contains("rope"));  // learned positions (wpe), outside the layer
+  json mha = small("gpt_bigcode");
+  mha["multi_query"] = false;
+  mha["scale_attn_weights"] = false;
+  const json m = layer_of(mha, 0);
+  CHECK(m["layout"] == "neox");
+  CHECK(!m.contains("num_kv_heads"));
+  CHECK(m["weights_rename"] == json{{"c_attn.", "query_key_value."}, {"c_proj.", "dense."}});
+  CHECK(m["scale"] == 1.0);
+}

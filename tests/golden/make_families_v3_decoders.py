@@ -1,0 +1,237 @@
+#!/usr/bin/python3
+"""Hugging Face model folders of CONTRACT.md v3's decoder families that need no new forward-pass
+feature (issue 24): gpt_bigcode, with torch's
+expected output for 1-3 of each model's layers, written to tests/golden/folders/<name>/ as
+make_folders.py writes the v2 families (same folder shape, same writers, same checks in
+test_golden_folders).
+
+The reference reads config.json as each family's configuration class does (`settings`, with the
+class defaults for keys a config.json leaves out) and computes the attention in float64 from the
+stored weights, as the family's modeling code does (transformers' modeling_<type>.py, or the
+remote code a hub folder ships), with CONTRACT.md's float64 RoPE angles (cos/sin rounded to
+float32) and all-zero fully masked rows. It does not use attn-run's mapping
+(lib/src/family/families.cpp), which is what the tests check.
+
+make_folders.make_folder writes the folders; it looks its family code up by name in
+make_folders, so `install()` puts this file's families beside the v2 ones there (each function
+falls back to make_folders' own for the other families).
+
+Deterministic (fixed seeds). Usage:
+  /usr/bin/python3 tests/golden/make_families_v3_decoders.py            writes the fixtures
+  /usr/bin/python3 tests/golden/make_families_v3_decoders.py --heldout  held-out folders (other
+      seeds, shapes, spellings, prefixes; class defaults left out) run through build/attn-run by
+      heldout_folders.py's runner (ATTN_BIN, HELDOUT_DIR as there)
+"""
+import math
+import os
+import sys
+from collections import OrderedDict
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import make_folders as mf  # noqa: E402
+from make_positions import rope_params  # noqa: E402
+from make_variants import allowed_keys, repeat_kv, rotate_half, softmax_rows  # noqa: E402
+
+# configuration_<type>.py's defaults for the keys the attention reads.
+CLASS_DEFAULTS = {
+    "gpt_bigcode": dict(multi_query=True, scale_attn_weights=True),
+}
+TYPES = tuple(CLASS_DEFAULTS)
+
+
+# ---- config.json as the configuration classes read it ----------------------------------------
+
+def settings(cfg, layer):
+    """Layer `layer`'s attention settings (make_folders.hf_settings' dict, plus rope "style")."""
+    mt = cfg["model_type"]
+    cfg = dict(CLASS_DEFAULTS[mt], **cfg)
+    C = next(cfg[k] for k in ("hidden_size", "n_embd") if k in cfg)
+    H = next(cfg[k] for k in ("num_attention_heads", "n_head") if k in cfg)
+    Hkv = cfg.get("num_key_value_heads") or H  # null: as many as the query heads
+    D = C // H
+    s = dict(model_type=mt, C=C, H=H, Hkv=Hkv, D=D, scale=D ** -0.5, causal=True, rope=None,
+             window=None, softcap=None, qk_norm=None, sinks=False, alibi=None, layout="proj",
+             prefix=f"model.layers.{layer}.self_attn.")
+    mpe = cfg.get("max_position_embeddings")
+
+    def rope(theta, R, style="half"):
+        scaling = cfg.get("rope_scaling")
+        if scaling is not None and scaling.get("rope_type", scaling.get("type")) == "default":
+            scaling = None
+        return dict(theta=float(theta), R=R, scaling=scaling, mpe=mpe, style=style)
+
+    if mt == "gpt_bigcode":  # GPTBigCodeAttention: c_attn nn.Linear, learned positions outside
+        mq = cfg["multi_query"]
+        s.update(layout="bigcode_mq" if mq else "bigcode_mha", Hkv=1 if mq else H, qkv_bias=True,
+                 o_bias=True, prefix=f"transformer.h.{layer}.attn.")
+        s["scale"] = D ** -0.5 if cfg["scale_attn_weights"] else 1.0
+    else:
+        raise ValueError(mt)
+    return s
+
+
+# ---- the tensors under the families' names ---------------------------------------------------
+
+def attention_weights(s, g):
+    """The attention's own tensors, names relative to s["prefix"]."""
+    C, H, Hkv, D = s["C"], s["H"], s["Hkv"], s["D"]
+    sd = OrderedDict()
+    if s["layout"] in ("bigcode_mq", "bigcode_mha"):  # c_attn (C + 2*Hkv*D, C), c_proj
+        mf.put(sd, "c_attn", mf.lin(g, (H + 2 * Hkv) * D, C, True))
+        mf.put(sd, "c_proj", mf.lin(g, C, C, True))
+    else:
+        return ORIGINAL["attention_weights"](s, g)
+    return sd
+
+
+def block_neighbours(mt, layer, C, g, small=4):
+    """Keys around the attention in the same block, as each family's checkpoints have them."""
+    r = lambda *shape: torch.randn(*shape, generator=g, dtype=torch.float64) * 0.1  # noqa: E731
+    one = torch.ones(C, dtype=torch.float64)
+    if mt == "gpt_bigcode":
+        p = f"transformer.h.{layer}."
+        n = {p + "ln_1.weight": one, p + "ln_1.bias": one * 0}
+        n[p + "mlp.c_fc.weight"] = r(small, C)
+        return n
+    p = f"model.layers.{layer}."
+    return ORIGINAL["block_neighbours"](mt, layer, C, g, small)
+
+
+def model_outside(mt, C, g, vocab=12):
+    r = lambda *shape: torch.randn(*shape, generator=g, dtype=torch.float64) * 0.1  # noqa: E731
+    if mt == "gpt_bigcode":
+        return {"transformer.wte.weight": r(vocab, C), "transformer.wpe.weight": r(64, C)}
+    return ORIGINAL["model_outside"](mt, C, g, vocab)
+
+
+# ---- the attention, as each family's modeling code computes it ------------------------------
+
+def apply_rope(x, pos, rope):
+    """x (B, H, S, D): the first R dimensions rotated (rest passes), angles in float64."""
+    R = rope["R"]
+    inv, att = rope_params(rope["theta"], R, rope["mpe"], rope["scaling"], int(pos.max()) + 1)
+    freqs = pos.double()[..., None] * inv.double()[None, None, :]  # (B, S, R/2)
+    emb = torch.cat((freqs, freqs), dim=-1)  # as modeling_llama
+    cos = (emb.cos() * att).float().double()[:, None]
+    sin = (emb.sin() * att).float().double()[:, None]
+    rot, rest = x[..., :R], x[..., R:]
+    return torch.cat((rot * cos + rotate_half(rot) * sin, rest), dim=-1)
+
+
+def qkv_heads(s, sd, x):
+    """q (B, H, S, D), k and v (B, Hkv, S, D)."""
+    B, S, _ = x.shape
+    H, Hkv, D = s["H"], s["Hkv"], s["D"]
+    lay = s["layout"]
+    if lay == "bigcode_mq":  # c_attn(x).split((C, D, D)): one K and V head for all queries
+        q, k, v = mf.linear(x, sd, "c_attn").split([H * D, D, D], dim=-1)
+        return (q.view(B, S, H, D).transpose(1, 2), k.view(B, S, 1, D).transpose(1, 2),
+                v.view(B, S, 1, D).transpose(1, 2))
+    if lay == "bigcode_mha":  # c_attn(x).view(B, S, H, 3D): per head [q, k, v]
+        qkv = mf.linear(x, sd, "c_attn").view(B, S, H, 3 * D).transpose(1, 2)
+        return qkv.split(D, dim=-1)
+    return mf.qkv_heads(s, sd, x)
+
+
+def output_proj(s, sd, y):
+    name = {"bigcode_mq": "c_proj", "bigcode_mha": "c_proj"}.get(s["layout"])
+    return mf.linear(y, sd, name) if name else mf.output_proj(s, sd, y)
+
+
+def layer_attention(s, sd, x, keep, pos):
+    """context (B, S, C) and maps (B, H, S, S): eager attention of modeling_<type>.py."""
+    if s["model_type"] not in TYPES:
+        return ORIGINAL["layer_attention"](s, sd, x, keep, pos)
+    B, S, _ = x.shape
+    q, k, v = qkv_heads(s, sd, x)
+    if s["rope"] is not None:
+        q, k = apply_rope(q, pos, s["rope"]), apply_rope(k, pos, s["rope"])
+    k, v = repeat_kv(k, s["H"] // k.shape[1]), repeat_kv(v, s["H"] // v.shape[1])
+    scores = (q @ k.transpose(2, 3)) * s["scale"]
+    probs = softmax_rows(scores, allowed_keys(B, S, s["causal"], s["window"], keep))
+    y = (probs @ v).transpose(1, 2).reshape(B, S, s["H"] * s["D"])
+    return output_proj(s, sd, y), probs
+
+
+# ---- make_folders' family lookups, with this file's families -----------------------------------
+
+ORIGINAL = {}
+
+
+def install():
+    """Points make_folders' per-family functions at this file's (which fall back to them)."""
+    if ORIGINAL:
+        return
+    for name in ("hf_settings", "attention_weights", "block_neighbours", "model_outside",
+                 "layer_attention"):
+        ORIGINAL[name] = getattr(mf, name)
+    mf.attention_weights = lambda s, g: attention_weights(s, g) if s["model_type"] in TYPES \
+        else ORIGINAL["attention_weights"](s, g)
+    mf.block_neighbours = lambda mt, *a, **k: (block_neighbours if mt in TYPES else ORIGINAL[
+        "block_neighbours"])(mt, *a, **k)
+    mf.model_outside = lambda mt, *a, **k: (model_outside if mt in TYPES else ORIGINAL[
+        "model_outside"])(mt, *a, **k)
+    mf.hf_settings = lambda cfg, layer: settings(cfg, layer) if cfg.get("model_type") in TYPES \
+        else ORIGINAL["hf_settings"](cfg, layer)
+    mf.layer_attention = layer_attention
+
+
+# ---- the fixtures ------------------------------------------------------------------------------
+
+def specs():
+    return [
+        # SantaCoder / StarCoder: multi_query (one K/V head), fp32 softmax flags as on the hub
+        dict(name="gpt_bigcode", seed=301, container="safetensors", dtype="f16", layers=[0, 1],
+             B=2, S=8, pad="left",
+             config={"architectures": ["GPTBigCodeForCausalLM"], "model_type": "gpt_bigcode",
+                     "activation_function": "gelu_pytorch_tanh", "attention_softmax_in_fp32": True,
+                     "attn_pdrop": 0.1, "embd_pdrop": 0.1, "layer_norm_epsilon": 1e-05,
+                     "multi_query": True, "n_embd": 32, "n_head": 4, "n_inner": 8, "n_layer": 2,
+                     "n_positions": 64, "resid_pdrop": 0.1, "scale_attention_softmax_in_fp32": True,
+                     "scale_attn_weights": True, "torch_dtype": "float16", "vocab_size": 12}),
+        # GPT-BigCode without multi_query: c_attn per head [q, k, v]
+        dict(name="gpt_bigcode_mha", seed=302, container="safetensors", dtype="f32", layers=[1],
+             S=7,
+             config={"architectures": ["GPTBigCodeForCausalLM"], "model_type": "gpt_bigcode",
+                     "multi_query": False, "n_embd": 24, "n_head": 3, "n_inner": 8, "n_layer": 2,
+                     "n_positions": 64, "scale_attn_weights": True, "vocab_size": 12}),
+    ]
+
+
+def heldout_specs():
+    """Other seeds, shapes, layers, padding, spellings and prefixes; class defaults left out."""
+    return [
+        # GPTBigCodeModel (no "transformer." prefix), multi_query and scale_attn_weights left out
+        dict(name="gpt_bigcode", seed=401, container="safetensors", dtype="f32", layers=[2], B=2,
+             S=9, pad="right", rename=[("transformer.", "")],
+             config={"model_type": "gpt_bigcode", "n_embd": 40, "n_head": 5, "n_layer": 3}),
+        dict(name="gpt_bigcode_mha_noscale", seed=402, container="safetensors", dtype="bf16",
+             layers=[0], S=6,
+             config={"model_type": "gpt_bigcode", "n_embd": 32, "n_head": 2, "n_layer": 1,
+                     "multi_query": False, "scale_attn_weights": False}),
+    ]
+
+
+def main():
+    install()
+    if "--heldout" in sys.argv[1:]:
+        import heldout_folders as ho
+        ho.specs = heldout_specs
+        ho.main()
+        return
+    n = 0
+    for spec in specs():
+        path = os.path.join(mf.OUT, spec["name"])
+        if os.path.isdir(path):
+            import shutil
+            shutil.rmtree(path)
+        mf.make_folder(spec)
+        n += len(spec["layers"])
+    print(f"wrote {len(specs())} model folders, {n} layer cases, to {mf.OUT}")
+
+
+if __name__ == "__main__":
+    main()
