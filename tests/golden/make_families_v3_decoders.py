@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Hugging Face model folders of CONTRACT.md v3's decoder families that need no new forward-pass
-feature (issue 24): gpt_bigcode, with torch's
+feature (issue 24): gpt_bigcode, starcoder2, with torch's
 expected output for 1-3 of each model's layers, written to tests/golden/folders/<name>/ as
 make_folders.py writes the v2 families (same folder shape, same writers, same checks in
 test_golden_folders).
@@ -38,6 +38,8 @@ from make_variants import allowed_keys, repeat_kv, rotate_half, softmax_rows  # 
 # configuration_<type>.py's defaults for the keys the attention reads.
 CLASS_DEFAULTS = {
     "gpt_bigcode": dict(multi_query=True, scale_attn_weights=True),
+    "starcoder2": dict(rope_theta=10000.0, num_key_value_heads=2, sliding_window=None,
+                       use_bias=True),
 }
 TYPES = tuple(CLASS_DEFAULTS)
 
@@ -68,6 +70,10 @@ def settings(cfg, layer):
         s.update(layout="bigcode_mq" if mq else "bigcode_mha", Hkv=1 if mq else H, qkv_bias=True,
                  o_bias=True, prefix=f"transformer.h.{layer}.attn.")
         s["scale"] = D ** -0.5 if cfg["scale_attn_weights"] else 1.0
+    elif mt == "starcoder2":  # Starcoder2Attention: use_bias on q/k/v/o, a window on every layer
+        b = bool(cfg["use_bias"])
+        s.update(qkv_bias=b, o_bias=b, window=cfg["sliding_window"])
+        s["rope"] = rope(cfg["rope_theta"], D)
     else:
         raise ValueError(mt)
     return s
@@ -97,6 +103,9 @@ def block_neighbours(mt, layer, C, g, small=4):
         n[p + "mlp.c_fc.weight"] = r(small, C)
         return n
     p = f"model.layers.{layer}."
+    if mt == "starcoder2":
+        return {p + "input_layernorm.weight": one, p + "input_layernorm.bias": one * 0,
+                p + "mlp.c_fc.weight": r(small, C)}
     return ORIGINAL["block_neighbours"](mt, layer, C, g, small)
 
 
@@ -198,6 +207,15 @@ def specs():
              config={"architectures": ["GPTBigCodeForCausalLM"], "model_type": "gpt_bigcode",
                      "multi_query": False, "n_embd": 24, "n_head": 3, "n_inner": 8, "n_layer": 2,
                      "n_positions": 64, "scale_attn_weights": True, "vocab_size": 12}),
+        dict(name="starcoder2", seed=303, container="safetensors", dtype="bf16", layers=[0, 1],
+             B=2, S=9, pad="right",
+             config={"architectures": ["Starcoder2ForCausalLM"], "model_type": "starcoder2",
+                     "attention_dropout": 0.1, "hidden_act": "gelu_pytorch_tanh",
+                     "hidden_size": 32, "intermediate_size": 8, "max_position_embeddings": 64,
+                     "norm_epsilon": 1e-05, "num_attention_heads": 4, "num_hidden_layers": 2,
+                     "num_key_value_heads": 2, "residual_dropout": 0.1, "rope_theta": 100000,
+                     "sliding_window": 4, "torch_dtype": "bfloat16", "use_bias": True,
+                     "vocab_size": 12}),
     ]
 
 
@@ -212,6 +230,12 @@ def heldout_specs():
              layers=[0], S=6,
              config={"model_type": "gpt_bigcode", "n_embd": 32, "n_head": 2, "n_layer": 1,
                      "multi_query": False, "scale_attn_weights": False}),
+        # num_key_value_heads left out (Starcoder2Config: 2), no bias, no window
+        dict(name="starcoder2", seed=403, container="shards2", dtype="f32", layers=[1], B=2, S=8,
+             pad="left",
+             config={"model_type": "starcoder2", "hidden_size": 48, "num_attention_heads": 6,
+                     "num_hidden_layers": 2, "use_bias": False, "sliding_window": None,
+                     "max_position_embeddings": 64}),
     ]
 
 

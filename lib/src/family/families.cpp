@@ -211,6 +211,11 @@ std::vector<Row> build() {
       .rename("c_proj.", "Wo.")
       .biases(fixed(true), fixed(true))
       .with_hook(hooks::gpt_bigcode_heads);
+  row("starcoder2")
+      .bias("use_bias", true)
+      .with_rope(10000.0)
+      .with_window(every_layer())  // sliding_window (null: none) on every layer
+      .with_defaults({{"num_key_value_heads", 2}});
 
   // ---- CONTRACT.md v3's encoders ------------------------------------------------------------
   // (BERT-like, vision and CLIP towers)

@@ -475,3 +475,15 @@ TEST_CASE("model folder: StarCoder (gpt_bigcode) multi_query, and without it the
   CHECK(m["weights_rename"] == json{{"c_attn.", "query_key_value."}, {"c_proj.", "dense."}});
   CHECK(m["scale"] == 1.0);
 }
+
+TEST_CASE("model folder: StarCoder2's use_bias and window on every layer") {
+  const json s = Folder("starcoder2").layer(0);
+  CHECK(s["num_kv_heads"] == 2);
+  CHECK(s["qkv_bias"] == true);  // use_bias
+  CHECK(s["out_bias"] == true);
+  CHECK(s["sliding_window"] == 4096);
+  CHECK(s["rope"]["theta"].get<double>() == doctest::Approx(999999.4420358813));
+  json s_small = small("starcoder2");  // Starcoder2Config: num_key_value_heads 2, no window
+  CHECK(layer_of(s_small, 0)["num_kv_heads"] == 2);
+  CHECK(!layer_of(s_small, 0).contains("sliding_window"));
+}
