@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Hugging Face model folders of CONTRACT.md v3's decoder families that need no new forward-pass
-feature (issue 24): gpt_bigcode, starcoder2, with torch's
+feature (issue 24): gpt_bigcode, starcoder2, granite, with torch's
 expected output for 1-3 of each model's layers, written to tests/golden/folders/<name>/ as
 make_folders.py writes the v2 families (same folder shape, same writers, same checks in
 test_golden_folders).
@@ -40,6 +40,7 @@ CLASS_DEFAULTS = {
     "gpt_bigcode": dict(multi_query=True, scale_attn_weights=True),
     "starcoder2": dict(rope_theta=10000.0, num_key_value_heads=2, sliding_window=None,
                        use_bias=True),
+    "granite": dict(rope_theta=10000.0, attention_bias=False, attention_multiplier=1.0),
 }
 TYPES = tuple(CLASS_DEFAULTS)
 
@@ -73,6 +74,10 @@ def settings(cfg, layer):
     elif mt == "starcoder2":  # Starcoder2Attention: use_bias on q/k/v/o, a window on every layer
         b = bool(cfg["use_bias"])
         s.update(qkv_bias=b, o_bias=b, window=cfg["sliding_window"])
+        s["rope"] = rope(cfg["rope_theta"], D)
+    elif mt == "granite":  # GraniteAttention: scaling = attention_multiplier
+        b = bool(cfg["attention_bias"])
+        s.update(qkv_bias=b, o_bias=b, scale=cfg["attention_multiplier"])
         s["rope"] = rope(cfg["rope_theta"], D)
     else:
         raise ValueError(mt)
@@ -216,6 +221,17 @@ def specs():
                      "num_key_value_heads": 2, "residual_dropout": 0.1, "rope_theta": 100000,
                      "sliding_window": 4, "torch_dtype": "bfloat16", "use_bias": True,
                      "vocab_size": 12}),
+        # Granite 3: attention_multiplier (1/D here, as Granite's 1/128 for D = 128) is the scale
+        dict(name="granite", seed=304, container="safetensors", dtype="bf16", layers=[0, 1], S=8,
+             offset=5,
+             config={"architectures": ["GraniteForCausalLM"], "model_type": "granite",
+                     "attention_bias": False, "attention_dropout": 0.1,
+                     "attention_multiplier": 0.125, "embedding_multiplier": 12.0,
+                     "hidden_act": "silu", "hidden_size": 32, "intermediate_size": 8,
+                     "logits_scaling": 8.0, "max_position_embeddings": 64, "mlp_bias": False,
+                     "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 1,
+                     "residual_multiplier": 0.22, "rms_norm_eps": 1e-05, "rope_scaling": None,
+                     "rope_theta": 10000000.0, "torch_dtype": "bfloat16", "vocab_size": 12}),
     ]
 
 
@@ -235,6 +251,13 @@ def heldout_specs():
              pad="left",
              config={"model_type": "starcoder2", "hidden_size": 48, "num_attention_heads": 6,
                      "num_hidden_layers": 2, "use_bias": False, "sliding_window": None,
+                     "max_position_embeddings": 64}),
+        # attention_multiplier left out (1.0), biases, linear scaling
+        dict(name="granite", seed=404, container="safetensors", dtype="f32", layers=[1], B=2,
+             S=7, pad="right",
+             config={"model_type": "granite", "hidden_size": 24, "num_attention_heads": 3,
+                     "num_hidden_layers": 2, "attention_bias": True, "rope_theta": 10000.0,
+                     "rope_scaling": {"rope_type": "linear", "factor": 2.0},
                      "max_position_embeddings": 64}),
     ]
 

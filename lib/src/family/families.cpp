@@ -216,6 +216,11 @@ std::vector<Row> build() {
       .with_rope(10000.0)
       .with_window(every_layer())  // sliding_window (null: none) on every layer
       .with_defaults({{"num_key_value_heads", 2}});
+  row("granite")
+      .bias("attention_bias", false)
+      .with_rope(10000.0)
+      .with_scale({ScaleRule::value_of_key, "attention_multiplier"})
+      .with_defaults({{"attention_multiplier", 1.0}});
 
   // ---- CONTRACT.md v3's encoders ------------------------------------------------------------
   // (BERT-like, vision and CLIP towers)

@@ -97,6 +97,7 @@ const Table& top_level() {
       {"logit_softcapping", "softcap"},
       {"query_pre_attn_scalar", "scale (= query_pre_attn_scalar^-0.5)"},
       {"softmax_scale", "scale"},
+      {"attention_multiplier", "scale"},
       {"window_size", "sliding_window"},
       {"sliding_window_size", "sliding_window"},
       {"attention_window", "sliding_window"},

@@ -487,3 +487,11 @@ TEST_CASE("model folder: StarCoder2's use_bias and window on every layer") {
   CHECK(layer_of(s_small, 0)["num_kv_heads"] == 2);
   CHECK(!layer_of(s_small, 0).contains("sliding_window"));
 }
+
+TEST_CASE("model folder: Granite's attention_multiplier is the scale") {
+  const json g = Folder("granite3").layer(3);
+  CHECK(g["scale"] == 0.015625);  // attention_multiplier, not 1/sqrt(64)
+  CHECK(g["num_kv_heads"] == 8);
+  CHECK(g["qkv_bias"] == false);
+  CHECK(layer_of(small("granite"), 0)["scale"] == 1.0);  // GraniteConfig: 1.0
+}
