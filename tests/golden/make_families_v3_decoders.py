@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Hugging Face model folders of CONTRACT.md v3's decoder families that need no new forward-pass
-feature (issue 24): gpt_bigcode, starcoder2, granite, with torch's
+feature (issue 24): gpt_bigcode, starcoder2, granite, phi, with torch's
 expected output for 1-3 of each model's layers, written to tests/golden/folders/<name>/ as
 make_folders.py writes the v2 families (same folder shape, same writers, same checks in
 test_golden_folders).
@@ -41,6 +41,7 @@ CLASS_DEFAULTS = {
     "starcoder2": dict(rope_theta=10000.0, num_key_value_heads=2, sliding_window=None,
                        use_bias=True),
     "granite": dict(rope_theta=10000.0, attention_bias=False, attention_multiplier=1.0),
+    "phi": dict(rope_theta=10000.0, partial_rotary_factor=0.5, qk_layernorm=False),
 }
 TYPES = tuple(CLASS_DEFAULTS)
 
@@ -79,6 +80,10 @@ def settings(cfg, layer):
         b = bool(cfg["attention_bias"])
         s.update(qkv_bias=b, o_bias=b, scale=cfg["attention_multiplier"])
         s["rope"] = rope(cfg["rope_theta"], D)
+    elif mt == "phi":  # PhiAttention: biased q/k/v_proj and dense, partial rotary
+        assert not cfg["qk_layernorm"]
+        s.update(qkv_bias=True, o_bias=True, out="dense")
+        s["rope"] = rope(cfg["rope_theta"], int(D * cfg["partial_rotary_factor"]))
     else:
         raise ValueError(mt)
     return s
@@ -111,6 +116,8 @@ def block_neighbours(mt, layer, C, g, small=4):
     if mt == "starcoder2":
         return {p + "input_layernorm.weight": one, p + "input_layernorm.bias": one * 0,
                 p + "mlp.c_fc.weight": r(small, C)}
+    if mt == "phi":
+        return {p + "input_layernorm.weight": one, p + "mlp.fc1.weight": r(small, C)}
     return ORIGINAL["block_neighbours"](mt, layer, C, g, small)
 
 
@@ -118,6 +125,9 @@ def model_outside(mt, C, g, vocab=12):
     r = lambda *shape: torch.randn(*shape, generator=g, dtype=torch.float64) * 0.1  # noqa: E731
     if mt == "gpt_bigcode":
         return {"transformer.wte.weight": r(vocab, C), "transformer.wpe.weight": r(64, C)}
+    if mt == "phi":
+        return {"model.embed_tokens.weight": r(vocab, C),
+                "model.final_layernorm.weight": torch.ones(C, dtype=torch.float64)}
     return ORIGINAL["model_outside"](mt, C, g, vocab)
 
 
@@ -232,6 +242,17 @@ def specs():
                      "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 1,
                      "residual_multiplier": 0.22, "rms_norm_eps": 1e-05, "rope_scaling": None,
                      "rope_theta": 10000000.0, "torch_dtype": "bfloat16", "vocab_size": 12}),
+        # phi-2: num_key_value_heads null, partial rotary 0.4 of the head
+        dict(name="phi", seed=305, container="safetensors", dtype="f16", layers=[0, 1], B=2, S=8,
+             pad="left", offset=20,
+             config={"architectures": ["PhiForCausalLM"], "model_type": "phi",
+                     "attention_dropout": 0.0, "embd_pdrop": 0.0, "hidden_act": "gelu_new",
+                     "hidden_size": 40, "intermediate_size": 8, "layer_norm_eps": 1e-05,
+                     "max_position_embeddings": 64, "num_attention_heads": 4,
+                     "num_hidden_layers": 2, "num_key_value_heads": None,
+                     "partial_rotary_factor": 0.4, "qk_layernorm": False, "resid_pdrop": 0.1,
+                     "rope_scaling": None, "rope_theta": 10000.0, "tie_word_embeddings": False,
+                     "torch_dtype": "float16", "vocab_size": 12}),
     ]
 
 
@@ -258,6 +279,11 @@ def heldout_specs():
              config={"model_type": "granite", "hidden_size": 24, "num_attention_heads": 3,
                      "num_hidden_layers": 2, "attention_bias": True, "rope_theta": 10000.0,
                      "rope_scaling": {"rope_type": "linear", "factor": 2.0},
+                     "max_position_embeddings": 64}),
+        # partial_rotary_factor left out (0.5), GQA
+        dict(name="phi", seed=405, container="safetensors", dtype="f32", layers=[0], S=7,
+             config={"model_type": "phi", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "num_hidden_layers": 1,
                      "max_position_embeddings": 64}),
     ]
 

@@ -221,6 +221,11 @@ std::vector<Row> build() {
       .with_rope(10000.0)
       .with_scale({ScaleRule::value_of_key, "attention_multiplier"})
       .with_defaults({{"attention_multiplier", 1.0}});
+  row("phi")  // phi-1, phi-1.5, phi-2: q/k/v_proj and dense, all with bias
+      .rename("dense.", "o_proj.")
+      .biases(fixed(true), fixed(true))
+      .with_rope(10000.0, rope_keys({"rope_theta"}, {"partial_rotary_factor"}, 0.5))
+      .with_hook(hooks::phi_qk_layernorm);
 
   // ---- CONTRACT.md v3's encoders ------------------------------------------------------------
   // (BERT-like, vision and CLIP towers)

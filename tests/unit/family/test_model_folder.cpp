@@ -495,3 +495,15 @@ TEST_CASE("model folder: Granite's attention_multiplier is the scale") {
   CHECK(g["qkv_bias"] == false);
   CHECK(layer_of(small("granite"), 0)["scale"] == 1.0);  // GraniteConfig: 1.0
 }
+
+TEST_CASE("model folder: phi-2's partial rotary and dense; qk_layernorm refused by name") {
+  const json p = Folder("phi2").layer(31);
+  CHECK(p["rope"]["rotary_dim"] == 32);  // partial_rotary_factor 0.4 of 80
+  CHECK(p["weights_rename"] == json{{"dense.", "o_proj."}});
+  CHECK(p["qkv_bias"] == true);
+  CHECK(p["out_bias"] == true);
+  CHECK(layer_of(small("phi"), 0)["rope"]["rotary_dim"] == 4);  // PhiConfig: 0.5
+  json qk = small("phi");
+  qk["qk_layernorm"] = true;
+  CHECK_THROWS_WITH_AS(layer_of(qk, 0), doctest::Contains("\"qk_layernorm\""), attn::Error);
+}
