@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Hugging Face model folders of CONTRACT.md v3's decoder families that need no new forward-pass
-feature (issue 24): gpt_bigcode, starcoder2, granite, phi, with torch's
+feature (issue 24): gpt_bigcode, starcoder2, granite, phi, gptj, with torch's
 expected output for 1-3 of each model's layers, written to tests/golden/folders/<name>/ as
 make_folders.py writes the v2 families (same folder shape, same writers, same checks in
 test_golden_folders).
@@ -42,6 +42,7 @@ CLASS_DEFAULTS = {
                        use_bias=True),
     "granite": dict(rope_theta=10000.0, attention_bias=False, attention_multiplier=1.0),
     "phi": dict(rope_theta=10000.0, partial_rotary_factor=0.5, qk_layernorm=False),
+    "gptj": dict(rotary_dim=64),
 }
 TYPES = tuple(CLASS_DEFAULTS)
 
@@ -84,6 +85,10 @@ def settings(cfg, layer):
         assert not cfg["qk_layernorm"]
         s.update(qkv_bias=True, o_bias=True, out="dense")
         s["rope"] = rope(cfg["rope_theta"], int(D * cfg["partial_rotary_factor"]))
+    elif mt == "gptj":  # GPTJAttention: no biases, rotate_every_two on rotary_dim dims
+        s.update(qkv_bias=False, o_bias=False, out="out_proj",
+                 prefix=f"transformer.h.{layer}.attn.")
+        s["rope"] = rope(10000.0, cfg["rotary_dim"] or D, "interleaved")
     else:
         raise ValueError(mt)
     return s
@@ -107,10 +112,15 @@ def block_neighbours(mt, layer, C, g, small=4):
     """Keys around the attention in the same block, as each family's checkpoints have them."""
     r = lambda *shape: torch.randn(*shape, generator=g, dtype=torch.float64) * 0.1  # noqa: E731
     one = torch.ones(C, dtype=torch.float64)
-    if mt == "gpt_bigcode":
+    if mt in ("gpt_bigcode", "gptj"):
         p = f"transformer.h.{layer}."
         n = {p + "ln_1.weight": one, p + "ln_1.bias": one * 0}
-        n[p + "mlp.c_fc.weight"] = r(small, C)
+        if mt == "gptj":  # GPTJAttention's causal buffers, in the hub's pytorch_model.bin
+            n[p + "attn.bias"] = torch.tril(torch.ones(1, 1, 16, 16)).bool()
+            n[p + "attn.masked_bias"] = torch.tensor(-1e9)
+            n[p + "mlp.fc_in.weight"] = r(small, C)
+        else:
+            n[p + "mlp.c_fc.weight"] = r(small, C)
         return n
     p = f"model.layers.{layer}."
     if mt == "starcoder2":
@@ -125,6 +135,8 @@ def model_outside(mt, C, g, vocab=12):
     r = lambda *shape: torch.randn(*shape, generator=g, dtype=torch.float64) * 0.1  # noqa: E731
     if mt == "gpt_bigcode":
         return {"transformer.wte.weight": r(vocab, C), "transformer.wpe.weight": r(64, C)}
+    if mt == "gptj":
+        return {"transformer.wte.weight": r(vocab, C), "lm_head.weight": r(vocab, C)}
     if mt == "phi":
         return {"model.embed_tokens.weight": r(vocab, C),
                 "model.final_layernorm.weight": torch.ones(C, dtype=torch.float64)}
@@ -133,16 +145,24 @@ def model_outside(mt, C, g, vocab=12):
 
 # ---- the attention, as each family's modeling code computes it ------------------------------
 
+def rotate_every_two(x):  # modeling_gptj.rotate_every_two: pairs (x[2i], x[2i+1])
+    x1, x2 = x[..., ::2], x[..., 1::2]
+    return torch.stack((-x2, x1), dim=-1).flatten(-2)
+
+
 def apply_rope(x, pos, rope):
     """x (B, H, S, D): the first R dimensions rotated (rest passes), angles in float64."""
     R = rope["R"]
     inv, att = rope_params(rope["theta"], R, rope["mpe"], rope["scaling"], int(pos.max()) + 1)
     freqs = pos.double()[..., None] * inv.double()[None, None, :]  # (B, S, R/2)
-    emb = torch.cat((freqs, freqs), dim=-1)  # as modeling_llama
+    if rope["style"] == "interleaved":  # modeling_gptj: sin/cos repeat_interleave(2)
+        emb, turn = freqs.repeat_interleave(2, dim=-1), rotate_every_two
+    else:  # modeling_llama.apply_rotary_pos_emb
+        emb, turn = torch.cat((freqs, freqs), dim=-1), rotate_half
     cos = (emb.cos() * att).float().double()[:, None]
     sin = (emb.sin() * att).float().double()[:, None]
     rot, rest = x[..., :R], x[..., R:]
-    return torch.cat((rot * cos + rotate_half(rot) * sin, rest), dim=-1)
+    return torch.cat((rot * cos + turn(rot) * sin, rest), dim=-1)
 
 
 def qkv_heads(s, sd, x):
@@ -253,6 +273,14 @@ def specs():
                      "partial_rotary_factor": 0.4, "qk_layernorm": False, "resid_pdrop": 0.1,
                      "rope_scaling": None, "rope_theta": 10000.0, "tie_word_embeddings": False,
                      "torch_dtype": "float16", "vocab_size": 12}),
+        # GPT-J: rotary_dim of the head rotated in pairs (x[2i], x[2i+1]), causal buffers saved
+        dict(name="gptj", seed=306, container="safetensors", dtype="f32", layers=[0, 2], S=9,
+             offset=3,
+             config={"architectures": ["GPTJForCausalLM"], "model_type": "gptj",
+                     "activation_function": "gelu_new", "attn_pdrop": 0.0, "embd_pdrop": 0.0,
+                     "layer_norm_epsilon": 1e-05, "n_embd": 48, "n_head": 4, "n_inner": None,
+                     "n_layer": 3, "n_positions": 64, "resid_pdrop": 0.0, "rotary": True,
+                     "rotary_dim": 8, "tie_word_embeddings": False, "vocab_size": 12}),
     ]
 
 
@@ -285,6 +313,11 @@ def heldout_specs():
              config={"model_type": "phi", "hidden_size": 32, "num_attention_heads": 4,
                      "num_key_value_heads": 2, "num_hidden_layers": 1,
                      "max_position_embeddings": 64}),
+        # GPTJModel ("h." prefix), the whole head rotated
+        dict(name="gptj", seed=406, container="safetensors", dtype="f16", layers=[1], B=2, S=8,
+             pad="left", rename=[("transformer.", "")],
+             config={"model_type": "gptj", "n_embd": 32, "n_head": 4, "n_layer": 2,
+                     "rotary_dim": 8, "n_positions": 64}),
     ]
 
 

@@ -69,6 +69,15 @@ RopeRule local_base(const char* key, double theta) {
 
 BiasRule fixed(bool on) { return {nullptr, on, false}; }
 
+// Partial rotary as a count of dimensions (GPT-J's rotary_dim; null = the head).
+RopeRule rotary_dims(const char* key, bool interleaved) {
+  RopeRule r;
+  r.fraction_keys = {};
+  r.dims_key = key;
+  r.interleaved = interleaved;
+  return r;
+}
+
 std::vector<Row> build() {
   std::vector<Row> t;
   auto row = [&t](const char* type) -> Row& {
@@ -226,6 +235,11 @@ std::vector<Row> build() {
       .biases(fixed(true), fixed(true))
       .with_rope(10000.0, rope_keys({"rope_theta"}, {"partial_rotary_factor"}, 0.5))
       .with_hook(hooks::phi_qk_layernorm);
+  row("gptj")
+      .at({"transformer.h.{N}.attn.", "h.{N}.attn."})
+      .biases(fixed(false), fixed(false))
+      .with_rope(10000.0, rotary_dims("rotary_dim", /*interleaved=*/true))
+      .with_defaults({{"rotary_dim", 64}});
 
   // ---- CONTRACT.md v3's encoders ------------------------------------------------------------
   // (BERT-like, vision and CLIP towers)

@@ -507,3 +507,18 @@ TEST_CASE("model folder: phi-2's partial rotary and dense; qk_layernorm refused 
   qk["qk_layernorm"] = true;
   CHECK_THROWS_WITH_AS(layer_of(qk, 0), doctest::Contains("\"qk_layernorm\""), attn::Error);
 }
+
+TEST_CASE("model folder: GPT-J's rotary_dim, interleaved") {
+  const json j = Folder("gptj").layer(27);
+  CHECK(j["rope"]["rotary_dim"] == 64);
+  CHECK(j["rope"]["style"] == "interleaved");
+  CHECK(j["head_size"] == 256);
+  CHECK(j["qkv_bias"] == false);
+  CHECK(j["weights_prefix"] == "transformer.h.27.attn.");
+  json jn = {{"model_type", "gptj"},
+             {"n_embd", 32},
+             {"n_head", 2},
+             {"n_layer", 1},
+             {"rotary_dim", nullptr}};
+  CHECK(layer_of(jn, 0)["rope"]["rotary_dim"] == 16);  // null: the whole head
+}
