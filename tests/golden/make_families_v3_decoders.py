@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Hugging Face model folders of CONTRACT.md v3's decoder families that need no new forward-pass
-feature (issue 24): gpt_bigcode, starcoder2, granite, phi, gptj, with torch's
+feature (issue 24): gpt_bigcode, starcoder2, granite, phi, gptj, internlm2, with torch's
 expected output for 1-3 of each model's layers, written to tests/golden/folders/<name>/ as
 make_folders.py writes the v2 families (same folder shape, same writers, same checks in
 test_golden_folders).
@@ -43,6 +43,7 @@ CLASS_DEFAULTS = {
     "granite": dict(rope_theta=10000.0, attention_bias=False, attention_multiplier=1.0),
     "phi": dict(rope_theta=10000.0, partial_rotary_factor=0.5, qk_layernorm=False),
     "gptj": dict(rotary_dim=64),
+    "internlm2": dict(rope_theta=10000.0, bias=True, rope_scaling=None),
 }
 TYPES = tuple(CLASS_DEFAULTS)
 
@@ -89,6 +90,11 @@ def settings(cfg, layer):
         s.update(qkv_bias=False, o_bias=False, out="out_proj",
                  prefix=f"transformer.h.{layer}.attn.")
         s["rope"] = rope(10000.0, cfg["rotary_dim"] or D, "interleaved")
+    elif mt == "internlm2":  # InternLM2Attention: wqkv as (Hkv, H/Hkv + 2, D), wo
+        b = bool(cfg["bias"])
+        s.update(layout="internlm2", qkv_bias=b, o_bias=b,
+                 prefix=f"model.layers.{layer}.attention.")
+        s["rope"] = rope(cfg["rope_theta"], D)
     else:
         raise ValueError(mt)
     return s
@@ -103,6 +109,9 @@ def attention_weights(s, g):
     if s["layout"] in ("bigcode_mq", "bigcode_mha"):  # c_attn (C + 2*Hkv*D, C), c_proj
         mf.put(sd, "c_attn", mf.lin(g, (H + 2 * Hkv) * D, C, True))
         mf.put(sd, "c_proj", mf.lin(g, C, C, True))
+    elif s["layout"] == "internlm2":  # wqkv ((H + 2*Hkv)*D, C), wo
+        mf.put(sd, "wqkv", mf.lin(g, (H + 2 * Hkv) * D, C, s["qkv_bias"]))
+        mf.put(sd, "wo", mf.lin(g, C, H * D, s["o_bias"]))
     else:
         return ORIGINAL["attention_weights"](s, g)
     return sd
@@ -123,6 +132,8 @@ def block_neighbours(mt, layer, C, g, small=4):
             n[p + "mlp.c_fc.weight"] = r(small, C)
         return n
     p = f"model.layers.{layer}."
+    if mt == "internlm2":
+        return {p + "attention_norm.weight": one, p + "feed_forward.w1.weight": r(small, C)}
     if mt == "starcoder2":
         return {p + "input_layernorm.weight": one, p + "input_layernorm.bias": one * 0,
                 p + "mlp.c_fc.weight": r(small, C)}
@@ -137,6 +148,8 @@ def model_outside(mt, C, g, vocab=12):
         return {"transformer.wte.weight": r(vocab, C), "transformer.wpe.weight": r(64, C)}
     if mt == "gptj":
         return {"transformer.wte.weight": r(vocab, C), "lm_head.weight": r(vocab, C)}
+    if mt == "internlm2":
+        return {"model.tok_embeddings.weight": r(vocab, C), "output.weight": r(vocab, C)}
     if mt == "phi":
         return {"model.embed_tokens.weight": r(vocab, C),
                 "model.final_layernorm.weight": torch.ones(C, dtype=torch.float64)}
@@ -177,11 +190,15 @@ def qkv_heads(s, sd, x):
     if lay == "bigcode_mha":  # c_attn(x).view(B, S, H, 3D): per head [q, k, v]
         qkv = mf.linear(x, sd, "c_attn").view(B, S, H, 3 * D).transpose(1, 2)
         return qkv.split(D, dim=-1)
+    if lay == "internlm2":  # rearrange "b q (h gs d) -> b q h gs d", gs = H/Hkv + 2
+        qkv = mf.linear(x, sd, "wqkv").view(B, S, Hkv, H // Hkv + 2, D)
+        q = qkv[:, :, :, :-2].reshape(B, S, H, D).transpose(1, 2)
+        return q, qkv[:, :, :, -2].transpose(1, 2), qkv[:, :, :, -1].transpose(1, 2)
     return mf.qkv_heads(s, sd, x)
 
 
 def output_proj(s, sd, y):
-    name = {"bigcode_mq": "c_proj", "bigcode_mha": "c_proj"}.get(s["layout"])
+    name = {"bigcode_mq": "c_proj", "bigcode_mha": "c_proj", "internlm2": "wo"}.get(s["layout"])
     return mf.linear(y, sd, name) if name else mf.output_proj(s, sd, y)
 
 
@@ -281,6 +298,18 @@ def specs():
                      "layer_norm_epsilon": 1e-05, "n_embd": 48, "n_head": 4, "n_inner": None,
                      "n_layer": 3, "n_positions": 64, "resid_pdrop": 0.0, "rotary": True,
                      "rotary_dim": 8, "tie_word_embeddings": False, "vocab_size": 12}),
+        # InternLM2 (trust_remote_code): wqkv per KV group, dynamic NTK past the 8 positions
+        dict(name="internlm2", seed=307, container="safetensors", dtype="bf16", layers=[0, 1],
+             S=11,
+             config={"architectures": ["InternLM2ForCausalLM"], "model_type": "internlm2",
+                     "attn_implementation": "eager",
+                     "auto_map": {"AutoConfig": "configuration_internlm2.InternLM2Config",
+                                  "AutoModelForCausalLM": "modeling_internlm2.InternLM2ForCausalLM"},
+                     "bias": False, "hidden_act": "silu", "hidden_size": 48,
+                     "intermediate_size": 8, "max_position_embeddings": 8,
+                     "num_attention_heads": 6, "num_hidden_layers": 2, "num_key_value_heads": 2,
+                     "rms_norm_eps": 1e-05, "rope_scaling": {"type": "dynamic", "factor": 2.0},
+                     "rope_theta": 1000000, "torch_dtype": "bfloat16", "vocab_size": 12}),
     ]
 
 
@@ -318,6 +347,13 @@ def heldout_specs():
              pad="left", rename=[("transformer.", "")],
              config={"model_type": "gptj", "n_embd": 32, "n_head": 4, "n_layer": 2,
                      "rotary_dim": 8, "n_positions": 64}),
+        # bias left out (InternLM2Config: True), one KV group, linear scaling
+        dict(name="internlm2", seed=407, container="safetensors", dtype="f32", layers=[1], B=2,
+             S=8, pad="right",
+             config={"model_type": "internlm2", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 1, "num_hidden_layers": 2, "rope_theta": 10000,
+                     "rope_scaling": {"type": "linear", "factor": 3.0},
+                     "max_position_embeddings": 64}),
     ]
 
 

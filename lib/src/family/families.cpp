@@ -240,6 +240,13 @@ std::vector<Row> build() {
       .biases(fixed(false), fixed(false))
       .with_rope(10000.0, rotary_dims("rotary_dim", /*interleaved=*/true))
       .with_defaults({{"rotary_dim", 64}});
+  row("internlm2")  // wqkv per KV group [q..., k, v] (the falcon layout), wo
+      .at({"model.layers.{N}.attention.", "layers.{N}.attention."})
+      .with_layout("falcon")
+      .rename("wqkv.", "query_key_value.")
+      .rename("wo.", "dense.")
+      .bias("bias", true)
+      .with_rope(10000.0);
 
   // ---- CONTRACT.md v3's encoders ------------------------------------------------------------
   // (BERT-like, vision and CLIP towers)

@@ -522,3 +522,15 @@ TEST_CASE("model folder: GPT-J's rotary_dim, interleaved") {
              {"rotary_dim", nullptr}};
   CHECK(layer_of(jn, 0)["rope"]["rotary_dim"] == 16);  // null: the whole head
 }
+
+TEST_CASE("model folder: InternLM2's wqkv per KV group and dynamic rope") {
+  const json i = Folder("internlm2").layer(1);
+  CHECK(i["layout"] == "falcon");  // wqkv per KV group [q..., k, v]
+  CHECK(i["weights_rename"] == json{{"wqkv.", "query_key_value."}, {"wo.", "dense."}});
+  CHECK(i["weights_prefix"] == "model.layers.1.attention.");
+  CHECK(i["num_kv_heads"] == 8);
+  CHECK(i["qkv_bias"] == false);
+  CHECK(i["rope"]["scaling"]["type"] == "dynamic");
+  CHECK(i["rope"]["max_position_embeddings"] == 32768);
+  CHECK(layer_of(small("internlm2"), 0)["qkv_bias"] == true);  // InternLM2Config: bias True
+}
