@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Hugging Face model folders of CONTRACT.md v3's decoder families that need no new forward-pass
-feature (issue 24): gpt_bigcode, starcoder2, granite, phi, gptj, internlm2, with torch's
+feature (issue 24): gpt_bigcode, starcoder2, granite, phi, gptj, internlm2, smollm3, with torch's
 expected output for 1-3 of each model's layers, written to tests/golden/folders/<name>/ as
 make_folders.py writes the v2 families (same folder shape, same writers, same checks in
 test_golden_folders).
@@ -44,6 +44,9 @@ CLASS_DEFAULTS = {
     "phi": dict(rope_theta=10000.0, partial_rotary_factor=0.5, qk_layernorm=False),
     "gptj": dict(rotary_dim=64),
     "internlm2": dict(rope_theta=10000.0, bias=True, rope_scaling=None),
+    "smollm3": dict(rope_theta=2000000.0, num_key_value_heads=4, use_sliding_window=False,
+                    sliding_window=None, no_rope_layers=None, no_rope_layer_interval=4,
+                    attention_bias=False),
 }
 TYPES = tuple(CLASS_DEFAULTS)
 
@@ -56,6 +59,7 @@ def settings(cfg, layer):
     cfg = dict(CLASS_DEFAULTS[mt], **cfg)
     C = next(cfg[k] for k in ("hidden_size", "n_embd") if k in cfg)
     H = next(cfg[k] for k in ("num_attention_heads", "n_head") if k in cfg)
+    L = next(cfg[k] for k in ("num_hidden_layers", "n_layer") if k in cfg)
     Hkv = cfg.get("num_key_value_heads") or H  # null: as many as the query heads
     D = C // H
     s = dict(model_type=mt, C=C, H=H, Hkv=Hkv, D=D, scale=D ** -0.5, causal=True, rope=None,
@@ -95,6 +99,18 @@ def settings(cfg, layer):
         s.update(layout="internlm2", qkv_bias=b, o_bias=b,
                  prefix=f"model.layers.{layer}.attention.")
         s["rope"] = rope(cfg["rope_theta"], D)
+    elif mt == "smollm3":  # SmolLM3Attention: use_rope = no_rope_layers[layer]
+        b = bool(cfg["attention_bias"])
+        s.update(qkv_bias=b, o_bias=b)
+        no_rope = cfg["no_rope_layers"] or [
+            int((i + 1) % cfg["no_rope_layer_interval"] != 0) for i in range(L)]
+        types = cfg.get("layer_types") or [
+            "sliding_attention" if cfg["use_sliding_window"] and cfg["sliding_window"] is not None
+            and not no_rope[i] else "full_attention" for i in range(L)]
+        if no_rope[layer]:
+            s["rope"] = rope(cfg["rope_theta"], D)
+        if types[layer] == "sliding_attention":
+            s["window"] = cfg["sliding_window"]
     else:
         raise ValueError(mt)
     return s
@@ -310,6 +326,26 @@ def specs():
                      "num_attention_heads": 6, "num_hidden_layers": 2, "num_key_value_heads": 2,
                      "rms_norm_eps": 1e-05, "rope_scaling": {"type": "dynamic", "factor": 2.0},
                      "rope_theta": 1000000, "torch_dtype": "bfloat16", "vocab_size": 12}),
+        # SmolLM3: no_rope_layers (layer 3 has no rope), no window
+        dict(name="smollm3", seed=308, container="safetensors", dtype="bf16", layers=[2, 3], B=2,
+             S=8, pad="left",
+             config={"architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3",
+                     "attention_bias": False, "hidden_act": "silu", "hidden_size": 32,
+                     "intermediate_size": 8,
+                     "layer_types": ["full_attention"] * 4, "max_position_embeddings": 64,
+                     "max_window_layers": 28, "no_rope_layer_interval": 4,
+                     "no_rope_layers": [1, 1, 1, 0], "num_attention_heads": 4,
+                     "num_hidden_layers": 4, "num_key_value_heads": 2, "rms_norm_eps": 1e-06,
+                     "rope_scaling": None, "rope_theta": 5000000.0, "sliding_window": None,
+                     "use_sliding_window": False, "vocab_size": 12}),
+        # SmolLM3 with sliding windows: the no-rope layers (every 2nd) slide
+        dict(name="smollm3_swa", seed=309, container="safetensors", dtype="f32", layers=[0, 1],
+             S=9,
+             config={"architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3",
+                     "hidden_size": 32, "max_position_embeddings": 64,
+                     "no_rope_layer_interval": 2, "num_attention_heads": 4,
+                     "num_hidden_layers": 2, "num_key_value_heads": 4, "rope_theta": 10000.0,
+                     "sliding_window": 3, "use_sliding_window": True, "vocab_size": 12}),
     ]
 
 
@@ -354,6 +390,12 @@ def heldout_specs():
                      "num_key_value_heads": 1, "num_hidden_layers": 2, "rope_theta": 10000,
                      "rope_scaling": {"type": "linear", "factor": 3.0},
                      "max_position_embeddings": 64}),
+        # no_rope_layers left out: every 4th layer without rope, sliding there
+        dict(name="smollm3", seed=408, container="safetensors", dtype="f32", layers=[3, 4], B=2,
+             S=9, pad="right",
+             config={"model_type": "smollm3", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_hidden_layers": 5, "use_sliding_window": True, "sliding_window": 4,
+                     "rope_theta": 10000.0, "max_position_embeddings": 64}),
     ]
 
 

@@ -78,6 +78,24 @@ RopeRule rotary_dims(const char* key, bool interleaved) {
   return r;
 }
 
+// SmolLM3 / Llama 4: no_rope_layers, else no rope on every interval-th layer.
+RopeRule no_rope_every(std::int64_t interval) {
+  RopeRule r;
+  r.no_rope_key = "no_rope_layers";
+  r.no_rope_interval_key = "no_rope_layer_interval";
+  r.no_rope_interval = interval;
+  return r;
+}
+
+// SmolLM3Config: the layers without rope slide when use_sliding_window and
+// sliding_window are set.
+WindowRule sliding_where_no_rope() {
+  WindowRule w;
+  w.kind = WindowRule::no_rope;
+  w.enable_key = "use_sliding_window";
+  return w;
+}
+
 std::vector<Row> build() {
   std::vector<Row> t;
   auto row = [&t](const char* type) -> Row& {
@@ -247,6 +265,11 @@ std::vector<Row> build() {
       .rename("wo.", "dense.")
       .bias("bias", true)
       .with_rope(10000.0);
+  row("smollm3")  // every 4th layer without rope (no_rope_layers); those slide when enabled
+      .bias("attention_bias", false)
+      .with_rope(2000000.0, no_rope_every(4))
+      .with_window(sliding_where_no_rope())
+      .with_defaults({{"num_key_value_heads", 4}});
 
   // ---- CONTRACT.md v3's encoders ------------------------------------------------------------
   // (BERT-like, vision and CLIP towers)

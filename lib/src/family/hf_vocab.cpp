@@ -133,7 +133,8 @@ const std::vector<const char*>& per_layer() {
   static const std::vector<const char*> k = {
       "use_sliding_window",       "max_window_layers",    "layer_types",
       "sliding_window_pattern",   "rope_local_base_freq", "attn_config",
-      "new_decoder_architecture", "no_rope_layers",       "global_attn_every_n_layers"};
+      "new_decoder_architecture", "no_rope_layers",       "global_attn_every_n_layers",
+      "no_rope_layer_interval"};
   return k;
 }
 

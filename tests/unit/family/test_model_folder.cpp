@@ -534,3 +534,27 @@ TEST_CASE("model folder: InternLM2's wqkv per KV group and dynamic rope") {
   CHECK(i["rope"]["max_position_embeddings"] == 32768);
   CHECK(layer_of(small("internlm2"), 0)["qkv_bias"] == true);  // InternLM2Config: bias True
 }
+
+TEST_CASE("model folder: SmolLM3's no-rope layers, and its windows on them") {
+  const Folder f("smollm3");
+  CHECK(f.layer(0)["rope"]["theta"] == 5000000.0);
+  CHECK(!f.layer(3).contains("rope"));  // no_rope_layers[3] == 0
+  CHECK(f.layer(34).contains("rope"));
+  CHECK(!f.layer(35).contains("rope"));
+  CHECK(f.layer(0)["num_kv_heads"] == 4);
+  json s = small("smollm3");  // no no_rope_layers: every 4th layer (no_rope_layer_interval)
+  s["no_rope_layer_interval"] = 2;
+  s["use_sliding_window"] = true;
+  s["sliding_window"] = 16;
+  CHECK(layer_of(s, 0).contains("rope"));
+  CHECK(!layer_of(s, 0).contains("sliding_window"));
+  CHECK(!layer_of(s, 1).contains("rope"));
+  CHECK(layer_of(s, 1)["sliding_window"] == 16);  // the no-rope layers slide
+  json eight = small("smollm3");
+  eight["num_attention_heads"] = 8;
+  CHECK(layer_of(eight, 0)["num_kv_heads"] == 4);  // SmolLM3Config: 4
+  CHECK(!layer_of(small("smollm3"), 3).contains("rope"));
+  json bad = small("smollm3");
+  bad["no_rope_layers"] = {1, 1};
+  CHECK_THROWS_WITH_AS(layer_of(bad, 0), doctest::Contains("\"no_rope_layers\""), attn::Error);
+}
