@@ -383,6 +383,10 @@ def heldout_specs():
              pad="left", rename=[("transformer.", "")],
              config={"model_type": "gptj", "n_embd": 32, "n_head": 4, "n_layer": 2,
                      "rotary_dim": 8, "n_positions": 64}),
+        # pytorch_model.bin as EleutherAI/gpt-j-6b ships it (bool attn.bias buffers inside)
+        dict(name="gptj_bin", seed=416, container="bin", dtype="f16", layers=[0], S=7, offset=9,
+             config={"model_type": "gptj", "n_embd": 32, "n_head": 2, "n_layer": 1,
+                     "rotary_dim": 6, "n_positions": 64}),
         # bias left out (InternLM2Config: True), one KV group, linear scaling
         dict(name="internlm2", seed=407, container="safetensors", dtype="f32", layers=[1], B=2,
              S=8, pad="right",
