@@ -22,8 +22,8 @@ Deterministic (fixed seeds). Usage:
       seeds, shapes, spellings, prefixes; class defaults left out) run through build/attn-run by
       heldout_folders.py's runner (ATTN_BIN, HELDOUT_DIR as there)
 """
-import math
 import os
+import shutil
 import sys
 from collections import OrderedDict
 
@@ -319,8 +319,9 @@ def specs():
              S=11,
              config={"architectures": ["InternLM2ForCausalLM"], "model_type": "internlm2",
                      "attn_implementation": "eager",
-                     "auto_map": {"AutoConfig": "configuration_internlm2.InternLM2Config",
-                                  "AutoModelForCausalLM": "modeling_internlm2.InternLM2ForCausalLM"},
+                     "auto_map": {
+                         "AutoConfig": "configuration_internlm2.InternLM2Config",
+                         "AutoModelForCausalLM": "modeling_internlm2.InternLM2ForCausalLM"},
                      "bias": False, "hidden_act": "silu", "hidden_size": 48,
                      "intermediate_size": 8, "max_position_embeddings": 8,
                      "num_attention_heads": 6, "num_hidden_layers": 2, "num_key_value_heads": 2,
@@ -413,8 +414,7 @@ def main():
     n = 0
     for spec in specs():
         path = os.path.join(mf.OUT, spec["name"])
-        if os.path.isdir(path):
-            import shutil
+        if os.path.isdir(path):  # only this file's folders; make_folders.py writes the others
             shutil.rmtree(path)
         mf.make_folder(spec)
         n += len(spec["layers"])
