@@ -379,6 +379,13 @@ def heldout_specs():
              config={"model_type": "phi", "hidden_size": 32, "num_attention_heads": 4,
                      "num_key_value_heads": 2, "num_hidden_layers": 1,
                      "max_position_embeddings": 64}),
+        # dynamic NTK on the partial rotary dims past max_position_embeddings
+        dict(name="phi_dynamic", seed=415, container="safetensors", dtype="f32", layers=[1], S=9,
+             offset=12,
+             config={"model_type": "phi", "hidden_size": 48, "num_attention_heads": 4,
+                     "num_hidden_layers": 2, "partial_rotary_factor": 0.5,
+                     "rope_scaling": {"type": "dynamic", "factor": 2.0},
+                     "max_position_embeddings": 16}),
         # GPTJModel ("h." prefix), the whole head rotated
         dict(name="gptj", seed=406, container="safetensors", dtype="f16", layers=[1], B=2, S=8,
              pad="left", rename=[("transformer.", "")],
