@@ -171,3 +171,29 @@ TEST_CASE("cli_model_summary: errors keep the contract's exit codes") {
   attn::test::write_text(unknown + "/model.safetensors", attn::test::safetensors_image({}));
   attn::test::check_cli_failure(summary(unknown), 78, {"model_type"});
 }
+
+TEST_CASE("cli_model_summary: CONTRACT.md v3's decoders (their golden folders)") {
+  const auto golden = [](const std::string& name) {
+    return attn::test::source_path("tests/golden/folders/" + name + "/model");
+  };
+  // GPT-J: interleaved partial rotary; its attn.bias / attn.masked_bias buffers are not weights.
+  const json j = summary_json(golden("gptj"));
+  CHECK(j["model_type"] == "gptj");
+  CHECK(j["layers"][2]["rope"]["style"] == "interleaved");
+  CHECK(j["layers"][2]["rope"]["rotary_dim"] == 8);
+  CHECK(j["layers"][2]["tensors"] == 4);
+  CHECK(summary(golden("gptj")).out.find("rotary 8/12 interleaved") != std::string::npos);
+  // GPT-BigCode multi_query: one KV head, learned positions (none in the layer).
+  const json b = summary_json(golden("gpt_bigcode"));
+  CHECK(b["layers"][0]["num_kv_heads"] == 1);
+  CHECK(b["layers"][0]["rope"].is_null());
+  // SmolLM3: the no-rope layer has no positions; with use_sliding_window it slides.
+  const json s = summary_json(golden("smollm3"));
+  CHECK(s["layers"][2]["rope"]["theta"] == 5000000.0);
+  CHECK(s["layers"][3]["rope"].is_null());
+  const json w = summary_json(golden("smollm3_swa"));
+  CHECK(w["layers"][0]["type"] == "full_attention");
+  CHECK(w["layers"][1]["type"] == "sliding_attention");
+  CHECK(w["layers"][1]["sliding_window"] == 3);
+  CHECK(w["layers"][1]["rope"].is_null());
+}

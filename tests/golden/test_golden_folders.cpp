@@ -118,8 +118,9 @@ void check_case(const std::string& name) {
 TEST_CASE("golden folders: every model_type's layers match PyTorch") {
   const std::vector<std::string> names = case_names();
   // make_folders.py writes 21 folders (every model_type CONTRACT.md lists, Falcon three
-  // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi) and 38 layer cases.
-  CHECK(names.size() == 38);
+  // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi) and 38 layer cases;
+  // make_families_v3_decoders.py 9 folders and 17 cases.
+  CHECK(names.size() == 38 + 17);
   std::vector<std::string> families;
   for (const std::string& name : names) {
     families.push_back(name.substr(0, name.find('/')));
@@ -131,7 +132,7 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
     }
   }
   families.erase(std::unique(families.begin(), families.end()), families.end());
-  CHECK(families.size() == 21);
+  CHECK(families.size() == 21 + 9);
 }
 
 TEST_CASE("golden folders: each folder's config.json is its family's, mapped per layer") {
@@ -163,6 +164,20 @@ TEST_CASE("golden folders: each folder's config.json is its family's, mapped per
   CHECK(folder("olmo2", 0).rope->theta == 500000.0);  // transformers v5 rope_parameters
   CHECK(folder("gpt2", 2).scale == doctest::Approx(1.0 / (std::sqrt(6.0) * 3.0)));
   CHECK(folder("bert", 0).causal == false);
+  // v3's decoders
+  CHECK(folder("gpt_bigcode", 0).kv_heads() == 1);  // multi_query
+  CHECK(folder("gpt_bigcode_mha", 0).kv_heads() == 3);
+  CHECK(folder("starcoder2", 1).sliding_window == 4);
+  CHECK(folder("granite", 0).scale == 0.125);  // attention_multiplier
+  CHECK(folder("phi", 0).rope->rotary_dim == 4);
+  CHECK(folder("gptj", 0).rope->rotary_dim == 8);
+  CHECK(folder("gptj", 0).rope->style == RopeStyle::interleaved);
+  CHECK(folder("internlm2", 0).kv_heads() == 2);
+  CHECK(folder("smollm3", 2).rope.has_value());
+  CHECK(!folder("smollm3", 3).rope.has_value());  // no_rope_layers
+  CHECK(!folder("smollm3_swa", 0).sliding_window);
+  CHECK(folder("smollm3_swa", 1).sliding_window == 3);
+  CHECK(!folder("smollm3_swa", 1).rope.has_value());
 }
 
 TEST_CASE("golden folders: attn-run --model DIR --layer N end to end") {

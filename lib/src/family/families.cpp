@@ -69,6 +69,33 @@ RopeRule local_base(const char* key, double theta) {
 
 BiasRule fixed(bool on) { return {nullptr, on, false}; }
 
+// Partial rotary as a count of dimensions (GPT-J's rotary_dim; null = the head).
+RopeRule rotary_dims(const char* key, bool interleaved) {
+  RopeRule r;
+  r.fraction_keys = {};
+  r.dims_key = key;
+  r.interleaved = interleaved;
+  return r;
+}
+
+// SmolLM3 / Llama 4: no_rope_layers, else no rope on every interval-th layer.
+RopeRule no_rope_every(std::int64_t interval) {
+  RopeRule r;
+  r.no_rope_key = "no_rope_layers";
+  r.no_rope_interval_key = "no_rope_layer_interval";
+  r.no_rope_interval = interval;
+  return r;
+}
+
+// SmolLM3Config: the layers without rope slide when use_sliding_window and
+// sliding_window are set.
+WindowRule sliding_where_no_rope() {
+  WindowRule w;
+  w.kind = WindowRule::no_rope;
+  w.enable_key = "use_sliding_window";
+  return w;
+}
+
 std::vector<Row> build() {
   std::vector<Row> t;
   auto row = [&t](const char* type) -> Row& {
@@ -204,6 +231,45 @@ std::vector<Row> build() {
 
   // ---- CONTRACT.md v3's decoders ------------------------------------------------------------
   // (rows that need no new forward-pass feature)
+  row("gpt_bigcode")  // StarCoder, SantaCoder: c_attn an nn.Linear, multi_query by default
+      .at({"transformer.h.{N}.attn.", "h.{N}.attn."})
+      .with_layout("fused")
+      .rename("c_attn.", "Wqkv.")
+      .rename("c_proj.", "Wo.")
+      .biases(fixed(true), fixed(true))
+      .with_hook(hooks::gpt_bigcode_heads);
+  row("starcoder2")
+      .bias("use_bias", true)
+      .with_rope(10000.0)
+      .with_window(every_layer())  // sliding_window (null: none) on every layer
+      .with_defaults({{"num_key_value_heads", 2}});
+  row("granite")
+      .bias("attention_bias", false)
+      .with_rope(10000.0)
+      .with_scale({ScaleRule::value_of_key, "attention_multiplier"})
+      .with_defaults({{"attention_multiplier", 1.0}});
+  row("phi")  // phi-1, phi-1.5, phi-2: q/k/v_proj and dense, all with bias
+      .rename("dense.", "o_proj.")
+      .biases(fixed(true), fixed(true))
+      .with_rope(10000.0, rope_keys({"rope_theta"}, {"partial_rotary_factor"}, 0.5))
+      .with_hook(hooks::phi_qk_layernorm);
+  row("gptj")
+      .at({"transformer.h.{N}.attn.", "h.{N}.attn."})
+      .biases(fixed(false), fixed(false))
+      .with_rope(10000.0, rotary_dims("rotary_dim", /*interleaved=*/true))
+      .with_defaults({{"rotary_dim", 64}});
+  row("internlm2")  // wqkv per KV group [q..., k, v] (the falcon layout), wo
+      .at({"model.layers.{N}.attention.", "layers.{N}.attention."})
+      .with_layout("falcon")
+      .rename("wqkv.", "query_key_value.")
+      .rename("wo.", "dense.")
+      .bias("bias", true)
+      .with_rope(10000.0);
+  row("smollm3")  // every 4th layer without rope (no_rope_layers); those slide when enabled
+      .bias("attention_bias", false)
+      .with_rope(2000000.0, no_rope_every(4))
+      .with_window(sliding_where_no_rope())
+      .with_defaults({{"num_key_value_heads", 4}});
 
   // ---- CONTRACT.md v3's encoders ------------------------------------------------------------
   // (BERT-like, vision and CLIP towers)

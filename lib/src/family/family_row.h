@@ -44,6 +44,12 @@ struct RopeRule {
   bool local_scaling = false;
   // Global layers' own base where the family names one (ModernBERT's global_rope_theta).
   const char* global_theta_key = nullptr;
+  // Layers without rope (SmolLM3, Llama 4): no_rope_key lists one 0/1 per
+  // layer (1 = rope, 0 = none); without it, every interval-th layer (counted
+  // from 1) has none. Off when no_rope_key is null.
+  const char* no_rope_key = nullptr;
+  const char* no_rope_interval_key = nullptr;
+  std::int64_t no_rope_interval = 0;
 };
 
 // Which layers slide (a local window) when config.json lists no layer_types
@@ -55,9 +61,11 @@ struct RopeRule {
 //                 with N = 2, Gemma 3, Cohere 2) or the first (layer % N == 0:
 //                 ModernBERT);
 //   from_layer    layers >= from_key slide when enable_key is true (Qwen2's
-//                 use_sliding_window and max_window_layers).
+//                 use_sliding_window and max_window_layers);
+//   no_rope       the layers without rope (RopeRule's no_rope_key) slide when
+//                 enable_key is true and the window is set (SmolLM3).
 struct WindowRule {
-  enum Kind { none, all, global_every, from_layer } kind = none;
+  enum Kind { none, all, global_every, from_layer, no_rope } kind = none;
   const char* window_key = "sliding_window";
   const char* period_key = nullptr;
   std::int64_t period = 0;

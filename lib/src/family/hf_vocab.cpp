@@ -97,6 +97,7 @@ const Table& top_level() {
       {"logit_softcapping", "softcap"},
       {"query_pre_attn_scalar", "scale (= query_pre_attn_scalar^-0.5)"},
       {"softmax_scale", "scale"},
+      {"attention_multiplier", "scale"},
       {"window_size", "sliding_window"},
       {"sliding_window_size", "sliding_window"},
       {"attention_window", "sliding_window"},
@@ -132,7 +133,8 @@ const std::vector<const char*>& per_layer() {
   static const std::vector<const char*> k = {
       "use_sliding_window",       "max_window_layers",    "layer_types",
       "sliding_window_pattern",   "rope_local_base_freq", "attn_config",
-      "new_decoder_architecture", "no_rope_layers",       "global_attn_every_n_layers"};
+      "new_decoder_architecture", "no_rope_layers",       "global_attn_every_n_layers",
+      "no_rope_layer_interval"};
   return k;
 }
 

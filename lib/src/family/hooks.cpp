@@ -67,4 +67,30 @@ void mpt_attn_config(LayerContext& c) {
     c.out["alibi"] = {{"max_bias", a.number("alibi_bias_max", 0.0, true, 1e300).value_or(8.0)}};
 }
 
+// modeling_gpt_bigcode.GPTBigCodeAttention: c_attn is an nn.Linear. With
+// multi_query (the default) its rows are [q (C) | k (D) | v (D)], one KV head:
+// the fused layout; without, c_attn's output is viewed (H, 3D), per head
+// [q, k, v]: the neox layout. Scores are scaled by 1/sqrt(D) when
+// scale_attn_weights (scale_attention_softmax_in_fp32 divides by layer + 1
+// and multiplies back: no change).
+void gpt_bigcode_heads(LayerContext& c) {
+  if (c.hf.boolean_or("multi_query", true)) {
+    c.out["num_kv_heads"] = 1;
+  } else {
+    c.out.erase("num_kv_heads");
+    c.out["layout"] = "neox";
+    c.out["weights_rename"] = {{"c_attn.", "query_key_value."}, {"c_proj.", "dense."}};
+  }
+  c.out["scale"] = c.hf.boolean_or("scale_attn_weights", true) ? 1.0 / std::sqrt(double(c.D)) : 1.0;
+}
+
+// modeling_phi.PhiAttention: qk_layernorm adds q_layernorm / k_layernorm,
+// nn.LayerNorm(head_dim) with bias, on each head before rope.
+void phi_qk_layernorm(LayerContext& c) {
+  if (c.hf.boolean_or("qk_layernorm", false))
+    c.hf.fail("qk_layernorm",
+              "true is not supported yet (Phi's q_layernorm / k_layernorm are LayerNorms with "
+              "a bias, qk_norm kind \"layer\"); only false runs");
+}
+
 }  // namespace attn::family::hooks

@@ -11,5 +11,7 @@ void bert_absolute_positions(LayerContext& c);  // position_embedding_type must 
 void phi3_longrope_names(LayerContext& c);      // rope_scaling type "su" / "yarn" mean longrope
 void falcon_architecture(LayerContext& c);      // new_decoder_architecture, multi_query, alibi
 void mpt_attn_config(LayerContext& c);          // the nested attn_config
+void gpt_bigcode_heads(LayerContext& c);        // multi_query's layout, scale_attn_weights
+void phi_qk_layernorm(LayerContext& c);         // qk_layernorm (refused until qk_norm "layer")
 
 }  // namespace attn::family::hooks

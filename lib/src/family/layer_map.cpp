@@ -110,8 +110,28 @@ void map_rope(LayerContext& c, bool sliding) {
   c.out["rope"] = rope;
 }
 
+// Whether this layer has rope: SmolLM3Config's no_rope_layers (1 = rope),
+// or its default from no_rope_layer_interval ((layer + 1) % interval != 0).
+bool has_rope(const Row& row, const HfConfig& hf, std::int64_t layer, std::int64_t num_layers) {
+  const RopeRule& r = row.rope;
+  if (!r.on) return false;
+  if (!r.no_rope_key) return true;
+  if (std::optional<std::vector<std::int64_t>> list = hf.integers(r.no_rope_key, 0, 1)) {
+    if (std::int64_t(list->size()) < num_layers)
+      hf.fail(r.no_rope_key, "expected one entry (1 = rope, 0 = none) per layer (" +
+                                 std::to_string(num_layers) + "), found " +
+                                 std::to_string(list->size()));
+    return (*list)[std::size_t(layer)] != 0;
+  }
+  const std::int64_t n = r.no_rope_interval_key
+                             ? hf.integer_or(r.no_rope_interval_key, 1, 1 << 20, r.no_rope_interval)
+                             : r.no_rope_interval;
+  return n <= 0 || (layer + 1) % n != 0;
+}
+
 // Whether this layer slides, when config.json lists no layer_types.
-bool slides_by_rule(const Row& row, const HfConfig& hf, std::int64_t layer) {
+bool slides_by_rule(const Row& row, const HfConfig& hf, std::int64_t layer,
+                    std::int64_t num_layers) {
   const WindowRule& w = row.window;
   switch (w.kind) {
     case WindowRule::none:
@@ -128,6 +148,9 @@ bool slides_by_rule(const Row& row, const HfConfig& hf, std::int64_t layer) {
       if (w.enable_key && !hf.boolean_or(w.enable_key, false)) return false;
       return layer >= (w.from_key ? hf.integer_or(w.from_key, 0, INT64_MAX, w.from) : w.from);
     }
+    case WindowRule::no_rope:
+      if (w.enable_key && !hf.boolean_or(w.enable_key, false)) return false;
+      return hf.has(w.window_key) && !has_rope(row, hf, layer, num_layers);
   }
   return false;
 }
@@ -206,7 +229,7 @@ std::string layer_type_of(const Row& row, const HfConfig& hf, std::int64_t layer
       }
     return (*types)[std::size_t(layer)];
   }
-  return slides_by_rule(row, hf, layer) ? "sliding_attention" : "full_attention";
+  return slides_by_rule(row, hf, layer, num_layers) ? "sliding_attention" : "full_attention";
 }
 
 std::int64_t num_layers_of(const HfConfig& hf) {
@@ -246,7 +269,7 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
   c.out["qkv_bias"] = bias_of(hf, row.qkv_bias);
   c.out["out_bias"] = bias_of(hf, row.out_bias);
   const bool sliding = c.layer_type == "sliding_attention";
-  if (row.rope.on) map_rope(c, sliding);
+  if (has_rope(row, hf, layer, num_layers)) map_rope(c, sliding);
   if (row.alibi) c.out["alibi"] = true;
   map_window(c);
   map_scale(c);

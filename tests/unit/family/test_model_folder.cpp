@@ -452,3 +452,109 @@ TEST_CASE("model folder: the README lists exactly the family table's model_types
   }
   CHECK(listed == attn::supported_model_types());
 }
+
+// ---- CONTRACT.md v3's decoders (make_families_v3_decoders.py has their golden folders) --------
+
+TEST_CASE("model folder: StarCoder (gpt_bigcode) multi_query, and without it the neox layout") {
+  const json c = Folder("starcoder").layer(39);
+  CHECK(c["layout"] == "fused");
+  CHECK(c["num_heads"] == 48);
+  CHECK(c["num_kv_heads"] == 1);
+  CHECK(c["head_size"] == 128);
+  CHECK(c["weights_rename"] == json{{"c_attn.", "Wqkv."}, {"c_proj.", "Wo."}});
+  CHECK(c["weights_prefix"] == "transformer.h.39.attn.");
+  CHECK(c["qkv_bias"] == true);
+  CHECK(c["scale"].get<double>() == doctest::Approx(1.0 / std::sqrt(128.0)));
+  CHECK(!c.contains("rope"));  // learned positions (wpe), outside the layer
+  json mha = small("gpt_bigcode");
+  mha["multi_query"] = false;
+  mha["scale_attn_weights"] = false;
+  const json m = layer_of(mha, 0);
+  CHECK(m["layout"] == "neox");
+  CHECK(!m.contains("num_kv_heads"));
+  CHECK(m["weights_rename"] == json{{"c_attn.", "query_key_value."}, {"c_proj.", "dense."}});
+  CHECK(m["scale"] == 1.0);
+}
+
+TEST_CASE("model folder: StarCoder2's use_bias and window on every layer") {
+  const json s = Folder("starcoder2").layer(0);
+  CHECK(s["num_kv_heads"] == 2);
+  CHECK(s["qkv_bias"] == true);  // use_bias
+  CHECK(s["out_bias"] == true);
+  CHECK(s["sliding_window"] == 4096);
+  CHECK(s["rope"]["theta"].get<double>() == doctest::Approx(999999.4420358813));
+  json s_small = small("starcoder2");  // Starcoder2Config: num_key_value_heads 2, no window
+  CHECK(layer_of(s_small, 0)["num_kv_heads"] == 2);
+  CHECK(!layer_of(s_small, 0).contains("sliding_window"));
+}
+
+TEST_CASE("model folder: Granite's attention_multiplier is the scale") {
+  const json g = Folder("granite3").layer(3);
+  CHECK(g["scale"] == 0.015625);  // attention_multiplier, not 1/sqrt(64)
+  CHECK(g["num_kv_heads"] == 8);
+  CHECK(g["qkv_bias"] == false);
+  CHECK(layer_of(small("granite"), 0)["scale"] == 1.0);  // GraniteConfig: 1.0
+}
+
+TEST_CASE("model folder: phi-2's partial rotary and dense; qk_layernorm refused by name") {
+  const json p = Folder("phi2").layer(31);
+  CHECK(p["rope"]["rotary_dim"] == 32);  // partial_rotary_factor 0.4 of 80
+  CHECK(p["weights_rename"] == json{{"dense.", "o_proj."}});
+  CHECK(p["qkv_bias"] == true);
+  CHECK(p["out_bias"] == true);
+  CHECK(layer_of(small("phi"), 0)["rope"]["rotary_dim"] == 4);  // PhiConfig: 0.5
+  json qk = small("phi");
+  qk["qk_layernorm"] = true;
+  CHECK_THROWS_WITH_AS(layer_of(qk, 0), doctest::Contains("\"qk_layernorm\""), attn::Error);
+}
+
+TEST_CASE("model folder: GPT-J's rotary_dim, interleaved") {
+  const json j = Folder("gptj").layer(27);
+  CHECK(j["rope"]["rotary_dim"] == 64);
+  CHECK(j["rope"]["style"] == "interleaved");
+  CHECK(j["head_size"] == 256);
+  CHECK(j["qkv_bias"] == false);
+  CHECK(j["weights_prefix"] == "transformer.h.27.attn.");
+  json jn = {{"model_type", "gptj"},
+             {"n_embd", 32},
+             {"n_head", 2},
+             {"n_layer", 1},
+             {"rotary_dim", nullptr}};
+  CHECK(layer_of(jn, 0)["rope"]["rotary_dim"] == 16);  // null: the whole head
+}
+
+TEST_CASE("model folder: InternLM2's wqkv per KV group and dynamic rope") {
+  const json i = Folder("internlm2").layer(1);
+  CHECK(i["layout"] == "falcon");  // wqkv per KV group [q..., k, v]
+  CHECK(i["weights_rename"] == json{{"wqkv.", "query_key_value."}, {"wo.", "dense."}});
+  CHECK(i["weights_prefix"] == "model.layers.1.attention.");
+  CHECK(i["num_kv_heads"] == 8);
+  CHECK(i["qkv_bias"] == false);
+  CHECK(i["rope"]["scaling"]["type"] == "dynamic");
+  CHECK(i["rope"]["max_position_embeddings"] == 32768);
+  CHECK(layer_of(small("internlm2"), 0)["qkv_bias"] == true);  // InternLM2Config: bias True
+}
+
+TEST_CASE("model folder: SmolLM3's no-rope layers, and its windows on them") {
+  const Folder f("smollm3");
+  CHECK(f.layer(0)["rope"]["theta"] == 5000000.0);
+  CHECK(!f.layer(3).contains("rope"));  // no_rope_layers[3] == 0
+  CHECK(f.layer(34).contains("rope"));
+  CHECK(!f.layer(35).contains("rope"));
+  CHECK(f.layer(0)["num_kv_heads"] == 4);
+  json s = small("smollm3");  // no no_rope_layers: every 4th layer (no_rope_layer_interval)
+  s["no_rope_layer_interval"] = 2;
+  s["use_sliding_window"] = true;
+  s["sliding_window"] = 16;
+  CHECK(layer_of(s, 0).contains("rope"));
+  CHECK(!layer_of(s, 0).contains("sliding_window"));
+  CHECK(!layer_of(s, 1).contains("rope"));
+  CHECK(layer_of(s, 1)["sliding_window"] == 16);  // the no-rope layers slide
+  json eight = small("smollm3");
+  eight["num_attention_heads"] = 8;
+  CHECK(layer_of(eight, 0)["num_kv_heads"] == 4);  // SmolLM3Config: 4
+  CHECK(!layer_of(small("smollm3"), 3).contains("rope"));
+  json bad = small("smollm3");
+  bad["no_rope_layers"] = {1, 1};
+  CHECK_THROWS_WITH_AS(layer_of(bad, 0), doctest::Contains("\"no_rope_layers\""), attn::Error);
+}
