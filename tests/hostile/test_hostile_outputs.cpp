@@ -112,6 +112,28 @@ TEST_CASE("hostile outputs: a file-size limit is exit 74 with no temporary, not 
   CHECK(temporaries(t.path).empty());
 }
 
+TEST_CASE("hostile outputs: a CPU-time limit (ulimit -t) ends the run by SIGXCPU, no temporary") {
+  // `ulimit -t 2` sets soft and hard limits alike; at the hard limit the
+  // kernel sends SIGKILL (137, temporaries left). attn-run lowers its soft
+  // limit a second, so the handled SIGXCPU (152) comes first. The layer
+  // needs far more than 2 s of CPU (S = 16384, C = 512: about 8 s here); its context file is
+  // staged while it computes.
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  write_text(t / "x.npy", attn::encode_npy(attn::test::random_tensor({16384, 512}, 4)));
+  write_text(t / "c.json",
+             R"({"attention": "multi", "hidden_size": 512, "num_heads": 8, "layout": "fused",
+                 "init": {"seed": 1}})");
+  RunResult r =
+      run("bash -c " + q("ulimit -t 2; exec " + bin() + " -q --config '" + t / "c.json" +
+                         "' --input '" + t / "x.npy" + "' --no-attn --out-dir '" + out + "'"));
+  CHECK_MESSAGE(r.exit_code == 128 + SIGXCPU, "stderr: " << r.err);
+  CHECK(r.out.empty());
+  CHECK(snapshot(out) == before);
+  CHECK(temporaries(t.path).empty());
+}
+
 // ---- 3. concurrent runs into one folder ------------------------------------
 
 TEST_CASE("hostile outputs: 20 concurrent writers into one folder leave one run's complete set") {

@@ -91,7 +91,9 @@ void flush_together(const std::vector<OutputDir*>& dirs);
 // Install handlers for every terminating signal of CONTRACT.md ("Output
 // safety rules": HUP INT QUIT TERM USR1 USR2 ALRM XCPU VTALRM PROF) that
 // remove live temporaries, then exit with 128+signal; ignore SIGXFSZ so a
-// file-size limit is a write error (EFBIG, exit 74). Call once from main.
+// file-size limit is a write error (EFBIG, exit 74); lower a soft CPU limit
+// equal to the hard one (`ulimit -t N`) by a second, so SIGXCPU comes before
+// the kernel's SIGKILL. Call once from main.
 void install_cleanup_signal_handlers();
 
 // Test hook: when the environment holds ATTN_TEST_PAUSE_AT=<where>, the

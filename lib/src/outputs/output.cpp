@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -176,6 +177,16 @@ void install_cleanup_signal_handlers() {
   // A file-size limit makes write() fail with EFBIG (exit 74) instead of
   // killing the run with its temporaries in place.
   std::signal(SIGXFSZ, SIG_IGN);
+  // `ulimit -t N` sets the soft and the hard CPU limit alike, and at the hard
+  // limit the kernel sends SIGKILL, which no handler sees (setrlimit(2)). A
+  // soft limit one second lower makes the handled SIGXCPU arrive first. (A
+  // hard limit of 1 s leaves no room: soft 0 would stop the run at once.)
+  struct rlimit cpu {};
+  if (::getrlimit(RLIMIT_CPU, &cpu) == 0 && cpu.rlim_max != RLIM_INFINITY && cpu.rlim_max >= 2 &&
+      cpu.rlim_cur >= cpu.rlim_max) {
+    cpu.rlim_cur = cpu.rlim_max - 1;
+    ::setrlimit(RLIMIT_CPU, &cpu);
+  }
 }
 
 OutputDir::OutputDir(std::string dir) : dir_(std::move(dir)) {
