@@ -5,6 +5,7 @@
 //
 // Letters: B batch, H heads, S sequence, C hidden.
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -79,6 +80,11 @@ int run_input_list(const Options& opt) {
 
   attn::OutputDir summary_dir(cfg.output_dir);  // created (and checked) before any compute
   for (const ListEntry* e : mine) summary_dir.check_name(e->name);
+  // A result folder is created only when its files commit; an empty one is
+  // what a killed run of an older attn-run left: removed (rmdir removes only
+  // an empty folder), so no folder without results looks like one. Only this
+  // shard's, so a shard never races another's commit.
+  for (const ListEntry* e : mine) ::rmdir((cfg.output_dir + "/" + e->name).c_str());
   nlohmann::json done = nlohmann::json::array();
   Progress progress("inputs", mine.size(), Progress::wanted(opt.quiet));
   // Results are committed in groups (kGroupInputs inputs, or what finished in
@@ -120,7 +126,8 @@ int run_input_list(const Options& opt) {
       in.load_ms = ms_since(t_load);
 
       const std::string dir = cfg.output_dir + "/" + e->name;
-      auto staged = std::make_unique<attn::OutputDir>(dir);  // joins `pending` once staged
+      // Its temporaries in the out-dir, its folder created at the commit.
+      auto staged = std::make_unique<attn::OutputDir>(dir, cfg.output_dir);  // joins `pending`
       attn::OutputDir& out = *staged;
       JobPlan plan;
       plan.stats = opt.stats;

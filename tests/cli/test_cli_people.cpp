@@ -453,8 +453,7 @@ TEST_CASE("cli_people: input-list errors: same names, bad shards, a failing inpu
   CHECK(fs::exists(t / "late/a/attention.npy"));
   CHECK(fs::exists(t / "late/b/context.npy"));
   CHECK(!fs::exists(t / "late/summary.json"));
-  if (fs::exists(t / "late/huge"))
-    CHECK(fs::directory_iterator(t / "late/huge") == fs::directory_iterator());
+  CHECK(!fs::exists(t / "late/huge"));  // a result folder is created only at its commit
 }
 
 TEST_CASE("cli_people: picture flags are checked before anything is written") {

@@ -215,3 +215,26 @@ TEST_CASE("cli_show: the head view lists a query's strongest keys with attention
   auto bad = run(base + " --show --show-query 6");
   attn::test::check_cli_failure(bad, 64, {"--show-query", "6", "S = 6"});
 }
+
+TEST_CASE("cli_show: bidirectional controls in labels and paths reach the terminal escaped") {
+  // U+202E (RLO) would make the rest of a line read backwards, U+2066 (LRI)
+  // isolates it: both arrive as "\u202e" / "\u2066", in --show and on stderr.
+  attn::test::TempDir t;
+  attn::test::write_text(t / "x.npy", attn::encode_npy(attn::test::random_tensor({4, 8}, 3)));
+  attn::test::write_text(t / "c.json",
+                         "{\"attention\": \"multi\", \"hidden_size\": 8, \"num_heads\": 2, "
+                         "\"causal\": true, \"layout\": \"fused\", \"init\": {\"seed\": 1}, "
+                         "\"input\": \"x.npy\", "
+                         "\"labels\": [\"a\", \"\\u202eevil\", \"\\u2066iso\\u2069\", \"d\"]}");
+  auto r = run("COLUMNS=80 " + bin() + " --config " + q(t / "c.json") + " --show --show-query 1");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  for (const char* raw : {"\u202E", "\u2066", "\u2069"})
+    CHECK(r.out.find(raw) == std::string::npos);
+  CHECK(r.out.find("query 1 \"\\u202eevil\"") != std::string::npos);
+  CHECK(r.out.find("\\u2066iso") != std::string::npos);  // row label, cut to its column
+
+  auto bad = run(bin() + " --config " + q(t / "c.json") + " --input " + q(t / "gone\u202Efdp.npy"));
+  CHECK(bad.exit_code == 66);
+  CHECK(bad.err.find("\u202E") == std::string::npos);
+  CHECK(bad.err.find("gone\\u202efdp.npy") != std::string::npos);
+}

@@ -232,6 +232,82 @@ TEST_CASE("hostile data: --input - from /dev/zero fails at its first bytes") {
   CHECK(temporaries(t.path).empty());
 }
 
+namespace {
+// A 2 GB address-space limit (issue 27.3's case), or none under
+// AddressSanitizer, which cannot map its shadow memory under such a limit:
+// there the checks still show nothing of the file is read or mapped first.
+std::string memory_limit_2gb() {
+#if defined(__SANITIZE_ADDRESS__)
+  return "";
+#else
+  return "ulimit -v 2000000; ";
+#endif
+}
+
+// `head` followed by zeros up to 3 GB: a sparse file, no disk used.
+void sparse_3gb(const std::string& path, const std::string& head) {
+  write_text(path, head);
+  fs::resize_file(path, std::uintmax_t(3) << 30);
+}
+}  // namespace
+
+TEST_CASE(
+    "hostile data: a 3 GB file of zeros is refused from its first bytes, in every container") {
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  const std::string legacy("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 14);
+  const struct {
+    const char* file;
+    std::string head;
+    const char* flag;
+    std::vector<std::string> says;
+  } cases[] = {
+      {"z.safetensors", "", "--weights", {"z.safetensors", "header must be a JSON object"}},
+      {"z.pt", "", "--weights", {"z.pt", "not a torch.save checkpoint"}},
+      {"zip.pt", "PK\x03\x04", "--weights", {"zip.pt", "no end of central directory"}},
+      {"legacy.pt", legacy, "--weights", {"legacy.pt", "legacy format"}},
+      {"z.bin", "", "--weights", {"z.bin", "not a torch.save checkpoint"}},
+      {"z.npz", "", "--weights", {"z.npz", "no end of central directory"}},
+      {"w/Wqkv.weight.npy", "", "--weights", {"Wqkv.weight.npy", "not a .npy file"}},
+      {"x.npy", "", "--input", {"x.npy", "not a .npy file"}},
+      {"x.json", "", "--input", {"x.json", "found neither", "byte 0"}},
+  };
+  fs::create_directory(t / "w");
+  for (const auto& c : cases) {
+    CAPTURE(c.file);
+    sparse_3gb(t / c.file, c.head);
+    const std::string target = std::string(c.file).rfind("w/", 0) == 0 ? t / "w" : t / c.file;
+    RunResult r =
+        run("bash -c " + q(memory_limit_2gb() + "exec " + bin() + " -q --config " + base_cfg() +
+                           " " + c.flag + " '" + target + "' --out-dir '" + out + "'"));
+    check_cli_failure(r, 65, c.says);
+    CHECK(snapshot(out) == before);
+  }
+  CHECK(temporaries(t.path).empty());
+}
+
+TEST_CASE("hostile data: a valid header over 3 GB the address space cannot map is exit 71") {
+#if defined(__SANITIZE_ADDRESS__)
+  MESSAGE("skipped: AddressSanitizer cannot run under ulimit -v");
+  return;
+#endif
+  attn::test::TempDir t;
+  // (201326592, 4) float32: 3 GiB of data after a valid header.
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (201326592, 4), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string preamble = "\x93NUMPY\x01";
+  preamble += '\0';
+  preamble += char(header.size());
+  preamble += '\0';
+  write_text(t / "x.npy", preamble + header);
+  fs::resize_file(t / "x.npy", (preamble + header).size() + (std::uintmax_t(3) << 30));
+  RunResult r = run("bash -c " + q(memory_limit_2gb() + "exec " + bin() + " -q --config " +
+                                   base_cfg() + " --input '" + t / "x.npy" + "'"));
+  check_cli_failure(r, 71, {"x.npy", "3221225600 bytes", "ulimit -v"});
+}
+
 TEST_CASE("hostile data: --attn-stdout at S = 200000 is exit 71 naming the size and the flag") {
   attn::test::TempDir t;
   write_text(t / "long.npy", attn::encode_npy(attn::test::random_tensor({1, 200000, 4}, 9)));

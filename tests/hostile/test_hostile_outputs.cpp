@@ -5,6 +5,7 @@
 // left behind. Numbers, strings, reads and memory are test_hostile_data.cpp.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/mount.h>
 
 #include <algorithm>
 #include <cmath>
@@ -110,6 +111,114 @@ TEST_CASE("hostile outputs: a file-size limit is exit 74 with no temporary, not 
   check_cli_failure(r, 74, {"attention.npy"});
   CHECK(snapshot(out) == before);
   CHECK(temporaries(t.path).empty());
+}
+
+TEST_CASE("hostile outputs: a CPU-time limit (ulimit -t) ends the run by SIGXCPU, no temporary") {
+  // `ulimit -t 2` sets soft and hard limits alike; at the hard limit the
+  // kernel sends SIGKILL (137, temporaries left). attn-run lowers its soft
+  // limit a second, so the handled SIGXCPU (152) comes first. The layer
+  // needs far more than 2 s of CPU (S = 16384, C = 512: about 8 s here); its context file is
+  // staged while it computes.
+  attn::test::TempDir t;
+  const std::string out = t / "out";
+  const auto before = populate(out);
+  write_text(t / "x.npy", attn::encode_npy(attn::test::random_tensor({16384, 512}, 4)));
+  write_text(t / "c.json",
+             R"({"attention": "multi", "hidden_size": 512, "num_heads": 8, "layout": "fused",
+                 "init": {"seed": 1}})");
+  RunResult r =
+      run("bash -c " + q("ulimit -t 2; exec " + bin() + " -q --config '" + t / "c.json" +
+                         "' --input '" + t / "x.npy" + "' --no-attn --out-dir '" + out + "'"));
+  CHECK_MESSAGE(r.exit_code == 128 + SIGXCPU, "stderr: " << r.err);
+  CHECK(r.out.empty());
+  CHECK(snapshot(out) == before);
+  CHECK(temporaries(t.path).empty());
+}
+
+// ---- 2. an --input-list run that dies leaves no folder that looks like a result
+
+namespace {
+// `n` inputs x_00.. (copies of the base input) and their list in `dir`.
+std::string input_list(const std::string& dir, int n) {
+  std::string list;
+  for (int i = 0; i < n; ++i) {
+    const std::string name = std::string("x_") + (i < 10 ? "0" : "") + std::to_string(i);
+    fs::copy_file(fixtures() + "/npy/x.npy", dir + "/" + name + ".npy");
+    list += name + ".npy\n";
+  }
+  write_text(dir + "/list.txt", list);
+  return dir + "/list.txt";
+}
+
+// Every folder in `out` holds an input's complete results; their count.
+std::size_t complete_result_folders(const std::string& out) {
+  std::size_t n = 0;
+  for (const auto& e : fs::directory_iterator(out)) {
+    if (!e.is_directory()) continue;
+    CAPTURE(e.path().string());
+    CHECK(fs::exists(e.path() / "context.npy"));
+    CHECK(fs::exists(e.path() / "attention.npy"));
+    CHECK(fs::exists(e.path() / "run.json"));
+    ++n;
+  }
+  return n;
+}
+}  // namespace
+
+TEST_CASE("hostile outputs: SIGTERM or SIGINT mid-list leaves only complete result folders") {
+  for (const std::string sig : {"TERM", "INT"}) {
+    CAPTURE(sig);
+    attn::test::TempDir t;
+    const std::string list = input_list(t.path, 100);
+    const std::string out = t / "out";
+    // An empty folder of an input, as a killed run of an older attn-run left it.
+    fs::create_directories(out + "/x_99");
+    // 100 inputs make at least two commits (groups of at most 64): the
+    // signal comes at the second, after the first group landed.
+    const std::string args =
+        "-q --config " + base_cfg() + " --input-list " + q(list) + " --out-dir " + q(out);
+    RunResult r = signalled_at("commit:2", args, sig);
+    CHECK_MESSAGE(r.exit_code == 128 + (sig == "TERM" ? SIGTERM : SIGINT), "stderr: " << r.err);
+    CHECK(temporaries(t.path).empty());
+    const std::size_t done = complete_result_folders(out);
+    CHECK(done >= 1);                   // the first group committed
+    CHECK(done < 100);                  // the rest never looked like results
+    CHECK(!fs::exists(out + "/x_99"));  // the old empty folder is gone
+    CHECK(!fs::exists(out + "/summary.json"));
+
+    // The rerun completes every input.
+    RunResult again = run(bin() + " " + args);
+    REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+    CHECK(complete_result_folders(out) == 100);
+    CHECK(fs::exists(out + "/summary.json"));
+    CHECK(temporaries(t.path).empty());
+  }
+}
+
+// A tmpfs of 128 KiB holds about ten inputs' results (three small files
+// each, a 4 KiB page apiece). Mounting needs root (CI runs as root);
+// elsewhere the case is skipped with a message.
+TEST_CASE("hostile outputs: a full disk mid-list is 74 and leaves only complete result folders") {
+  attn::test::TempDir t;
+  const std::string list = input_list(t.path, 40);
+  const std::string mnt = t / "small";
+  fs::create_directory(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=128k") != 0) {
+    MESSAGE("skipped: cannot mount a small tmpfs here (needs root)");
+    return;
+  }
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { ::umount2(dir.c_str(), MNT_DETACH); }
+  } unmount{mnt};
+  const std::string out = mnt + "/out";
+  RunResult r = run(bin() + " -q --config " + base_cfg() + " --input-list " + q(list) +
+                    " --out-dir " + q(out));
+  check_cli_failure(r, 74, {out});
+  CHECK(temporaries(mnt).empty());
+  const std::size_t done = complete_result_folders(out);
+  CHECK(done < 40);
+  CHECK(!fs::exists(out + "/summary.json"));
 }
 
 // ---- 3. concurrent runs into one folder ------------------------------------

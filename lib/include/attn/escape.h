@@ -16,9 +16,11 @@ namespace attn {
 // past U+10FFFF, a sequence cut short).
 std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t* cp);
 
-// `s` with C0 controls, DEL, C1 controls (U+0080..U+009F) and bytes that are
-// not valid UTF-8 replaced by visible escapes: "\n", "\t", "\r", "\e" (ESC),
-// "\\" for a backslash, "\xNN" for any other byte, "\u0085" for a C1 control.
+// `s` with C0 controls, DEL, C1 controls (U+0080..U+009F), the bidirectional
+// controls (U+202A..U+202E, U+2066..U+2069) and bytes that are not valid
+// UTF-8 replaced by visible escapes: "\n", "\t", "\r", "\e" (ESC), "\\" for
+// a backslash, "\xNN" for any other byte, "\u0085" for a C1 control,
+// "\u202e" for a bidirectional control.
 // Valid printable UTF-8 (accents, CJK, emoji) passes unchanged.
 std::string printable(std::string_view s);
 

@@ -19,6 +19,12 @@ class OutputDir {
   // Creates the folder (and parents) when absent. Exit::cant_create when it
   // cannot be created or a file is in the way.
   explicit OutputDir(std::string dir);
+  // A folder created only when its files commit (an --input-list result, so
+  // a run that dies leaves no empty folder that looks like a result): the
+  // temporaries live in `staging_dir`, an existing folder on the same file
+  // system (the folder's parent), and commit() creates `dir` if absent, then
+  // renames them into it. Exit::cant_create when a file is in the way.
+  OutputDir(std::string dir, std::string staging_dir);
   ~OutputDir();  // removes every temporary not committed
   OutputDir(const OutputDir&) = delete;
   OutputDir& operator=(const OutputDir&) = delete;
@@ -63,6 +69,8 @@ class OutputDir {
     void* live = nullptr;         // its slot in the signal handler's list
   };
   std::string dir_;
+  std::string staging_;    // where the temporaries live: dir_, or its parent until the commit
+  bool deferred_ = false;  // dir_ is created at the commit
   std::vector<Staged> staged_;
   std::vector<std::string> stale_;
   bool committed_ = false;
@@ -91,14 +99,17 @@ void flush_together(const std::vector<OutputDir*>& dirs);
 // Install handlers for every terminating signal of CONTRACT.md ("Output
 // safety rules": HUP INT QUIT TERM USR1 USR2 ALRM XCPU VTALRM PROF) that
 // remove live temporaries, then exit with 128+signal; ignore SIGXFSZ so a
-// file-size limit is a write error (EFBIG, exit 74). Call once from main.
+// file-size limit is a write error (EFBIG, exit 74); lower a soft CPU limit
+// equal to the hard one (`ulimit -t N`) by a second, so SIGXCPU comes before
+// the kernel's SIGKILL. Call once from main.
 void install_cleanup_signal_handlers();
 
 // Test hook: when the environment holds ATTN_TEST_PAUSE_AT=<where>, the
 // process stops itself (SIGSTOP) at that point, so a test can deliver a
 // signal at a known moment (sent while stopped, before SIGCONT). Points:
 // "compute" (the attention temporary reserved, before the forward pass) and
-// "commit" (temporaries written, nothing renamed yet).
+// "commit" (temporaries written, nothing renamed yet). "<point>:N" stops the
+// Nth time the run reaches the point (an --input-list run's Nth commit).
 void test_pause_point(const char* where);
 
 }  // namespace attn

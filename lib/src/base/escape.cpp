@@ -41,6 +41,10 @@ bool noncharacter(std::uint32_t cp) {
   return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
 }
 
+bool is_bidi_control(std::uint32_t cp) {
+  return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
 std::string hex_byte(unsigned char c) {
   char buf[8];
   std::snprintf(buf, sizeof buf, "\\x%02x", c);
@@ -71,8 +75,11 @@ std::string escape_one(std::string_view s, std::size_t i, std::size_t* used) {
       break;
   }
   if (cp < 0x20 || cp == 0x7F) return hex_byte(static_cast<unsigned char>(cp));
-  if (cp >= 0x80 && cp <= 0x9F) {
-    char buf[8];
+  // C1 controls, and the bidirectional embeddings, overrides and isolates
+  // (U+202A..U+202E, U+2066..U+2069): raw, an RLO would make the rest of the
+  // line read backwards ("Trojan Source", CVE-2021-42574).
+  if ((cp >= 0x80 && cp <= 0x9F) || is_bidi_control(cp)) {
+    char buf[16];
     std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
     return buf;
   }

@@ -3,30 +3,74 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "attn/error.h"
 #include "attn/files.h"
 
 namespace attn::detail {
 
-std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
+namespace {
+
+// Exactly `n` bytes at `offset` of `fd`; Exit::no_input when they cannot be read.
+void pread_all(int fd, std::uint8_t* dst, std::size_t n, std::size_t offset,
+               const std::string& path) {
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd, dst + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0)
+      throw Error(Exit::no_input, path + ": read failed (" +
+                                      (r == 0 ? std::string("file shrank") : std::strerror(errno)) +
+                                      ")");
+    got += std::size_t(r);
+  }
+}
+
+// The descriptor closed on every path out, exceptions included.
+struct OpenFd {
+  int fd;
+  ~OpenFd() { ::close(fd); }
+};
+
+}  // namespace
+
+std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path,
+                                                   const EndsCheck& check) {
   std::shared_ptr<MappedFile> f(new MappedFile);
   f->path_ = path;
-  const int fd = open_regular_file(path, f->size_);
+  // The mapping keeps the file; no descriptor stays open past this function
+  // (a folder of a thousand .npy files must not run out of them).
+  const OpenFd fd{open_regular_file(path, f->size_)};
   struct stat st;
-  if (::fstat(fd, &st) == 0) f->dev_ = st.st_dev, f->ino_ = st.st_ino;
-  void* p = f->size_ > 0 ? ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
-  const int err = errno;
-  // The mapping keeps the file; no descriptor stays open (a folder of a
-  // thousand .npy files must not run out of them).
-  ::close(fd);
+  if (::fstat(fd.fd, &st) == 0) f->dev_ = st.st_dev, f->ino_ = st.st_ino;
+  if (check) {
+    const std::size_t n = std::min(f->size_, kEndBytes);
+    std::vector<std::uint8_t> head(n), tail(n);
+    pread_all(fd.fd, head.data(), n, 0, path);
+    pread_all(fd.fd, tail.data(), n, f->size_ - n, path);
+    check(FileEnds{head.data(), n, tail.data(), n, f->size_});
+  }
+  void* p = f->size_ > 0 ? ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd.fd, 0) : nullptr;
+  if (p == MAP_FAILED && errno == ENOMEM) {
+    struct rlimit as {};
+    const bool limited = ::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY;
+    throw Error(Exit::unavailable,
+                path + ": the file is " + std::to_string(f->size_) +
+                    " bytes and the address space left cannot map it" +
+                    (limited ? " (ulimit -v allows " + std::to_string(as.rlim_cur) + " bytes)"
+                             : std::string()) +
+                    "; raise the limit or run on a machine with more memory");
+  }
   if (p == MAP_FAILED)
-    throw Error(Exit::no_input, path + ": cannot map the file (" + std::strerror(err) + ")");
+    throw Error(Exit::no_input, path + ": cannot map the file (" + std::strerror(errno) + ")");
   f->data_ = static_cast<const std::uint8_t*>(p);
   return f;
 }

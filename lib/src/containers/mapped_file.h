@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -14,10 +15,31 @@
 
 namespace attn::detail {
 
+// A file's first and last bytes, read with pread before anything is mapped
+// (CONTRACT.md "File safety rules": a header is checked before any data).
+struct FileEnds {
+  const std::uint8_t* head;  // the first head_n bytes
+  std::size_t head_n;        // min(size, kEndBytes)
+  const std::uint8_t* tail;  // the last tail_n bytes (a zip's end record)
+  std::size_t tail_n;        // min(size, kEndBytes)
+  std::size_t size;          // of the whole file
+};
+// Enough for the largest .npy header (10,000 bytes) and a zip end record with
+// the longest comment (22 + 65,535 bytes).
+constexpr std::size_t kEndBytes = 22 + 65535;
+
 class MappedFile {
  public:
+  // A reader's check of a file's ends; throws the reader's error (Exit::data).
+  using EndsCheck = std::function<void(const FileEnds&)>;
+
   // Exit::no_input when missing, a folder, not a regular file or unreadable.
-  static std::shared_ptr<const MappedFile> open(const std::string& path);
+  // `check` sees the file's first and last bytes before the file is mapped,
+  // so a huge file with a bad header fails at once, whatever its size and
+  // the address space allowed. A file the address space cannot map is
+  // Exit::unavailable saying how large it is.
+  static std::shared_ptr<const MappedFile> open(const std::string& path,
+                                                const EndsCheck& check = {});
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

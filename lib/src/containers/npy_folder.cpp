@@ -15,7 +15,9 @@ namespace attn {
 namespace detail {
 
 std::shared_ptr<const Stored> open_npy(const std::string& path) {
-  return open_npy(MappedFile::open(path));
+  // The header checked from the first bytes, before the file is mapped.
+  return open_npy(MappedFile::open(
+      path, [&](const FileEnds& e) { parse_npy_header_prefix(e.head, e.head_n, e.size, path); }));
 }
 
 std::shared_ptr<const Stored> open_npy(const std::shared_ptr<const MappedFile>& f) {

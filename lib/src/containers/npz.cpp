@@ -27,7 +27,8 @@ constexpr std::uint64_t kHeaderPrefix = 10000 + 12;  // magic, version, length, 
 namespace detail {
 
 StoredEntries npz_entries(const std::string& path) {
-  const auto file = detail::MappedFile::open(path);
+  const auto file = detail::MappedFile::open(
+      path, [&](const detail::FileEnds& e) { detail::check_zip_end(e, path, ".npz"); });
   detail::ZipLimits limits;
   limits.max_total = std::uint64_t(16) << 30;  // all members, as NumPy would inflate them
   const std::vector<detail::ZipMember> members = detail::read_zip_members(*file, ".npz", limits);

@@ -124,19 +124,22 @@ Entry parse_entry(const std::string& path, const std::string& key,
 namespace detail {
 
 StoredEntries safetensors_entries(const std::string& path) {
-  const auto mapped = detail::MappedFile::open(path);
-  const std::uint8_t* file = mapped->data();
-  const std::size_t file_size = mapped->size();
-  if (file_size < 8) fail(path, "truncated .safetensors file (no header length)");
+  // The 8-byte header length and the '{' after it, checked from the first
+  // bytes before the file is mapped.
   std::uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= std::uint64_t(file[i]) << (8 * i);
-  if (n > kMaxSafetensorsHeaderBytes)
-    fail(path, "header length " + std::to_string(n) + " is more than the limit of " +
-                   std::to_string(kMaxSafetensorsHeaderBytes) + " bytes");
-  if (n > file_size - 8)
-    fail(path, "header length " + std::to_string(n) + " runs past the end of the " +
-                   std::to_string(file_size) + "-byte file");
-  if (n == 0 || file[8] != '{') fail(path, "the header must be a JSON object starting with '{'");
+  const auto mapped = detail::MappedFile::open(path, [&](const FileEnds& e) {
+    if (e.size < 8) fail(path, "truncated .safetensors file (no header length)");
+    for (int i = 0; i < 8; ++i) n |= std::uint64_t(e.head[i]) << (8 * i);
+    if (n > kMaxSafetensorsHeaderBytes)
+      fail(path, "header length " + std::to_string(n) + " is more than the limit of " +
+                     std::to_string(kMaxSafetensorsHeaderBytes) + " bytes");
+    if (n > e.size - 8)
+      fail(path, "header length " + std::to_string(n) + " runs past the end of the " +
+                     std::to_string(e.size) + "-byte file");
+    if (n == 0 || e.head[8] != '{')  // head_n > 8: n > 0 bytes follow the length
+      fail(path, "the header must be a JSON object starting with '{'");
+  });
+  const std::uint8_t* file = mapped->data();
 
   nlohmann::ordered_json header;  // file order of the keys kept
   try {
@@ -161,7 +164,7 @@ StoredEntries safetensors_entries(const std::string& path) {
     entries.push_back(parse_entry(path, item.key(), item.value()));
   }
   // Tile the data section exactly, like the reference's validate().
-  const std::uint64_t data_size = file_size - 8 - n;
+  const std::uint64_t data_size = mapped->size() - 8 - n;
   std::vector<const Entry*> order;
   for (const Entry& e : entries) order.push_back(&e);
   std::sort(order.begin(), order.end(), [](const Entry* a, const Entry* b) {

@@ -38,6 +38,7 @@ struct Obj {
   std::size_t tensor = 0;          // tensor: index into the records
   DType dtype = DType::f4;         // storage
   std::uint64_t numel = 0;         // storage
+  std::string problem;             // storage: what is wrong with it, told by its tensor's key
 };
 
 Obj of(Kind k) {
@@ -85,11 +86,18 @@ class Machine {
 
   std::size_t run();  // the object STOP returns
   std::vector<TorchTensorRecord> records;
+  // Per record: "" or what is wrong with its view or storage ("... (data.pkl
+  // at byte N)"). Told once the tensor has its key (the pickle names a tensor
+  // only after building it), so the message says which tensor.
+  std::vector<std::string> problems;
   std::vector<Obj> arena;
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
     throw Error(Exit::data, name_ + ": data.pkl at byte " + std::to_string(op_at_) + ": " + what);
+  }
+  std::string at_byte(const std::string& what) const {
+    return what + " (data.pkl at byte " + std::to_string(op_at_) + ")";
   }
   const std::uint8_t* take(std::size_t k) {
     if (k > n_ - pos_) fail("truncated");
@@ -180,34 +188,43 @@ std::size_t Machine::rebuild_tensor(const std::vector<std::size_t>& a) {
   const std::int64_t offset = integer(a[1], "storage_offset");
   const auto& size = tuple(a[2], "size");
   const auto& stride = tuple(a[3], "stride");
-  if (size.size() != stride.size()) fail("size and stride differ in length");
-  if (size.size() > 32) fail("more than 32 dimensions");
-  if (offset < 0) fail("negative storage_offset");
   TorchTensorRecord r;
   r.storage_key = st.s;
   r.dtype = st.dtype;
   r.storage_numel = st.numel;
-  r.offset = std::uint64_t(offset);
-  // Every element's index, offset + sum(i_d * stride_d), must lie in the storage.
-  std::uint64_t last = r.offset, count = 1;
-  bool empty = false;
-  for (std::size_t d = 0; d < size.size(); ++d) {
-    const std::int64_t n = integer(size[d], "size"), s = integer(stride[d], "stride");
-    if (n < 0 || s < 0) fail("negative size or stride");
-    if (n == 0) empty = true;
-    r.shape.push_back(std::size_t(n));
-    r.stride.push_back(s);
-    if (n > 0 && __builtin_mul_overflow(count, std::uint64_t(n), &count))
-      fail("element count overflows");
-    std::uint64_t extent;
-    if (n > 0 && (__builtin_mul_overflow(std::uint64_t(n - 1), std::uint64_t(s), &extent) ||
-                  __builtin_add_overflow(last, extent, &last)))
-      fail("tensor view overflows");
-  }
-  if (!empty && last >= r.storage_numel)
-    fail("tensor view ends at element " + std::to_string(last) + " of a storage of " +
-         std::to_string(r.storage_numel));
+  const std::string problem = [&]() -> std::string {
+    if (!st.problem.empty()) return st.problem;
+    if (size.size() != stride.size()) return at_byte("size and stride differ in length");
+    if (size.size() > 32) return at_byte("more than 32 dimensions");
+    if (offset < 0) return at_byte("negative storage_offset " + std::to_string(offset));
+    r.offset = std::uint64_t(offset);
+    // Every element's index, offset + sum(i_d * stride_d), must lie in the storage.
+    std::uint64_t last = r.offset, count = 1;
+    bool empty = false;
+    for (std::size_t d = 0; d < size.size(); ++d) {
+      const std::int64_t n = integer(size[d], "size"), s = integer(stride[d], "stride");
+      if (n < 0 || s < 0)
+        return at_byte("negative size or stride (dimension " + std::to_string(d) + ": size " +
+                       std::to_string(n) + ", stride " + std::to_string(s) + ")");
+      if (n == 0) empty = true;
+      r.shape.push_back(std::size_t(n));
+      r.stride.push_back(s);
+      if (n > 0 && __builtin_mul_overflow(count, std::uint64_t(n), &count))
+        return at_byte("element count overflows");
+      std::uint64_t extent;
+      if (n > 0 && (__builtin_mul_overflow(std::uint64_t(n - 1), std::uint64_t(s), &extent) ||
+                    __builtin_add_overflow(last, extent, &last)))
+        return at_byte("tensor view overflows");
+    }
+    if (!empty && last >= r.storage_numel)
+      return at_byte("tensor view (storage_offset " + std::to_string(offset) +
+                     ") ends at element " + std::to_string(last) + " of a storage of " +
+                     std::to_string(r.storage_numel));
+    return "";
+  }();
+  if (!problem.empty()) r = TorchTensorRecord{};  // never used: the problem is told first
   records.push_back(std::move(r));
+  problems.push_back(problem);
   Obj o;
   o.kind = Kind::tensor;
   o.tensor = records.size() - 1;
@@ -404,8 +421,10 @@ std::size_t Machine::run() {
         if (arena[pid[2]].kind != Kind::string) fail("storage key is not a string");
         o.s = arena[pid[2]].s;
         const std::int64_t numel = integer(pid[4], "storage numel");
-        if (numel < 0) fail("negative storage size");
-        o.numel = std::uint64_t(numel);
+        if (numel < 0)
+          o.problem = at_byte("negative storage size " + std::to_string(numel));
+        else
+          o.numel = std::uint64_t(numel);
         push(std::move(o));
         break;
       }
@@ -485,6 +504,8 @@ void collect(const Machine& m, std::size_t id, const std::string& prefix, std::s
     if (key.kind != Kind::string) continue;  // optimizer states keyed by int: not weights
     const std::string full = prefix.empty() ? key.s : prefix + "." + key.s;
     if (val.kind == Kind::tensor) {
+      if (!m.problems[val.tensor].empty())
+        throw Error(Exit::data, name + ":" + full + ": " + m.problems[val.tensor]);
       TorchTensorRecord r = m.records[val.tensor];
       r.name = full;
       out.push_back(std::move(r));
@@ -536,6 +557,10 @@ std::vector<TorchTensorRecord> parse_torch_pickle(const std::uint8_t* data, std:
   std::vector<TorchTensorRecord> out;
   std::set<std::size_t> open;
   collect(m, weights_dict(m, top), "", 0, open, out, name);
+  // A bad tensor outside the weights (an optimizer's state, an int key):
+  // still refused, as torch.load would, by its place in data.pkl.
+  for (const std::string& problem : m.problems)
+    if (!problem.empty()) throw Error(Exit::data, name + ": " + problem);
   return out;
 }
 

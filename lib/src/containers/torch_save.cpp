@@ -177,15 +177,18 @@ std::shared_ptr<detail::Stored> tensor_of(const detail::TorchTensorRecord& r,
 namespace detail {
 
 StoredEntries torch_save_entries(const std::string& path) {
-  const auto file = detail::MappedFile::open(path);
-  if (detail::is_legacy_torch_save(file->data(), file->size()))
-    fail(path,
-         "a torch.save file in the legacy format (PyTorch before 1.6, or "
-         "_use_new_zipfile_serialization=False), which attn-run does not read: re-save it "
-         "with a current PyTorch: torch.save(torch.load(path, weights_only=True), new_path) "
-         "(the zip format, _use_new_zipfile_serialization=True, is the default since 1.6)");
-  if (file->size() < 4 || std::memcmp(file->data(), "PK\x03\x04", 4) != 0)
-    fail(path, "not a torch.save checkpoint (expected the zip archive PyTorch >= 1.6 writes)");
+  // Judged by the first and last bytes before the file is mapped.
+  const auto file = detail::MappedFile::open(path, [&](const detail::FileEnds& e) {
+    if (detail::is_legacy_torch_save(e.head, e.head_n))
+      fail(path,
+           "a torch.save file in the legacy format (PyTorch before 1.6, or "
+           "_use_new_zipfile_serialization=False), which attn-run does not read: re-save it "
+           "with a current PyTorch: torch.save(torch.load(path, weights_only=True), new_path) "
+           "(the zip format, _use_new_zipfile_serialization=True, is the default since 1.6)");
+    if (e.head_n < 4 || std::memcmp(e.head, "PK\x03\x04", 4) != 0)
+      fail(path, "not a torch.save checkpoint (expected the zip archive PyTorch >= 1.6 writes)");
+    detail::check_zip_end(e, path, kKind);
+  });
   detail::ZipLimits limits;
   limits.max_members = 1u << 20;  // one member per storage: far more than any model's tensors
   const std::vector<detail::ZipMember> members = detail::read_zip_members(*file, kKind, limits);

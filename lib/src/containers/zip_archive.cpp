@@ -47,21 +47,21 @@ struct Directory {
   std::uint64_t end = 0;  // where the central directory must end (first end record)
 };
 
-Directory find_directory(const Bytes& b, const ZipLimits& limits) {
-  // The end-of-central-directory record is the last 22 bytes plus a comment
-  // of at most 65,535 bytes; its comment must reach the end of the file.
-  if (b.n < 22) fail(b.name, std::string("not a zip archive (too short for a ") + b.kind + ")");
-  std::uint64_t eocd = 0;
-  bool found = false;
+// The end-of-central-directory record is the last 22 bytes plus a comment of
+// at most 65,535 bytes; its comment must reach the end of the file. `b` ends
+// where the file ends (the whole file, or its last bytes); `file_size` is the
+// whole file's. Its offset in `b`.
+std::uint64_t find_end_record(const Bytes& b, std::uint64_t file_size) {
+  if (file_size < 22)
+    fail(b.name, std::string("not a zip archive (too short for a ") + b.kind + ")");
   const std::uint64_t lowest = b.n >= 22 + 65535 ? b.n - 22 - 65535 : 0;
-  for (std::uint64_t off = b.n - 22 + 1; off-- > lowest;) {
-    if (b.u32(off) == kSigEnd && off + 22 + b.u16(off + 20) == b.n) {
-      eocd = off;
-      found = true;
-      break;
-    }
-  }
-  if (!found) fail(b.name, "not a zip archive (no end of central directory record; truncated?)");
+  for (std::uint64_t off = b.n - 22 + 1; off-- > lowest;)
+    if (b.u32(off) == kSigEnd && off + 22 + b.u16(off + 20) == b.n) return off;
+  fail(b.name, "not a zip archive (no end of central directory record; truncated?)");
+}
+
+Directory find_directory(const Bytes& b, const ZipLimits& limits) {
+  const std::uint64_t eocd = find_end_record(b, b.n);
   if (b.u16(eocd + 4) != 0 || b.u16(eocd + 6) != 0)
     fail(b.name, "multi-disk zip archives are not supported");
   Directory d;
@@ -165,6 +165,10 @@ void check_crc(const std::uint8_t* p, std::size_t n, const ZipMember& m, const s
 }
 
 }  // namespace
+
+void check_zip_end(const FileEnds& ends, const std::string& path, const char* kind) {
+  find_end_record(Bytes{ends.tail, ends.tail_n, path, kind}, ends.size);
+}
 
 std::vector<ZipMember> read_zip_members(const MappedFile& file, const char* kind,
                                         const ZipLimits& limits) {

@@ -44,6 +44,10 @@ struct ZipLimits {
 std::vector<ZipMember> read_zip_members(const MappedFile& file, const char* kind,
                                         const ZipLimits& limits);
 
+// Exit::data unless the file's last bytes hold a zip end record (the same
+// message read_zip_members gives): checked before the archive is mapped.
+void check_zip_end(const FileEnds& ends, const std::string& path, const char* kind);
+
 // The member's first `limit` bytes inflated (all of it, checked against its
 // declared size, when limit >= m.size). `what` starts every error.
 std::vector<std::uint8_t> inflate_member(const std::uint8_t* src, const ZipMember& m,

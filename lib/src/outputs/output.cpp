@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include <memory>
 
 #include "attn/error.h"
+#include "attn/files.h"
 #include "attn/npy.h"
 
 namespace attn {
@@ -155,7 +157,13 @@ bool write_all(int fd, const char* p, std::size_t n) {
 
 void test_pause_point(const char* where) {
   const char* at = std::getenv("ATTN_TEST_PAUSE_AT");
-  if (!at || std::strcmp(at, where) != 0) return;
+  if (!at) return;
+  // "<where>" stops at the first time the run gets there, "<where>:N" at the Nth.
+  const std::size_t len = std::strlen(where);
+  if (std::strncmp(at, where, len) != 0 || (at[len] != '\0' && at[len] != ':')) return;
+  static std::atomic<long> times{0};
+  const long nth = at[len] == ':' ? std::strtol(at + len + 1, nullptr, 10) : 1;
+  if (++times != nth) return;
   ::raise(SIGSTOP);
   // Continued: a signal sent while stopped may have landed on another thread
   // (OpenBLAS's, say), which hands it to this one. Wait for that hand-over
@@ -176,6 +184,16 @@ void install_cleanup_signal_handlers() {
   // A file-size limit makes write() fail with EFBIG (exit 74) instead of
   // killing the run with its temporaries in place.
   std::signal(SIGXFSZ, SIG_IGN);
+  // `ulimit -t N` sets the soft and the hard CPU limit alike, and at the hard
+  // limit the kernel sends SIGKILL, which no handler sees (setrlimit(2)). A
+  // soft limit one second lower makes the handled SIGXCPU arrive first. (A
+  // hard limit of 1 s leaves no room: soft 0 would stop the run at once.)
+  struct rlimit cpu {};
+  if (::getrlimit(RLIMIT_CPU, &cpu) == 0 && cpu.rlim_max != RLIM_INFINITY && cpu.rlim_max >= 2 &&
+      cpu.rlim_cur >= cpu.rlim_max) {
+    cpu.rlim_cur = cpu.rlim_max - 1;
+    ::setrlimit(RLIMIT_CPU, &cpu);
+  }
 }
 
 OutputDir::OutputDir(std::string dir) : dir_(std::move(dir)) {
@@ -188,6 +206,17 @@ OutputDir::OutputDir(std::string dir) : dir_(std::move(dir)) {
   if (::access(dir_.c_str(), W_OK | X_OK) != 0)
     throw Error(Exit::cant_create, dir_ + ": output folder is not writable");
   remove_dead_temporaries(dir_);
+  staging_ = dir_;
+}
+
+OutputDir::OutputDir(std::string dir, std::string staging_dir)
+    : dir_(std::move(dir)), staging_(std::move(staging_dir)), deferred_(true) {
+  struct stat st {};
+  if (::lstat(dir_.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) &&
+      !(S_ISLNK(st.st_mode) && is_directory(dir_)))
+    throw Error(Exit::cant_create, dir_ + ": output folder is a file, expected a folder");
+  if (!is_directory(staging_))
+    throw Error(Exit::cant_create, staging_ + ": output folder is missing");
 }
 
 OutputDir::~OutputDir() { discard(); }
@@ -195,7 +224,8 @@ OutputDir::~OutputDir() { discard(); }
 std::string OutputDir::temp_name(const std::string& name) const {
   static std::atomic<int> counter{0};
   (void)name;
-  return dir_ + "/" + kTempPrefix + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  return staging_ + "/" + kTempPrefix + std::to_string(::getpid()) + "-" +
+         std::to_string(counter++);
 }
 
 static int open_temp(const std::string& temp, const std::string& final_path) {
@@ -314,13 +344,16 @@ void commit_together(const std::vector<OutputDir*>& dirs) {
   test_pause_point("commit");
   flush_together(dirs);
   // One lock per folder: flock on a second descriptor of a folder this
-  // process already locked would wait on itself. (device, inode) order.
+  // process already locked would wait on itself. (device, inode) order. A
+  // folder created at the commit is locked through the folder its
+  // temporaries live in (it does not exist yet).
   std::map<std::pair<dev_t, ino_t>, const std::string*> folders;
   for (OutputDir* d : dirs) {
+    const std::string& locked = d->deferred_ ? d->staging_ : d->dir_;
     struct stat st {};
-    if (::stat(d->dir_.c_str(), &st) != 0)
-      throw Error(Exit::io, d->dir_ + ": output folder is gone: " + errno_text());
-    folders.emplace(std::pair{st.st_dev, st.st_ino}, &d->dir_);
+    if (::stat(locked.c_str(), &st) != 0)
+      throw Error(Exit::io, locked + ": output folder is gone: " + errno_text());
+    folders.emplace(std::pair{st.st_dev, st.st_ino}, &locked);
   }
   std::vector<std::unique_ptr<FolderLock>> locks;
   for (const auto& [id, dir] : folders) locks.push_back(std::make_unique<FolderLock>(*dir));
@@ -331,6 +364,17 @@ void commit_together(const std::vector<OutputDir*>& dirs) {
   sigset_t previous;
   block_cleanup_signals(&previous);
   for (OutputDir* d : dirs) {
+    // Created now, with the signals held off: it holds files the moment it
+    // exists (an empty folder is never left by a signal).
+    if (d->deferred_ && !d->staged_.empty() && ::mkdir(d->dir_.c_str(), 0777) != 0 &&
+        !(errno == EEXIST && is_directory(d->dir_))) {
+      const int saved = errno;
+      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+      errno = saved;
+      throw Error(errno == EEXIST ? Exit::cant_create : Exit::io,
+                  d->dir_ + ": cannot create output folder: " +
+                      (errno == EEXIST ? std::string("a file is in the way") : errno_text()));
+    }
     for (OutputDir::Staged& s : d->staged_) {
       if (::rename(s.temp_path.c_str(), s.final_path.c_str()) != 0) {
         int saved = errno;

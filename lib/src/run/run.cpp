@@ -3,6 +3,7 @@
 // Letters: B batch, S sequence, C hidden.
 #include "attn/run.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "attn/positions.h"
 #include "attn/state_dict.h"
 #include "containers/mapped_file.h"
+#include "containers/npy_internal.h"
 #include "containers/stored.h"
 
 namespace attn {
@@ -51,8 +53,26 @@ Tensor parse_input_bytes(const std::vector<std::uint8_t>& bytes, const std::stri
 
 Tensor read_input_file(const std::string& path, bool allow_nonfinite) {
   // A .npy goes from the mapped file straight into the tensor in one
-  // conversion; JSON is read whole (bounded) and parsed.
-  const auto file = detail::MappedFile::open(path);
+  // conversion; JSON is read whole (bounded) and parsed. Either is judged by
+  // its first bytes before the file is mapped: a .npy header checked against
+  // the file's size, or the '[' a JSON nested array starts with.
+  const auto check = [&](const detail::FileEnds& e) {
+    const bool npy_name = path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+    std::size_t i = 0;
+    while (i < e.head_n && std::isspace(e.head[i])) ++i;
+    if ((e.head_n >= 6 && std::memcmp(e.head, "\x93NUMPY", 6) == 0) ||
+        (npy_name && i < e.head_n && e.head[i] != '[')) {
+      parse_npy_header_prefix(e.head, e.head_n, e.size, path);
+      return;
+    }
+    if (i < e.head_n && e.head[i] != '[')
+      throw Error(Exit::data,
+                  path + ": expected a .npy file or a JSON nested array, found neither" +
+                      (e.head[i] == 0 ? std::string(" (it starts with byte 0)") : std::string()));
+    if (e.size > kMaxJsonInputBytes)
+      throw Error(Exit::data, path + ": JSON input larger than 1 GiB; use .npy");
+  };
+  const auto file = detail::MappedFile::open(path, check);
   if (file->size() >= 6 && std::memcmp(file->data(), "\x93NUMPY", 6) == 0)
     return detail::read_stored_f32(*detail::open_npy(file), allow_nonfinite, path);
   if (file->size() > kMaxJsonInputBytes)

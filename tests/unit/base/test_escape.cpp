@@ -16,6 +16,18 @@ TEST_CASE("printable: control characters become visible escapes") {
                   "31m") == "\\u009b31m");  // C1 CSI
 }
 
+TEST_CASE("printable: bidirectional controls are escaped like control characters") {
+  // U+202A..U+202E (LRE RLE PDF LRO RLO) and U+2066..U+2069 (LRI RLI FSI PDI).
+  CHECK(printable("a\u202Eevil") == "a\\u202eevil");
+  CHECK(printable("\u202A\u202B\u202C\u202D") == "\\u202a\\u202b\\u202c\\u202d");
+  CHECK(printable("\u2066\u2067\u2068\u2069") == "\\u2066\\u2067\\u2068\\u2069");
+  // Their neighbours are ordinary text.
+  CHECK(printable("\u2029\u202F\u2065\u206A") == "\u2029\u202F\u2065\u206A");
+  const std::string cut = printable_prefix("ab\u202Ecd", 4);
+  CHECK(cut.find("\u202E") == std::string::npos);
+  CHECK(cut == "ab\u2026");
+}
+
 TEST_CASE("printable: valid UTF-8 passes, invalid bytes are escaped") {
   CHECK(printable("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac") ==
         "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac");

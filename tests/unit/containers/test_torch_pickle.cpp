@@ -4,6 +4,7 @@
 // nesting, views outside their storage, truncation and bit flips.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -169,6 +170,31 @@ TEST_CASE("torch pickle: views outside their storage and absurd sizes are refuse
   CHECK(refusal(tensor_pickle(12, 0, -4, 3, 3, 1)).find("negative") != std::string::npos);
   CHECK(refusal(tensor_pickle(-1, 0, 4, 3, 3, 1)).find("negative storage") != std::string::npos);
   CHECK(!refusal(tensor_pickle(0x7fffffff, 0, 0x7fffffff, 0x7fffffff, 0x7fffffff, 1)).empty());
+
+  // Each names the tensor's key ("w"), then where data.pkl built it.
+  for (const auto& bad : {tensor_pickle(12, 1, 4, 3, 3, 1), tensor_pickle(12, 0, 4, 4, 3, 1),
+                          tensor_pickle(12, -1, 4, 3, 3, 1), tensor_pickle(12, 0, -4, 3, 3, 1),
+                          tensor_pickle(12, 0, 4, 3, -3, 1), tensor_pickle(-1, 0, 4, 3, 3, 1)}) {
+    const std::string msg = refusal(bad);
+    CAPTURE(msg);
+    CHECK(msg.rfind("x.pt:w: ", 0) == 0);
+    CHECK(msg.find("(data.pkl at byte ") != std::string::npos);
+  }
+  CHECK(refusal(tensor_pickle(12, 1, 4, 3, 3, 1)).find("storage_offset 1") != std::string::npos);
+
+  // A bad view under an int key (not a weight, so it has no name) is still
+  // refused, by its byte position.
+  auto unnamed = tensor_pickle(12, 1, 4, 3, 3, 1);
+  const std::string key("X\x01\x00\x00\x00w", 6);
+  const auto at = std::search(unnamed.begin(), unnamed.end(), key.begin(), key.end());
+  REQUIRE(at != unnamed.end());
+  const std::string int_key = "K\x07";  // BININT1 7
+  unnamed.erase(at, at + std::ptrdiff_t(key.size()));
+  unnamed.insert(at, int_key.begin(), int_key.end());
+  const std::string msg = refusal(unnamed);
+  CAPTURE(msg);
+  CHECK(msg.rfind("x.pt: tensor view", 0) == 0);
+  CHECK(msg.find("(data.pkl at byte ") != std::string::npos);
 }
 
 TEST_CASE("torch pickle: nesting, cycles and MARK floods stay bounded") {
