@@ -245,7 +245,8 @@ GgufValue GgufValue::element(std::uint64_t i, const std::uint8_t*& at) const {
     // Nested: its own element type and count, then its elements. Its byte
     // length is found by walking it.
     need(12);
-    if (!gguf_known_type(gguf_load<std::uint32_t>(at))) throw Error(Exit::data, where + ": unknown type");
+    if (!gguf_known_type(gguf_load<std::uint32_t>(at)))
+      throw Error(Exit::data, where + ": unknown type");
     const auto et = static_cast<GgufType>(gguf_load<std::uint32_t>(at));
     const auto count = gguf_load<std::uint64_t>(at + 4);
     GgufValue v(where, GgufType::array, et, count, at + 12, std::size_t(end - (at + 12)));
@@ -287,7 +288,8 @@ std::vector<std::int64_t> GgufValue::to_int_array() const {
 }
 
 std::vector<double> GgufValue::to_double_array() const {
-  if (!is_array() || !(gguf_is_integer_type(elem_) || elem_ == GgufType::f32 || elem_ == GgufType::f64))
+  if (!is_array() ||
+      !(gguf_is_integer_type(elem_) || elem_ == GgufType::f32 || elem_ == GgufType::f64))
     wrong("an array of numbers");
   std::vector<double> out;
   out.reserve(std::size_t(count_));
@@ -646,7 +648,6 @@ std::vector<float> dequantize_tensor(const GgufFile& file, const GgufTensorInfo&
   return out;
 }
 
-
 // ---- the index's entries (readers.h) ----
 
 namespace {
@@ -695,8 +696,8 @@ StoredEntries gguf_entries(const GgufFile& file) {
     } else {
       s->info.unsupported_dtype = ggml_type_name(t.type);
     }
-    s->region = std::make_shared<MappedRegion>(file.mapped(), std::size_t(t.offset),
-                                               std::size_t(t.nbytes));
+    s->region =
+        std::make_shared<MappedRegion>(file.mapped(), std::size_t(t.offset), std::size_t(t.nbytes));
     out.push_back({t.name, std::move(s)});
   }
   return out;

@@ -1,8 +1,8 @@
 // GGUF files (llama.cpp, Ollama, LM Studio models), versions 2 and 3, read
 // from a mapped file (containers/mapped_file.h) or a byte span (private to
-// lib/src; gguf_entries in readers.h hands its tensors to the index). Format: ggml docs/gguf.md; checks after
-// ggml/src/gguf.cpp gguf_init_from_reader, made stricter where a hostile file
-// could make a reader allocate, overflow or read out of bounds:
+// lib/src; gguf_entries in readers.h hands its tensors to the index). Format: ggml docs/gguf.md;
+// checks after ggml/src/gguf.cpp gguf_init_from_reader, made stricter where a hostile file could
+// make a reader allocate, overflow or read out of bounds:
 //
 //   "GGUF" | u32 version | u64 tensor_count | u64 kv_count
 //   kv_count x  (string key | u32 value_type | value)
@@ -36,8 +36,8 @@
 namespace attn::detail {
 
 class MappedFile;
-using kernels::GgmlType;
 using kernels::ggml_type_name;
+using kernels::GgmlType;
 
 // gguf.h's `enum gguf_type`: the value types of metadata.
 enum class GgufType : std::uint32_t {
@@ -159,7 +159,7 @@ class GgufFile {
   friend class GgufParser;
   friend GgufFile read_gguf(const std::string& path);
   std::string path_;
-  std::shared_ptr<const void> owner_;  // keeps data_ alive
+  std::shared_ptr<const void> owner_;         // keeps data_ alive
   std::shared_ptr<const MappedFile> mapped_;  // read_gguf: the mapping (owner_ too)
   const std::uint8_t* data_ = nullptr;
   std::size_t size_ = 0;
