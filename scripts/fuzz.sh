@@ -9,12 +9,12 @@
 # it). Dictionaries fuzz/<target>.dict are used when present. New coverage
 # inputs go to build-fuzz/work/<target>/, never to fuzz/corpus.
 # Needs the build dependencies scripts/test.sh installs.
-# Usage: [FUZZ_SECONDS=60] [FUZZ_TARGETS="npy npz safetensors index config pickle pt"] [BUILD_JOBS=N] scripts/fuzz.sh
+# Usage: [FUZZ_SECONDS=60] [FUZZ_TARGETS="npy npz safetensors index config pickle pt gguf"] [BUILD_JOBS=N] scripts/fuzz.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SECONDS_EACH=${FUZZ_SECONDS:-60}
-read -r -a TARGETS <<<"${FUZZ_TARGETS:-npy npz safetensors index config pickle pt}"
+read -r -a TARGETS <<<"${FUZZ_TARGETS:-npy npz safetensors index config pickle pt gguf}"
 BUILD=build-fuzz
 
 # clang and its runtime (libFuzzer, sanitizers) from Debian.

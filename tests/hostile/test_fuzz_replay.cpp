@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "../../fuzz/targets.h"
+#include "../../fuzz/targets_gguf.h"
 #include "../../fuzz/targets_pickle.h"
 #include "test_util.h"
 
@@ -84,6 +85,15 @@ TEST_CASE("unit: fuzz replay of the whole torch.save container target's seeds an
   CHECK(replay("pt", fuzz_pt) >= 5);
   // The seeds are real torch.save files: they open and read.
   CHECK(attn::read_torch_save(attn::test::source_path("fuzz/corpus/pt/views.pt")).size() == 8);
+}
+
+TEST_CASE("unit: fuzz replay of the GGUF target's seeds and regressions") {
+  CHECK(replay("gguf", fuzz_gguf) >= 20);
+  // The seeds are valid GGUF files of every dequantized type: they open and read.
+  const attn::StateDict sd =
+      attn::open_state_dict(attn::test::source_path("fuzz/corpus/gguf/q4_k.gguf"));
+  CHECK(sd.find("blk.0.attn_q.weight")->gguf_type == "Q4_K");
+  CHECK(sd.read_f32("blk.0.attn_q.weight", true).size() == 4 * 256);
 }
 
 TEST_CASE("unit: the fuzz seeds are accepted where they are valid") {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "attn/state_dict.h"
+
 namespace attn {
 
 struct ModelFolder {
@@ -19,6 +21,10 @@ struct ModelFolder {
                            // configuration class's defaults for attention keys it leaves out
   std::string weights;     // model.safetensors, its index, pytorch_model.bin or its index
   std::int64_t num_layers = 0;
+  // (v3) A GGUF file given as the model: its general.architecture; `dir` and
+  // `weights` are then the file, and `hf` the config.json fields its
+  // metadata means for the family row (CONTRACT.md "(v3) GGUF").
+  std::string gguf_architecture;
 };
 
 // Reads DIR/config.json (at most 1 MiB) and finds the weights beside it.
@@ -26,7 +32,15 @@ struct ModelFolder {
 // (a path that is a file, a device or a FIFO is named as what it is);
 // Exit::config (78) for an unknown model_type, naming it and listing the
 // supported ones, or a field of the wrong type or range (named with the file).
+// (v3) A .gguf file instead of a folder: its metadata mapped onto the same
+// family row (family/gguf_arch.cpp); a malformed file is Exit::data, an
+// architecture attn-run does not map Exit::config.
 ModelFolder open_model_folder(const std::string& dir);
+
+// The model's weights as layer_config's keys name them: the folder's weights
+// file opened (open_state_dict); of a GGUF file each layer's attention
+// tensors, Q/K rows un-permuted where llama.cpp's converter permuted them.
+StateDict open_model_weights(const ModelFolder& m);
 
 // True when a parsed JSON config is a Hugging Face config.json (it has
 // "model_type" or "architectures"): --config FILE then means --model of its folder.

@@ -108,5 +108,11 @@ StateDict read_safetensors_index(const std::string& path);
 // torch.save's zip format (PyTorch >= 1.6), data.pkl read by a pickle reader
 // that executes nothing; the legacy format is Exit::data saying how to re-save.
 StateDict read_torch_save(const std::string& path);
+// A GGUF file (versions 2 and 3): every tensor under its name in the file
+// ("blk.5.attn_q.weight"), in NumPy order (ggml's ne reversed); quantized
+// types read as float32 dequantized as ggml does, TensorInfo::gguf_type
+// naming the stored type. The rows are as stored (--model FILE.gguf
+// un-permutes llama-family Q/K rows: model_folder.h).
+StateDict read_gguf_tensors(const std::string& path);
 
 }  // namespace attn

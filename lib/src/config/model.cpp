@@ -142,7 +142,7 @@ void read_with_model(Config& c, const json& root, const KeyName& config_name,
     throw Error(Exit::config, config_name("layer") + ": " + what);
   }
   // The weights' key names pick the prefix the file really uses.
-  auto weights = std::make_shared<const StateDict>(open_state_dict(m.weights));
+  auto weights = std::make_shared<const StateDict>(open_model_weights(m));
   const json from = layer_config(m, layer, weights->keys());
   const std::string folder_name =
       folder_config(model_dir) + " (layer " + std::to_string(layer) + ")";

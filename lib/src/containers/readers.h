@@ -18,5 +18,12 @@ StoredEntries safetensors_entries(const std::string& path);
 // torch.save's zip format (PyTorch >= 1.6), data.pkl read by a pickle reader
 // that executes nothing; the legacy format is Exit::data saying how to re-save.
 StoredEntries torch_save_entries(const std::string& path);
+// A GGUF file (versions 2 and 3, containers/gguf.h): every tensor under its
+// name, F32/F16/BF16 as those dtypes, the quantized types as float32 read
+// through ggml's dequantization; another ggml type is listed and refused
+// when read, naming the tensor and its type.
+StoredEntries gguf_entries(const std::string& path);
+class GgufFile;
+StoredEntries gguf_entries(const GgufFile& file);
 
 }  // namespace attn::detail

@@ -7,6 +7,8 @@
 #include <cstring>
 
 #include "attn/error.h"
+#include "containers/fail.h"
+#include "kernels/ggml_dequant.h"
 
 namespace attn::detail {
 namespace {
@@ -23,6 +25,55 @@ class MemoryRegion final : public Region {
  private:
   std::shared_ptr<std::vector<std::uint8_t>> bytes_;
 };
+
+// The stored row holding view row r of R (Stored::unpermute_heads).
+std::size_t stored_row(const Stored& s, std::size_t r, std::size_t R) {
+  if (s.unpermute_heads == 0) return r;
+  const std::size_t D = R / s.unpermute_heads, half = D / 2;
+  const std::size_t h = r / D, i = r % D;
+  return h * D + 2 * (i % half) + i / half;
+}
+
+// Rows of a GGUF tensor: dequantized (a quantized type) and/or un-permuted
+// (Stored::unpermute_heads), one row of the (R, K) view at a time, or all at
+// once when they are contiguous blocks.
+void read_gguf_rows(const Stored& s, std::size_t row0, std::size_t rows, std::size_t R,
+                    std::size_t K, float* dst, bool allow_nonfinite, const std::string& name) {
+  if (s.unpermute_heads != 0 && (R % s.unpermute_heads != 0 || (R / s.unpermute_heads) % 2 != 0))
+    fail(name, std::to_string(R) + " rows cannot be un-permuted as " +
+                   std::to_string(s.unpermute_heads) + " heads of an even number of rows");
+  if (rows == 0 || K == 0) return;
+  const ByteView v = s.region->bytes(name);
+  if (s.ggml_type == Stored::kNotGgml) {
+    for (std::size_t r = 0; r < rows; ++r)
+      convert_rows(v.p, s, stored_row(s, row0 + r, R), 1, false, dst + r * K, true, name);
+  } else {
+    const kernels::GgmlTypeTraits* t = kernels::ggml_type_traits(s.ggml_type);
+    if (K % t->block_size == 0) {
+      const std::size_t row_bytes = K / t->block_size * t->block_bytes;
+      if (s.unpermute_heads == 0) {
+        kernels::dequantize_row(s.ggml_type, v.p + row0 * row_bytes, dst, rows * K);
+      } else {
+        for (std::size_t r = 0; r < rows; ++r)
+          kernels::dequantize_row(s.ggml_type, v.p + stored_row(s, row0 + r, R) * row_bytes,
+                                  dst + r * K, K);
+      }
+    } else {  // a view row is not whole blocks (1-D): the tensor, then its rows
+      std::vector<float> all(R * K);
+      kernels::dequantize_row(s.ggml_type, v.p, all.data(), all.size());
+      for (std::size_t r = 0; r < rows; ++r)
+        std::memcpy(dst + r * K, all.data() + stored_row(s, row0 + r, R) * K, K * sizeof(float));
+    }
+  }
+  if (rows == R) s.region->done(0, v.n);
+  if (allow_nonfinite) return;
+  const std::size_t i = first_nonfinite(dst, rows * K);
+  if (i == rows * K) return;
+  const std::size_t at = stored_row(s, row0 + i / K, R) * K + i % K;
+  fail(name, "non-finite value " + value_str(dst[i]) + " at index " + index_str(at, s.info.shape) +
+                 " of the stored " + s.info.gguf_type +
+                 " tensor (expected finite values; --allow-nonfinite accepts them)");
+}
 
 }  // namespace
 
@@ -44,6 +95,11 @@ void read_stored_rows(const Stored& s, std::size_t row0, std::size_t rows, bool 
     throw Error(Exit::data, name + ": rows [" + std::to_string(row0) + ", " +
                                 std::to_string(row0 + rows) + ") asked of shape " +
                                 shape_str(s.info.shape));
+  if (s.ggml_type != Stored::kNotGgml || s.unpermute_heads != 0) {
+    if (transposed) fail(name, "a GGUF tensor is not read transposed");
+    read_gguf_rows(s, row0, rows, R, K, dst, allow_nonfinite, name);
+    return;
+  }
   // Little-endian float32 rows lying contiguous in a file are read straight
   // into dst; a non-finite value among them goes the converting way below,
   // whose error names it.
@@ -78,6 +134,15 @@ Tensor read_stored_f32(const Stored& s, bool allow_nonfinite, const std::string&
 }
 
 RawArray read_stored_raw(const Stored& s, const std::string& name) {
+  if (s.ggml_type != Stored::kNotGgml || s.unpermute_heads != 0) {  // values: float32
+    const Tensor t = read_stored_f32(s, true, name);
+    RawArray a;
+    a.dtype = DType::f4;
+    a.shape = t.shape;
+    a.bytes.resize(t.size() * sizeof(float));
+    if (!a.bytes.empty()) std::memcpy(a.bytes.data(), t.ptr(), a.bytes.size());
+    return a;
+  }
   const ByteView v = s.region->bytes(name);
   RawArray a = to_native(v.p, s, name);
   s.region->done(0, v.n);

@@ -52,6 +52,17 @@ struct Stored {
   // Exit::data message ("<file>[:<key>]: ..."), raised when the tensor is used.
   std::string problem;
   std::shared_ptr<const Region> region;
+  // GGUF: the ggml type id of a quantized tensor (kernels/ggml_dequant.h):
+  // its bytes are blocks of that type, read as float32 bit for bit as ggml's
+  // dequantize_row_* computes them. kNotGgml for every other tensor.
+  static constexpr std::uint32_t kNotGgml = 0xffffffffu;
+  std::uint32_t ggml_type = kNotGgml;
+  // Non-zero: the rows are stored as llama.cpp's converter permutes the Q and
+  // K projections of llama-family models (LlamaModel.permute in
+  // convert_hf_to_gguf.py), for this many heads of R / heads rows each, and
+  // are read back in Hugging Face's order: view row h*D + t*D/2 + j is stored
+  // row h*D + 2j + t (t in {0, 1}, j < D/2). A pure row reordering, exact.
+  std::size_t unpermute_heads = 0;
 };
 
 // One tensor a container holds, under its name in the file.

@@ -7,7 +7,9 @@
 
 #include "attn/error.h"
 #include "attn/escape.h"
+#include "containers/gguf.h"
 #include "family/family_row.h"
+#include "family/gguf_arch.h"
 #include "family/hf_config.h"
 #include "family/layer_map.h"
 
@@ -48,7 +50,24 @@ const Row* find_row(const std::string& type, const json& hf, std::string* nested
 
 const Row& row_of(const ModelFolder& m) { return *family::row_of(m.model_type); }
 
-std::string config_file(const ModelFolder& m) { return in_folder(m.dir, "config.json"); }
+std::string config_file(const ModelFolder& m) {
+  return m.gguf_architecture.empty() ? in_folder(m.dir, "config.json") : m.dir;
+}
+
+// --model FILE.gguf: the metadata as the row's config.json (gguf_arch.cpp).
+ModelFolder open_gguf(const std::string& path) {
+  const family::GgufModel g = family::gguf_model(detail::read_gguf(path));
+  ModelFolder m;
+  m.dir = path;
+  m.weights = path;
+  m.gguf_architecture = g.architecture;
+  m.model_type = g.model_type;
+  m.hf = g.hf;
+  for (const auto& [key, value] : family::row_of(m.model_type)->defaults.items())
+    if (!m.hf.contains(key)) m.hf[key] = value;
+  m.num_layers = family::num_layers_of(HfConfig(m.hf, path));
+  return m;
+}
 
 }  // namespace
 
@@ -69,11 +88,12 @@ ModelFolder open_model_folder(const std::string& dir) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0)
     throw Error(Exit::no_input, printable(dir) + ": no such model folder");
+  if (family::is_gguf_file(dir)) return open_gguf(dir);
   if (!S_ISDIR(st.st_mode))
     throw Error(Exit::no_input, printable(dir) +
                                     ": not a folder (--model takes a Hugging Face model folder: "
-                                    "config.json beside its weights; for a weights file alone, "
-                                    "use --config with --weights)");
+                                    "config.json beside its weights, or a .gguf file; for a "
+                                    "weights file alone, use --config with --weights)");
   ModelFolder m;
   m.dir = dir;
   const std::string file = in_folder(dir, "config.json");
@@ -141,8 +161,14 @@ json layer_config(const ModelFolder& m, std::int64_t layer,
                                     : std::string("the model has no attention layer")));
   }
   json out = family::map_layer(row, hf, layer, m.num_layers, weight_keys);
+  if (!m.gguf_architecture.empty()) family::gguf_layer_config(m.gguf_architecture, layer, out);
   out["weights"] = m.weights;
   return out;
+}
+
+StateDict open_model_weights(const ModelFolder& m) {
+  if (!m.gguf_architecture.empty()) return family::gguf_weights(m.weights);
+  return open_state_dict(m.weights);
 }
 
 }  // namespace attn

@@ -152,6 +152,9 @@ StateDict read_safetensors(const std::string& path) {
 StateDict read_torch_save(const std::string& path) {
   return from_entries(path, detail::torch_save_entries(path));
 }
+StateDict read_gguf_tensors(const std::string& path) {
+  return from_entries(path, detail::gguf_entries(path));
+}
 
 StateDict StateDict::renamed(
     const std::vector<std::pair<std::string, std::string>>& renames) const {
@@ -186,6 +189,7 @@ StateDict open_state_dict(const std::string& path) {
   if (S_ISDIR(st.st_mode)) return read_npy_folder(path);
   if (ends_with_ci(path, ".npz")) return read_npz(path);
   if (ends_with_ci(path, ".safetensors")) return read_safetensors(path);
+  if (ends_with_ci(path, ".gguf")) return read_gguf_tensors(path);
   if (ends_with_ci(path, ".safetensors.index.json") || ends_with_ci(path, ".bin.index.json"))
     return read_safetensors_index(path);
   // torch.save files go by many names (.pt, .pth, .bin, .ckpt, .tar):
@@ -196,7 +200,7 @@ StateDict open_state_dict(const std::string& path) {
   throw Error(Exit::data, path +
                               ": not a weights source (expected a folder of <key>.npy files, "
                               "an .npz archive, a .safetensors file, a *.safetensors.index.json "
-                              "or *.bin.index.json, or a torch.save checkpoint)");
+                              "or *.bin.index.json, a torch.save checkpoint or a .gguf file)");
 }
 
 }  // namespace attn

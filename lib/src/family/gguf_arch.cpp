@@ -1,0 +1,311 @@
+// GGUF architectures onto the family rows (gguf_arch.h). One table: the GGUF
+// architecture, the model_type whose row reads it, and what llama.cpp keeps
+// in C++ rather than in the file (its per-architecture defaults and
+// hard-coded patterns: llama-model.cpp load_hparams; the converter's changes:
+// convert_hf_to_gguf.py). Read, not copied, from llama.cpp's sources.
+#include "family/gguf_arch.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "attn/error.h"
+#include "attn/escape.h"
+#include "containers/gguf.h"
+#include "containers/readers.h"
+#include "containers/stored.h"
+
+namespace attn::family {
+
+namespace {
+
+using detail::GgufFile;
+using detail::GgufValue;
+using nlohmann::json;
+
+// One GGUF architecture.
+struct GgufArch {
+  const char* architecture;  // general.architecture
+  const char* model_type;    // the family row
+  // llama.cpp's converter permuted the Q and K rows (LlamaModel.permute, for
+  // the architectures llama.cpp ropes in NORM mode from rotate_half weights).
+  bool permuted_qk = false;
+  // The converter stored q_norm / k_norm weights as 1 + w (Gemma's norm_shift).
+  bool norm_shift = false;
+  double theta = 10000.0;  // rope.freq_base when the file has none
+  // Gemma 2 / 3: query_pre_attn_scalar is hard-coded by size: C / H for the
+  // 27B models (this many layers), else the head size.
+  std::int64_t big_layers = 0;
+  // Keys llama.cpp hard-codes for the architecture, as config.json fields.
+  json fixed = json::object();
+};
+
+const std::vector<GgufArch>& gguf_table() {
+  static const std::vector<GgufArch> t = {
+      // Llama 1-3, Mistral, Mixtral and the like: the converter permutes Q/K;
+      // Llama 3's rope scaling is the tensor rope_freqs.weight.
+      {"llama", "llama", true},
+      {"qwen2", "qwen2"},
+      {"qwen3", "qwen3"},
+      // Gemma 2: even layers slide (period 2 in llama.cpp), softcap 50 by default.
+      {"gemma2", "gemma2", false, true, 10000.0, 46, {{"attn_logit_softcapping", 50.0}}},
+      // Gemma 3: 5 sliding layers to 1 global, sliding layers at base 10000 unscaled.
+      {"gemma3",
+       "gemma3_text",
+       false,
+       true,
+       1e6,
+       62,
+       {{"sliding_window_pattern", 6}, {"rope_local_base_freq", 10000.0}}},
+      {"phi3", "phi3"},
+      // gpt-oss: YaRN without truncation of the correction range (HF's config).
+      {"gpt-oss", "gpt_oss", false, false, 150000.0},
+  };
+  return t;
+}
+
+const GgufArch* gguf_arch_of(const std::string& name) {
+  for (const GgufArch& a : gguf_table())
+    if (name == a.architecture) return &a;
+  return nullptr;
+}
+
+// The GGUF tensor names of a layer's attention and the row's names for them.
+const std::vector<std::pair<std::string, std::string>>& gguf_renames() {
+  static const std::vector<std::pair<std::string, std::string>> r = {
+      {"attn_q.", "q_proj."},          {"attn_k.", "k_proj."},
+      {"attn_v.", "v_proj."},          {"attn_output.", "o_proj."},
+      {"attn_qkv.", "qkv_proj."},      {"attn_q_norm.", "q_norm."},
+      {"attn_k_norm.", "k_norm."},     {"attn_sinks.weight", "sinks"},
+  };
+  return r;
+}
+
+[[noreturn]] void gguf_bad(const GgufFile& f, const std::string& key, const std::string& what) {
+  throw Error(Exit::data, printable(f.path()) + ": " + printable(key) + ": " + what);
+}
+
+// An integer metadata value in [lo, hi]; a per-layer array must hold one
+// value for every layer, all equal (attn-run's families have one size).
+std::optional<std::int64_t> gguf_size(const GgufFile& f, const std::string& key, std::int64_t lo,
+                                     std::int64_t hi, std::int64_t layers = 0) {
+  const GgufValue* v = f.find(key);
+  if (!v) return std::nullopt;
+  std::int64_t n = 0;
+  if (v->is_array()) {
+    if (layers == 0 || v->size() != std::uint64_t(layers))
+      gguf_bad(f, key, "expected an integer or one per layer (" + std::to_string(layers) +
+                      "), found an array of " + std::to_string(v->size()));
+    const std::vector<std::int64_t> all = v->to_int_array();
+    for (std::int64_t x : all)
+      if (x != all.front())
+        gguf_bad(f, key, "different values per layer (" + v->summary() + ") are not supported");
+    n = all.front();
+  } else if (v->is_integer()) {
+    n = v->to_int();
+  } else {
+    gguf_bad(f, key, std::string("expected an integer, found ") + detail::gguf_type_name(v->type()));
+  }
+  if (n < lo || n > hi)
+    gguf_bad(f, key, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                    "], found " + std::to_string(n));
+  return n;
+}
+
+std::optional<double> gguf_number(const GgufFile& f, const std::string& key) {
+  const GgufValue* v = f.find(key);
+  if (!v) return std::nullopt;
+  if (!v->is_float() && !v->is_integer())
+    gguf_bad(f, key, std::string("expected a number, found ") + detail::gguf_type_name(v->type()));
+  const double d = v->to_double();
+  if (!std::isfinite(d) || d < 0) gguf_bad(f, key, "expected a finite number >= 0, found " + v->summary());
+  return d;
+}
+
+constexpr std::int64_t kGgufMaxSize = std::int64_t(1) << 24;  // as layer_map.cpp
+constexpr std::int64_t kGgufMaxLayers = 4096;
+
+// A small float tensor of the file (rope factors) as numbers.
+std::vector<double> gguf_factors(const GgufFile& f, const std::string& name, std::size_t want) {
+  const detail::GgufTensorInfo* t = f.find_tensor(name);
+  if (!t) return {};
+  if (t->elements != want)
+    gguf_bad(f, name, "expected " + std::to_string(want) + " rope factors (rope.dimension_count / 2), found " +
+                     std::to_string(t->elements));
+  std::vector<float> v = detail::dequantize_tensor(f, *t);
+  std::vector<double> out;
+  for (float x : v) {
+    if (!std::isfinite(x) || x <= 0) gguf_bad(f, name, "rope factors must be finite and > 0");
+    out.push_back(double(x));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_gguf_file(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  if (path.size() >= 5) {
+    std::string ext = path.substr(path.size() - 5);
+    for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (ext == ".gguf") return true;
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  char head[4] = {};
+  const ssize_t n = ::read(fd, head, 4);
+  ::close(fd);
+  return n == 4 && std::memcmp(head, "GGUF", 4) == 0;
+}
+
+std::vector<std::string> gguf_architectures() {
+  std::vector<std::string> v;
+  for (const GgufArch& a : gguf_table()) v.push_back(a.architecture);
+  return v;
+}
+
+GgufModel gguf_model(const GgufFile& f) {
+  const GgufValue* archv = f.find("general.architecture");
+  if (!archv) gguf_bad(f, "general.architecture", "is missing");
+  const std::string arch = archv->to_string();
+  const GgufArch* a = gguf_arch_of(arch);
+  if (!a) {
+    std::string known;
+    for (const std::string& k : gguf_architectures()) known += (known.empty() ? "" : ", ") + k;
+    throw Error(Exit::config, printable(f.path()) + ": general.architecture \"" +
+                                  printable_prefix(arch, 60) + "\" is not supported (supported: " +
+                                  known + ")");
+  }
+  const std::string p = arch + ".";
+  GgufModel m;
+  m.architecture = arch;
+  m.model_type = a->model_type;
+  json& hf = m.hf;
+  hf = a->fixed;
+  hf["model_type"] = a->model_type;
+  const std::int64_t layers = *[&] {
+    auto n = gguf_size(f, p + "block_count", 1, kGgufMaxLayers);
+    if (!n) gguf_bad(f, p + "block_count", "is missing");
+    return n;
+  }();
+  const std::int64_t C = [&] {
+    auto n = gguf_size(f, p + "embedding_length", 1, kGgufMaxSize);
+    if (!n) gguf_bad(f, p + "embedding_length", "is missing");
+    return *n;
+  }();
+  const std::int64_t H = [&] {
+    auto n = gguf_size(f, p + "attention.head_count", 1, kGgufMaxSize, layers);
+    if (!n) gguf_bad(f, p + "attention.head_count", "is missing");
+    return *n;
+  }();
+  const std::int64_t Hkv = gguf_size(f, p + "attention.head_count_kv", 1, kGgufMaxSize, layers).value_or(H);
+  const std::int64_t D = gguf_size(f, p + "attention.key_length", 1, kGgufMaxSize).value_or(C / H);
+  if (D < 1) gguf_bad(f, p + "embedding_length", "is smaller than the number of heads");
+  if (const auto Dv = gguf_size(f, p + "attention.value_length", 1, kGgufMaxSize); Dv && *Dv != D)
+    gguf_bad(f, p + "attention.value_length",
+        "differs from key_length (" + std::to_string(D) + "), which attn-run does not run");
+  hf["num_hidden_layers"] = layers;
+  hf["hidden_size"] = C;
+  hf["num_attention_heads"] = H;
+  hf["num_key_value_heads"] = Hkv;
+  hf["head_dim"] = D;
+  hf["rope_theta"] = gguf_number(f, p + "rope.freq_base").value_or(a->theta);
+  const std::int64_t R = gguf_size(f, p + "rope.dimension_count", 2, D).value_or(D);
+  if (R != D) hf["partial_rotary_factor"] = double(R) / double(D);
+  if (auto n = gguf_size(f, p + "context_length", 1, INT64_MAX)) hf["max_position_embeddings"] = *n;
+  if (auto e = gguf_number(f, p + "attention.layer_norm_rms_epsilon")) hf["rms_norm_eps"] = *e;
+  if (auto w = gguf_size(f, p + "attention.sliding_window", 0, INT64_MAX); w && *w > 0)
+    hf["sliding_window"] = *w;
+  if (auto c = gguf_number(f, p + "attn_logit_softcapping"); c && *c > 0)
+    hf["attn_logit_softcapping"] = *c;
+  if (a->big_layers)
+    hf["query_pre_attn_scalar"] = layers == a->big_layers ? C / H : D;
+  // Biases: as the file has them (Qwen2's row fixes its own).
+  hf["attention_bias"] = f.find_tensor("blk.0.attn_q.bias") != nullptr ||
+                         f.find_tensor("blk.0.attn_qkv.bias") != nullptr;
+
+  // rope scaling: rope.scaling.* keys, or Llama 3's per-pair divisors in
+  // rope_freqs.weight (llama.cpp divides each angle by its factor: with
+  // longrope's one set of factors for every length and attention_factor 1,
+  // attn-run computes the same inv_freq = base^(-2i/R) / factor[i]).
+  json scaling = nullptr;
+  std::string type;
+  if (const GgufValue* t = f.find(p + "rope.scaling.type")) type = t->to_string();
+  const double factor = gguf_number(f, p + "rope.scaling.factor").value_or(0.0);
+  const auto orig = gguf_size(f, p + "rope.scaling.original_context_length", 1, INT64_MAX);
+  if (type == "linear" && factor > 0 && factor != 1.0) {
+    scaling = {{"rope_type", "linear"}, {"factor", factor}};
+  } else if (type == "yarn") {
+    scaling = {{"rope_type", "yarn"}, {"factor", factor > 0 ? factor : 1.0}};
+    if (orig) scaling["original_max_position_embeddings"] = *orig;
+    scaling["beta_fast"] = gguf_number(f, p + "rope.scaling.yarn_beta_fast").value_or(32.0);
+    scaling["beta_slow"] = gguf_number(f, p + "rope.scaling.yarn_beta_slow").value_or(1.0);
+    if (arch == "gpt-oss") scaling["truncate"] = false;
+  } else if (type == "longrope") {
+    scaling = {{"rope_type", "longrope"},
+               {"long_factor", gguf_factors(f, "rope_factors_long.weight", std::size_t(R / 2))},
+               {"short_factor", gguf_factors(f, "rope_factors_short.weight", std::size_t(R / 2))}};
+    if (auto af = gguf_number(f, p + "rope.scaling.attn_factor")) scaling["attention_factor"] = *af;
+    if (orig) hf["original_max_position_embeddings"] = *orig;
+  } else if (!type.empty() && type != "none" && type != "linear") {
+    gguf_bad(f, p + "rope.scaling.type",
+        "\"" + printable_prefix(type, 40) + "\" is not supported (none, linear, yarn, longrope)");
+  }
+  if (scaling.is_null()) {
+    const std::vector<double> ff = gguf_factors(f, "rope_freqs.weight", std::size_t(R / 2));
+    if (!ff.empty()) {
+      scaling = {{"rope_type", "longrope"},
+                 {"long_factor", ff},
+                 {"short_factor", ff},
+                 {"attention_factor", 1.0},
+                 {"original_max_position_embeddings",
+                  hf.value("max_position_embeddings", std::int64_t(1) << 20)}};
+    }
+  }
+  if (!scaling.is_null()) hf["rope_scaling"] = scaling;
+  return m;
+}
+
+void gguf_layer_config(const std::string& architecture, std::int64_t layer, json& out) {
+  const GgufArch* a = gguf_arch_of(architecture);
+  out["weights_prefix"] = "blk." + std::to_string(layer) + ".";
+  json r = json::object();
+  for (const auto& [from, to] : gguf_renames()) r[from] = to;
+  out["weights_rename"] = r;
+  // The stored q/k norm weight is already 1 + w (exact in float32: the
+  // converter adds 1 in float32 to the bf16/f32 checkpoint's w).
+  if (a && a->norm_shift && out.contains("qk_norm") && out["qk_norm"].is_object())
+    out["qk_norm"]["weight_offset"] = 0;
+}
+
+StateDict gguf_weights(const std::string& path) {
+  const GgufFile f = detail::read_gguf(path);
+  const GgufModel m = gguf_model(f);
+  const GgufArch* a = gguf_arch_of(m.architecture);
+  const std::int64_t H = m.hf["num_attention_heads"], Hkv = m.hf["num_key_value_heads"];
+  StateDict sd(path);
+  for (detail::StoredEntry& e : detail::gguf_entries(f)) {
+    if (e.key.compare(0, 4, "blk.") == 0) {
+      const std::size_t dot = e.key.find('.', 4);
+      const std::string name = dot == std::string::npos ? "" : e.key.substr(dot + 1);
+      bool attention = false;
+      for (const auto& [from, to] : gguf_renames())
+        if (name.compare(0, from.size(), from) == 0) attention = true;
+      if (!attention) continue;  // norms, MLP, experts: not the attention's
+      const bool q = name.compare(0, 7, "attn_q.") == 0, k = name.compare(0, 7, "attn_k.") == 0;
+      if (a->permuted_qk && (q || k)) {
+        auto s = std::make_shared<detail::Stored>(*e.stored);
+        s->unpermute_heads = std::size_t(q ? H : Hkv);
+        e.stored = std::move(s);
+      }
+    }
+    sd.add_stored(std::move(e.key), std::move(e.stored));
+  }
+  return sd;
+}
+
+}  // namespace attn::family

@@ -1,0 +1,300 @@
+#!/usr/bin/python3
+"""GGUF files as llama.cpp's converter writes them, with torch's expected output (issue 25).
+
+Each tests/golden/gguf/<name>/ holds
+  model.gguf   a whole tiny model's attention tensors (plus a block's neighbours: attn_norm,
+               ffn_*), written by scripts/gguf_write.py: the metadata llama.cpp's
+               convert_hf_to_gguf.py writes for the architecture (and what it leaves out, so
+               llama.cpp's defaults apply), the tensors changed as the converter changes them
+               (llama: Q/K rows permuted, LlamaModel.permute; Gemma: q/k norms stored as 1 + w;
+               Llama 3's rope scaling as rope_freqs.weight), each in a ggml type of the spec:
+               F32/F16/BF16 from Hugging Face-shaped weights, block types as random valid
+               blocks with realistic scales (scripts/gguf_quants.py);
+  layer<N>/    case.json ({"model": "../model.gguf", "layer": N, "input"}), input.npy and torch's
+               expected/context.npy and attention.npy.
+
+The expected values are make_folders.py's torch attention of the family (hf_settings reads the
+Hugging Face config.json the GGUF came from) on the weights the GGUF holds, dequantized with the
+bit-exact NumPy dequantizers and brought back to Hugging Face's order (Q/K rows un-permuted,
+1 + w back to w): what the Hugging Face layer computes on the dequantized weights.
+
+Deterministic (fixed seeds). Usage: /usr/bin/python3 tests/golden/make_gguf.py
+"""
+import json
+import math
+import os
+import shutil
+import sys
+from collections import OrderedDict
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+from gguf_quants import F16_SCALES, ID, TYPES, dequantize, random_blocks  # noqa: E402
+from gguf_write import GGUFWriter  # noqa: E402
+from make_folders import hf_settings, layer_attention  # noqa: E402
+
+OUT = os.path.join(HERE, "gguf")
+
+# Scale magnitudes that keep each block type's values near 0.1-1 (d times its integer factors).
+SCALE = {"Q4_0": 0.03, "Q4_1": 0.03, "Q5_0": 0.02, "Q5_1": 0.02, "Q8_0": 0.004, "Q2_K": 0.02,
+         "Q3_K": 0.004, "Q4_K": 0.002, "Q5_K": 0.001, "Q6_K": 0.0002, "IQ4_NL": 0.003,
+         "IQ4_XS": 0.0003, "MXFP4": 0.0}
+
+
+def blocks(tname, rows, cols, rng):
+    """Random valid blocks of a block type, (rows, cols) values, realistic scales."""
+    tid = ID[tname]
+    raw = np.frombuffer(random_blocks(tid, rows * cols, rng), np.uint8).copy()
+    _, bs, bb = TYPES[tid]
+    b = raw.reshape(-1, bb)
+    for off in F16_SCALES.get(tname, []):
+        v = (rng.uniform(0.5, 1.0, len(b)) * SCALE[tname]).astype(np.float16).view(np.uint16)
+        b[:, off] = v & 0xFF
+        b[:, off + 1] = v >> 8
+    raw = b.tobytes()
+    return raw, dequantize(tid, raw, rows * cols).reshape(rows, cols).astype(np.float64)
+
+
+def stored(tname, w, rng):
+    """(raw bytes, values as read back) of a weight in a ggml type."""
+    w = np.asarray(w, np.float64)
+    if tname == "F32":
+        a = w.astype(np.float32)
+        return a.tobytes(), a.astype(np.float64)
+    if tname == "F16":
+        a = w.astype(np.float16)
+        return a.tobytes(), a.astype(np.float64)
+    if tname == "BF16":
+        u = (w.astype(np.float32).view(np.uint32) + 0x8000) >> 16  # round half up: any valid bf16
+        a = u.astype(np.uint16)
+        return a.tobytes(), (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    rows, cols = w.shape
+    return blocks(tname, rows, cols, rng)
+
+
+def permute(w, n_head):  # LlamaModel.permute of convert_hf_to_gguf.py (rows of Q or K)
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(
+        w.shape)
+
+
+def unpermute(w, n_head):
+    return w.reshape(n_head, w.shape[0] // n_head // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(
+        w.shape)
+
+
+def llama3_factors(theta, R, sc):  # LlamaModel.generate_extra_tensors: rope_freqs.weight
+    freqs = 1.0 / (theta ** (torch.arange(0, R, 2, dtype=torch.float32) / R))
+    factor, lo, hi = sc.get("factor", 8.0), sc.get("low_freq_factor", 1.0), sc.get(
+        "high_freq_factor", 4.0)
+    old = sc.get("original_max_position_embeddings", 8192)
+    lo_wl, hi_wl = old / lo, old / hi
+    out = []
+    for f in freqs.tolist():
+        wl = 2 * math.pi / f
+        if wl < hi_wl:
+            out.append(1.0)
+        elif wl > lo_wl:
+            out.append(factor)
+        else:
+            s = (old / wl - lo) / (hi - lo)
+            out.append(1 / ((1 - s) / factor + s))
+    return np.array(out, np.float32)
+
+
+def metadata(w, arch, cfg, s, n_layers):
+    a = arch + "."
+    w.add("general.architecture", arch)
+    w.add("general.name", "attn-run golden " + arch)
+    w.add(a + "block_count", n_layers)
+    w.add(a + "context_length", cfg.get("max_position_embeddings", 2048))
+    w.add(a + "embedding_length", s["C"])
+    w.add(a + "feed_forward_length", 8)
+    w.add(a + "attention.head_count", s["H"])
+    w.add(a + "attention.head_count_kv", s["Hkv"])
+    if "head_dim" in cfg:
+        w.add(a + "attention.key_length", s["D"])
+        w.add(a + "attention.value_length", s["D"])
+    if arch != "gemma2":  # the gemma2 converter writes no freq_base: llama.cpp's 10000 applies
+        w.add(a + "rope.freq_base", float(cfg.get("rope_theta", 10000.0)))
+    if s["rope"] and s["rope"]["R"] != s["D"]:
+        w.add(a + "rope.dimension_count", s["rope"]["R"])
+    w.add(a + "attention.layer_norm_rms_epsilon", float(cfg.get("rms_norm_eps", 1e-6)))
+    if cfg.get("sliding_window"):
+        w.add(a + "attention.sliding_window", cfg["sliding_window"])
+    if cfg.get("attn_logit_softcapping"):
+        w.add(a + "attn_logit_softcapping", float(cfg["attn_logit_softcapping"]))
+    sc = cfg.get("rope_scaling") or {}
+    t = sc.get("rope_type", sc.get("type"))
+    if t == "linear":
+        w.add(a + "rope.scaling.type", "linear")
+        w.add(a + "rope.scaling.factor", float(sc["factor"]))
+    elif t == "yarn":
+        w.add(a + "rope.scaling.type", "yarn")
+        w.add(a + "rope.scaling.factor", float(sc["factor"]))
+        w.add(a + "rope.scaling.original_context_length", sc["original_max_position_embeddings"])
+        if "beta_fast" in sc:
+            w.add(a + "rope.scaling.yarn_beta_fast", float(sc["beta_fast"]))
+            w.add(a + "rope.scaling.yarn_beta_slow", float(sc["beta_slow"]))
+    w.add("general.file_type", 1)
+
+
+def make(spec):
+    name, arch, cfg = spec["name"], spec["arch"], spec["config"]
+    types = spec["types"]
+    root = os.path.join(OUT, name)
+    os.makedirs(root)
+    g = torch.Generator().manual_seed(spec["seed"])
+    rng = np.random.default_rng(spec["seed"])
+    n_layers = cfg["num_hidden_layers"]
+    w = GGUFWriter(version=spec.get("version", 3))
+    s0 = hf_settings(cfg, 0)
+    metadata(w, arch, cfg, s0, n_layers)
+    C = s0["C"]
+    r = lambda *shape: 0.3 * torch.randn(*shape, generator=g, dtype=torch.float64)  # noqa: E731
+    w.add_tensor("token_embd.weight", (12, C), ID["F32"], r(12, C).numpy().astype(np.float32).tobytes())
+    sc = cfg.get("rope_scaling") or {}
+    if sc.get("rope_type") == "llama3":
+        ff = llama3_factors(float(cfg["rope_theta"]), s0["rope"]["R"], sc)
+        w.add_tensor("rope_freqs.weight", ff.shape, ID["F32"], ff.tobytes())
+    per_layer = {}
+    for layer in range(n_layers):
+        s = hf_settings(cfg, layer)
+        H, Hkv, D = s["H"], s["Hkv"], s["D"]
+        p = f"blk.{layer}."
+        lsd = OrderedDict()
+        w.add_tensor(p + "attn_norm.weight", (C,), ID["F32"], np.ones(C, np.float32).tobytes())
+
+        def weight(gname, hfname, rows, cols, perm=None, bias=False):
+            hf = r(rows, cols).numpy()
+            gg = permute(hf, perm) if perm else hf
+            raw, back = stored(types.get(gname, "F32"), gg, rng)
+            w.add_tensor(p + gname + ".weight", (rows, cols), ID[types.get(gname, "F32")], raw)
+            lsd[hfname + ".weight"] = torch.tensor(unpermute(back, perm) if perm else back)
+            if bias:
+                b = r(rows).numpy()
+                bb = (permute(b, perm) if perm else b).astype(np.float32)
+                w.add_tensor(p + gname + ".bias", (rows,), ID["F32"], bb.tobytes())
+                back_b = bb.astype(np.float64)
+                lsd[hfname + ".bias"] = torch.tensor(unpermute(back_b, perm) if perm else back_b)
+
+        perm = arch == "llama"
+        if s["layout"] == "phi3":
+            weight("attn_qkv", "qkv_proj", (H + 2 * Hkv) * D, C)
+        else:
+            weight("attn_q", "q_proj", H * D, C, H if perm else None, s["qkv_bias"])
+            weight("attn_k", "k_proj", Hkv * D, C, Hkv if perm else None, s["qkv_bias"])
+            weight("attn_v", "v_proj", Hkv * D, C, None, s["qkv_bias"])
+        weight("attn_output", "o_proj", C, H * D, None, s["o_bias"])
+        if s["qk_norm"]:
+            shift = 1.0 if arch in ("gemma2", "gemma3") else 0.0
+            for gname, hfname in (("attn_q_norm", "q_norm"), ("attn_k_norm", "k_norm")):
+                v = (1.0 + 0.3 * r(D)).numpy()  # Hugging Face's weight, whatever its form
+                st = (v.astype(np.float32) + np.float32(shift)).astype(np.float32)  # in float32
+                w.add_tensor(p + gname + ".weight", (D,), ID["F32"], st.tobytes())
+                lsd[hfname + ".weight"] = torch.tensor(st.astype(np.float64) - shift)
+        if s["sinks"]:
+            v = r(H).numpy().astype(np.float32)
+            w.add_tensor(p + "attn_sinks.weight", (H,), ID["F32"], v.tobytes())
+            lsd["sinks"] = torch.tensor(v.astype(np.float64))
+        w.add_tensor(p + "ffn_norm.weight", (C,), ID["F32"], np.ones(C, np.float32).tobytes())
+        w.add_tensor(p + "ffn_up.weight", (8, C), ID["F32"], r(8, C).numpy().astype(np.float32).tobytes())
+        w.add_tensor(p + "ffn_down.weight", (C, 8), ID["F32"], r(C, 8).numpy().astype(np.float32).tobytes())
+        per_layer[layer] = (s, lsd)
+    w.write(os.path.join(root, "model.gguf"))
+    out = []
+    for layer in spec["layers"]:
+        s, lsd = per_layer[layer]
+        B, S = 1, spec.get("S", 7)
+        x = torch.randn(B, S, C, generator=g, dtype=torch.float64).float().double()
+        pos = torch.arange(S).expand(B, S)
+        with torch.no_grad():
+            ctx, maps = layer_attention(s, lsd, x, None, pos)
+        d = os.path.join(root, f"layer{layer}")
+        os.makedirs(os.path.join(d, "expected"))
+        np.save(os.path.join(d, "input.npy"), x[0].float().numpy())
+        with open(os.path.join(d, "case.json"), "w") as f:
+            json.dump({"model": "../model.gguf", "layer": layer, "input": "input.npy"}, f, indent=1)
+        np.save(os.path.join(d, "expected", "context.npy"), ctx[0].float().numpy())
+        np.save(os.path.join(d, "expected", "attention.npy"), maps[0].float().numpy())
+        out.append(f"layer {layer}: window {s['window']}, softcap {s['softcap']}, "
+                   f"rope {s['rope'] and (s['rope']['theta'], s['rope']['R'])}")
+    size = os.path.getsize(os.path.join(root, "model.gguf"))
+    print(f"{name:16s} {arch:8s} {size / 1024:6.1f} KB  " + ", ".join(
+        f"{k}={v}" for k, v in types.items()))
+    for o in out:
+        print("    " + o)
+
+
+def specs():
+    llama3 = {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+              "original_max_position_embeddings": 32, "rope_type": "llama3"}
+    return [
+        # Llama 3 with its rope_freqs.weight; 32-element block types (rows of C = 32).
+        dict(name="llama", arch="llama", seed=11, layers=[0, 1],
+             types={"attn_q": "Q8_0", "attn_k": "Q4_0", "attn_v": "Q5_1", "attn_output": "IQ4_NL"},
+             config={"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 2,
+                     "max_position_embeddings": 256, "rms_norm_eps": 1e-5,
+                     "rope_theta": 500000.0, "rope_scaling": llama3, "attention_bias": False}),
+        # K-quants need rows of 256: a wider Llama (2), GGUF version 2.
+        dict(name="llama_kquants", arch="llama", seed=12, layers=[1], version=2,
+             types={"attn_q": "Q4_K", "attn_k": "Q6_K", "attn_v": "Q2_K", "attn_output": "Q3_K"},
+             config={"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "num_hidden_layers": 2,
+                     "max_position_embeddings": 4096, "rms_norm_eps": 1e-6,
+                     "rope_theta": 10000.0}),
+        dict(name="qwen2", arch="qwen2", seed=13, layers=[0],
+             types={"attn_q": "F16", "attn_k": "BF16", "attn_v": "Q5_0", "attn_output": "Q4_1"},
+             config={"model_type": "qwen2", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "num_hidden_layers": 2,
+                     "max_position_embeddings": 128, "rms_norm_eps": 1e-6,
+                     "rope_theta": 1000000.0, "use_sliding_window": False}),
+        dict(name="qwen3", arch="qwen3", seed=14, layers=[1],
+             types={"attn_q": "Q5_K", "attn_k": "IQ4_XS", "attn_v": "Q8_0", "attn_output": "F16"},
+             config={"model_type": "qwen3", "hidden_size": 256, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "head_dim": 16, "num_hidden_layers": 2,
+                     "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+                     "attention_bias": False, "use_sliding_window": False}),
+        dict(name="gemma2", arch="gemma2", seed=15, layers=[0, 1],
+             types={"attn_q": "BF16", "attn_k": "F16"},
+             config={"model_type": "gemma2", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "head_dim": 16, "num_hidden_layers": 2,
+                     "query_pre_attn_scalar": 16, "attn_logit_softcapping": 2.0,
+                     "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
+                     "rope_theta": 10000.0, "sliding_window": 4}),
+        dict(name="gemma3", arch="gemma3", seed=16, layers=[0, 5],
+             types={"attn_q": "Q8_0", "attn_v": "F16"},
+             config={"model_type": "gemma3_text", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 6,
+                     "query_pre_attn_scalar": 8, "max_position_embeddings": 128,
+                     "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+                     "rope_local_base_freq": 10000.0, "sliding_window_pattern": 6,
+                     "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+                     "sliding_window": 3}),
+        dict(name="gpt_oss", arch="gpt-oss", seed=17, layers=[0, 1],
+             types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "Q8_0", "attn_output": "Q8_0"},
+             config={"model_type": "gpt_oss", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 2,
+                     "layer_types": ["sliding_attention", "full_attention"],
+                     "max_position_embeddings": 4096, "rms_norm_eps": 1e-5,
+                     "rope_theta": 150000, "sliding_window": 3, "attention_bias": True,
+                     "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+                                      "original_max_position_embeddings": 128,
+                                      "rope_type": "yarn", "truncate": False}}),
+    ]
+
+
+def main():
+    if os.path.isdir(OUT):
+        shutil.rmtree(OUT)
+    os.makedirs(OUT)
+    for spec in specs():
+        make(spec)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+// Golden tests of GGUF files (CONTRACT.md "(v3) GGUF", issue 25) against
+// PyTorch: every tests/golden/gguf/<name>/ (written by make_gguf.py) holds a
+// model.gguf as llama.cpp's converter writes it (its metadata, Q/K rows
+// permuted for llama, Gemma's 1 + w norms, Llama 3's rope_freqs.weight, the
+// tensors in F32/F16/BF16 and in block types) and layer<N>/ cases with torch's
+// context and maps of the Hugging Face layer on the dequantized weights. Each
+// case runs through load_config (case.json: "model": "../model.gguf") and
+// forward on both kernels; llama's also without the un-permutation, which
+// must fail. Context and maps must agree within 1e-5 of the output's scale.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/config.h"
+#include "attn/model_folder.h"
+#include "attn/npy.h"
+#include "attn/run.h"
+#include "attn/state_dict.h"
+#include "check_close.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using namespace attn;
+using nlohmann::json;
+
+namespace {
+
+const std::string& gguf_root() {
+  static const std::string root = test::source_path("tests/golden/gguf");
+  return root;
+}
+
+std::vector<std::string> case_names() {
+  std::vector<std::string> names;
+  for (const auto& model : fs::directory_iterator(gguf_root())) {
+    if (!model.is_directory()) continue;
+    for (const auto& e : fs::directory_iterator(model.path()))
+      if (e.is_directory() && fs::exists(e.path() / "case.json"))
+        names.push_back(model.path().filename().string() + "/" + e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Tensor expected(const std::string& dir, const std::string& what) {
+  const std::string path = dir + "/expected/" + what + ".npy";
+  return to_float32(read_npy(path), path, false);
+}
+
+// Context and maps of a run on the kernel that writes maps, or the streaming one.
+std::pair<Tensor, Tensor> run_forward(const Config& cfg, bool with_maps) {
+  const LoadedRun run = load_run(cfg, {});
+  const AttentionSpec spec = attention_spec(cfg);
+  const std::size_t B = run.x.shape[0], L = run.x.shape[1];
+  TensorSink sink(B, std::size_t(run.weights.H), L, map_keys(run.weights, spec, run.keys()));
+  ForwardOptions opt;
+  opt.threads = 2;
+  if (with_maps) opt.attention = &sink;
+  Tensor ctx;
+  forward(run.weights, spec, run.forward_inputs(), ctx, opt);
+  ctx = context_as_given(std::move(ctx), run);
+  Tensor maps = std::move(sink.maps);
+  if (!run.batched) maps.shape.erase(maps.shape.begin());
+  return {std::move(ctx), std::move(maps)};
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  double m = 0;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+    m = std::max(m, double(std::fabs(a.data[i] - b.data[i])));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequantized weights") {
+  const std::vector<std::string> names = case_names();
+  // make_gguf.py: llama (Q8_0 Q4_0 Q5_1 IQ4_NL, rope_freqs), llama_kquants (Q4_K Q6_K Q2_K
+  // Q3_K, GGUF v2), qwen2, qwen3, gemma2, gemma3, gpt_oss: 11 layer cases.
+  CHECK(names.size() == 11);
+  for (const std::string& name : names) {
+    CAPTURE(name);
+    const std::string dir = gguf_root() + "/" + name;
+    try {
+      const Config cfg = load_config(dir + "/case.json");
+      REQUIRE(cfg.from_model != nullptr);
+      for (bool with_maps : {false, true}) {
+        INFO((with_maps ? "maps kernel" : "streaming kernel"));
+        const auto [ctx, maps] = run_forward(cfg, with_maps);
+        test::check_close(ctx, expected(dir, "context"), "context");
+        if (with_maps) test::check_close(maps, expected(dir, "attention"), "attention");
+      }
+    } catch (const std::exception& e) {
+      FAIL_CHECK(name << ": " << e.what());
+    }
+  }
+}
+
+TEST_CASE("golden gguf: llama without the Q/K un-permutation does not match") {
+  // The same case with blk.N.attn_q/attn_k read in the file's (permuted) row
+  // order: the un-permutation is what makes it equal the Hugging Face layer.
+  for (const char* name : {"llama/layer0", "llama_kquants/layer1"}) {
+    CAPTURE(name);
+    const std::string dir = gguf_root() + "/" + name;
+    Config cfg = load_config(dir + "/case.json");
+    REQUIRE(cfg.model_weights != nullptr);
+    const std::string prefix = cfg.weights_prefix;
+    const StateDict raw = read_gguf_tensors(cfg.weights);
+    StateDict permuted = *cfg.model_weights;
+    for (const char* t : {"attn_q.weight", "attn_k.weight"})
+      permuted.add(prefix + t, raw.read_f32(prefix + t, false));
+    const Tensor want = expected(dir, "context");
+    test::check_close(run_forward(cfg, false).first, want, "context");  // as a control
+    cfg.model_weights = std::make_shared<const StateDict>(std::move(permuted));
+    CHECK(max_abs_diff(run_forward(cfg, false).first, want) > 1e-2);
+  }
+}
+
+TEST_CASE("golden gguf: the metadata maps onto the family rows") {
+  auto layer = [](const std::string& name, std::int64_t n) {
+    return load_model_config(gguf_root() + "/" + name + "/model.gguf", n);
+  };
+  const ModelFolder m = open_model_folder(gguf_root() + "/gemma3/model.gguf");
+  CHECK(m.model_type == "gemma3_text");
+  CHECK(m.gguf_architecture == "gemma3");
+  CHECK(m.num_layers == 6);
+  CHECK(layer("gemma3", 0).sliding_window == 3);  // llama.cpp's period 6: 0-4 slide
+  CHECK(layer("gemma3", 0).rope->theta == 10000.0);
+  CHECK(!layer("gemma3", 5).sliding_window);
+  CHECK(layer("gemma3", 5).rope->theta == 1e6);
+  CHECK(layer("gemma3", 5).qk_norm->weight_offset == 0);  // stored as 1 + w
+  CHECK(layer("gemma2", 0).rope->theta == 10000.0);       // no freq_base in the file
+  CHECK(layer("gemma2", 0).softcap == 2.0);
+  CHECK(layer("gemma2", 0).sliding_window == 4);
+  CHECK(!layer("gemma2", 1).sliding_window);
+  CHECK(layer("gpt_oss", 1).sinks);
+  CHECK(layer("gpt_oss", 0).sliding_window == 3);
+  CHECK(layer("llama", 0).weights_prefix == "blk.0.");
+  CHECK(layer("llama", 1).rope->scaling.has_value());  // rope_freqs.weight
+  CHECK(layer("qwen2", 0).qkv_bias);
+}
