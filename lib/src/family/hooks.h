@@ -11,5 +11,7 @@ void bert_absolute_positions(LayerContext& c);  // position_embedding_type must 
 void phi3_longrope_names(LayerContext& c);      // rope_scaling type "su" / "yarn" mean longrope
 void falcon_architecture(LayerContext& c);      // new_decoder_architecture, multi_query, alibi
 void mpt_attn_config(LayerContext& c);          // the nested attn_config
+void t5_relative_bias(LayerContext& c);         // T5, mT5: block 0's bucket table for every layer
+void umt5_relative_bias(LayerContext& c);       // UMT5: each layer's own bucket table
 
 }  // namespace attn::family::hooks
