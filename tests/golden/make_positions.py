@@ -10,6 +10,8 @@ angles in float64, so the reference does too):
 - rotation: modeling_llama.apply_rotary_pos_emb with rotate_half (style "half") and GPT-J's
   rotate_every_two (style "interleaved"); partial rotary as GPT-NeoX (rotary_ndims).
 - ALiBi: BLOOM's build_alibi_tensor slopes and MPT's gen_slopes (alibi_bias_max).
+- T5 relative position buckets: modeling_t5.T5Attention._relative_position_bucket (float32 log
+  part, as torch runs it), bidirectional and not.
 Usage: /usr/bin/python3 tests/golden/make_positions.py  (writes tests/golden/positions/cases.json)
 """
 import json
@@ -138,6 +140,26 @@ def mpt_slopes(n, bias_max=8):
     return s.tolist()
 
 
+def t5_bucket(relative_position, bidirectional, num_buckets, max_distance):
+    """modeling_t5.T5Attention._relative_position_bucket (int64 tensor in, int64 buckets out)."""
+    relative_buckets = 0
+    if bidirectional:
+        num_buckets //= 2
+        relative_buckets += (relative_position > 0).to(torch.long) * num_buckets
+        relative_position = torch.abs(relative_position)
+    else:
+        relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
+    max_exact = num_buckets // 2
+    is_small = relative_position < max_exact
+    if_large = max_exact + (
+        torch.log(relative_position.float() / max_exact)
+        / math.log(max_distance / max_exact)
+        * (num_buckets - max_exact)
+    ).to(torch.long)
+    if_large = torch.min(if_large, torch.full_like(if_large, num_buckets - 1))
+    return relative_buckets + torch.where(is_small, relative_position, if_large)
+
+
 def main():
     torch.set_default_dtype(torch.float64)
     g = torch.Generator().manual_seed(7)
@@ -196,9 +218,21 @@ def main():
     for n, bias in ((8, 16.0), (12, 4.0)):
         alibi.append({"heads": n, "max_bias": bias, "slopes": mpt_slopes(n, bias)})
 
+    # T5's relative position buckets: T5 / Flan-T5 / mT5 (32, 128), small tables whose log
+    # part the short golden sequences reach, and odd sizes; rel = key - query over a range
+    # past max_distance on both sides.
+    buckets = []
+    for nb, md in ((32, 128), (16, 24), (8, 12), (6, 9), (64, 512), (33, 100), (4, 8)):
+        for bidir in (True, False):
+            rel = torch.arange(-2 * md - 3, 2 * md + 4, dtype=torch.long)
+            buckets.append({"num_buckets": nb, "max_distance": md, "bidirectional": bidir,
+                            "first": int(rel[0]),
+                            "buckets": t5_bucket(rel, bidir, nb, md).tolist()})
+
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w") as f:
-        json.dump({"rope": rope_cases, "rotations": rotations, "alibi": alibi}, f, indent=1)
+        json.dump({"rope": rope_cases, "rotations": rotations, "alibi": alibi,
+                   "relative_buckets": buckets}, f, indent=1)
     print("wrote", OUT)
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Golden cases for the attention variants of CONTRACT.md v2 (issue 10): positions, masks,
-windows, softcap, qk_norm, sinks, ALiBi, cross-attention and torch MHA's options.
+windows, softcap, qk_norm, sinks, ALiBi, cross-attention and torch MHA's options; and v3's
+relative_bias (T5).
 
 Each family's attention is written here in torch from its published modeling code
 (transformers' modeling_llama / mistral / gemma2 / qwen3 / gpt_oss / gpt_neox / bloom / mpt
@@ -27,6 +28,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_positions import default_inv_freq, rope_params  # noqa: E402  (float64 RoPE)
+from make_positions import t5_bucket  # noqa: E402  (modeling_t5's relative position buckets)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "variants")
@@ -160,6 +162,65 @@ class NeoX(nn.Module):
         p = softmax_rows(s, allowed_keys(B, S, True, None, keep))
         self.last_attn = p
         return self.dense((p @ v).transpose(1, 2).reshape(B, S, C))
+
+
+class T5Attention(nn.Module):
+    """modeling_t5.T5Attention: q, k, v, o without bias, inner dim H*d_kv (not d_model), no
+    1/sqrt(D) scale; compute_bias looks the bucket of (key - query) up in a table
+    (num_buckets, H) that block 0 of each stack owns and every layer of the stack uses."""
+
+    def __init__(self, C, H, D, buckets=None):
+        super().__init__()
+        self.H, self.D = H, D
+        self.q = nn.Linear(C, H * D, bias=False)
+        self.k = nn.Linear(C, H * D, bias=False)
+        self.v = nn.Linear(C, H * D, bias=False)
+        self.o = nn.Linear(H * D, C, bias=False)
+        if buckets:
+            self.relative_attention_bias = nn.Embedding(buckets, H)
+
+    def forward(self, x, table, keep, causal, bidirectional, buckets, max_distance):
+        B, S, _ = x.shape
+        q = self.q(x).view(B, S, self.H, self.D).transpose(1, 2)
+        k = self.k(x).view(B, S, self.H, self.D).transpose(1, 2)
+        v = self.v(x).view(B, S, self.H, self.D).transpose(1, 2)
+        scores = torch.matmul(q, k.transpose(3, 2))
+        context_position = torch.arange(S, dtype=torch.long)[:, None]
+        memory_position = torch.arange(S, dtype=torch.long)[None, :]
+        bucket = t5_bucket(memory_position - context_position, bidirectional, buckets,
+                           max_distance)
+        position_bias = table(bucket).permute([2, 0, 1]).unsqueeze(0)  # (1, H, S, S)
+        p = softmax_rows(scores + position_bias, allowed_keys(B, S, causal, None, keep))
+        self.last_attn = p
+        return self.o((p @ v).transpose(1, 2).reshape(B, S, self.H * self.D))
+
+
+def t5_case(name, *, causal, buckets, max_distance, B, S, layer, seed):
+    """One T5 self-attention layer past block 0: the table is block 0's (relative_bias.table)."""
+    torch.manual_seed(seed)
+    C, H, D = 24, 3, 6  # inner dim H*D = 18 != d_model, as T5 allows
+    stack = "decoder" if causal else "encoder"
+    first, m = T5Attention(C, H, D, buckets), T5Attention(C, H, D)
+    x = torch.randn(B, S, C)
+    keep = keep_mask(B, S, False) if not causal else torch.ones(B, S, dtype=torch.int64)
+    with torch.no_grad():
+        y = m(x, first.relative_attention_bias, keep, causal, not causal, buckets, max_distance)
+    table = stack + ".block.0.layer.0.SelfAttention.relative_attention_bias.weight"
+    prefix = "%s.block.%d.layer.0.SelfAttention." % (stack, layer)
+    w = prefixed(m, prefix)
+    w.update(prefixed(first, stack + ".block.0.layer.0.SelfAttention."))
+    w["%s.block.%d.layer.0.layer_norm.weight" % (stack, layer)] = torch.ones(C)
+    cfg = {"attention": "causal" if causal else "multi", "hidden_size": C, "num_heads": H,
+           "head_size": D, "layout": "proj", "bias": False, "scale": 1.0,
+           "weights_prefix": prefix,
+           "weights_rename": {"q.": "q_proj.", "k.": "k_proj.", "v.": "v_proj.", "o.": "o_proj."},
+           "relative_bias": {"num_buckets": buckets, "max_distance": max_distance,
+                             "table": table}}
+    extra = {}
+    if not causal:
+        cfg["attention_mask"] = "attention_mask.npy"
+        extra["attention_mask.npy"] = keep.numpy()
+    save_case(name, cfg, w, x, y, m.last_attn, extra)
 
 
 def bloom_slopes(n):  # modeling_bloom.build_alibi_tensor
@@ -363,6 +424,14 @@ def main():
         save_case(name, cfg, mha.state_dict(), q, y, p,
                   {"key.npy": kx.numpy(), "value.npy": vx.numpy(),
                    "padding_mask.npy": kpm.numpy(), "attn_mask.npy": am.numpy()})
+
+    # T5 (CONTRACT.md v3 relative_bias): the encoder, bidirectional, with T5's 32 buckets up to
+    # 128 (40 tokens reach the log-spaced buckets) and padding; the decoder's self-attention,
+    # causal and one-directional, with a small table that 30 tokens take past max_distance.
+    t5_case("t5_encoder_relative_bias", causal=False, buckets=32, max_distance=128, B=2, S=40,
+            layer=2, seed=9)
+    t5_case("t5_decoder_relative_bias", causal=True, buckets=16, max_distance=24, B=1, S=30,
+            layer=1, seed=10)
     print("wrote", len(os.listdir(OUT)), "cases to", OUT)
 
 

@@ -104,8 +104,10 @@ void check_case(const std::string& name) {
   CHECK(cfg.weights.find("/model/") != std::string::npos);  // the folder's weights
   check_run(cfg, {}, dir, true);
 
-  // --model DIR --layer N --input FILE: only the folder's settings.
-  if (c.contains("attention_mask") || c.contains("positions")) return;
+  // --model DIR --layer N --input FILE: only the folder's settings (not for
+  // cases that pick another module by weights_prefix: T5's decoder).
+  if (c.contains("attention_mask") || c.contains("positions") || c.contains("weights_prefix"))
+    return;
   INFO("as --model DIR --layer N");
   const Config flags = load_model_config(dir + "/../model", c["layer"].get<std::int64_t>());
   LoadOptions lo;
@@ -119,8 +121,10 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
   const std::vector<std::string> names = case_names();
   // make_folders.py writes 21 folders (every model_type CONTRACT.md lists, Falcon three
   // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi) and 38 layer cases;
-  // make_families_v3_decoders.py 9 folders and 17 cases.
-  CHECK(names.size() == 38 + 17);
+  // make_families_v3_decoders.py 9 folders and 17 cases; make_families_v3_t5.py 4 folders
+  // (t5 twice: T5 and Flan-T5; mt5, umt5) and 10 cases (encoder layers, the decoder's self- and
+  // cross-attention).
+  CHECK(names.size() == 38 + 17 + 10);
   std::vector<std::string> families;
   for (const std::string& name : names) {
     families.push_back(name.substr(0, name.find('/')));
@@ -132,7 +136,7 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
     }
   }
   families.erase(std::unique(families.begin(), families.end()), families.end());
-  CHECK(families.size() == 21 + 9);
+  CHECK(families.size() == 21 + 9 + 4);
 }
 
 TEST_CASE("golden folders: each folder's config.json is its family's, mapped per layer") {

@@ -133,6 +133,11 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
           if (j >= T) continue;            // the extra keys: allowed, nothing added
           if (!spec.alibi_slopes.empty())  // 5.
             s[j] += double(spec.alibi_slopes[h]) * double(pos(b, j) - pos(b, i));
+          if (spec.relative_bias) {  // 5. T5's bucket of pos_j - pos_i, the table's column h
+            const std::int64_t bucket =
+                relative_position_bucket(pos(b, j) - pos(b, i), *spec.relative_bias);
+            s[j] += double(w.relative_bias.data[std::size_t(bucket) * H + h]);
+          }
           if (in.attn_mask) {  // 6. and 7.
             const std::size_t off = in.attn_mask->row_offset(b, h, i) + j;
             if (in.attn_mask->additive)

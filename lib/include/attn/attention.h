@@ -43,7 +43,9 @@ struct AttentionSpec {
   float softcap = 0.0f;  // s = c * tanh(s / c); 0 = none
   std::optional<QkNormSpec> qk_norm;  // RMSNorm of q and k (weights in Weights::q_norm/k_norm)
   bool sinks = false;                 // Weights::sinks joins every softmax row as a dropped column
-  bool add_zero_attn = false;         // torch MHA: a zero key and value appended (after bias_kv)
+  // T5: s += Weights::relative_bias[bucket(pos_j - pos_i), h] after alibi, before attn_mask
+  std::optional<RelativeBiasSpec> relative_bias;
+  bool add_zero_attn = false;  // torch MHA: a zero key and value appended (after bias_kv)
   // torch MHA's add_bias_kv is on when Weights::bias_k is set.
 
   // The version 1 spec: scale and causal only.

@@ -77,6 +77,9 @@ struct Config {
   std::optional<double> softcap;
   std::optional<QkNormSpec> qk_norm;
   bool sinks = false;
+  // v3: T5's relative position bias (bidirectional resolved: !causal unless given)
+  std::optional<RelativeBiasSpec> relative_bias;
+  bool relative_bias_bidirectional_given = false;
   ArrayKey<Mask> attention_mask;  // Hugging Face's: 1 = attend (not with padding_mask)
   ArrayKey<AttnMask> attn_mask;   // torch's: bool (true = blocked) or float (added)
 

@@ -49,4 +49,13 @@ void apply_rope(float* base, std::size_t n, std::size_t ld, std::size_t q_col, s
 // for a power of two, interleaved extra slopes otherwise), in float64.
 std::vector<double> alibi_slopes(std::size_t H, double max_bias = 8.0);
 
+// T5's bucket of a relative position rel = pos_key - pos_query, exactly as
+// modeling_t5.T5Attention._relative_position_bucket computes it: half the
+// buckets for rel > 0 when bidirectional (else rel > 0 counts as 0), exact
+// buckets below max_exact = buckets / 2, then log-spaced up to max_distance,
+// the log part in float32 as torch evaluates it (log(rel / max_exact) /
+// log(max_distance / max_exact) * (buckets - max_exact), truncated). Every
+// |rel| >= max_distance falls in the last bucket of its side.
+std::int64_t relative_position_bucket(std::int64_t rel, const RelativeBiasSpec& spec);
+
 }  // namespace attn

@@ -55,6 +55,19 @@ struct AlibiSpec {
   std::vector<double> slopes;  // H values when given; empty = BLOOM/MPT's formula with max_bias
 };
 
+// relative_bias (v3): T5's bucketed relative position bias
+// (modeling_t5.T5Attention._relative_position_bucket and compute_bias): the
+// score of query i and key j gains table[bucket(pos_j - pos_i), h], the table
+// being relative_attention_bias.weight (num_buckets, H).
+struct RelativeBiasSpec {
+  std::int64_t num_buckets = 32;    // T5Config.relative_attention_num_buckets
+  std::int64_t max_distance = 128;  // T5Config.relative_attention_max_distance
+  bool bidirectional = true;        // encoder; the decoder's self-attention: false
+  // The table's full key in the weights (T5 keeps one table in block 0 of
+  // each stack); "" = relative_attention_bias.weight under weights_prefix.
+  std::string table;
+};
+
 // torch's attn_mask as given, before its shape is resolved against a run:
 // bool (true = not allowed) or float (added to the scores). From a .npy, a
 // bool dtype or integers give a bool mask, floats an additive one; inline in a

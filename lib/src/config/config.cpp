@@ -113,6 +113,12 @@ const std::vector<std::string>& alibi_keys() {
   return k;
 }
 
+const std::vector<std::string>& relative_bias_keys() {
+  static const std::vector<std::string> k = {"num_buckets", "max_distance", "bidirectional",
+                                             "table"};
+  return k;
+}
+
 const std::vector<std::string>& qk_norm_keys() {
   static const std::vector<std::string> k = {"eps", "scope", "weight_offset"};
   return k;
@@ -134,6 +140,7 @@ const std::vector<std::string>* known_keys(const std::string& path) {
   if (path == "rope.scaling") return &rope_scaling_keys();
   if (path == "alibi") return &alibi_keys();
   if (path == "qk_norm") return &qk_norm_keys();
+  if (path == "relative_bias") return &relative_bias_keys();
   return nullptr;
 }
 
@@ -270,7 +277,7 @@ const std::vector<std::string>& config_keys() {
       "attention_mask", "attn_mask", "kv_input", "key_input", "value_input", "kdim", "vdim",
       "add_bias_kv", "add_zero_attn", "batch_first", "kv_labels", "model", "layer",
       // version 3
-      "weights_rename"};
+      "weights_rename", "relative_bias"};
   return keys;
 }
 

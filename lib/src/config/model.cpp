@@ -24,8 +24,8 @@ std::string folder_config(const std::string& dir) {
 }
 
 // The folder's layer config with the config's keys over it: top-level keys
-// replace the folder's, a null removes it (JSON merge patch, RFC 7386), rope
-// and qk_norm merge field by field (rope.scaling is replaced whole), and
+// replace the folder's, a null removes it (JSON merge patch, RFC 7386), rope,
+// qk_norm and relative_bias merge field by field (rope.scaling is replaced whole), and
 // "bias" replaces the folder's qkv_bias/out_bias.
 json merge(json folder, const json& config) {
   if (config.contains("bias")) {
@@ -35,8 +35,8 @@ json merge(json folder, const json& config) {
   for (const auto& [key, value] : config.items()) {
     if (value.is_null()) {
       folder.erase(key);
-    } else if ((key == "rope" || key == "qk_norm") && value.is_object() && folder.contains(key) &&
-               folder[key].is_object()) {
+    } else if ((key == "rope" || key == "qk_norm" || key == "relative_bias") && value.is_object() &&
+               folder.contains(key) && folder[key].is_object()) {
       for (const auto& [field, v] : value.items()) {
         if (v.is_null()) {
           folder[key].erase(field);

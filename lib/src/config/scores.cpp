@@ -189,6 +189,59 @@ void read_qk_norm(Config& c, const json& v, const std::string& name) {
 // The key that makes this config a cross-attention one, for messages.
 std::string cross_key(const Config& c) { return c.kv_input.given() ? "kv_input" : "key_input"; }
 
+// relative_bias: {num_buckets, max_distance, bidirectional, table} (T5), each
+// field optional (T5Config's 32 and 128; bidirectional = not causal, as T5's
+// bidirectional = not is_decoder), or null.
+void read_relative_bias(Config& c, const json& v, const std::string& name) {
+  c.relative_bias.reset();
+  c.relative_bias_bidirectional_given = false;
+  if (v.is_null()) return;
+  if (!v.is_object())
+    bad(name, "expected an object ({} for T5's 32 buckets up to distance 128) or null, found " +
+                  cj::describe(v));
+  RelativeBiasSpec r;
+  if (v.contains("num_buckets"))
+    r.num_buckets = positive_int(v.at("num_buckets"), name + ".num_buckets");
+  if (v.contains("max_distance"))
+    r.max_distance = positive_int(v.at("max_distance"), name + ".max_distance");
+  if (v.contains("bidirectional")) {
+    r.bidirectional = cj::get_bool(v.at("bidirectional"), name + ".bidirectional");
+    c.relative_bias_bidirectional_given = true;
+  }
+  if (v.contains("table")) {
+    r.table = cj::get_string(v.at("table"), name + ".table");
+    if (r.table.empty() || r.table.find('\0') != std::string::npos)
+      bad(name + ".table",
+          "expected the table's key in the weights (e.g. "
+          "\"encoder.block.0.layer.0.SelfAttention.relative_attention_bias."
+          "weight\"), found " +
+              v.at("table").dump());
+  }
+  c.relative_bias = std::move(r);
+}
+
+void resolve_relative_bias(Config& c) {
+  RelativeBiasSpec& r = *c.relative_bias;
+  if (!c.relative_bias_bidirectional_given) r.bidirectional = !c.causal;
+  // T5's rule needs at least one exact bucket per side (max_exact = buckets
+  // per side / 2 >= 1) and a log range past it (log(max_distance / max_exact) > 0).
+  const std::int64_t min_buckets = r.bidirectional ? 4 : 2;
+  if (r.num_buckets < min_buckets || r.num_buckets > kMaxSize)
+    fail(c, "relative_bias.num_buckets",
+         "expected an integer in " + n(min_buckets) + ".." + n(kMaxSize) + " (" +
+             (r.bidirectional ? "bidirectional: half the buckets per side, " : "") +
+             "half of a side's buckets exact), found " + n(r.num_buckets));
+  const std::int64_t max_exact = (r.bidirectional ? r.num_buckets / 2 : r.num_buckets) / 2;
+  if (r.max_distance <= max_exact || r.max_distance > kMaxContext)
+    fail(c, "relative_bias.max_distance",
+         "expected an integer in " + n(max_exact + 1) + ".." + n(kMaxContext) + " (past the " +
+             n(max_exact) + " exact buckets), found " + n(r.max_distance));
+  if (c.cross())
+    fail(c, cross_key(c),
+         "cross-attention takes no relative_bias (T5's EncDecAttention has none: the keys have "
+         "no positions of the queries' sequence), found relative_bias");
+}
+
 void resolve_rope(Config& c) {
   RopeSpec& r = *c.rope;
   const std::int64_t D = c.head_size;
@@ -292,6 +345,7 @@ void read_score_keys(Config& c, const json& root, const KeyName& name) {
   if (has("softcap")) c.softcap = cj::get_number(root.at("softcap"), name("softcap"));
   if (has("qk_norm")) read_qk_norm(c, root.at("qk_norm"), name("qk_norm"));
   if (has("sinks")) c.sinks = cj::get_bool(root.at("sinks"), name("sinks"));
+  if (has("relative_bias")) read_relative_bias(c, root.at("relative_bias"), name("relative_bias"));
   if (has("attention_mask"))
     read_key_mask(c.attention_mask, c, root.at("attention_mask"), name("attention_mask"));
   if (has("attn_mask")) read_attn_mask(c, root.at("attn_mask"), name("attn_mask"));
@@ -331,9 +385,10 @@ void resolve_score_keys(Config& c) {
     fail(c, "alibi.slopes",
          "expected one slope per head (num_heads " + n(c.num_heads) + "), found " +
              std::to_string(c.alibi->slopes.size()));
-  if (c.positions.given() && !c.rope && !c.alibi)
+  if (c.relative_bias) resolve_relative_bias(c);
+  if (c.positions.given() && !c.rope && !c.alibi && !c.relative_bias)
     fail(c, "positions",
-         "position ids are read by rope and alibi, and neither is set (absolute "
+         "position ids are read by rope, alibi and relative_bias, and none is set (absolute "
          "position embeddings are added before the attention layer)");
   if (!c.kv_labels.empty() && !c.cross())
     fail(c, "kv_labels",
@@ -400,6 +455,14 @@ void score_keys_to_json(const Config& c, json& j) {
                                   {"weight_offset", c.qk_norm->weight_offset}}
                            : json(nullptr);
   j["sinks"] = c.sinks;
+  j["relative_bias"] =
+      c.relative_bias
+          ? json{{"num_buckets", c.relative_bias->num_buckets},
+                 {"max_distance", c.relative_bias->max_distance},
+                 {"bidirectional", c.relative_bias->bidirectional},
+                 {"table",
+                  c.relative_bias->table.empty() ? json(nullptr) : json(c.relative_bias->table)}}
+          : json(nullptr);
   j["attention_mask"] = array_key(c.attention_mask);
   j["attn_mask"] = array_key(c.attn_mask);
   j["kv_input"] = array_key(c.kv_input);

@@ -282,6 +282,27 @@ std::vector<Row> build() {
 
   // ---- CONTRACT.md v3: relative position bias ------------------------------------------------
   // (T5)
+  // modeling_t5.T5Attention: q, k, v, o without bias, H * d_kv wide, no
+  // 1/sqrt(d_kv); --layer N is encoder block N (the decoder's self- and
+  // cross-attention: weights_prefix, causal, kv_input, see the README).
+  for (const char* type : {"t5", "mt5", "umt5"})
+    row(type)
+        .at({"encoder.block.{N}.layer.0.SelfAttention."})
+        .rename("q.", "q_proj.")
+        .rename("k.", "k_proj.")
+        .rename("v.", "v_proj.")
+        .rename("o.", "o_proj.")
+        .bidirectional_attention()
+        .biases(fixed(false), fixed(false))
+        .with_scale({ScaleRule::one, nullptr})
+        .with_hook(std::string(type) == "umt5" ? hooks::umt5_relative_bias
+                                               : hooks::t5_relative_bias)
+        .with_defaults({{"d_model", 512},
+                        {"d_kv", 64},
+                        {"num_heads", std::string(type) == "t5" ? 8 : 6},
+                        {"num_layers", std::string(type) == "t5" ? 6 : 8},
+                        {"relative_attention_num_buckets", 32},
+                        {"relative_attention_max_distance", 128}});
 
   return t;
 }

@@ -93,4 +93,35 @@ void phi_qk_layernorm(LayerContext& c) {
               "a bias, qk_norm kind \"layer\"); only false runs");
 }
 
+namespace {
+
+// relative_bias from T5Config's relative_attention_num_buckets and
+// relative_attention_max_distance; bidirectional is left to its default (not
+// causal: T5's bidirectional = not is_decoder), so a decoder run with causal
+// true gets the one-directional buckets. `table` "" = the layer's own.
+void relative_bias_of(LayerContext& c, const std::string& table) {
+  json r = {
+      {"num_buckets", c.hf.integer_or("relative_attention_num_buckets", 1, INT64_MAX, 32)},
+      {"max_distance", c.hf.integer_or("relative_attention_max_distance", 1, INT64_MAX, 128)}};
+  if (!table.empty()) r["table"] = table;
+  c.out["relative_bias"] = r;
+}
+
+}  // namespace
+
+// modeling_t5.T5Attention.compute_bias: the table relative_attention_bias
+// exists in block 0 only (T5Stack: has_relative_attention_bias=bool(i == 0))
+// and its position_bias is passed on to every later block of the stack. The
+// table's key follows the layer's prefix, block 0 (layer_map picks the prefix
+// after the hook: T5's checkpoints all use the first).
+void t5_relative_bias(LayerContext& c) {
+  std::string table = c.row.prefixes.front();
+  table.replace(table.find("{N}"), 3, "0");
+  relative_bias_of(c, table + "relative_attention_bias.weight");
+}
+
+// modeling_umt5.UMT5LayerSelfAttention: UMT5Attention(config,
+// has_relative_attention_bias=True) in every block, each its own table.
+void umt5_relative_bias(LayerContext& c) { relative_bias_of(c, ""); }
+
 }  // namespace attn::family::hooks

@@ -119,9 +119,49 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
                                   ") and k_norm (" + std::to_string(k) + "), found " +
                                   shape_str(w.q_norm.shape) + " and " + shape_str(w.k_norm.shape));
   }
+  if (spec.relative_bias) {
+    const std::vector<std::size_t> shape = {std::size_t(spec.relative_bias->num_buckets), g.H};
+    if (w.relative_bias.shape != shape)
+      bad_shape("relative_bias: relative_attention_bias.weight", shape_str(shape),
+                w.relative_bias.shape);
+    if (in.key)
+      throw Error(Exit::config,
+                  "relative_bias: needs self-attention (keys at the queries' positions), found a "
+                  "key input");
+  }
   if (spec.sinks && w.sinks.size() != g.H)
     throw Error(Exit::data, "sinks: expected one logit per head (" + std::to_string(g.H) +
                                 "), found " + shape_str(w.sinks.shape));
+}
+
+// T5's relative bias per head by relative position r = pos_k - pos_q over the
+// run's range of r, cut to [-max_distance, max_distance] (every bucket past it
+// is the last one): (H, hi - lo + 1), as compute_bias's table lookup
+// relative_attention_bias(bucket) permuted to heads first.
+struct RelativeBiasTable {
+  std::vector<float> values;
+  std::int64_t lo = 0, hi = 0;
+  const float* head(std::size_t h) const { return values.data() + h * std::size_t(hi - lo + 1); }
+};
+
+RelativeBiasTable relative_bias_table(const Weights& w, const RelativeBiasSpec& spec,
+                                      const PositionIds* positions, std::size_t L) {
+  std::int64_t pmin = 0, pmax = std::int64_t(L) - 1;
+  if (positions) {
+    const auto [a, b] = std::minmax_element(positions->data.begin(), positions->data.end());
+    pmin = *a, pmax = *b;
+  }
+  RelativeBiasTable t;
+  t.hi = std::min(pmax - pmin, spec.max_distance);
+  t.lo = -t.hi;
+  const std::size_t H = std::size_t(w.H), n = std::size_t(t.hi - t.lo + 1);
+  t.values.resize(H * n);
+  for (std::int64_t r = t.lo; r <= t.hi; ++r) {
+    const std::size_t bucket = std::size_t(relative_position_bucket(r, spec));
+    for (std::size_t h = 0; h < H; ++h)
+      t.values[h * n + std::size_t(r - t.lo)] = w.relative_bias.data[bucket * H + h];
+  }
+  return t;
 }
 
 }  // namespace
@@ -146,9 +186,11 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
   std::vector<KeyRange> ranges(B);
   for (std::size_t b = 0; b < B; ++b)
     ranges[b] = key_range(in.key_padding ? in.key_padding->data.data() + b * T : nullptr, T);
-  // alibi: the positions of queries and keys (self-attention: the same).
+  // alibi and the relative bias: the positions of queries and keys
+  // (self-attention: the same).
   std::vector<std::int64_t> iota;
-  if (!spec.alibi_slopes.empty() && !in.positions) {
+  const bool by_position = !spec.alibi_slopes.empty() || spec.relative_bias;
+  if (by_position && !in.positions) {
     iota.resize(L);
     for (std::size_t i = 0; i < L; ++i) iota[i] = std::int64_t(i);
   }
@@ -164,6 +206,8 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
   std::vector<double> flops(static_cast<std::size_t>(workers), 0.0);
   std::vector<std::int64_t> masked(static_cast<std::size_t>(workers), 0);
   detail::Projected p;
+  RelativeBiasTable rel;
+  if (spec.relative_bias) rel = relative_bias_table(w, *spec.relative_bias, in.positions, L);
 
   for (std::size_t b0 = 0; b0 < B; b0 += chunk) {
     const std::size_t nb = std::min(chunk, B - b0);
@@ -196,8 +240,15 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
       if (!spec.alibi_slopes.empty()) {
         hv.alibi = true;
         hv.alibi_slope = spec.alibi_slopes[h];
+      }
+      if (by_position) {
         hv.pos_q = in.positions ? in.positions->data.data() + b * L : iota.data();
         hv.pos_k = hv.pos_q;
+      }
+      if (spec.relative_bias) {
+        hv.rel_bias = rel.head(h);
+        hv.rel_lo = rel.lo;
+        hv.rel_hi = rel.hi;
       }
       hv.padding = in.key_padding ? in.key_padding->data.data() + b * T : nullptr;
       hv.key_begin = ranges[b].begin;

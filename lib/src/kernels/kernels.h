@@ -177,8 +177,13 @@ struct HeadView {
   std::size_t window = 0;  // W: i - W < j (and j - i < W without causal); 0 = none
   bool alibi = false;      // s += alibi_slope * (pos_k[j] - pos_q[i])
   float alibi_slope = 0.0f;
-  const std::int64_t* pos_q = nullptr;    // (L) positions of the queries (alibi)
-  const std::int64_t* pos_k = nullptr;    // (T) positions of the keys (alibi)
+  const std::int64_t* pos_q = nullptr;  // (L) positions of the queries (alibi, relative bias)
+  const std::int64_t* pos_k = nullptr;  // (T) positions of the keys (alibi, relative bias)
+  // T5's relative bias of this head by relative position: s += rel_bias[r - rel_lo]
+  // for r = pos_k[j] - pos_q[i] clamped to [rel_lo, rel_hi] (the buckets are
+  // constant past the clamp); nullptr = none.
+  const float* rel_bias = nullptr;
+  std::int64_t rel_lo = 0, rel_hi = 0;
   const std::uint8_t* padding = nullptr;  // (T) 1 = padded key, or nullptr
   // Keys outside [key_begin, key_end) are all padded; holes = some padded
   // key lies inside (then the mask bytes are consulted per tile).
@@ -225,8 +230,8 @@ struct KeySpan {
 KeySpan block_keys(const HeadView& hv, std::size_t i0, std::size_t n);
 
 // Score tile, steps 3-7 of the contract: tile (n, mb) with leading dimension
-// ldt = scale * q[i0:i0+n] k[j0:j0+mb]^T, softcapped, alibi and the additive
-// mask added, and -inf where a key is not allowed (causal, window, padding,
+// ldt = scale * q[i0:i0+n] k[j0:j0+mb]^T, softcapped, alibi, the relative
+// bias and the additive mask added, and -inf where a key is not allowed (causal, window, padding,
 // bool mask). Keys j0.. at or past T are the extra columns: only scale and
 // softcap apply. Masking runs elementwise only where the tile needs it.
 void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0, std::size_t mb,

@@ -245,4 +245,29 @@ std::vector<double> alibi_slopes(std::size_t H, double max_bias) {
   return out;
 }
 
+std::int64_t relative_position_bucket(std::int64_t rel, const RelativeBiasSpec& spec) {
+  // As modeling_t5.T5Attention._relative_position_bucket, step by step.
+  std::int64_t buckets = spec.num_buckets, bucket = 0;
+  if (spec.bidirectional) {
+    buckets /= 2;
+    if (rel > 0) bucket += buckets;
+    rel = rel < 0 ? -rel : rel;
+  } else {
+    rel = rel < 0 ? -rel : 0;  // -min(rel, 0): a later key counts as distance 0
+  }
+  const std::int64_t max_exact = buckets / 2;
+  if (rel < max_exact) return bucket + rel;
+  // Beyond max_distance every position lands in the last bucket; clamping
+  // first keeps the float conversion exact.
+  rel = std::min(rel, spec.max_distance);
+  // torch: float32 tensors throughout; math.log(...) is a Python float that
+  // torch rounds to float32 before dividing.
+  const float ratio = static_cast<float>(rel) / static_cast<float>(max_exact);
+  const float denom = static_cast<float>(std::log(double(spec.max_distance) / double(max_exact)));
+  const float scaled = std::log(ratio) / denom * static_cast<float>(buckets - max_exact);
+  const std::int64_t large =
+      std::min(max_exact + static_cast<std::int64_t>(scaled), buckets - 1);  // .to(long): truncates
+  return bucket + large;
+}
+
 }  // namespace attn

@@ -4,6 +4,7 @@
 //   3. s = scale * q·k           (one GEMM per tile)
 //   4. s = c * tanh(s / c)       (softcap)
 //   5. s += slope_h * (pos_j - pos_i)   (alibi)
+//      s += table[bucket(pos_j - pos_i), h]   (T5's relative bias, CONTRACT.md v3)
 //   6. s += attn_mask            (float mask)
 //   7. s = -inf where not allowed: causal (j > i), sliding window, padding, bool mask
 //
@@ -60,6 +61,13 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
       const std::int64_t* pk = hv.pos_k + j0;
       for (std::size_t j = 0; j < mb; ++j)
         row[j] += hv.alibi_slope * static_cast<float>(pk[j] - pi);
+    }
+    // 5b. T5's relative position bias, looked up by the clamped relative position
+    if (hv.rel_bias) {
+      const std::int64_t pi = hv.pos_q[i];
+      const std::int64_t* pk = hv.pos_k + j0;
+      for (std::size_t j = 0; j < mb; ++j)
+        row[j] += hv.rel_bias[std::clamp(pk[j] - pi, hv.rel_lo, hv.rel_hi) - hv.rel_lo];
     }
     // 6. torch's float attn_mask
     if (hv.mask_add) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/error.h"
+#include "attn/escape.h"
 #include "attn/files.h"
 #include "attn/nested_array.h"
 #include "attn/npy.h"
@@ -25,6 +26,47 @@ constexpr std::size_t kMaxJsonInputBytes = std::size_t(1) << 30;
 
 bool looks_like_npy(const std::vector<std::uint8_t>& b) {
   return b.size() >= 6 && std::memcmp(b.data(), "\x93NUMPY", 6) == 0;
+}
+
+// T5's relative_attention_bias.weight (num_buckets, H) for relative_bias:
+// the key relative_bias.table of the whole file when given (T5 keeps one
+// table in block 0 of each stack), else the layer's own
+// relative_attention_bias.weight (taken out of `layer`, which the layouts do
+// not know). The layer's key without relative_bias is an error saying so.
+Tensor relative_bias_table(const StateDict& all, StateDict& layer, const Config& cfg,
+                           bool allow_nonfinite) {
+  const std::string own = "relative_attention_bias.weight";
+  if (!cfg.relative_bias) {
+    if (layer.contains(own))
+      throw Error(Exit::data, cfg.weights + ": key \"" + cfg.weights_prefix + own +
+                                  "\" (T5's relative position bias) found but config "
+                                  "\"relative_bias\" is not set; set \"relative_bias\": {} to "
+                                  "use it");
+    return {};
+  }
+  const RelativeBiasSpec& r = *cfg.relative_bias;
+  const bool named = !r.table.empty();
+  const StateDict& from = named ? all : layer;
+  const std::string key = named ? r.table : own;
+  const std::string shown = "\"" + printable(named ? key : cfg.weights_prefix + own) + "\"";
+  const std::vector<std::size_t> shape = {std::size_t(r.num_buckets), std::size_t(cfg.num_heads)};
+  const TensorInfo* info = from.find(key);
+  if (!info)
+    throw Error(Exit::data,
+                cfg.weights + ": missing key " + shown + " (relative_bias's table, shape " +
+                    shape_str(shape) +
+                    (named ? ")"
+                           : "): set relative_bias.table to the table's full key (T5 keeps it in "
+                             "block 0 of each stack, e.g. "
+                             "\"encoder.block.0.layer.0.SelfAttention.relative_attention_bias."
+                             "weight\")"));
+  if (info->shape != shape)
+    throw Error(Exit::data,
+                cfg.weights + ": key " + shown + ": expected shape " + shape_str(shape) +
+                    " (relative_bias.num_buckets, num_heads), found " + shape_str(info->shape));
+  Tensor t = from.read_f32(key, allow_nonfinite);
+  layer.erase(own);  // the layer's own copy, when the table is named elsewhere too
+  return t;
 }
 
 }  // namespace
@@ -150,6 +192,7 @@ AttentionSpec attention_spec(const Config& cfg) {
   s.softcap = cfg.softcap ? static_cast<float>(*cfg.softcap) : 0.0f;
   s.qk_norm = cfg.qk_norm;
   s.sinks = cfg.sinks;
+  s.relative_bias = cfg.relative_bias;
   s.add_zero_attn = cfg.add_zero_attn;
   return s;
 }
@@ -171,16 +214,22 @@ Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layo
     }
     // The layer's keys, the family's tensor names renamed to its layout's,
     // buffers and neighbours dropped.
-    const StateDict layer =
-        select_keys(all.select(cfg.weights_prefix).renamed(cfg.weights_rename), "");
+    StateDict layer = select_keys(all.select(cfg.weights_prefix).renamed(cfg.weights_rename), "");
+    Tensor table = relative_bias_table(all, layer, cfg, allow_nonfinite);
     const Layout l = cfg.layout ? *cfg.layout : detect_layout(layer, cfg.weights);
     *layout = l;
     *detected = !cfg.layout.has_value();
     *source = cfg.weights;
-    return load_weights(layer, cfg, l, cfg.weights, allow_nonfinite);
+    Weights w = load_weights(layer, cfg, l, cfg.weights, allow_nonfinite);
+    w.relative_bias = std::move(table);
+    return w;
   }
   if (cfg.init_seed) {
     if (!cfg.layout) throw Error(Exit::config, "layout: required with \"init\"");
+    if (cfg.relative_bias)
+      throw Error(Exit::config,
+                  "relative_bias: its table (relative_attention_bias.weight) comes from "
+                  "\"weights\"; \"init\" follows the tutorial modules, which have none");
     *layout = *cfg.layout;
     *detected = false;
     *source = "init(seed=" + std::to_string(*cfg.init_seed) + ")";

@@ -231,7 +231,7 @@ TEST_CASE("config scores: positions, (S,) or (B, S) integers >= 0") {
   expect_config_error(multi(R"("rope": {}, "positions": [9223372036854775808])"), "positions[0]",
                       "range");
   expect_config_error(multi(R"("rope": {}, "positions": "-")"), "positions", "only for input");
-  expect_config_error(multi(R"("positions": [0, 1])"), "positions", "neither is set");
+  expect_config_error(multi(R"("positions": [0, 1])"), "positions", "none is set");
   expect_config_error(multi(R"("rope": {}, "positions": [0, 1], )" + kInput3), "positions",
                       "(3,) to match input (3, 8)");
 }
@@ -271,6 +271,43 @@ TEST_CASE("config scores: sliding_window, softcap, sinks") {
   expect_config_error(multi(R"("softcap": -30)"), "softcap");
   expect_config_error(multi(R"("softcap": 1e39)"), "softcap", "float32");
   expect_config_error(multi(R"("sinks": 1)"), "sinks", "true or false");
+}
+
+TEST_CASE("config scores: relative_bias (v3, T5)") {
+  const Config d = parse(multi(R"("relative_bias": {})"));
+  REQUIRE(d.relative_bias.has_value());
+  CHECK(d.relative_bias->num_buckets == 32);  // T5Config's defaults
+  CHECK(d.relative_bias->max_distance == 128);
+  CHECK(d.relative_bias->bidirectional);  // not causal: T5's encoder
+  CHECK(d.relative_bias->table.empty());
+  const Config dec = parse(R"({"attention": "causal", "hidden_size": 8, "num_heads": 2, "scale": 1,
+                "relative_bias": {"num_buckets": 8, "max_distance": 20,
+                "table": "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"}})");
+  CHECK_FALSE(dec.relative_bias->bidirectional);  // causal: T5's decoder
+  CHECK(dec.relative_bias->num_buckets == 8);
+  CHECK(dec.relative_bias->max_distance == 20);
+  CHECK(dec.relative_bias->table ==
+        "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
+  CHECK(parse(multi(R"("causal": true, "relative_bias": {"bidirectional": true})"))
+            .relative_bias->bidirectional);
+  CHECK(parse(multi(R"("relative_bias": {}, "positions": [3, 4, 5])")).positions.given());
+  CHECK_FALSE(parse(multi(R"("relative_bias": null)")).relative_bias.has_value());
+
+  expect_config_error(multi(R"("relative_bias": true)"), "relative_bias", "an object");
+  expect_config_error(multi(R"("relative_bias": {"buckets": 8})"), "key \"relative_bias.buckets\"",
+                      "num_buckets");
+  expect_config_error(multi(R"("relative_bias": {"num_buckets": 0})"), "relative_bias.num_buckets",
+                      "> 0");
+  expect_config_error(multi(R"("relative_bias": {"num_buckets": 3})"), "relative_bias.num_buckets",
+                      "4..");
+  expect_config_error(multi(R"("relative_bias": {"num_buckets": 16, "max_distance": 4})"),
+                      "relative_bias.max_distance", "5..");
+  expect_config_error(multi(R"("relative_bias": {"bidirectional": 1})"),
+                      "relative_bias.bidirectional", "true or false");
+  expect_config_error(multi(R"("relative_bias": {"table": ""})"), "relative_bias.table",
+                      "the table's key");
+  expect_config_error(multi(R"("relative_bias": {}, "kv_input": [[1,2,3,4,5,6,7,8]])"), "kv_input",
+                      "no relative_bias");
 }
 
 TEST_CASE("config scores: qk_norm") {

@@ -1,6 +1,6 @@
 // The score features of the forward pass (CONTRACT.md "Scores, in
 // order": qk_norm, rope, softcap, alibi, attn_mask, sliding window, sinks,
-// cross-attention, torch MHA's bias_kv and zero_attn) against the plain-loop
+// cross-attention, torch MHA's bias_kv and zero_attn; v3's relative_bias) against the plain-loop
 // reference (tests/support/reference_scores.h), through both kernels: the
 // streaming one (no sink) and the one that writes the maps.
 //
@@ -80,6 +80,10 @@ Weights make_weights(const Case& c) {
     w.k_norm = scaled(test::random_tensor({c.qk_all ? g.kv_rows() : g.D}, c.seed + 7), 0.3);
   }
   if (c.sinks) w.sinks = scaled(test::random_tensor({c.H}, c.seed + 8), 2.0);
+  if (c.spec.relative_bias)  // T5's table (num_buckets, H)
+    w.relative_bias = scaled(
+        test::random_tensor({std::size_t(c.spec.relative_bias->num_buckets), c.H}, c.seed + 9),
+        2.0);
   return w;
 }
 
@@ -233,6 +237,79 @@ TEST_CASE("attention v2: alibi with 6 and 12 heads, positions and left padding")
     c.positions = positions_of(*c.padding, 0);
     check_case(c);
   }
+}
+
+RelativeBiasSpec relative_bias(std::int64_t buckets, std::int64_t distance, bool bidirectional) {
+  RelativeBiasSpec r;
+  r.num_buckets = buckets;
+  r.max_distance = distance;
+  r.bidirectional = bidirectional;
+  return r;
+}
+
+TEST_CASE("attention v3: T5's relative bias, encoder and decoder, across blocks and tiles") {
+  // T5's (32, 128) and a small table whose log part and saturation a short
+  // run reaches; scale 1 as T5; the encoder padded, the decoder causal.
+  for (auto [buckets, distance] : {std::pair<std::int64_t, std::int64_t>{32, 128}, {8, 12}})
+    for (bool decoder : {false, true}) {
+      CAPTURE(buckets);
+      CAPTURE(decoder);
+      Case c;
+      c.bias = false;
+      c.spec.scale = 1.0f;
+      c.spec.causal = decoder;
+      c.spec.relative_bias = relative_bias(buckets, distance, !decoder);
+      if (!decoder) c.padding = pad_right_left(c.B, c.L, 2);
+      check_case(c);
+      c.B = 1;
+      c.L = 300;  // past one query block and one key tile: the bias follows the tile offsets
+      c.H = 2;
+      c.padding.reset();
+      check_case(c, 3);
+    }
+}
+
+TEST_CASE(
+    "attention v3: relative bias with positions, after softcap and alibi, before a float "
+    "attn_mask; with GQA and a window") {
+  Case c;
+  c.Hkv = 2;
+  c.spec.scale = 0.5f;
+  c.spec.softcap = 3.0f;
+  for (double s : alibi_slopes(c.H, 8.0)) c.spec.alibi_slopes.push_back(float(s));
+  c.spec.relative_bias = relative_bias(16, 20, true);
+  c.spec.sliding_window = 5;
+  c.padding = pad_right_left(c.B, c.L, 2);
+  c.positions = positions_of(*c.padding, 7);  // the bucket of pos_j - pos_i, not of j - i
+  AttnMask m;
+  m.additive = true;
+  m.add = scaled(test::random_tensor({c.L, c.L}, 77), 0.5);
+  c.attn_mask = m;
+  check_case(c);
+  c.spec.causal = true;
+  c.spec.relative_bias->bidirectional = false;
+  check_case(c, 1);
+}
+
+TEST_CASE("attention v3: relative bias misuses are clear errors") {
+  Case c;
+  c.spec.relative_bias = relative_bias(8, 12, true);
+  Weights w = make_weights(c);
+  Inputs t;
+  make_inputs(c, w, t);
+  Tensor ctx;
+  w.relative_bias = Tensor({8, c.H + 1});
+  test::expect_error([&] { forward(w, c.spec, t.in, ctx, {}); }, Exit::data,
+                     "relative_bias: relative_attention_bias.weight: expected shape (8, 4)",
+                     "found (8, 5)");
+  Case x = c;
+  x.cross = true;
+  x.T = 5;
+  const Weights wx = make_weights(x);
+  Inputs tx;
+  make_inputs(x, wx, tx);
+  test::expect_error([&] { forward(wx, x.spec, tx.in, ctx, {}); }, Exit::config,
+                     "relative_bias: needs self-attention");
 }
 
 TEST_CASE("attention v2: sliding window, causal and bidirectional, short and across tiles") {

@@ -154,3 +154,29 @@ TEST_CASE("alibi_slopes: BLOOM's and MPT's formula, any head count and max_bias"
     for (std::size_t h = 0; h < H; ++h) CHECK(got[h] == doctest::Approx(want[h]).epsilon(1e-15));
   }
 }
+
+TEST_CASE("relative_position_bucket: T5's buckets as torch computes them, both directions") {
+  // (32, 128) is T5's, Flan-T5's and mT5's; the small tables put the log part
+  // and the saturation within a short sequence; positions run past
+  // max_distance on both sides.
+  REQUIRE(cases()["relative_buckets"].size() >= 10);
+  for (const json& c : cases()["relative_buckets"]) {
+    attn::RelativeBiasSpec s;
+    s.num_buckets = c["num_buckets"].get<std::int64_t>();
+    s.max_distance = c["max_distance"].get<std::int64_t>();
+    s.bidirectional = c["bidirectional"].get<bool>();
+    const std::int64_t first = c["first"].get<std::int64_t>();
+    const auto expected = c["buckets"].get<std::vector<std::int64_t>>();
+    CAPTURE(s.num_buckets);
+    CAPTURE(s.max_distance);
+    CAPTURE(s.bidirectional);
+    for (std::size_t k = 0; k < expected.size(); ++k) {
+      const std::int64_t rel = first + std::int64_t(k);
+      CAPTURE(rel);
+      CHECK(attn::relative_position_bucket(rel, s) == expected[k]);
+    }
+    // Far past max_distance: the last bucket of each side.
+    CHECK(attn::relative_position_bucket(-(std::int64_t(1) << 40), s) == expected.front());
+    CHECK(attn::relative_position_bucket(std::int64_t(1) << 40, s) == expected.back());
+  }
+}
