@@ -167,6 +167,21 @@ TEST_CASE("golden folders: each folder's config.json is its family's, mapped per
   CHECK(folder("olmo2", 0).rope->theta == 500000.0);  // transformers v5 rope_parameters
   CHECK(folder("gpt2", 2).scale == doctest::Approx(1.0 / (std::sqrt(6.0) * 3.0)));
   CHECK(folder("bert", 0).causal == false);
+  // T5's family: scale 1, no biases, d_kv heads, block 0's table for every
+  // encoder layer (UMT5: each layer's own), T5Config's default max_distance.
+  const Config t5 = folder("t5", 2);
+  CHECK(t5.scale == 1.0);
+  CHECK(t5.head_size == 6);
+  CHECK_FALSE(t5.qkv_bias);
+  CHECK_FALSE(t5.out_bias);
+  REQUIRE(t5.relative_bias.has_value());
+  CHECK(t5.relative_bias->table ==
+        "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
+  CHECK(t5.relative_bias->num_buckets == 8);
+  CHECK(t5.relative_bias->max_distance == 128);
+  CHECK(t5.relative_bias->bidirectional);
+  CHECK(folder("flan_t5", 1).relative_bias->num_buckets == 32);
+  CHECK(folder("umt5", 2).relative_bias->table.empty());
 }
 
 TEST_CASE("golden folders: attn-run --model DIR --layer N end to end") {
