@@ -79,9 +79,11 @@ TEST_CASE("cli variants: T5's relative bias table: found, named, dumped and relo
   // block 2 has none (T5 keeps it in block 0), and the message says so.
   std::string cfg = edited_config("t5_encoder_relative_bias", tmp,
                                   [&](nlohmann::json& c) { c["relative_bias"].erase("table"); });
-  test::check_cli_failure(run_binary("--config " + q(cfg)), 65,
-                          {"encoder.block.2.layer.0.SelfAttention.relative_attention_bias.weight",
-                           "(32, 3)", "relative_bias.table"});
+  test::check_cli_failure(
+      run_binary("--config " + q(cfg)), 65,
+      {"encoder.block.2.layer.0.SelfAttention.relative_attention_bias.weight", "(32, 3)",
+       "relative_bias.table",
+       "the file has \"encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight\""});
   // Block 0's layer holds the table but the config does not ask for it.
   cfg = edited_config("t5_encoder_relative_bias", tmp, [&](nlohmann::json& c) {
     c["weights_prefix"] = "encoder.block.0.layer.0.SelfAttention.";
