@@ -95,6 +95,15 @@ TEST_CASE("cli variants: T5's relative bias table: found, named, dumped and relo
   cfg = edited_config("t5_encoder_relative_bias", tmp,
                       [&](nlohmann::json& c) { c["relative_bias"]["num_buckets"] = 16; });
   test::check_cli_failure(run_binary("--config " + q(cfg)), 65, {"(16, 3)", "found (32, 3)"});
+  // A table holding NaN, in a copy of the weights folder.
+  const std::string key = "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight";
+  fs::copy(variant_dir("t5_encoder_relative_bias") + "/weights", tmp / "w");
+  Tensor table = npy(tmp / ("w/" + key + ".npy"));
+  table.data[3 * 3 + 1] = NAN;
+  test::write_text(tmp / ("w/" + key + ".npy"), encode_npy(table));
+  cfg = edited_config("t5_encoder_relative_bias", tmp,
+                      [&](nlohmann::json& c) { c["weights"] = tmp / "w"; });
+  test::check_cli_failure(run_binary("--config " + q(cfg)), 65, {key, "nan", "(3, 1)"});
 
   // --dump-weights writes the table under the layer's own name; the dump reloads
   // with the dumped relative_bias (no table key) and gives the same context.
