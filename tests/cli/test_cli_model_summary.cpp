@@ -196,4 +196,19 @@ TEST_CASE("cli_model_summary: CONTRACT.md v3's decoders (their golden folders)")
   CHECK(w["layers"][1]["type"] == "sliding_attention");
   CHECK(w["layers"][1]["sliding_window"] == 3);
   CHECK(w["layers"][1]["rope"].is_null());
+TEST_CASE("cli_model_summary: T5's encoder layers show the relative bias of block 0's table") {
+  const std::string t5 = attn::test::source_path("tests/golden/folders/t5/model");
+  const json j = summary_json(t5);
+  REQUIRE(j["layers"].size() == 3);
+  for (const json& l : j["layers"]) {
+    CHECK(l["rope"].is_null());
+    CHECK(l["relative_bias"]["num_buckets"] == 8);
+    CHECK(l["relative_bias"]["table"] ==
+          "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
+  }
+  CHECK(j["layers"][1]["weights_prefix"] == "encoder.block.1.layer.0.SelfAttention.");
+  CHECK(summary(t5).out.find("relative_bias") != std::string::npos);
+  // UMT5: each layer's own table (no table key).
+  const json u = summary_json(attn::test::source_path("tests/golden/folders/umt5/model"));
+  CHECK_FALSE(u["layers"][2]["relative_bias"].contains("table"));
 }

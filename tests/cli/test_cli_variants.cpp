@@ -70,7 +70,57 @@ TEST_CASE("cli variants: every golden variant through the binary matches PyTorch
     CHECK(run["inputs"].contains("input"));
     ++cases;
   }
-  CHECK(cases == 12);
+  CHECK(cases == 14);  // v2's 12, T5's two (v3 relative_bias)
+}
+
+TEST_CASE("cli variants: T5's relative bias table: found, named, dumped and reloaded") {
+  test::TempDir tmp;
+  // The layer's own table is looked for when relative_bias.table is left out:
+  // block 2 has none (T5 keeps it in block 0), and the message says so.
+  std::string cfg = edited_config("t5_encoder_relative_bias", tmp,
+                                  [&](nlohmann::json& c) { c["relative_bias"].erase("table"); });
+  test::check_cli_failure(
+      run_binary("--config " + q(cfg)), 65,
+      {"encoder.block.2.layer.0.SelfAttention.relative_attention_bias.weight", "(32, 3)",
+       "relative_bias.table",
+       "the file has \"encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight\""});
+  // Block 0's layer holds the table but the config does not ask for it.
+  cfg = edited_config("t5_encoder_relative_bias", tmp, [&](nlohmann::json& c) {
+    c["weights_prefix"] = "encoder.block.0.layer.0.SelfAttention.";
+    c.erase("relative_bias");
+  });
+  test::check_cli_failure(run_binary("--config " + q(cfg)), 65,
+                          {"relative_attention_bias.weight", "\"relative_bias\" is not set"});
+  // A table of the wrong shape for the buckets.
+  cfg = edited_config("t5_encoder_relative_bias", tmp,
+                      [&](nlohmann::json& c) { c["relative_bias"]["num_buckets"] = 16; });
+  test::check_cli_failure(run_binary("--config " + q(cfg)), 65, {"(16, 3)", "found (32, 3)"});
+  // A table holding NaN, in a copy of the weights folder.
+  const std::string key = "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight";
+  fs::copy(variant_dir("t5_encoder_relative_bias") + "/weights", tmp / "w");
+  Tensor table = npy(tmp / ("w/" + key + ".npy"));
+  table.data[3 * 3 + 1] = NAN;
+  test::write_text(tmp / ("w/" + key + ".npy"), encode_npy(table));
+  cfg = edited_config("t5_encoder_relative_bias", tmp,
+                      [&](nlohmann::json& c) { c["weights"] = tmp / "w"; });
+  test::check_cli_failure(run_binary("--config " + q(cfg)), 65, {key, "nan", "(3, 1)"});
+
+  // --dump-weights writes the table under the layer's own name; the dump reloads
+  // with the dumped relative_bias (no table key) and gives the same context.
+  const std::string orig = variant_dir("t5_encoder_relative_bias") + "/config.json";
+  const std::string file = tmp / "t5.safetensors";
+  auto d = run_binary("-q --config " + q(orig) + " --dump-weights " + q(file));
+  REQUIRE_MESSAGE(d.exit_code == 0, d.err);
+  cfg = edited_config("t5_encoder_relative_bias", tmp, [&](nlohmann::json& c) {
+    c["weights"] = file;
+    c.erase("weights_prefix");
+    c.erase("weights_rename");
+    c["relative_bias"].erase("table");
+  });
+  const auto before = run_binary("--config " + q(orig) + " --format npy");
+  const auto after = run_binary("--config " + q(cfg) + " --format npy");
+  REQUIRE_MESSAGE(after.exit_code == 0, after.err);
+  CHECK(after.out == before.out);
 }
 
 TEST_CASE(

@@ -22,6 +22,7 @@
 
 #include "attn/attention.h"
 #include "attn/config.h"
+#include "attn/error.h"
 #include "attn/model_folder.h"
 #include "attn/npy.h"
 #include "attn/run.h"
@@ -182,6 +183,21 @@ TEST_CASE("golden folders: each folder's config.json is its family's, mapped per
   CHECK(!folder("smollm3_swa", 0).sliding_window);
   CHECK(folder("smollm3_swa", 1).sliding_window == 3);
   CHECK(!folder("smollm3_swa", 1).rope.has_value());
+  // T5's family: scale 1, no biases, d_kv heads, block 0's table for every
+  // encoder layer (UMT5: each layer's own), T5Config's default max_distance.
+  const Config t5 = folder("t5", 2);
+  CHECK(t5.scale == 1.0);
+  CHECK(t5.head_size == 6);
+  CHECK_FALSE(t5.qkv_bias);
+  CHECK_FALSE(t5.out_bias);
+  REQUIRE(t5.relative_bias.has_value());
+  CHECK(t5.relative_bias->table ==
+        "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
+  CHECK(t5.relative_bias->num_buckets == 8);
+  CHECK(t5.relative_bias->max_distance == 128);
+  CHECK(t5.relative_bias->bidirectional);
+  CHECK(folder("flan_t5", 1).relative_bias->num_buckets == 32);
+  CHECK(folder("umt5", 2).relative_bias->table.empty());
 }
 
 TEST_CASE("golden folders: attn-run --model DIR --layer N end to end") {
@@ -224,6 +240,44 @@ TEST_CASE("golden folders: attn-run --model DIR --layer N end to end") {
           std::string::npos);
     CHECK(from.contains("num_heads"));
   }
+}
+
+TEST_CASE(
+    "golden folders: a T5 config naming a decoder module does not inherit the encoder's "
+    "table") {
+  // The folder's relative_bias.table is the encoder's block 0; a weights_prefix
+  // of the decoder drops it, so block 2's missing table is an error that names
+  // the decoder's (never the encoder's table used silently). Block 0 of the
+  // decoder holds its own and runs.
+  test::TempDir tmp;
+  const std::string model = folders_root() + "/t5/model", input = tmp / "x.npy";
+  test::write_text(input, encode_npy(Tensor({5, 24}, 0.5f)));
+  auto config = [&](const std::string& prefix) {
+    const std::string path = tmp / "c.json";
+    test::write_text(path, json{{"model", model},
+                                {"layer", 0},
+                                {"input", input},
+                                {"causal", true},
+                                {"weights_prefix", prefix}}
+                               .dump());
+    return load_config(path);
+  };
+  const Config c2 = config("decoder.block.2.layer.0.SelfAttention.");
+  REQUIRE(c2.relative_bias.has_value());
+  CHECK(c2.relative_bias->table.empty());
+  CHECK_FALSE(c2.relative_bias->bidirectional);
+  try {
+    (void)load_run(c2, LoadOptions{});
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == Exit::data);
+    const std::string msg = e.what();
+    CHECK_MESSAGE(msg.find("the file has \"decoder.block.0.layer.0.SelfAttention."
+                           "relative_attention_bias.weight\"") != std::string::npos,
+                  msg);
+  }
+  const Config c0 = config("decoder.block.0.layer.0.SelfAttention.");
+  CHECK(load_run(c0, LoadOptions{}).weights.relative_bias.shape == std::vector<std::size_t>{8, 4});
 }
 
 TEST_CASE("golden folders: --model opens the weights once, for the key names and the tensors") {

@@ -26,8 +26,17 @@ std::string folder_config(const std::string& dir) {
 // The folder's layer config with the config's keys over it: top-level keys
 // replace the folder's, a null removes it (JSON merge patch, RFC 7386), rope,
 // qk_norm and relative_bias merge field by field (rope.scaling is replaced whole), and
-// "bias" replaces the folder's qkv_bias/out_bias.
+// "bias" replaces the folder's qkv_bias/out_bias. A weights_prefix naming
+// another module (T5's decoder) drops the folder's relative_bias.table, which
+// belongs to the folder's layer: that module's own table is read, or the one
+// the config names, never silently the encoder's.
 json merge(json folder, const json& config) {
+  if (config.contains("weights_prefix") && folder.contains("relative_bias") &&
+      folder["relative_bias"].is_object() &&
+      config["weights_prefix"] != folder.value("weights_prefix", json())) {
+    const json& r = config.contains("relative_bias") ? config["relative_bias"] : json();
+    if (!r.is_object() || !r.contains("table")) folder["relative_bias"].erase("table");
+  }
   if (config.contains("bias")) {
     if (!config.contains("qkv_bias")) folder.erase("qkv_bias");
     if (!config.contains("out_bias")) folder.erase("out_bias");

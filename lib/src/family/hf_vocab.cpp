@@ -123,6 +123,13 @@ const Table& top_level() {
       {"model_dir", "model"},
       {"layer_idx", "layer"},
       {"layer_id", "layer"},
+      // T5's relative position bias (v3)
+      {"relative_attention_num_buckets", "relative_bias.num_buckets"},
+      {"relative_attention_max_distance", "relative_bias.max_distance"},
+      {"relative_attention_bias", "relative_bias"},
+      {"position_bias", "relative_bias"},
+      {"has_relative_attention_bias", "relative_bias"},
+      {"is_decoder", "causal (relative_bias.bidirectional follows: not causal)"},
   };
   return t;
 }
@@ -161,7 +168,10 @@ const std::vector<const char*>& outside() {
                                              "position_embedding_type",
                                              "type_vocab_size",
                                              "model_type",
-                                             "architectures"};
+                                             "architectures",
+                                             "d_ff",
+                                             "feed_forward_proj",
+                                             "num_decoder_layers"};
   return k;
 }
 
@@ -188,6 +198,14 @@ const Table& in_alibi() {
   return t;
 }
 
+const Table& in_relative_bias() {
+  static const Table t = {{"relative_attention_num_buckets", "num_buckets"},
+                          {"buckets", "num_buckets"},
+                          {"relative_attention_max_distance", "max_distance"},
+                          {"is_decoder", "bidirectional (= not is_decoder)"}};
+  return t;
+}
+
 const Table& in_qk_norm() {
   static const Table t = {{"rms_norm_eps", "eps"}, {"epsilon", "eps"}};
   return t;
@@ -206,6 +224,11 @@ std::string foreign_config_key(const std::string& path, const std::string& key) 
   }
   if (path == "qk_norm") {
     if (const char* ours = find(in_qk_norm(), key)) return same_as("qk_norm." + std::string(ours));
+    return "";
+  }
+  if (path == "relative_bias") {
+    if (const char* ours = find(in_relative_bias(), key))
+      return same_as("relative_bias." + std::string(ours));
     return "";
   }
   if (path == "output") {

@@ -249,6 +249,7 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
         hv.rel_bias = rel.head(h);
         hv.rel_lo = rel.lo;
         hv.rel_hi = rel.hi;
+        hv.rel_by_index = !in.positions;
       }
       hv.padding = in.key_padding ? in.key_padding->data.data() + b * T : nullptr;
       hv.key_begin = ranges[b].begin;

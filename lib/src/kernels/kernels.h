@@ -184,6 +184,7 @@ struct HeadView {
   // constant past the clamp); nullptr = none.
   const float* rel_bias = nullptr;
   std::int64_t rel_lo = 0, rel_hi = 0;
+  bool rel_by_index = false;  // positions are 0..L-1: r = j - i, a slice of rel_bias per row
   const std::uint8_t* padding = nullptr;  // (T) 1 = padded key, or nullptr
   // Keys outside [key_begin, key_end) are all padded; holes = some padded
   // key lies inside (then the mask bytes are consulted per tile).

@@ -63,7 +63,17 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
         row[j] += hv.alibi_slope * static_cast<float>(pk[j] - pi);
     }
     // 5b. T5's relative position bias, looked up by the clamped relative position
-    if (hv.rel_bias) {
+    if (hv.rel_bias && hv.rel_by_index) {
+      // r = j0 + j - i rises by one per key: the last value of the table's low
+      // end, then a slice of it, then its high end's.
+      const float* at = hv.rel_bias - hv.rel_lo;  // at[r], r in [rel_lo, rel_hi]
+      const std::int64_t r0 = std::int64_t(j0) - std::int64_t(i), n = std::int64_t(mb);
+      const std::int64_t a = std::clamp(hv.rel_lo - r0, std::int64_t(0), n);
+      const std::int64_t b = std::clamp(hv.rel_hi + 1 - r0, a, n);
+      for (std::int64_t j = 0; j < a; ++j) row[j] += at[hv.rel_lo];
+      for (std::int64_t j = a; j < b; ++j) row[j] += at[r0 + j];
+      for (std::int64_t j = b; j < n; ++j) row[j] += at[hv.rel_hi];
+    } else if (hv.rel_bias) {
       const std::int64_t pi = hv.pos_q[i];
       const std::int64_t* pk = hv.pos_k + j0;
       for (std::size_t j = 0; j < mb; ++j)

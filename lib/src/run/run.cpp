@@ -51,15 +51,25 @@ Tensor relative_bias_table(const StateDict& all, StateDict& layer, const Config&
   const std::string shown = "\"" + printable(named ? key : cfg.weights_prefix + own) + "\"";
   const std::vector<std::size_t> shape = {std::size_t(r.num_buckets), std::size_t(cfg.num_heads)};
   const TensorInfo* info = from.find(key);
-  if (!info)
+  if (!info) {
+    // The file's table nearest the layer (longest common prefix: T5's block 0
+    // of the same stack), to name in the message.
+    std::string near;
+    std::size_t best = 0;
+    for (const std::string& k : all.keys()) {
+      if (k.size() < own.size() || k.compare(k.size() - own.size(), own.size(), own) != 0) continue;
+      std::size_t n = 0;
+      while (n < k.size() && n < cfg.weights_prefix.size() && k[n] == cfg.weights_prefix[n]) ++n;
+      if (near.empty() || n > best) near = k, best = n;
+    }
     throw Error(Exit::data,
                 cfg.weights + ": missing key " + shown + " (relative_bias's table, shape " +
-                    shape_str(shape) +
-                    (named ? ")"
-                           : "): set relative_bias.table to the table's full key (T5 keeps it in "
-                             "block 0 of each stack, e.g. "
-                             "\"encoder.block.0.layer.0.SelfAttention.relative_attention_bias."
-                             "weight\")"));
+                    shape_str(shape) + ")" +
+                    (named || near.empty()
+                         ? std::string()
+                         : ": set relative_bias.table to the table's full key; the file has \"" +
+                               printable(near) + "\" (T5 keeps one in block 0 of each stack)"));
+  }
   if (info->shape != shape)
     throw Error(Exit::data,
                 cfg.weights + ": key " + shown + ": expected shape " + shape_str(shape) +

@@ -294,8 +294,17 @@ TEST_CASE("config scores: relative_bias (v3, T5)") {
   CHECK_FALSE(parse(multi(R"("relative_bias": null)")).relative_bias.has_value());
 
   expect_config_error(multi(R"("relative_bias": true)"), "relative_bias", "an object");
+  // T5Config's spellings name attn-run's keys
   expect_config_error(multi(R"("relative_bias": {"buckets": 8})"), "key \"relative_bias.buckets\"",
-                      "num_buckets");
+                      "attn-run's key is relative_bias.num_buckets");
+  expect_config_error(multi(R"("relative_bias": {"relative_attention_max_distance": 8})"),
+                      "key \"relative_bias.relative_attention_max_distance\"",
+                      "attn-run's key is relative_bias.max_distance");
+  expect_config_error(multi(R"("relative_attention_num_buckets": 8)"),
+                      "key \"relative_attention_num_buckets\"",
+                      "attn-run's key is relative_bias.num_buckets");
+  expect_config_error(multi(R"("relative_bias": {"num_buckets": 8, "mx_distance": 8})"),
+                      "key \"relative_bias.mx_distance\"", "did you mean \"max_distance\"");
   expect_config_error(multi(R"("relative_bias": {"num_buckets": 0})"), "relative_bias.num_buckets",
                       "> 0");
   expect_config_error(multi(R"("relative_bias": {"num_buckets": 3})"), "relative_bias.num_buckets",
@@ -630,10 +639,17 @@ TEST_CASE("config scores: the golden variants' configs parse") {
     CHECK(c.weights == (entry.path() / "weights").string());
     ++n;
   }
-  CHECK(n == 12);
+  CHECK(n == 14);  // make_variants.py's 12 of v2 and T5's two
   auto load = [&](const char* name) {
     return attn::load_config((root / name / "config.json").string());
   };
+
+  const Config t5 = load("t5_decoder_relative_bias");
+  REQUIRE(t5.relative_bias.has_value());
+  CHECK_FALSE(t5.relative_bias->bidirectional);  // causal: the decoder's buckets
+  CHECK(t5.relative_bias->table ==
+        "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
+  CHECK(t5.scale == 1.0);
 
   const Config mistral = load("mistral_window");
   CHECK(*mistral.sliding_window == 3);
