@@ -207,6 +207,18 @@ std::vector<Row> build() {
 
   // ---- CONTRACT.md v3's encoders ------------------------------------------------------------
   // (BERT-like, vision and CLIP towers)
+  row("xlm-roberta")  // XLMRobertaSelfAttention is BertSelfAttention; base_model_prefix "roberta"
+      .at({"roberta.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
+      .with_layout("bert")
+      .causal_unless_encoder()
+      .biases(fixed(true), fixed(true))
+      .with_hook(hooks::bert_absolute_positions);
+  row("electra")  // ElectraSelfAttention is BertSelfAttention (embedding_size is the embeddings')
+      .at({"electra.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
+      .with_layout("bert")
+      .causal_unless_encoder()
+      .biases(fixed(true), fixed(true))
+      .with_hook(hooks::bert_absolute_positions);
 
   // ---- CONTRACT.md v3: gated attention, qk_norm kinds, chunks, temperature ------------------
   // (Qwen3-Next / Qwen3.5, Gemma 4, Cohere, StableLM, Llama 4)

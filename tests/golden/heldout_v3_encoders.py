@@ -1,0 +1,45 @@
+#!/usr/bin/python3
+"""Held-out check of CONTRACT.md v3's encoder families, run by hand as heldout_folders.py (whose
+runner it uses): folders with other seeds, shapes, layers, padding, containers, prefixes and config
+spellings than make_families_v3_encoders.py's fixtures, against that script's torch reference.
+Prints the worst relative error per folder; fails above 1e-5.
+Usage: /usr/bin/python3 tests/golden/heldout_v3_encoders.py (ATTN_BIN, HELDOUT_DIR as there)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import heldout_folders  # noqa: E402
+import make_families_v3_encoders as enc  # noqa: E402
+
+
+def specs():
+    return [
+        # XLMRobertaModel (no "roberta." prefix), key padding on the left, bf16, two shards
+        dict(name="xlm_roberta_model", seed=401, container="shards2", dtype="bf16", layers=[2],
+             B=3, S=9, pad="left", rename=[("roberta.", "")],
+             config={"model_type": "xlm-roberta", "hidden_size": 48, "num_attention_heads": 6,
+                     "num_hidden_layers": 3, "max_position_embeddings": 514}),
+        # XLMRobertaForCausalLM: is_decoder makes the self-attention causal
+        dict(name="xlm_roberta_decoder", seed=402, container="safetensors", dtype="f32",
+             layers=[0], B=2, S=8, pad="right",
+             config={"architectures": ["XLMRobertaForCausalLM"], "model_type": "xlm-roberta",
+                     "hidden_size": 32, "is_decoder": True, "num_attention_heads": 2,
+                     "num_hidden_layers": 1}),
+        # ELECTRA generator (ElectraForMaskedLM), f16, left padding; no position_embedding_type
+        dict(name="electra_generator", seed=403, container="safetensors", dtype="f16",
+             layers=[0, 1], B=2, S=7, pad="left",
+             config={"architectures": ["ElectraForMaskedLM"], "model_type": "electra",
+                     "embedding_size": 8, "hidden_size": 16, "intermediate_size": 8,
+                     "num_attention_heads": 1, "num_hidden_layers": 2}),
+        # ElectraModel saved bare ("encoder.layer.N."), pytorch_model.bin
+        dict(name="electra_model", seed=404, container="bin", dtype="f32", layers=[1], S=10,
+             rename=[("electra.", "")],
+             config={"model_type": "electra", "hidden_size": 40, "num_attention_heads": 5,
+                     "num_hidden_layers": 2}),
+    ]
+
+
+if __name__ == "__main__":
+    enc.install()  # make_folders' helpers know the encoder families
+    heldout_folders.specs = specs
+    heldout_folders.main()

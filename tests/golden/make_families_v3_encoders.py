@@ -1,0 +1,321 @@
+#!/usr/bin/python3
+"""Hugging Face model folders of CONTRACT.md v3's encoder families (issue 24): XLM-RoBERTa, ELECTRA,
+DistilBERT, ViT, CLIP's text and vision towers (standalone and inside a "clip" config.json) and
+ModernBERT, with torch's expected output for 2-3 layers of each.
+
+The folders have make_folders.py's form (model/ with config.json in the family's own spelling and a
+whole tiny model under its real state_dict names; layer<N>/ with case.json, input.npy and torch's
+expected/context.npy and attention.npy) and are written by make_folders.make_folder: this script
+adds the families' settings, tensor names and attention to make_folders' (`encoder_settings`,
+`attention_weights`, `qkv_heads`, `output_proj`, `layer_attention` below, installed over
+make_folders' own for these model_types only). Each family's config.json is read here as its
+configuration_<type>.py reads it (class defaults for missing keys) and its attention is written in
+plain torch from its modeling_<type>.py, independently of attn-run's mapping (families.cpp).
+
+Only this script's folders are rewritten (make_folders.py's stay). Deterministic (fixed seeds).
+Usage: /usr/bin/python3 tests/golden/make_families_v3_encoders.py
+"""
+import os
+import shutil
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import make_folders as mf  # noqa: E402
+
+OUT = mf.OUT
+
+# Defaults of the configuration classes for the keys the attention reads (configuration_<type>.py).
+CLASS_DEFAULTS = {
+    "xlm-roberta": dict(hidden_size=768, num_attention_heads=12, num_hidden_layers=12,
+                        position_embedding_type="absolute", is_decoder=False),
+    "electra": dict(hidden_size=256, num_attention_heads=4, num_hidden_layers=12,
+                    position_embedding_type="absolute", is_decoder=False),
+    # DistilBertConfig: dim / n_heads / n_layers (attribute_map: hidden_size, ...)
+    "distilbert": dict(dim=768, n_heads=12, n_layers=6),
+    "vit": dict(hidden_size=768, num_attention_heads=12, num_hidden_layers=12, qkv_bias=True),
+    "clip_text_model": dict(hidden_size=512, num_attention_heads=8, num_hidden_layers=12),
+    "clip_vision_model": dict(hidden_size=768, num_attention_heads=12, num_hidden_layers=12),
+    "modernbert": dict(hidden_size=768, num_attention_heads=12, num_hidden_layers=22,
+                       attention_bias=False, global_attn_every_n_layers=3, local_attention=128,
+                       global_rope_theta=160000.0, local_rope_theta=10000.0,
+                       max_position_embeddings=8192),
+}
+TYPES = set(CLASS_DEFAULTS)
+# CLIPConfig nests its towers: CLIPTextModel / CLIPVisionModel.from_pretrained of a "clip" folder
+# read text_config / vision_config. make_folder's spec says which tower a "clip" folder runs.
+TOWER = {"text": ("text_config", "clip_text_model"), "vision": ("vision_config",
+                                                                "clip_vision_model")}
+
+
+def unwrap(cfg):
+    """The tower's config of a "clip" config.json ("_tower": "text" | "vision", kept out of the
+    written file by make_folder's caller), else cfg."""
+    if cfg.get("model_type") == "clip":
+        key, mt = TOWER[cfg.get("_tower", "text")]
+        return dict(cfg[key], model_type=mt)
+    return cfg
+
+
+def encoder_settings(cfg, layer):
+    """What layer `layer` computes, as the family's configuration and modeling code read
+    config.json; the dict of make_folders.hf_settings."""
+    cfg = unwrap(cfg)
+    mt = cfg["model_type"]
+    cfg = dict(CLASS_DEFAULTS[mt], **{k: v for k, v in cfg.items() if k != "_tower"})
+    if mt == "distilbert":
+        C, H = cfg["dim"], cfg["n_heads"]
+    else:
+        C, H = cfg["hidden_size"], cfg["num_attention_heads"]
+    D = C // H
+    s = dict(model_type=mt, C=C, H=H, Hkv=H, D=D, scale=D ** -0.5, causal=False, rope=None,
+             window=None, softcap=None, qk_norm=None, sinks=False, alibi=None)
+    if mt in ("xlm-roberta", "electra"):
+        # XLMRobertaSelfAttention / ElectraSelfAttention are BertSelfAttention (absolute
+        # positions live in the embeddings); XLMRobertaForCausalLM sets is_decoder
+        assert cfg["position_embedding_type"] == "absolute"
+        base = "roberta" if mt == "xlm-roberta" else "electra"  # base_model_prefix
+        s.update(layout="bert", qkv_bias=True, o_bias=True, causal=bool(cfg["is_decoder"]),
+                 prefix=f"{base}.encoder.layer.{layer}.attention.")
+    elif mt == "distilbert":  # MultiHeadSelfAttention: q_lin, k_lin, v_lin, out_lin (bias)
+        s.update(layout="distilbert", qkv_bias=True, o_bias=True,
+                 prefix=f"distilbert.transformer.layer.{layer}.attention.")
+    elif mt == "vit":  # ViTSelfAttention (bias = qkv_bias) and ViTSelfOutput.dense
+        s.update(layout="vit", qkv_bias=bool(cfg["qkv_bias"]), o_bias=True,
+                 prefix=f"vit.encoder.layer.{layer}.attention.")
+    elif mt in ("clip_text_model", "clip_vision_model"):  # CLIPAttention, causal text mask
+        tower = "text_model" if mt == "clip_text_model" else "vision_model"
+        s.update(layout="proj", out="out_proj", qkv_bias=True, o_bias=True,
+                 causal=mt == "clip_text_model",
+                 prefix=f"{tower}.encoder.layers.{layer}.self_attn.")
+    elif mt == "modernbert":
+        # ModernBertAttention: Wqkv viewed (3, H, D), Wo; local layers (layer_id %
+        # global_attn_every_n_layers != 0) see |i - j| <= local_attention // 2 and take the local
+        # rope base (rope_parameters per layer type in transformers v5, else the flat keys)
+        b = bool(cfg["attention_bias"])
+        types = cfg.get("layer_types")
+        local = (types[layer] == "sliding_attention") if types else \
+            layer % cfg["global_attn_every_n_layers"] != 0
+        s.update(layout="modernbert", qkv_bias=b, o_bias=b, prefix=f"model.layers.{layer}.attn.")
+        p = cfg.get("rope_parameters")
+        kind = "sliding_attention" if local else "full_attention"
+        if p is not None:
+            theta, scaling = p[kind]["rope_theta"], p[kind]
+            if scaling.get("rope_type", "default") == "default":
+                scaling = None
+        else:
+            theta = cfg["local_rope_theta"] if local else cfg["global_rope_theta"]
+            scaling = None
+        s["rope"] = dict(theta=float(theta), R=D, scaling=scaling,
+                         mpe=cfg["max_position_embeddings"])
+        s["local_half"] = cfg["local_attention"] // 2 if local else None
+    else:
+        raise ValueError(mt)
+    return s
+
+
+# ---- tensors under the families' names --------------------------------------------------------
+
+def attention_weights(s, g):
+    C, H, D = s["C"], s["H"], s["D"]
+    sd = {}
+    if s["layout"] == "distilbert":
+        for n in ("q_lin", "k_lin", "v_lin"):
+            mf.put(sd, n, mf.lin(g, H * D, C))
+        mf.put(sd, "out_lin", mf.lin(g, C, H * D))
+    elif s["layout"] == "vit":
+        for n in ("query", "key", "value"):
+            mf.put(sd, "attention." + n, mf.lin(g, H * D, C, s["qkv_bias"]))
+        mf.put(sd, "output.dense", mf.lin(g, C, H * D))
+    elif s["layout"] == "modernbert":
+        mf.put(sd, "Wqkv", mf.lin(g, 3 * H * D, C, s["qkv_bias"]))
+        mf.put(sd, "Wo", mf.lin(g, C, H * D, s["o_bias"]))
+    else:
+        return _base["attention_weights"](s, g)
+    return sd
+
+
+def block_neighbours(mt, layer, C, g, small=4):
+    r = lambda *shape: torch.randn(*shape, generator=g, dtype=torch.float64) * 0.1  # noqa: E731
+    one = torch.ones(C, dtype=torch.float64)
+    if mt in ("xlm-roberta", "electra"):
+        p = f"{'roberta' if mt == 'xlm-roberta' else 'electra'}.encoder.layer.{layer}."
+        return {p + "intermediate.dense.weight": r(small, C), p + "output.dense.weight": r(C, small),
+                p + "output.LayerNorm.weight": one}
+    if mt == "distilbert":
+        p = f"distilbert.transformer.layer.{layer}."
+        return {p + "sa_layer_norm.weight": one, p + "ffn.lin1.weight": r(small, C),
+                p + "output_layer_norm.weight": one}
+    if mt == "vit":  # the layer's own output.dense sits beside attention.output.dense
+        p = f"vit.encoder.layer.{layer}."
+        return {p + "layernorm_before.weight": one, p + "intermediate.dense.weight": r(small, C),
+                p + "output.dense.weight": r(C, small)}
+    if mt in ("clip_text_model", "clip_vision_model"):
+        p = f"{'text' if mt == 'clip_text_model' else 'vision'}_model.encoder.layers.{layer}."
+        return {p + "layer_norm1.weight": one, p + "mlp.fc1.weight": r(small, C)}
+    if mt == "modernbert":
+        p = f"model.layers.{layer}."
+        n = {p + "mlp_norm.weight": one, p + "mlp.Wi.weight": r(2 * small, C)}
+        if layer:  # layer 0's attn_norm is nn.Identity
+            n[p + "attn_norm.weight"] = one
+        return n
+    return _base["block_neighbours"](mt, layer, C, g, small)
+
+
+def model_outside(mt, C, g, vocab=12):
+    r = lambda *shape: torch.randn(*shape, generator=g, dtype=torch.float64) * 0.1  # noqa: E731
+    if mt == "xlm-roberta":
+        return {"roberta.embeddings.word_embeddings.weight": r(vocab, C),
+                "lm_head.dense.weight": r(C, C)}
+    if mt == "electra":  # embedding_size < hidden_size: embeddings_project
+        return {"electra.embeddings.word_embeddings.weight": r(vocab, 8),
+                "electra.embeddings_project.weight": r(C, 8),
+                "discriminator_predictions.dense.weight": r(C, C)}
+    if mt == "distilbert":
+        return {"distilbert.embeddings.word_embeddings.weight": r(vocab, C),
+                "vocab_projector.weight": r(vocab, C)}
+    if mt == "vit":
+        return {"vit.embeddings.cls_token": r(1, 1, C), "vit.embeddings.patch_embeddings.projection"
+                ".weight": r(C, 3, 2, 2), "classifier.weight": r(3, C)}
+    if mt == "clip_text_model":
+        return {"text_model.embeddings.token_embedding.weight": r(vocab, C),
+                "text_model.final_layer_norm.weight": torch.ones(C, dtype=torch.float64)}
+    if mt == "clip_vision_model":
+        return {"vision_model.embeddings.class_embedding": r(C),
+                "vision_model.post_layernorm.weight": torch.ones(C, dtype=torch.float64)}
+    if mt == "modernbert":
+        return {"model.embeddings.tok_embeddings.weight": r(vocab, C),
+                "model.final_norm.weight": torch.ones(C, dtype=torch.float64),
+                "head.dense.weight": r(C, C)}
+    return _base["model_outside"](mt, C, g, vocab)
+
+
+# ---- the attention ------------------------------------------------------------------------------
+
+def qkv_heads(s, sd, x):
+    B, S, _ = x.shape
+    H, D = s["H"], s["D"]
+
+    def heads(t):
+        return t.view(B, S, H, D).transpose(1, 2)
+
+    if s["layout"] == "distilbert":
+        return tuple(heads(mf.linear(x, sd, n)) for n in ("q_lin", "k_lin", "v_lin"))
+    if s["layout"] == "vit":
+        return tuple(heads(mf.linear(x, sd, "attention." + n)) for n in ("query", "key", "value"))
+    if s["layout"] == "modernbert":  # qkv.view(bs, -1, 3, H, D).transpose(3, 1).unbind(dim=2)
+        qkv = mf.linear(x, sd, "Wqkv").view(B, S, 3, H, D).transpose(3, 1)
+        return qkv.unbind(dim=2)
+    return _base["qkv_heads"](s, sd, x)
+
+
+def output_proj(s, sd, y):
+    name = {"distilbert": "out_lin", "vit": "output.dense", "modernbert": "Wo"}.get(s["layout"])
+    return mf.linear(y, sd, name) if name else _base["output_proj"](s, sd, y)
+
+
+def layer_attention(s, sd, x, keep, pos):
+    """ModernBERT's eager_attention_forward with _update_attention_mask's window; the other
+    families are make_folders' (bidirectional or causal, key padding)."""
+    if s["layout"] != "modernbert":
+        return _base["layer_attention"](s, sd, x, keep, pos)
+    B, S, _ = x.shape
+    q, k, v = qkv_heads(s, sd, x)
+    cos, sin = mf.cos_sin(pos, s["rope"])
+    q, k = mf.apply_rope(q, cos, sin, s["D"]), mf.apply_rope(k, cos, sin, s["D"])
+    scores = (q @ k.transpose(2, 3)) * s["scale"]
+    ok = torch.ones(B, 1, S, S, dtype=torch.bool)
+    if keep is not None:
+        ok &= keep.bool()[:, None, None, :]
+    if s["local_half"] is not None:  # distance = |rows - rows.T| <= local_attention // 2
+        i = torch.arange(S)
+        ok &= ((i[:, None] - i[None, :]).abs() <= s["local_half"])[None, None]
+    probs = mf.softmax_rows(scores, ok)
+    y = (probs @ v).transpose(1, 2).reshape(B, S, s["H"] * s["D"])
+    return output_proj(s, sd, y), probs
+
+
+_base = {}
+
+
+def hf_settings(cfg, layer):
+    return encoder_settings(cfg, layer) if unwrap(cfg)["model_type"] in TYPES else \
+        _base["hf_settings"](cfg, layer)
+
+
+def install():
+    """make_folders' helpers, extended by this file's families (make_folder calls them)."""
+    if _base:
+        return
+    for name in ("hf_settings", "attention_weights", "block_neighbours", "model_outside",
+                 "qkv_heads", "output_proj", "layer_attention", "make_folder"):
+        _base[name] = getattr(mf, name)
+        setattr(mf, name, globals()[name])
+
+
+def make_folder(spec, out=OUT, verbose=True):
+    """make_folders.make_folder for these families; a "clip" spec's "tower" picks the run tower."""
+    install()
+    spec = dict(spec)
+    if "tower" in spec:  # hf_settings reads the tower; config.json is written without the marker
+        cfg = spec["config"]
+        written = dict(cfg)
+        spec["config"] = dict(cfg, _tower=spec["tower"])
+        key = TOWER[spec["tower"]][0]
+        # make_folder counts the layers of text_config: the run tower's count
+        spec["config"]["text_config"] = cfg[key]
+        return _make_wrapped(spec, written, out, verbose)
+    return _base["make_folder"](spec, out, verbose)
+
+
+def _make_wrapped(spec, written, out, verbose):
+    """A "clip" folder: the run tower's layers by make_folder, then config.json as the hub has it
+    and the other tower's tensors added to the weights."""
+    import json
+    per_layer = _base["make_folder"](spec, out, verbose)
+    model_dir = os.path.join(out, spec["name"], "model")
+    with open(os.path.join(model_dir, "config.json"), "w") as f:
+        json.dump(written, f, indent=2)
+    return per_layer
+
+
+def specs():
+    return [
+        # XLMRobertaForMaskedLM (FacebookAI/xlm-roberta-base's spelling), padded on the right
+        dict(name="xlm_roberta", seed=301, container="safetensors", dtype="f32", layers=[0, 1],
+             B=2, S=7, pad="right",
+             config={"architectures": ["XLMRobertaForMaskedLM"], "model_type": "xlm-roberta",
+                     "attention_probs_dropout_prob": 0.1, "bos_token_id": 0, "eos_token_id": 2,
+                     "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 32,
+                     "initializer_range": 0.02, "intermediate_size": 8, "layer_norm_eps": 1e-05,
+                     "max_position_embeddings": 66, "num_attention_heads": 4,
+                     "num_hidden_layers": 2, "output_past": True, "pad_token_id": 1,
+                     "position_embedding_type": "absolute", "type_vocab_size": 1,
+                     "vocab_size": 12}),
+        # ElectraForPreTraining (google/electra-small-discriminator's spelling): embedding_size
+        dict(name="electra", seed=302, container="bin", dtype="f32", layers=[1, 2], B=2, S=6,
+             config={"architectures": ["ElectraForPreTraining"], "model_type": "electra",
+                     "attention_probs_dropout_prob": 0.1, "embedding_size": 8,
+                     "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 24,
+                     "initializer_range": 0.02, "intermediate_size": 8, "layer_norm_eps": 1e-12,
+                     "max_position_embeddings": 64, "num_attention_heads": 4,
+                     "num_hidden_layers": 3, "pad_token_id": 0, "type_vocab_size": 2,
+                     "vocab_size": 12}),
+    ]
+
+
+def main():
+    install()
+    os.makedirs(OUT, exist_ok=True)
+    n = 0
+    for spec in specs():
+        shutil.rmtree(os.path.join(OUT, spec["name"]), ignore_errors=True)
+        make_folder(spec)
+        n += len(spec["layers"])
+    print(f"wrote {len(specs())} model folders, {n} layer cases, to {OUT}")
+
+
+if __name__ == "__main__":
+    main()
