@@ -36,6 +36,23 @@ def specs():
              rename=[("electra.", "")],
              config={"model_type": "electra", "hidden_size": 40, "num_attention_heads": 5,
                      "num_hidden_layers": 2}),
+        # DistilBertModel ("transformer.layer.N."), left padding, bf16; six layers
+        dict(name="distilbert_model", seed=405, container="safetensors", dtype="bf16",
+             layers=[1, 5], B=2, S=9, pad="left", rename=[("distilbert.", "")],
+             config={"model_type": "distilbert", "dim": 24, "n_heads": 3, "n_layers": 6, "hidden_dim": 8}),
+        dict(name="distilbert_bin", seed=406, container="bin", dtype="f16", layers=[0], S=6,
+             config={"model_type": "distilbert", "dim": 32, "n_heads": 8, "n_layers": 1}),
+        # ViTModel (bare "encoder.layer.N."), qkv_bias false, sharded
+        dict(name="vit_model", seed=407, container="shards2", dtype="f32", layers=[2], B=3, S=10,
+             rename=[("vit.", "")],
+             config={"model_type": "vit", "hidden_size": 48, "num_attention_heads": 3,
+                     "num_hidden_layers": 3, "qkv_bias": False, "image_size": 6,
+                     "patch_size": 2}),
+        # ViT with a padded batch through attention_mask (attn-run's key padding on any encoder)
+        dict(name="vit_padded", seed=408, container="safetensors", dtype="f16", layers=[0], B=2,
+             S=7, pad="right",
+             config={"model_type": "vit", "hidden_size": 16, "num_attention_heads": 2,
+                     "num_hidden_layers": 1}),
     ]
 
 

@@ -303,6 +303,26 @@ def specs():
                      "max_position_embeddings": 64, "num_attention_heads": 4,
                      "num_hidden_layers": 3, "pad_token_id": 0, "type_vocab_size": 2,
                      "vocab_size": 12}),
+        # DistilBertForMaskedLM (distilbert-base-uncased's spelling: dim, n_heads, n_layers)
+        dict(name="distilbert", seed=303, container="safetensors", dtype="f32", layers=[0, 2],
+             B=2, S=8, pad="right",
+             config={"activation": "gelu", "architectures": ["DistilBertForMaskedLM"],
+                     "attention_dropout": 0.1, "dim": 32, "dropout": 0.1, "hidden_dim": 8,
+                     "initializer_range": 0.02, "max_position_embeddings": 64,
+                     "model_type": "distilbert", "n_heads": 4, "n_layers": 3, "pad_token_id": 0,
+                     "qa_dropout": 0.1, "seq_classif_dropout": 0.2, "sinusoidal_pos_embds": False,
+                     "tie_weights_": True, "vocab_size": 12}),
+        # ViTForImageClassification (google/vit-base-patch16-224's spelling): 2x2 patches of a
+        # 4x4 image and the CLS token, S = 5; images have no padding
+        dict(name="vit", seed=304, container="safetensors", dtype="f32", layers=[0, 1], B=2, S=5,
+             config={"architectures": ["ViTForImageClassification"], "model_type": "vit",
+                     "attention_probs_dropout_prob": 0.0, "encoder_stride": 2,
+                     "hidden_act": "gelu", "hidden_dropout_prob": 0.0, "hidden_size": 32,
+                     "id2label": {"0": "a", "1": "b", "2": "c"}, "image_size": 4,
+                     "initializer_range": 0.02, "intermediate_size": 8,
+                     "label2id": {"a": 0, "b": 1, "c": 2}, "layer_norm_eps": 1e-12,
+                     "num_attention_heads": 4, "num_channels": 3, "num_hidden_layers": 2,
+                     "patch_size": 2, "qkv_bias": True}),
     ]
 
 

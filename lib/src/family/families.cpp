@@ -219,6 +219,23 @@ std::vector<Row> build() {
       .causal_unless_encoder()
       .biases(fixed(true), fixed(true))
       .with_hook(hooks::bert_absolute_positions);
+  row("distilbert")  // MultiHeadSelfAttention: q_lin, k_lin, v_lin, out_lin, all with bias
+      .at({"distilbert.transformer.layer.{N}.attention.", "transformer.layer.{N}.attention."})
+      .rename("q_lin.", "q_proj.")
+      .rename("k_lin.", "k_proj.")
+      .rename("v_lin.", "v_proj.")
+      .rename("out_lin.", "o_proj.")
+      .bidirectional_attention()
+      .biases(fixed(true), fixed(true))
+      .with_defaults({{"dim", 768}, {"n_heads", 12}, {"n_layers", 6}});
+  row("vit")  // ViTSelfAttention (attention.query/key/value) and ViTSelfOutput.dense
+      .at({"vit.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
+      .with_layout("bert")
+      .rename("attention.", "self.")
+      .bidirectional_attention()
+      .biases({"qkv_bias", true}, fixed(true))
+      .with_defaults(
+          {{"hidden_size", 768}, {"num_attention_heads", 12}, {"num_hidden_layers", 12}});
 
   // ---- CONTRACT.md v3: gated attention, qk_norm kinds, chunks, temperature ------------------
   // (Qwen3-Next / Qwen3.5, Gemma 4, Cohere, StableLM, Llama 4)
