@@ -53,6 +53,27 @@ def specs():
              S=7, pad="right",
              config={"model_type": "vit", "hidden_size": 16, "num_attention_heads": 2,
                      "num_hidden_layers": 1}),
+        # CLIPTextModelWithProjection, bf16, defaults for what config.json leaves out (heads 8)
+        dict(name="clip_text_proj", seed=409, container="safetensors", dtype="bf16",
+             layers=[2], B=3, S=9, pad="right",
+             config={"architectures": ["CLIPTextModelWithProjection"],
+                     "model_type": "clip_text_model", "hidden_size": 64,
+                     "num_hidden_layers": 3, "projection_dim": 8}),
+        # CLIPModel whose text_config_dict (older saves) overrides text_config's heads
+        dict(name="clip_dict", seed=410, container="shards2", dtype="f32", layers=[0, 1], B=2,
+             S=8, pad="right",
+             config={"architectures": ["CLIPModel"], "model_type": "clip",
+                     "text_config": {"hidden_size": 32, "num_attention_heads": 8,
+                                     "num_hidden_layers": 2},
+                     "text_config_dict": {"hidden_size": 32, "num_attention_heads": 2,
+                                          "num_hidden_layers": 2},
+                     "vision_config": {"hidden_size": 16, "num_attention_heads": 2,
+                                       "num_hidden_layers": 1}}),
+        # CLIPVisionModel in pytorch_model.bin (f16), unbatched
+        dict(name="clip_vision_bin", seed=411, container="bin", dtype="f16", layers=[1], S=10,
+             unbatched=True,
+             config={"architectures": ["CLIPVisionModel"], "model_type": "clip_vision_model",
+                     "hidden_size": 40, "num_attention_heads": 5, "num_hidden_layers": 2}),
     ]
 
 

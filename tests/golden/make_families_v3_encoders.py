@@ -44,18 +44,14 @@ CLASS_DEFAULTS = {
                        max_position_embeddings=8192),
 }
 TYPES = set(CLASS_DEFAULTS)
-# CLIPConfig nests its towers: CLIPTextModel / CLIPVisionModel.from_pretrained of a "clip" folder
-# read text_config / vision_config. make_folder's spec says which tower a "clip" folder runs.
-TOWER = {"text": ("text_config", "clip_text_model"), "vision": ("vision_config",
-                                                                "clip_vision_model")}
 
 
 def unwrap(cfg):
-    """The tower's config of a "clip" config.json ("_tower": "text" | "vision", kept out of the
-    written file by make_folder's caller), else cfg."""
+    """CLIPConfig's text tower (CLIPTextModel.from_pretrained of a "clip" folder reads
+    text_config, updated by an older text_config_dict), else cfg."""
     if cfg.get("model_type") == "clip":
-        key, mt = TOWER[cfg.get("_tower", "text")]
-        return dict(cfg[key], model_type=mt)
+        return dict(cfg["text_config"], **(cfg.get("text_config_dict") or {}),
+                    model_type="clip_text_model")
     return cfg
 
 
@@ -64,7 +60,7 @@ def encoder_settings(cfg, layer):
     config.json; the dict of make_folders.hf_settings."""
     cfg = unwrap(cfg)
     mt = cfg["model_type"]
-    cfg = dict(CLASS_DEFAULTS[mt], **{k: v for k, v in cfg.items() if k != "_tower"})
+    cfg = dict(CLASS_DEFAULTS[mt], **cfg)
     if mt == "distilbert":
         C, H = cfg["dim"], cfg["n_heads"]
     else:
@@ -180,8 +176,17 @@ def model_outside(mt, C, g, vocab=12):
         return {"vit.embeddings.cls_token": r(1, 1, C), "vit.embeddings.patch_embeddings.projection"
                 ".weight": r(C, 3, 2, 2), "classifier.weight": r(3, C)}
     if mt == "clip_text_model":
-        return {"text_model.embeddings.token_embedding.weight": r(vocab, C),
-                "text_model.final_layer_norm.weight": torch.ones(C, dtype=torch.float64)}
+        out = {"text_model.embeddings.token_embedding.weight": r(vocab, C),
+               "text_model.final_layer_norm.weight": torch.ones(C, dtype=torch.float64)}
+        if _clip_model:  # CLIPModel: the vision tower (its attention under the same names too)
+            V = 16
+            out.update({"logit_scale": torch.tensor(2.6592, dtype=torch.float64),
+                        "text_projection.weight": r(8, C), "visual_projection.weight": r(8, V),
+                        "vision_model.embeddings.class_embedding": r(V)})
+            for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+                out[f"vision_model.encoder.layers.0.self_attn.{n}.weight"] = r(V, V)
+                out[f"vision_model.encoder.layers.0.self_attn.{n}.bias"] = r(V)
+        return out
     if mt == "clip_vision_model":
         return {"vision_model.embeddings.class_embedding": r(C),
                 "vision_model.post_layernorm.weight": torch.ones(C, dtype=torch.float64)}
@@ -256,29 +261,16 @@ def install():
 
 
 def make_folder(spec, out=OUT, verbose=True):
-    """make_folders.make_folder for these families; a "clip" spec's "tower" picks the run tower."""
-    install()
-    spec = dict(spec)
-    if "tower" in spec:  # hf_settings reads the tower; config.json is written without the marker
-        cfg = spec["config"]
-        written = dict(cfg)
-        spec["config"] = dict(cfg, _tower=spec["tower"])
-        key = TOWER[spec["tower"]][0]
-        # make_folder counts the layers of text_config: the run tower's count
-        spec["config"]["text_config"] = cfg[key]
-        return _make_wrapped(spec, written, out, verbose)
-    return _base["make_folder"](spec, out, verbose)
+    """make_folders.make_folder; a CLIPModel folder holds the vision tower's tensors too."""
+    global _clip_model
+    _clip_model = spec["config"].get("model_type") == "clip"
+    try:
+        return _base["make_folder"](spec, out, verbose)
+    finally:
+        _clip_model = False
 
 
-def _make_wrapped(spec, written, out, verbose):
-    """A "clip" folder: the run tower's layers by make_folder, then config.json as the hub has it
-    and the other tower's tensors added to the weights."""
-    import json
-    per_layer = _base["make_folder"](spec, out, verbose)
-    model_dir = os.path.join(out, spec["name"], "model")
-    with open(os.path.join(model_dir, "config.json"), "w") as f:
-        json.dump(written, f, indent=2)
-    return per_layer
+_clip_model = False
 
 
 def specs():
@@ -323,6 +315,45 @@ def specs():
                      "label2id": {"a": 0, "b": 1, "c": 2}, "layer_norm_eps": 1e-12,
                      "num_attention_heads": 4, "num_channels": 3, "num_hidden_layers": 2,
                      "patch_size": 2, "qkv_bias": True}),
+        # CLIPTextModel as Stable Diffusion's text_encoder folder ships it: causal, padded on the
+        # right as CLIPTokenizer pads
+        dict(name="clip_text", seed=305, container="safetensors", dtype="f16", layers=[0, 1],
+             B=2, S=7, pad="right",
+             config={"architectures": ["CLIPTextModel"], "model_type": "clip_text_model",
+                     "attention_dropout": 0.0, "bos_token_id": 0, "dropout": 0.0,
+                     "eos_token_id": 2, "hidden_act": "quick_gelu", "hidden_size": 32,
+                     "initializer_factor": 1.0, "initializer_range": 0.02,
+                     "intermediate_size": 8, "layer_norm_eps": 1e-05,
+                     "max_position_embeddings": 77, "num_attention_heads": 4,
+                     "num_hidden_layers": 2, "pad_token_id": 1, "projection_dim": 16,
+                     "torch_dtype": "float16", "vocab_size": 12}),
+        # CLIPVisionModelWithProjection: bidirectional over the CLS token and 2x2 patches
+        dict(name="clip_vision", seed=306, container="safetensors", dtype="f32", layers=[0, 2],
+             B=2, S=5,
+             config={"architectures": ["CLIPVisionModelWithProjection"],
+                     "model_type": "clip_vision_model", "attention_dropout": 0.0,
+                     "dropout": 0.0, "hidden_act": "quick_gelu", "hidden_size": 24,
+                     "image_size": 4, "initializer_factor": 1.0, "initializer_range": 0.02,
+                     "intermediate_size": 8, "layer_norm_eps": 1e-05, "num_attention_heads": 3,
+                     "num_channels": 3, "num_hidden_layers": 3, "patch_size": 2,
+                     "projection_dim": 8}),
+        # CLIPModel (openai/clip-vit-base-patch32's spelling): the text tower of text_config
+        dict(name="clip", seed=307, container="safetensors", dtype="f32", layers=[1], B=2, S=6,
+             pad="right",
+             config={"architectures": ["CLIPModel"], "initializer_factor": 1.0,
+                     "logit_scale_init_value": 2.6592, "model_type": "clip", "projection_dim": 8,
+                     "text_config": {"attention_dropout": 0.0, "hidden_act": "quick_gelu",
+                                     "hidden_size": 24, "intermediate_size": 8,
+                                     "max_position_embeddings": 77,
+                                     "model_type": "clip_text_model", "num_attention_heads": 2,
+                                     "num_hidden_layers": 2, "projection_dim": 8,
+                                     "vocab_size": 12},
+                     "text_config_dict": None,
+                     "vision_config": {"hidden_size": 16, "image_size": 4, "intermediate_size": 8,
+                                       "model_type": "clip_vision_model",
+                                       "num_attention_heads": 2, "num_hidden_layers": 1,
+                                       "patch_size": 2, "projection_dim": 8},
+                     "vision_config_dict": None}),
     ]
 
 
@@ -332,7 +363,7 @@ def main():
     n = 0
     for spec in specs():
         shutil.rmtree(os.path.join(OUT, spec["name"]), ignore_errors=True)
-        make_folder(spec)
+        mf.make_folder(spec)
         n += len(spec["layers"])
     print(f"wrote {len(specs())} model folders, {n} layer cases, to {OUT}")
 

@@ -236,6 +236,19 @@ std::vector<Row> build() {
       .biases({"qkv_bias", true}, fixed(true))
       .with_defaults(
           {{"hidden_size", 768}, {"num_attention_heads", 12}, {"num_hidden_layers", 12}});
+  // CLIPAttention (q/k/v_proj, out_proj, all with bias). A "clip" config.json (CLIPModel)
+  // opens as its text tower, as CLIPTextModel.from_pretrained reads it.
+  row("clip_text_model")
+      .wrapped_in("clip", "text_config")
+      .at({"text_model.encoder.layers.{N}.self_attn.", "encoder.layers.{N}.self_attn."})
+      .biases(fixed(true), fixed(true))  // causal: CLIPTextTransformer's causal mask
+      .with_defaults({{"hidden_size", 512}, {"num_attention_heads", 8}, {"num_hidden_layers", 12}});
+  row("clip_vision_model")
+      .at({"vision_model.encoder.layers.{N}.self_attn.", "encoder.layers.{N}.self_attn."})
+      .bidirectional_attention()
+      .biases(fixed(true), fixed(true))
+      .with_defaults(
+          {{"hidden_size", 768}, {"num_attention_heads", 12}, {"num_hidden_layers", 12}});
 
   // ---- CONTRACT.md v3: gated attention, qk_norm kinds, chunks, temperature ------------------
   // (Qwen3-Next / Qwen3.5, Gemma 4, Cohere, StableLM, Llama 4)

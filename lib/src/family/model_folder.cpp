@@ -92,7 +92,14 @@ ModelFolder open_model_folder(const std::string& dir) {
                     "); to run one of its layers anyway, write an attn-run config with its sizes "
                     "and \"weights\" plus \"weights_prefix\" set to the layer's key prefix (see "
                     "CONTRACT.md \"Config\")");
-  if (!nested.empty()) m.hf = json(m.hf[nested]);  // a copy: the wrapper goes
+  if (!nested.empty()) {
+    json inner = m.hf[nested];  // a copy: the wrapper goes
+    // CLIPConfig: an older "text_config_dict" updates text_config's values.
+    const std::string legacy = nested + "_dict";
+    if (m.hf.contains(legacy) && m.hf[legacy].is_object())
+      for (const auto& [key, value] : m.hf[legacy].items()) inner[key] = value;
+    m.hf = std::move(inner);
+  }
   m.model_type = row->model_type;
   // Keys the file leaves out mean the configuration class's defaults (a key
   // set to null stays null: Mistral's "sliding_window": null is no window).
