@@ -74,6 +74,21 @@ def specs():
              unbatched=True,
              config={"architectures": ["CLIPVisionModel"], "model_type": "clip_vision_model",
                      "hidden_size": 40, "num_attention_heads": 5, "num_hidden_layers": 2}),
+        # ModernBertModel saved bare ("layers.N.attn."), attention_bias, global every 2nd layer,
+        # local_attention 6 (3 each side), left padding, f16
+        dict(name="modernbert_model", seed=412, container="safetensors", dtype="f16",
+             layers=[0, 3], B=2, S=11, pad="left", rename=[("model.", "")],
+             config={"model_type": "modernbert", "attention_bias": True,
+                     "global_attn_every_n_layers": 2, "global_rope_theta": 20000.0,
+                     "hidden_size": 32, "local_attention": 6, "local_rope_theta": 500.0,
+                     "max_position_embeddings": 128, "num_attention_heads": 2,
+                     "num_hidden_layers": 4}),
+        # ModernBERT with the class defaults for its pattern and bases (every 3rd global,
+        # local_attention 128, thetas 160000 / 10000), sharded
+        dict(name="modernbert_defaults", seed=413, container="shards2", dtype="f32",
+             layers=[2, 3], S=12,
+             config={"model_type": "modernbert", "hidden_size": 48, "num_attention_heads": 4,
+                     "num_hidden_layers": 4}),
     ]
 
 

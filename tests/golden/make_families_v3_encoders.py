@@ -91,10 +91,10 @@ def encoder_settings(cfg, layer):
         # global_attn_every_n_layers != 0) see |i - j| <= local_attention // 2 and take the local
         # rope base (rope_parameters per layer type in transformers v5, else the flat keys)
         b = bool(cfg["attention_bias"])
-        types = cfg.get("layer_types")
-        local = (types[layer] == "sliding_attention") if types else \
-            layer % cfg["global_attn_every_n_layers"] != 0
         s.update(layout="modernbert", qkv_bias=b, o_bias=b, prefix=f"model.layers.{layer}.attn.")
+        window = layer % cfg["global_attn_every_n_layers"] != 0  # ModernBertAttention.__init__
+        types = cfg.get("layer_types")  # v5: the rope of config.layer_types[layer]
+        local = types[layer] == "sliding_attention" if types else window
         p = cfg.get("rope_parameters")
         kind = "sliding_attention" if local else "full_attention"
         if p is not None:
@@ -106,7 +106,7 @@ def encoder_settings(cfg, layer):
             scaling = None
         s["rope"] = dict(theta=float(theta), R=D, scaling=scaling,
                          mpe=cfg["max_position_embeddings"])
-        s["local_half"] = cfg["local_attention"] // 2 if local else None
+        s["local_half"] = cfg["local_attention"] // 2 if window else None
     else:
         raise ValueError(mt)
     return s
@@ -354,6 +354,45 @@ def specs():
                                        "num_attention_heads": 2, "num_hidden_layers": 1,
                                        "patch_size": 2, "projection_dim": 8},
                      "vision_config_dict": None}),
+        # ModernBertForMaskedLM (answerdotai/ModernBERT-base's spelling): layers 0 and 3 global
+        # (global_rope_theta), 1 and 2 local (|i - j| <= 4 // 2, local_rope_theta); padded
+        dict(name="modernbert", seed=308, container="safetensors", dtype="f32",
+             layers=[0, 1], B=2, S=9, pad="right",
+             config={"architectures": ["ModernBertForMaskedLM"], "attention_bias": False,
+                     "attention_dropout": 0.0, "bos_token_id": 50281,
+                     "classifier_activation": "gelu", "classifier_bias": False,
+                     "classifier_dropout": 0.0, "classifier_pooling": "mean",
+                     "cls_token_id": 50281, "decoder_bias": True,
+                     "deterministic_flash_attn": False, "embedding_dropout": 0.0,
+                     "eos_token_id": 50282, "global_attn_every_n_layers": 3,
+                     "global_rope_theta": 160000.0, "gradient_checkpointing": False,
+                     "hidden_activation": "gelu", "hidden_size": 32,
+                     "initializer_cutoff_factor": 2.0, "initializer_range": 0.02,
+                     "intermediate_size": 8, "layer_norm_eps": 1e-05, "local_attention": 4,
+                     "local_rope_theta": 10000.0, "max_position_embeddings": 8192,
+                     "mlp_bias": False, "mlp_dropout": 0.0, "model_type": "modernbert",
+                     "norm_bias": False, "norm_eps": 1e-05, "num_attention_heads": 4,
+                     "num_hidden_layers": 4, "pad_token_id": 50283,
+                     "position_embedding_type": "absolute", "sep_token_id": 50282,
+                     "tie_word_embeddings": True, "torch_dtype": "float32",
+                     "vocab_size": 12}),
+        # ModernBERT as transformers v5 saves it: layer_types and rope_parameters per layer type
+        # (an odd local_attention, 5 // 2 = 2 each side), bf16, attention_bias; unpadded, so it
+        # also runs as --model DIR --layer N with default positions
+        dict(name="modernbert_v5", seed=309, container="safetensors", dtype="bf16",
+             layers=[1, 2], B=2, S=10,
+             config={"architectures": ["ModernBertForSequenceClassification"],
+                     "attention_bias": True, "global_attn_every_n_layers": 2,
+                     "hidden_size": 24, "intermediate_size": 8,
+                     "layer_types": ["full_attention", "sliding_attention", "full_attention",
+                                     "sliding_attention", "full_attention"],
+                     "local_attention": 5, "max_position_embeddings": 64,
+                     "model_type": "modernbert", "num_attention_heads": 2,
+                     "num_hidden_layers": 5,
+                     "rope_parameters": {
+                         "full_attention": {"rope_theta": 80000.0, "rope_type": "default"},
+                         "sliding_attention": {"rope_theta": 5000.0, "rope_type": "default"}},
+                     "vocab_size": 12}),
     ]
 
 

@@ -69,6 +69,25 @@ RopeRule local_base(const char* key, double theta) {
 
 BiasRule fixed(bool on) { return {nullptr, on, false}; }
 
+// ModernBERT: global layers take global_rope_theta, local ones local_rope_theta (and, as
+// transformers v5 applies a legacy rope_scaling to both, its scaling too).
+RopeRule modernbert_rope() {
+  RopeRule r = local_base("local_rope_theta", 10000.0);
+  r.global_theta_key = "global_rope_theta";
+  r.local_scaling = true;
+  return r;
+}
+
+// ModernBERT: layer % global_attn_every_n_layers != 0 is local, a symmetric window of
+// local_attention // 2 keys each side: the contract's bidirectional W = that + 1.
+WindowRule modernbert_window() {
+  WindowRule w = global_every(3, "global_attn_every_n_layers", true);
+  w.window_key = "local_attention";
+  w.div = 2;
+  w.add = 1;
+  return w;
+}
+
 std::vector<Row> build() {
   std::vector<Row> t;
   auto row = [&t](const char* type) -> Row& {
@@ -249,6 +268,26 @@ std::vector<Row> build() {
       .biases(fixed(true), fixed(true))
       .with_defaults(
           {{"hidden_size", 768}, {"num_attention_heads", 12}, {"num_hidden_layers", 12}});
+
+  // ModernBertAttention: Wqkv (3C, C) as q|k|v, Wo. Every global_attn_every_n_layers-th layer
+  // from the first is global with global_rope_theta; the others see |i - j| <= local_attention
+  // // 2 (_update_attention_mask's sliding_window_mask) with local_rope_theta. transformers v5
+  // saves layer_types and rope_parameters per layer type instead; its rope_scaling updates both.
+  row("modernbert")
+      .at({"model.layers.{N}.attn.", "layers.{N}.attn."})
+      .with_layout("fused")
+      .bidirectional_attention()
+      .bias("attention_bias", false)
+      .with_rope(160000.0, modernbert_rope())
+      .with_window(modernbert_window())
+      .with_defaults({{"hidden_size", 768},
+                      {"num_attention_heads", 12},
+                      {"num_hidden_layers", 22},
+                      {"global_attn_every_n_layers", 3},
+                      {"local_attention", 128},
+                      {"global_rope_theta", 160000.0},
+                      {"local_rope_theta", 10000.0},
+                      {"max_position_embeddings", 8192}});
 
   // ---- CONTRACT.md v3: gated attention, qk_norm kinds, chunks, temperature ------------------
   // (Qwen3-Next / Qwen3.5, Gemma 4, Cohere, StableLM, Llama 4)
