@@ -280,6 +280,7 @@ std::vector<Row> build() {
       .bias("attention_bias", false)
       .with_rope(160000.0, modernbert_rope())
       .with_window(modernbert_window())
+      .with_hook(hooks::modernbert_window_of_layer)
       .with_defaults({{"hidden_size", 768},
                       {"num_attention_heads", 12},
                       {"num_hidden_layers", 22},

@@ -7,9 +7,10 @@
 namespace attn::family::hooks {
 
 void gpt2_scale(LayerContext& c);  // scale_attn_weights, scale_attn_by_inverse_layer_idx
-void bert_absolute_positions(LayerContext& c);  // position_embedding_type must be "absolute"
-void phi3_longrope_names(LayerContext& c);      // rope_scaling type "su" / "yarn" mean longrope
-void falcon_architecture(LayerContext& c);      // new_decoder_architecture, multi_query, alibi
-void mpt_attn_config(LayerContext& c);          // the nested attn_config
+void bert_absolute_positions(LayerContext& c);     // position_embedding_type must be "absolute"
+void phi3_longrope_names(LayerContext& c);         // rope_scaling type "su" / "yarn" mean longrope
+void falcon_architecture(LayerContext& c);         // new_decoder_architecture, multi_query, alibi
+void mpt_attn_config(LayerContext& c);             // the nested attn_config
+void modernbert_window_of_layer(LayerContext& c);  // layer_types must agree with the window rule
 
 }  // namespace attn::family::hooks

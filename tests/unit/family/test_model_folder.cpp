@@ -551,4 +551,9 @@ TEST_CASE("model folder: ModernBERT's global and local layers") {
   CHECK(layer_of(v5, 2)["rope"]["theta"] == 5000.0);
   CHECK(layer_of(v5, 3)["rope"]["theta"] == 80000.0);
   CHECK(!layer_of(v5, 3).contains("sliding_window"));
+  // A layer_types that disagrees with global_attn_every_n_layers (3: layer 2 is local) is
+  // refused: ModernBertAttention's window follows the period, its rope the layer type.
+  v5["layer_types"][2] = "full_attention";
+  CHECK_THROWS_WITH(layer_of(v5, 2), doctest::Contains("layer_types[2]"));
+  CHECK(layer_of(v5, 1)["sliding_window"] == 4);  // the other layers still run
 }
