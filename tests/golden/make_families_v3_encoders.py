@@ -115,6 +115,7 @@ def encoder_settings(cfg, layer):
 # ---- tensors under the families' names --------------------------------------------------------
 
 def attention_weights(s, g):
+    """The attention's own tensors, names relative to s["prefix"]: (out, in) Linear weights."""
     C, H, D = s["C"], s["H"], s["D"]
     sd = {}
     if s["layout"] == "distilbert":
@@ -134,6 +135,7 @@ def attention_weights(s, g):
 
 
 def block_neighbours(mt, layer, C, g, small=4):
+    """A few keys around the attention in the same block, as a whole-model file has them."""
     r = lambda *shape: torch.randn(*shape, generator=g, dtype=torch.float64) * 0.1  # noqa: E731
     one = torch.ones(C, dtype=torch.float64)
     if mt in ("xlm-roberta", "electra"):
@@ -161,6 +163,7 @@ def block_neighbours(mt, layer, C, g, small=4):
 
 
 def model_outside(mt, C, g, vocab=12):
+    """Keys outside the blocks: embeddings, final norms, heads."""
     r = lambda *shape: torch.randn(*shape, generator=g, dtype=torch.float64) * 0.1  # noqa: E731
     if mt == "xlm-roberta":
         return {"roberta.embeddings.word_embeddings.weight": r(vocab, C),
@@ -200,6 +203,7 @@ def model_outside(mt, C, g, vocab=12):
 # ---- the attention ------------------------------------------------------------------------------
 
 def qkv_heads(s, sd, x):
+    """x (B, S, C) -> q, k, v (B, H, S, D) from the family's projections."""
     B, S, _ = x.shape
     H, D = s["H"], s["D"]
 
@@ -216,14 +220,15 @@ def qkv_heads(s, sd, x):
     return _base["qkv_heads"](s, sd, x)
 
 
-def output_proj(s, sd, y):
+def output_proj(s, sd, y):  # y (B, S, H*D) -> (B, S, C)
     name = {"distilbert": "out_lin", "vit": "output.dense", "modernbert": "Wo"}.get(s["layout"])
     return mf.linear(y, sd, name) if name else _base["output_proj"](s, sd, y)
 
 
 def layer_attention(s, sd, x, keep, pos):
-    """ModernBERT's eager_attention_forward with _update_attention_mask's window; the other
-    families are make_folders' (bidirectional or causal, key padding)."""
+    """context (B, S, C) and maps (B, H, S, S): ModernBERT's eager_attention_forward with
+    _update_attention_mask's window; the other families are make_folders' (bidirectional or
+    causal, key padding)."""
     if s["layout"] != "modernbert":
         return _base["layer_attention"](s, sd, x, keep, pos)
     B, S, _ = x.shape
