@@ -15,10 +15,12 @@ plain torch from its modeling_<type>.py, independently of attn-run's mapping (fa
 Only this script's folders are rewritten (make_folders.py's stay). Deterministic (fixed seeds).
 Usage: /usr/bin/python3 tests/golden/make_families_v3_encoders.py
 """
+import json
 import os
 import shutil
 import sys
 
+import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -181,14 +183,16 @@ def model_outside(mt, C, g, vocab=12):
     if mt == "clip_text_model":
         out = {"text_model.embeddings.token_embedding.weight": r(vocab, C),
                "text_model.final_layer_norm.weight": torch.ones(C, dtype=torch.float64)}
-        if _clip_model:  # CLIPModel: the vision tower (its attention under the same names too)
-            V = 16
+        if _clip_model is not None:  # CLIPModel: the vision tower's whole layers beside it
             out.update({"logit_scale": torch.tensor(2.6592, dtype=torch.float64),
-                        "text_projection.weight": r(8, C), "visual_projection.weight": r(8, V),
-                        "vision_model.embeddings.class_embedding": r(V)})
-            for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
-                out[f"vision_model.encoder.layers.0.self_attn.{n}.weight"] = r(V, V)
-                out[f"vision_model.encoder.layers.0.self_attn.{n}.bias"] = r(V)
+                        "text_projection.weight": r(8, C)})
+            vc = dict(_clip_model["vision_config"], model_type="clip_vision_model")
+            for layer in range(vc["num_hidden_layers"]):
+                s = encoder_settings(vc, layer)
+                for k, v in mf.attention_weights(s, g).items():
+                    out[s["prefix"] + k] = _vision_sd[s["prefix"] + k] = v
+                out.update(block_neighbours("clip_vision_model", layer, s["C"], g))
+            out["visual_projection.weight"] = r(8, s["C"])
         return out
     if mt == "clip_vision_model":
         return {"vision_model.embeddings.class_embedding": r(C),
@@ -266,16 +270,48 @@ def install():
 
 
 def make_folder(spec, out=OUT, verbose=True):
-    """make_folders.make_folder; a CLIPModel folder holds the vision tower's tensors too."""
+    """make_folders.make_folder; a CLIPModel folder holds the vision tower too, and its
+    "vision_layers" are cases of their own (vision_layer<N>/, "model_type": "clip_vision_model"
+    as CLIPVisionModel.from_pretrained of the folder reads vision_config)."""
     global _clip_model
-    _clip_model = spec["config"].get("model_type") == "clip"
+    _clip_model = spec["config"] if spec["config"].get("model_type") == "clip" else None
+    _vision_sd.clear()
     try:
-        return _base["make_folder"](spec, out, verbose)
+        per_layer = _base["make_folder"](spec, out, verbose)
     finally:
-        _clip_model = False
+        _clip_model = None
+    for layer in spec.get("vision_layers", []):
+        _vision_case(spec, out, layer, verbose)
+    return per_layer
 
 
-_clip_model = False
+def _vision_case(spec, out, layer, verbose):
+    """vision_layer<N>/ of a CLIPModel folder: the vision tower's layer from the stored weights."""
+    cfg = dict(spec["config"]["vision_config"], model_type="clip_vision_model")
+    s = encoder_settings(cfg, layer)
+    root = os.path.join(out, spec["name"])
+    # the values as stored (make_folders.write_weights rounds to the spec's dtype)
+    lsd = {k[len(s["prefix"]):]: v.to(mf.DT[spec["dtype"]]).double()
+           for k, v in _vision_sd.items() if k.startswith(s["prefix"])}
+    g = torch.Generator().manual_seed(spec["seed"] + 1000 + layer)
+    B, S = spec.get("B", 1), spec.get("vision_S", 5)
+    x = torch.randn(B, S, s["C"], generator=g, dtype=torch.float64).float().double()
+    with torch.no_grad():
+        ctx, maps = mf.layer_attention(s, lsd, x, None, torch.arange(S).expand(B, S))
+    d = os.path.join(root, f"vision_layer{layer}")
+    os.makedirs(os.path.join(d, "expected"))
+    np.save(os.path.join(d, "input.npy"), x.float().numpy())
+    with open(os.path.join(d, "case.json"), "w") as f:
+        json.dump({"model": "../model", "model_type": "clip_vision_model", "layer": layer,
+                   "input": "input.npy"}, f, indent=1)
+    np.save(os.path.join(d, "expected", "context.npy"), ctx.float().numpy())
+    np.save(os.path.join(d, "expected", "attention.npy"), maps.float().numpy())
+    if verbose:
+        print(f"    vision layer {layer}: H {s['H']}/{s['Hkv']} D {s['D']}, bidirectional")
+
+
+_clip_model = None
+_vision_sd = {}  # the CLIPModel folder's vision attention tensors, by full name
 
 
 def specs():
@@ -342,9 +378,10 @@ def specs():
                      "intermediate_size": 8, "layer_norm_eps": 1e-05, "num_attention_heads": 3,
                      "num_channels": 3, "num_hidden_layers": 3, "patch_size": 2,
                      "projection_dim": 8}),
-        # CLIPModel (openai/clip-vit-base-patch32's spelling): the text tower of text_config
+        # CLIPModel (openai/clip-vit-base-patch32's spelling): the text tower of text_config, and
+        # with "model_type": "clip_vision_model" the vision tower of vision_config
         dict(name="clip", seed=307, container="safetensors", dtype="f32", layers=[1], B=2, S=6,
-             pad="right",
+             pad="right", vision_layers=[1], vision_S=5,
              config={"architectures": ["CLIPModel"], "initializer_factor": 1.0,
                      "logit_scale_init_value": 2.6592, "model_type": "clip", "projection_dim": 8,
                      "text_config": {"attention_dropout": 0.0, "hidden_act": "quick_gelu",
@@ -356,7 +393,7 @@ def specs():
                      "text_config_dict": None,
                      "vision_config": {"hidden_size": 16, "image_size": 4, "intermediate_size": 8,
                                        "model_type": "clip_vision_model",
-                                       "num_attention_heads": 2, "num_hidden_layers": 1,
+                                       "num_attention_heads": 2, "num_hidden_layers": 3,
                                        "patch_size": 2, "projection_dim": 8},
                      "vision_config_dict": None}),
         # ModernBertForMaskedLM (answerdotai/ModernBERT-base's spelling): layers 0 and 3 global

@@ -26,7 +26,11 @@ struct ModelFolder {
 // (a path that is a file, a device or a FIFO is named as what it is);
 // Exit::config (78) for an unknown model_type, naming it and listing the
 // supported ones, or a field of the wrong type or range (named with the file).
-ModelFolder open_model_folder(const std::string& dir);
+// `model_type` ("" = the first the folder holds) picks a tower of a folder
+// that holds several: a CLIPModel folder ("clip") is clip_text_model, or
+// clip_vision_model when asked; Exit::config listing what the folder holds
+// when it holds no such model_type.
+ModelFolder open_model_folder(const std::string& dir, const std::string& model_type = "");
 
 // True when a parsed JSON config is a Hugging Face config.json (it has
 // "model_type" or "architectures"): --config FILE then means --model of its folder.

@@ -256,13 +256,15 @@ std::vector<Row> build() {
       .with_defaults(
           {{"hidden_size", 768}, {"num_attention_heads", 12}, {"num_hidden_layers", 12}});
   // CLIPAttention (q/k/v_proj, out_proj, all with bias). A "clip" config.json (CLIPModel)
-  // opens as its text tower, as CLIPTextModel.from_pretrained reads it.
+  // opens as its text tower, as CLIPTextModel.from_pretrained reads it, or as its vision
+  // tower when model_type clip_vision_model is asked for.
   row("clip_text_model")
       .wrapped_in("clip", "text_config")
       .at({"text_model.encoder.layers.{N}.self_attn.", "encoder.layers.{N}.self_attn."})
       .biases(fixed(true), fixed(true))  // causal: CLIPTextTransformer's causal mask
       .with_defaults({{"hidden_size", 512}, {"num_attention_heads", 8}, {"num_hidden_layers", 12}});
   row("clip_vision_model")
+      .wrapped_in("clip", "vision_config")  // when asked for by model_type (model_folder.h)
       .at({"vision_model.encoder.layers.{N}.self_attn.", "encoder.layers.{N}.self_attn."})
       .bidirectional_attention()
       .biases(fixed(true), fixed(true))

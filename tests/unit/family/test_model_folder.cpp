@@ -557,3 +557,26 @@ TEST_CASE("model folder: ModernBERT's global and local layers") {
   CHECK_THROWS_WITH(layer_of(v5, 2), doctest::Contains("layer_types[2]"));
   CHECK(layer_of(v5, 1)["sliding_window"] == 4);  // the other layers still run
 }
+
+TEST_CASE("model folder: a CLIPModel folder's vision tower by model_type") {
+  const Folder clip("clip");
+  const attn::ModelFolder v = attn::open_model_folder(clip.dir.string(), "clip_vision_model");
+  CHECK(v.model_type == "clip_vision_model");
+  CHECK(v.num_layers == 12);
+  const json l = attn::layer_config(v, 11);
+  CHECK(l["attention"] == "multi");
+  CHECK(l["hidden_size"] == 768);
+  CHECK(l["num_heads"] == 12);
+  CHECK(l["weights_prefix"] == "vision_model.encoder.layers.11.self_attn.");
+  // The default is the text tower; asking for it by name is the same.
+  CHECK(attn::open_model_folder(clip.dir.string(), "clip_text_model").num_layers == 12);
+  // vision_config_dict updates vision_config as text_config_dict does text_config.
+  const attn::ModelFolder big =
+      attn::open_model_folder(Folder("clip_text_dict").dir.string(), "clip_vision_model");
+  CHECK(big.num_layers == 24);
+  // A model_type the folder does not hold names what it holds.
+  CHECK_THROWS_WITH(attn::open_model_folder(clip.dir.string(), "vit"),
+                    doctest::Contains("holds clip_text_model, clip_vision_model"));
+  CHECK_THROWS_WITH(attn::open_model_folder(Folder("vit").dir.string(), "clip_vision_model"),
+                    doctest::Contains("holds vit"));
+}
