@@ -71,6 +71,10 @@ void setup_options(CLI::App& app, Options& opt) {
                  "layer's attention; alone, a table of its layers")
       ->type_name("DIR");
   in->add_option("--layer", opt.layer, "the layer of --model to run (0-based)")->type_name("N");
+  in->add_option("--model-type", opt.model_type,
+                 "which model of a --model folder that holds several (a CLIPModel folder: "
+                 "clip_text_model, the default, or clip_vision_model)")
+      ->type_name("TYPE");
   in->add_option("--weights", opt.weights,
                  "weights: folder of <key>.npy, .npz, .safetensors, *.index.json or .pt")
       ->type_name("PATH");
@@ -324,7 +328,7 @@ int worker_threads(const Options& opt) {
 }
 
 attn::Config load_config_with_flags(const Options& opt) {
-  attn::Config cfg = attn::load_config(opt.config, {opt.model, opt.layer});
+  attn::Config cfg = attn::load_config(opt.config, {opt.model, opt.layer, opt.model_type});
   // Relative paths on the command line resolve against the working directory.
   if (opt.weights) {
     cfg.weights = *opt.weights;

@@ -160,7 +160,7 @@ std::string table(const ojson& j) {
 int run_model_summary(const Options& opt) {
   if (opt.format == Format::npy)
     throw attn::Error(attn::Exit::usage, "--format npy: the model summary is text or json");
-  const attn::ModelFolder m = attn::open_model_folder(model_summary_folder(opt));
+  const attn::ModelFolder m = attn::open_model_folder(model_summary_folder(opt), opt.model_type);
   const attn::StateDict sd = attn::open_model_weights(m);
   ojson j = {{"model", m.dir},
              {"model_type", m.model_type},

@@ -717,11 +717,10 @@ def specs():
 
 
 def main():
-    if os.path.isdir(OUT):
-        shutil.rmtree(OUT)
-    os.makedirs(OUT)
+    os.makedirs(OUT, exist_ok=True)
     n = 0
-    for spec in specs():
+    for spec in specs():  # only this script's folders: the v3 generators write theirs beside
+        shutil.rmtree(os.path.join(OUT, spec["name"]), ignore_errors=True)
         make_folder(spec)
         n += len(spec["layers"])
     total = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(OUT) for f in fs)

@@ -110,7 +110,9 @@ void check_case(const std::string& name) {
   if (c.contains("attention_mask") || c.contains("positions") || c.contains("weights_prefix"))
     return;
   INFO("as --model DIR --layer N");
-  const Config flags = load_model_config(dir + "/../model", c["layer"].get<std::int64_t>());
+  // A case of a folder's other tower names it (a CLIPModel's vision tower: --model-type).
+  const Config flags = load_config("", ModelFlags{dir + "/../model", c["layer"].get<std::int64_t>(),
+                                                  c.value("model_type", std::string())});
   LoadOptions lo;
   lo.input_path = dir + "/input.npy";
   check_run(flags, lo, dir, true);
@@ -124,8 +126,9 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
   // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi) and 38 layer cases;
   // make_families_v3_decoders.py 9 folders and 17 cases; make_families_v3_t5.py 4 folders
   // (t5 twice: T5 and Flan-T5; mt5, umt5) and 10 cases (encoder layers, the decoder's self- and
-  // cross-attention).
-  CHECK(names.size() == 38 + 17 + 10);
+  // cross-attention); make_families_v3_encoders.py 9 folders and 18 cases (one of a CLIPModel's
+  // vision tower).
+  CHECK(names.size() == 38 + 17 + 10 + 18);
   std::vector<std::string> families;
   for (const std::string& name : names) {
     families.push_back(name.substr(0, name.find('/')));
@@ -137,7 +140,7 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
     }
   }
   families.erase(std::unique(families.begin(), families.end()), families.end());
-  CHECK(families.size() == 21 + 9 + 4);
+  CHECK(families.size() == 21 + 9 + 4 + 9);
 }
 
 TEST_CASE("golden folders: each folder's config.json is its family's, mapped per layer") {

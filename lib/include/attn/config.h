@@ -147,6 +147,9 @@ Config load_config(const std::string& path);
 struct ModelFlags {
   std::string model;  // "" = none
   std::optional<std::int64_t> layer;
+  // --model-type / "model_type" beside "model": which model_type of a folder
+  // that holds several to run (a CLIPModel's clip_vision_model); "" = the first.
+  std::string model_type;
 };
 
 // The run's config from --config FILE ("" = none), --model and --layer:

@@ -35,7 +35,11 @@ struct ModelFolder {
 // (v3) A .gguf file instead of a folder: its metadata mapped onto the same
 // family row (family/gguf_arch.cpp); a malformed file is Exit::data, an
 // architecture attn-run does not map Exit::config.
-ModelFolder open_model_folder(const std::string& dir);
+// `model_type` ("" = the first the folder holds) picks a tower of a folder
+// that holds several: a CLIPModel folder ("clip") is clip_text_model, or
+// clip_vision_model when asked; Exit::config listing what the folder holds
+// when it holds no such model_type.
+ModelFolder open_model_folder(const std::string& dir, const std::string& model_type = "");
 
 // The model's weights as layer_config's keys name them: the folder's weights
 // file opened (open_state_dict); of a GGUF file each layer's attention

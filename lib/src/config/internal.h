@@ -73,8 +73,9 @@ void check_inline(const Config& c);
 // ---- config/model.cpp ----
 // `root` (keys checked; model and layer already taken out of it) over layer
 // `layer` of the model folder `model_dir`, into c. `flag_layer`: the layer
-// came from --layer (messages name the flag).
+// came from --layer (messages name the flag). `model_type`: open_model_folder's.
 void read_with_model(Config& c, const json& root, const KeyName& config_name,
-                     const std::string& model_dir, std::int64_t layer, bool flag_layer);
+                     const std::string& model_dir, std::int64_t layer, bool flag_layer,
+                     const std::string& model_type = "");
 
 }  // namespace attn::config_detail

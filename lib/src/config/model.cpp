@@ -95,8 +95,17 @@ Config config_from_text(const std::string& text, const std::string& file, const 
                       " is a Hugging Face config.json, which names "
                       "its own folder as the model: give --model or --config, not both");
     if (!flags.layer) throw Error(Exit::usage, hf_usage(fname, c.dir));
-    read_with_model(c, json::object(), name, c.dir.empty() ? "." : c.dir, *flags.layer, true);
+    read_with_model(c, json::object(), name, c.dir.empty() ? "." : c.dir, *flags.layer, true,
+                    flags.model_type);
     return c;
+  }
+  // "model_type" beside a model picks the folder's tower (model_folder.h);
+  // elsewhere it stays Hugging Face's key, which check_config_keys names.
+  std::string model_type = flags.model_type;
+  if (root.contains("model_type") && (root.contains("model") || !flags.model.empty())) {
+    const std::string t = cj::get_string(root.at("model_type"), name("model_type"));
+    if (model_type.empty()) model_type = t;
+    root.erase("model_type");
   }
   check_config_keys(root, fname);
 
@@ -123,6 +132,9 @@ Config config_from_text(const std::string& text, const std::string& file, const 
                                   "integer >= 0); attn-run --model DIR alone lists the "
                                   "model's layers");
   }
+  if (model.empty() && !flags.model_type.empty())
+    throw Error(Exit::usage,
+                "--model-type: needs a model folder: --model DIR, or \"model\" in the config");
   if (model.empty() && layer) {
     if (flags.layer)
       throw Error(Exit::usage,
@@ -132,7 +144,7 @@ Config config_from_text(const std::string& text, const std::string& file, const 
                                   "folder: config.json and weights)");
   }
   if (!model.empty()) {
-    read_with_model(c, root, name, model, *layer, flags.layer.has_value());
+    read_with_model(c, root, name, model, *layer, flags.layer.has_value(), model_type);
     return c;
   }
   read_config(c, root, name);
@@ -142,8 +154,9 @@ Config config_from_text(const std::string& text, const std::string& file, const 
 }  // namespace
 
 void read_with_model(Config& c, const json& root, const KeyName& config_name,
-                     const std::string& model_dir, std::int64_t layer, bool flag_layer) {
-  const ModelFolder m = open_model_folder(model_dir);
+                     const std::string& model_dir, std::int64_t layer, bool flag_layer,
+                     const std::string& model_type) {
+  const ModelFolder m = open_model_folder(model_dir, model_type);
   if (layer < 0 || layer >= m.num_layers) {
     const std::string what = "the model in " + model_dir + " has layers 0.." +
                              std::to_string(m.num_layers - 1) + ", found " + std::to_string(layer);
@@ -199,7 +212,7 @@ Config load_config(const std::string& path, const ModelFlags& flags) {
   c.dir = flags.model;
   read_with_model(
       c, json::object(), [&](const std::string& k) { return c.file + ": " + k; }, flags.model,
-      *flags.layer, true);
+      *flags.layer, true, flags.model_type);
   return c;
 }
 

@@ -2,6 +2,7 @@
 #include "family/hooks.h"
 
 #include <cmath>
+#include <cstdint>
 
 #include "attn/error.h"
 #include "family/hf_config.h"
@@ -123,5 +124,21 @@ void t5_relative_bias(LayerContext& c) {
 // modeling_umt5.UMT5LayerSelfAttention: UMT5Attention(config,
 // has_relative_attention_bias=True) in every block, each its own table.
 void umt5_relative_bias(LayerContext& c) { relative_bias_of(c, ""); }
+
+// ModernBertAttention.__init__ gives layer_id % global_attn_every_n_layers != 0 the local window
+// whatever layer_types says, while ModernBertModel takes each layer's rope from
+// rope_parameters[layer_types[layer_id]]: a layer_types that disagrees with the period mixes a
+// global window with a local base (or the reverse), which no attn-run layer type means.
+void modernbert_window_of_layer(LayerContext& c) {
+  if (!c.hf.has("layer_types")) return;
+  const std::int64_t n = c.hf.integer_or("global_attn_every_n_layers", 1, INT64_MAX, 3);
+  const bool local = c.layer % n != 0;
+  if (local != (c.layer_type == "sliding_attention"))
+    c.hf.fail("layer_types[" + std::to_string(c.layer) + "]",
+              "is \"" + c.layer_type + "\" but global_attn_every_n_layers " + std::to_string(n) +
+                  " makes layer " + std::to_string(c.layer) + (local ? " local" : " global") +
+                  " (ModernBertAttention takes its window from the period and its rope from "
+                  "layer_types); attn-run runs layers where both agree");
+}
 
 }  // namespace attn::family::hooks

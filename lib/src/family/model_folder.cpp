@@ -38,14 +38,32 @@ bool is_file(const std::string& p) {
 
 // The row of `type`, or of a wrapper that nests one (Gemma 3's multimodal
 // config.json keeps the language model in text_config): the row and the key.
-const Row* find_row(const std::string& type, const json& hf, std::string* nested_key) {
+// `wanted` (a model_type, "" = the first that fits) picks among the rows a
+// folder holds: a CLIPModel folder is clip_text_model (text_config) or
+// clip_vision_model (vision_config), as CLIPTextModel / CLIPVisionModel's
+// from_pretrained read it.
+const Row* find_row(const std::string& type, const json& hf, const std::string& wanted,
+                    std::string* nested_key) {
   for (const Row& r : family::rows())
     for (const auto& [outer, key] : r.wrappers)
-      if (outer == type && hf.contains(key) && hf[key].is_object()) {
+      if ((wanted.empty() || r.model_type == wanted) && outer == type && hf.contains(key) &&
+          hf[key].is_object()) {
         *nested_key = key;
         return &r;
       }
-  return family::row_of(type);
+  return wanted.empty() || wanted == type ? family::row_of(type) : nullptr;
+}
+
+// The model_types a folder of this type holds (itself, or what its wrapper nests).
+std::string held_types(const std::string& type, const json& hf) {
+  std::string s;
+  for (const Row& r : family::rows()) {
+    bool holds = r.model_type == type;
+    for (const auto& [outer, key] : r.wrappers)
+      holds = holds || (outer == type && hf.contains(key) && hf[key].is_object());
+    if (holds) s += (s.empty() ? "" : ", ") + r.model_type;
+  }
+  return s;
 }
 
 const Row& row_of(const ModelFolder& m) { return *family::row_of(m.model_type); }
@@ -84,7 +102,7 @@ bool is_hf_config(const json& j) {
   return j.is_object() && (j.contains("model_type") || j.contains("architectures"));
 }
 
-ModelFolder open_model_folder(const std::string& dir) {
+ModelFolder open_model_folder(const std::string& dir, const std::string& model_type) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0)
     throw Error(Exit::no_input, printable(dir) + ": no such model folder");
@@ -104,7 +122,11 @@ ModelFolder open_model_folder(const std::string& dir) {
     throw Error(Exit::config,
                 printable(file) + ": \"model_type\" is missing (supported: " + join_types() + ")");
   std::string nested;
-  const Row* row = find_row(*type, m.hf, &nested);
+  const Row* row = find_row(*type, m.hf, model_type, &nested);
+  if (!row && !model_type.empty() && find_row(*type, m.hf, "", &nested))
+    throw Error(Exit::config, "model_type \"" + printable(model_type) + "\": " + printable(file) +
+                                  " (model_type \"" + printable(*type) + "\") holds " +
+                                  held_types(*type, m.hf));
   if (!row)
     throw Error(Exit::config,
                 printable(file) + ": model_type \"" + printable(*type) +
@@ -112,7 +134,14 @@ ModelFolder open_model_folder(const std::string& dir) {
                     "); to run one of its layers anyway, write an attn-run config with its sizes "
                     "and \"weights\" plus \"weights_prefix\" set to the layer's key prefix (see "
                     "CONTRACT.md \"Config\")");
-  if (!nested.empty()) m.hf = json(m.hf[nested]);  // a copy: the wrapper goes
+  if (!nested.empty()) {
+    json inner = m.hf[nested];  // a copy: the wrapper goes
+    // CLIPConfig: an older "text_config_dict" updates text_config's values.
+    const std::string legacy = nested + "_dict";
+    if (m.hf.contains(legacy) && m.hf[legacy].is_object())
+      for (const auto& [key, value] : m.hf[legacy].items()) inner[key] = value;
+    m.hf = std::move(inner);
+  }
   m.model_type = row->model_type;
   // Keys the file leaves out mean the configuration class's defaults (a key
   // set to null stays null: Mistral's "sliding_window": null is no window).

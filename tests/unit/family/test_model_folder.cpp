@@ -557,4 +557,130 @@ TEST_CASE("model folder: SmolLM3's no-rope layers, and its windows on them") {
   json bad = small("smollm3");
   bad["no_rope_layers"] = {1, 1};
   CHECK_THROWS_WITH_AS(layer_of(bad, 0), doctest::Contains("\"no_rope_layers\""), attn::Error);
+// ---- CONTRACT.md v3's encoders (issue 24): the hub's config.json spellings -------------------
+
+TEST_CASE("model folder: XLM-RoBERTa and ELECTRA are BERT's attention under their own prefixes") {
+  const json x = Folder("xlm_roberta").layer(11);
+  CHECK(x["attention"] == "multi");
+  CHECK(x["layout"] == "bert");
+  CHECK(x["hidden_size"] == 768);
+  CHECK(x["num_heads"] == 12);
+  CHECK(x["qkv_bias"] == true);
+  CHECK(x["out_bias"] == true);
+  CHECK(x["weights_prefix"] == "roberta.encoder.layer.11.attention.");
+  // XLMRobertaModel saved bare: the prefix the weights use.
+  CHECK(Folder("xlm_roberta")
+            .layer(2, {"encoder.layer.2.attention.self.query.weight"})["weights_prefix"] ==
+        "encoder.layer.2.attention.");
+  const json e = Folder("electra").layer(3);
+  CHECK(e["hidden_size"] == 256);  // not embedding_size
+  CHECK(e["num_heads"] == 4);
+  CHECK(e["head_size"] == 64);
+  CHECK(e["weights_prefix"] == "electra.encoder.layer.3.attention.");
+  // A decoder (XLMRobertaForCausalLM) is causal; relative positions are refused by name.
+  json dec = small("xlm-roberta");
+  dec["is_decoder"] = true;
+  CHECK(layer_of(dec, 0)["attention"] == "causal");
+  json rel = small("electra");
+  rel["position_embedding_type"] = "relative_key";
+  CHECK_THROWS_WITH(layer_of(rel, 0), doctest::Contains("position_embedding_type"));
+}
+
+TEST_CASE("model folder: DistilBERT's q_lin..out_lin and ViT's attention.attention.*") {
+  const json d = Folder("distilbert").layer(5);
+  CHECK(d["attention"] == "multi");
+  CHECK(d["layout"] == "proj");
+  CHECK(d["hidden_size"] == 768);  // dim
+  CHECK(d["num_heads"] == 12);     // n_heads
+  CHECK(d["weights_prefix"] == "distilbert.transformer.layer.5.attention.");
+  CHECK(d["weights_rename"] == json{{"q_lin.", "q_proj."},
+                                    {"k_lin.", "k_proj."},
+                                    {"v_lin.", "v_proj."},
+                                    {"out_lin.", "o_proj."}});
+  CHECK_THROWS_WITH(Folder("distilbert").layer(6), doctest::Contains("0..5"));  // n_layers
+  const json v = Folder("vit").layer(0);
+  CHECK(v["attention"] == "multi");
+  CHECK(v["layout"] == "bert");
+  CHECK(v["weights_prefix"] == "vit.encoder.layer.0.attention.");
+  CHECK(v["weights_rename"] == json{{"attention.", "self."}});
+  CHECK(v["qkv_bias"] == true);
+  json nobias = small("vit");
+  nobias["qkv_bias"] = false;
+  CHECK(layer_of(nobias, 0)["qkv_bias"] == false);
+  CHECK(layer_of(nobias, 0)["out_bias"] == true);  // ViTSelfOutput.dense always has one
+}
+
+TEST_CASE("model folder: CLIP's towers, standalone and as a CLIPModel's text_config") {
+  const json t = Folder("clip").layer(11);
+  CHECK(t["attention"] == "causal");
+  CHECK(t["hidden_size"] == 512);
+  CHECK(t["num_heads"] == 8);
+  CHECK(t["weights_prefix"] == "text_model.encoder.layers.11.self_attn.");
+  CHECK(attn::open_model_folder(Folder("clip").dir.string()).model_type == "clip_text_model");
+  // An older save's text_config_dict updates text_config (CLIPConfig.__init__).
+  const json big = Folder("clip_text_dict").layer(0);
+  CHECK(big["hidden_size"] == 768);
+  CHECK(big["num_heads"] == 12);
+  const json v = Folder("clip_vision").layer(31);
+  CHECK(v["attention"] == "multi");
+  CHECK(v["hidden_size"] == 1280);
+  CHECK(v["num_heads"] == 16);
+  CHECK(v["qkv_bias"] == true);
+  CHECK(v["weights_prefix"] == "vision_model.encoder.layers.31.self_attn.");
+}
+
+TEST_CASE("model folder: ModernBERT's global and local layers") {
+  const Folder f("modernbert");
+  const json g = f.layer(0), l = f.layer(1), g3 = f.layer(3);
+  CHECK(g["attention"] == "multi");
+  CHECK(g["layout"] == "fused");
+  CHECK(g["qkv_bias"] == false);
+  CHECK(g["weights_prefix"] == "model.layers.0.attn.");
+  CHECK(g["rope"]["theta"] == 160000.0);
+  CHECK(g["rope"]["rotary_dim"] == 64);
+  CHECK(!g.contains("sliding_window"));
+  CHECK(l["rope"]["theta"] == 10000.0);
+  CHECK(l["sliding_window"] == 65);  // |i - j| <= 128 // 2
+  CHECK(f.layer(2)["sliding_window"] == 65);
+  CHECK(g3["rope"]["theta"] == 160000.0);
+  CHECK(!g3.contains("sliding_window"));
+  // transformers v5: layer_types and rope_parameters per layer type.
+  json v5 = small("modernbert");
+  v5["local_attention"] = 7;
+  v5["layer_types"] = {"full_attention", "sliding_attention", "sliding_attention",
+                       "full_attention"};
+  v5["rope_parameters"] = {{"full_attention", {{"rope_type", "default"}, {"rope_theta", 8e4}}},
+                           {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 5e3}}}};
+  CHECK(layer_of(v5, 2)["sliding_window"] == 4);  // 7 // 2 = 3 each side
+  CHECK(layer_of(v5, 2)["rope"]["theta"] == 5000.0);
+  CHECK(layer_of(v5, 3)["rope"]["theta"] == 80000.0);
+  CHECK(!layer_of(v5, 3).contains("sliding_window"));
+  // A layer_types that disagrees with global_attn_every_n_layers (3: layer 2 is local) is
+  // refused: ModernBertAttention's window follows the period, its rope the layer type.
+  v5["layer_types"][2] = "full_attention";
+  CHECK_THROWS_WITH(layer_of(v5, 2), doctest::Contains("layer_types[2]"));
+  CHECK(layer_of(v5, 1)["sliding_window"] == 4);  // the other layers still run
+}
+
+TEST_CASE("model folder: a CLIPModel folder's vision tower by model_type") {
+  const Folder clip("clip");
+  const attn::ModelFolder v = attn::open_model_folder(clip.dir.string(), "clip_vision_model");
+  CHECK(v.model_type == "clip_vision_model");
+  CHECK(v.num_layers == 12);
+  const json l = attn::layer_config(v, 11);
+  CHECK(l["attention"] == "multi");
+  CHECK(l["hidden_size"] == 768);
+  CHECK(l["num_heads"] == 12);
+  CHECK(l["weights_prefix"] == "vision_model.encoder.layers.11.self_attn.");
+  // The default is the text tower; asking for it by name is the same.
+  CHECK(attn::open_model_folder(clip.dir.string(), "clip_text_model").num_layers == 12);
+  // vision_config_dict updates vision_config as text_config_dict does text_config.
+  const attn::ModelFolder big =
+      attn::open_model_folder(Folder("clip_text_dict").dir.string(), "clip_vision_model");
+  CHECK(big.num_layers == 24);
+  // A model_type the folder does not hold names what it holds.
+  CHECK_THROWS_WITH(attn::open_model_folder(clip.dir.string(), "vit"),
+                    doctest::Contains("holds clip_text_model, clip_vision_model"));
+  CHECK_THROWS_WITH(attn::open_model_folder(Folder("vit").dir.string(), "clip_vision_model"),
+                    doctest::Contains("holds vit"));
 }
