@@ -196,6 +196,8 @@ TEST_CASE("cli_model_summary: CONTRACT.md v3's decoders (their golden folders)")
   CHECK(w["layers"][1]["type"] == "sliding_attention");
   CHECK(w["layers"][1]["sliding_window"] == 3);
   CHECK(w["layers"][1]["rope"].is_null());
+}
+
 TEST_CASE("cli_model_summary: T5's encoder layers show the relative bias of block 0's table") {
   const std::string t5 = attn::test::source_path("tests/golden/folders/t5/model");
   const json j = summary_json(t5);

@@ -93,6 +93,8 @@ WindowRule sliding_where_no_rope() {
   WindowRule w;
   w.kind = WindowRule::no_rope;
   w.enable_key = "use_sliding_window";
+  return w;
+}
 
 // ModernBERT: global layers take global_rope_theta, local ones local_rope_theta (and, as
 // transformers v5 applies a legacy rope_scaling to both, its scaling too).

@@ -557,6 +557,8 @@ TEST_CASE("model folder: SmolLM3's no-rope layers, and its windows on them") {
   json bad = small("smollm3");
   bad["no_rope_layers"] = {1, 1};
   CHECK_THROWS_WITH_AS(layer_of(bad, 0), doctest::Contains("\"no_rope_layers\""), attn::Error);
+}
+
 // ---- CONTRACT.md v3's encoders (issue 24): the hub's config.json spellings -------------------
 
 TEST_CASE("model folder: XLM-RoBERTa and ELECTRA are BERT's attention under their own prefixes") {
