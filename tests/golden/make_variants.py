@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Golden cases for the attention variants of CONTRACT.md v2 (issue 10): positions, masks,
-windows, softcap, qk_norm, sinks, ALiBi, cross-attention and torch MHA's options.
+windows, softcap, qk_norm, sinks, ALiBi, cross-attention and torch MHA's options; and v3's
+forward-pass features (issue 24): gate (modeling_qwen3_next).
 
 Each family's attention is written here in torch from its published modeling code
 (transformers' modeling_llama / mistral / gemma2 / qwen3 / gpt_oss / gpt_neox / bloom / mpt
@@ -99,10 +100,11 @@ class Decoder(nn.Module):
     """The q/k/v/o_proj decoder attention of Llama, Mistral, Gemma 2, Qwen3, gpt-oss
     (modeling_llama.LlamaAttention + eager_attention_forward, with each family's extras)."""
 
-    def __init__(self, C, H, Hkv, D, bias, o_bias, qk_norm=None, sinks=False):
+    def __init__(self, C, H, Hkv, D, bias, o_bias, qk_norm=None, sinks=False, gate=False):
         super().__init__()
         self.H, self.Hkv, self.D = H, Hkv, D
-        self.q_proj = nn.Linear(C, H * D, bias=bias)
+        self.gate = gate  # modeling_qwen3_next: q_proj yields per head [query | gate]
+        self.q_proj = nn.Linear(C, H * D * (2 if gate else 1), bias=bias)
         self.k_proj = nn.Linear(C, Hkv * D, bias=bias)
         self.v_proj = nn.Linear(C, Hkv * D, bias=bias)
         self.o_proj = nn.Linear(H * D, C, bias=o_bias)
@@ -114,7 +116,11 @@ class Decoder(nn.Module):
 
     def forward(self, x, positions, keep, rope, scale, causal=True, window=None, softcap=None):
         B, S, _ = x.shape
-        q = self.q_proj(x).view(B, S, self.H, self.D)
+        if self.gate:  # Qwen3NextAttention: torch.chunk(q_proj(x).view(B, S, H, 2D), 2, dim=-1)
+            q, gate = torch.chunk(self.q_proj(x).view(B, S, self.H, 2 * self.D), 2, dim=-1)
+            gate = gate.reshape(B, S, self.H * self.D)
+        else:
+            q = self.q_proj(x).view(B, S, self.H, self.D)
         k = self.k_proj(x).view(B, S, self.Hkv, self.D)
         v = self.v_proj(x).view(B, S, self.Hkv, self.D).transpose(1, 2)
         if self.qk_norm:
@@ -132,6 +138,8 @@ class Decoder(nn.Module):
         p = softmax_rows(s, allowed_keys(B, S, causal, window, keep), self.sinks)
         self.last_attn = p
         y = (p @ v).transpose(1, 2).reshape(B, S, self.H * self.D)
+        if self.gate:  # attn_output * torch.sigmoid(gate), before o_proj
+            y = y * torch.sigmoid(gate)
         return self.o_proj(y)
 
 
@@ -220,9 +228,9 @@ def positions_for(keep, offset=0):  # HF: position_ids = cumsum(attention_mask) 
 
 def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, softcap=None,
                  qk_norm=None, sinks=False, bias=False, o_bias=False, left=True, offset=0,
-                 B=2, S=7, seed=0):
+                 B=2, S=7, seed=0, gate=False):
     torch.manual_seed(seed)
-    m = Decoder(C, H, Hkv, D, bias, o_bias, qk_norm, sinks)
+    m = Decoder(C, H, Hkv, D, bias, o_bias, qk_norm, sinks, gate)
     x = torch.randn(B, S, C)
     keep = keep_mask(B, S, left)
     pos = positions_for(keep, offset)
@@ -248,6 +256,8 @@ def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
         cfg["qk_norm"] = {"eps": qk_norm[0], "scope": "head", "weight_offset": qk_norm[1]}
     if sinks:
         cfg["sinks"] = True
+    if gate:
+        cfg["gate"] = True
     with torch.no_grad():
         y = m(x, pos, keep, rope, scale if scale is not None else D ** -0.5, True, window, softcap)
     w = prefixed(m, "model.layers.3.self_attn.")
@@ -285,6 +295,10 @@ def main():
                         "original_max_position_embeddings": 128, "truncate": False}}
     decoder_case("gptoss_sinks_window", 32, 4, 2, 8, rope_cfg=yarn, window=3, sinks=True,
                  bias=True, o_bias=True, S=8)
+
+    # (v3) Qwen3-Next: gate per head in q_proj, partial rotary, (1 + w) q/k norms, q bias.
+    decoder_case("qwen3next_gate", 32, 4, 2, 8, rope_cfg={"theta": 10000.0, "rotary_dim": 4},
+                 qk_norm=(1e-6, 1), gate=True, bias=True, seed=11)
 
     # GPT-NeoX: partial rotary (rotary_pct 0.25 of D = 16 -> 4).
     torch.manual_seed(5)

@@ -166,6 +166,12 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
           for (std::size_t d = 0; d < D; ++d) y[h * D + d] += p * v[j][gk * D + d];  // 9.
         }
       }
+      // (v3) gate: each head's context times sigmoid(x Wg^T + bg), before the output projection
+      if (spec.gate) {
+        const Vec gate = linear_row(x.ptr() + (b * L + i) * C, C, w.w_gate.ptr(), HD,
+                                    w.b_gate.data.empty() ? nullptr : w.b_gate.ptr());
+        for (std::size_t c = 0; c < HD; ++c) y[c] *= 1.0 / (1.0 + std::exp(-gate[c]));
+      }
       // 9. heads concatenated, output projection
       float* out = r.context.ptr() + (b * L + i) * O;
       if (!w.has_out_proj) {

@@ -1,6 +1,6 @@
 // The reference for CONTRACT.md "Scores, in order" with every v2 feature
 // (qk_norm, rope, softcap, alibi, attn_mask, sliding window, sinks, cross-
-// attention, torch MHA's bias_kv and zero_attn): plain loops in double, one
+// attention, torch MHA's bias_kv and zero_attn) and v3's (gate): plain loops in double, one
 // query row at a time, written from the contract's list and sharing no code
 // with the kernels (rope's inverse frequencies and ALiBi's slopes come from
 // attn/positions.h, which test_positions checks against transformers).

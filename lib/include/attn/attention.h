@@ -44,6 +44,8 @@ struct AttentionSpec {
   std::optional<QkNormSpec> qk_norm;  // RMSNorm of q and k (weights in Weights::q_norm/k_norm)
   bool sinks = false;                 // Weights::sinks joins every softmax row as a dropped column
   bool add_zero_attn = false;         // torch MHA: a zero key and value appended (after bias_kv)
+  // (v3) each off by default:
+  bool gate = false;  // each head's context * sigmoid(x Wg^T + bg) (Weights::w_gate, b_gate)
   // torch MHA's add_bias_kv is on when Weights::bias_k is set.
 
   // The version 1 spec: scale and causal only.

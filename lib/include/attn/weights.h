@@ -34,6 +34,9 @@ struct Weights {
   Tensor bias_k, bias_v;  // (Hkv*D) each: torch MHA's add_bias_kv, one more key/value position
   Tensor q_norm, k_norm;  // qk_norm weights: (D) for scope "head"; (H*D), (Hkv*D) for "all"
   Tensor sinks;           // (H): one learned logit per head (gpt-oss)
+  // Gated attention (Qwen3-Next): (H*D, C) and (H*D), the gate half of each
+  // head's q_proj rows [query (D) | gate (D)]; b_gate empty without a qkv bias.
+  Tensor w_gate, b_gate;
 
   std::size_t key_width() const { return static_cast<std::size_t>(Ck ? Ck : C); }    // Ck
   std::size_t value_width() const { return static_cast<std::size_t>(Cv ? Cv : C); }  // Cv

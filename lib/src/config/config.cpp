@@ -270,7 +270,9 @@ const std::vector<std::string>& config_keys() {
       "attention_mask", "attn_mask", "kv_input", "key_input", "value_input", "kdim", "vdim",
       "add_bias_kv", "add_zero_attn", "batch_first", "kv_labels", "model", "layer",
       // version 3
-      "weights_rename"};
+      "weights_rename",
+      // CONTRACT.md "(v3) More of the forward pass"
+      "gate"};
   return keys;
 }
 

@@ -311,6 +311,7 @@ void read_score_keys(Config& c, const json& root, const KeyName& name) {
   if (has("add_zero_attn"))
     c.add_zero_attn = cj::get_bool(root.at("add_zero_attn"), name("add_zero_attn"));
   if (has("batch_first")) c.batch_first = cj::get_bool(root.at("batch_first"), name("batch_first"));
+  if (has("gate")) c.gate = cj::get_bool(root.at("gate"), name("gate"));
 }
 
 void resolve_score_keys(Config& c) {
@@ -410,6 +411,7 @@ void score_keys_to_json(const Config& c, json& j) {
   j["add_bias_kv"] = c.add_bias_kv;
   j["add_zero_attn"] = c.add_zero_attn;
   j["batch_first"] = c.batch_first;
+  j["gate"] = c.gate;
   j["kv_labels"] = c.kv_labels;
   j["model"] = c.model.empty() ? json(nullptr) : json(c.model);
   j["layer"] = c.layer ? json(*c.layer) : json(nullptr);

@@ -119,6 +119,10 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
                                   ") and k_norm (" + std::to_string(k) + "), found " +
                                   shape_str(w.q_norm.shape) + " and " + shape_str(w.k_norm.shape));
   }
+  if (spec.gate && (w.w_gate.shape != std::vector<std::size_t>{g.q_rows(), g.C} ||
+                    (!w.b_gate.data.empty() && w.b_gate.size() != g.q_rows())))
+    throw Error(Exit::data, "gate: expected weights w_gate " + shape_str({g.q_rows(), g.C}) +
+                                " (the gate rows of q_proj), found " + shape_str(w.w_gate.shape));
   if (spec.sinks && w.sinks.size() != g.H)
     throw Error(Exit::data, "sinks: expected one logit per head (" + std::to_string(g.H) +
                                 "), found " + shape_str(w.sinks.shape));
@@ -234,6 +238,9 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
       kernels::BlasThreads blas(1);  // one threading layer: ours
       kernels::parallel_for(nb * H * n_blocks, threads, run_task);
     }
+
+    // The gate multiplies each head's context before the output projection.
+    detail::apply_gate(g, p, threads);
 
     // 9. out = y Wo^T + bo   (B*L, O); y is read in place from the q columns.
     float* out = context.ptr() + b0 * L * O;

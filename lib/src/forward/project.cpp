@@ -107,6 +107,15 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
   const std::size_t C = g.C, HD = g.q_rows(), KV = g.kv_rows();
   const float* xb = x.ptr() + b0 * p.L * C;  // the chunk's first query row
 
+  // Gated attention: gate = x Wg^T + bg   (B*L, H*D), the gate half of q_proj.
+  p.gate = nullptr;
+  if (spec.gate) {
+    p.gate = reserve(p.gate_buf, p.gate_cap, nb * p.L * HD);
+    linear(xb, C, nb * p.L, MatrixRef{w.w_gate.ptr(), HD, C},
+           w.b_gate.data.empty() ? nullptr : w.b_gate.ptr(), p.gate, HD, threads);
+    p.flops += 2.0 * double(nb * p.L) * double(C) * double(HD);
+  }
+
   // Self-attention without extra keys: one GEMM over the chunk's rows,
   // qkv = x Wqkv^T + b. Where nothing changes k and v before they are packed
   // (no qk_norm, no rope), it writes the panels of k^T and v itself (stage 3).
@@ -217,6 +226,21 @@ void pack_keys_values(const Geometry& g, Projected& p, int threads) {
       p.kt[bg] = kernels::pack_panels(p.k + at, 1, p.ld_kv, D, Tx, kv.kt + bg * kv.kt_floats);
     else
       p.v_packed[bg] = kernels::pack_panels(p.v + at, p.ld_kv, 1, Tx, D, kv.v + bg * kv.v_floats);
+  });
+}
+
+void apply_gate(const Geometry& g, Projected& p, int threads) {
+  if (!p.gate) return;
+  const std::size_t HD = g.q_rows(), rows = p.B * p.L;
+  constexpr std::size_t kRows = 64;
+  kernels::parallel_for((rows + kRows - 1) / kRows, threads, [&](std::size_t task, int) {
+    const std::size_t r1 = std::min(rows, (task + 1) * kRows);
+    for (std::size_t r = task * kRows; r < r1; ++r) {
+      float* y = p.q + r * p.ld_q;
+      const float* gate = p.gate + r * HD;
+      // torch.sigmoid in float32: 1 / (1 + exp(-x))
+      for (std::size_t c = 0; c < HD; ++c) y[c] *= 1.0f / (1.0f + std::exp(-gate[c]));
+    }
   });
 }
 

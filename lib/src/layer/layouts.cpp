@@ -23,6 +23,7 @@ Dims dims_of(const Config& cfg) {
   d.bias_kv = cfg.add_bias_kv;
   if (cfg.qk_norm) d.qk_norm = cfg.qk_norm->scope_all ? QkNorm::all : QkNorm::head;
   d.sinks = cfg.sinks;
+  d.gate = cfg.gate;
   return d;
 }
 
@@ -36,6 +37,7 @@ Dims dims_of(const Weights& w) {
   // (D) is "head"; (H*D) "all" (the same shapes when H == 1).
   if (!w.q_norm.data.empty()) d.qk_norm = w.q_norm.size() == d.D ? QkNorm::head : QkNorm::all;
   d.sinks = !w.sinks.data.empty();
+  d.gate = !w.w_gate.data.empty();
   return d;
 }
 
@@ -93,6 +95,17 @@ std::vector<Piece> interleaved(const Dims& d, Layout layout, Part part) {
   return p;
 }
 
+// A gated q_proj (modeling_qwen3_next.Qwen3NextAttention): its rows viewed
+// (H, 2D) hold per head [query (D) | gate (D)], torch.chunk(..., 2, dim=-1).
+std::vector<Piece> gated_q(const Dims& d, Part q_part, Part gate_part) {
+  std::vector<Piece> p;
+  for (std::size_t h = 0; h < d.H; ++h) {
+    p.push_back({q_part, 2 * h * d.D, d.q_row0() + h * d.D, d.D});
+    p.push_back({gate_part, 2 * h * d.D + d.D, h * d.D, d.D});
+  }
+  return p;
+}
+
 }  // namespace
 
 std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
@@ -144,7 +157,20 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
       if (d.out_bias) s.push_back({"c_proj.bias", {}, {{Part::out_bias, 0, 0, O}}, false, {O}});
       break;
     case Layout::proj:  // Llama, Mistral, Qwen2, OPT, BART, Whisper: q|k|v_proj, o_proj or out_proj
-      add_qkv(s, d, {"q_proj", "k_proj", "v_proj"}, false);
+      if (d.gate) {     // Qwen3-Next: q_proj (2*H*D, C) holds the gate too
+        s.push_back({"q_proj.weight",
+                     {},
+                     gated_q(d, Part::qkv_weight, Part::gate_weight),
+                     false,
+                     {2 * HD, C}});
+        if (d.qkv_bias)
+          s.push_back(
+              {"q_proj.bias", {}, gated_q(d, Part::qkv_bias, Part::gate_bias), false, {2 * HD}});
+        add_linear(s, "k_proj", Part::qkv_weight, d.k_row0(), KV, C, d.qkv_bias);
+        add_linear(s, "v_proj", Part::qkv_weight, d.v_row0(), KV, C, d.qkv_bias);
+      } else {
+        add_qkv(s, d, {"q_proj", "k_proj", "v_proj"}, false);
+      }
       add_linear(s, "o_proj", Part::out_weight, 0, O, HD, d.out_bias, {"out_proj"});
       if (d.qk_norm != QkNorm::none) {  // Qwen3, Gemma 3 (D); OLMo 2 (H*D), (Hkv*D)
         const std::size_t nq = d.q_norm_size(), nk = d.k_norm_size();
@@ -191,6 +217,11 @@ std::string fit_problem(const Dims& d, Layout layout) {
            "(Qwen3, Gemma 3, OLMo 2)";
   if (d.sinks && layout != Layout::proj)
     return "layout " + name + " has no sinks: use layout proj (gpt-oss)";
+  if (d.gate && layout != Layout::proj)
+    return "layout " + name +
+           " has no gated q_proj (gate: q_proj rows (H, 2D)): use layout proj (Qwen3-Next)";
+  if (d.gate && d.split_kv)
+    return "gate reads the gate from q_proj with the query: not with torch MHA's kdim/vdim";
   if (layout == Layout::torch_mha && d.qkv_bias != d.out_bias)
     return "layout torch_mha has one bias flag for in_proj and out_proj "
            "(nn.MultiheadAttention(bias=...)), found qkv_bias " +
@@ -280,6 +311,10 @@ Tensor* part_of(Weights& w, Part p) {
       return &w.k_norm;
     case Part::sinks:
       return &w.sinks;
+    case Part::gate_weight:
+      return &w.w_gate;
+    case Part::gate_bias:
+      return &w.b_gate;
   }
   return nullptr;
 }
@@ -289,6 +324,7 @@ Tensor* part_of(Weights& w, Part p) {
 std::size_t part_cols(const Weights& w, Part p) {
   switch (p) {
     case Part::qkv_weight:
+    case Part::gate_weight:
       return static_cast<std::size_t>(w.C);
     case Part::k_weight:
       return w.key_width();
@@ -328,6 +364,10 @@ Weights empty_weights(const Dims& d, bool qkv_bias, bool out_bias) {
   if (d.qk_norm != QkNorm::none)
     w.q_norm = Tensor({d.q_norm_size()}), w.k_norm = Tensor({d.k_norm_size()});
   if (d.sinks) w.sinks = Tensor({d.H});
+  if (d.gate) {
+    w.w_gate = Tensor({d.q_rows(), d.C});
+    if (qkv_bias) w.b_gate = Tensor({d.q_rows()});
+  }
   return w;
 }
 

@@ -32,6 +32,7 @@ struct Dims : Geometry {
   bool bias_kv = false;           // torch MHA add_bias_kv: bias_k, bias_v
   QkNorm qk_norm = QkNorm::none;  // q_norm.weight, k_norm.weight
   bool sinks = false;             // sinks (H): gpt-oss
+  bool gate = false;              // q_proj rows (H, 2D): per head [query | gate] (Qwen3-Next)
 
   // q, k and v are three weights (torch MHA's q_proj_weight, k_proj_weight,
   // v_proj_weight) and the canonical w_qkv holds only the q rows: from a
@@ -60,7 +61,9 @@ enum class Part {
   bias_v,
   q_norm,  // qk_norm weights
   k_norm,
-  sinks  // gpt-oss
+  sinks,        // gpt-oss
+  gate_weight,  // w_gate (H*D, C): gated attention (Qwen3-Next)
+  gate_bias     // b_gate (H*D)
 };
 
 // Rows [src_row0, src_row0 + rows) of the stored tensor are rows

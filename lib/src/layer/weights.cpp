@@ -128,6 +128,14 @@ std::string shape_hint(const Dims& d, const Slot& s, const std::vector<std::size
                  : "; the weights norm each head: set qk_norm \"scope\": \"head\" (Qwen3, "
                    "Gemma 3)";
   }
+  // Qwen3-Next's q_proj holds a gate beside each head's query: twice the rows.
+  if (s.key == "q_proj.weight" && found.size() == 2 && found[1] == s.shape[1]) {
+    if (!d.gate && found[0] == 2 * s.shape[0])
+      return "; twice num_heads * head_size rows: a gate per head beside the query (Qwen3-Next's "
+             "[query | gate]): set \"gate\": true";
+    if (d.gate && 2 * found[0] == s.shape[0])
+      return "; config \"gate\" is true but q_proj holds no gate rows: set \"gate\": false";
+  }
   if ((s.part() == Part::k_weight || s.part() == Part::v_weight) && found.size() == 2 &&
       found[0] == s.shape[0])
     return std::string("; set \"") + (s.part() == Part::k_weight ? "kdim" : "vdim") +

@@ -131,6 +131,7 @@ AttentionSpec attention_spec(const Config& cfg) {
   s.qk_norm = cfg.qk_norm;
   s.sinks = cfg.sinks;
   s.add_zero_attn = cfg.add_zero_attn;
+  s.gate = cfg.gate;
   return s;
 }
 

@@ -593,7 +593,7 @@ TEST_CASE("config scores: the golden variants' configs parse") {
     CHECK(c.weights == (entry.path() / "weights").string());
     ++n;
   }
-  CHECK(n == 12);
+  CHECK(n == 13);
   auto load = [&](const char* name) {
     return attn::load_config((root / name / "config.json").string());
   };
@@ -840,4 +840,14 @@ TEST_CASE(
     ++n;
   }
   CHECK(n >= 4);
+}
+
+TEST_CASE("config v3: gate, a bool, off by default, in run.json") {
+  CHECK_FALSE(parse(multi("")).gate);
+  const Config c = parse(multi(R"("gate": true)"));
+  CHECK(c.gate);
+  CHECK(attn::config_to_json(c)["gate"] == true);
+  CHECK(attn::config_to_json(parse(multi("")))["gate"] == false);
+  expect_config_error(multi(R"("gate": 1)"), "gate", "expected");
+  expect_config_error(multi(R"("gat": true)"), "key \"gat\"", "did you mean \"gate\"");
 }

@@ -38,6 +38,7 @@ struct Case {
   bool cross = false;          // keys from a (B, T, Ck) source
   bool kv_one_source = false;  // kv_input: one source for k and v
   bool bias = true, bias_kv = false, qk_norm_weights = false, qk_all = false, sinks = false;
+  bool gate = false;  // w_gate (and b_gate with bias)
   unsigned seed = 1;
   AttentionSpec spec;
   std::optional<Mask> padding;           // (B, T)
@@ -80,6 +81,10 @@ Weights make_weights(const Case& c) {
     w.k_norm = scaled(test::random_tensor({c.qk_all ? g.kv_rows() : g.D}, c.seed + 7), 0.3);
   }
   if (c.sinks) w.sinks = scaled(test::random_tensor({c.H}, c.seed + 8), 2.0);
+  if (c.gate) {
+    w.w_gate = scaled(test::random_tensor({g.q_rows(), c.C}, c.seed + 30), in);
+    if (c.bias) w.b_gate = scaled(test::random_tensor({g.q_rows()}, c.seed + 31), 0.5);
+  }
   return w;
 }
 
@@ -521,5 +526,54 @@ TEST_CASE("attention v2: batches past one chunk of rows (each chunk its own proj
     c.spec.add_zero_attn = true;
     c.padding = pad_right_left(c.B, c.T, 3);
     check_case(c);
+  }
+}
+
+TEST_CASE(
+    "attention v3: gate multiplies each head's context by sigmoid(gate), with and without "
+    "bias, GQA, rope and padding, across chunks") {
+  for (bool bias : {true, false}) {
+    Case c;
+    c.bias = bias;
+    c.gate = true;
+    c.Hkv = 2;
+    c.spec.gate = true;
+    c.spec.causal = true;
+    c.spec.rope = rope(4);  // partial rotary, as Qwen3-Next
+    c.padding = pad_right_left(c.B, c.L, 2);
+    c.positions = positions_of(*c.padding, 0);
+    CAPTURE(bias);
+    check_case(c);
+  }
+  {
+    Case c;  // several chunks of batch rows and query blocks; no out_proj-free shortcut
+    c.B = 3;
+    c.L = 400;
+    c.H = 2;
+    c.C = 8;
+    c.O = 8;
+    c.gate = true;
+    c.spec.gate = true;
+    c.spec.causal = true;
+    check_case(c, 3);
+  }
+  {
+    // The gate changes the result: without it the same weights give another context.
+    Case c;
+    c.gate = true;
+    c.spec.gate = true;
+    const Weights w = make_weights(c);
+    Inputs t;
+    make_inputs(c, w, t);
+    Tensor gated, plain;
+    forward(w, c.spec, t.in, gated, {});
+    AttentionSpec off = c.spec;
+    off.gate = false;
+    forward(w, off, t.in, plain, {});
+    CHECK(test::compare(gated, plain).max_abs > 1e-2);
+    Weights none = w;
+    none.w_gate = Tensor();
+    test::expect_error([&] { forward(none, c.spec, t.in, gated, {}); }, Exit::data,
+                       "gate: expected weights w_gate (32, 16)");
   }
 }
