@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Golden cases for the attention variants of CONTRACT.md v2 (issue 10): positions, masks,
 windows, softcap, qk_norm, sinks, ALiBi, cross-attention and torch MHA's options; and v3's
-forward-pass features (issue 24): gate (modeling_qwen3_next).
+forward-pass features (issue 24): gate (modeling_qwen3_next), qk_norm kinds layer
+(modeling_cohere, Phi's qk_layernorm, per-head weights) and l2 (modeling_llama4).
 
 Each family's attention is written here in torch from its published modeling code
 (transformers' modeling_llama / mistral / gemma2 / qwen3 / gpt_oss / gpt_neox / bloom / mpt
@@ -52,6 +53,32 @@ def apply_rope(x, cos, sin, rotary_dim):  # x (B, H, S, D); partial rotary as GP
     rot, rest = x[..., :rotary_dim], x[..., rotary_dim:]
     cos, sin = cos[:, None], sin[:, None]
     return torch.cat((rot * cos + rotate_half(rot) * sin, rest), dim=-1)
+
+
+def rotate_pairs(x):  # modeling_cohere.rotate_half: pairs (x[2i], x[2i+1])
+    x1, x2 = x[..., ::2], x[..., 1::2]
+    return torch.stack([-x2, x1], dim=-1).flatten(-2)
+
+
+def apply_rope_interleaved(x, cos, sin, rotary_dim):  # modeling_cohere.apply_rotary_pos_emb
+    half = rotary_dim // 2  # cos, sin hold [freqs, freqs]: repeat_interleave them instead
+    cos = torch.repeat_interleave(cos[..., :half], 2, dim=-1)[:, None]
+    sin = torch.repeat_interleave(sin[..., :half], 2, dim=-1)[:, None]
+    rot, rest = x[..., :rotary_dim], x[..., rotary_dim:]
+    return torch.cat((rot * cos + rotate_pairs(rot) * sin, rest), dim=-1)
+
+
+def layer_norm(x, w, b, eps):  # CohereLayerNorm / nn.LayerNorm over the last dim, in float32
+    v = x.float()
+    mean = v.mean(-1, keepdim=True)
+    var = (v - mean).pow(2).mean(-1, keepdim=True)
+    v = (v - mean) * torch.rsqrt(var + eps) * w.float()
+    return v + b.float() if b is not None else v
+
+
+def l2_norm(x, eps):  # modeling_llama4.Llama4TextL2Norm
+    v = x.float()
+    return v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + eps)
 
 
 def repeat_kv(x, n_rep):  # modeling_llama.repeat_kv
@@ -108,10 +135,17 @@ class Decoder(nn.Module):
         self.k_proj = nn.Linear(C, Hkv * D, bias=bias)
         self.v_proj = nn.Linear(C, Hkv * D, bias=bias)
         self.o_proj = nn.Linear(H * D, C, bias=o_bias)
+        # qk_norm: (eps, offset) for RMSNorm, or a dict {kind, eps, per_head, bias} (v3)
         self.qk_norm = qk_norm
-        if qk_norm:
-            self.q_norm = nn.Parameter(torch.randn(D) * 0.3)
-            self.k_norm = nn.Parameter(torch.randn(D) * 0.3)
+        nk = qk_norm if isinstance(qk_norm, dict) else {"kind": "rms"}
+        self.norm_kind = nk["kind"] if qk_norm else None
+        if qk_norm and nk["kind"] != "l2":
+            per_head = nk.get("per_head", False)
+            self.q_norm = nn.Parameter(torch.randn(*((H, D) if per_head else (D,))) * 0.3)
+            self.k_norm = nn.Parameter(torch.randn(*((Hkv, D) if per_head else (D,))) * 0.3)
+            if nk.get("bias"):
+                self.q_norm_bias = nn.Parameter(torch.randn(*self.q_norm.shape) * 0.3)
+                self.k_norm_bias = nn.Parameter(torch.randn(*self.k_norm.shape) * 0.3)
         self.sinks = nn.Parameter(torch.randn(H)) if sinks else None
 
     def forward(self, x, positions, keep, rope, scale, causal=True, window=None, softcap=None):
@@ -123,14 +157,21 @@ class Decoder(nn.Module):
             q = self.q_proj(x).view(B, S, self.H, self.D)
         k = self.k_proj(x).view(B, S, self.Hkv, self.D)
         v = self.v_proj(x).view(B, S, self.Hkv, self.D).transpose(1, 2)
-        if self.qk_norm:
+        if self.norm_kind == "rms":
             eps, off = self.qk_norm
             q, k = rms_norm(q, self.q_norm, eps, off), rms_norm(k, self.k_norm, eps, off)
+        elif self.norm_kind == "layer":  # modeling_cohere / stablelm: before rope
+            eps = self.qk_norm["eps"]
+            qb, kb = getattr(self, "q_norm_bias", None), getattr(self, "k_norm_bias", None)
+            q, k = layer_norm(q, self.q_norm, qb, eps), layer_norm(k, self.k_norm, kb, eps)
+        elif self.norm_kind == "l2":
+            q, k = l2_norm(q, self.qk_norm["eps"]), l2_norm(k, self.qk_norm["eps"])
         q, k = q.transpose(1, 2), k.transpose(1, 2)
         if rope is not None:
-            inv, att, R = rope
+            inv, att, R = rope[:3]
             cos, sin = rope_cos_sin(positions, inv, att)
-            q, k = apply_rope(q, cos, sin, R), apply_rope(k, cos, sin, R)
+            turn = apply_rope_interleaved if len(rope) > 3 and rope[3] else apply_rope
+            q, k = turn(q, cos, sin, R), turn(k, cos, sin, R)
         k, v = repeat_kv(k, self.H // self.Hkv), repeat_kv(v, self.H // self.Hkv)
         s = (q @ k.transpose(2, 3)) * scale
         if softcap:  # modeling_gemma2: attn_logit_softcapping
@@ -244,7 +285,7 @@ def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
         inv, att = rope_params(rope_cfg.get("theta", 10000.0), R,
                                rope_cfg.get("max_position_embeddings"), rope_cfg.get("scaling"),
                                int(pos.max()) + 1)
-        rope = (inv, att, R)
+        rope = (inv, att, R, rope_cfg.get("style") == "interleaved")
         cfg["rope"] = rope_cfg
     if scale is not None:
         cfg["scale"] = scale
@@ -252,7 +293,9 @@ def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
         cfg["sliding_window"] = window
     if softcap:
         cfg["softcap"] = softcap
-    if qk_norm:
+    if isinstance(qk_norm, dict):
+        cfg["qk_norm"] = dict(qk_norm)
+    elif qk_norm:
         cfg["qk_norm"] = {"eps": qk_norm[0], "scope": "head", "weight_offset": qk_norm[1]}
     if sinks:
         cfg["sinks"] = True
@@ -264,9 +307,12 @@ def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
     # neighbours under the same block prefix, as a whole-model file has them
     w["model.layers.3.input_layernorm.weight"] = torch.ones(C)
     w["model.layers.3.mlp.up_proj.weight"] = torch.randn(2 * C, C)
-    if qk_norm:  # the families' key names for the norm weights
-        w["model.layers.3.self_attn.q_norm.weight"] = w.pop("model.layers.3.self_attn.q_norm")
-        w["model.layers.3.self_attn.k_norm.weight"] = w.pop("model.layers.3.self_attn.k_norm")
+    for n in ("q_norm", "k_norm"):  # the families' key names for the norm weights
+        at = "model.layers.3.self_attn." + n
+        if at in w:
+            w[at + ".weight"] = w.pop(at)
+        if at + "_bias" in w:
+            w[at + ".bias"] = w.pop(at + "_bias")
     save_case(name, cfg, w, x, y, m.last_attn,
               {"attention_mask.npy": keep.numpy(), "positions.npy": pos.numpy()})
 
@@ -299,6 +345,18 @@ def main():
     # (v3) Qwen3-Next: gate per head in q_proj, partial rotary, (1 + w) q/k norms, q bias.
     decoder_case("qwen3next_gate", 32, 4, 2, 8, rope_cfg={"theta": 10000.0, "rotary_dim": 4},
                  qk_norm=(1e-6, 1), gate=True, bias=True, seed=11)
+
+    # (v3) qk_norm kinds: Cohere's per-head LayerNorm (H, D) with interleaved rope; Phi's
+    # qk_layernorm (nn.LayerNorm with a bias, shared by the heads); Llama 4's L2 norm.
+    decoder_case("cohere_layernorm_per_head", 32, 4, 2, 8,
+                 rope_cfg={"theta": 10000.0, "style": "interleaved"},
+                 qk_norm={"kind": "layer", "eps": 1e-5, "per_head": True}, seed=12)
+    decoder_case("phi_layernorm_bias", 32, 4, 4, 8, rope_cfg={"theta": 10000.0, "rotary_dim": 4},
+                 qk_norm={"kind": "layer", "eps": 1e-5, "bias": True}, bias=True, o_bias=True,
+                 left=False, seed=13)
+    decoder_case("llama4_l2_norm", 32, 4, 2, 8,
+                 rope_cfg={"theta": 500000.0, "style": "interleaved"},
+                 qk_norm={"kind": "l2", "eps": 1e-5}, seed=14)
 
     # GPT-NeoX: partial rotary (rotary_pct 0.25 of D = 16 -> 4).
     torch.manual_seed(5)

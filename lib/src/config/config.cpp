@@ -114,7 +114,8 @@ const std::vector<std::string>& alibi_keys() {
 }
 
 const std::vector<std::string>& qk_norm_keys() {
-  static const std::vector<std::string> k = {"eps", "scope", "weight_offset"};
+  static const std::vector<std::string> k = {"eps",  "scope",    "weight_offset",
+                                             "kind", "per_head", "bias"};
   return k;
 }
 

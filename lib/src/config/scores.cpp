@@ -183,6 +183,36 @@ void read_qk_norm(Config& c, const json& v, const std::string& name) {
       bad(name + ".weight_offset", "expected 0 (x * w) or 1 (Gemma: x * (1 + w)), found " + n(w));
     q.weight_offset = static_cast<int>(w);
   }
+  // (v3) kind, per_head weights, bias
+  if (o.contains("kind")) {
+    const std::string k = cj::get_string(o.at("kind"), name + ".kind");
+    if (k == "rms")
+      q.kind = QkNormKind::rms;
+    else if (k == "layer")
+      q.kind = QkNormKind::layer;
+    else if (k == "l2")
+      q.kind = QkNormKind::l2;
+    else
+      bad(name + ".kind",
+          "expected \"rms\" (RMSNorm: Qwen3, Gemma 3, OLMo 2), \"layer\" (LayerNorm: Cohere, "
+          "StableLM, Phi) or \"l2\" (no weight: Llama 4), found " +
+              cj::quote(k));
+  }
+  if (o.contains("per_head")) q.per_head = cj::get_bool(o.at("per_head"), name + ".per_head");
+  if (o.contains("bias")) q.bias = cj::get_bool(o.at("bias"), name + ".bias");
+  if (q.kind == QkNormKind::l2) {
+    for (const char* k : {"weight_offset", "per_head", "bias"})
+      if (o.contains(k))
+        bad(name + "." + k, std::string("qk_norm kind \"l2\" has no weight (x * rsqrt(mean(x^2) + "
+                                        "eps), Llama 4): leave ") +
+                                k + " out");
+  }
+  if (q.bias && q.kind != QkNormKind::layer)
+    bad(name + ".bias", "a bias belongs to qk_norm kind \"layer\" (LayerNorm), found kind \"" +
+                            std::string(q.kind == QkNormKind::rms ? "rms" : "l2") + "\"");
+  if (q.per_head && q.scope_all)
+    bad(name + ".per_head",
+        "per-head weights (H, D) norm each head: they need scope \"head\", found \"all\"");
   c.qk_norm = q;
 }
 
@@ -396,10 +426,19 @@ void score_keys_to_json(const Config& c, json& j) {
   }
   j["sliding_window"] = c.sliding_window ? json(*c.sliding_window) : json(nullptr);
   j["softcap"] = c.softcap ? json(*c.softcap) : json(nullptr);
-  j["qk_norm"] = c.qk_norm ? json{{"eps", c.qk_norm->eps},
-                                  {"scope", c.qk_norm->scope_all ? "all" : "head"},
-                                  {"weight_offset", c.qk_norm->weight_offset}}
-                           : json(nullptr);
+  if (c.qk_norm) {
+    const QkNormSpec& q = *c.qk_norm;
+    j["qk_norm"] = {{"eps", q.eps},
+                    {"scope", q.scope_all ? "all" : "head"},
+                    {"weight_offset", q.weight_offset},
+                    {"kind", q.kind == QkNormKind::rms     ? "rms"
+                             : q.kind == QkNormKind::layer ? "layer"
+                                                           : "l2"},
+                    {"per_head", q.per_head},
+                    {"bias", q.bias}};
+  } else {
+    j["qk_norm"] = nullptr;
+  }
   j["sinks"] = c.sinks;
   j["attention_mask"] = array_key(c.attention_mask);
   j["attn_mask"] = array_key(c.attn_mask);

@@ -63,31 +63,54 @@ void append_extra_keys(const Weights& w, const AttentionSpec& spec, Projected& p
   }
 }
 
-// RMSNorm of `heads` vectors of `width` floats each, in place, as Hugging
-// Face's Qwen3RMSNorm / Gemma3RMSNorm in float32:
-// x * rsqrt(mean(x^2) + eps) * (offset + w).
-void rms_norm(float* x, std::size_t heads, std::size_t width, const float* w, float eps,
-              float offset) {
+// The norm of `heads` vectors of `width` floats each, in place, in float32
+// as Hugging Face's (sums in double, then rounded):
+//   rms    x * rsqrt(mean(x^2) + eps) * (offset + w)       (Qwen3RMSNorm, Gemma3RMSNorm)
+//   layer  (x - mean) * rsqrt(var + eps) * (offset + w) + b (nn.LayerNorm, CohereLayerNorm)
+//   l2     x * rsqrt(mean(x^2) + eps)                      (Llama4TextL2Norm; w is nullptr)
+// w and b advance by `wstep` per vector (width for per-head weights, 0 when shared).
+void norm_vectors(float* x, std::size_t heads, std::size_t width, const float* w, const float* b,
+                  std::size_t wstep, QkNormKind kind, float eps, float offset) {
   for (std::size_t h = 0; h < heads; ++h) {
     float* v = x + h * width;
+    const float* wh = w ? w + h * wstep : nullptr;
+    const float* bh = b ? b + h * wstep : nullptr;
+    if (kind == QkNormKind::layer) {
+      double sum = 0.0;
+      for (std::size_t d = 0; d < width; ++d) sum += v[d];
+      const float mean = static_cast<float>(sum / double(width));
+      double ss = 0.0;
+      for (std::size_t d = 0; d < width; ++d) ss += double(v[d] - mean) * double(v[d] - mean);
+      const float inv = 1.0f / std::sqrt(static_cast<float>(ss / double(width)) + eps);
+      for (std::size_t d = 0; d < width; ++d)
+        v[d] = (v[d] - mean) * inv * (offset + wh[d]) + (bh ? bh[d] : 0.0f);
+      continue;
+    }
     double ss = 0.0;
     for (std::size_t d = 0; d < width; ++d) ss += double(v[d]) * double(v[d]);
     const float inv = 1.0f / std::sqrt(static_cast<float>(ss / double(width)) + eps);
-    for (std::size_t d = 0; d < width; ++d) v[d] = v[d] * inv * (offset + w[d]);
+    if (!wh) {
+      for (std::size_t d = 0; d < width; ++d) v[d] = v[d] * inv;
+      continue;
+    }
+    for (std::size_t d = 0; d < width; ++d) v[d] = v[d] * inv * (offset + wh[d]);
   }
 }
 
 // qk_norm over n rows of heads x D at `base` (stride ld): scope "head"
-// normalizes each D-vector with the (D) weight, scope "all" the whole
-// heads*D row with the (heads*D) weight (OLMo 2).
+// normalizes each D-vector with the (D) weight, or its head's row of the
+// (heads, D) weight (per_head); scope "all" the whole heads*D row with the
+// (heads*D) weight (OLMo 2). Kind "l2" has no weight.
 void qk_norm_rows(float* base, std::size_t n, std::size_t ld, std::size_t heads, std::size_t D,
-                  const Tensor& weight, const QkNormSpec& spec) {
+                  const Tensor& weight, const Tensor& bias, const QkNormSpec& spec) {
   const float eps = static_cast<float>(spec.eps), off = static_cast<float>(spec.weight_offset);
+  const float* w = spec.has_weight() ? weight.ptr() : nullptr;
+  const float* b = spec.bias && !bias.data.empty() ? bias.ptr() : nullptr;
   for (std::size_t r = 0; r < n; ++r) {
     if (spec.scope_all)
-      rms_norm(base + r * ld, 1, heads * D, weight.ptr(), eps, off);
+      norm_vectors(base + r * ld, 1, heads * D, w, b, 0, spec.kind, eps, off);
     else
-      rms_norm(base + r * ld, heads, D, weight.ptr(), eps, off);
+      norm_vectors(base + r * ld, heads, D, w, b, spec.per_head ? D : 0, spec.kind, eps, off);
   }
 }
 
@@ -204,7 +227,8 @@ void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardIn
     const std::size_t ld = is_q ? p.ld_q : p.ld_kv;
     const std::size_t heads = is_q ? g.H : g.Hkv;
     if (spec.qk_norm)
-      qk_norm_rows(rows, n, ld, heads, D, is_q ? w.q_norm : w.k_norm, *spec.qk_norm);
+      qk_norm_rows(rows, n, ld, heads, D, is_q ? w.q_norm : w.k_norm,
+                   is_q ? w.q_norm_bias : w.k_norm_bias, *spec.qk_norm);
     if (spec.rope) {
       // Self-attention: the keys sit at the queries' positions.
       const std::int64_t* pos =

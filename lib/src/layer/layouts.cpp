@@ -21,7 +21,11 @@ Dims dims_of(const Config& cfg) {
   d.out_bias = cfg.out_proj && cfg.out_bias;
   d.split_kv = d.Ck != d.C || d.Cv != d.C;
   d.bias_kv = cfg.add_bias_kv;
-  if (cfg.qk_norm) d.qk_norm = cfg.qk_norm->scope_all ? QkNorm::all : QkNorm::head;
+  if (cfg.qk_norm && cfg.qk_norm->has_weight()) {
+    d.qk_norm = cfg.qk_norm->scope_all ? QkNorm::all : QkNorm::head;
+    d.qk_per_head = cfg.qk_norm->per_head;
+    d.qk_bias = cfg.qk_norm->bias;
+  }
   d.sinks = cfg.sinks;
   d.gate = cfg.gate;
   return d;
@@ -35,7 +39,11 @@ Dims dims_of(const Weights& w) {
   d.split_kv = !w.fused_qkv();
   d.bias_kv = !w.bias_k.data.empty();
   // (D) is "head"; (H*D) "all" (the same shapes when H == 1).
-  if (!w.q_norm.data.empty()) d.qk_norm = w.q_norm.size() == d.D ? QkNorm::head : QkNorm::all;
+  if (!w.q_norm.data.empty()) {
+    d.qk_per_head = w.q_norm.ndim() == 2;  // (H, D)
+    d.qk_norm = w.q_norm.size() == d.D || d.qk_per_head ? QkNorm::head : QkNorm::all;
+    d.qk_bias = !w.q_norm_bias.data.empty();
+  }
   d.sinks = !w.sinks.data.empty();
   d.gate = !w.w_gate.data.empty();
   return d;
@@ -173,9 +181,14 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
       }
       add_linear(s, "o_proj", Part::out_weight, 0, O, HD, d.out_bias, {"out_proj"});
       if (d.qk_norm != QkNorm::none) {  // Qwen3, Gemma 3 (D); OLMo 2 (H*D), (Hkv*D)
-        const std::size_t nq = d.q_norm_size(), nk = d.k_norm_size();
-        s.push_back({"q_norm.weight", {}, {{Part::q_norm, 0, 0, nq}}, false, {nq}});
-        s.push_back({"k_norm.weight", {}, {{Part::k_norm, 0, 0, nk}}, false, {nk}});
+        // per head (Cohere): (H, D) and (Hkv, D), read as rows of D
+        const std::vector<std::size_t> sq = d.q_norm_shape(), sk = d.k_norm_shape();
+        s.push_back({"q_norm.weight", {}, {{Part::q_norm, 0, 0, sq[0]}}, false, sq});
+        if (d.qk_bias)
+          s.push_back({"q_norm.bias", {}, {{Part::q_norm_bias, 0, 0, sq[0]}}, false, sq});
+        s.push_back({"k_norm.weight", {}, {{Part::k_norm, 0, 0, sk[0]}}, false, sk});
+        if (d.qk_bias)
+          s.push_back({"k_norm.bias", {}, {{Part::k_norm_bias, 0, 0, sk[0]}}, false, sk});
       }
       if (d.sinks) s.push_back({"sinks", {}, {{Part::sinks, 0, 0, d.H}}, false, {d.H}});  // gpt-oss
       break;
@@ -309,6 +322,10 @@ Tensor* part_of(Weights& w, Part p) {
       return &w.q_norm;
     case Part::k_norm:
       return &w.k_norm;
+    case Part::q_norm_bias:
+      return &w.q_norm_bias;
+    case Part::k_norm_bias:
+      return &w.k_norm_bias;
     case Part::sinks:
       return &w.sinks;
     case Part::gate_weight:
@@ -335,6 +352,13 @@ std::size_t part_cols(const Weights& w, Part p) {
     case Part::bias_k:
     case Part::bias_v:
       return w.geometry().kv_rows();
+    case Part::q_norm:  // per head (H, D): rows of D; else rows of one value
+    case Part::k_norm:
+    case Part::q_norm_bias:
+    case Part::k_norm_bias: {
+      const Tensor& t = *part_of(const_cast<Weights&>(w), p);
+      return t.ndim() == 2 ? t.shape[1] : 1;
+    }
     default:
       return 1;
   }
@@ -361,8 +385,11 @@ Weights empty_weights(const Dims& d, bool qkv_bias, bool out_bias) {
   if (d.out_proj) w.w_out = Tensor({d.O, d.q_rows()});
   if (d.out_proj && out_bias) w.b_out = Tensor({d.O});
   if (d.bias_kv) w.bias_k = Tensor({d.kv_rows()}), w.bias_v = Tensor({d.kv_rows()});
-  if (d.qk_norm != QkNorm::none)
-    w.q_norm = Tensor({d.q_norm_size()}), w.k_norm = Tensor({d.k_norm_size()});
+  if (d.qk_norm != QkNorm::none) {
+    w.q_norm = Tensor(d.q_norm_shape()), w.k_norm = Tensor(d.k_norm_shape());
+    if (d.qk_bias)
+      w.q_norm_bias = Tensor(d.q_norm_shape()), w.k_norm_bias = Tensor(d.k_norm_shape());
+  }
   if (d.sinks) w.sinks = Tensor({d.H});
   if (d.gate) {
     w.w_gate = Tensor({d.q_rows(), d.C});

@@ -497,7 +497,12 @@ TEST_CASE("config scores: config_to_json holds every v2 key as resolved") {
   CHECK(j["sliding_window"] == 2);
   CHECK(j["softcap"] == 30.0);
   CHECK(j["sinks"] == true);
-  CHECK(j["qk_norm"] == json{{"eps", 1e-6}, {"scope", "all"}, {"weight_offset", 0}});
+  CHECK(j["qk_norm"] == json{{"eps", 1e-6},
+                             {"scope", "all"},
+                             {"weight_offset", 0},
+                             {"kind", "rms"},
+                             {"per_head", false},
+                             {"bias", false}});
   CHECK(j["attention_mask"] == "d/am.npy");
   CHECK(j["attn_mask"] == "inline");
   CHECK(j["kv_input"].is_null());
@@ -593,7 +598,7 @@ TEST_CASE("config scores: the golden variants' configs parse") {
     CHECK(c.weights == (entry.path() / "weights").string());
     ++n;
   }
-  CHECK(n == 13);
+  CHECK(n == 16);
   auto load = [&](const char* name) {
     return attn::load_config((root / name / "config.json").string());
   };
@@ -850,4 +855,28 @@ TEST_CASE("config v3: gate, a bool, off by default, in run.json") {
   CHECK(attn::config_to_json(parse(multi("")))["gate"] == false);
   expect_config_error(multi(R"("gate": 1)"), "gate", "expected");
   expect_config_error(multi(R"("gat": true)"), "key \"gat\"", "did you mean \"gate\"");
+}
+
+TEST_CASE("config v3: qk_norm kind, per_head and bias") {
+  using attn::QkNormKind;
+  CHECK(parse(multi(R"("qk_norm": {})")).qk_norm->kind == QkNormKind::rms);
+  const Config layer =
+      parse(multi(R"("qk_norm": {"kind": "layer", "per_head": true, "bias": true, "eps": 1e-5})"));
+  CHECK(layer.qk_norm->kind == QkNormKind::layer);
+  CHECK(layer.qk_norm->per_head);
+  CHECK(layer.qk_norm->bias);
+  CHECK(layer.qk_norm->has_weight());
+  CHECK(attn::config_to_json(layer)["qk_norm"]["kind"] == "layer");
+  const Config l2 = parse(multi(R"("qk_norm": {"kind": "l2"})"));
+  CHECK(l2.qk_norm->kind == QkNormKind::l2);
+  CHECK_FALSE(l2.qk_norm->has_weight());
+  expect_config_error(multi(R"("qk_norm": {"kind": "batch"})"), "qk_norm.kind", "expected \"rms\"");
+  expect_config_error(multi(R"("qk_norm": {"kind": "l2", "weight_offset": 1})"),
+                      "qk_norm.weight_offset", "has no weight");
+  expect_config_error(multi(R"("qk_norm": {"kind": "l2", "per_head": true})"), "qk_norm.per_head",
+                      "has no weight");
+  expect_config_error(multi(R"("qk_norm": {"bias": true})"), "qk_norm.bias", "kind \"layer\"");
+  expect_config_error(multi(R"("qk_norm": {"per_head": true, "scope": "all"})"), "qk_norm.per_head",
+                      "scope \"head\"");
+  expect_config_error(multi(R"("qk_norm": {"per_head": 1})"), "qk_norm.per_head", "expected");
 }

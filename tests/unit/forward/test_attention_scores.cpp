@@ -38,7 +38,8 @@ struct Case {
   bool cross = false;          // keys from a (B, T, Ck) source
   bool kv_one_source = false;  // kv_input: one source for k and v
   bool bias = true, bias_kv = false, qk_norm_weights = false, qk_all = false, sinks = false;
-  bool gate = false;  // w_gate (and b_gate with bias)
+  bool gate = false;                          // w_gate (and b_gate with bias)
+  bool qk_per_head = false, qk_bias = false;  // norm weights (H, D) / (Hkv, D); norm biases
   unsigned seed = 1;
   AttentionSpec spec;
   std::optional<Mask> padding;           // (B, T)
@@ -77,8 +78,18 @@ Weights make_weights(const Case& c) {
     w.bias_v = test::random_tensor({g.kv_rows()}, c.seed + 5);
   }
   if (c.qk_norm_weights) {
-    w.q_norm = scaled(test::random_tensor({c.qk_all ? g.q_rows() : g.D}, c.seed + 6), 0.3);
-    w.k_norm = scaled(test::random_tensor({c.qk_all ? g.kv_rows() : g.D}, c.seed + 7), 0.3);
+    const std::vector<std::size_t> sq = c.qk_per_head
+                                            ? std::vector<std::size_t>{g.H, g.D}
+                                            : std::vector<std::size_t>{c.qk_all ? g.q_rows() : g.D};
+    const std::vector<std::size_t> sk =
+        c.qk_per_head ? std::vector<std::size_t>{g.Hkv, g.D}
+                      : std::vector<std::size_t>{c.qk_all ? g.kv_rows() : g.D};
+    w.q_norm = scaled(test::random_tensor(sq, c.seed + 6), 0.3);
+    w.k_norm = scaled(test::random_tensor(sk, c.seed + 7), 0.3);
+    if (c.qk_bias) {
+      w.q_norm_bias = scaled(test::random_tensor(sq, c.seed + 32), 0.3);
+      w.k_norm_bias = scaled(test::random_tensor(sk, c.seed + 33), 0.3);
+    }
   }
   if (c.sinks) w.sinks = scaled(test::random_tensor({c.H}, c.seed + 8), 2.0);
   if (c.gate) {
@@ -575,5 +586,65 @@ TEST_CASE(
     none.w_gate = Tensor();
     test::expect_error([&] { forward(none, c.spec, t.in, gated, {}); }, Exit::data,
                        "gate: expected weights w_gate (32, 16)");
+  }
+}
+
+TEST_CASE("attention v3: qk_norm kinds layer (shared, per head, bias, scope all) and l2") {
+  struct Variant {
+    QkNormKind kind;
+    bool per_head, bias, all;
+    int offset;
+  };
+  for (const Variant& v :
+       {Variant{QkNormKind::layer, false, false, false, 0},
+        Variant{QkNormKind::layer, true, false, false, 0},  // Cohere
+        Variant{QkNormKind::layer, true, true, false, 0},   // StableLM-like + bias
+        Variant{QkNormKind::layer, false, true, false, 0},  // Phi
+        Variant{QkNormKind::layer, false, false, true, 1},
+        Variant{QkNormKind::rms, true, false, false, 1},
+        Variant{QkNormKind::l2, false, false, false, 0},  // Llama 4
+        Variant{QkNormKind::l2, false, false, true, 0}}) {
+    Case c;
+    c.Hkv = 2;
+    c.qk_norm_weights = v.kind != QkNormKind::l2;
+    c.qk_per_head = v.per_head;
+    c.qk_bias = v.bias;
+    c.qk_all = v.all;
+    QkNormSpec n;
+    n.eps = 1e-5;
+    n.kind = v.kind;
+    n.per_head = v.per_head;
+    n.bias = v.bias;
+    n.scope_all = v.all;
+    n.weight_offset = v.offset;
+    c.spec.qk_norm = n;
+    c.spec.causal = true;
+    c.spec.rope = rope(8, RopeStyle::interleaved);
+    c.padding = pad_right_left(c.B, c.L, 2);
+    CAPTURE(int(v.kind));
+    CAPTURE(v.per_head);
+    CAPTURE(v.bias);
+    CAPTURE(v.all);
+    check_case(c);
+  }
+  {
+    Case c;  // a layer norm differs from the RMS norm on the same weights
+    c.qk_norm_weights = true;
+    QkNormSpec n;
+    n.kind = QkNormKind::layer;
+    c.spec.qk_norm = n;
+    const Weights w = make_weights(c);
+    Inputs t;
+    make_inputs(c, w, t);
+    Tensor layer, rms;
+    forward(w, c.spec, t.in, layer, {});
+    AttentionSpec other = c.spec;
+    other.qk_norm->kind = QkNormKind::rms;
+    forward(w, other, t.in, rms, {});
+    CHECK(test::compare(layer, rms).max_abs > 1e-3);
+    other.qk_norm->kind = QkNormKind::layer;
+    other.qk_norm->per_head = true;  // (D) weights where (H, D) are expected
+    test::expect_error([&] { forward(w, other, t.in, rms, {}); }, Exit::data,
+                       "qk_norm: expected weights q_norm (4, 8) and k_norm (4, 8)");
   }
 }
