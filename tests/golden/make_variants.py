@@ -2,7 +2,8 @@
 """Golden cases for the attention variants of CONTRACT.md v2 (issue 10): positions, masks,
 windows, softcap, qk_norm, sinks, ALiBi, cross-attention and torch MHA's options; and v3's
 forward-pass features (issue 24): gate (modeling_qwen3_next), qk_norm kinds layer
-(modeling_cohere, Phi's qk_layernorm, per-head weights) and l2 (modeling_llama4).
+(modeling_cohere, Phi's qk_layernorm, per-head weights) and l2 (modeling_llama4),
+attention_chunk (modeling_llama4's chunked layers).
 
 Each family's attention is written here in torch from its published modeling code
 (transformers' modeling_llama / mistral / gemma2 / qwen3 / gpt_oss / gpt_neox / bloom / mpt
@@ -92,13 +93,16 @@ def rms_norm(x, w, eps, offset):  # Qwen3RMSNorm / Gemma3RMSNorm (offset 1: x * 
     return v * (offset + w.float())
 
 
-def allowed_keys(B, S, causal, window, keep):
-    """(B, 1, S, S) bool: causal (j <= i), sliding window (i - W < j), keep = attention_mask."""
+def allowed_keys(B, S, causal, window, keep, chunk=None):
+    """(B, 1, S, S) bool: causal (j <= i), sliding window (i - W < j), keep = attention_mask,
+    chunk (masking_utils.chunked_overlay: i // chunk == j // chunk, Llama 4)."""
     i = torch.arange(S)[:, None]
     j = torch.arange(S)[None, :]
     ok = torch.ones(S, S, dtype=torch.bool)
     if causal:
         ok &= j <= i
+    if chunk:
+        ok &= (i // chunk) == (j // chunk)
     if window:
         ok &= i - window < j
         if not causal:
@@ -148,7 +152,8 @@ class Decoder(nn.Module):
                 self.k_norm_bias = nn.Parameter(torch.randn(*self.k_norm.shape) * 0.3)
         self.sinks = nn.Parameter(torch.randn(H)) if sinks else None
 
-    def forward(self, x, positions, keep, rope, scale, causal=True, window=None, softcap=None):
+    def forward(self, x, positions, keep, rope, scale, causal=True, window=None, softcap=None,
+                chunk=None):
         B, S, _ = x.shape
         if self.gate:  # Qwen3NextAttention: torch.chunk(q_proj(x).view(B, S, H, 2D), 2, dim=-1)
             q, gate = torch.chunk(self.q_proj(x).view(B, S, self.H, 2 * self.D), 2, dim=-1)
@@ -176,7 +181,7 @@ class Decoder(nn.Module):
         s = (q @ k.transpose(2, 3)) * scale
         if softcap:  # modeling_gemma2: attn_logit_softcapping
             s = torch.tanh(s / softcap) * softcap
-        p = softmax_rows(s, allowed_keys(B, S, causal, window, keep), self.sinks)
+        p = softmax_rows(s, allowed_keys(B, S, causal, window, keep, chunk), self.sinks)
         self.last_attn = p
         y = (p @ v).transpose(1, 2).reshape(B, S, self.H * self.D)
         if self.gate:  # attn_output * torch.sigmoid(gate), before o_proj
@@ -269,7 +274,7 @@ def positions_for(keep, offset=0):  # HF: position_ids = cumsum(attention_mask) 
 
 def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, softcap=None,
                  qk_norm=None, sinks=False, bias=False, o_bias=False, left=True, offset=0,
-                 B=2, S=7, seed=0, gate=False):
+                 B=2, S=7, seed=0, gate=False, chunk=None):
     torch.manual_seed(seed)
     m = Decoder(C, H, Hkv, D, bias, o_bias, qk_norm, sinks, gate)
     x = torch.randn(B, S, C)
@@ -301,8 +306,11 @@ def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
         cfg["sinks"] = True
     if gate:
         cfg["gate"] = True
+    if chunk:
+        cfg["attention_chunk"] = chunk
     with torch.no_grad():
-        y = m(x, pos, keep, rope, scale if scale is not None else D ** -0.5, True, window, softcap)
+        y = m(x, pos, keep, rope, scale if scale is not None else D ** -0.5, True, window, softcap,
+              chunk)
     w = prefixed(m, "model.layers.3.self_attn.")
     # neighbours under the same block prefix, as a whole-model file has them
     w["model.layers.3.input_layernorm.weight"] = torch.ones(C)
@@ -354,9 +362,10 @@ def main():
     decoder_case("phi_layernorm_bias", 32, 4, 4, 8, rope_cfg={"theta": 10000.0, "rotary_dim": 4},
                  qk_norm={"kind": "layer", "eps": 1e-5, "bias": True}, bias=True, o_bias=True,
                  left=False, seed=13)
-    decoder_case("llama4_l2_norm", 32, 4, 2, 8,
+    # Llama 4's chunked layers: attention_chunk, interleaved rope, L2 q/k norm, left padding.
+    decoder_case("llama4_chunked_l2", 32, 4, 2, 8,
                  rope_cfg={"theta": 500000.0, "style": "interleaved"},
-                 qk_norm={"kind": "l2", "eps": 1e-5}, seed=14)
+                 qk_norm={"kind": "l2", "eps": 1e-5}, chunk=3, S=8, seed=14)
 
     # GPT-NeoX: partial rotary (rotary_pct 0.25 of D = 16 -> 4).
     torch.manual_seed(5)

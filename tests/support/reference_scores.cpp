@@ -153,6 +153,8 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
           if (spec.causal && j > i) ok[j] = false;  // 7.
           if (spec.sliding_window && !(i < j + spec.sliding_window)) ok[j] = false;
           if (spec.sliding_window && !spec.causal && !(j < i + spec.sliding_window)) ok[j] = false;
+          if (spec.attention_chunk && i / spec.attention_chunk != j / spec.attention_chunk)
+            ok[j] = false;  // (v3) attention_chunk
           if (in.key_padding && in.key_padding->data[b * T + j]) ok[j] = false;
           if (s[j] == -inf) ok[j] = false;
         }

@@ -273,7 +273,7 @@ const std::vector<std::string>& config_keys() {
       // version 3
       "weights_rename",
       // CONTRACT.md "(v3) More of the forward pass"
-      "gate"};
+      "gate", "attention_chunk"};
   return keys;
 }
 

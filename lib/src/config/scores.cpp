@@ -284,6 +284,11 @@ void resolve_sources(Config& c) {
            "cross-attention takes no sliding_window (it compares positions of one sequence), found "
            "sliding_window " +
                n(*c.sliding_window));
+    if (c.attention_chunk)
+      fail(c, k,
+           "cross-attention takes no attention_chunk (it compares positions of one sequence), "
+           "found attention_chunk " +
+               n(*c.attention_chunk));
   }
 
   // kdim/vdim: torch MHA's key and value source widths.
@@ -342,6 +347,8 @@ void read_score_keys(Config& c, const json& root, const KeyName& name) {
     c.add_zero_attn = cj::get_bool(root.at("add_zero_attn"), name("add_zero_attn"));
   if (has("batch_first")) c.batch_first = cj::get_bool(root.at("batch_first"), name("batch_first"));
   if (has("gate")) c.gate = cj::get_bool(root.at("gate"), name("gate"));
+  if (has("attention_chunk"))
+    c.attention_chunk = cj::get_int(root.at("attention_chunk"), name("attention_chunk"));
 }
 
 void resolve_score_keys(Config& c) {
@@ -355,6 +362,10 @@ void resolve_score_keys(Config& c) {
     fail(c, "attention_mask",
          "attention_mask (Hugging Face's: 1 = attend) and padding_mask (torch's: "
          "true = padded) both mask keys: give one of them");
+  if (c.attention_chunk && *c.attention_chunk < 1)
+    fail(c, "attention_chunk",
+         "expected an integer > 0 (n: query i sees key j when i // n == j // n), found " +
+             n(*c.attention_chunk));
   resolve_sources(c);
   if (c.rope) resolve_rope(c);
   if (c.alibi && !c.alibi->slopes.empty() &&
@@ -451,6 +462,7 @@ void score_keys_to_json(const Config& c, json& j) {
   j["add_zero_attn"] = c.add_zero_attn;
   j["batch_first"] = c.batch_first;
   j["gate"] = c.gate;
+  j["attention_chunk"] = c.attention_chunk ? json(*c.attention_chunk) : json(nullptr);
   j["kv_labels"] = c.kv_labels;
   j["model"] = c.model.empty() ? json(nullptr) : json(c.model);
   j["layer"] = c.layer ? json(*c.layer) : json(nullptr);

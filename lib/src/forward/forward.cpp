@@ -131,6 +131,10 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
                                   shape_str(w.q_norm_bias.shape) + " and " +
                                   shape_str(w.k_norm_bias.shape));
   }
+  if (spec.attention_chunk && in.key)
+    throw Error(
+        Exit::config,
+        "attention_chunk: needs self-attention (chunks of one sequence), found a key input");
   if (spec.gate && (w.w_gate.shape != std::vector<std::size_t>{g.q_rows(), g.C} ||
                     (!w.b_gate.data.empty() && w.b_gate.size() != g.q_rows())))
     throw Error(Exit::data, "gate: expected weights w_gate " + shape_str({g.q_rows(), g.C}) +
@@ -209,6 +213,7 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
       hv.softcap = spec.softcap;
       hv.causal = spec.causal;
       hv.window = spec.sliding_window;
+      hv.chunk = spec.attention_chunk;
       if (!spec.alibi_slopes.empty()) {
         hv.alibi = true;
         hv.alibi_slope = spec.alibi_slopes[h];

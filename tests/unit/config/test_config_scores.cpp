@@ -880,3 +880,16 @@ TEST_CASE("config v3: qk_norm kind, per_head and bias") {
                       "scope \"head\"");
   expect_config_error(multi(R"("qk_norm": {"per_head": 1})"), "qk_norm.per_head", "expected");
 }
+
+TEST_CASE("config v3: attention_chunk, an integer > 0, never with cross-attention") {
+  CHECK_FALSE(parse(multi("")).attention_chunk.has_value());
+  const Config c = parse(multi(R"("attention_chunk": 8192, "causal": true)"));
+  CHECK(*c.attention_chunk == 8192);
+  CHECK(attn::config_to_json(c)["attention_chunk"] == 8192);
+  CHECK(attn::config_to_json(parse(multi("")))["attention_chunk"].is_null());
+  expect_config_error(multi(R"("attention_chunk": 0)"), "attention_chunk",
+                      "expected an integer > 0");
+  expect_config_error(multi(R"("attention_chunk": 2.5)"), "attention_chunk");
+  expect_config_error(multi(R"("attention_chunk": 4, "kv_input": [[[1,2,3,4,5,6,7,8]]])"),
+                      "kv_input", "no attention_chunk");
+}

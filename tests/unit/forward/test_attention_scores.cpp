@@ -648,3 +648,60 @@ TEST_CASE("attention v3: qk_norm kinds layer (shared, per head, bias, scope all)
                        "qk_norm: expected weights q_norm (4, 8) and k_norm (4, 8)");
   }
 }
+
+TEST_CASE("attention v3: attention_chunk, causal and not, with window and padding, across tiles") {
+  for (bool causal : {true, false})
+    for (std::size_t n : {1, 3, 4, 9, 20}) {
+      Case c;
+      c.spec.causal = causal;
+      c.spec.attention_chunk = n;
+      c.padding = pad_right_left(c.B, c.L, 2);
+      CAPTURE(n);
+      CAPTURE(causal);
+      check_case(c);
+    }
+  {
+    Case c;  // chunk and window together
+    c.spec.causal = true;
+    c.spec.attention_chunk = 4;
+    c.spec.sliding_window = 3;
+    check_case(c);
+  }
+  // Several query blocks (128) and key tiles (256); chunks not aligned to either.
+  for (std::size_t n : {100, 200, 256, 300})
+    for (bool causal : {true, false}) {
+      Case c;
+      c.B = 1;
+      c.L = 700;
+      c.H = 2;
+      c.D = 8;
+      c.spec.causal = causal;
+      c.spec.attention_chunk = n;
+      CAPTURE(n);
+      CAPTURE(causal);
+      check_case(c, 3);
+    }
+  {
+    // The chunk changes the result; cross-attention has no chunks.
+    Case c;
+    c.spec.causal = true;
+    c.spec.attention_chunk = 4;
+    const Weights w = make_weights(c);
+    Inputs t;
+    make_inputs(c, w, t);
+    Tensor chunked, full;
+    forward(w, c.spec, t.in, chunked, {});
+    AttentionSpec off = c.spec;
+    off.attention_chunk = 0;
+    forward(w, off, t.in, full, {});
+    CHECK(test::compare(chunked, full).max_abs > 1e-3);
+    Tensor key = test::random_tensor({c.B, 3, c.C}, 3);
+    ForwardInputs in = t.in;
+    in.key = &key;
+    in.key_padding = nullptr;
+    AttentionSpec cross;
+    cross.attention_chunk = 4;
+    test::expect_error([&] { forward(w, cross, in, chunked, {}); }, Exit::config,
+                       "attention_chunk: needs self-attention");
+  }
+}
