@@ -3,7 +3,7 @@
 windows, softcap, qk_norm, sinks, ALiBi, cross-attention and torch MHA's options; and v3's
 forward-pass features (issue 24): gate (modeling_qwen3_next), qk_norm kinds layer
 (modeling_cohere, Phi's qk_layernorm, per-head weights) and l2 (modeling_llama4),
-attention_chunk (modeling_llama4's chunked layers).
+attention_chunk (modeling_llama4's chunked layers) and attn_temperature (its no-rope layers).
 
 Each family's attention is written here in torch from its published modeling code
 (transformers' modeling_llama / mistral / gemma2 / qwen3 / gpt_oss / gpt_neox / bloom / mpt
@@ -153,7 +153,7 @@ class Decoder(nn.Module):
         self.sinks = nn.Parameter(torch.randn(H)) if sinks else None
 
     def forward(self, x, positions, keep, rope, scale, causal=True, window=None, softcap=None,
-                chunk=None):
+                chunk=None, temperature=None):
         B, S, _ = x.shape
         if self.gate:  # Qwen3NextAttention: torch.chunk(q_proj(x).view(B, S, H, 2D), 2, dim=-1)
             q, gate = torch.chunk(self.q_proj(x).view(B, S, self.H, 2 * self.D), 2, dim=-1)
@@ -177,6 +177,11 @@ class Decoder(nn.Module):
             cos, sin = rope_cos_sin(positions, inv, att)
             turn = apply_rope_interleaved if len(rope) > 3 and rope[3] else apply_rope
             q, k = turn(q, cos, sin, R), turn(k, cos, sin, R)
+        if temperature:  # modeling_llama4: attn_temperature_tuning on the no-rope layers
+            floor_scale, attn_scale = temperature
+            cache_position = torch.arange(S)
+            t = torch.log1p(torch.floor((cache_position.float() + 1.0) / floor_scale)) * attn_scale + 1.0
+            q = q * t[None, None, :, None]
         k, v = repeat_kv(k, self.H // self.Hkv), repeat_kv(v, self.H // self.Hkv)
         s = (q @ k.transpose(2, 3)) * scale
         if softcap:  # modeling_gemma2: attn_logit_softcapping
@@ -274,7 +279,7 @@ def positions_for(keep, offset=0):  # HF: position_ids = cumsum(attention_mask) 
 
 def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, softcap=None,
                  qk_norm=None, sinks=False, bias=False, o_bias=False, left=True, offset=0,
-                 B=2, S=7, seed=0, gate=False, chunk=None):
+                 B=2, S=7, seed=0, gate=False, chunk=None, temperature=None, positions=True):
     torch.manual_seed(seed)
     m = Decoder(C, H, Hkv, D, bias, o_bias, qk_norm, sinks, gate)
     x = torch.randn(B, S, C)
@@ -308,9 +313,14 @@ def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
         cfg["gate"] = True
     if chunk:
         cfg["attention_chunk"] = chunk
+    if temperature:
+        cfg["attn_temperature"] = {"floor_scale": temperature[0], "attn_scale": temperature[1]}
+    extra = {"attention_mask.npy": keep.numpy(), "positions.npy": pos.numpy()}
+    if not positions:  # the layer reads none: 0..S-1 (Llama 4's cache_position)
+        del cfg["positions"], extra["positions.npy"]
     with torch.no_grad():
         y = m(x, pos, keep, rope, scale if scale is not None else D ** -0.5, True, window, softcap,
-              chunk)
+              chunk, temperature)
     w = prefixed(m, "model.layers.3.self_attn.")
     # neighbours under the same block prefix, as a whole-model file has them
     w["model.layers.3.input_layernorm.weight"] = torch.ones(C)
@@ -321,8 +331,7 @@ def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
             w[at + ".weight"] = w.pop(at)
         if at + "_bias" in w:
             w[at + ".bias"] = w.pop(at + "_bias")
-    save_case(name, cfg, w, x, y, m.last_attn,
-              {"attention_mask.npy": keep.numpy(), "positions.npy": pos.numpy()})
+    save_case(name, cfg, w, x, y, m.last_attn, extra)
 
 
 def main():
@@ -366,6 +375,9 @@ def main():
     decoder_case("llama4_chunked_l2", 32, 4, 2, 8,
                  rope_cfg={"theta": 500000.0, "style": "interleaved"},
                  qk_norm={"kind": "l2", "eps": 1e-5}, chunk=3, S=8, seed=14)
+    # Llama 4's no-rope layers: attn_temperature (floor_scale small enough to bite at S = 8).
+    decoder_case("llama4_nope_temperature", 32, 4, 2, 8, temperature=(3, 0.5), S=8, left=False,
+                 positions=False, seed=15)
 
     # GPT-NeoX: partial rotary (rotary_pct 0.25 of D = 16 -> 4).
     torch.manual_seed(5)

@@ -120,6 +120,11 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
       if (spec.qk_norm) qk_norm_row(q[i].data(), H, D, w.q_norm, w.q_norm_bias, *spec.qk_norm);
       if (spec.rope)
         for (std::size_t h = 0; h < H; ++h) rope(q[i].data() + h * D, *spec.rope, freqs, pos(b, i));
+      if (spec.attn_temperature) {  // (v3) Llama 4's temperature tuning, after rope
+        const auto& t = *spec.attn_temperature;
+        const double f = std::log1p(std::floor(double(pos(b, i) + 1) / t.floor_scale));
+        for (std::size_t c = 0; c < HD; ++c) q[i][c] *= f * t.attn_scale + 1.0;
+      }
     }
     for (std::size_t j = 0; j < T; ++j) {
       if (spec.qk_norm) qk_norm_row(k[j].data(), g.Hkv, D, w.k_norm, w.k_norm_bias, *spec.qk_norm);

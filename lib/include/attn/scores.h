@@ -60,6 +60,13 @@ struct QkNormSpec {
   bool has_weight() const { return kind != QkNormKind::l2; }
 };
 
+// (v3) attn_temperature: q scaled by log1p(floor((pos + 1) / floor_scale)) *
+// attn_scale + 1 (modeling_llama4's attn_temperature_tuning on no-rope layers).
+struct AttnTemperature {
+  double floor_scale = 8192.0;  // Llama4TextConfig's defaults
+  double attn_scale = 0.1;
+};
+
 // alibi: true, {"max_bias": x} or {"slopes": [H numbers]}.
 struct AlibiSpec {
   double max_bias = 8.0;

@@ -113,6 +113,11 @@ const std::vector<std::string>& alibi_keys() {
   return k;
 }
 
+const std::vector<std::string>& attn_temperature_keys() {
+  static const std::vector<std::string> k = {"floor_scale", "attn_scale"};
+  return k;
+}
+
 const std::vector<std::string>& qk_norm_keys() {
   static const std::vector<std::string> k = {"eps",  "scope",    "weight_offset",
                                              "kind", "per_head", "bias"};
@@ -135,6 +140,7 @@ const std::vector<std::string>* known_keys(const std::string& path) {
   if (path == "rope.scaling") return &rope_scaling_keys();
   if (path == "alibi") return &alibi_keys();
   if (path == "qk_norm") return &qk_norm_keys();
+  if (path == "attn_temperature") return &attn_temperature_keys();
   return nullptr;
 }
 
@@ -273,7 +279,7 @@ const std::vector<std::string>& config_keys() {
       // version 3
       "weights_rename",
       // CONTRACT.md "(v3) More of the forward pass"
-      "gate", "attention_chunk"};
+      "gate", "attention_chunk", "attn_temperature"};
   return keys;
 }
 

@@ -216,6 +216,31 @@ void read_qk_norm(Config& c, const json& v, const std::string& name) {
   c.qk_norm = q;
 }
 
+// (v3) attn_temperature: {"floor_scale": number > 0, "attn_scale": number},
+// Llama 4's defaults (8192, 0.1) for a field left out.
+void read_attn_temperature(Config& c, const json& v, const std::string& name) {
+  c.attn_temperature.reset();
+  if (v.is_null()) return;
+  if (!v.is_object())
+    bad(name,
+        "expected an object {\"floor_scale\": number, \"attn_scale\": number} or null, found " +
+            cj::describe(v));
+  AttnTemperature t;
+  if (v.contains("floor_scale")) {
+    t.floor_scale = positive(v.at("floor_scale"), name + ".floor_scale");
+    if (!std::isfinite(static_cast<float>(t.floor_scale)))
+      bad(name + ".floor_scale",
+          "expected a number > 0 that float32 holds, found " + v.at("floor_scale").dump());
+  }
+  if (v.contains("attn_scale")) {
+    t.attn_scale = cj::get_number(v.at("attn_scale"), name + ".attn_scale");
+    if (!std::isfinite(static_cast<float>(t.attn_scale)))
+      bad(name + ".attn_scale",
+          "expected a number that float32 holds, found " + v.at("attn_scale").dump());
+  }
+  c.attn_temperature = t;
+}
+
 // The key that makes this config a cross-attention one, for messages.
 std::string cross_key(const Config& c) { return c.kv_input.given() ? "kv_input" : "key_input"; }
 
@@ -284,6 +309,10 @@ void resolve_sources(Config& c) {
            "cross-attention takes no sliding_window (it compares positions of one sequence), found "
            "sliding_window " +
                n(*c.sliding_window));
+    if (c.attn_temperature)
+      fail(c, k,
+           "cross-attention takes no attn_temperature (it scales queries by their position in "
+           "the keys' sequence), found attn_temperature");
     if (c.attention_chunk)
       fail(c, k,
            "cross-attention takes no attention_chunk (it compares positions of one sequence), "
@@ -349,6 +378,8 @@ void read_score_keys(Config& c, const json& root, const KeyName& name) {
   if (has("gate")) c.gate = cj::get_bool(root.at("gate"), name("gate"));
   if (has("attention_chunk"))
     c.attention_chunk = cj::get_int(root.at("attention_chunk"), name("attention_chunk"));
+  if (has("attn_temperature"))
+    read_attn_temperature(c, root.at("attn_temperature"), name("attn_temperature"));
 }
 
 void resolve_score_keys(Config& c) {
@@ -373,9 +404,10 @@ void resolve_score_keys(Config& c) {
     fail(c, "alibi.slopes",
          "expected one slope per head (num_heads " + n(c.num_heads) + "), found " +
              std::to_string(c.alibi->slopes.size()));
-  if (c.positions.given() && !c.rope && !c.alibi)
+  if (c.positions.given() && !c.rope && !c.alibi && !c.attn_temperature)
     fail(c, "positions",
-         "position ids are read by rope and alibi, and neither is set (absolute "
+         "position ids are read by rope, alibi and attn_temperature, and none of them is set "
+         "(absolute "
          "position embeddings are added before the attention layer)");
   if (!c.kv_labels.empty() && !c.cross())
     fail(c, "kv_labels",
@@ -463,6 +495,10 @@ void score_keys_to_json(const Config& c, json& j) {
   j["batch_first"] = c.batch_first;
   j["gate"] = c.gate;
   j["attention_chunk"] = c.attention_chunk ? json(*c.attention_chunk) : json(nullptr);
+  j["attn_temperature"] = c.attn_temperature
+                              ? json{{"floor_scale", c.attn_temperature->floor_scale},
+                                     {"attn_scale", c.attn_temperature->attn_scale}}
+                              : json(nullptr);
   j["kv_labels"] = c.kv_labels;
   j["model"] = c.model.empty() ? json(nullptr) : json(c.model);
   j["layer"] = c.layer ? json(*c.layer) : json(nullptr);

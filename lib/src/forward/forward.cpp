@@ -131,6 +131,9 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
                                   shape_str(w.q_norm_bias.shape) + " and " +
                                   shape_str(w.k_norm_bias.shape));
   }
+  if (spec.attn_temperature && in.key)
+    throw Error(Exit::config,
+                "attn_temperature: needs self-attention (queries at positions), found a key input");
   if (spec.attention_chunk && in.key)
     throw Error(
         Exit::config,

@@ -199,7 +199,7 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
 
 void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
                     Projected& p, int threads) {
-  if (!spec.qk_norm && !spec.rope) return;
+  if (!spec.qk_norm && !spec.rope && !spec.attn_temperature) return;
   const Geometry g = w.geometry();
   const std::size_t D = g.D;
   std::optional<RopeFrequencies> freqs;
@@ -209,14 +209,18 @@ void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardIn
     if (in.positions)
       max_pos = *std::max_element(in.positions->data.begin(), in.positions->data.end());
     freqs = rope_frequencies(*spec.rope, max_pos + 1);
-    if (!in.positions) {
-      iota.resize(p.L);
-      for (std::size_t i = 0; i < p.L; ++i) iota[i] = std::int64_t(i);
-    }
   }
-  // Chunks of rows of one batch row each, spread over the workers.
+  if ((spec.rope || spec.attn_temperature) && !in.positions) {
+    iota.resize(p.L);
+    for (std::size_t i = 0; i < p.L; ++i) iota[i] = std::int64_t(i);
+  }
+  // Chunks of rows of one batch row each, spread over the workers; the keys
+  // only when qk_norm or rope changes them (the temperature scales q alone,
+  // and the keys may already sit in their panels).
   constexpr std::size_t kRows = 64;
-  const std::size_t q_chunks = (p.L + kRows - 1) / kRows, k_chunks = (p.T + kRows - 1) / kRows;
+  const bool keys = spec.qk_norm || spec.rope;
+  const std::size_t q_chunks = (p.L + kRows - 1) / kRows,
+                    k_chunks = keys ? (p.T + kRows - 1) / kRows : 0;
   const std::size_t per_batch = q_chunks + k_chunks;
   kernels::parallel_for(p.B * per_batch, threads, [&](std::size_t task, int) {
     const std::size_t b = task / per_batch, c = task % per_batch;
@@ -234,6 +238,20 @@ void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardIn
       const std::int64_t* pos =
           (in.positions ? in.positions->data.data() + (p.b0 + b) * p.L : iota.data()) + r0;
       apply_rope(rows, n, ld, 0, is_q ? heads : 0, 0, is_q ? 0 : heads, D, pos, *spec.rope, *freqs);
+    }
+    if (spec.attn_temperature && is_q) {
+      // modeling_llama4: attn_scales = log1p(floor((pos + 1) / floor_scale)) * attn_scale + 1,
+      // in float32, times every head of the query (after rope and the norm).
+      const std::int64_t* pos =
+          (in.positions ? in.positions->data.data() + (p.b0 + b) * p.L : iota.data()) + r0;
+      const float fs = static_cast<float>(spec.attn_temperature->floor_scale);
+      const float as = static_cast<float>(spec.attn_temperature->attn_scale);
+      for (std::size_t r = 0; r < n; ++r) {
+        const float t =
+            std::log1p(std::floor((static_cast<float>(pos[r]) + 1.0f) / fs)) * as + 1.0f;
+        float* q = rows + r * ld;
+        for (std::size_t c = 0; c < heads * D; ++c) q[c] *= t;
+      }
     }
   });
 }

@@ -74,7 +74,8 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
 
 // Step 2, in place on p's q and k rows (the T real keys, not the extra ones):
 // qk_norm when spec.qk_norm, then rope when spec.rope with in.positions (or
-// 0..L-1). Rope needs self-attention (T == L, keys at the queries' positions).
+// 0..L-1), then the queries' attn_temperature at the same positions. Rope and
+// the temperature need self-attention (T == L, keys at the queries' positions).
 void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
                     Projected& p, int threads);
 

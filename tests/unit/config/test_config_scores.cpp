@@ -231,7 +231,7 @@ TEST_CASE("config scores: positions, (S,) or (B, S) integers >= 0") {
   expect_config_error(multi(R"("rope": {}, "positions": [9223372036854775808])"), "positions[0]",
                       "range");
   expect_config_error(multi(R"("rope": {}, "positions": "-")"), "positions", "only for input");
-  expect_config_error(multi(R"("positions": [0, 1])"), "positions", "neither is set");
+  expect_config_error(multi(R"("positions": [0, 1])"), "positions", "none of them is set");
   expect_config_error(multi(R"("rope": {}, "positions": [0, 1], )" + kInput3), "positions",
                       "(3,) to match input (3, 8)");
 }
@@ -598,7 +598,7 @@ TEST_CASE("config scores: the golden variants' configs parse") {
     CHECK(c.weights == (entry.path() / "weights").string());
     ++n;
   }
-  CHECK(n == 16);
+  CHECK(n == 17);
   auto load = [&](const char* name) {
     return attn::load_config((root / name / "config.json").string());
   };
@@ -892,4 +892,29 @@ TEST_CASE("config v3: attention_chunk, an integer > 0, never with cross-attentio
   expect_config_error(multi(R"("attention_chunk": 2.5)"), "attention_chunk");
   expect_config_error(multi(R"("attention_chunk": 4, "kv_input": [[[1,2,3,4,5,6,7,8]]])"),
                       "kv_input", "no attention_chunk");
+}
+
+TEST_CASE("config v3: attn_temperature {floor_scale, attn_scale}, Llama 4's defaults") {
+  CHECK_FALSE(parse(multi("")).attn_temperature.has_value());
+  const Config d = parse(multi(R"("attn_temperature": {})"));
+  CHECK(d.attn_temperature->floor_scale == 8192.0);
+  CHECK(d.attn_temperature->attn_scale == doctest::Approx(0.1));
+  const Config c = parse(multi(R"("attn_temperature": {"floor_scale": 16, "attn_scale": 0.5})"));
+  CHECK(c.attn_temperature->floor_scale == 16.0);
+  CHECK(c.attn_temperature->attn_scale == 0.5);
+  CHECK(attn::config_to_json(c)["attn_temperature"] ==
+        json{{"floor_scale", 16.0}, {"attn_scale", 0.5}});
+  CHECK(attn::config_to_json(parse(multi("")))["attn_temperature"].is_null());
+  // positions are read by the temperature alone too
+  CHECK(parse(multi(R"("attn_temperature": {}, "positions": [0, 1, 2])")).positions.given());
+  expect_config_error(multi(R"("attn_temperature": {"floor_scale": 0})"),
+                      "attn_temperature.floor_scale", "expected a number > 0");
+  expect_config_error(multi(R"("attn_temperature": {"attn_scale": "x"})"),
+                      "attn_temperature.attn_scale");
+  expect_config_error(multi(R"("attn_temperature": true)"), "attn_temperature",
+                      "expected an object");
+  expect_config_error(multi(R"("attn_temperature": {"floor": 2})"),
+                      "key \"attn_temperature.floor\"", "did you mean \"floor_scale\"");
+  expect_config_error(multi(R"("attn_temperature": {}, "kv_input": [[[1,2,3,4,5,6,7,8]]])"),
+                      "kv_input", "no attn_temperature");
 }

@@ -705,3 +705,54 @@ TEST_CASE("attention v3: attention_chunk, causal and not, with window and paddin
                        "attention_chunk: needs self-attention");
   }
 }
+
+TEST_CASE("attention v3: attn_temperature scales q by its position, with and without positions") {
+  for (double floor_scale : {1.0, 3.0, 8192.0})
+    for (bool with_positions : {false, true}) {
+      Case c;
+      c.spec.causal = true;
+      c.spec.attn_temperature = AttnTemperature{floor_scale, 0.5};
+      if (with_positions) {
+        c.padding = pad_right_left(c.B, c.L, 2);
+        c.positions = positions_of(*c.padding, 20);
+      }
+      CAPTURE(floor_scale);
+      CAPTURE(with_positions);
+      check_case(c);
+    }
+  {
+    Case c;  // Llama 4's no-rope layer with its L2-normed neighbours' settings, several blocks
+    c.B = 2;
+    c.L = 300;
+    c.H = 2;
+    c.Hkv = 1;
+    c.spec.causal = true;
+    c.spec.attn_temperature = AttnTemperature{64.0, 0.1};
+    check_case(c, 3);
+  }
+  {
+    Case c;  // with rope and chunks (a combination no family uses, but the order must hold)
+    c.spec.causal = true;
+    c.spec.rope = rope(8, RopeStyle::interleaved);
+    c.spec.attention_chunk = 4;
+    c.spec.attn_temperature = AttnTemperature{2.0, 0.3};
+    check_case(c);
+  }
+  {
+    // The temperature changes the result; cross-attention has none.
+    Case c;
+    c.spec.attn_temperature = AttnTemperature{2.0, 1.0};
+    const Weights w = make_weights(c);
+    Inputs t;
+    make_inputs(c, w, t);
+    Tensor tuned, plain;
+    forward(w, c.spec, t.in, tuned, {});
+    forward(w, AttentionSpec{}, t.in, plain, {});
+    CHECK(test::compare(tuned, plain).max_abs > 1e-3);
+    Tensor key = test::random_tensor({c.B, 3, c.C}, 3);
+    ForwardInputs in = t.in;
+    in.key = &key;
+    test::expect_error([&] { forward(w, c.spec, in, tuned, {}); }, Exit::config,
+                       "attn_temperature: needs self-attention");
+  }
+}
