@@ -26,6 +26,7 @@
 #include "attn/npy.h"
 #include "attn/run.h"
 #include "check_close.h"
+#include "expect_error.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -118,8 +119,9 @@ void check_case(const std::string& name) {
 TEST_CASE("golden folders: every model_type's layers match PyTorch") {
   const std::vector<std::string> names = case_names();
   // make_folders.py writes 21 folders (every model_type CONTRACT.md lists, Falcon three
-  // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi) and 38 layer cases.
-  CHECK(names.size() == 38);
+  // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi) and 38 layer cases;
+  // make_families_v3_features.py 3 folders (qwen3_next, qwen3_5, cohere) and 6 layer cases.
+  CHECK(names.size() == 44);
   std::vector<std::string> families;
   for (const std::string& name : names) {
     families.push_back(name.substr(0, name.find('/')));
@@ -131,7 +133,41 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
     }
   }
   families.erase(std::unique(families.begin(), families.end()), families.end());
-  CHECK(families.size() == 21);
+  CHECK(families.size() == 24);
+}
+
+TEST_CASE("golden folders: v3's gated, qk_norm-kind families are mapped per layer") {
+  auto folder = [](const std::string& name, std::int64_t layer) {
+    return load_model_config(folders_root() + "/" + name + "/model", layer);
+  };
+  // Qwen3-Next: full_attention_interval 2 makes layers 1 and 3 full attention.
+  const Config next = folder("qwen3_next", 3);
+  CHECK(next.gate);
+  CHECK(next.rope->rotary_dim == 4);  // partial_rotary_factor 0.25 of 16
+  CHECK(next.qk_norm->weight_offset == 1);
+  CHECK(next.qk_norm->kind == QkNormKind::rms);
+  CHECK(next.weights_prefix == "model.layers.3.self_attn.");
+  // Linear-attention layers are refused, naming the type and the layers that run.
+  test::expect_error([&] { folder("qwen3_next", 2); }, Exit::usage, "--layer: layer 2 of ",
+                     "is a linear_attention layer, which attn-run does not run");
+  test::expect_error([&] { folder("qwen3_next", 0); }, Exit::usage, "--layer: layer 0 of ",
+                     "its attention layers are 1, 3");
+  // Qwen3.5: the multimodal wrapper's text_config, layer_types, v5 rope_parameters.
+  const Config q35 = folder("qwen3_5", 2);
+  CHECK(q35.gate);
+  CHECK(q35.kv_heads() == 1);
+  CHECK(q35.rope->theta == 10000000.0);
+  CHECK(q35.rope->rotary_dim == 2);
+  CHECK(q35.weights_prefix == "model.language_model.layers.2.self_attn.");
+  test::expect_error([&] { folder("qwen3_5", 0); }, Exit::usage, "--layer: layer 0 of ",
+                     "linear_attention");
+  // Cohere: interleaved rope, per-head LayerNorm q/k norms from use_qk_norm.
+  const Config cohere = folder("cohere", 1);
+  CHECK(cohere.rope->style == RopeStyle::interleaved);
+  CHECK(cohere.qk_norm->kind == QkNormKind::layer);
+  CHECK(cohere.qk_norm->per_head);
+  CHECK(cohere.qk_norm->eps == 1e-5);
+  CHECK_FALSE(cohere.gate);
 }
 
 TEST_CASE("golden folders: each folder's config.json is its family's, mapped per layer") {

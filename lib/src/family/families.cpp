@@ -210,6 +210,49 @@ std::vector<Row> build() {
 
   // ---- CONTRACT.md v3: gated attention, qk_norm kinds, chunks, temperature ------------------
   // (Qwen3-Next / Qwen3.5, Gemma 4, Cohere, StableLM, Llama 4)
+  {
+    // Every period-th layer is full attention, the others of `type` (transformers'
+    // layer_types default when config.json lists none).
+    auto every_nth_full = [](std::int64_t period, const char* key, const char* type) {
+      WindowRule w = global_every(period, key);
+      w.local_type = type;
+      return w;
+    };
+    // Qwen3-Next and Qwen3.5's full-attention layers (Qwen3NextAttention): a gate per head in
+    // q_proj, (1 + w) RMS q/k norms per head, partial rotary (0.25), every 4th layer full
+    // (full_attention_interval; the others are Gated DeltaNet linear attention, not run).
+    auto qwen3_next_like = [&](Row& r) -> Row& {
+      return r.bias("attention_bias", false)
+          .with_gate()
+          .with_qk_norm(rms_norm("head", 1))
+          .with_rope(10000.0, rope_keys({"rope_theta"}, {"partial_rotary_factor"}, 0.25))
+          .with_window(every_nth_full(4, "full_attention_interval", "linear_attention"));
+    };
+    qwen3_next_like(row("qwen3_next"))
+        .with_defaults({{"num_attention_heads", 16},
+                        {"num_key_value_heads", 2},
+                        {"head_dim", 256},
+                        {"rms_norm_eps", 1e-6}});
+    qwen3_next_like(row("qwen3_5_text"))
+        .wrapped_in("qwen3_5", "text_config")
+        .at({"model.language_model.layers.{N}.self_attn.", "model.layers.{N}.self_attn.",
+             "layers.{N}.self_attn."})
+        .with_defaults({{"num_attention_heads", 16},
+                        {"num_key_value_heads", 4},
+                        {"head_dim", 256},
+                        {"rms_norm_eps", 1e-6}});
+    // Cohere (CohereAttention): interleaved rotary (rotate_half over pairs), and with
+    // use_qk_norm a CohereLayerNorm per head (weights (H, D) and (Hkv, D), no bias).
+    RopeRule pairs;
+    pairs.interleaved = true;
+    QkNormRule cohere_norm;
+    cohere_norm.kind = "layer";
+    cohere_norm.per_head = true;
+    cohere_norm.enable_key = "use_qk_norm";
+    cohere_norm.eps_keys = {"layer_norm_eps"};
+    cohere_norm.eps = 1e-5;
+    row("cohere").bias("attention_bias", false).with_rope(10000.0, pairs).with_qk_norm(cohere_norm);
+  }
 
   // ---- CONTRACT.md v3: multi-head latent attention ------------------------------------------
   // (DeepSeek-V2 / V3)
