@@ -43,12 +43,17 @@ CLASS_DEFAULTS = {  # configuration_<type>.py, the keys the attention reads
                          rms_norm_eps=1e-6, head_dim=256, full_attention_interval=4),
     "cohere": dict(rope_theta=10000.0, attention_bias=False, layer_norm_eps=1e-5,
                    use_qk_norm=False),
+    "llama4_text": dict(rope_theta=500000.0, attention_bias=False, rms_norm_eps=1e-5,
+                        attention_chunk_size=8192, no_rope_layers=None, no_rope_layer_interval=4,
+                        use_qk_norm=True, attn_temperature_tuning=True, floor_scale=8192,
+                        attn_scale=0.1, rope_scaling=None),
 }
 
 
 def settings(cfg, layer):
     """What layer `layer` computes, as the family's configuration and modeling code read it."""
-    if cfg["model_type"] == "qwen3_5":  # Qwen3_5ForConditionalGeneration nests the text model
+    wrapped = cfg["model_type"] in ("qwen3_5", "llama4")
+    if wrapped:  # Qwen3_5ForConditionalGeneration, Llama4ForConditionalGeneration
         cfg = cfg["text_config"]
     mt = cfg["model_type"]
     cfg = dict(CLASS_DEFAULTS.get(mt, {}), **cfg)
@@ -81,6 +86,22 @@ def settings(cfg, layer):
                          interleaved=True)
         if cfg["use_qk_norm"]:  # CohereLayerNorm((H, D)), no bias, before the transpose
             s["qk_norm"] = dict(kind="layer", eps=cfg["layer_norm_eps"], per_head=True)
+    elif mt == "llama4_text":  # Llama4TextConfig: no_rope_layers (1 = rope), default interval 4
+        n = cfg["num_hidden_layers"]
+        flags = cfg["no_rope_layers"] or [int((i + 1) % cfg["no_rope_layer_interval"] != 0)
+                                          for i in range(n)]
+        if wrapped:
+            s["prefix"] = f"language_model.model.layers.{layer}.self_attn."
+        if flags[layer]:  # rope, chunked (Llama4TextDecoderLayer.use_chunked_attention), L2 norm
+            s["rope"] = dict(theta=float(cfg["rope_theta"]), R=D, scaling=cfg["rope_scaling"],
+                             mpe=mpe, interleaved=True)
+            s["chunk"] = cfg["attention_chunk_size"]
+            if s["chunk"]:
+                s["type"] = "chunked_attention"
+            if cfg["use_qk_norm"]:
+                s["qk_norm"] = dict(kind="l2", eps=cfg["rms_norm_eps"])
+        elif cfg["attn_temperature_tuning"]:
+            s["temperature"] = (cfg["floor_scale"], cfg["attn_scale"])
     else:
         raise ValueError(mt)
     return s
@@ -142,6 +163,12 @@ def layer_attention(s, sd, x, keep, pos):
     if s["rope"] is not None:
         cos, sin = cos_sin(pos, s["rope"])
         q, k = apply_rope(q, cos, sin, s["rope"]), apply_rope(k, cos, sin, s["rope"])
+    if s["qk_norm"] and s["qk_norm"]["kind"] == "l2":  # Llama 4: after rope
+        q, k = qk_norm(s, q, None), qk_norm(s, k, None)
+    if s["temperature"]:  # Llama 4's no-rope layers, at cache_position 0..S-1
+        floor_scale, attn_scale = s["temperature"]
+        t = torch.log1p(torch.floor((torch.arange(S).float() + 1.0) / floor_scale)) * attn_scale + 1.0
+        q = q * t.double()[None, None, :, None]
     k, v = repeat_kv(k, H // Hkv), repeat_kv(v, H // Hkv)
     scores = (q @ k.transpose(2, 3)) * s["scale"]
     probs = softmax_rows(scores, allowed_keys(B, S, True, s["window"], keep, s["chunk"]))
@@ -157,8 +184,7 @@ def layer_weights(s, layer, g):
     C, H, Hkv, D = s["C"], s["H"], s["Hkv"], s["D"]
     r = lambda *shape: torch.randn(*shape, generator=g, dtype=torch.float64)  # noqa: E731
     sd = OrderedDict()
-    block = f"model.layers.{layer}." if s["model_type"] != "qwen3_5_text" else \
-        f"model.language_model.layers.{layer}."
+    block = s["prefix"][:-len("self_attn.")]
     sd[block + "input_layernorm.weight"] = torch.ones(C, dtype=torch.float64)
     if not s["runs"]:  # Qwen3NextGatedDeltaNet's tensors: recognized as no attention layer
         la = block + "linear_attn."
@@ -186,18 +212,26 @@ def layer_weights(s, layer, g):
         for k, v in w.items():
             sd[p + k] = v
     sd[block + "post_attention_layernorm.weight"] = torch.ones(C, dtype=torch.float64)
-    sd[block + "mlp.up_proj.weight"] = r(8, C) * 0.1
+    if s["model_type"] == "llama4_text":  # Llama4TextMoe
+        sd[block + "feed_forward.router.weight"] = r(1, C) * 0.1
+        sd[block + "feed_forward.experts.gate_up_proj"] = r(1, C, 16) * 0.1
+    else:
+        sd[block + "mlp.up_proj.weight"] = r(8, C) * 0.1
     return sd
 
 
 def model_outside(s, g, vocab=12):
     r = lambda *shape: torch.randn(*shape, generator=g, dtype=torch.float64) * 0.1  # noqa: E731
-    top = "model.language_model." if s["model_type"] == "qwen3_5_text" else "model."
+    top = s["prefix"][:s["prefix"].index("layers.")]
     sd = OrderedDict([(top + "embed_tokens.weight", r(vocab, s["C"])),
                       (top + "norm.weight", torch.ones(s["C"], dtype=torch.float64))])
     if s["model_type"] == "qwen3_5_text":  # the vision tower beside it
         sd["model.visual.patch_embed.proj.weight"] = r(8, 3, 2, 2, 2)
-    sd["lm_head.weight"] = r(vocab, s["C"])
+    if s["model_type"] == "llama4_text":
+        sd["vision_model.patch_embedding.linear.weight"] = r(8, 12)
+        sd["language_model.lm_head.weight"] = r(vocab, s["C"])
+    else:
+        sd["lm_head.weight"] = r(vocab, s["C"])
     return sd
 
 
@@ -237,7 +271,7 @@ def write_folder(spec):
         if pad:
             np.save(os.path.join(d, "attention_mask.npy"), keep.numpy())
             case["attention_mask"] = "attention_mask.npy"
-            if s["rope"] or s["temperature"]:
+            if s["rope"]:  # the temperature reads cache_position 0..S-1, not position ids
                 np.save(os.path.join(d, "positions.npy"), pos.numpy())
                 case["positions"] = "positions.npy"
         with open(os.path.join(d, "case.json"), "w") as f:
@@ -289,7 +323,26 @@ def specs():
         "rope_theta": 8000000.0, "layer_norm_eps": 1e-05, "use_qk_norm": True,
         "attention_bias": False, "logit_scale": 0.125, "hidden_act": "silu",
         "torch_dtype": "float16", "transformers_version": "4.40.0"}
+    llama4 = {
+        "architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+        "image_token_index": 200092, "tie_word_embeddings": False,
+        "text_config": {
+            "model_type": "llama4_text", "hidden_size": 32, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 4,
+            "intermediate_size": 16, "intermediate_size_mlp": 16, "num_local_experts": 1,
+            "num_experts_per_tok": 1, "interleave_moe_layer_step": 1, "vocab_size": 12,
+            "max_position_embeddings": 256, "attention_chunk_size": 3, "no_rope_layers": [],
+            "rope_theta": 500000.0,
+            "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                             "high_freq_factor": 4.0, "original_max_position_embeddings": 16},
+            "use_qk_norm": True, "attn_temperature_tuning": True, "floor_scale": 4,
+            "attn_scale": 0.1, "rms_norm_eps": 1e-05, "attention_bias": False,
+            "hidden_act": "silu", "torch_dtype": "bfloat16"},
+        "vision_config": {"model_type": "llama4_vision_model", "hidden_size": 8},
+        "transformers_version": "4.51.0"}
     return [
+        dict(name="llama4", seed=104, config=llama4, container="safetensors", dtype="bf16",
+             layers=[1, 3], S=8, pad="left"),
         dict(name="qwen3_next", seed=101, config=qwen3_next, container="safetensors",
              dtype="bf16", layers=[1, 3], pad="left"),
         dict(name="qwen3_5", seed=102, config=qwen3_5, container="shards2", dtype="bf16",

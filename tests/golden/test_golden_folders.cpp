@@ -120,8 +120,9 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
   const std::vector<std::string> names = case_names();
   // make_folders.py writes 21 folders (every model_type CONTRACT.md lists, Falcon three
   // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi) and 38 layer cases;
-  // make_families_v3_features.py 3 folders (qwen3_next, qwen3_5, cohere) and 6 layer cases.
-  CHECK(names.size() == 44);
+  // make_families_v3_features.py 4 folders (llama4, qwen3_next, qwen3_5, cohere) and 8 layer
+  // cases.
+  CHECK(names.size() == 46);
   std::vector<std::string> families;
   for (const std::string& name : names) {
     families.push_back(name.substr(0, name.find('/')));
@@ -133,7 +134,7 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
     }
   }
   families.erase(std::unique(families.begin(), families.end()), families.end());
-  CHECK(families.size() == 24);
+  CHECK(families.size() == 25);
 }
 
 TEST_CASE("golden folders: v3's gated, qk_norm-kind families are mapped per layer") {
@@ -168,6 +169,20 @@ TEST_CASE("golden folders: v3's gated, qk_norm-kind families are mapped per laye
   CHECK(cohere.qk_norm->per_head);
   CHECK(cohere.qk_norm->eps == 1e-5);
   CHECK_FALSE(cohere.gate);
+  // Llama 4 (in llama4's text_config): 3 rope layers of 4 are chunked with L2 q/k norms, the
+  // 4th has no rope and tunes its queries' temperature.
+  const Config chunked = folder("llama4", 1), nope = folder("llama4", 3);
+  CHECK(chunked.attention_chunk == 3);
+  CHECK(chunked.qk_norm->kind == QkNormKind::l2);
+  CHECK(chunked.rope->style == RopeStyle::interleaved);
+  CHECK(chunked.rope->scaling->type == "llama3");
+  CHECK_FALSE(chunked.attn_temperature.has_value());
+  CHECK(chunked.weights_prefix == "language_model.model.layers.1.self_attn.");
+  CHECK_FALSE(nope.rope.has_value());
+  CHECK_FALSE(nope.qk_norm.has_value());
+  CHECK_FALSE(nope.attention_chunk.has_value());
+  CHECK(nope.attn_temperature->floor_scale == 4.0);
+  CHECK(nope.attn_temperature->attn_scale == doctest::Approx(0.1));
 }
 
 TEST_CASE("golden folders: each folder's config.json is its family's, mapped per layer") {

@@ -252,6 +252,22 @@ std::vector<Row> build() {
     cohere_norm.eps_keys = {"layer_norm_eps"};
     cohere_norm.eps = 1e-5;
     row("cohere").bias("attention_bias", false).with_rope(10000.0, pairs).with_qk_norm(cohere_norm);
+    // Llama 4's text layers: interleaved rotary (complex pairs) on 3 layers of 4, which are
+    // chunked and L2-normed; the 4th has no rope and tunes its queries' temperature
+    // (hooks::llama4_layers reads no_rope_layers).
+    row("llama4_text")
+        .wrapped_in("llama4", "text_config")
+        .at({"model.layers.{N}.self_attn.", "language_model.model.layers.{N}.self_attn.",
+             "model.language_model.layers.{N}.self_attn.", "layers.{N}.self_attn."})
+        .bias("attention_bias", false)
+        .with_rope(500000.0, pairs)
+        .with_window(every_nth_full(4, "no_rope_layer_interval", "chunked_attention"))
+        .with_hook(hooks::llama4_layers)
+        .with_defaults({{"num_attention_heads", 40},
+                        {"num_key_value_heads", 8},
+                        {"head_dim", 128},
+                        {"rms_norm_eps", 1e-5},
+                        {"attention_chunk_size", 8192}});
   }
 
   // ---- CONTRACT.md v3: multi-head latent attention ------------------------------------------

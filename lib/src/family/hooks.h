@@ -11,5 +11,6 @@ void bert_absolute_positions(LayerContext& c);  // position_embedding_type must 
 void phi3_longrope_names(LayerContext& c);      // rope_scaling type "su" / "yarn" mean longrope
 void falcon_architecture(LayerContext& c);      // new_decoder_architecture, multi_query, alibi
 void mpt_attn_config(LayerContext& c);          // the nested attn_config
+void llama4_layers(LayerContext& c);            // no_rope_layers: chunks + L2 norm, or temperature
 
 }  // namespace attn::family::hooks
