@@ -43,6 +43,8 @@ CLASS_DEFAULTS = {  # configuration_<type>.py, the keys the attention reads
                          rms_norm_eps=1e-6, head_dim=256, full_attention_interval=4),
     "cohere": dict(rope_theta=10000.0, attention_bias=False, layer_norm_eps=1e-5,
                    use_qk_norm=False),
+    "cohere2": dict(rope_theta=10000.0, attention_bias=False, sliding_window=4096,
+                    sliding_window_pattern=4, layer_types=None),
     "llama4_text": dict(rope_theta=500000.0, attention_bias=False, rms_norm_eps=1e-5,
                         attention_chunk_size=8192, no_rope_layers=None, no_rope_layer_interval=4,
                         use_qk_norm=True, attn_temperature_tuning=True, floor_scale=8192,
@@ -60,6 +62,8 @@ def settings(cfg, layer):
     C, H = cfg["hidden_size"], cfg["num_attention_heads"]
     Hkv = cfg.get("num_key_value_heads") or H
     D = cfg.get("head_dim") or C // H
+    if mt == "cohere2":  # Cohere2Config.__post_init__: head_dim = hidden_size // heads
+        D = C // H
     s = dict(model_type=mt, C=C, H=H, Hkv=Hkv, D=D, scale=D ** -0.5, runs=True, rope=None,
              qk_norm=None, gate=False, chunk=None, temperature=None, window=None,
              prefix=f"model.layers.{layer}.self_attn.", type="full_attention")
@@ -86,6 +90,15 @@ def settings(cfg, layer):
                          interleaved=True)
         if cfg["use_qk_norm"]:  # CohereLayerNorm((H, D)), no bias, before the transpose
             s["qk_norm"] = dict(kind="layer", eps=cfg["layer_norm_eps"], per_head=True)
+    elif mt == "cohere2":  # layer_types, or sliding_window_pattern; rope on sliding layers only
+        types = cfg["layer_types"] or [
+            "sliding_attention" if (i + 1) % cfg["sliding_window_pattern"] else "full_attention"
+            for i in range(cfg["num_hidden_layers"])]
+        s["type"] = types[layer]
+        if types[layer] == "sliding_attention":
+            s["window"] = cfg["sliding_window"]
+            s["rope"] = dict(theta=float(cfg["rope_theta"]), R=D, scaling=None, mpe=mpe,
+                             interleaved=True)
     elif mt == "llama4_text":  # Llama4TextConfig: no_rope_layers (1 = rope), default interval 4
         n = cfg["num_hidden_layers"]
         flags = cfg["no_rope_layers"] or [int((i + 1) % cfg["no_rope_layer_interval"] != 0)
@@ -340,7 +353,17 @@ def specs():
             "hidden_act": "silu", "torch_dtype": "bfloat16"},
         "vision_config": {"model_type": "llama4_vision_model", "hidden_size": 8},
         "transformers_version": "4.51.0"}
+    cohere2 = {
+        "architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2", "hidden_size": 32,
+        "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 8,
+        "num_hidden_layers": 4, "sliding_window": 3, "sliding_window_pattern": 4,
+        "intermediate_size": 8, "vocab_size": 12, "max_position_embeddings": 256,
+        "rope_theta": 50000.0, "layer_norm_eps": 1e-05, "attention_bias": False,
+        "logit_scale": 0.25, "hidden_act": "silu", "torch_dtype": "bfloat16",
+        "transformers_version": "4.48.0"}
     return [
+        dict(name="cohere2", seed=105, config=cohere2, container="safetensors", dtype="f32",
+             layers=[2, 3], S=8, pad="right"),
         dict(name="llama4", seed=104, config=llama4, container="safetensors", dtype="bf16",
              layers=[1, 3], S=8, pad="left"),
         dict(name="qwen3_next", seed=101, config=qwen3_next, container="safetensors",

@@ -120,9 +120,9 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
   const std::vector<std::string> names = case_names();
   // make_folders.py writes 21 folders (every model_type CONTRACT.md lists, Falcon three
   // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi) and 38 layer cases;
-  // make_families_v3_features.py 4 folders (llama4, qwen3_next, qwen3_5, cohere) and 8 layer
-  // cases.
-  CHECK(names.size() == 46);
+  // make_families_v3_features.py 5 folders (cohere2, llama4, qwen3_next, qwen3_5, cohere) and
+  // 10 layer cases.
+  CHECK(names.size() == 48);
   std::vector<std::string> families;
   for (const std::string& name : names) {
     families.push_back(name.substr(0, name.find('/')));
@@ -134,7 +134,7 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
     }
   }
   families.erase(std::unique(families.begin(), families.end()), families.end());
-  CHECK(families.size() == 25);
+  CHECK(families.size() == 26);
 }
 
 TEST_CASE("golden folders: v3's gated, qk_norm-kind families are mapped per layer") {
@@ -183,6 +183,11 @@ TEST_CASE("golden folders: v3's gated, qk_norm-kind families are mapped per laye
   CHECK_FALSE(nope.attention_chunk.has_value());
   CHECK(nope.attn_temperature->floor_scale == 4.0);
   CHECK(nope.attn_temperature->attn_scale == doctest::Approx(0.1));
+  // Cohere 2: sliding layers rotate (interleaved), the global one has no rope.
+  CHECK(folder("cohere2", 2).sliding_window == 3);
+  CHECK(folder("cohere2", 2).rope->style == RopeStyle::interleaved);
+  CHECK_FALSE(folder("cohere2", 3).sliding_window.has_value());
+  CHECK_FALSE(folder("cohere2", 3).rope.has_value());
 }
 
 TEST_CASE("golden folders: each folder's config.json is its family's, mapped per layer") {

@@ -252,6 +252,14 @@ std::vector<Row> build() {
     cohere_norm.eps_keys = {"layer_norm_eps"};
     cohere_norm.eps = 1e-5;
     row("cohere").bias("attention_bias", false).with_rope(10000.0, pairs).with_qk_norm(cohere_norm);
+    // Cohere 2: 3 sliding layers of 4 (sliding_window_pattern, or layer_types) with
+    // interleaved rotary; the global layers have no rope (hooks::cohere2_rope_on_sliding).
+    row("cohere2")
+        .bias("attention_bias", false)
+        .with_rope(10000.0, pairs)
+        .with_window(global_every(4, "sliding_window_pattern"))
+        .with_hook(hooks::cohere2_rope_on_sliding)
+        .with_defaults({{"sliding_window", 4096}});
     // Llama 4's text layers: interleaved rotary (complex pairs) on 3 layers of 4, which are
     // chunked and L2-normed; the 4th has no rope and tunes its queries' temperature
     // (hooks::llama4_layers reads no_rope_layers).

@@ -103,4 +103,13 @@ void llama4_layers(LayerContext& c) {
         {"attn_scale", hf.number("attn_scale", -1e300, false, 1e300).value_or(0.1)}};
 }
 
+// Cohere 2 (modular_cohere2.Cohere2Attention): rotary only where the layer
+// slides (self.sliding_window is not None); head_dim is always hidden_size /
+// num_attention_heads (Cohere2Config.__post_init__ sets it so).
+void cohere2_rope_on_sliding(LayerContext& c) {
+  if (c.layer_type != "sliding_attention") c.out.erase("rope");
+  c.out["head_size"] = c.C / c.H;
+  if (c.out.contains("rope")) c.out["rope"]["rotary_dim"] = c.C / c.H;
+}
+
 }  // namespace attn::family::hooks

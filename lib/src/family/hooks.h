@@ -12,5 +12,6 @@ void phi3_longrope_names(LayerContext& c);      // rope_scaling type "su" / "yar
 void falcon_architecture(LayerContext& c);      // new_decoder_architecture, multi_query, alibi
 void mpt_attn_config(LayerContext& c);          // the nested attn_config
 void llama4_layers(LayerContext& c);            // no_rope_layers: chunks + L2 norm, or temperature
+void cohere2_rope_on_sliding(LayerContext& c);  // only sliding layers rotate; D = C / H
 
 }  // namespace attn::family::hooks
