@@ -43,6 +43,8 @@ CLASS_DEFAULTS = {  # configuration_<type>.py, the keys the attention reads
                          rms_norm_eps=1e-6, head_dim=256, full_attention_interval=4),
     "cohere": dict(rope_theta=10000.0, attention_bias=False, layer_norm_eps=1e-5,
                    use_qk_norm=False),
+    "stablelm": dict(rope_theta=10000.0, partial_rotary_factor=0.25, use_qkv_bias=False,
+                     qk_layernorm=False, layer_norm_eps=1e-5),
     "cohere2": dict(rope_theta=10000.0, attention_bias=False, sliding_window=4096,
                     sliding_window_pattern=4, layer_types=None),
     "llama4_text": dict(rope_theta=500000.0, attention_bias=False, rms_norm_eps=1e-5,
@@ -67,8 +69,11 @@ def settings(cfg, layer):
     s = dict(model_type=mt, C=C, H=H, Hkv=Hkv, D=D, scale=D ** -0.5, runs=True, rope=None,
              qk_norm=None, gate=False, chunk=None, temperature=None, window=None,
              prefix=f"model.layers.{layer}.self_attn.", type="full_attention")
-    b = bool(cfg["attention_bias"])
-    s.update(qkv_bias=b, o_bias=b)
+    if mt == "stablelm":  # StableLmAttention: q/k/v bias from use_qkv_bias, o_proj none
+        s.update(qkv_bias=bool(cfg["use_qkv_bias"]), o_bias=False)
+    else:
+        b = bool(cfg["attention_bias"])
+        s.update(qkv_bias=b, o_bias=b)
     mpe = cfg.get("max_position_embeddings")
     if mt in ("qwen3_next", "qwen3_5_text"):
         types = cfg.get("layer_types") or [
@@ -90,6 +95,12 @@ def settings(cfg, layer):
                          interleaved=True)
         if cfg["use_qk_norm"]:  # CohereLayerNorm((H, D)), no bias, before the transpose
             s["qk_norm"] = dict(kind="layer", eps=cfg["layer_norm_eps"], per_head=True)
+    elif mt == "stablelm":  # partial rotary; StableLmLayerNormPerHead (one LayerNorm per head)
+        s["rope"] = dict(theta=float(cfg["rope_theta"]), R=int(D * cfg["partial_rotary_factor"]),
+                         scaling=None, mpe=mpe, interleaved=False)
+        if cfg["qk_layernorm"]:
+            s["qk_norm"] = dict(kind="layer", eps=cfg["layer_norm_eps"], per_head=True,
+                                names="norms")
     elif mt == "cohere2":  # layer_types, or sliding_window_pattern; rope on sliding layers only
         types = cfg["layer_types"] or [
             "sliding_attention" if (i + 1) % cfg["sliding_window_pattern"] else "full_attention"
@@ -171,7 +182,12 @@ def layer_attention(s, sd, x, keep, pos):
     k = linear(x, sd, "k_proj").view(B, S, Hkv, D)
     v = linear(x, sd, "v_proj").view(B, S, Hkv, D).transpose(1, 2)
     if s["qk_norm"] and s["qk_norm"]["kind"] != "l2":  # before rope
-        q, k = qk_norm(s, q, sd["q_norm.weight"]), qk_norm(s, k, sd["k_norm.weight"])
+        if s["qk_norm"].get("names") == "norms":  # StableLmLayerNormPerHead: head h's LayerNorm
+            wq = torch.stack([sd[f"q_layernorm.norms.{h}.weight"] for h in range(H)])
+            wk = torch.stack([sd[f"k_layernorm.norms.{h}.weight"] for h in range(Hkv)])
+        else:
+            wq, wk = sd["q_norm.weight"], sd["k_norm.weight"]
+        q, k = qk_norm(s, q, wq), qk_norm(s, k, wk)
     q, k = q.transpose(1, 2), k.transpose(1, 2)
     if s["rope"] is not None:
         cos, sin = cos_sin(pos, s["rope"])
@@ -222,6 +238,11 @@ def layer_weights(s, layer, g):
             base = 0.0 if n.get("offset") else 1.0
             w["q_norm.weight"] = base + 0.3 * r(*((H, D) if per_head else (D,)))
             w["k_norm.weight"] = base + 0.3 * r(*((Hkv, D) if per_head else (D,)))
+        if n and n.get("names") == "norms":  # StableLM: q_layernorm.norms.{h}.weight
+            for which, heads in (("q", H), ("k", Hkv)):
+                t = w.pop(which + "_norm.weight")
+                for h in range(heads):
+                    w[f"{which}_layernorm.norms.{h}.weight"] = t[h].clone()
         for k, v in w.items():
             sd[p + k] = v
     sd[block + "post_attention_layernorm.weight"] = torch.ones(C, dtype=torch.float64)
@@ -361,7 +382,16 @@ def specs():
         "rope_theta": 50000.0, "layer_norm_eps": 1e-05, "attention_bias": False,
         "logit_scale": 0.25, "hidden_act": "silu", "torch_dtype": "bfloat16",
         "transformers_version": "4.48.0"}
+    stablelm = {
+        "architectures": ["StableLmForCausalLM"], "model_type": "stablelm", "hidden_size": 32,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
+        "intermediate_size": 8, "vocab_size": 12, "max_position_embeddings": 256,
+        "rope_theta": 10000, "partial_rotary_factor": 0.25, "use_qkv_bias": True,
+        "qk_layernorm": True, "layer_norm_eps": 1e-05, "use_parallel_residual": False,
+        "hidden_act": "silu", "torch_dtype": "bfloat16", "transformers_version": "4.38.0"}
     return [
+        dict(name="stablelm", seed=106, config=stablelm, container="bin", dtype="f32",
+             layers=[0, 1], pad="left"),
         dict(name="cohere2", seed=105, config=cohere2, container="safetensors", dtype="f32",
              layers=[2, 3], S=8, pad="right"),
         dict(name="llama4", seed=104, config=llama4, container="safetensors", dtype="bf16",

@@ -120,9 +120,9 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
   const std::vector<std::string> names = case_names();
   // make_folders.py writes 21 folders (every model_type CONTRACT.md lists, Falcon three
   // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi) and 38 layer cases;
-  // make_families_v3_features.py 5 folders (cohere2, llama4, qwen3_next, qwen3_5, cohere) and
-  // 10 layer cases.
-  CHECK(names.size() == 48);
+  // make_families_v3_features.py 6 folders (stablelm, cohere2, llama4, qwen3_next, qwen3_5,
+  // cohere) and 12 layer cases.
+  CHECK(names.size() == 50);
   std::vector<std::string> families;
   for (const std::string& name : names) {
     families.push_back(name.substr(0, name.find('/')));
@@ -134,7 +134,7 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
     }
   }
   families.erase(std::unique(families.begin(), families.end()), families.end());
-  CHECK(families.size() == 26);
+  CHECK(families.size() == 27);
 }
 
 TEST_CASE("golden folders: v3's gated, qk_norm-kind families are mapped per layer") {
@@ -188,6 +188,13 @@ TEST_CASE("golden folders: v3's gated, qk_norm-kind families are mapped per laye
   CHECK(folder("cohere2", 2).rope->style == RopeStyle::interleaved);
   CHECK_FALSE(folder("cohere2", 3).sliding_window.has_value());
   CHECK_FALSE(folder("cohere2", 3).rope.has_value());
+  // StableLM: partial rotary, q/k/v bias, one LayerNorm per head under q_layernorm.norms.{h}.
+  const Config stablelm = folder("stablelm", 1);
+  CHECK(stablelm.rope->rotary_dim == 2);
+  CHECK(stablelm.qkv_bias);
+  CHECK_FALSE(stablelm.out_bias);
+  CHECK(stablelm.qk_norm->kind == QkNormKind::layer);
+  CHECK(stablelm.qk_norm->per_head);
 }
 
 TEST_CASE("golden folders: each folder's config.json is its family's, mapped per layer") {

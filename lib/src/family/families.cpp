@@ -260,6 +260,16 @@ std::vector<Row> build() {
         .with_window(global_every(4, "sliding_window_pattern"))
         .with_hook(hooks::cohere2_rope_on_sliding)
         .with_defaults({{"sliding_window", 4096}});
+    // StableLM (StableLmAttention): partial rotary (0.25), q/k/v bias from use_qkv_bias, and
+    // with qk_layernorm one nn.LayerNorm per head (q_layernorm.norms.{h}, no bias).
+    QkNormRule per_head_layer_norm = cohere_norm;
+    per_head_layer_norm.enable_key = "qk_layernorm";
+    row("stablelm")
+        .rename("q_layernorm.", "q_norm.")
+        .rename("k_layernorm.", "k_norm.")
+        .biases({"use_qkv_bias", false, false}, fixed(false))
+        .with_rope(10000.0, rope_keys({"rope_theta"}, {"partial_rotary_factor"}, 0.25))
+        .with_qk_norm(per_head_layer_norm);
     // Llama 4's text layers: interleaved rotary (complex pairs) on 3 layers of 4, which are
     // chunked and L2-normed; the 4th has no rope and tunes its queries' temperature
     // (hooks::llama4_layers reads no_rope_layers).

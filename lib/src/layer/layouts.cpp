@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
 #include "attn/error.h"
 
@@ -180,7 +181,18 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
         add_qkv(s, d, {"q_proj", "k_proj", "v_proj"}, false);
       }
       add_linear(s, "o_proj", Part::out_weight, 0, O, HD, d.out_bias, {"out_proj"});
-      if (d.qk_norm != QkNorm::none) {  // Qwen3, Gemma 3 (D); OLMo 2 (H*D), (Hkv*D)
+      if (d.qk_norm != QkNorm::none && d.qk_norm_list) {
+        // StableLM: q_norm.norms.{h}.weight (D), one module per head: the rows of (H, D)
+        for (const auto& [name, part, bias_part, heads] :
+             {std::tuple<const char*, Part, Part, std::size_t>{"q_norm", Part::q_norm,
+                                                               Part::q_norm_bias, d.H},
+              {"k_norm", Part::k_norm, Part::k_norm_bias, d.Hkv}})
+          for (std::size_t h = 0; h < heads; ++h) {
+            const std::string at = std::string(name) + ".norms." + std::to_string(h) + ".";
+            s.push_back({at + "weight", {}, {{part, 0, h, d.D}}, false, {d.D}});
+            if (d.qk_bias) s.push_back({at + "bias", {}, {{bias_part, 0, h, d.D}}, false, {d.D}});
+          }
+      } else if (d.qk_norm != QkNorm::none) {  // Qwen3, Gemma 3 (D); OLMo 2 (H*D), (Hkv*D)
         // per head (Cohere): (H, D) and (Hkv, D), read as rows of D
         const std::vector<std::size_t> sq = d.q_norm_shape(), sk = d.k_norm_shape();
         s.push_back({"q_norm.weight", {}, {{Part::q_norm, 0, 0, sq[0]}}, false, sq});

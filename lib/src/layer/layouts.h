@@ -33,8 +33,12 @@ struct Dims : Geometry {
   QkNorm qk_norm = QkNorm::none;  // q_norm.weight, k_norm.weight (none for kind "l2")
   bool qk_per_head = false;       // those weights (H, D) and (Hkv, D) (scope "head")
   bool qk_bias = false;           // q_norm.bias, k_norm.bias (kind "layer")
-  bool sinks = false;             // sinks (H): gpt-oss
-  bool gate = false;              // q_proj rows (H, 2D): per head [query | gate] (Qwen3-Next)
+  // Per-head weights stored as one module per head, q_norm.norms.{h}.weight
+  // (D) (StableLM's StableLmLayerNormPerHead), instead of one (H, D) tensor.
+  // Loading sets it from the keys the file has; export writes the (H, D) form.
+  bool qk_norm_list = false;
+  bool sinks = false;  // sinks (H): gpt-oss
+  bool gate = false;   // q_proj rows (H, 2D): per head [query | gate] (Qwen3-Next)
 
   // q, k and v are three weights (torch MHA's q_proj_weight, k_proj_weight,
   // v_proj_weight) and the canonical w_qkv holds only the q rows: from a

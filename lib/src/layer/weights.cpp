@@ -274,6 +274,9 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
   // Every key the layout can have; a bias is optional unless asked for.
   Dims full = detail::dims_of(cfg);
   full.qkv_bias = full.out_bias = true;
+  // Per-head norms as one module per head (StableLM) when the file has them so.
+  full.qk_norm_list =
+      full.qk_per_head && !sd.contains("q_norm.weight") && sd.contains("q_norm.norms.0.weight");
   full.out_bias = full.out_proj;
   const std::vector<Slot> slots = detail::layout_slots(full, layout);
 
