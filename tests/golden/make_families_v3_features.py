@@ -88,7 +88,7 @@ def settings(cfg, layer):
                          interleaved=False)
         s["qk_norm"] = dict(kind="rms", eps=cfg["rms_norm_eps"], offset=1)  # Qwen3NextRMSNorm
         s["gate"] = True
-        if mt == "qwen3_5_text":
+        if mt == "qwen3_5_text" and wrapped:
             s["prefix"] = f"model.language_model.layers.{layer}.self_attn."
     elif mt == "cohere":
         s["rope"] = dict(theta=float(cfg["rope_theta"]), R=D, scaling=None, mpe=mpe,
@@ -259,9 +259,9 @@ def model_outside(s, g, vocab=12):
     top = s["prefix"][:s["prefix"].index("layers.")]
     sd = OrderedDict([(top + "embed_tokens.weight", r(vocab, s["C"])),
                       (top + "norm.weight", torch.ones(s["C"], dtype=torch.float64))])
-    if s["model_type"] == "qwen3_5_text":  # the vision tower beside it
+    if "language_model" in top and s["model_type"] == "qwen3_5_text":  # the vision tower
         sd["model.visual.patch_embed.proj.weight"] = r(8, 3, 2, 2, 2)
-    if s["model_type"] == "llama4_text":
+    if s["model_type"] == "llama4_text" and "language_model" in top:
         sd["vision_model.patch_embedding.linear.weight"] = r(8, 12)
         sd["language_model.lm_head.weight"] = r(vocab, s["C"])
     else:
@@ -269,9 +269,9 @@ def model_outside(s, g, vocab=12):
     return sd
 
 
-def write_folder(spec):
+def write_folder(spec, out=OUT, verbose=True):
     name, cfg = spec["name"], spec["config"]
-    root = os.path.join(OUT, name)
+    root = os.path.join(out, name)
     if os.path.isdir(root):
         shutil.rmtree(root)
     model_dir = os.path.join(root, "model")
@@ -318,8 +318,10 @@ def write_folder(spec):
                      + (", gate" if s["gate"] else "")
                      + (f", chunk {s['chunk']}" if s["chunk"] else "")
                      + (", temperature" if s["temperature"] else ""))
-    print(f"{name:14s} {per_layer[0]['model_type']:14s} {spec['container']:12s} {spec['dtype']}")
-    print("\n".join(lines))
+    if verbose:
+        print(f"{name:14s} {per_layer[0]['model_type']:14s} {spec['container']:12s} "
+              f"{spec['dtype']}")
+        print("\n".join(lines))
 
 
 # ---- the folders --------------------------------------------------------------------------------
