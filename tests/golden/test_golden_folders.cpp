@@ -239,7 +239,11 @@ TEST_CASE("golden folders: attn-run --model DIR --layer N end to end") {
   for (const Run& r :
        {Run{"gemma2", 1, "model.safetensors.index.json"}, Run{"gpt2", 2, "model.safetensors"},
         Run{"gemma3", 2, "model.safetensors"}, Run{"gpt_neox", 0, "model.safetensors"},
-        Run{"bloom", 1, "pytorch_model.bin"}}) {
+        Run{"bloom", 1, "pytorch_model.bin"},
+        // v3: Qwen3.5's gated layer in its wrapper's shards, Llama 4's no-rope layer with
+        // temperature, StableLM's per-head norms from a pytorch_model.bin
+        Run{"qwen3_5", 2, "model.safetensors.index.json"}, Run{"llama4", 3, "model.safetensors"},
+        Run{"stablelm", 1, "pytorch_model.bin"}}) {
     const std::string name = r.name;
     CAPTURE(name);
     const std::string model = folders_root() + "/" + r.name + "/model";
