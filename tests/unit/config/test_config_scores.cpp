@@ -559,7 +559,12 @@ TEST_CASE("config scores: Hugging Face's and torch's names get attn-run's key") 
       {"position_ids", "positions"},
       {"alibi_bias_max", "alibi.max_bias"},
       {"encoder_hidden_states", "kv_input"},
-      {"rms_norm_eps", "qk_norm.eps"}};
+      {"rms_norm_eps", "qk_norm.eps"},
+      // (v3)
+      {"attention_chunk_size", "attention_chunk"},
+      {"attn_temperature_tuning", "attn_temperature"},
+      {"floor_scale", "attn_temperature.floor_scale"},
+      {"attn_output_gate", "gate"}};
   for (const auto& [theirs, ours] : same) {
     CAPTURE(theirs);
     expect_error([&] { parse(multi("\"" + theirs + "\": 1")); }, Exit::config,
