@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """Golden cases for the attention variants of CONTRACT.md v2 (issue 10): positions, masks,
 windows, softcap, qk_norm, sinks, ALiBi, cross-attention and torch MHA's options; and v3's
-relative_bias (T5).
+forward-pass features (issue 24): gate (modeling_qwen3_next), qk_norm kinds layer
+(modeling_cohere, Phi's qk_layernorm, per-head weights) and l2 (modeling_llama4),
+attention_chunk (modeling_llama4's chunked layers), attn_temperature (its no-rope layers) and
+relative_bias (modeling_t5).
 
 Each family's attention is written here in torch from its published modeling code
 (transformers' modeling_llama / mistral / gemma2 / qwen3 / gpt_oss / gpt_neox / bloom / mpt
@@ -55,6 +58,32 @@ def apply_rope(x, cos, sin, rotary_dim):  # x (B, H, S, D); partial rotary as GP
     return torch.cat((rot * cos + rotate_half(rot) * sin, rest), dim=-1)
 
 
+def rotate_pairs(x):  # modeling_cohere.rotate_half: pairs (x[2i], x[2i+1])
+    x1, x2 = x[..., ::2], x[..., 1::2]
+    return torch.stack([-x2, x1], dim=-1).flatten(-2)
+
+
+def apply_rope_interleaved(x, cos, sin, rotary_dim):  # modeling_cohere.apply_rotary_pos_emb
+    half = rotary_dim // 2  # cos, sin hold [freqs, freqs]: repeat_interleave them instead
+    cos = torch.repeat_interleave(cos[..., :half], 2, dim=-1)[:, None]
+    sin = torch.repeat_interleave(sin[..., :half], 2, dim=-1)[:, None]
+    rot, rest = x[..., :rotary_dim], x[..., rotary_dim:]
+    return torch.cat((rot * cos + rotate_pairs(rot) * sin, rest), dim=-1)
+
+
+def layer_norm(x, w, b, eps):  # CohereLayerNorm / nn.LayerNorm over the last dim, in float32
+    v = x.float()
+    mean = v.mean(-1, keepdim=True)
+    var = (v - mean).pow(2).mean(-1, keepdim=True)
+    v = (v - mean) * torch.rsqrt(var + eps) * w.float()
+    return v + b.float() if b is not None else v
+
+
+def l2_norm(x, eps):  # modeling_llama4.Llama4TextL2Norm
+    v = x.float()
+    return v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + eps)
+
+
 def repeat_kv(x, n_rep):  # modeling_llama.repeat_kv
     b, h, s, d = x.shape
     return x if n_rep == 1 else x[:, :, None].expand(b, h, n_rep, s, d).reshape(b, h * n_rep, s, d)
@@ -66,13 +95,16 @@ def rms_norm(x, w, eps, offset):  # Qwen3RMSNorm / Gemma3RMSNorm (offset 1: x * 
     return v * (offset + w.float())
 
 
-def allowed_keys(B, S, causal, window, keep):
-    """(B, 1, S, S) bool: causal (j <= i), sliding window (i - W < j), keep = attention_mask."""
+def allowed_keys(B, S, causal, window, keep, chunk=None):
+    """(B, 1, S, S) bool: causal (j <= i), sliding window (i - W < j), keep = attention_mask,
+    chunk (masking_utils.chunked_overlay: i // chunk == j // chunk, Llama 4)."""
     i = torch.arange(S)[:, None]
     j = torch.arange(S)[None, :]
     ok = torch.ones(S, S, dtype=torch.bool)
     if causal:
         ok &= j <= i
+    if chunk:
+        ok &= (i // chunk) == (j // chunk)
     if window:
         ok &= i - window < j
         if not causal:
@@ -101,39 +133,66 @@ class Decoder(nn.Module):
     """The q/k/v/o_proj decoder attention of Llama, Mistral, Gemma 2, Qwen3, gpt-oss
     (modeling_llama.LlamaAttention + eager_attention_forward, with each family's extras)."""
 
-    def __init__(self, C, H, Hkv, D, bias, o_bias, qk_norm=None, sinks=False):
+    def __init__(self, C, H, Hkv, D, bias, o_bias, qk_norm=None, sinks=False, gate=False):
         super().__init__()
         self.H, self.Hkv, self.D = H, Hkv, D
-        self.q_proj = nn.Linear(C, H * D, bias=bias)
+        self.gate = gate  # modeling_qwen3_next: q_proj yields per head [query | gate]
+        self.q_proj = nn.Linear(C, H * D * (2 if gate else 1), bias=bias)
         self.k_proj = nn.Linear(C, Hkv * D, bias=bias)
         self.v_proj = nn.Linear(C, Hkv * D, bias=bias)
         self.o_proj = nn.Linear(H * D, C, bias=o_bias)
+        # qk_norm: (eps, offset) for RMSNorm, or a dict {kind, eps, per_head, bias} (v3)
         self.qk_norm = qk_norm
-        if qk_norm:
-            self.q_norm = nn.Parameter(torch.randn(D) * 0.3)
-            self.k_norm = nn.Parameter(torch.randn(D) * 0.3)
+        nk = qk_norm if isinstance(qk_norm, dict) else {"kind": "rms"}
+        self.norm_kind = nk["kind"] if qk_norm else None
+        if qk_norm and nk["kind"] != "l2":
+            per_head = nk.get("per_head", False)
+            self.q_norm = nn.Parameter(torch.randn(*((H, D) if per_head else (D,))) * 0.3)
+            self.k_norm = nn.Parameter(torch.randn(*((Hkv, D) if per_head else (D,))) * 0.3)
+            if nk.get("bias"):
+                self.q_norm_bias = nn.Parameter(torch.randn(*self.q_norm.shape) * 0.3)
+                self.k_norm_bias = nn.Parameter(torch.randn(*self.k_norm.shape) * 0.3)
         self.sinks = nn.Parameter(torch.randn(H)) if sinks else None
 
-    def forward(self, x, positions, keep, rope, scale, causal=True, window=None, softcap=None):
+    def forward(self, x, positions, keep, rope, scale, causal=True, window=None, softcap=None,
+                chunk=None, temperature=None):
         B, S, _ = x.shape
-        q = self.q_proj(x).view(B, S, self.H, self.D)
+        if self.gate:  # Qwen3NextAttention: torch.chunk(q_proj(x).view(B, S, H, 2D), 2, dim=-1)
+            q, gate = torch.chunk(self.q_proj(x).view(B, S, self.H, 2 * self.D), 2, dim=-1)
+            gate = gate.reshape(B, S, self.H * self.D)
+        else:
+            q = self.q_proj(x).view(B, S, self.H, self.D)
         k = self.k_proj(x).view(B, S, self.Hkv, self.D)
         v = self.v_proj(x).view(B, S, self.Hkv, self.D).transpose(1, 2)
-        if self.qk_norm:
+        if self.norm_kind == "rms":
             eps, off = self.qk_norm
             q, k = rms_norm(q, self.q_norm, eps, off), rms_norm(k, self.k_norm, eps, off)
+        elif self.norm_kind == "layer":  # modeling_cohere / stablelm: before rope
+            eps = self.qk_norm["eps"]
+            qb, kb = getattr(self, "q_norm_bias", None), getattr(self, "k_norm_bias", None)
+            q, k = layer_norm(q, self.q_norm, qb, eps), layer_norm(k, self.k_norm, kb, eps)
+        elif self.norm_kind == "l2":
+            q, k = l2_norm(q, self.qk_norm["eps"]), l2_norm(k, self.qk_norm["eps"])
         q, k = q.transpose(1, 2), k.transpose(1, 2)
         if rope is not None:
-            inv, att, R = rope
+            inv, att, R = rope[:3]
             cos, sin = rope_cos_sin(positions, inv, att)
-            q, k = apply_rope(q, cos, sin, R), apply_rope(k, cos, sin, R)
+            turn = apply_rope_interleaved if len(rope) > 3 and rope[3] else apply_rope
+            q, k = turn(q, cos, sin, R), turn(k, cos, sin, R)
+        if temperature:  # modeling_llama4: attn_temperature_tuning on the no-rope layers
+            floor_scale, attn_scale = temperature
+            cache_position = torch.arange(S)
+            t = torch.log1p(torch.floor((cache_position.float() + 1.0) / floor_scale)) * attn_scale + 1.0
+            q = q * t[None, None, :, None]
         k, v = repeat_kv(k, self.H // self.Hkv), repeat_kv(v, self.H // self.Hkv)
         s = (q @ k.transpose(2, 3)) * scale
         if softcap:  # modeling_gemma2: attn_logit_softcapping
             s = torch.tanh(s / softcap) * softcap
-        p = softmax_rows(s, allowed_keys(B, S, causal, window, keep), self.sinks)
+        p = softmax_rows(s, allowed_keys(B, S, causal, window, keep, chunk), self.sinks)
         self.last_attn = p
         y = (p @ v).transpose(1, 2).reshape(B, S, self.H * self.D)
+        if self.gate:  # attn_output * torch.sigmoid(gate), before o_proj
+            y = y * torch.sigmoid(gate)
         return self.o_proj(y)
 
 
@@ -281,9 +340,9 @@ def positions_for(keep, offset=0):  # HF: position_ids = cumsum(attention_mask) 
 
 def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, softcap=None,
                  qk_norm=None, sinks=False, bias=False, o_bias=False, left=True, offset=0,
-                 B=2, S=7, seed=0):
+                 B=2, S=7, seed=0, gate=False, chunk=None, temperature=None, positions=True):
     torch.manual_seed(seed)
-    m = Decoder(C, H, Hkv, D, bias, o_bias, qk_norm, sinks)
+    m = Decoder(C, H, Hkv, D, bias, o_bias, qk_norm, sinks, gate)
     x = torch.randn(B, S, C)
     keep = keep_mask(B, S, left)
     pos = positions_for(keep, offset)
@@ -297,7 +356,7 @@ def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
         inv, att = rope_params(rope_cfg.get("theta", 10000.0), R,
                                rope_cfg.get("max_position_embeddings"), rope_cfg.get("scaling"),
                                int(pos.max()) + 1)
-        rope = (inv, att, R)
+        rope = (inv, att, R, rope_cfg.get("style") == "interleaved")
         cfg["rope"] = rope_cfg
     if scale is not None:
         cfg["scale"] = scale
@@ -305,21 +364,35 @@ def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
         cfg["sliding_window"] = window
     if softcap:
         cfg["softcap"] = softcap
-    if qk_norm:
+    if isinstance(qk_norm, dict):
+        cfg["qk_norm"] = dict(qk_norm)
+    elif qk_norm:
         cfg["qk_norm"] = {"eps": qk_norm[0], "scope": "head", "weight_offset": qk_norm[1]}
     if sinks:
         cfg["sinks"] = True
+    if gate:
+        cfg["gate"] = True
+    if chunk:
+        cfg["attention_chunk"] = chunk
+    if temperature:
+        cfg["attn_temperature"] = {"floor_scale": temperature[0], "attn_scale": temperature[1]}
+    extra = {"attention_mask.npy": keep.numpy(), "positions.npy": pos.numpy()}
+    if not positions:  # the layer reads none: 0..S-1 (Llama 4's cache_position)
+        del cfg["positions"], extra["positions.npy"]
     with torch.no_grad():
-        y = m(x, pos, keep, rope, scale if scale is not None else D ** -0.5, True, window, softcap)
+        y = m(x, pos, keep, rope, scale if scale is not None else D ** -0.5, True, window, softcap,
+              chunk, temperature)
     w = prefixed(m, "model.layers.3.self_attn.")
     # neighbours under the same block prefix, as a whole-model file has them
     w["model.layers.3.input_layernorm.weight"] = torch.ones(C)
     w["model.layers.3.mlp.up_proj.weight"] = torch.randn(2 * C, C)
-    if qk_norm:  # the families' key names for the norm weights
-        w["model.layers.3.self_attn.q_norm.weight"] = w.pop("model.layers.3.self_attn.q_norm")
-        w["model.layers.3.self_attn.k_norm.weight"] = w.pop("model.layers.3.self_attn.k_norm")
-    save_case(name, cfg, w, x, y, m.last_attn,
-              {"attention_mask.npy": keep.numpy(), "positions.npy": pos.numpy()})
+    for n in ("q_norm", "k_norm"):  # the families' key names for the norm weights
+        at = "model.layers.3.self_attn." + n
+        if at in w:
+            w[at + ".weight"] = w.pop(at)
+        if at + "_bias" in w:
+            w[at + ".bias"] = w.pop(at + "_bias")
+    save_case(name, cfg, w, x, y, m.last_attn, extra)
 
 
 def main():
@@ -346,6 +419,26 @@ def main():
                         "original_max_position_embeddings": 128, "truncate": False}}
     decoder_case("gptoss_sinks_window", 32, 4, 2, 8, rope_cfg=yarn, window=3, sinks=True,
                  bias=True, o_bias=True, S=8)
+
+    # (v3) Qwen3-Next: gate per head in q_proj, partial rotary, (1 + w) q/k norms, q bias.
+    decoder_case("qwen3next_gate", 32, 4, 2, 8, rope_cfg={"theta": 10000.0, "rotary_dim": 4},
+                 qk_norm=(1e-6, 1), gate=True, bias=True, seed=11)
+
+    # (v3) qk_norm kinds: Cohere's per-head LayerNorm (H, D) with interleaved rope; Phi's
+    # qk_layernorm (nn.LayerNorm with a bias, shared by the heads); Llama 4's L2 norm.
+    decoder_case("cohere_layernorm_per_head", 32, 4, 2, 8,
+                 rope_cfg={"theta": 10000.0, "style": "interleaved"},
+                 qk_norm={"kind": "layer", "eps": 1e-5, "per_head": True}, seed=12)
+    decoder_case("phi_layernorm_bias", 32, 4, 4, 8, rope_cfg={"theta": 10000.0, "rotary_dim": 4},
+                 qk_norm={"kind": "layer", "eps": 1e-5, "bias": True}, bias=True, o_bias=True,
+                 left=False, seed=13)
+    # Llama 4's chunked layers: attention_chunk, interleaved rope, L2 q/k norm, left padding.
+    decoder_case("llama4_chunked_l2", 32, 4, 2, 8,
+                 rope_cfg={"theta": 500000.0, "style": "interleaved"},
+                 qk_norm={"kind": "l2", "eps": 1e-5}, chunk=3, S=8, seed=14)
+    # Llama 4's no-rope layers: attn_temperature (floor_scale small enough to bite at S = 8).
+    decoder_case("llama4_nope_temperature", 32, 4, 2, 8, temperature=(3, 0.5), S=8, left=False,
+                 positions=False, seed=15)
 
     # GPT-NeoX: partial rotary (rotary_pct 0.25 of D = 16 -> 4).
     torch.manual_seed(5)

@@ -27,6 +27,7 @@
 #include "attn/npy.h"
 #include "attn/run.h"
 #include "check_close.h"
+#include "expect_error.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -127,8 +128,9 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
   // make_families_v3_decoders.py 9 folders and 17 cases; make_families_v3_t5.py 4 folders
   // (t5 twice: T5 and Flan-T5; mt5, umt5) and 10 cases (encoder layers, the decoder's self- and
   // cross-attention); make_families_v3_encoders.py 9 folders and 18 cases (one of a CLIPModel's
-  // vision tower).
-  CHECK(names.size() == 38 + 17 + 10 + 18);
+  // vision tower); make_families_v3_features.py 6 folders (stablelm, cohere2, llama4,
+  // qwen3_next, qwen3_5, cohere) and 12 layer cases.
+  CHECK(names.size() == 38 + 17 + 10 + 18 + 12);
   std::vector<std::string> families;
   for (const std::string& name : names) {
     families.push_back(name.substr(0, name.find('/')));
@@ -140,7 +142,67 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
     }
   }
   families.erase(std::unique(families.begin(), families.end()), families.end());
-  CHECK(families.size() == 21 + 9 + 4 + 9);
+  CHECK(families.size() == 21 + 9 + 4 + 9 + 6);
+}
+
+TEST_CASE("golden folders: v3's gated, qk_norm-kind families are mapped per layer") {
+  auto folder = [](const std::string& name, std::int64_t layer) {
+    return load_model_config(folders_root() + "/" + name + "/model", layer);
+  };
+  // Qwen3-Next: full_attention_interval 2 makes layers 1 and 3 full attention.
+  const Config next = folder("qwen3_next", 3);
+  CHECK(next.gate);
+  CHECK(next.rope->rotary_dim == 4);  // partial_rotary_factor 0.25 of 16
+  CHECK(next.qk_norm->weight_offset == 1);
+  CHECK(next.qk_norm->kind == QkNormKind::rms);
+  CHECK(next.weights_prefix == "model.layers.3.self_attn.");
+  // Linear-attention layers are refused, naming the type and the layers that run.
+  test::expect_error([&] { folder("qwen3_next", 2); }, Exit::usage, "--layer: layer 2 of ",
+                     "is a linear_attention layer, which attn-run does not run");
+  test::expect_error([&] { folder("qwen3_next", 0); }, Exit::usage, "--layer: layer 0 of ",
+                     "its attention layers are 1, 3");
+  // Qwen3.5: the multimodal wrapper's text_config, layer_types, v5 rope_parameters.
+  const Config q35 = folder("qwen3_5", 2);
+  CHECK(q35.gate);
+  CHECK(q35.kv_heads() == 1);
+  CHECK(q35.rope->theta == 10000000.0);
+  CHECK(q35.rope->rotary_dim == 2);
+  CHECK(q35.weights_prefix == "model.language_model.layers.2.self_attn.");
+  test::expect_error([&] { folder("qwen3_5", 0); }, Exit::usage, "--layer: layer 0 of ",
+                     "linear_attention");
+  // Cohere: interleaved rope, per-head LayerNorm q/k norms from use_qk_norm.
+  const Config cohere = folder("cohere", 1);
+  CHECK(cohere.rope->style == RopeStyle::interleaved);
+  CHECK(cohere.qk_norm->kind == QkNormKind::layer);
+  CHECK(cohere.qk_norm->per_head);
+  CHECK(cohere.qk_norm->eps == 1e-5);
+  CHECK_FALSE(cohere.gate);
+  // Llama 4 (in llama4's text_config): 3 rope layers of 4 are chunked with L2 q/k norms, the
+  // 4th has no rope and tunes its queries' temperature.
+  const Config chunked = folder("llama4", 1), nope = folder("llama4", 3);
+  CHECK(chunked.attention_chunk == 3);
+  CHECK(chunked.qk_norm->kind == QkNormKind::l2);
+  CHECK(chunked.rope->style == RopeStyle::interleaved);
+  CHECK(chunked.rope->scaling->type == "llama3");
+  CHECK_FALSE(chunked.attn_temperature.has_value());
+  CHECK(chunked.weights_prefix == "language_model.model.layers.1.self_attn.");
+  CHECK_FALSE(nope.rope.has_value());
+  CHECK_FALSE(nope.qk_norm.has_value());
+  CHECK_FALSE(nope.attention_chunk.has_value());
+  CHECK(nope.attn_temperature->floor_scale == 4.0);
+  CHECK(nope.attn_temperature->attn_scale == doctest::Approx(0.1));
+  // Cohere 2: sliding layers rotate (interleaved), the global one has no rope.
+  CHECK(folder("cohere2", 2).sliding_window == 3);
+  CHECK(folder("cohere2", 2).rope->style == RopeStyle::interleaved);
+  CHECK_FALSE(folder("cohere2", 3).sliding_window.has_value());
+  CHECK_FALSE(folder("cohere2", 3).rope.has_value());
+  // StableLM: partial rotary, q/k/v bias, one LayerNorm per head under q_layernorm.norms.{h}.
+  const Config stablelm = folder("stablelm", 1);
+  CHECK(stablelm.rope->rotary_dim == 2);
+  CHECK(stablelm.qkv_bias);
+  CHECK_FALSE(stablelm.out_bias);
+  CHECK(stablelm.qk_norm->kind == QkNormKind::layer);
+  CHECK(stablelm.qk_norm->per_head);
 }
 
 TEST_CASE("golden folders: each folder's config.json is its family's, mapped per layer") {
@@ -214,7 +276,11 @@ TEST_CASE("golden folders: attn-run --model DIR --layer N end to end") {
   for (const Run& r :
        {Run{"gemma2", 1, "model.safetensors.index.json"}, Run{"gpt2", 2, "model.safetensors"},
         Run{"gemma3", 2, "model.safetensors"}, Run{"gpt_neox", 0, "model.safetensors"},
-        Run{"bloom", 1, "pytorch_model.bin"}}) {
+        Run{"bloom", 1, "pytorch_model.bin"},
+        // v3: Qwen3.5's gated layer in its wrapper's shards, Llama 4's no-rope layer with
+        // temperature, StableLM's per-head norms from a pytorch_model.bin
+        Run{"qwen3_5", 2, "model.safetensors.index.json"}, Run{"llama4", 3, "model.safetensors"},
+        Run{"stablelm", 1, "pytorch_model.bin"}}) {
     const std::string name = r.name;
     CAPTURE(name);
     const std::string model = folders_root() + "/" + r.name + "/model";

@@ -152,10 +152,11 @@ void check_variant(const std::string& name) {
 
 TEST_CASE("golden variants: every positions / masks / variants case matches PyTorch") {
   const std::vector<std::string> names = variant_names();
-  // make_variants.py writes 12 cases: Llama 3 GQA and MQA (llama3 rope, left and right
+  // make_variants.py writes 17 cases: Llama 3 GQA and MQA (llama3 rope, left and right
   // padding), Mistral, Gemma 2, Qwen3, Gemma 3, gpt-oss, GPT-NeoX, BLOOM, MPT, and two
-  // torch MHA cross-attention cases; then v3's: T5's relative bias, encoder and decoder.
-  CHECK(names.size() == 14);
+  // torch MHA cross-attention cases; then v3's: T5's relative bias, encoder and decoder;
+  // Qwen3-Next's gate, qk_norm kinds (Cohere, Phi, Llama 4).
+  CHECK(names.size() == 19);
   for (const std::string& name : names) {
     try {
       check_variant(name);

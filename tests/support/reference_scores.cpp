@@ -23,13 +23,37 @@ Vec linear_row(const float* x, std::size_t in, const float* W, std::size_t out, 
   return y;
 }
 
-// Hugging Face's RMSNorm: x * rsqrt(mean(x^2) + eps) * (offset + w), over
-// `width` values at v.
-void rms_norm(double* v, std::size_t width, const float* w, double eps, double offset) {
+// qk_norm over `width` values at v, in double: RMSNorm x * rsqrt(mean(x^2)
+// + eps) * (offset + w); LayerNorm (x - mean) / sqrt(var + eps) * (offset +
+// w) + b; L2 x * rsqrt(mean(x^2) + eps) without a weight.
+void qk_norm_vec(double* v, std::size_t width, const float* w, const float* b,
+                 const QkNormSpec& n) {
+  double mean = 0.0;
+  if (n.kind == QkNormKind::layer) {
+    for (std::size_t d = 0; d < width; ++d) mean += v[d];
+    mean /= double(width);
+  }
   double ss = 0.0;
-  for (std::size_t d = 0; d < width; ++d) ss += v[d] * v[d];
-  const double inv = 1.0 / std::sqrt(ss / double(width) + eps);
-  for (std::size_t d = 0; d < width; ++d) v[d] = v[d] * inv * (offset + double(w[d]));
+  for (std::size_t d = 0; d < width; ++d) ss += (v[d] - mean) * (v[d] - mean);
+  const double inv = 1.0 / std::sqrt(ss / double(width) + n.eps);
+  for (std::size_t d = 0; d < width; ++d) {
+    v[d] = (v[d] - mean) * inv;
+    if (n.kind != QkNormKind::l2) v[d] *= double(n.weight_offset) + double(w[d]);
+    if (b) v[d] += double(b[d]);
+  }
+}
+
+// qk_norm of one q or k row of `heads` heads: the whole row (scope "all") or
+// each head, with the shared (D) weight or its head's row (per_head).
+void qk_norm_row(double* row, std::size_t heads, std::size_t D, const Tensor& w, const Tensor& b,
+                 const QkNormSpec& n) {
+  const float* wp = n.has_weight() ? w.ptr() : nullptr;
+  const float* bp = n.bias ? b.ptr() : nullptr;
+  if (n.scope_all) return qk_norm_vec(row, heads * D, wp, bp, n);
+  for (std::size_t h = 0; h < heads; ++h) {
+    const std::size_t at = n.per_head ? h * D : 0;
+    qk_norm_vec(row + h * D, D, wp ? wp + at : nullptr, bp ? bp + at : nullptr, n);
+  }
 }
 
 // Rotates the first R dims of one head vector at angle pos * inv_freq[i],
@@ -93,26 +117,17 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
       for (std::size_t d = 0; d < KV; ++d) k[T][d] = w.bias_k.data[d], v[T][d] = w.bias_v.data[d];
     // 1. qk_norm, 2. rope (the real keys only)
     for (std::size_t i = 0; i < L; ++i) {
-      if (spec.qk_norm) {
-        const auto& n = *spec.qk_norm;
-        if (n.scope_all)
-          rms_norm(q[i].data(), HD, w.q_norm.ptr(), n.eps, n.weight_offset);
-        else
-          for (std::size_t h = 0; h < H; ++h)
-            rms_norm(q[i].data() + h * D, D, w.q_norm.ptr(), n.eps, n.weight_offset);
-      }
+      if (spec.qk_norm) qk_norm_row(q[i].data(), H, D, w.q_norm, w.q_norm_bias, *spec.qk_norm);
       if (spec.rope)
         for (std::size_t h = 0; h < H; ++h) rope(q[i].data() + h * D, *spec.rope, freqs, pos(b, i));
+      if (spec.attn_temperature) {  // (v3) Llama 4's temperature tuning, after rope
+        const auto& t = *spec.attn_temperature;
+        const double f = std::log1p(std::floor(double(pos(b, i) + 1) / t.floor_scale));
+        for (std::size_t c = 0; c < HD; ++c) q[i][c] *= f * t.attn_scale + 1.0;
+      }
     }
     for (std::size_t j = 0; j < T; ++j) {
-      if (spec.qk_norm) {
-        const auto& n = *spec.qk_norm;
-        if (n.scope_all)
-          rms_norm(k[j].data(), KV, w.k_norm.ptr(), n.eps, n.weight_offset);
-        else
-          for (std::size_t h = 0; h < g.Hkv; ++h)
-            rms_norm(k[j].data() + h * D, D, w.k_norm.ptr(), n.eps, n.weight_offset);
-      }
+      if (spec.qk_norm) qk_norm_row(k[j].data(), g.Hkv, D, w.k_norm, w.k_norm_bias, *spec.qk_norm);
       if (spec.rope)
         for (std::size_t h = 0; h < g.Hkv; ++h)
           rope(k[j].data() + h * D, *spec.rope, freqs, pos(b, j));
@@ -148,6 +163,8 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
           if (spec.causal && j > i) ok[j] = false;  // 7.
           if (spec.sliding_window && !(i < j + spec.sliding_window)) ok[j] = false;
           if (spec.sliding_window && !spec.causal && !(j < i + spec.sliding_window)) ok[j] = false;
+          if (spec.attention_chunk && i / spec.attention_chunk != j / spec.attention_chunk)
+            ok[j] = false;  // (v3) attention_chunk
           if (in.key_padding && in.key_padding->data[b * T + j]) ok[j] = false;
           if (s[j] == -inf) ok[j] = false;
         }
@@ -170,6 +187,12 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
           row[j] = float(p);
           for (std::size_t d = 0; d < D; ++d) y[h * D + d] += p * v[j][gk * D + d];  // 9.
         }
+      }
+      // (v3) gate: each head's context times sigmoid(x Wg^T + bg), before the output projection
+      if (spec.gate) {
+        const Vec gate = linear_row(x.ptr() + (b * L + i) * C, C, w.w_gate.ptr(), HD,
+                                    w.b_gate.data.empty() ? nullptr : w.b_gate.ptr());
+        for (std::size_t c = 0; c < HD; ++c) y[c] *= 1.0 / (1.0 + std::exp(-gate[c]));
       }
       // 9. heads concatenated, output projection
       float* out = r.context.ptr() + (b * L + i) * O;

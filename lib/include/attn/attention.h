@@ -46,6 +46,11 @@ struct AttentionSpec {
   // T5: s += Weights::relative_bias[bucket(pos_j - pos_i), h] after alibi, before attn_mask
   std::optional<RelativeBiasSpec> relative_bias;
   bool add_zero_attn = false;  // torch MHA: a zero key and value appended (after bias_kv)
+  // (v3) each off by default:
+  bool gate = false;  // each head's context * sigmoid(x Wg^T + bg) (Weights::w_gate, b_gate)
+  std::size_t attention_chunk = 0;  // n: query i sees key j only when i / n == j / n; 0 = none
+  // q times log1p(floor((pos + 1) / floor_scale)) * attn_scale + 1 after rope (positions or 0..L-1)
+  std::optional<AttnTemperature> attn_temperature;
   // torch MHA's add_bias_kv is on when Weights::bias_k is set.
 
   // The version 1 spec: scale and causal only.

@@ -80,6 +80,10 @@ struct Config {
   // v3: T5's relative position bias (bidirectional resolved: !causal unless given)
   std::optional<RelativeBiasSpec> relative_bias;
   bool relative_bias_bidirectional_given = false;
+  // ---- (v3) more of the forward pass (CONTRACT.md "(v3) More of the forward pass") ----
+  bool gate = false;  // q_proj rows (H, 2D): per head [query | gate]; context * sigmoid(gate)
+  std::optional<std::int64_t> attention_chunk;      // query i sees key j when i / n == j / n
+  std::optional<AttnTemperature> attn_temperature;  // q scaled per position (Llama 4)
   ArrayKey<Mask> attention_mask;  // Hugging Face's: 1 = attend (not with padding_mask)
   ArrayKey<AttnMask> attn_mask;   // torch's: bool (true = blocked) or float (added)
 

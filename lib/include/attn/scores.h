@@ -41,12 +41,30 @@ struct RopeSpec {
   std::optional<RopeScaling> scaling;
 };
 
-// qk_norm: RMSNorm of q and k before rope, in float32 as Hugging Face's
-// RMSNorm: x * rsqrt(mean(x^2) + eps) * (weight_offset + w).
+// qk_norm: a norm of q and k before rope, in float32 as Hugging Face's:
+//   rms   (v2)  x * rsqrt(mean(x^2) + eps) * (weight_offset + w)   (Qwen3RMSNorm)
+//   layer (v3)  (x - mean) * rsqrt(var + eps) * (weight_offset + w) + b
+//               (nn.LayerNorm, CohereLayerNorm, StableLM's and Phi's qk_layernorm)
+//   l2    (v3)  x * rsqrt(mean(x^2) + eps), no weight (Llama4TextL2Norm)
+enum class QkNormKind { rms, layer, l2 };
 struct QkNormSpec {
   double eps = 1e-6;
   bool scope_all = false;  // "all": over the H*D (q) and Hkv*D (k) row (OLMo 2); "head": over D
   int weight_offset = 0;   // 1: x * (1 + w) (Gemma)
+  QkNormKind kind = QkNormKind::rms;
+  // (v3) per_head: weights (H, D) for q and (Hkv, D) for k, one D-vector per
+  // head (Cohere's (H, D) weight, StableLM's per-head norms); else one (D)
+  // weight shared by the heads. bias: "layer" with a bias (Phi's qk_layernorm).
+  bool per_head = false;
+  bool bias = false;
+  bool has_weight() const { return kind != QkNormKind::l2; }
+};
+
+// (v3) attn_temperature: q scaled by log1p(floor((pos + 1) / floor_scale)) *
+// attn_scale + 1 (modeling_llama4's attn_temperature_tuning on no-rope layers).
+struct AttnTemperature {
+  double floor_scale = 8192.0;  // Llama4TextConfig's defaults
+  double attn_scale = 0.1;
 };
 
 // alibi: true, {"max_bias": x} or {"slopes": [H numbers]}.

@@ -32,8 +32,13 @@ struct Weights {
   Tensor b_out;  // (O) or empty (no out bias)
   // Extras, each empty when the layer has none:
   Tensor bias_k, bias_v;  // (Hkv*D) each: torch MHA's add_bias_kv, one more key/value position
-  Tensor q_norm, k_norm;  // qk_norm weights: (D) for scope "head"; (H*D), (Hkv*D) for "all"
-  Tensor sinks;           // (H): one learned logit per head (gpt-oss)
+  Tensor q_norm, k_norm;  // qk_norm weights: (D) for scope "head"; (H*D), (Hkv*D) for "all";
+                          // (H, D), (Hkv, D) per head; empty for kind "l2"
+  Tensor q_norm_bias, k_norm_bias;  // qk_norm kind "layer" with a bias: shaped as the weights
+  Tensor sinks;                     // (H): one learned logit per head (gpt-oss)
+  // Gated attention (Qwen3-Next): (H*D, C) and (H*D), the gate half of each
+  // head's q_proj rows [query (D) | gate (D)]; b_gate empty without a qkv bias.
+  Tensor w_gate, b_gate;
   // (num_buckets, H): T5's relative_attention_bias.weight (AttentionSpec::relative_bias)
   Tensor relative_bias;
 

@@ -119,8 +119,14 @@ const std::vector<std::string>& relative_bias_keys() {
   return k;
 }
 
+const std::vector<std::string>& attn_temperature_keys() {
+  static const std::vector<std::string> k = {"floor_scale", "attn_scale"};
+  return k;
+}
+
 const std::vector<std::string>& qk_norm_keys() {
-  static const std::vector<std::string> k = {"eps", "scope", "weight_offset"};
+  static const std::vector<std::string> k = {"eps",  "scope",    "weight_offset",
+                                             "kind", "per_head", "bias"};
   return k;
 }
 
@@ -141,6 +147,7 @@ const std::vector<std::string>* known_keys(const std::string& path) {
   if (path == "alibi") return &alibi_keys();
   if (path == "qk_norm") return &qk_norm_keys();
   if (path == "relative_bias") return &relative_bias_keys();
+  if (path == "attn_temperature") return &attn_temperature_keys();
   return nullptr;
 }
 
@@ -277,7 +284,9 @@ const std::vector<std::string>& config_keys() {
       "attention_mask", "attn_mask", "kv_input", "key_input", "value_input", "kdim", "vdim",
       "add_bias_kv", "add_zero_attn", "batch_first", "kv_labels", "model", "layer",
       // version 3
-      "weights_rename", "relative_bias"};
+      "weights_rename",
+      // CONTRACT.md "(v3) More of the forward pass"
+      "gate", "attention_chunk", "attn_temperature", "relative_bias"};
   return keys;
 }
 

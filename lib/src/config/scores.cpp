@@ -183,7 +183,62 @@ void read_qk_norm(Config& c, const json& v, const std::string& name) {
       bad(name + ".weight_offset", "expected 0 (x * w) or 1 (Gemma: x * (1 + w)), found " + n(w));
     q.weight_offset = static_cast<int>(w);
   }
+  // (v3) kind, per_head weights, bias
+  if (o.contains("kind")) {
+    const std::string k = cj::get_string(o.at("kind"), name + ".kind");
+    if (k == "rms")
+      q.kind = QkNormKind::rms;
+    else if (k == "layer")
+      q.kind = QkNormKind::layer;
+    else if (k == "l2")
+      q.kind = QkNormKind::l2;
+    else
+      bad(name + ".kind",
+          "expected \"rms\" (RMSNorm: Qwen3, Gemma 3, OLMo 2), \"layer\" (LayerNorm: Cohere, "
+          "StableLM, Phi) or \"l2\" (no weight: Llama 4), found " +
+              cj::quote(k));
+  }
+  if (o.contains("per_head")) q.per_head = cj::get_bool(o.at("per_head"), name + ".per_head");
+  if (o.contains("bias")) q.bias = cj::get_bool(o.at("bias"), name + ".bias");
+  if (q.kind == QkNormKind::l2) {
+    for (const char* k : {"weight_offset", "per_head", "bias"})
+      if (o.contains(k))
+        bad(name + "." + k, std::string("qk_norm kind \"l2\" has no weight (x * rsqrt(mean(x^2) + "
+                                        "eps), Llama 4): leave ") +
+                                k + " out");
+  }
+  if (q.bias && q.kind != QkNormKind::layer)
+    bad(name + ".bias", "a bias belongs to qk_norm kind \"layer\" (LayerNorm), found kind \"" +
+                            std::string(q.kind == QkNormKind::rms ? "rms" : "l2") + "\"");
+  if (q.per_head && q.scope_all)
+    bad(name + ".per_head",
+        "per-head weights (H, D) norm each head: they need scope \"head\", found \"all\"");
   c.qk_norm = q;
+}
+
+// (v3) attn_temperature: {"floor_scale": number > 0, "attn_scale": number},
+// Llama 4's defaults (8192, 0.1) for a field left out.
+void read_attn_temperature(Config& c, const json& v, const std::string& name) {
+  c.attn_temperature.reset();
+  if (v.is_null()) return;
+  if (!v.is_object())
+    bad(name,
+        "expected an object {\"floor_scale\": number, \"attn_scale\": number} or null, found " +
+            cj::describe(v));
+  AttnTemperature t;
+  if (v.contains("floor_scale")) {
+    t.floor_scale = positive(v.at("floor_scale"), name + ".floor_scale");
+    if (!std::isfinite(static_cast<float>(t.floor_scale)))
+      bad(name + ".floor_scale",
+          "expected a number > 0 that float32 holds, found " + v.at("floor_scale").dump());
+  }
+  if (v.contains("attn_scale")) {
+    t.attn_scale = cj::get_number(v.at("attn_scale"), name + ".attn_scale");
+    if (!std::isfinite(static_cast<float>(t.attn_scale)))
+      bad(name + ".attn_scale",
+          "expected a number that float32 holds, found " + v.at("attn_scale").dump());
+  }
+  c.attn_temperature = t;
 }
 
 // The key that makes this config a cross-attention one, for messages.
@@ -307,6 +362,15 @@ void resolve_sources(Config& c) {
            "cross-attention takes no sliding_window (it compares positions of one sequence), found "
            "sliding_window " +
                n(*c.sliding_window));
+    if (c.attn_temperature)
+      fail(c, k,
+           "cross-attention takes no attn_temperature (it scales queries by their position in "
+           "the keys' sequence), found attn_temperature");
+    if (c.attention_chunk)
+      fail(c, k,
+           "cross-attention takes no attention_chunk (it compares positions of one sequence), "
+           "found attention_chunk " +
+               n(*c.attention_chunk));
   }
 
   // kdim/vdim: torch MHA's key and value source widths.
@@ -365,6 +429,11 @@ void read_score_keys(Config& c, const json& root, const KeyName& name) {
   if (has("add_zero_attn"))
     c.add_zero_attn = cj::get_bool(root.at("add_zero_attn"), name("add_zero_attn"));
   if (has("batch_first")) c.batch_first = cj::get_bool(root.at("batch_first"), name("batch_first"));
+  if (has("gate")) c.gate = cj::get_bool(root.at("gate"), name("gate"));
+  if (has("attention_chunk"))
+    c.attention_chunk = cj::get_int(root.at("attention_chunk"), name("attention_chunk"));
+  if (has("attn_temperature"))
+    read_attn_temperature(c, root.at("attn_temperature"), name("attn_temperature"));
 }
 
 void resolve_score_keys(Config& c) {
@@ -378,6 +447,10 @@ void resolve_score_keys(Config& c) {
     fail(c, "attention_mask",
          "attention_mask (Hugging Face's: 1 = attend) and padding_mask (torch's: "
          "true = padded) both mask keys: give one of them");
+  if (c.attention_chunk && *c.attention_chunk < 1)
+    fail(c, "attention_chunk",
+         "expected an integer > 0 (n: query i sees key j when i // n == j // n), found " +
+             n(*c.attention_chunk));
   resolve_sources(c);
   if (c.rope) resolve_rope(c);
   if (c.alibi && !c.alibi->slopes.empty() &&
@@ -386,9 +459,10 @@ void resolve_score_keys(Config& c) {
          "expected one slope per head (num_heads " + n(c.num_heads) + "), found " +
              std::to_string(c.alibi->slopes.size()));
   if (c.relative_bias) resolve_relative_bias(c);
-  if (c.positions.given() && !c.rope && !c.alibi && !c.relative_bias)
+  if (c.positions.given() && !c.rope && !c.alibi && !c.relative_bias && !c.attn_temperature)
     fail(c, "positions",
-         "position ids are read by rope, alibi and relative_bias, and none is set (absolute "
+         "position ids are read by rope, alibi, relative_bias and attn_temperature, and none of "
+         "them is set (absolute "
          "position embeddings are added before the attention layer)");
   if (!c.kv_labels.empty() && !c.cross())
     fail(c, "kv_labels",
@@ -450,10 +524,19 @@ void score_keys_to_json(const Config& c, json& j) {
   }
   j["sliding_window"] = c.sliding_window ? json(*c.sliding_window) : json(nullptr);
   j["softcap"] = c.softcap ? json(*c.softcap) : json(nullptr);
-  j["qk_norm"] = c.qk_norm ? json{{"eps", c.qk_norm->eps},
-                                  {"scope", c.qk_norm->scope_all ? "all" : "head"},
-                                  {"weight_offset", c.qk_norm->weight_offset}}
-                           : json(nullptr);
+  if (c.qk_norm) {
+    const QkNormSpec& q = *c.qk_norm;
+    j["qk_norm"] = {{"eps", q.eps},
+                    {"scope", q.scope_all ? "all" : "head"},
+                    {"weight_offset", q.weight_offset},
+                    {"kind", q.kind == QkNormKind::rms     ? "rms"
+                             : q.kind == QkNormKind::layer ? "layer"
+                                                           : "l2"},
+                    {"per_head", q.per_head},
+                    {"bias", q.bias}};
+  } else {
+    j["qk_norm"] = nullptr;
+  }
   j["sinks"] = c.sinks;
   j["relative_bias"] =
       c.relative_bias
@@ -473,6 +556,12 @@ void score_keys_to_json(const Config& c, json& j) {
   j["add_bias_kv"] = c.add_bias_kv;
   j["add_zero_attn"] = c.add_zero_attn;
   j["batch_first"] = c.batch_first;
+  j["gate"] = c.gate;
+  j["attention_chunk"] = c.attention_chunk ? json(*c.attention_chunk) : json(nullptr);
+  j["attn_temperature"] = c.attn_temperature
+                              ? json{{"floor_scale", c.attn_temperature->floor_scale},
+                                     {"attn_scale", c.attn_temperature->attn_scale}}
+                              : json(nullptr);
   j["kv_labels"] = c.kv_labels;
   j["model"] = c.model.empty() ? json(nullptr) : json(c.model);
   j["layer"] = c.layer ? json(*c.layer) : json(nullptr);

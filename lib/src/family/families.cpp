@@ -360,6 +360,83 @@ std::vector<Row> build() {
 
   // ---- CONTRACT.md v3: gated attention, qk_norm kinds, chunks, temperature ------------------
   // (Qwen3-Next / Qwen3.5, Gemma 4, Cohere, StableLM, Llama 4)
+  {
+    // Every period-th layer is full attention, the others of `type` (transformers'
+    // layer_types default when config.json lists none).
+    auto every_nth_full = [](std::int64_t period, const char* key, const char* type) {
+      WindowRule w = global_every(period, key);
+      w.local_type = type;
+      return w;
+    };
+    // Qwen3-Next and Qwen3.5's full-attention layers (Qwen3NextAttention): a gate per head in
+    // q_proj, (1 + w) RMS q/k norms per head, partial rotary (0.25), every 4th layer full
+    // (full_attention_interval; the others are Gated DeltaNet linear attention, not run).
+    auto qwen3_next_like = [&](Row& r) -> Row& {
+      return r.bias("attention_bias", false)
+          .with_gate()
+          .with_qk_norm(rms_norm("head", 1))
+          .with_rope(10000.0, rope_keys({"rope_theta"}, {"partial_rotary_factor"}, 0.25))
+          .with_window(every_nth_full(4, "full_attention_interval", "linear_attention"));
+    };
+    qwen3_next_like(row("qwen3_next"))
+        .with_defaults({{"num_attention_heads", 16},
+                        {"num_key_value_heads", 2},
+                        {"head_dim", 256},
+                        {"rms_norm_eps", 1e-6}});
+    qwen3_next_like(row("qwen3_5_text"))
+        .wrapped_in("qwen3_5", "text_config")
+        .at({"model.language_model.layers.{N}.self_attn.", "model.layers.{N}.self_attn.",
+             "layers.{N}.self_attn."})
+        .with_defaults({{"num_attention_heads", 16},
+                        {"num_key_value_heads", 4},
+                        {"head_dim", 256},
+                        {"rms_norm_eps", 1e-6}});
+    // Cohere (CohereAttention): interleaved rotary (rotate_half over pairs), and with
+    // use_qk_norm a CohereLayerNorm per head (weights (H, D) and (Hkv, D), no bias).
+    RopeRule pairs;
+    pairs.interleaved = true;
+    QkNormRule cohere_norm;
+    cohere_norm.kind = "layer";
+    cohere_norm.per_head = true;
+    cohere_norm.enable_key = "use_qk_norm";
+    cohere_norm.eps_keys = {"layer_norm_eps"};
+    cohere_norm.eps = 1e-5;
+    row("cohere").bias("attention_bias", false).with_rope(10000.0, pairs).with_qk_norm(cohere_norm);
+    // Cohere 2: 3 sliding layers of 4 (sliding_window_pattern, or layer_types) with
+    // interleaved rotary; the global layers have no rope (hooks::cohere2_rope_on_sliding).
+    row("cohere2")
+        .bias("attention_bias", false)
+        .with_rope(10000.0, pairs)
+        .with_window(global_every(4, "sliding_window_pattern"))
+        .with_hook(hooks::cohere2_rope_on_sliding)
+        .with_defaults({{"sliding_window", 4096}});
+    // StableLM (StableLmAttention): partial rotary (0.25), q/k/v bias from use_qkv_bias, and
+    // with qk_layernorm one nn.LayerNorm per head (q_layernorm.norms.{h}, no bias).
+    QkNormRule per_head_layer_norm = cohere_norm;
+    per_head_layer_norm.enable_key = "qk_layernorm";
+    row("stablelm")
+        .rename("q_layernorm.", "q_norm.")
+        .rename("k_layernorm.", "k_norm.")
+        .biases({"use_qkv_bias", false, false}, fixed(false))
+        .with_rope(10000.0, rope_keys({"rope_theta"}, {"partial_rotary_factor"}, 0.25))
+        .with_qk_norm(per_head_layer_norm);
+    // Llama 4's text layers: interleaved rotary (complex pairs) on 3 layers of 4, which are
+    // chunked and L2-normed; the 4th has no rope and tunes its queries' temperature
+    // (hooks::llama4_layers reads no_rope_layers).
+    row("llama4_text")
+        .wrapped_in("llama4", "text_config")
+        .at({"model.layers.{N}.self_attn.", "language_model.model.layers.{N}.self_attn.",
+             "model.language_model.layers.{N}.self_attn.", "layers.{N}.self_attn."})
+        .bias("attention_bias", false)
+        .with_rope(500000.0, pairs)
+        .with_window(every_nth_full(4, "no_rope_layer_interval", "chunked_attention"))
+        .with_hook(hooks::llama4_layers)
+        .with_defaults({{"num_attention_heads", 40},
+                        {"num_key_value_heads", 8},
+                        {"head_dim", 128},
+                        {"rms_norm_eps", 1e-5},
+                        {"attention_chunk_size", 8192}});
+  }
 
   // ---- CONTRACT.md v3: multi-head latent attention ------------------------------------------
   // (DeepSeek-V2 / V3)

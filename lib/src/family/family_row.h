@@ -76,6 +76,11 @@ struct WindowRule {
   // The contract's W from the family's number: W = value / div + add
   // (ModernBERT's local_attention covers half each side: W = n / 2 + 1).
   std::int64_t div = 1, add = 0;
+  // The layer type of the layers this rule does not make global:
+  // "sliding_attention" (a window), or another of transformers' layer_types
+  // ("linear_attention": Qwen3-Next's full_attention_interval;
+  // "chunked_attention": Llama 4's no_rope_layer_interval).
+  const char* local_type = "sliding_attention";
 };
 
 // The softmax scale: 1/sqrt(D) unless the family says otherwise.
@@ -94,6 +99,8 @@ struct QkNormRule {
   const char* enable_key = nullptr;
   std::vector<const char*> eps_keys = {"rms_norm_eps"};
   double eps = 1e-6;
+  bool per_head = false;  // weights (H, D) / (Hkv, D): Cohere, StableLM
+  bool bias = false;      // kind "layer" with a bias: Phi's qk_layernorm
 };
 
 struct Row;

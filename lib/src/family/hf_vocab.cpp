@@ -107,6 +107,14 @@ const Table& top_level() {
       {"rms_norm_eps", "qk_norm.eps (the eps of q_norm and k_norm)"},
       {"attention_sinks", "sinks"},
       {"use_sinks", "sinks"},
+      // (v3) more of the forward pass
+      {"attention_chunk_size", "attention_chunk"},
+      {"chunk_size", "attention_chunk"},
+      {"attn_temperature_tuning", "attn_temperature"},
+      {"floor_scale", "attn_temperature.floor_scale"},
+      {"attn_scale", "attn_temperature.attn_scale"},
+      {"gated_attention", "gate"},
+      {"attn_output_gate", "gate"},
       // torch.nn.MultiheadAttention's forward() and constructor
       {"key", "key_input (or kv_input for one source of keys and values)"},
       {"value", "value_input (or kv_input for one source of keys and values)"},

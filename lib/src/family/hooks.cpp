@@ -141,4 +141,49 @@ void modernbert_window_of_layer(LayerContext& c) {
                   "layer_types); attn-run runs layers where both agree");
 }
 
+// Llama 4 (modeling_llama4.Llama4TextAttention, Llama4TextDecoderLayer):
+// no_rope_layers[i] (1 = rope; empty or absent: every no_rope_layer_interval-th
+// layer, from 4, has none) decides each layer. A rope layer is chunked
+// (attention_chunk_size, when set) and L2-normalizes q and k (use_qk_norm, eps
+// rms_norm_eps; applied after rope there, which an L2 norm over each head
+// commutes with). A no-rope layer scales its queries by the temperature
+// (attn_temperature_tuning: floor_scale, attn_scale).
+void llama4_layers(LayerContext& c) {
+  const HfConfig& hf = c.hf;
+  std::optional<std::vector<std::int64_t>> flags = hf.integers("no_rope_layers", 0, 1);
+  bool rope = (c.layer + 1) % hf.integer_or("no_rope_layer_interval", 1, 1 << 20, 4) != 0;
+  if (flags && !flags->empty()) {
+    if (std::int64_t(flags->size()) != c.num_layers)
+      hf.fail("no_rope_layers", "expected one entry per layer (" + std::to_string(c.num_layers) +
+                                    "), found " + std::to_string(flags->size()));
+    rope = (*flags)[std::size_t(c.layer)] != 0;
+  }
+  if (rope) {
+    if (hf.has("attention_chunk_size"))
+      c.out["attention_chunk"] = *hf.integer("attention_chunk_size", 1, INT64_MAX);
+    if (hf.boolean_or("use_qk_norm", true))
+      c.out["qk_norm"] = {{"kind", "l2"}, {"eps", hf.positive_or("rms_norm_eps", 1e-5)}};
+    return;
+  }
+  c.out.erase("rope");
+  // attn_temperature_tuning: true, or an int (early configs wrote 4): nonzero is on.
+  const json& t = hf.raw().contains("attn_temperature_tuning") ? hf.raw()["attn_temperature_tuning"]
+                                                               : json(true);
+  const bool tuning =
+      t.is_number() ? t.get<double>() != 0.0 : hf.boolean_or("attn_temperature_tuning", true);
+  if (tuning)
+    c.out["attn_temperature"] = {
+        {"floor_scale", hf.positive_or("floor_scale", 8192.0)},
+        {"attn_scale", hf.number("attn_scale", -1e300, false, 1e300).value_or(0.1)}};
+}
+
+// Cohere 2 (modular_cohere2.Cohere2Attention): rotary only where the layer
+// slides (self.sliding_window is not None); head_dim is always hidden_size /
+// num_attention_heads (Cohere2Config.__post_init__ sets it so).
+void cohere2_rope_on_sliding(LayerContext& c) {
+  if (c.layer_type != "sliding_attention") c.out.erase("rope");
+  c.out["head_size"] = c.C / c.H;
+  if (c.out.contains("rope")) c.out["rope"]["rotary_dim"] = c.C / c.H;
+}
+
 }  // namespace attn::family::hooks

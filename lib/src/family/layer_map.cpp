@@ -186,6 +186,9 @@ void map_qk_norm(LayerContext& c) {
             {"scope", q.scope},
             {"weight_offset", q.offset}};
   if (std::string(q.kind) != "rms") n["kind"] = q.kind;
+  if (std::string(q.kind) == "l2") n.erase("weight_offset");  // no weight to offset
+  if (q.per_head) n["per_head"] = true;
+  if (q.bias) n["bias"] = true;
   c.out["qk_norm"] = n;
 }
 
@@ -229,7 +232,7 @@ std::string layer_type_of(const Row& row, const HfConfig& hf, std::int64_t layer
       }
     return (*types)[std::size_t(layer)];
   }
-  return slides_by_rule(row, hf, layer, num_layers) ? "sliding_attention" : "full_attention";
+  return slides_by_rule(row, hf, layer, num_layers) ? row.window.local_type : "full_attention";
 }
 
 std::int64_t num_layers_of(const HfConfig& hf) {

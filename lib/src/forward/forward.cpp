@@ -111,13 +111,25 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
           Exit::config,
           "alibi: needs self-attention (keys at the queries' positions), found a key input");
   }
-  if (spec.qk_norm) {
-    const std::size_t q = spec.qk_norm->scope_all ? g.q_rows() : g.D;
-    const std::size_t k = spec.qk_norm->scope_all ? g.kv_rows() : g.D;
-    if (w.q_norm.size() != q || w.k_norm.size() != k)
-      throw Error(Exit::data, "qk_norm: expected weights q_norm (" + std::to_string(q) +
-                                  ") and k_norm (" + std::to_string(k) + "), found " +
-                                  shape_str(w.q_norm.shape) + " and " + shape_str(w.k_norm.shape));
+  if (spec.qk_norm && spec.qk_norm->has_weight()) {
+    const QkNormSpec& n = *spec.qk_norm;
+    const bool rows = n.scope_all || n.per_head;
+    const std::vector<std::size_t> q = n.per_head
+                                           ? std::vector<std::size_t>{g.H, g.D}
+                                           : std::vector<std::size_t>{rows ? g.q_rows() : g.D};
+    const std::vector<std::size_t> k = n.per_head
+                                           ? std::vector<std::size_t>{g.Hkv, g.D}
+                                           : std::vector<std::size_t>{rows ? g.kv_rows() : g.D};
+    if (w.q_norm.size() != Tensor::count(q) || w.k_norm.size() != Tensor::count(k))
+      throw Error(Exit::data, "qk_norm: expected weights q_norm " + shape_str(q) + " and k_norm " +
+                                  shape_str(k) + ", found " + shape_str(w.q_norm.shape) + " and " +
+                                  shape_str(w.k_norm.shape));
+    if (n.bias &&
+        (w.q_norm_bias.size() != w.q_norm.size() || w.k_norm_bias.size() != w.k_norm.size()))
+      throw Error(Exit::data, "qk_norm.bias: expected biases shaped as q_norm " + shape_str(q) +
+                                  " and k_norm " + shape_str(k) + ", found " +
+                                  shape_str(w.q_norm_bias.shape) + " and " +
+                                  shape_str(w.k_norm_bias.shape));
   }
   if (spec.relative_bias) {
     const std::vector<std::size_t> shape = {std::size_t(spec.relative_bias->num_buckets), g.H};
@@ -129,6 +141,17 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
                   "relative_bias: needs self-attention (keys at the queries' positions), found a "
                   "key input");
   }
+  if (spec.attn_temperature && in.key)
+    throw Error(Exit::config,
+                "attn_temperature: needs self-attention (queries at positions), found a key input");
+  if (spec.attention_chunk && in.key)
+    throw Error(
+        Exit::config,
+        "attention_chunk: needs self-attention (chunks of one sequence), found a key input");
+  if (spec.gate && (w.w_gate.shape != std::vector<std::size_t>{g.q_rows(), g.C} ||
+                    (!w.b_gate.data.empty() && w.b_gate.size() != g.q_rows())))
+    throw Error(Exit::data, "gate: expected weights w_gate " + shape_str({g.q_rows(), g.C}) +
+                                " (the gate rows of q_proj), found " + shape_str(w.w_gate.shape));
   if (spec.sinks && w.sinks.size() != g.H)
     throw Error(Exit::data, "sinks: expected one logit per head (" + std::to_string(g.H) +
                                 "), found " + shape_str(w.sinks.shape));
@@ -237,6 +260,7 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
       hv.softcap = spec.softcap;
       hv.causal = spec.causal;
       hv.window = spec.sliding_window;
+      hv.chunk = spec.attention_chunk;
       if (!spec.alibi_slopes.empty()) {
         hv.alibi = true;
         hv.alibi_slope = spec.alibi_slopes[h];
@@ -286,6 +310,9 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
       kernels::BlasThreads blas(1);  // one threading layer: ours
       kernels::parallel_for(nb * H * n_blocks, threads, run_task);
     }
+
+    // The gate multiplies each head's context before the output projection.
+    detail::apply_gate(g, p, threads);
 
     // 9. out = y Wo^T + bo   (B*L, O); y is read in place from the q columns.
     float* out = context.ptr() + b0 * L * O;

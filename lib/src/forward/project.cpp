@@ -63,31 +63,54 @@ void append_extra_keys(const Weights& w, const AttentionSpec& spec, Projected& p
   }
 }
 
-// RMSNorm of `heads` vectors of `width` floats each, in place, as Hugging
-// Face's Qwen3RMSNorm / Gemma3RMSNorm in float32:
-// x * rsqrt(mean(x^2) + eps) * (offset + w).
-void rms_norm(float* x, std::size_t heads, std::size_t width, const float* w, float eps,
-              float offset) {
+// The norm of `heads` vectors of `width` floats each, in place, in float32
+// as Hugging Face's (sums in double, then rounded):
+//   rms    x * rsqrt(mean(x^2) + eps) * (offset + w)       (Qwen3RMSNorm, Gemma3RMSNorm)
+//   layer  (x - mean) * rsqrt(var + eps) * (offset + w) + b (nn.LayerNorm, CohereLayerNorm)
+//   l2     x * rsqrt(mean(x^2) + eps)                      (Llama4TextL2Norm; w is nullptr)
+// w and b advance by `wstep` per vector (width for per-head weights, 0 when shared).
+void norm_vectors(float* x, std::size_t heads, std::size_t width, const float* w, const float* b,
+                  std::size_t wstep, QkNormKind kind, float eps, float offset) {
   for (std::size_t h = 0; h < heads; ++h) {
     float* v = x + h * width;
+    const float* wh = w ? w + h * wstep : nullptr;
+    const float* bh = b ? b + h * wstep : nullptr;
+    if (kind == QkNormKind::layer) {
+      double sum = 0.0;
+      for (std::size_t d = 0; d < width; ++d) sum += v[d];
+      const float mean = static_cast<float>(sum / double(width));
+      double ss = 0.0;
+      for (std::size_t d = 0; d < width; ++d) ss += double(v[d] - mean) * double(v[d] - mean);
+      const float inv = 1.0f / std::sqrt(static_cast<float>(ss / double(width)) + eps);
+      for (std::size_t d = 0; d < width; ++d)
+        v[d] = (v[d] - mean) * inv * (offset + wh[d]) + (bh ? bh[d] : 0.0f);
+      continue;
+    }
     double ss = 0.0;
     for (std::size_t d = 0; d < width; ++d) ss += double(v[d]) * double(v[d]);
     const float inv = 1.0f / std::sqrt(static_cast<float>(ss / double(width)) + eps);
-    for (std::size_t d = 0; d < width; ++d) v[d] = v[d] * inv * (offset + w[d]);
+    if (!wh) {
+      for (std::size_t d = 0; d < width; ++d) v[d] = v[d] * inv;
+      continue;
+    }
+    for (std::size_t d = 0; d < width; ++d) v[d] = v[d] * inv * (offset + wh[d]);
   }
 }
 
 // qk_norm over n rows of heads x D at `base` (stride ld): scope "head"
-// normalizes each D-vector with the (D) weight, scope "all" the whole
-// heads*D row with the (heads*D) weight (OLMo 2).
+// normalizes each D-vector with the (D) weight, or its head's row of the
+// (heads, D) weight (per_head); scope "all" the whole heads*D row with the
+// (heads*D) weight (OLMo 2). Kind "l2" has no weight.
 void qk_norm_rows(float* base, std::size_t n, std::size_t ld, std::size_t heads, std::size_t D,
-                  const Tensor& weight, const QkNormSpec& spec) {
+                  const Tensor& weight, const Tensor& bias, const QkNormSpec& spec) {
   const float eps = static_cast<float>(spec.eps), off = static_cast<float>(spec.weight_offset);
+  const float* w = spec.has_weight() ? weight.ptr() : nullptr;
+  const float* b = spec.bias && !bias.data.empty() ? bias.ptr() : nullptr;
   for (std::size_t r = 0; r < n; ++r) {
     if (spec.scope_all)
-      rms_norm(base + r * ld, 1, heads * D, weight.ptr(), eps, off);
+      norm_vectors(base + r * ld, 1, heads * D, w, b, 0, spec.kind, eps, off);
     else
-      rms_norm(base + r * ld, heads, D, weight.ptr(), eps, off);
+      norm_vectors(base + r * ld, heads, D, w, b, spec.per_head ? D : 0, spec.kind, eps, off);
   }
 }
 
@@ -106,6 +129,15 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
   p.T_ext = map_keys(w, spec, p.T);
   const std::size_t C = g.C, HD = g.q_rows(), KV = g.kv_rows();
   const float* xb = x.ptr() + b0 * p.L * C;  // the chunk's first query row
+
+  // Gated attention: gate = x Wg^T + bg   (B*L, H*D), the gate half of q_proj.
+  p.gate = nullptr;
+  if (spec.gate) {
+    p.gate = reserve(p.gate_buf, p.gate_cap, nb * p.L * HD);
+    linear(xb, C, nb * p.L, MatrixRef{w.w_gate.ptr(), HD, C},
+           w.b_gate.data.empty() ? nullptr : w.b_gate.ptr(), p.gate, HD, threads);
+    p.flops += 2.0 * double(nb * p.L) * double(C) * double(HD);
+  }
 
   // Self-attention without extra keys: one GEMM over the chunk's rows,
   // qkv = x Wqkv^T + b. Where nothing changes k and v before they are packed
@@ -167,7 +199,7 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
 
 void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
                     Projected& p, int threads) {
-  if (!spec.qk_norm && !spec.rope) return;
+  if (!spec.qk_norm && !spec.rope && !spec.attn_temperature) return;
   const Geometry g = w.geometry();
   const std::size_t D = g.D;
   std::optional<RopeFrequencies> freqs;
@@ -177,14 +209,18 @@ void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardIn
     if (in.positions)
       max_pos = *std::max_element(in.positions->data.begin(), in.positions->data.end());
     freqs = rope_frequencies(*spec.rope, max_pos + 1);
-    if (!in.positions) {
-      iota.resize(p.L);
-      for (std::size_t i = 0; i < p.L; ++i) iota[i] = std::int64_t(i);
-    }
   }
-  // Chunks of rows of one batch row each, spread over the workers.
+  if ((spec.rope || spec.attn_temperature) && !in.positions) {
+    iota.resize(p.L);
+    for (std::size_t i = 0; i < p.L; ++i) iota[i] = std::int64_t(i);
+  }
+  // Chunks of rows of one batch row each, spread over the workers; the keys
+  // only when qk_norm or rope changes them (the temperature scales q alone,
+  // and the keys may already sit in their panels).
   constexpr std::size_t kRows = 64;
-  const std::size_t q_chunks = (p.L + kRows - 1) / kRows, k_chunks = (p.T + kRows - 1) / kRows;
+  const bool keys = spec.qk_norm || spec.rope;
+  const std::size_t q_chunks = (p.L + kRows - 1) / kRows,
+                    k_chunks = keys ? (p.T + kRows - 1) / kRows : 0;
   const std::size_t per_batch = q_chunks + k_chunks;
   kernels::parallel_for(p.B * per_batch, threads, [&](std::size_t task, int) {
     const std::size_t b = task / per_batch, c = task % per_batch;
@@ -195,12 +231,27 @@ void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardIn
     const std::size_t ld = is_q ? p.ld_q : p.ld_kv;
     const std::size_t heads = is_q ? g.H : g.Hkv;
     if (spec.qk_norm)
-      qk_norm_rows(rows, n, ld, heads, D, is_q ? w.q_norm : w.k_norm, *spec.qk_norm);
+      qk_norm_rows(rows, n, ld, heads, D, is_q ? w.q_norm : w.k_norm,
+                   is_q ? w.q_norm_bias : w.k_norm_bias, *spec.qk_norm);
     if (spec.rope) {
       // Self-attention: the keys sit at the queries' positions.
       const std::int64_t* pos =
           (in.positions ? in.positions->data.data() + (p.b0 + b) * p.L : iota.data()) + r0;
       apply_rope(rows, n, ld, 0, is_q ? heads : 0, 0, is_q ? 0 : heads, D, pos, *spec.rope, *freqs);
+    }
+    if (spec.attn_temperature && is_q) {
+      // modeling_llama4: attn_scales = log1p(floor((pos + 1) / floor_scale)) * attn_scale + 1,
+      // in float32, times every head of the query (after rope and the norm).
+      const std::int64_t* pos =
+          (in.positions ? in.positions->data.data() + (p.b0 + b) * p.L : iota.data()) + r0;
+      const float fs = static_cast<float>(spec.attn_temperature->floor_scale);
+      const float as = static_cast<float>(spec.attn_temperature->attn_scale);
+      for (std::size_t r = 0; r < n; ++r) {
+        const float t =
+            std::log1p(std::floor((static_cast<float>(pos[r]) + 1.0f) / fs)) * as + 1.0f;
+        float* q = rows + r * ld;
+        for (std::size_t c = 0; c < heads * D; ++c) q[c] *= t;
+      }
     }
   });
 }
@@ -217,6 +268,21 @@ void pack_keys_values(const Geometry& g, Projected& p, int threads) {
       p.kt[bg] = kernels::pack_panels(p.k + at, 1, p.ld_kv, D, Tx, kv.kt + bg * kv.kt_floats);
     else
       p.v_packed[bg] = kernels::pack_panels(p.v + at, p.ld_kv, 1, Tx, D, kv.v + bg * kv.v_floats);
+  });
+}
+
+void apply_gate(const Geometry& g, Projected& p, int threads) {
+  if (!p.gate) return;
+  const std::size_t HD = g.q_rows(), rows = p.B * p.L;
+  constexpr std::size_t kRows = 64;
+  kernels::parallel_for((rows + kRows - 1) / kRows, threads, [&](std::size_t task, int) {
+    const std::size_t r1 = std::min(rows, (task + 1) * kRows);
+    for (std::size_t r = task * kRows; r < r1; ++r) {
+      float* y = p.q + r * p.ld_q;
+      const float* gate = p.gate + r * HD;
+      // torch.sigmoid in float32: 1 / (1 + exp(-x))
+      for (std::size_t c = 0; c < HD; ++c) y[c] *= 1.0f / (1.0f + std::exp(-gate[c]));
+    }
   });
 }
 

@@ -48,13 +48,15 @@ struct Projected {
   // Packed k^T (D, T') and v (T', D) of batch b0 + b, KV head g: at [b*Hkv + g].
   std::vector<kernels::Panels> kt, v_packed;
   bool packed = false;  // project wrote them (no k, v rows: kernels::linear_qkv_panels)
+  // Gated attention: the gate (B*L, H*D) of the chunk, x Wg^T + bg (nullptr without).
+  float* gate = nullptr;
   // Self-attention without extra keys: one GEMM, into q (B*L, H*D) and the
   // panels when `packed`, else into one (B*L, (H+2*Hkv)*D) buffer. Otherwise
   // q (B*L, H*D) and k|v (B*T', 2*Hkv*D) apart. kt_buf and v_buf hold the
   // packed panels.
-  Buffer q_buf, kv_buf, kt_buf, v_buf;
-  std::size_t q_cap = 0, kv_cap = 0, kt_cap = 0, v_cap = 0;  // their sizes in floats
-  double flops = 0.0;                                        // of every chunk so far
+  Buffer q_buf, kv_buf, kt_buf, v_buf, gate_buf;
+  std::size_t q_cap = 0, kv_cap = 0, kt_cap = 0, v_cap = 0, gate_cap = 0;  // sizes in floats
+  double flops = 0.0;                                                      // of every chunk so far
 };
 
 // Query rows a chunk aims at: big enough for full-speed GEMMs (two slices
@@ -72,11 +74,17 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
 
 // Step 2, in place on p's q and k rows (the T real keys, not the extra ones):
 // qk_norm when spec.qk_norm, then rope when spec.rope with in.positions (or
-// 0..L-1). Rope needs self-attention (T == L, keys at the queries' positions).
+// 0..L-1), then the queries' attn_temperature at the same positions. Rope and
+// the temperature need self-attention (T == L, keys at the queries' positions).
 void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
                     Projected& p, int threads);
 
 // Step 3: p.kt and p.v_packed from p.k and p.v, after step 2 (the extra keys included).
 void pack_keys_values(const Geometry& g, Projected& p, int threads);
+
+// After step 9's weighted sum, before the output projection: each head's
+// context rows y (in p.q's columns) times sigmoid(p.gate), in place
+// (modeling_qwen3_next: attn_output * torch.sigmoid(gate)).
+void apply_gate(const Geometry& g, Projected& p, int threads);
 
 }  // namespace attn::detail

@@ -175,6 +175,7 @@ struct HeadView {
   float softcap = 0.0f;    // 0 = none
   bool causal = false;     // key j > query i disallowed
   std::size_t window = 0;  // W: i - W < j (and j - i < W without causal); 0 = none
+  std::size_t chunk = 0;   // n: i / n == j / n (Llama 4's attention_chunk_size); 0 = none
   bool alibi = false;      // s += alibi_slope * (pos_k[j] - pos_q[i])
   float alibi_slope = 0.0f;
   const std::int64_t* pos_q = nullptr;  // (L) positions of the queries (alibi, relative bias)

@@ -6,7 +6,8 @@
 //   5. s += slope_h * (pos_j - pos_i)   (alibi)
 //      s += table[bucket(pos_j - pos_i), h]   (T5's relative bias, CONTRACT.md v3)
 //   6. s += attn_mask            (float mask)
-//   7. s = -inf where not allowed: causal (j > i), sliding window, padding, bool mask
+//   7. s = -inf where not allowed: causal (j > i), sliding window, attention
+//      chunk (i / n != j / n), padding, bool mask
 //
 // Letters: L queries, T keys, D head size; n query rows of the block from i0,
 // mb keys of the tile from j0.
@@ -34,6 +35,12 @@ KeySpan block_keys(const HeadView& hv, std::size_t i0, std::size_t n) {
     if (i0 + 1 > hv.window) kb = std::max(kb, i0 + 1 - hv.window);
     // Without causal also j < i + W: the last row bounds the highest.
     if (!hv.causal) ke = std::min(ke, last + hv.window);
+  }
+  if (hv.chunk) {
+    // Row i sees its own chunk [i - i % n, i - i % n + n): the first row's
+    // chunk starts the block's keys, the last row's ends them.
+    kb = std::max(kb, i0 - i0 % hv.chunk);
+    ke = std::min(ke, last - last % hv.chunk + hv.chunk);
   }
   return {kb, std::max(kb, ke)};
 }
@@ -90,6 +97,11 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
     if (hv.window) {
       if (i + 1 > hv.window + j0) lo = std::min(mb, i + 1 - hv.window - j0);
       if (!hv.causal) hi = std::min(hi, i + hv.window > j0 ? i + hv.window - j0 : 0);
+    }
+    if (hv.chunk) {  // [c0, c0 + n): the chunk of query i
+      const std::size_t c0 = i - i % hv.chunk, c1 = c0 + hv.chunk;
+      if (c0 > j0) lo = std::max(lo, std::min(mb, c0 - j0));
+      hi = std::min(hi, c1 > j0 ? c1 - j0 : 0);
     }
     hi = std::max(lo, hi);
     fill(row, lo, kNegInf);

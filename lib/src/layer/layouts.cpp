@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
 #include "attn/error.h"
 
@@ -21,8 +22,13 @@ Dims dims_of(const Config& cfg) {
   d.out_bias = cfg.out_proj && cfg.out_bias;
   d.split_kv = d.Ck != d.C || d.Cv != d.C;
   d.bias_kv = cfg.add_bias_kv;
-  if (cfg.qk_norm) d.qk_norm = cfg.qk_norm->scope_all ? QkNorm::all : QkNorm::head;
+  if (cfg.qk_norm && cfg.qk_norm->has_weight()) {
+    d.qk_norm = cfg.qk_norm->scope_all ? QkNorm::all : QkNorm::head;
+    d.qk_per_head = cfg.qk_norm->per_head;
+    d.qk_bias = cfg.qk_norm->bias;
+  }
   d.sinks = cfg.sinks;
+  d.gate = cfg.gate;
   return d;
 }
 
@@ -34,8 +40,13 @@ Dims dims_of(const Weights& w) {
   d.split_kv = !w.fused_qkv();
   d.bias_kv = !w.bias_k.data.empty();
   // (D) is "head"; (H*D) "all" (the same shapes when H == 1).
-  if (!w.q_norm.data.empty()) d.qk_norm = w.q_norm.size() == d.D ? QkNorm::head : QkNorm::all;
+  if (!w.q_norm.data.empty()) {
+    d.qk_per_head = w.q_norm.ndim() == 2;  // (H, D)
+    d.qk_norm = w.q_norm.size() == d.D || d.qk_per_head ? QkNorm::head : QkNorm::all;
+    d.qk_bias = !w.q_norm_bias.data.empty();
+  }
   d.sinks = !w.sinks.data.empty();
+  d.gate = !w.w_gate.data.empty();
   return d;
 }
 
@@ -93,6 +104,17 @@ std::vector<Piece> interleaved(const Dims& d, Layout layout, Part part) {
   return p;
 }
 
+// A gated q_proj (modeling_qwen3_next.Qwen3NextAttention): its rows viewed
+// (H, 2D) hold per head [query (D) | gate (D)], torch.chunk(..., 2, dim=-1).
+std::vector<Piece> gated_q(const Dims& d, Part q_part, Part gate_part) {
+  std::vector<Piece> p;
+  for (std::size_t h = 0; h < d.H; ++h) {
+    p.push_back({q_part, 2 * h * d.D, d.q_row0() + h * d.D, d.D});
+    p.push_back({gate_part, 2 * h * d.D + d.D, h * d.D, d.D});
+  }
+  return p;
+}
+
 }  // namespace
 
 std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
@@ -144,12 +166,41 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
       if (d.out_bias) s.push_back({"c_proj.bias", {}, {{Part::out_bias, 0, 0, O}}, false, {O}});
       break;
     case Layout::proj:  // Llama, Mistral, Qwen2, OPT, BART, Whisper: q|k|v_proj, o_proj or out_proj
-      add_qkv(s, d, {"q_proj", "k_proj", "v_proj"}, false);
+      if (d.gate) {     // Qwen3-Next: q_proj (2*H*D, C) holds the gate too
+        s.push_back({"q_proj.weight",
+                     {},
+                     gated_q(d, Part::qkv_weight, Part::gate_weight),
+                     false,
+                     {2 * HD, C}});
+        if (d.qkv_bias)
+          s.push_back(
+              {"q_proj.bias", {}, gated_q(d, Part::qkv_bias, Part::gate_bias), false, {2 * HD}});
+        add_linear(s, "k_proj", Part::qkv_weight, d.k_row0(), KV, C, d.qkv_bias);
+        add_linear(s, "v_proj", Part::qkv_weight, d.v_row0(), KV, C, d.qkv_bias);
+      } else {
+        add_qkv(s, d, {"q_proj", "k_proj", "v_proj"}, false);
+      }
       add_linear(s, "o_proj", Part::out_weight, 0, O, HD, d.out_bias, {"out_proj"});
-      if (d.qk_norm != QkNorm::none) {  // Qwen3, Gemma 3 (D); OLMo 2 (H*D), (Hkv*D)
-        const std::size_t nq = d.q_norm_size(), nk = d.k_norm_size();
-        s.push_back({"q_norm.weight", {}, {{Part::q_norm, 0, 0, nq}}, false, {nq}});
-        s.push_back({"k_norm.weight", {}, {{Part::k_norm, 0, 0, nk}}, false, {nk}});
+      if (d.qk_norm != QkNorm::none && d.qk_norm_list) {
+        // StableLM: q_norm.norms.{h}.weight (D), one module per head: the rows of (H, D)
+        for (const auto& [name, part, bias_part, heads] :
+             {std::tuple<const char*, Part, Part, std::size_t>{"q_norm", Part::q_norm,
+                                                               Part::q_norm_bias, d.H},
+              {"k_norm", Part::k_norm, Part::k_norm_bias, d.Hkv}})
+          for (std::size_t h = 0; h < heads; ++h) {
+            const std::string at = std::string(name) + ".norms." + std::to_string(h) + ".";
+            s.push_back({at + "weight", {}, {{part, 0, h, d.D}}, false, {d.D}});
+            if (d.qk_bias) s.push_back({at + "bias", {}, {{bias_part, 0, h, d.D}}, false, {d.D}});
+          }
+      } else if (d.qk_norm != QkNorm::none) {  // Qwen3, Gemma 3 (D); OLMo 2 (H*D), (Hkv*D)
+        // per head (Cohere): (H, D) and (Hkv, D), read as rows of D
+        const std::vector<std::size_t> sq = d.q_norm_shape(), sk = d.k_norm_shape();
+        s.push_back({"q_norm.weight", {}, {{Part::q_norm, 0, 0, sq[0]}}, false, sq});
+        if (d.qk_bias)
+          s.push_back({"q_norm.bias", {}, {{Part::q_norm_bias, 0, 0, sq[0]}}, false, sq});
+        s.push_back({"k_norm.weight", {}, {{Part::k_norm, 0, 0, sk[0]}}, false, sk});
+        if (d.qk_bias)
+          s.push_back({"k_norm.bias", {}, {{Part::k_norm_bias, 0, 0, sk[0]}}, false, sk});
       }
       if (d.sinks) s.push_back({"sinks", {}, {{Part::sinks, 0, 0, d.H}}, false, {d.H}});  // gpt-oss
       break;
@@ -191,6 +242,11 @@ std::string fit_problem(const Dims& d, Layout layout) {
            "(Qwen3, Gemma 3, OLMo 2)";
   if (d.sinks && layout != Layout::proj)
     return "layout " + name + " has no sinks: use layout proj (gpt-oss)";
+  if (d.gate && layout != Layout::proj)
+    return "layout " + name +
+           " has no gated q_proj (gate: q_proj rows (H, 2D)): use layout proj (Qwen3-Next)";
+  if (d.gate && d.split_kv)
+    return "gate reads the gate from q_proj with the query: not with torch MHA's kdim/vdim";
   if (layout == Layout::torch_mha && d.qkv_bias != d.out_bias)
     return "layout torch_mha has one bias flag for in_proj and out_proj "
            "(nn.MultiheadAttention(bias=...)), found qkv_bias " +
@@ -278,8 +334,16 @@ Tensor* part_of(Weights& w, Part p) {
       return &w.q_norm;
     case Part::k_norm:
       return &w.k_norm;
+    case Part::q_norm_bias:
+      return &w.q_norm_bias;
+    case Part::k_norm_bias:
+      return &w.k_norm_bias;
     case Part::sinks:
       return &w.sinks;
+    case Part::gate_weight:
+      return &w.w_gate;
+    case Part::gate_bias:
+      return &w.b_gate;
   }
   return nullptr;
 }
@@ -289,6 +353,7 @@ Tensor* part_of(Weights& w, Part p) {
 std::size_t part_cols(const Weights& w, Part p) {
   switch (p) {
     case Part::qkv_weight:
+    case Part::gate_weight:
       return static_cast<std::size_t>(w.C);
     case Part::k_weight:
       return w.key_width();
@@ -299,6 +364,13 @@ std::size_t part_cols(const Weights& w, Part p) {
     case Part::bias_k:
     case Part::bias_v:
       return w.geometry().kv_rows();
+    case Part::q_norm:  // per head (H, D): rows of D; else rows of one value
+    case Part::k_norm:
+    case Part::q_norm_bias:
+    case Part::k_norm_bias: {
+      const Tensor& t = *part_of(const_cast<Weights&>(w), p);
+      return t.ndim() == 2 ? t.shape[1] : 1;
+    }
     default:
       return 1;
   }
@@ -325,9 +397,16 @@ Weights empty_weights(const Dims& d, bool qkv_bias, bool out_bias) {
   if (d.out_proj) w.w_out = Tensor({d.O, d.q_rows()});
   if (d.out_proj && out_bias) w.b_out = Tensor({d.O});
   if (d.bias_kv) w.bias_k = Tensor({d.kv_rows()}), w.bias_v = Tensor({d.kv_rows()});
-  if (d.qk_norm != QkNorm::none)
-    w.q_norm = Tensor({d.q_norm_size()}), w.k_norm = Tensor({d.k_norm_size()});
+  if (d.qk_norm != QkNorm::none) {
+    w.q_norm = Tensor(d.q_norm_shape()), w.k_norm = Tensor(d.k_norm_shape());
+    if (d.qk_bias)
+      w.q_norm_bias = Tensor(d.q_norm_shape()), w.k_norm_bias = Tensor(d.k_norm_shape());
+  }
   if (d.sinks) w.sinks = Tensor({d.H});
+  if (d.gate) {
+    w.w_gate = Tensor({d.q_rows(), d.C});
+    if (qkv_bias) w.b_gate = Tensor({d.q_rows()});
+  }
   return w;
 }
 

@@ -30,8 +30,15 @@ struct Dims : Geometry {
   bool qkv_bias = true;
   bool out_bias = true;
   bool bias_kv = false;           // torch MHA add_bias_kv: bias_k, bias_v
-  QkNorm qk_norm = QkNorm::none;  // q_norm.weight, k_norm.weight
-  bool sinks = false;             // sinks (H): gpt-oss
+  QkNorm qk_norm = QkNorm::none;  // q_norm.weight, k_norm.weight (none for kind "l2")
+  bool qk_per_head = false;       // those weights (H, D) and (Hkv, D) (scope "head")
+  bool qk_bias = false;           // q_norm.bias, k_norm.bias (kind "layer")
+  // Per-head weights stored as one module per head, q_norm.norms.{h}.weight
+  // (D) (StableLM's StableLmLayerNormPerHead), instead of one (H, D) tensor.
+  // Loading sets it from the keys the file has; export writes the (H, D) form.
+  bool qk_norm_list = false;
+  bool sinks = false;  // sinks (H): gpt-oss
+  bool gate = false;   // q_proj rows (H, 2D): per head [query | gate] (Qwen3-Next)
 
   // q, k and v are three weights (torch MHA's q_proj_weight, k_proj_weight,
   // v_proj_weight) and the canonical w_qkv holds only the q rows: from a
@@ -42,8 +49,15 @@ struct Dims : Geometry {
   std::size_t key_width() const { return Ck ? Ck : C; }    // Ck
   std::size_t value_width() const { return Cv ? Cv : C; }  // Cv
   std::size_t w_qkv_rows() const { return split_kv ? q_rows() : qkv_rows(); }
-  std::size_t q_norm_size() const { return qk_norm == QkNorm::all ? q_rows() : D; }
-  std::size_t k_norm_size() const { return qk_norm == QkNorm::all ? kv_rows() : D; }
+  std::size_t q_norm_size() const { return qk_norm == QkNorm::all || qk_per_head ? q_rows() : D; }
+  std::size_t k_norm_size() const { return qk_norm == QkNorm::all || qk_per_head ? kv_rows() : D; }
+  // As stored: (D), (H*D) / (Hkv*D), or per head (H, D) / (Hkv, D).
+  std::vector<std::size_t> q_norm_shape() const {
+    return qk_per_head ? std::vector<std::size_t>{H, D} : std::vector<std::size_t>{q_norm_size()};
+  }
+  std::vector<std::size_t> k_norm_shape() const {
+    return qk_per_head ? std::vector<std::size_t>{Hkv, D} : std::vector<std::size_t>{k_norm_size()};
+  }
 };
 Dims dims_of(const Config& cfg);
 Dims dims_of(const Weights& w);  // an extra is listed when its tensor is non-empty
@@ -60,7 +74,11 @@ enum class Part {
   bias_v,
   q_norm,  // qk_norm weights
   k_norm,
-  sinks  // gpt-oss
+  q_norm_bias,  // qk_norm kind "layer" with a bias
+  k_norm_bias,
+  sinks,        // gpt-oss
+  gate_weight,  // w_gate (H*D, C): gated attention (Qwen3-Next)
+  gate_bias     // b_gate (H*D)
 };
 
 // Rows [src_row0, src_row0 + rows) of the stored tensor are rows

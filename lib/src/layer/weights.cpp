@@ -90,7 +90,10 @@ std::string missing_hint(const StateDict& sd, const Dims& d, const Slot& s) {
     case Part::q_norm:
     case Part::k_norm:
       return ": config \"qk_norm\" is set; leave \"qk_norm\" out for weights without q_norm and "
-             "k_norm";
+             "k_norm (or use its kind \"l2\", which has no weight)";
+    case Part::q_norm_bias:
+    case Part::k_norm_bias:
+      return ": config qk_norm \"bias\" is true; set it false for norms without a bias";
     case Part::sinks:
       return ": config \"sinks\" is true; set \"sinks\": false for weights without sinks";
     default:
@@ -152,6 +155,12 @@ std::string missing_hint(const StateDict& sd, const Dims& d, const Slot& s) {
 std::string shape_hint(const Dims& d, const Slot& s, const std::vector<std::size_t>& found) {
   using detail::Part;
   using detail::QkNorm;
+  const bool norm = s.part() == Part::q_norm || s.part() == Part::k_norm ||
+                    s.part() == Part::q_norm_bias || s.part() == Part::k_norm_bias;
+  if (norm && found.size() == 2 && !d.qk_per_head && found[1] == d.D)
+    return "; one weight per head: set qk_norm \"per_head\": true (Cohere, StableLM)";
+  if (norm && found.size() == 1 && d.qk_per_head && found[0] == d.D)
+    return "; one weight shared by the heads: set qk_norm \"per_head\": false";
   if ((s.part() == Part::q_norm || s.part() == Part::k_norm) && found.size() == 1) {
     Dims other = d;
     other.qk_norm = d.qk_norm == QkNorm::all ? QkNorm::head : QkNorm::all;
@@ -162,6 +171,14 @@ std::string shape_hint(const Dims& d, const Slot& s, const std::vector<std::size
                    "(OLMo 2)"
                  : "; the weights norm each head: set qk_norm \"scope\": \"head\" (Qwen3, "
                    "Gemma 3)";
+  }
+  // Qwen3-Next's q_proj holds a gate beside each head's query: twice the rows.
+  if (s.key == "q_proj.weight" && found.size() == 2 && found[1] == s.shape[1]) {
+    if (!d.gate && found[0] == 2 * s.shape[0])
+      return "; twice num_heads * head_size rows: a gate per head beside the query (Qwen3-Next's "
+             "[query | gate]): set \"gate\": true";
+    if (d.gate && 2 * found[0] == s.shape[0])
+      return "; config \"gate\" is true but q_proj holds no gate rows: set \"gate\": false";
   }
   if ((s.part() == Part::k_weight || s.part() == Part::v_weight) && found.size() == 2 &&
       found[0] == s.shape[0])
@@ -174,7 +191,8 @@ std::string shape_hint(const Dims& d, const Slot& s, const std::vector<std::size
 // k_norm, sinks): what to set to use it; "" for other keys.
 std::string unasked_extra(const StateDict& sd, const std::string& key, const Dims& d,
                           Layout layout) {
-  const bool norm = key == "q_norm.weight" || key == "k_norm.weight";
+  const bool norm_bias = key == "q_norm.bias" || key == "k_norm.bias";
+  const bool norm = key == "q_norm.weight" || key == "k_norm.weight" || norm_bias;
   const bool bias_kv = key == "bias_k" || key == "bias_v";
   if (!norm && !bias_kv && key != "sinks") return "";
   const std::string name = layout_name(layout);
@@ -187,12 +205,19 @@ std::string unasked_extra(const StateDict& sd, const std::string& key, const Dim
   if (key == "sinks")
     return "key \"sinks\" found but config \"sinks\" is false (layout " + name +
            "); set \"sinks\": true to use it";
-  // (D) is one weight shared by the heads; (H*D) or (Hkv*D) norms the whole row.
+  if (norm_bias && d.qk_norm != detail::QkNorm::none)
+    return "key " + in_quotes(key) + " found but qk_norm \"bias\" is false (layout " + name +
+           "); set qk_norm {\"kind\": \"layer\", \"bias\": true} to use it";
+  // (D) is one weight shared by the heads; (H*D) or (Hkv*D) norms the whole
+  // row; (H, D) is one per head.
   const TensorInfo& info = *sd.find(key);
   const bool head = info.shape.size() == 1 && info.shape[0] == d.D;
+  const bool per_head = info.shape.size() == 2;
   return "key " + in_quotes(key) + " " + shape_str(info.shape) +
-         " found but config \"qk_norm\" is not set (layout " + name +
-         "); set \"qk_norm\": " + "{\"scope\": \"" + (head ? "head" : "all") + "\"} to use it";
+         " found but config \"qk_norm\" is not set (layout " + name + "); set \"qk_norm\": " +
+         (per_head ? std::string("{\"per_head\": true}")
+                   : "{\"scope\": \"" + std::string(head ? "head" : "all") + "\"}") +
+         " to use it (kind \"l2\" has no weight)";
 }
 
 }  // namespace
@@ -284,6 +309,9 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
   // Every key the layout can have; a bias is optional unless asked for.
   Dims full = detail::dims_of(cfg);
   full.qkv_bias = full.out_bias = true;
+  // Per-head norms as one module per head (StableLM) when the file has them so.
+  full.qk_norm_list =
+      full.qk_per_head && !sd.contains("q_norm.weight") && sd.contains("q_norm.norms.0.weight");
   full.out_bias = full.out_proj;
   const std::vector<Slot> slots = detail::layout_slots(full, layout);
 

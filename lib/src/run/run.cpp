@@ -204,6 +204,9 @@ AttentionSpec attention_spec(const Config& cfg) {
   s.sinks = cfg.sinks;
   s.relative_bias = cfg.relative_bias;
   s.add_zero_attn = cfg.add_zero_attn;
+  s.gate = cfg.gate;
+  s.attention_chunk = cfg.attention_chunk ? std::size_t(*cfg.attention_chunk) : 0;
+  s.attn_temperature = cfg.attn_temperature;
   return s;
 }
 

@@ -231,7 +231,7 @@ TEST_CASE("config scores: positions, (S,) or (B, S) integers >= 0") {
   expect_config_error(multi(R"("rope": {}, "positions": [9223372036854775808])"), "positions[0]",
                       "range");
   expect_config_error(multi(R"("rope": {}, "positions": "-")"), "positions", "only for input");
-  expect_config_error(multi(R"("positions": [0, 1])"), "positions", "none is set");
+  expect_config_error(multi(R"("positions": [0, 1])"), "positions", "none of them is set");
   expect_config_error(multi(R"("rope": {}, "positions": [0, 1], )" + kInput3), "positions",
                       "(3,) to match input (3, 8)");
 }
@@ -543,7 +543,12 @@ TEST_CASE("config scores: config_to_json holds every v2 key as resolved") {
   CHECK(j["sliding_window"] == 2);
   CHECK(j["softcap"] == 30.0);
   CHECK(j["sinks"] == true);
-  CHECK(j["qk_norm"] == json{{"eps", 1e-6}, {"scope", "all"}, {"weight_offset", 0}});
+  CHECK(j["qk_norm"] == json{{"eps", 1e-6},
+                             {"scope", "all"},
+                             {"weight_offset", 0},
+                             {"kind", "rms"},
+                             {"per_head", false},
+                             {"bias", false}});
   CHECK(j["attention_mask"] == "d/am.npy");
   CHECK(j["attn_mask"] == "inline");
   CHECK(j["kv_input"].is_null());
@@ -600,7 +605,12 @@ TEST_CASE("config scores: Hugging Face's and torch's names get attn-run's key") 
       {"position_ids", "positions"},
       {"alibi_bias_max", "alibi.max_bias"},
       {"encoder_hidden_states", "kv_input"},
-      {"rms_norm_eps", "qk_norm.eps"}};
+      {"rms_norm_eps", "qk_norm.eps"},
+      // (v3)
+      {"attention_chunk_size", "attention_chunk"},
+      {"attn_temperature_tuning", "attn_temperature"},
+      {"floor_scale", "attn_temperature.floor_scale"},
+      {"attn_output_gate", "gate"}};
   for (const auto& [theirs, ours] : same) {
     CAPTURE(theirs);
     expect_error([&] { parse(multi("\"" + theirs + "\": 1")); }, Exit::config,
@@ -639,7 +649,8 @@ TEST_CASE("config scores: the golden variants' configs parse") {
     CHECK(c.weights == (entry.path() / "weights").string());
     ++n;
   }
-  CHECK(n == 14);  // make_variants.py's 12 of v2 and T5's two
+  CHECK(n == 19);  // make_variants.py: v2's 12, T5's two, v3's five (gate, qk_norm kinds, chunk,
+                   // temperature)
   auto load = [&](const char* name) {
     return attn::load_config((root / name / "config.json").string());
   };
@@ -893,4 +904,76 @@ TEST_CASE(
     ++n;
   }
   CHECK(n >= 4);
+}
+
+TEST_CASE("config v3: gate, a bool, off by default, in run.json") {
+  CHECK_FALSE(parse(multi("")).gate);
+  const Config c = parse(multi(R"("gate": true)"));
+  CHECK(c.gate);
+  CHECK(attn::config_to_json(c)["gate"] == true);
+  CHECK(attn::config_to_json(parse(multi("")))["gate"] == false);
+  expect_config_error(multi(R"("gate": 1)"), "gate", "expected");
+  expect_config_error(multi(R"("gat": true)"), "key \"gat\"", "did you mean \"gate\"");
+}
+
+TEST_CASE("config v3: qk_norm kind, per_head and bias") {
+  using attn::QkNormKind;
+  CHECK(parse(multi(R"("qk_norm": {})")).qk_norm->kind == QkNormKind::rms);
+  const Config layer =
+      parse(multi(R"("qk_norm": {"kind": "layer", "per_head": true, "bias": true, "eps": 1e-5})"));
+  CHECK(layer.qk_norm->kind == QkNormKind::layer);
+  CHECK(layer.qk_norm->per_head);
+  CHECK(layer.qk_norm->bias);
+  CHECK(layer.qk_norm->has_weight());
+  CHECK(attn::config_to_json(layer)["qk_norm"]["kind"] == "layer");
+  const Config l2 = parse(multi(R"("qk_norm": {"kind": "l2"})"));
+  CHECK(l2.qk_norm->kind == QkNormKind::l2);
+  CHECK_FALSE(l2.qk_norm->has_weight());
+  expect_config_error(multi(R"("qk_norm": {"kind": "batch"})"), "qk_norm.kind", "expected \"rms\"");
+  expect_config_error(multi(R"("qk_norm": {"kind": "l2", "weight_offset": 1})"),
+                      "qk_norm.weight_offset", "has no weight");
+  expect_config_error(multi(R"("qk_norm": {"kind": "l2", "per_head": true})"), "qk_norm.per_head",
+                      "has no weight");
+  expect_config_error(multi(R"("qk_norm": {"bias": true})"), "qk_norm.bias", "kind \"layer\"");
+  expect_config_error(multi(R"("qk_norm": {"per_head": true, "scope": "all"})"), "qk_norm.per_head",
+                      "scope \"head\"");
+  expect_config_error(multi(R"("qk_norm": {"per_head": 1})"), "qk_norm.per_head", "expected");
+}
+
+TEST_CASE("config v3: attention_chunk, an integer > 0, never with cross-attention") {
+  CHECK_FALSE(parse(multi("")).attention_chunk.has_value());
+  const Config c = parse(multi(R"("attention_chunk": 8192, "causal": true)"));
+  CHECK(*c.attention_chunk == 8192);
+  CHECK(attn::config_to_json(c)["attention_chunk"] == 8192);
+  CHECK(attn::config_to_json(parse(multi("")))["attention_chunk"].is_null());
+  expect_config_error(multi(R"("attention_chunk": 0)"), "attention_chunk",
+                      "expected an integer > 0");
+  expect_config_error(multi(R"("attention_chunk": 2.5)"), "attention_chunk");
+  expect_config_error(multi(R"("attention_chunk": 4, "kv_input": [[[1,2,3,4,5,6,7,8]]])"),
+                      "kv_input", "no attention_chunk");
+}
+
+TEST_CASE("config v3: attn_temperature {floor_scale, attn_scale}, Llama 4's defaults") {
+  CHECK_FALSE(parse(multi("")).attn_temperature.has_value());
+  const Config d = parse(multi(R"("attn_temperature": {})"));
+  CHECK(d.attn_temperature->floor_scale == 8192.0);
+  CHECK(d.attn_temperature->attn_scale == doctest::Approx(0.1));
+  const Config c = parse(multi(R"("attn_temperature": {"floor_scale": 16, "attn_scale": 0.5})"));
+  CHECK(c.attn_temperature->floor_scale == 16.0);
+  CHECK(c.attn_temperature->attn_scale == 0.5);
+  CHECK(attn::config_to_json(c)["attn_temperature"] ==
+        json{{"floor_scale", 16.0}, {"attn_scale", 0.5}});
+  CHECK(attn::config_to_json(parse(multi("")))["attn_temperature"].is_null());
+  // positions are read by the temperature alone too
+  CHECK(parse(multi(R"("attn_temperature": {}, "positions": [0, 1, 2])")).positions.given());
+  expect_config_error(multi(R"("attn_temperature": {"floor_scale": 0})"),
+                      "attn_temperature.floor_scale", "expected a number > 0");
+  expect_config_error(multi(R"("attn_temperature": {"attn_scale": "x"})"),
+                      "attn_temperature.attn_scale");
+  expect_config_error(multi(R"("attn_temperature": true)"), "attn_temperature",
+                      "expected an object");
+  expect_config_error(multi(R"("attn_temperature": {"floor": 2})"),
+                      "key \"attn_temperature.floor\"", "did you mean \"floor_scale\"");
+  expect_config_error(multi(R"("attn_temperature": {}, "kv_input": [[[1,2,3,4,5,6,7,8]]])"),
+                      "kv_input", "no attn_temperature");
 }

@@ -38,6 +38,8 @@ struct Case {
   bool cross = false;          // keys from a (B, T, Ck) source
   bool kv_one_source = false;  // kv_input: one source for k and v
   bool bias = true, bias_kv = false, qk_norm_weights = false, qk_all = false, sinks = false;
+  bool gate = false;                          // w_gate (and b_gate with bias)
+  bool qk_per_head = false, qk_bias = false;  // norm weights (H, D) / (Hkv, D); norm biases
   unsigned seed = 1;
   AttentionSpec spec;
   std::optional<Mask> padding;           // (B, T)
@@ -76,14 +78,28 @@ Weights make_weights(const Case& c) {
     w.bias_v = test::random_tensor({g.kv_rows()}, c.seed + 5);
   }
   if (c.qk_norm_weights) {
-    w.q_norm = scaled(test::random_tensor({c.qk_all ? g.q_rows() : g.D}, c.seed + 6), 0.3);
-    w.k_norm = scaled(test::random_tensor({c.qk_all ? g.kv_rows() : g.D}, c.seed + 7), 0.3);
+    const std::vector<std::size_t> sq = c.qk_per_head
+                                            ? std::vector<std::size_t>{g.H, g.D}
+                                            : std::vector<std::size_t>{c.qk_all ? g.q_rows() : g.D};
+    const std::vector<std::size_t> sk =
+        c.qk_per_head ? std::vector<std::size_t>{g.Hkv, g.D}
+                      : std::vector<std::size_t>{c.qk_all ? g.kv_rows() : g.D};
+    w.q_norm = scaled(test::random_tensor(sq, c.seed + 6), 0.3);
+    w.k_norm = scaled(test::random_tensor(sk, c.seed + 7), 0.3);
+    if (c.qk_bias) {
+      w.q_norm_bias = scaled(test::random_tensor(sq, c.seed + 32), 0.3);
+      w.k_norm_bias = scaled(test::random_tensor(sk, c.seed + 33), 0.3);
+    }
   }
   if (c.sinks) w.sinks = scaled(test::random_tensor({c.H}, c.seed + 8), 2.0);
   if (c.spec.relative_bias)  // T5's table (num_buckets, H)
     w.relative_bias = scaled(
         test::random_tensor({std::size_t(c.spec.relative_bias->num_buckets), c.H}, c.seed + 9),
         2.0);
+  if (c.gate) {
+    w.w_gate = scaled(test::random_tensor({g.q_rows(), c.C}, c.seed + 30), in);
+    if (c.bias) w.b_gate = scaled(test::random_tensor({g.q_rows()}, c.seed + 31), 0.5);
+  }
   return w;
 }
 
@@ -598,5 +614,222 @@ TEST_CASE("attention v2: batches past one chunk of rows (each chunk its own proj
     c.spec.add_zero_attn = true;
     c.padding = pad_right_left(c.B, c.T, 3);
     check_case(c);
+  }
+}
+
+TEST_CASE(
+    "attention v3: gate multiplies each head's context by sigmoid(gate), with and without "
+    "bias, GQA, rope and padding, across chunks") {
+  for (bool bias : {true, false}) {
+    Case c;
+    c.bias = bias;
+    c.gate = true;
+    c.Hkv = 2;
+    c.spec.gate = true;
+    c.spec.causal = true;
+    c.spec.rope = rope(4);  // partial rotary, as Qwen3-Next
+    c.padding = pad_right_left(c.B, c.L, 2);
+    c.positions = positions_of(*c.padding, 0);
+    CAPTURE(bias);
+    check_case(c);
+  }
+  {
+    Case c;  // several chunks of batch rows and query blocks; no out_proj-free shortcut
+    c.B = 3;
+    c.L = 400;
+    c.H = 2;
+    c.C = 8;
+    c.O = 8;
+    c.gate = true;
+    c.spec.gate = true;
+    c.spec.causal = true;
+    check_case(c, 3);
+  }
+  {
+    // The gate changes the result: without it the same weights give another context.
+    Case c;
+    c.gate = true;
+    c.spec.gate = true;
+    const Weights w = make_weights(c);
+    Inputs t;
+    make_inputs(c, w, t);
+    Tensor gated, plain;
+    forward(w, c.spec, t.in, gated, {});
+    AttentionSpec off = c.spec;
+    off.gate = false;
+    forward(w, off, t.in, plain, {});
+    CHECK(test::compare(gated, plain).max_abs > 1e-2);
+    Weights none = w;
+    none.w_gate = Tensor();
+    test::expect_error([&] { forward(none, c.spec, t.in, gated, {}); }, Exit::data,
+                       "gate: expected weights w_gate (32, 16)");
+  }
+}
+
+TEST_CASE("attention v3: qk_norm kinds layer (shared, per head, bias, scope all) and l2") {
+  struct Variant {
+    QkNormKind kind;
+    bool per_head, bias, all;
+    int offset;
+  };
+  for (const Variant& v :
+       {Variant{QkNormKind::layer, false, false, false, 0},
+        Variant{QkNormKind::layer, true, false, false, 0},  // Cohere
+        Variant{QkNormKind::layer, true, true, false, 0},   // StableLM-like + bias
+        Variant{QkNormKind::layer, false, true, false, 0},  // Phi
+        Variant{QkNormKind::layer, false, false, true, 1},
+        Variant{QkNormKind::rms, true, false, false, 1},
+        Variant{QkNormKind::l2, false, false, false, 0},  // Llama 4
+        Variant{QkNormKind::l2, false, false, true, 0}}) {
+    Case c;
+    c.Hkv = 2;
+    c.qk_norm_weights = v.kind != QkNormKind::l2;
+    c.qk_per_head = v.per_head;
+    c.qk_bias = v.bias;
+    c.qk_all = v.all;
+    QkNormSpec n;
+    n.eps = 1e-5;
+    n.kind = v.kind;
+    n.per_head = v.per_head;
+    n.bias = v.bias;
+    n.scope_all = v.all;
+    n.weight_offset = v.offset;
+    c.spec.qk_norm = n;
+    c.spec.causal = true;
+    c.spec.rope = rope(8, RopeStyle::interleaved);
+    c.padding = pad_right_left(c.B, c.L, 2);
+    CAPTURE(int(v.kind));
+    CAPTURE(v.per_head);
+    CAPTURE(v.bias);
+    CAPTURE(v.all);
+    check_case(c);
+  }
+  {
+    Case c;  // a layer norm differs from the RMS norm on the same weights
+    c.qk_norm_weights = true;
+    QkNormSpec n;
+    n.kind = QkNormKind::layer;
+    c.spec.qk_norm = n;
+    const Weights w = make_weights(c);
+    Inputs t;
+    make_inputs(c, w, t);
+    Tensor layer, rms;
+    forward(w, c.spec, t.in, layer, {});
+    AttentionSpec other = c.spec;
+    other.qk_norm->kind = QkNormKind::rms;
+    forward(w, other, t.in, rms, {});
+    CHECK(test::compare(layer, rms).max_abs > 1e-3);
+    other.qk_norm->kind = QkNormKind::layer;
+    other.qk_norm->per_head = true;  // (D) weights where (H, D) are expected
+    test::expect_error([&] { forward(w, other, t.in, rms, {}); }, Exit::data,
+                       "qk_norm: expected weights q_norm (4, 8) and k_norm (4, 8)");
+  }
+}
+
+TEST_CASE("attention v3: attention_chunk, causal and not, with window and padding, across tiles") {
+  for (bool causal : {true, false})
+    for (std::size_t n : {1, 3, 4, 9, 20}) {
+      Case c;
+      c.spec.causal = causal;
+      c.spec.attention_chunk = n;
+      c.padding = pad_right_left(c.B, c.L, 2);
+      CAPTURE(n);
+      CAPTURE(causal);
+      check_case(c);
+    }
+  {
+    Case c;  // chunk and window together
+    c.spec.causal = true;
+    c.spec.attention_chunk = 4;
+    c.spec.sliding_window = 3;
+    check_case(c);
+  }
+  // Several query blocks (128) and key tiles (256); chunks not aligned to either.
+  for (std::size_t n : {100, 200, 256, 300})
+    for (bool causal : {true, false}) {
+      Case c;
+      c.B = 1;
+      c.L = 700;
+      c.H = 2;
+      c.D = 8;
+      c.spec.causal = causal;
+      c.spec.attention_chunk = n;
+      CAPTURE(n);
+      CAPTURE(causal);
+      check_case(c, 3);
+    }
+  {
+    // The chunk changes the result; cross-attention has no chunks.
+    Case c;
+    c.spec.causal = true;
+    c.spec.attention_chunk = 4;
+    const Weights w = make_weights(c);
+    Inputs t;
+    make_inputs(c, w, t);
+    Tensor chunked, full;
+    forward(w, c.spec, t.in, chunked, {});
+    AttentionSpec off = c.spec;
+    off.attention_chunk = 0;
+    forward(w, off, t.in, full, {});
+    CHECK(test::compare(chunked, full).max_abs > 1e-3);
+    Tensor key = test::random_tensor({c.B, 3, c.C}, 3);
+    ForwardInputs in = t.in;
+    in.key = &key;
+    in.key_padding = nullptr;
+    AttentionSpec cross;
+    cross.attention_chunk = 4;
+    test::expect_error([&] { forward(w, cross, in, chunked, {}); }, Exit::config,
+                       "attention_chunk: needs self-attention");
+  }
+}
+
+TEST_CASE("attention v3: attn_temperature scales q by its position, with and without positions") {
+  for (double floor_scale : {1.0, 3.0, 8192.0})
+    for (bool with_positions : {false, true}) {
+      Case c;
+      c.spec.causal = true;
+      c.spec.attn_temperature = AttnTemperature{floor_scale, 0.5};
+      if (with_positions) {
+        c.padding = pad_right_left(c.B, c.L, 2);
+        c.positions = positions_of(*c.padding, 20);
+      }
+      CAPTURE(floor_scale);
+      CAPTURE(with_positions);
+      check_case(c);
+    }
+  {
+    Case c;  // Llama 4's no-rope layer with its L2-normed neighbours' settings, several blocks
+    c.B = 2;
+    c.L = 300;
+    c.H = 2;
+    c.Hkv = 1;
+    c.spec.causal = true;
+    c.spec.attn_temperature = AttnTemperature{64.0, 0.1};
+    check_case(c, 3);
+  }
+  {
+    Case c;  // with rope and chunks (a combination no family uses, but the order must hold)
+    c.spec.causal = true;
+    c.spec.rope = rope(8, RopeStyle::interleaved);
+    c.spec.attention_chunk = 4;
+    c.spec.attn_temperature = AttnTemperature{2.0, 0.3};
+    check_case(c);
+  }
+  {
+    // The temperature changes the result; cross-attention has none.
+    Case c;
+    c.spec.attn_temperature = AttnTemperature{2.0, 1.0};
+    const Weights w = make_weights(c);
+    Inputs t;
+    make_inputs(c, w, t);
+    Tensor tuned, plain;
+    forward(w, c.spec, t.in, tuned, {});
+    forward(w, AttentionSpec{}, t.in, plain, {});
+    CHECK(test::compare(tuned, plain).max_abs > 1e-3);
+    Tensor key = test::random_tensor({c.B, 3, c.C}, 3);
+    ForwardInputs in = t.in;
+    in.key = &key;
+    test::expect_error([&] { forward(w, c.spec, in, tuned, {}); }, Exit::config,
+                       "attn_temperature: needs self-attention");
   }
 }

@@ -462,3 +462,93 @@ TEST_CASE("families: a layout that cannot hold the geometry is a config error") 
   expect_error([&] { load_weights(sd, mha, Layout::falcon, "w", false); }, Exit::data,
                "w: key \"query_key_value.weight\": expected shape (24, 8), found (16, 8)");
 }
+
+TEST_CASE("families v3: a gated q_proj (H, 2D) per head [query | gate], round trip and hints") {
+  Config c = cfg_of(8, 2, 1, 4);  // H*D = 8
+  c.gate = true;
+  Weights w = numbered(c);
+  w.w_gate = Tensor({8, 8});
+  w.b_gate = Tensor({8});
+  for (std::size_t r = 0; r < 8; ++r) {
+    for (std::size_t k = 0; k < 8; ++k) w.w_gate.data[r * 8 + k] = 100.0f + float(r);
+    w.b_gate.data[r] = 100.0f + float(r);
+  }
+  const StateDict sd = export_weights(w, Layout::proj);
+  const Tensor q = sd.read_f32("q_proj.weight", false);
+  REQUIRE(q.shape == std::vector<std::size_t>{16, 8});
+  // Row blocks of 4: head 0's query (rows 0..3), its gate (100..), head 1's query (4..7), gate.
+  CHECK(q.data[0 * 8] == 0.0f);
+  CHECK(q.data[4 * 8] == 100.0f);
+  CHECK(q.data[8 * 8] == 4.0f);
+  CHECK(q.data[12 * 8] == 104.0f);
+  CHECK(sd.read_f32("q_proj.bias", false).data[13] == 105.0f);
+  const Weights back = load_weights(sd, c, Layout::proj, "w", false);
+  CHECK(same(back.w_qkv, w.w_qkv));
+  CHECK(same(back.w_gate, w.w_gate));
+  CHECK(same(back.b_gate, w.b_gate));
+  // The config without gate: the doubled rows say what to set.
+  Config plain = c;
+  plain.gate = false;
+  test::expect_error([&] { load_weights(sd, plain, Layout::proj, "w", false); }, Exit::data,
+                     "w: key \"q_proj.weight\": expected shape (8, 8), found (16, 8)",
+                     "set \"gate\": true");
+  test::expect_error([&] { expected_params(c, Layout::fused); }, Exit::config,
+                     "layout: ", "use layout proj (Qwen3-Next)");
+}
+
+TEST_CASE("families v3: per-head q/k norms (H, D) with biases, and StableLM's norms.{h} list") {
+  Config c = cfg_of(12, 3, 1, 4);
+  QkNormSpec n;
+  n.kind = QkNormKind::layer;
+  n.per_head = true;
+  n.bias = true;
+  c.qk_norm = n;
+  Weights w = numbered(c);
+  w.q_norm = test::random_tensor({3, 4}, 21);
+  w.k_norm = test::random_tensor({1, 4}, 22);
+  w.q_norm_bias = test::random_tensor({3, 4}, 23);
+  w.k_norm_bias = test::random_tensor({1, 4}, 24);
+  const StateDict sd = export_weights(w, Layout::proj);
+  CHECK(sd.read_f32("q_norm.weight", false).shape == std::vector<std::size_t>{3, 4});
+  CHECK(sd.read_f32("k_norm.bias", false).shape == std::vector<std::size_t>{1, 4});
+  const Weights back = load_weights(sd, c, Layout::proj, "w", false);
+  CHECK(same(back.q_norm, w.q_norm));
+  CHECK(same(back.k_norm_bias, w.k_norm_bias));
+
+  // One module per head (StableLmLayerNormPerHead's norms.{h}): the same weights.
+  StateDict list("list");
+  for (const std::string& k : sd.keys())
+    if (k.rfind("q_norm.", 0) != 0 && k.rfind("k_norm.", 0) != 0)
+      list.add(k, sd.read_f32(k, false));
+  for (std::size_t h = 0; h < 3; ++h) {
+    Tensor row({4}), bias({4});
+    std::copy(w.q_norm.data.begin() + h * 4, w.q_norm.data.begin() + h * 4 + 4, row.data.begin());
+    std::copy(w.q_norm_bias.data.begin() + h * 4, w.q_norm_bias.data.begin() + h * 4 + 4,
+              bias.data.begin());
+    list.add("q_norm.norms." + std::to_string(h) + ".weight", row);
+    list.add("q_norm.norms." + std::to_string(h) + ".bias", bias);
+  }
+  Tensor k_row({4}), k_bias({4});
+  k_row.data = w.k_norm.data;
+  k_bias.data = w.k_norm_bias.data;
+  list.add("k_norm.norms.0.weight", k_row);
+  list.add("k_norm.norms.0.bias", k_bias);
+  const Weights from_list = load_weights(list, c, Layout::proj, "list", false);
+  CHECK(same(from_list.q_norm, w.q_norm));
+  CHECK(same(from_list.q_norm_bias, w.q_norm_bias));
+  CHECK(same(from_list.k_norm, w.k_norm));
+
+  // Shared (D) weights where the config says per head, and the other way round.
+  Config shared = c;
+  shared.qk_norm->per_head = false;
+  test::expect_error([&] { load_weights(sd, shared, Layout::proj, "w", false); }, Exit::data,
+                     "w: key \"q_norm.weight\": expected shape (4,), found (3, 4)",
+                     "set qk_norm \"per_head\": true");
+  // kind l2 has no weights: none expected.
+  Config l2 = cfg_of(12, 3, 1, 4);
+  QkNormSpec two;
+  two.kind = QkNormKind::l2;
+  l2.qk_norm = two;
+  for (const auto& p : expected_params(l2, Layout::proj))
+    CHECK(p.key.find("norm") == std::string::npos);
+}
