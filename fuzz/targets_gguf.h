@@ -56,8 +56,7 @@ inline int fuzz_gguf(const std::uint8_t* data, std::size_t size) {
   bool parsed = false;
   try {
     const attn::detail::GgufFile f = attn::detail::parse_gguf(data, size, "fuzz.gguf");
-    for (const attn::detail::GgufKeyValue& kv : f.metadata())
-      attn::fuzz::walk_gguf_value(kv.value);
+    for (const attn::detail::GgufKeyValue& kv : f.metadata()) attn::fuzz::walk_gguf_value(kv.value);
     std::vector<float> out;
     for (const attn::detail::GgufTensorInfo& t : f.tensors()) {
       (void)t.shape();
