@@ -123,7 +123,7 @@ def metadata(w, arch, cfg, s, n_layers):
     if s["rope"] and s["rope"]["R"] != s["D"]:
         w.add(a + "rope.dimension_count", s["rope"]["R"])
     w.add(a + "attention.layer_norm_rms_epsilon", float(cfg.get("rms_norm_eps", 1e-6)))
-    if cfg.get("sliding_window"):
+    if cfg.get("sliding_window") and arch != "llama":  # LlamaModel writes no window
         w.add(a + "attention.sliding_window", cfg["sliding_window"])
     if cfg.get("attn_logit_softcapping"):
         w.add(a + "attn_logit_softcapping", float(cfg["attn_logit_softcapping"]))
@@ -139,6 +139,16 @@ def metadata(w, arch, cfg, s, n_layers):
         if "beta_fast" in sc:
             w.add(a + "rope.scaling.yarn_beta_fast", float(sc["beta_fast"]))
             w.add(a + "rope.scaling.yarn_beta_slow", float(sc["beta_slow"]))
+    elif t == "longrope":  # Phi3MiniModel: factors as tensors, attn_factor as HF derives it
+        orig = cfg["original_max_position_embeddings"]
+        scale = cfg["max_position_embeddings"] / orig
+        w.add(a + "rope.scaling.type", "longrope")
+        w.add(a + "rope.scaling.original_context_length", orig)
+        w.add(a + "rope.scaling.attn_factor",
+              float(1.0 if scale <= 1.0 else math.sqrt(1 + math.log(scale) / math.log(orig))))
+        for which in ("long", "short"):
+            f = np.array(sc[which + "_factor"], np.float32)
+            w.add_tensor(f"rope_factors_{which}.weight", f.shape, ID["F32"], f.tobytes())
     w.add("general.file_type", 1)
 
 
@@ -275,6 +285,24 @@ def specs():
                      "rope_local_base_freq": 10000.0, "sliding_window_pattern": 6,
                      "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
                      "sliding_window": 3}),
+        # Phi-3: fused attn_qkv, partial rotary, LongRoPE factors as tensors, a window.
+        dict(name="phi3", arch="phi3", seed=18, layers=[1], S=9,
+             types={"attn_qkv": "Q8_0", "attn_output": "Q5_0"},
+             config={"model_type": "phi3", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "num_hidden_layers": 2,
+                     "max_position_embeddings": 64, "original_max_position_embeddings": 8,
+                     "partial_rotary_factor": 0.75, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+                     "rope_scaling": {"type": "longrope", "long_factor": [1.0, 1.5, 2.0],
+                                      "short_factor": [1.0, 1.1, 1.2]},
+                     "sliding_window": 5}),
+        # A Mistral checkpoint: llama.cpp converts it as "llama" (Q/K permuted; its window
+        # is not in the file and is longer than the input here).
+        dict(name="mistral", arch="llama", seed=19, layers=[0],
+             types={"attn_q": "BF16", "attn_k": "Q8_0", "attn_v": "F32", "attn_output": "F16"},
+             config={"model_type": "mistral", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 1, "num_hidden_layers": 1,
+                     "max_position_embeddings": 128, "rms_norm_eps": 1e-5,
+                     "rope_theta": 1000000.0, "sliding_window": 4096}),
         dict(name="gpt_oss", arch="gpt-oss", seed=17, layers=[0, 1],
              types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "Q8_0", "attn_output": "Q8_0"},
              config={"model_type": "gpt_oss", "hidden_size": 32, "num_attention_heads": 4,

@@ -76,10 +76,9 @@ const GgufArch* gguf_arch_of(const std::string& name) {
 // The GGUF tensor names of a layer's attention and the row's names for them.
 const std::vector<std::pair<std::string, std::string>>& gguf_renames() {
   static const std::vector<std::pair<std::string, std::string>> r = {
-      {"attn_q.", "q_proj."},          {"attn_k.", "k_proj."},
-      {"attn_v.", "v_proj."},          {"attn_output.", "o_proj."},
-      {"attn_qkv.", "qkv_proj."},      {"attn_q_norm.", "q_norm."},
-      {"attn_k_norm.", "k_norm."},     {"attn_sinks.weight", "sinks"},
+      {"attn_q.", "q_proj."},      {"attn_k.", "k_proj."},         {"attn_v.", "v_proj."},
+      {"attn_output.", "o_proj."}, {"attn_qkv.", "qkv_proj."},     {"attn_q_norm.", "q_norm."},
+      {"attn_k_norm.", "k_norm."}, {"attn_sinks.weight", "sinks"},
   };
   return r;
 }
@@ -91,14 +90,15 @@ const std::vector<std::pair<std::string, std::string>>& gguf_renames() {
 // An integer metadata value in [lo, hi]; a per-layer array must hold one
 // value for every layer, all equal (attn-run's families have one size).
 std::optional<std::int64_t> gguf_size(const GgufFile& f, const std::string& key, std::int64_t lo,
-                                     std::int64_t hi, std::int64_t layers = 0) {
+                                      std::int64_t hi, std::int64_t layers = 0) {
   const GgufValue* v = f.find(key);
   if (!v) return std::nullopt;
   std::int64_t n = 0;
   if (v->is_array()) {
     if (layers == 0 || v->size() != std::uint64_t(layers))
-      gguf_bad(f, key, "expected an integer or one per layer (" + std::to_string(layers) +
-                      "), found an array of " + std::to_string(v->size()));
+      gguf_bad(f, key,
+               "expected an integer or one per layer (" + std::to_string(layers) +
+                   "), found an array of " + std::to_string(v->size()));
     const std::vector<std::int64_t> all = v->to_int_array();
     for (std::int64_t x : all)
       if (x != all.front())
@@ -107,11 +107,13 @@ std::optional<std::int64_t> gguf_size(const GgufFile& f, const std::string& key,
   } else if (v->is_integer()) {
     n = v->to_int();
   } else {
-    gguf_bad(f, key, std::string("expected an integer, found ") + detail::gguf_type_name(v->type()));
+    gguf_bad(f, key,
+             std::string("expected an integer, found ") + detail::gguf_type_name(v->type()));
   }
   if (n < lo || n > hi)
-    gguf_bad(f, key, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                    "], found " + std::to_string(n));
+    gguf_bad(f, key,
+             "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                 "], found " + std::to_string(n));
   return n;
 }
 
@@ -121,7 +123,8 @@ std::optional<double> gguf_number(const GgufFile& f, const std::string& key) {
   if (!v->is_float() && !v->is_integer())
     gguf_bad(f, key, std::string("expected a number, found ") + detail::gguf_type_name(v->type()));
   const double d = v->to_double();
-  if (!std::isfinite(d) || d < 0) gguf_bad(f, key, "expected a finite number >= 0, found " + v->summary());
+  if (!std::isfinite(d) || d < 0)
+    gguf_bad(f, key, "expected a finite number >= 0, found " + v->summary());
   return d;
 }
 
@@ -133,8 +136,9 @@ std::vector<double> gguf_factors(const GgufFile& f, const std::string& name, std
   const detail::GgufTensorInfo* t = f.find_tensor(name);
   if (!t) return {};
   if (t->elements != want)
-    gguf_bad(f, name, "expected " + std::to_string(want) + " rope factors (rope.dimension_count / 2), found " +
-                     std::to_string(t->elements));
+    gguf_bad(f, name,
+             "expected " + std::to_string(want) +
+                 " rope factors (rope.dimension_count / 2), found " + std::to_string(t->elements));
   std::vector<float> v = detail::dequantize_tensor(f, *t);
   std::vector<double> out;
   for (float x : v) {
@@ -177,8 +181,8 @@ GgufModel gguf_model(const GgufFile& f) {
     std::string known;
     for (const std::string& k : gguf_architectures()) known += (known.empty() ? "" : ", ") + k;
     throw Error(Exit::config, printable(f.path()) + ": general.architecture \"" +
-                                  printable_prefix(arch, 60) + "\" is not supported (supported: " +
-                                  known + ")");
+                                  printable_prefix(arch, 60) +
+                                  "\" is not supported (supported: " + known + ")");
   }
   const std::string p = arch + ".";
   GgufModel m;
@@ -202,12 +206,13 @@ GgufModel gguf_model(const GgufFile& f) {
     if (!n) gguf_bad(f, p + "attention.head_count", "is missing");
     return *n;
   }();
-  const std::int64_t Hkv = gguf_size(f, p + "attention.head_count_kv", 1, kGgufMaxSize, layers).value_or(H);
+  const std::int64_t Hkv =
+      gguf_size(f, p + "attention.head_count_kv", 1, kGgufMaxSize, layers).value_or(H);
   const std::int64_t D = gguf_size(f, p + "attention.key_length", 1, kGgufMaxSize).value_or(C / H);
   if (D < 1) gguf_bad(f, p + "embedding_length", "is smaller than the number of heads");
   if (const auto Dv = gguf_size(f, p + "attention.value_length", 1, kGgufMaxSize); Dv && *Dv != D)
     gguf_bad(f, p + "attention.value_length",
-        "differs from key_length (" + std::to_string(D) + "), which attn-run does not run");
+             "differs from key_length (" + std::to_string(D) + "), which attn-run does not run");
   hf["num_hidden_layers"] = layers;
   hf["hidden_size"] = C;
   hf["num_attention_heads"] = H;
@@ -222,8 +227,7 @@ GgufModel gguf_model(const GgufFile& f) {
     hf["sliding_window"] = *w;
   if (auto c = gguf_number(f, p + "attn_logit_softcapping"); c && *c > 0)
     hf["attn_logit_softcapping"] = *c;
-  if (a->big_layers)
-    hf["query_pre_attn_scalar"] = layers == a->big_layers ? C / H : D;
+  if (a->big_layers) hf["query_pre_attn_scalar"] = layers == a->big_layers ? C / H : D;
   // Biases: as the file has them (Qwen2's row fixes its own).
   hf["attention_bias"] = f.find_tensor("blk.0.attn_q.bias") != nullptr ||
                          f.find_tensor("blk.0.attn_qkv.bias") != nullptr;
@@ -252,7 +256,8 @@ GgufModel gguf_model(const GgufFile& f) {
     if (auto af = gguf_number(f, p + "rope.scaling.attn_factor")) scaling["attention_factor"] = *af;
     if (orig) hf["original_max_position_embeddings"] = *orig;
   } else if (!type.empty() && type != "none" && type != "linear") {
-    gguf_bad(f, p + "rope.scaling.type",
+    gguf_bad(
+        f, p + "rope.scaling.type",
         "\"" + printable_prefix(type, 40) + "\" is not supported (none, linear, yarn, longrope)");
   }
   if (scaling.is_null()) {
