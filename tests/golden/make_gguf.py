@@ -142,7 +142,7 @@ def metadata(w, arch, cfg, s, n_layers):
     elif t == "longrope":  # Phi3MiniModel: factors as tensors, attn_factor as HF derives it
         orig = cfg["original_max_position_embeddings"]
         scale = cfg["max_position_embeddings"] / orig
-        w.add(a + "rope.scaling.type", "longrope")
+        # (no rope.scaling.type: the factor tensors say LongRoPE, as llama.cpp's phi3 reads them)
         w.add(a + "rope.scaling.original_context_length", orig)
         w.add(a + "rope.scaling.attn_factor",
               float(1.0 if scale <= 1.0 else math.sqrt(1 + math.log(scale) / math.log(orig))))

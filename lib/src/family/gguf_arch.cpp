@@ -239,6 +239,8 @@ GgufModel gguf_model(const GgufFile& f) {
   json scaling = nullptr;
   std::string type;
   if (const GgufValue* t = f.find(p + "rope.scaling.type")) type = t->to_string();
+  // Phi-3's converter may write LongRoPE's factors as tensors without the type.
+  if (type.empty() && f.find_tensor("rope_factors_long.weight")) type = "longrope";
   const double factor = gguf_number(f, p + "rope.scaling.factor").value_or(0.0);
   const auto orig = gguf_size(f, p + "rope.scaling.original_context_length", 1, INT64_MAX);
   if (type == "linear" && factor > 0 && factor != 1.0) {
