@@ -92,9 +92,9 @@ void check_one_line(const test::RunResult& r, int code, const std::string& text)
 
 TEST_CASE("cli gguf: --model FILE.gguf --layer N runs, run.json names each tensor's ggml type") {
   test::TempDir t;
-  const test::RunResult r = attn_run("--model " + test::q(golden("model.gguf")) +
-                                     " --layer 1 --input " + test::q(golden("layer1/input.npy")) +
-                                     " -o " + test::q(t / "o"));
+  const test::RunResult r =
+      attn_run("--model " + test::q(golden("model.gguf")) + " --layer 1 --input " +
+               test::q(golden("layer1/input.npy")) + " -o " + test::q(t / "o"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   test::check_close(to_float32(read_npy(t / "o/context.npy"), "context.npy", false),
                     to_float32(read_npy(golden("layer1/expected/context.npy")), "expected", false),
@@ -119,8 +119,9 @@ TEST_CASE("cli gguf: the layer listing and the weights dump") {
   CHECK(j["layers"][0]["bytes"].get<int>() < 4 * 32 * 32 * 4);
 
   test::TempDir t;
-  const test::RunResult dump = attn_run("--model " + test::q(golden("model.gguf")) +
-                                        " --layer 0 --dump-weights " + test::q(t / "w.safetensors"));
+  const test::RunResult dump =
+      attn_run("--model " + test::q(golden("model.gguf")) + " --layer 0 --dump-weights " +
+               test::q(t / "w.safetensors"));
   REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);
   const StateDict sd = open_state_dict(t / "w.safetensors");
   CHECK(sd.contains("q_proj.weight"));
@@ -156,7 +157,7 @@ TEST_CASE("cli gguf: files that lie are one line, exit 65 (or 78 for an unknown 
   x.shape = {2, 256};
   x.data.assign(512, 0.5f);
   test::write_text(t / "x.npy", encode_npy(x));
-  check_one_line(attn_run("--model " + test::q(t / "iq2.gguf") + " --layer 0 --input " +
-                          test::q(t / "x.npy")),
-                 65, "iq2.gguf:blk.0.attn_q.weight: GGUF type IQ2_XXS is not supported");
+  check_one_line(
+      attn_run("--model " + test::q(t / "iq2.gguf") + " --layer 0 --input " + test::q(t / "x.npy")),
+      65, "iq2.gguf:blk.0.attn_q.weight: GGUF type IQ2_XXS is not supported");
 }
