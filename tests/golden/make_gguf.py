@@ -201,10 +201,12 @@ def make(spec):
         weight("attn_output", "o_proj", C, H * D, None, s["o_bias"])
         if s["qk_norm"]:
             shift = 1.0 if arch in ("gemma2", "gemma3") else 0.0
-            for gname, hfname in (("attn_q_norm", "q_norm"), ("attn_k_norm", "k_norm")):
-                v = (1.0 + 0.3 * r(D)).numpy()  # Hugging Face's weight, whatever its form
+            whole = s["qk_norm"][1] == "all"  # OLMo 2: over all heads' q (H*D) and k (Hkv*D)
+            for gname, hfname, n in (("attn_q_norm", "q_norm", H * D if whole else D),
+                                     ("attn_k_norm", "k_norm", Hkv * D if whole else D)):
+                v = (1.0 + 0.3 * r(n)).numpy()  # Hugging Face's weight, whatever its form
                 st = (v.astype(np.float32) + np.float32(shift)).astype(np.float32)  # in float32
-                w.add_tensor(p + gname + ".weight", (D,), ID["F32"], st.tobytes())
+                w.add_tensor(p + gname + ".weight", (n,), ID["F32"], st.tobytes())
                 lsd[hfname + ".weight"] = torch.tensor(st.astype(np.float64) - shift)
         if s["sinks"]:
             v = r(H).numpy().astype(np.float32)
@@ -285,6 +287,18 @@ def specs():
                      "rope_local_base_freq": 10000.0, "sliding_window_pattern": 6,
                      "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
                      "sliding_window": 3}),
+        dict(name="gemma", arch="gemma", seed=20, layers=[0],
+             types={"attn_q": "Q4_1", "attn_k": "Q5_1"},
+             config={"model_type": "gemma", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 1, "head_dim": 16, "num_hidden_layers": 1,
+                     "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
+                     "rope_theta": 10000.0}),
+        dict(name="olmo2", arch="olmo2", seed=21, layers=[1],
+             types={"attn_q": "Q8_0", "attn_v": "BF16"},
+             config={"model_type": "olmo2", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "num_hidden_layers": 2,
+                     "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
+                     "rope_theta": 500000.0, "attention_bias": False}),
         # Phi-3: fused attn_qkv, partial rotary, LongRoPE factors as tensors, a window.
         dict(name="phi3", arch="phi3", seed=18, layers=[1], S=9,
              types={"attn_qkv": "Q8_0", "attn_output": "Q5_0"},

@@ -49,6 +49,8 @@ const std::vector<GgufArch>& gguf_table() {
       // Llama 3's rope scaling is the tensor rope_freqs.weight.
       {"llama", "llama", true},
       {"qwen2", "qwen2"},
+      {"gemma", "gemma", false, true},
+      {"olmo2", "olmo2"},  // q/k norms over all heads ([H*D]), NEOX rope, unpermuted
       {"qwen3", "qwen3"},
       // Gemma 2: even layers slide (period 2 in llama.cpp), softcap 50 by default.
       {"gemma2", "gemma2", false, true, 10000.0, 46, {{"attn_logit_softcapping", 50.0}}},
