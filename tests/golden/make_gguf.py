@@ -159,7 +159,7 @@ def make(spec):
     os.makedirs(root)
     g = torch.Generator().manual_seed(spec["seed"])
     rng = np.random.default_rng(spec["seed"])
-    n_layers = cfg["num_hidden_layers"]
+    n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer") if k in cfg)
     w = GGUFWriter(version=spec.get("version", 3))
     s0 = hf_settings(cfg, 0)
     metadata(w, arch, cfg, s0, n_layers)
@@ -194,11 +194,24 @@ def make(spec):
         perm = arch == "llama"
         if s["layout"] == "phi3":
             weight("attn_qkv", "qkv_proj", (H + 2 * Hkv) * D, C)
+        elif s["layout"] == "neox":  # GPTNeoXModel / BloomModel: per head [q|k|v] -> [Q|K|V]
+            order = lambda t: t.reshape(H, 3, D, *t.shape[1:]).swapaxes(0, 1).reshape(t.shape)  # noqa
+            back = lambda t: t.reshape(3, H, D, *t.shape[1:]).swapaxes(0, 1).reshape(t.shape)  # noqa
+            hf = r(3 * H * D, C).numpy()
+            tname = types.get("attn_qkv", "F32")
+            raw, got = stored(tname, order(hf), rng)
+            w.add_tensor(p + "attn_qkv.weight", hf.shape, ID[tname], raw)
+            lsd["query_key_value.weight"] = torch.tensor(back(got))
+            if s["qkv_bias"]:
+                b = order(r(3 * H * D).numpy()).astype(np.float32)
+                w.add_tensor(p + "attn_qkv.bias", b.shape, ID["F32"], b.tobytes())
+                lsd["query_key_value.bias"] = torch.tensor(back(b.astype(np.float64)))
         else:
             weight("attn_q", "q_proj", H * D, C, H if perm else None, s["qkv_bias"])
             weight("attn_k", "k_proj", Hkv * D, C, Hkv if perm else None, s["qkv_bias"])
             weight("attn_v", "v_proj", Hkv * D, C, None, s["qkv_bias"])
-        weight("attn_output", "o_proj", C, H * D, None, s["o_bias"])
+        weight("attn_output", "dense" if s["layout"] == "neox" else "o_proj", C, H * D, None,
+               s["o_bias"])
         if s["qk_norm"]:
             shift = 1.0 if arch in ("gemma2", "gemma3") else 0.0
             whole = s["qk_norm"][1] == "all"  # OLMo 2: over all heads' q (H*D) and k (Hkv*D)
@@ -299,6 +312,16 @@ def specs():
                      "num_key_value_heads": 2, "num_hidden_layers": 2,
                      "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
                      "rope_theta": 500000.0, "attention_bias": False}),
+        dict(name="gpt_neox", arch="gptneox", seed=22, layers=[0],
+             types={"attn_qkv": "Q8_0", "attn_output": "F16"},
+             config={"model_type": "gpt_neox", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_hidden_layers": 1, "rotary_pct": 0.5, "rotary_emb_base": 10000,
+                     "max_position_embeddings": 64, "layer_norm_eps": 1e-5,
+                     "attention_bias": True}),
+        dict(name="bloom", arch="bloom", seed=23, layers=[1],
+             types={"attn_qkv": "Q4_0", "attn_output": "Q8_0"},
+             config={"model_type": "bloom", "hidden_size": 32, "n_head": 4, "n_layer": 2,
+                     "layer_norm_epsilon": 1e-5}),
         # Phi-3: fused attn_qkv, partial rotary, LongRoPE factors as tensors, a window.
         dict(name="phi3", arch="phi3", seed=18, layers=[1], S=9,
              types={"attn_qkv": "Q8_0", "attn_output": "Q5_0"},

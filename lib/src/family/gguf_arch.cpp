@@ -41,6 +41,9 @@ struct GgufArch {
   std::int64_t big_layers = 0;
   // Keys llama.cpp hard-codes for the architecture, as config.json fields.
   json fixed = json::object();
+  // The layout the file's tensors have when the converter reordered them
+  // (GPT-NeoX's and BLOOM's per-head [q, k, v] rows as all q, all k, all v).
+  const char* layout = nullptr;
 };
 
 const std::vector<GgufArch>& gguf_table() {
@@ -63,6 +66,10 @@ const std::vector<GgufArch>& gguf_table() {
        62,
        {{"sliding_window_pattern", 6}, {"rope_local_base_freq", 10000.0}}},
       {"phi3", "phi3"},
+      // GPT-NeoX / Pythia and BLOOM: query_key_value reordered to [Q | K | V]
+      // (reshape(H, 3, D, C) gathered by part), so the file's attn_qkv is fused.
+      {"gptneox", "gpt_neox", false, false, 10000.0, 0, json::object(), "fused"},
+      {"bloom", "bloom", false, false, 10000.0, 0, json::object(), "fused"},
       // gpt-oss: YaRN without truncation of the correction range (HF's config).
       {"gpt-oss", "gpt_oss", false, false, 150000.0},
   };
@@ -287,6 +294,7 @@ void gguf_layer_config(const std::string& architecture, std::int64_t layer, json
   out["weights_rename"] = r;
   // The stored q/k norm weight is already 1 + w (exact in float32: the
   // converter adds 1 in float32 to the bf16/f32 checkpoint's w).
+  if (a && a->layout) out["layout"] = a->layout;
   if (a && a->norm_shift && out.contains("qk_norm") && out["qk_norm"].is_object())
     out["qk_norm"]["weight_offset"] = 0;
 }
