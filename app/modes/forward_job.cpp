@@ -134,6 +134,17 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
   run["layout"] = attn::layout_name(f.layout);
   run["layout_detected"] = f.layout_detected;
   run["weights"] = f.weights_source;
+  // (v3) A GGUF model: each of the layer's tensors' ggml type as stored ("Q4_K").
+  if (f.cfg->model_weights) {
+    nlohmann::json types = nlohmann::json::object();
+    const std::string& prefix = f.cfg->weights_prefix;
+    for (const std::string& key : f.cfg->model_weights->keys()) {
+      if (key.compare(0, prefix.size(), prefix) != 0) continue;
+      const attn::TensorInfo* info = f.cfg->model_weights->find(key);
+      if (info && !info->gguf_type.empty()) types[key] = info->gguf_type;
+    }
+    if (!types.empty()) run["gguf_types"] = types;
+  }
   run["input"] = f.input_source;
   run["shapes"] = {
       {"input", f.input_shape},

@@ -51,9 +51,12 @@ ojson layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int6
     if (key.compare(0, prefix.size(), prefix) != 0 || is_buffer(key.substr(prefix.size())))
       continue;
     const attn::TensorInfo& info = *sd.find(key);  // a sharded index: opens the shard's header
-    dtypes.insert(info.unsupported_dtype.empty() ? attn::dtype_name(info.dtype)
-                                                 : info.unsupported_dtype);
-    bytes += std::uint64_t(info.count()) * attn::dtype_size(info.dtype);
+    // A GGUF tensor: its ggml type ("Q4_K") and its bytes in the file.
+    dtypes.insert(!info.gguf_type.empty()          ? info.gguf_type
+                  : info.unsupported_dtype.empty() ? attn::dtype_name(info.dtype)
+                                                   : info.unsupported_dtype);
+    bytes += info.gguf_type.empty() ? std::uint64_t(info.count()) * attn::dtype_size(info.dtype)
+                                    : std::uint64_t(info.stored_bytes);
     ++tensors;
   }
   ojson row = {{"layer", layer},

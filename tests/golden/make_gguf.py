@@ -123,7 +123,7 @@ def metadata(w, arch, cfg, s, n_layers):
     if s["rope"] and s["rope"]["R"] != s["D"]:
         w.add(a + "rope.dimension_count", s["rope"]["R"])
     w.add(a + "attention.layer_norm_rms_epsilon", float(cfg.get("rms_norm_eps", 1e-6)))
-    if cfg.get("sliding_window"):
+    if cfg.get("sliding_window") and arch != "llama":  # LlamaModel writes no window
         w.add(a + "attention.sliding_window", cfg["sliding_window"])
     if cfg.get("attn_logit_softcapping"):
         w.add(a + "attn_logit_softcapping", float(cfg["attn_logit_softcapping"]))
@@ -139,6 +139,16 @@ def metadata(w, arch, cfg, s, n_layers):
         if "beta_fast" in sc:
             w.add(a + "rope.scaling.yarn_beta_fast", float(sc["beta_fast"]))
             w.add(a + "rope.scaling.yarn_beta_slow", float(sc["beta_slow"]))
+    elif t == "longrope":  # Phi3MiniModel: factors as tensors, attn_factor as HF derives it
+        orig = cfg["original_max_position_embeddings"]
+        scale = cfg["max_position_embeddings"] / orig
+        # (no rope.scaling.type: the factor tensors say LongRoPE, as llama.cpp's phi3 reads them)
+        w.add(a + "rope.scaling.original_context_length", orig)
+        w.add(a + "rope.scaling.attn_factor",
+              float(1.0 if scale <= 1.0 else math.sqrt(1 + math.log(scale) / math.log(orig))))
+        for which in ("long", "short"):
+            f = np.array(sc[which + "_factor"], np.float32)
+            w.add_tensor(f"rope_factors_{which}.weight", f.shape, ID["F32"], f.tobytes())
     w.add("general.file_type", 1)
 
 
@@ -149,7 +159,7 @@ def make(spec):
     os.makedirs(root)
     g = torch.Generator().manual_seed(spec["seed"])
     rng = np.random.default_rng(spec["seed"])
-    n_layers = cfg["num_hidden_layers"]
+    n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer") if k in cfg)
     w = GGUFWriter(version=spec.get("version", 3))
     s0 = hf_settings(cfg, 0)
     metadata(w, arch, cfg, s0, n_layers)
@@ -184,17 +194,32 @@ def make(spec):
         perm = arch == "llama"
         if s["layout"] == "phi3":
             weight("attn_qkv", "qkv_proj", (H + 2 * Hkv) * D, C)
+        elif s["layout"] == "neox":  # GPTNeoXModel / BloomModel: per head [q|k|v] -> [Q|K|V]
+            order = lambda t: t.reshape(H, 3, D, *t.shape[1:]).swapaxes(0, 1).reshape(t.shape)  # noqa
+            back = lambda t: t.reshape(3, H, D, *t.shape[1:]).swapaxes(0, 1).reshape(t.shape)  # noqa
+            hf = r(3 * H * D, C).numpy()
+            tname = types.get("attn_qkv", "F32")
+            raw, got = stored(tname, order(hf), rng)
+            w.add_tensor(p + "attn_qkv.weight", hf.shape, ID[tname], raw)
+            lsd["query_key_value.weight"] = torch.tensor(back(got))
+            if s["qkv_bias"]:
+                b = order(r(3 * H * D).numpy()).astype(np.float32)
+                w.add_tensor(p + "attn_qkv.bias", b.shape, ID["F32"], b.tobytes())
+                lsd["query_key_value.bias"] = torch.tensor(back(b.astype(np.float64)))
         else:
             weight("attn_q", "q_proj", H * D, C, H if perm else None, s["qkv_bias"])
             weight("attn_k", "k_proj", Hkv * D, C, Hkv if perm else None, s["qkv_bias"])
             weight("attn_v", "v_proj", Hkv * D, C, None, s["qkv_bias"])
-        weight("attn_output", "o_proj", C, H * D, None, s["o_bias"])
+        weight("attn_output", "dense" if s["layout"] == "neox" else "o_proj", C, H * D, None,
+               s["o_bias"])
         if s["qk_norm"]:
             shift = 1.0 if arch in ("gemma2", "gemma3") else 0.0
-            for gname, hfname in (("attn_q_norm", "q_norm"), ("attn_k_norm", "k_norm")):
-                v = (1.0 + 0.3 * r(D)).numpy()  # Hugging Face's weight, whatever its form
+            whole = s["qk_norm"][1] == "all"  # OLMo 2: over all heads' q (H*D) and k (Hkv*D)
+            for gname, hfname, n in (("attn_q_norm", "q_norm", H * D if whole else D),
+                                     ("attn_k_norm", "k_norm", Hkv * D if whole else D)):
+                v = (1.0 + 0.3 * r(n)).numpy()  # Hugging Face's weight, whatever its form
                 st = (v.astype(np.float32) + np.float32(shift)).astype(np.float32)  # in float32
-                w.add_tensor(p + gname + ".weight", (D,), ID["F32"], st.tobytes())
+                w.add_tensor(p + gname + ".weight", (n,), ID["F32"], st.tobytes())
                 lsd[hfname + ".weight"] = torch.tensor(st.astype(np.float64) - shift)
         if s["sinks"]:
             v = r(H).numpy().astype(np.float32)
@@ -275,6 +300,46 @@ def specs():
                      "rope_local_base_freq": 10000.0, "sliding_window_pattern": 6,
                      "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
                      "sliding_window": 3}),
+        dict(name="gemma", arch="gemma", seed=20, layers=[0],
+             types={"attn_q": "Q4_1", "attn_k": "Q5_1"},
+             config={"model_type": "gemma", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 1, "head_dim": 16, "num_hidden_layers": 1,
+                     "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
+                     "rope_theta": 10000.0}),
+        dict(name="olmo2", arch="olmo2", seed=21, layers=[1],
+             types={"attn_q": "Q8_0", "attn_v": "BF16"},
+             config={"model_type": "olmo2", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "num_hidden_layers": 2,
+                     "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
+                     "rope_theta": 500000.0, "attention_bias": False}),
+        dict(name="gpt_neox", arch="gptneox", seed=22, layers=[0],
+             types={"attn_qkv": "Q8_0", "attn_output": "F16"},
+             config={"model_type": "gpt_neox", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_hidden_layers": 1, "rotary_pct": 0.5, "rotary_emb_base": 10000,
+                     "max_position_embeddings": 64, "layer_norm_eps": 1e-5,
+                     "attention_bias": True}),
+        dict(name="bloom", arch="bloom", seed=23, layers=[1],
+             types={"attn_qkv": "Q4_0", "attn_output": "Q8_0"},
+             config={"model_type": "bloom", "hidden_size": 32, "n_head": 4, "n_layer": 2,
+                     "layer_norm_epsilon": 1e-5}),
+        # Phi-3: fused attn_qkv, partial rotary, LongRoPE factors as tensors, a window.
+        dict(name="phi3", arch="phi3", seed=18, layers=[1], S=9,
+             types={"attn_qkv": "Q8_0", "attn_output": "Q5_0"},
+             config={"model_type": "phi3", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "num_hidden_layers": 2,
+                     "max_position_embeddings": 64, "original_max_position_embeddings": 8,
+                     "partial_rotary_factor": 0.75, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+                     "rope_scaling": {"type": "longrope", "long_factor": [1.0, 1.5, 2.0],
+                                      "short_factor": [1.0, 1.1, 1.2]},
+                     "sliding_window": 5}),
+        # A Mistral checkpoint: llama.cpp converts it as "llama" (Q/K permuted; its window
+        # is not in the file and is longer than the input here).
+        dict(name="mistral", arch="llama", seed=19, layers=[0],
+             types={"attn_q": "BF16", "attn_k": "Q8_0", "attn_v": "F32", "attn_output": "F16"},
+             config={"model_type": "mistral", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 1, "num_hidden_layers": 1,
+                     "max_position_embeddings": 128, "rms_norm_eps": 1e-5,
+                     "rope_theta": 1000000.0, "sliding_window": 4096}),
         dict(name="gpt_oss", arch="gpt-oss", seed=17, layers=[0, 1],
              types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "Q8_0", "attn_output": "Q8_0"},
              config={"model_type": "gpt_oss", "hidden_size": 32, "num_attention_heads": 4,

@@ -82,8 +82,10 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
 TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequantized weights") {
   const std::vector<std::string> names = case_names();
   // make_gguf.py: llama (Q8_0 Q4_0 Q5_1 IQ4_NL, rope_freqs), llama_kquants (Q4_K Q6_K Q2_K
-  // Q3_K, GGUF v2), qwen2, qwen3, gemma2, gemma3, gpt_oss: 11 layer cases.
-  CHECK(names.size() == 11);
+  // Q3_K, GGUF v2), mistral (as llama), qwen2, qwen3, gemma2, gemma3, phi3 (fused qkv,
+  // LongRoPE factors as tensors), gpt_oss, gemma, olmo2, gpt_neox and bloom (attn_qkv
+  // reordered to [Q | K | V]): 17 layer cases.
+  CHECK(names.size() == 17);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -144,4 +146,11 @@ TEST_CASE("golden gguf: the metadata maps onto the family rows") {
   CHECK(layer("llama", 0).weights_prefix == "blk.0.");
   CHECK(layer("llama", 1).rope->scaling.has_value());  // rope_freqs.weight
   CHECK(layer("qwen2", 0).qkv_bias);
+  CHECK(layer("phi3", 1).rope->rotary_dim == 6);  // rope.dimension_count
+  CHECK(layer("phi3", 1).rope->scaling->long_factor == std::vector<double>{1.0, 1.5, 2.0});
+  CHECK(layer("phi3", 1).sliding_window == 5);
+  CHECK(layer("mistral", 0).kv_heads() == 1);
+  CHECK(layer("olmo2", 1).qk_norm->scope_all);
+  CHECK(layer("bloom", 1).alibi.has_value());
+  CHECK(layer("gpt_neox", 0).rope->rotary_dim == 4);
 }

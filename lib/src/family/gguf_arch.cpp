@@ -41,6 +41,9 @@ struct GgufArch {
   std::int64_t big_layers = 0;
   // Keys llama.cpp hard-codes for the architecture, as config.json fields.
   json fixed = json::object();
+  // The layout the file's tensors have when the converter reordered them
+  // (GPT-NeoX's and BLOOM's per-head [q, k, v] rows as all q, all k, all v).
+  const char* layout = nullptr;
 };
 
 const std::vector<GgufArch>& gguf_table() {
@@ -49,6 +52,8 @@ const std::vector<GgufArch>& gguf_table() {
       // Llama 3's rope scaling is the tensor rope_freqs.weight.
       {"llama", "llama", true},
       {"qwen2", "qwen2"},
+      {"gemma", "gemma", false, true},
+      {"olmo2", "olmo2"},  // q/k norms over all heads ([H*D]), NEOX rope, unpermuted
       {"qwen3", "qwen3"},
       // Gemma 2: even layers slide (period 2 in llama.cpp), softcap 50 by default.
       {"gemma2", "gemma2", false, true, 10000.0, 46, {{"attn_logit_softcapping", 50.0}}},
@@ -61,6 +66,10 @@ const std::vector<GgufArch>& gguf_table() {
        62,
        {{"sliding_window_pattern", 6}, {"rope_local_base_freq", 10000.0}}},
       {"phi3", "phi3"},
+      // GPT-NeoX / Pythia and BLOOM: query_key_value reordered to [Q | K | V]
+      // (reshape(H, 3, D, C) gathered by part), so the file's attn_qkv is fused.
+      {"gptneox", "gpt_neox", false, false, 10000.0, 0, json::object(), "fused"},
+      {"bloom", "bloom", false, false, 10000.0, 0, json::object(), "fused"},
       // gpt-oss: YaRN without truncation of the correction range (HF's config).
       {"gpt-oss", "gpt_oss", false, false, 150000.0},
   };
@@ -239,6 +248,8 @@ GgufModel gguf_model(const GgufFile& f) {
   json scaling = nullptr;
   std::string type;
   if (const GgufValue* t = f.find(p + "rope.scaling.type")) type = t->to_string();
+  // Phi-3's converter may write LongRoPE's factors as tensors without the type.
+  if (type.empty() && f.find_tensor("rope_factors_long.weight")) type = "longrope";
   const double factor = gguf_number(f, p + "rope.scaling.factor").value_or(0.0);
   const auto orig = gguf_size(f, p + "rope.scaling.original_context_length", 1, INT64_MAX);
   if (type == "linear" && factor > 0 && factor != 1.0) {
@@ -283,6 +294,7 @@ void gguf_layer_config(const std::string& architecture, std::int64_t layer, json
   out["weights_rename"] = r;
   // The stored q/k norm weight is already 1 + w (exact in float32: the
   // converter adds 1 in float32 to the bf16/f32 checkpoint's w).
+  if (a && a->layout) out["layout"] = a->layout;
   if (a && a->norm_shift && out.contains("qk_norm") && out["qk_norm"].is_object())
     out["qk_norm"]["weight_offset"] = 0;
 }

@@ -72,6 +72,19 @@ std::string config_file(const ModelFolder& m) {
   return m.gguf_architecture.empty() ? in_folder(m.dir, "config.json") : m.dir;
 }
 
+// A GGUF file's metadata is data, not a config someone wrote: a value the
+// row refuses (a head count that does not divide, a zero rope base) is
+// Exit::data, as every malformed GGUF (CONTRACT.md "(v3) GGUF", issue 27).
+template <typename F>
+auto gguf_checked(F f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    if (e.code() != Exit::config) throw;
+    throw Error(Exit::data, std::string(e.what()) + " (from the GGUF metadata)");
+  }
+}
+
 // --model FILE.gguf: the metadata as the row's config.json (gguf_arch.cpp).
 ModelFolder open_gguf(const std::string& path) {
   const family::GgufModel g = family::gguf_model(detail::read_gguf(path));
@@ -83,7 +96,7 @@ ModelFolder open_gguf(const std::string& path) {
   m.hf = g.hf;
   for (const auto& [key, value] : family::row_of(m.model_type)->defaults.items())
     if (!m.hf.contains(key)) m.hf[key] = value;
-  m.num_layers = family::num_layers_of(HfConfig(m.hf, path));
+  m.num_layers = gguf_checked([&] { return family::num_layers_of(HfConfig(m.hf, path)); });
   return m;
 }
 
@@ -189,8 +202,14 @@ json layer_config(const ModelFolder& m, std::int64_t layer,
                                  (n ? "its attention layers are " + runs + (n > 24 ? ", ..." : "")
                                     : std::string("the model has no attention layer")));
   }
-  json out = family::map_layer(row, hf, layer, m.num_layers, weight_keys);
-  if (!m.gguf_architecture.empty()) family::gguf_layer_config(m.gguf_architecture, layer, out);
+  json out;
+  if (m.gguf_architecture.empty()) {
+    out = family::map_layer(row, hf, layer, m.num_layers, weight_keys);
+  } else {
+    out =
+        gguf_checked([&] { return family::map_layer(row, hf, layer, m.num_layers, weight_keys); });
+    family::gguf_layer_config(m.gguf_architecture, layer, out);
+  }
   out["weights"] = m.weights;
   return out;
 }

@@ -1,0 +1,163 @@
+// attn-run --model FILE.gguf end to end (CONTRACT.md "(v3) GGUF", issues 25
+// and 27 item 5): a run, its run.json's gguf_types, the layer listing, the
+// weights dump, and files that lie: truncated, an unknown architecture,
+// hostile sizes, a ggml type attn-run does not dequantize. Each failure is one
+// line on stderr with the documented exit code.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "attn/npy.h"
+#include "attn/state_dict.h"
+#include "check_close.h"
+#include "test_util.h"
+
+using namespace attn;
+using nlohmann::json;
+
+namespace {
+
+const std::string kLlama = "tests/golden/gguf/llama";
+
+std::string golden(const std::string& rel) { return test::source_path(kLlama + "/" + rel); }
+
+// A GGUF image, little-endian, field by field (ggml docs/gguf.md).
+struct Image {
+  std::string b;
+  void u32(std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) b.push_back(char(v >> (8 * i)));
+  }
+  void u64(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) b.push_back(char(v >> (8 * i)));
+  }
+  void str(const std::string& s) { u64(s.size()), b += s; }
+  void kv_u32(const std::string& k, std::uint32_t v) { str(k), u32(4), u32(v); }
+  void kv_str(const std::string& k, const std::string& v) { str(k), u32(8), str(v); }
+  void tensor(const std::string& name, std::vector<std::uint64_t> ne, std::uint32_t type,
+              std::uint64_t offset) {
+    str(name), u32(std::uint32_t(ne.size()));
+    for (auto n : ne) u64(n);
+    u32(type), u64(offset);
+  }
+  void pad() {
+    while (b.size() % 32) b.push_back('\0');
+  }
+  void save(const std::string& path) const {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f != nullptr);
+    std::fwrite(b.data(), 1, b.size(), f);
+    std::fclose(f);
+  }
+};
+
+// A llama layer 0 of C = 256, 4 heads of 64: attn_q of type `q_type` (its
+// bytes per 256-element row `q_row_bytes`), k, v and output F16 (zeros).
+Image llama_file(const std::string& arch, std::uint32_t heads, std::uint32_t layers,
+                 std::uint32_t q_type, std::uint64_t q_row_bytes) {
+  Image g;
+  g.b = "GGUF";
+  g.u32(3), g.u64(4), g.u64(4);
+  g.kv_str("general.architecture", arch);
+  g.kv_u32(arch + ".block_count", layers);
+  g.kv_u32(arch + ".embedding_length", 256);
+  g.kv_u32(arch + ".attention.head_count", heads);
+  const std::uint64_t f16 = 256 * 256 * 2, q = 256 * q_row_bytes;
+  g.tensor("blk.0.attn_q.weight", {256, 256}, q_type, 0);
+  std::uint64_t at = (q + 31) / 32 * 32;
+  for (const char* t : {"blk.0.attn_k.weight", "blk.0.attn_v.weight", "blk.0.attn_output.weight"}) {
+    g.tensor(t, {256, 256}, 1, at);
+    at += f16;
+  }
+  g.pad();
+  g.b += std::string(std::size_t(at), '\0');
+  return g;
+}
+
+test::RunResult attn_run(const std::string& args) {
+  return test::run(test::quoted_binary() + " " + args);
+}
+
+void check_one_line(const test::RunResult& r, int code, const std::string& text) {
+  CHECK(r.exit_code == code);
+  CHECK(r.out.empty());
+  CHECK(r.err.find(text) != std::string::npos);
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+}
+
+}  // namespace
+
+TEST_CASE("cli gguf: --model FILE.gguf --layer N runs, run.json names each tensor's ggml type") {
+  test::TempDir t;
+  const test::RunResult r =
+      attn_run("--model " + test::q(golden("model.gguf")) + " --layer 1 --input " +
+               test::q(golden("layer1/input.npy")) + " -o " + test::q(t / "o"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  test::check_close(to_float32(read_npy(t / "o/context.npy"), "context.npy", false),
+                    to_float32(read_npy(golden("layer1/expected/context.npy")), "expected", false),
+                    "context.npy");
+  const json run = json::parse(test::read_text(t / "o/run.json"));
+  CHECK(run["gguf_types"]["blk.1.attn_q.weight"] == "Q8_0");
+  CHECK(run["gguf_types"]["blk.1.attn_k.weight"] == "Q4_0");
+  CHECK(run["gguf_types"]["blk.1.attn_output.weight"] == "IQ4_NL");
+  CHECK(run["config"]["weights_prefix"] == "blk.1.");
+}
+
+TEST_CASE("cli gguf: the layer listing and the weights dump") {
+  const test::RunResult list =
+      attn_run("--model " + test::q(golden("model.gguf")) + " --format json");
+  REQUIRE_MESSAGE(list.exit_code == 0, list.err);
+  const json j = json::parse(list.out);
+  CHECK(j["model_type"] == "llama");
+  CHECK(j["layers"].size() == 2);
+  CHECK(j["layers"][0]["tensors"] == 4);
+  CHECK(j["layers"][0]["dtype"] == json({"IQ4_NL", "Q4_0", "Q5_1", "Q8_0"}));
+  // The bytes in the file (block types), not float32's.
+  CHECK(j["layers"][0]["bytes"].get<int>() < 4 * 32 * 32 * 4);
+
+  test::TempDir t;
+  const test::RunResult dump =
+      attn_run("--model " + test::q(golden("model.gguf")) + " --layer 0 --dump-weights " +
+               test::q(t / "w.safetensors"));
+  REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);
+  const StateDict sd = open_state_dict(t / "w.safetensors");
+  CHECK(sd.contains("q_proj.weight"));
+  CHECK(sd.find("q_proj.weight")->shape == std::vector<std::size_t>{32, 32});
+  CHECK(sd.find("k_proj.weight")->shape == std::vector<std::size_t>{16, 32});
+}
+
+TEST_CASE("cli gguf: files that lie are one line, exit 65 (or 78 for an unknown architecture)") {
+  test::TempDir t;
+  // Truncated: the first 200 bytes of a real file.
+  const std::string whole = test::read_text(golden("model.gguf"));
+  test::write_text(t / "cut.gguf", whole.substr(0, 200));
+  check_one_line(attn_run("--model " + test::q(t / "cut.gguf")), 65, "cut.gguf: ");
+
+  llama_file("mamba", 4, 1, 1, 512).save(t / "mamba.gguf");
+  check_one_line(attn_run("--model " + test::q(t / "mamba.gguf")), 78,
+                 "general.architecture \"mamba\" is not supported (supported: llama, qwen2");
+
+  llama_file("llama", 0, 1, 1, 512).save(t / "zero_heads.gguf");
+  check_one_line(attn_run("--model " + test::q(t / "zero_heads.gguf")), 65,
+                 "llama.attention.head_count: expected an integer in [1, ");
+
+  llama_file("llama", 4, 2000000000u, 1, 512).save(t / "many_layers.gguf");
+  check_one_line(attn_run("--model " + test::q(t / "many_layers.gguf")), 65,
+                 "llama.block_count: expected an integer in [1, 4096], found 2000000000");
+
+  // IQ2_XXS (16): 66 bytes per 256 values; listed, refused when the layer runs.
+  llama_file("llama", 4, 1, 16, 66).save(t / "iq2.gguf");
+  const test::RunResult listed = attn_run("--model " + test::q(t / "iq2.gguf") + " --format json");
+  REQUIRE_MESSAGE(listed.exit_code == 0, listed.err);
+  CHECK(listed.out.find("IQ2_XXS") != std::string::npos);
+  Tensor x;
+  x.shape = {2, 256};
+  x.data.assign(512, 0.5f);
+  test::write_text(t / "x.npy", encode_npy(x));
+  check_one_line(
+      attn_run("--model " + test::q(t / "iq2.gguf") + " --layer 0 --input " + test::q(t / "x.npy")),
+      65, "iq2.gguf:blk.0.attn_q.weight: GGUF type IQ2_XXS is not supported");
+}
