@@ -77,6 +77,7 @@ struct Config {
   std::optional<double> softcap;
   std::optional<QkNormSpec> qk_norm;
   bool sinks = false;
+  std::optional<MlaSpec> mla;     // DeepSeek's latent attention: sets D, rope's part and the scale
   ArrayKey<Mask> attention_mask;  // Hugging Face's: 1 = attend (not with padding_mask)
   ArrayKey<AttnMask> attn_mask;   // torch's: bool (true = blocked) or float (added)
 

@@ -134,6 +134,7 @@ const std::vector<std::string>* known_keys(const std::string& path) {
   if (path == "rope.scaling") return &rope_scaling_keys();
   if (path == "alibi") return &alibi_keys();
   if (path == "qk_norm") return &qk_norm_keys();
+  if (path == "mla") return &mla_keys();
   return nullptr;
 }
 
@@ -245,6 +246,7 @@ void read_config(Config& c, const json& root, const KeyName& name) {
   if (has("labels")) read_labels(c.labels, root.at("labels"), name("labels"));
   if (has("output")) read_output(c, root.at("output"), name("output"));
   read_score_keys(c, root, name);
+  if (has("mla")) read_mla(c, root.at("mla"), name("mla"));
   if (has("kv_labels")) read_labels(c.kv_labels, root.at("kv_labels"), name("kv_labels"));
 
   resolve_config(c);
@@ -270,7 +272,9 @@ const std::vector<std::string>& config_keys() {
       "attention_mask", "attn_mask", "kv_input", "key_input", "value_input", "kdim", "vdim",
       "add_bias_kv", "add_zero_attn", "batch_first", "kv_labels", "model", "layer",
       // version 3
-      "weights_rename"};
+      "weights_rename",
+      // version 3: multi-head latent attention
+      "mla"};
   return keys;
 }
 
@@ -292,7 +296,9 @@ void resolve_config(Config& c) {
   if (c.out_size_given) check_size(c, "out_size", c.out_size, kMaxSize);
   const std::int64_t out = c.out_size_given ? c.out_size : c.hidden_size;
 
-  if (c.head_size_given) {
+  if (c.mla) {
+    resolve_mla(c);  // D = max(Dn + Dr, Dv)
+  } else if (c.head_size_given) {
     check_size(c, "head_size", c.head_size, kMaxSize);
   } else if (c.kind == Kind::single) {
     // Warner's SingleHeadAttention: nn.Linear(hidden_size, (hidden_size//4)*3).
@@ -341,7 +347,7 @@ void resolve_config(Config& c) {
            "expected a number > 0 that float32 holds (at most 3.4e38), found " +
                json(c.scale).dump());
   } else {
-    c.scale = 1.0 / std::sqrt(static_cast<double>(c.head_size));
+    c.scale = c.mla ? mla_scale(c) : 1.0 / std::sqrt(static_cast<double>(c.head_size));
   }
   const std::pair<const char*, double> drops[] = {
       {"dropout", c.dropout}, {"attn_drop", c.attn_drop}, {"out_drop", c.out_drop}};
@@ -400,6 +406,7 @@ nlohmann::json config_to_json(const Config& c) {
                  {"attention", c.output_attention},
                  {"average_heads", c.output_average_heads}};
   score_keys_to_json(c, j);
+  mla_to_json(c, j);
   return j;
 }
 

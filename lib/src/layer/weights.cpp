@@ -237,6 +237,7 @@ Layout detect_layout(const StateDict& sd, const std::string& source) {
 
 Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
                      const std::string& source, bool allow_nonfinite) {
+  if (cfg.mla) return detail::load_mla_weights(sd, cfg, source, allow_nonfinite);
   const std::string name = layout_name(layout);
   {
     const std::string problem = detail::fit_problem(detail::dims_of(cfg), layout);
@@ -320,6 +321,13 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
 }
 
 StateDict export_weights(const Weights& w, Layout layout) {
+  if (w.mla) {
+    if (layout != Layout::proj)
+      throw Error(Exit::usage, "--layout " + layout_name(layout) +
+                                   ": cannot hold this model: mla's tensors have their own names "
+                                   "(use --layout proj or leave it out)");
+    return detail::export_mla_weights(w);
+  }
   const Dims d = detail::dims_of(w);
   const std::string problem = detail::fit_problem(d, layout);
   if (!problem.empty())

@@ -153,9 +153,12 @@ Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layo
     // buffers and neighbours dropped.
     const StateDict layer =
         select_keys(all.select(cfg.weights_prefix).renamed(cfg.weights_rename), "");
-    const Layout l = cfg.layout ? *cfg.layout : detect_layout(layer, cfg.weights);
+    // mla's tensors have their own names (layer/mla_weights.cpp): reported as proj.
+    const Layout l = cfg.layout ? *cfg.layout
+                     : cfg.mla  ? Layout::proj
+                                : detect_layout(layer, cfg.weights);
     *layout = l;
-    *detected = !cfg.layout.has_value();
+    *detected = !cfg.layout.has_value() && !cfg.mla;
     *source = cfg.weights;
     return load_weights(layer, cfg, l, cfg.weights, allow_nonfinite);
   }

@@ -312,11 +312,12 @@ TEST_CASE("config: config_to_json holds the resolved config") {
 
 TEST_CASE("config: config_keys lists the table in order") {
   const auto& k = attn::config_keys();
-  CHECK(k.size() == 45);  // 24 of version 1, the v2 table and kv_labels, then v3's
+  CHECK(k.size() == 46);  // 24 of version 1, the v2 table and kv_labels, then v3's
   CHECK(k.front() == "attention");
   CHECK(k[23] == "output");
   CHECK(k[43] == "layer");
-  CHECK(k.back() == "weights_rename");
+  CHECK(k[44] == "weights_rename");
+  CHECK(k.back() == "mla");
   for (const char* key :
        {"hidden_size", "num_heads",    "num_kv_heads", "head_size", "out_size", "out_proj",
         "causal",      "context_size", "bias",         "qkv_bias",  "out_bias", "scale",
