@@ -154,8 +154,9 @@ TEST_CASE("golden variants: every positions / masks / variants case matches PyTo
   const std::vector<std::string> names = variant_names();
   // make_variants.py writes 12 cases: Llama 3 GQA and MQA (llama3 rope, left and right
   // padding), Mistral, Gemma 2, Qwen3, Gemma 3, gpt-oss, GPT-NeoX, BLOOM, MPT, and two
-  // torch MHA cross-attention cases.
-  CHECK(names.size() == 12);
+  // torch MHA cross-attention cases; (v3) three of DeepSeek's mla (V3 with yarn's mscale
+  // and interleaved rope, V2-Lite's q_proj and complex rope, rope_interleave false).
+  CHECK(names.size() == 15);
   for (const std::string& name : names) {
     try {
       check_variant(name);
