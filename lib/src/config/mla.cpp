@@ -23,8 +23,8 @@ std::int64_t mla_size(const json& o, const char* key, const std::string& name) {
     bad(at, "required key missing (an integer > 0, config.json's " + std::string(key) + ")");
   const std::int64_t v = cj::get_int(o.at(key), at);
   if (v < 1 || v > kMaxSize)
-    bad(at, "expected an integer in 1.." + std::to_string(kMaxSize) + ", found " +
-                std::to_string(v));
+    bad(at,
+        "expected an integer in 1.." + std::to_string(kMaxSize) + ", found " + std::to_string(v));
   return v;
 }
 
@@ -72,8 +72,7 @@ void resolve_mla(Config& c) {
   if (c.num_kv_heads && *c.num_kv_heads != c.num_heads)
     fail(c, "num_kv_heads",
          "with mla every head has its own keys and values (kv_b_proj): expected num_heads " +
-             std::to_string(c.num_heads) + " or nothing, found " +
-             std::to_string(*c.num_kv_heads));
+             std::to_string(c.num_heads) + " or nothing, found " + std::to_string(*c.num_kv_heads));
   if (!c.out_proj)
     fail(c, "out_proj", "mla's layer ends with o_proj (num_heads * v_head_dim to out_size)");
   const char* why = nullptr;

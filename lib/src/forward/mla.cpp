@@ -1,13 +1,14 @@
 // Stage 1 of the forward pass for DeepSeek's multi-head latent attention
 // (config "mla"; forward/stages.h), as modeling_deepseek_v3.DeepseekV3Attention
 // (and modeling_deepseek_v2's) computes q, k and v:
-//   q     = q_proj(x), or q_b_proj(RMSNorm(q_a_proj(x)))       (rows, H*Dqk) per head [nope | rope]
-//   ckv   = kv_a_proj_with_mqa(x)                              (rows, Rkv + Dr) = [latent | k_rot]
-//   kv    = kv_b_proj(RMSNorm(latent))                         (rows, H*(Dn + Dv)) per head [k_nope | v]
-// and lays them out in the buffers the score kernels read, one head size D
-// = max(Dqk, Dv) for all three:
-//   q head h = [q_rot (Dr) | q_nope (Dn) | 0 ...],  k head h = [k_rot (Dr) | k_nope_h (Dn) | 0 ...],
-//   v head h = [v_h (Dv) | 0 ...].
+//   q   = q_proj(x) or q_b_proj(RMSNorm(q_a_proj(x)))  (rows, H*Dqk), per head [nope | rope]
+//   ckv = kv_a_proj_with_mqa(x)                         (rows, Rkv + Dr) = [latent | k_rot]
+//   kv  = kv_b_proj(RMSNorm(latent))                    (rows, H*(Dn + Dv)), per head [k_nope | v]
+// and lays them out in the buffers the score kernels read, one head size
+// D = max(Dqk, Dv) for all three:
+//   q head h = [q_rot (Dr) | q_nope (Dn) | 0 ...]
+//   k head h = [k_rot (Dr) | k_nope_h (Dn) | 0 ...]
+//   v head h = [v_h (Dv) | 0 ...]
 // The same permutation of q's and k's dimensions and zeros on both sides
 // leave every score q.k unchanged, and v's zero columns give zero context
 // columns that forward.cpp drops before o_proj. With the rope part first, the
@@ -65,8 +66,7 @@ void mla_project(const Weights& w, const ForwardInputs& in, std::size_t b0, std:
   // q (rows, H*Dqk)
   std::vector<float> q(rows * H * Dqk);
   if (Rq == 0) {
-    linear(xb, C, rows, MatrixRef{m.q_proj.ptr(), H * Dqk, C}, nullptr, q.data(), H * Dqk,
-           threads);
+    linear(xb, C, rows, MatrixRef{m.q_proj.ptr(), H * Dqk, C}, nullptr, q.data(), H * Dqk, threads);
     p.flops += 2.0 * double(rows) * double(C) * double(H * Dqk);
   } else {
     std::vector<float> qa(rows * Rq);

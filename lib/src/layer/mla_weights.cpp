@@ -38,14 +38,15 @@ std::vector<MlaSlot> mla_slots(const MlaSpec& m, std::size_t C, std::size_t H, s
     s.push_back({"q_proj.weight", {H * Dqk, C}, [](Weights& w) { return &w.mla->q_proj; }});
   } else {
     s.push_back({"q_a_proj.weight", {Rq, C}, [](Weights& w) { return &w.mla->q_a_proj; }});
-    s.push_back(
-        {"q_a_proj.bias", {Rq}, [](Weights& w) { return &w.mla->q_a_bias; }, MlaBias::qkv});
+    s.push_back({"q_a_proj.bias", {Rq}, [](Weights& w) { return &w.mla->q_a_bias; }, MlaBias::qkv});
     s.push_back({"q_a_layernorm.weight", {Rq}, [](Weights& w) { return &w.mla->q_a_norm; }});
     s.push_back({"q_b_proj.weight", {H * Dqk, Rq}, [](Weights& w) { return &w.mla->q_b_proj; }});
   }
   s.push_back(
       {"kv_a_proj_with_mqa.weight", {Rkv + Dr, C}, [](Weights& w) { return &w.mla->kv_a_proj; }});
-  s.push_back({"kv_a_proj_with_mqa.bias", {Rkv + Dr}, [](Weights& w) { return &w.mla->kv_a_bias; },
+  s.push_back({"kv_a_proj_with_mqa.bias",
+               {Rkv + Dr},
+               [](Weights& w) { return &w.mla->kv_a_bias; },
                MlaBias::qkv});
   s.push_back({"kv_a_layernorm.weight", {Rkv}, [](Weights& w) { return &w.mla->kv_a_norm; }});
   s.push_back(
@@ -86,8 +87,8 @@ Weights load_mla_weights(const StateDict& sd, const Config& cfg, const std::stri
   w.has_out_proj = true;
   w.mla = MlaWeights{};
   w.mla->spec = m;
-  const std::vector<MlaSlot> slots = mla_slots(m, std::size_t(w.C), std::size_t(w.H),
-                                               std::size_t(w.O));
+  const std::vector<MlaSlot> slots =
+      mla_slots(m, std::size_t(w.C), std::size_t(w.H), std::size_t(w.O));
   std::set<std::string> used;
   for (const MlaSlot& s : slots) {
     const bool qkv = s.bias == MlaBias::qkv;
@@ -115,8 +116,7 @@ Weights load_mla_weights(const StateDict& sd, const Config& cfg, const std::stri
   for (const std::string& key : sd.keys()) {
     if (used.count(key) || is_buffer_key(key) || is_neighbour_key(key)) continue;
     std::string expected;
-    for (std::size_t i = 0; i < slots.size(); ++i)
-      expected += (i ? ", " : "") + slots[i].key;
+    for (std::size_t i = 0; i < slots.size(); ++i) expected += (i ? ", " : "") + slots[i].key;
     std::string hint;
     if (key == "q_a_proj.weight" || key == "q_b_proj.weight" || key == "q_a_layernorm.weight")
       hint = "; the weights have a low-rank q: set mla \"q_lora_rank\"";
@@ -130,8 +130,8 @@ Weights load_mla_weights(const StateDict& sd, const Config& cfg, const std::stri
 StateDict export_mla_weights(const Weights& w) {
   StateDict sd("export(mla)");
   Weights& mw = const_cast<Weights&>(w);  // the slots' accessors; nothing is changed
-  for (const MlaSlot& s : mla_slots(w.mla->spec, std::size_t(w.C), std::size_t(w.H),
-                                    std::size_t(w.O))) {
+  for (const MlaSlot& s :
+       mla_slots(w.mla->spec, std::size_t(w.C), std::size_t(w.H), std::size_t(w.O))) {
     const Tensor* t = s.field(mw);
     if (!t->data.empty()) sd.add(s.key, *t);
   }

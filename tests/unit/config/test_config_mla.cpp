@@ -21,10 +21,10 @@ namespace {
 
 // C = 16, H = 4, mla with Dn = 8, Dr = 4, Dv = 6 (D = 12), `extra` keys appended.
 std::string mla_config(const std::string& extra, const std::string& mla = "") {
-  const std::string m =
-      mla.empty() ? R"({"q_lora_rank": 12, "kv_lora_rank": 10, "qk_nope_head_dim": 8,
+  const std::string m = mla.empty()
+                            ? R"({"q_lora_rank": 12, "kv_lora_rank": 10, "qk_nope_head_dim": 8,
                         "qk_rope_head_dim": 4, "v_head_dim": 6})"
-                  : mla;
+                            : mla;
   return R"({"attention": "causal", "hidden_size": 16, "num_heads": 4, "mla": )" + m +
          (extra.empty() ? std::string() : ", " + extra) + "}";
 }
@@ -43,8 +43,8 @@ TEST_CASE("config mla: head size, rope's part, the scale, run.json") {
   const Config c = parse(mla_config(R"("rope": {"theta": 10000})"));
   REQUIRE(c.mla.has_value());
   CHECK(c.mla->q_lora_rank == 12);
-  CHECK(c.head_size == 12);          // max(8 + 4, 6)
-  CHECK(c.rope->rotary_dim == 4);    // qk_rope_head_dim
+  CHECK(c.head_size == 12);        // max(8 + 4, 6)
+  CHECK(c.rope->rotary_dim == 4);  // qk_rope_head_dim
   CHECK(c.scale == doctest::Approx(1.0 / std::sqrt(12.0)).epsilon(1e-15));
   const json j = attn::config_to_json(c);
   CHECK(j["mla"]["q_lora_rank"] == 12);
@@ -93,9 +93,12 @@ TEST_CASE("config mla: misuses name the key") {
   expect_config_error(mla_config("", R"({"kv_lora_rank": 0, "qk_nope_head_dim": 2,
       "qk_rope_head_dim": 2, "v_head_dim": 2})"),
                       "mla.kv_lora_rank", "1..");
-  expect_error([] { parse(mla_config("", R"({"kv_lora_rank": 4, "qk_nope_head_dim": 2,
-      "qk_rope_head_dim": 2, "v_head_dim": 2, "q_lora": 3})")); },
-               Exit::config, "c.json: key \"mla.q_lora\"", "did you mean \"q_lora_rank\"");
+  expect_error(
+      [] {
+        parse(mla_config("", R"({"kv_lora_rank": 4, "qk_nope_head_dim": 2,
+      "qk_rope_head_dim": 2, "v_head_dim": 2, "q_lora": 3})"));
+      },
+      Exit::config, "c.json: key \"mla.q_lora\"", "did you mean \"q_lora_rank\"");
   expect_config_error(mla_config(R"("head_size": 8)"), "head_size", "max(");
   expect_config_error(mla_config(R"("num_kv_heads": 2)"), "num_kv_heads", "kv_b_proj");
   expect_config_error(mla_config(R"("out_proj": false)"), "out_proj", "o_proj");

@@ -71,8 +71,8 @@ TEST_CASE("weights mla: DeepSeek's tensors in, geometry, export back") {
                "own names");
 
   // V2-Lite: q_proj, no biases.
-  const Weights lite = load_weights(mla_state(false, false), mla_cfg("null"), Layout::proj, "w",
-                                    false);
+  const Weights lite =
+      load_weights(mla_state(false, false), mla_cfg("null"), Layout::proj, "w", false);
   CHECK(lite.mla->q_proj.shape == std::vector<std::size_t>{48, 16});
   CHECK(lite.b_out.data.empty());
 }
@@ -80,8 +80,9 @@ TEST_CASE("weights mla: DeepSeek's tensors in, geometry, export back") {
 TEST_CASE("weights mla: missing, misshapen and unexpected keys name the key") {
   expect_error([] { load_weights(mla_state(false, false), mla_cfg(), Layout::proj, "w", false); },
                Exit::data, "w: missing key \"q_a_proj.weight\"", "q_lora_rank\": null");
-  expect_error([] { load_weights(mla_state(true, false), mla_cfg("null"), Layout::proj, "w", false); },
-               Exit::data, "w: missing key \"q_proj.weight\"", "set mla \"q_lora_rank\" to 12");
+  expect_error(
+      [] { load_weights(mla_state(true, false), mla_cfg("null"), Layout::proj, "w", false); },
+      Exit::data, "w: missing key \"q_proj.weight\"", "set mla \"q_lora_rank\" to 12");
   StateDict bad = mla_state(true, false);
   bad.add("kv_b_proj.weight", test::random_tensor({56, 12}, 9));
   expect_error([&] { load_weights(bad, mla_cfg(), Layout::proj, "w", false); }, Exit::data,
