@@ -171,3 +171,17 @@ TEST_CASE("cli_model_summary: errors keep the contract's exit codes") {
   attn::test::write_text(unknown + "/model.safetensors", attn::test::safetensors_image({}));
   attn::test::check_cli_failure(summary(unknown), 78, {"model_type"});
 }
+
+TEST_CASE("cli_model_summary: DeepSeek's mla layers show their latent ranks") {
+  // The golden folder of make_families_v3_mla.py: V2-Lite (q_lora_rank null).
+  const std::string lite = attn::test::source_path("tests/golden/folders/deepseek_v2_lite/model");
+  const json j = summary_json(lite);
+  REQUIRE(j["layers"].size() == 3);
+  CHECK(j["model_type"] == "deepseek_v2");
+  CHECK(j["layers"][1]["head_size"] == 12);  // max(qk_nope 8 + qk_rope 4, v 8)
+  CHECK(j["layers"][1]["rope"]["rotary_dim"] == 4);
+  CHECK(j["layers"][1]["mla"]["q_lora_rank"].is_null());
+  CHECK(j["layers"][1]["mla"]["kv_lora_rank"] == 16);
+  CHECK(summary(lite).out.find("rotary 4/12 interleaved, mla q_lora=- kv_lora=16 v=8") !=
+        std::string::npos);
+}

@@ -69,6 +69,14 @@ RopeRule local_base(const char* key, double theta) {
 
 BiasRule fixed(bool on) { return {nullptr, on, false}; }
 
+// Pairs (x[2i], x[2i+1]), or as config.json's `key` says when it has it.
+RopeRule interleaved_rope(const char* key) {
+  RopeRule r;
+  r.interleaved = true;
+  r.interleave_key = key;
+  return r;
+}
+
 std::vector<Row> build() {
   std::vector<Row> t;
   auto row = [&t](const char* type) -> Row& {
@@ -213,6 +221,20 @@ std::vector<Row> build() {
 
   // ---- CONTRACT.md v3: multi-head latent attention ------------------------------------------
   // (DeepSeek-V2 / V3)
+  // DeepseekV2Attention: V2's complex rope multiplies (x[2i], x[2i+1]) pairs; q_lora_rank
+  // null (V2-Lite) is q_proj. DeepseekV2Config's defaults.
+  row("deepseek_v2")
+      .bias("attention_bias", false)
+      .with_rope(10000.0, interleaved_rope(nullptr))
+      .with_mla()
+      .with_defaults({{"hidden_size", 4096},
+                      {"num_attention_heads", 32},
+                      {"max_position_embeddings", 2048},
+                      {"q_lora_rank", 1536},
+                      {"kv_lora_rank", 512},
+                      {"qk_nope_head_dim", 128},
+                      {"qk_rope_head_dim", 64},
+                      {"v_head_dim", 128}});
 
   // ---- CONTRACT.md v3: relative position bias ------------------------------------------------
   // (T5)
