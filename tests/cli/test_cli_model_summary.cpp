@@ -173,7 +173,7 @@ TEST_CASE("cli_model_summary: errors keep the contract's exit codes") {
 }
 
 TEST_CASE("cli_model_summary: DeepSeek's mla layers show their latent ranks") {
-  // The golden folder of make_families_v3_mla.py: V2-Lite (q_lora_rank null).
+  // The golden folders of make_families_v3_mla.py: V2-Lite (q_lora_rank null) and V3.
   const std::string lite = attn::test::source_path("tests/golden/folders/deepseek_v2_lite/model");
   const json j = summary_json(lite);
   REQUIRE(j["layers"].size() == 3);
@@ -184,4 +184,6 @@ TEST_CASE("cli_model_summary: DeepSeek's mla layers show their latent ranks") {
   CHECK(j["layers"][1]["mla"]["kv_lora_rank"] == 16);
   CHECK(summary(lite).out.find("rotary 4/12 interleaved, mla q_lora=- kv_lora=16 v=8") !=
         std::string::npos);
+  const RunResult v3 = summary(attn::test::source_path("tests/golden/folders/deepseek_v3/model"));
+  CHECK(v3.out.find("mla q_lora=24 kv_lora=16 v=6") != std::string::npos);
 }

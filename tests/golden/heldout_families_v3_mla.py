@@ -26,6 +26,27 @@ def specs():
                      "rope_scaling": {"rope_type": "yarn", "factor": 16.0, "mscale": 0.707,
                                       "mscale_all_dim": 0.707, "beta_fast": 32, "beta_slow": 1,
                                       "original_max_position_embeddings": 256}}),
+        # DeepSeek-V3 family without rope scaling, rope_interleave false, no num_key_value_heads,
+        # f16, unbatched, several layers.
+        dict(name="deepseek_v3_plain", seed=302, container="safetensors", dtype="f16",
+             layers=[0, 3], S=7, unbatched=True,
+             config={"model_type": "deepseek_v3", "hidden_size": 24, "num_attention_heads": 2,
+                     "num_hidden_layers": 4, "q_lora_rank": 8, "kv_lora_rank": 8,
+                     "qk_nope_head_dim": 4, "qk_rope_head_dim": 6, "v_head_dim": 4,
+                     "rope_interleave": False, "first_k_dense_replace": 1,
+                     "max_position_embeddings": 128, "rope_theta": 10000}),
+        # transformers v5's rope_parameters with yarn, q_lora_rank null, left padding, shards.
+        dict(name="deepseek_v3_v5_yarn", seed=303, container="shards3", dtype="bf16",
+             layers=[1], B=3, S=8, pad="left", offset=50,
+             config={"model_type": "deepseek_v3", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 4, "head_dim": 8, "num_hidden_layers": 2,
+                     "q_lora_rank": None, "kv_lora_rank": 16, "qk_nope_head_dim": 8,
+                     "qk_rope_head_dim": 8, "v_head_dim": 8, "first_k_dense_replace": 1,
+                     "max_position_embeddings": 8192,
+                     "rope_parameters": {"rope_type": "yarn", "rope_theta": 10000.0,
+                                         "factor": 8.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+                                         "beta_fast": 32.0, "beta_slow": 1.0,
+                                         "original_max_position_embeddings": 32}}),
     ]
 
 

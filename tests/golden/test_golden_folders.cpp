@@ -119,8 +119,8 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
   const std::vector<std::string> names = case_names();
   // make_folders.py writes 21 folders (every model_type CONTRACT.md lists, Falcon three
   // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi) and 38 layer cases;
-  // make_families_v3_mla.py DeepSeek-V2-Lite's folder, 2 cases.
-  CHECK(names.size() == 40);
+  // make_families_v3_mla.py 4 folders (DeepSeek-V2-Lite, V3, Kimi-K2, V3 as v5 saves it), 6 cases.
+  CHECK(names.size() == 44);
   std::vector<std::string> families;
   for (const std::string& name : names) {
     families.push_back(name.substr(0, name.find('/')));
@@ -132,7 +132,7 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
     }
   }
   families.erase(std::unique(families.begin(), families.end()), families.end());
-  CHECK(families.size() == 22);
+  CHECK(families.size() == 25);
 }
 
 TEST_CASE("golden folders: each folder's config.json is its family's, mapped per layer") {
@@ -165,13 +165,20 @@ TEST_CASE("golden folders: each folder's config.json is its family's, mapped per
   CHECK(folder("gpt2", 2).scale == doctest::Approx(1.0 / (std::sqrt(6.0) * 3.0)));
   CHECK(folder("bert", 0).causal == false);
   // DeepSeek's mla: q_lora_rank null (V2-Lite), D = max(Dn + Dr, Dv), rope on the Dr part,
-  // the scale with yarn's mscale_all_dim squared.
-  const Config lite = folder("deepseek_v2_lite", 0);
+  // the scale with yarn's mscale_all_dim squared, rope_interleave false, v5's head_dim ignored.
+  const Config lite = folder("deepseek_v2_lite", 0), v3 = folder("deepseek_v3", 1);
   REQUIRE(lite.mla.has_value());
   CHECK(lite.mla->q_lora_rank == 0);
   CHECK(lite.rope->style == RopeStyle::interleaved);
   const double m = 0.1 * 0.707 * std::log(40.0) + 1.0;
   CHECK(lite.scale == doctest::Approx(m * m / std::sqrt(12.0)));
+  CHECK(v3.mla->q_lora_rank == 24);
+  CHECK(v3.head_size == 12);
+  CHECK(v3.rope->rotary_dim == 4);
+  const Config v5 = folder("deepseek_v3_v5", 0);
+  CHECK(v5.head_size == 12);
+  CHECK(v5.rope->style == RopeStyle::half);
+  CHECK(v5.qkv_bias);
 }
 
 TEST_CASE("golden folders: attn-run --model DIR --layer N end to end") {
