@@ -112,6 +112,10 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
           Exit::config,
           "alibi: needs self-attention (keys at the queries' positions), found a key input");
   }
+  if (w.mla && (in.key || in.value))
+    throw Error(Exit::config, "mla: needs self-attention, found a key input");
+  if (w.mla && (spec.qk_norm || spec.add_zero_attn || !w.bias_k.data.empty()))
+    throw Error(Exit::config, "mla: not with qk_norm, add_zero_attn or bias_kv");
   if (spec.qk_norm) {
     const std::size_t q = spec.qk_norm->scope_all ? g.q_rows() : g.D;
     const std::size_t k = spec.qk_norm->scope_all ? g.kv_rows() : g.D;
@@ -120,8 +124,6 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
                                   ") and k_norm (" + std::to_string(k) + "), found " +
                                   shape_str(w.q_norm.shape) + " and " + shape_str(w.k_norm.shape));
   }
-  if (w.mla && (in.key || in.value))
-    throw Error(Exit::config, "mla: needs self-attention, found a key input");
   if (w.mla && w.w_out.shape != std::vector<std::size_t>{g.O, w.context_width()})
     bad_shape("o_proj.weight", shape_str({g.O, w.context_width()}), w.w_out.shape);
   if (spec.sinks && w.sinks.size() != g.H)

@@ -158,7 +158,7 @@ Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layo
                      : cfg.mla  ? Layout::proj
                                 : detect_layout(layer, cfg.weights);
     *layout = l;
-    *detected = !cfg.layout.has_value() && !cfg.mla;
+    *detected = !cfg.layout.has_value();
     *source = cfg.weights;
     return load_weights(layer, cfg, l, cfg.weights, allow_nonfinite);
   }

@@ -516,6 +516,22 @@ TEST_CASE("attention v3: mla, low-rank q or q_proj, v narrower or wider than q.k
     c.spec.sliding_window = 3;
     check_case(c);
   }
+  SUBCASE("misuses: keys from elsewhere, qk_norm") {
+    Case c;
+    c.mla = mla(0, 6, 4, 4, 4);
+    const Weights w = make_weights(c);
+    Inputs t;
+    make_inputs(c, w, t);
+    Tensor ctx;
+    ForwardInputs cross = t.in;
+    cross.key = &t.x;
+    test::expect_error([&] { forward(w, c.spec, cross, ctx, ForwardOptions{}); }, Exit::config,
+                       "mla: needs self-attention");
+    AttentionSpec s = c.spec;
+    s.qk_norm = QkNormSpec{};
+    test::expect_error([&] { forward(w, s, t.in, ctx, ForwardOptions{}); }, Exit::config,
+                       "mla: not with qk_norm");
+  }
 }
 
 TEST_CASE("attention v2: misuses are clear errors") {
