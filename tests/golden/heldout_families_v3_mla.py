@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Held-out check of the mla families (deepseek_v2, deepseek_v3), run by hand as
+"""Held-out check of the mla families (deepseek_v2, deepseek_v3, kimi_k2), run by hand as
 heldout_folders.py is: folders with other seeds, shapes, layers, padding, containers and
 config spellings than make_families_v3_mla.py's, written by its make_folder hooks, run through
 the built attn-run and compared with its torch reference. Fails above 1e-5.
@@ -47,6 +47,17 @@ def specs():
                                          "factor": 8.0, "mscale": 1.0, "mscale_all_dim": 1.0,
                                          "beta_fast": 32.0, "beta_slow": 1.0,
                                          "original_max_position_embeddings": 32}}),
+        # Kimi-K2 under its own model_type, without num_key_value_heads, two shards, f16.
+        dict(name="kimi_k2_plain", seed=304, container="shards2", dtype="f16", layers=[2],
+             B=2, S=6, pad="right",
+             config={"model_type": "kimi_k2", "hidden_size": 24, "num_attention_heads": 3,
+                     "num_hidden_layers": 3, "q_lora_rank": 9, "kv_lora_rank": 7,
+                     "qk_nope_head_dim": 5, "qk_rope_head_dim": 2, "v_head_dim": 3,
+                     "first_k_dense_replace": 1, "max_position_embeddings": 1024,
+                     "rope_theta": 50000.0,
+                     "rope_scaling": {"type": "yarn", "factor": 32.0, "mscale": 1.0,
+                                      "mscale_all_dim": 1.0, "beta_fast": 1.0, "beta_slow": 1.0,
+                                      "original_max_position_embeddings": 16}}),
     ]
 
 

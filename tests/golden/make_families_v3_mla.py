@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Hugging Face model folders of the families with DeepSeek's multi-head latent attention
-(CONTRACT.md v3, issue 24): deepseek_v2 (DeepSeek-V2, V2-Lite with q_lora_rank null) and
-deepseek_v3 (DeepSeek-V3 / R1, and Kimi-K2, which ships model_type deepseek_v3).
+(CONTRACT.md v3, issue 24): deepseek_v2 (DeepSeek-V2, V2-Lite with q_lora_rank null),
+deepseek_v3 (DeepSeek-V3 / R1) and kimi_k2 (Kimi-K2's own model_type for the same architecture;
+K2.5 nests it as kimi_k25's text_config).
 
 Each folder tests/golden/folders/<name>/ is written by make_folders.py's make_folder (model/
 with config.json in the family's own spelling and a whole tiny model under the real state_dict
@@ -34,7 +35,7 @@ import make_folders as mf  # noqa: E402
 from deepseek_mla import DeepseekMLA, mla_scaling  # noqa: E402
 from make_positions import rope_params  # noqa: E402
 
-MLA_TYPES = ("deepseek_v2", "deepseek_v3")
+MLA_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2", "kimi_k25")
 
 # The configuration classes' defaults for the keys read here (DeepseekV2Config, DeepseekV3Config).
 CLASS_DEFAULTS = {
@@ -42,6 +43,7 @@ CLASS_DEFAULTS = {
                         q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128,
                         qk_rope_head_dim=64, v_head_dim=128, rope_theta=10000.0,
                         attention_bias=False, first_k_dense_replace=0),
+    "kimi_k2": None,  # Moonshot's configuration_deepseek.DeepseekV3Config: V3's defaults
     "deepseek_v3": dict(hidden_size=7168, num_attention_heads=128, max_position_embeddings=4096,
                         q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128,
                         qk_rope_head_dim=64, v_head_dim=128, rope_theta=10000.0,
@@ -55,8 +57,10 @@ _settings, _weights, _attention, _neighbours = (mf.hf_settings, mf.attention_wei
 def hf_settings(cfg, layer):
     if cfg.get("model_type") not in MLA_TYPES:
         return _settings(cfg, layer)
+    if cfg["model_type"] == "kimi_k25":  # Kimi-K2.5's multimodal wrapper: the text model
+        cfg = cfg["text_config"]
     mt = cfg["model_type"]
-    c = dict(CLASS_DEFAULTS[mt], **cfg)
+    c = dict(CLASS_DEFAULTS[mt] or CLASS_DEFAULTS["deepseek_v3"], **cfg)
     C, H = c["hidden_size"], c["num_attention_heads"]
     nope, rope, v = c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
     # rope_scaling (transformers 4.x), or v5's rope_parameters holding rope_theta too
@@ -173,10 +177,11 @@ def specs():
                      "attention_bias": False, "rms_norm_eps": 1e-06, "hidden_act": "silu",
                      "vocab_size": 12, "torch_dtype": "bfloat16", "topk_method": "noaux_tc",
                      "scoring_func": "sigmoid", "routed_scaling_factor": 2.5}),
-        # Kimi-K2: model_type deepseek_v3 with its own sizes, rope_theta 50000, yarn factor 32.
+        # Kimi-K2 as Moonshot ships it: model_type kimi_k2 (DeepseekV3ForCausalLM through
+        # auto_map), rope_theta 50000, yarn factor 32 with beta_fast 1.
         dict(name="kimi_k2", seed=53, container="safetensors", dtype="bf16", layers=[1],
              B=1, S=9, unbatched=True,
-             config={"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
+             config={"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2",
                      "auto_map": {"AutoConfig": "configuration_deepseek.DeepseekV3Config",
                                   "AutoModel": "modeling_deepseek.DeepseekV3Model"},
                      "hidden_size": 32, "intermediate_size": 48, "moe_intermediate_size": 8,
@@ -203,6 +208,25 @@ def specs():
                      "rope_interleave": False, "attention_bias": True,
                      "max_position_embeddings": 512, "rms_norm_eps": 1e-06,
                      "vocab_size": 12, "dtype": "float32"}),
+        # Kimi-K2.5: the same text model nested as text_config of kimi_k25, its weights under
+        # language_model. beside a vision tower's.
+        dict(name="kimi_k25", seed=55, container="safetensors", dtype="bf16", layers=[0],
+             B=2, S=7, pad="left", rename=[("model.", "language_model.model.")],
+             config={"architectures": ["KimiK25ForConditionalGeneration"],
+                     "model_type": "kimi_k25",
+                     "vision_config": {"model_type": "kimi_vision", "hidden_size": 16},
+                     "text_config": {
+                         "model_type": "kimi_k2", "hidden_size": 32, "intermediate_size": 48,
+                         "num_hidden_layers": 2, "num_attention_heads": 4,
+                         "num_key_value_heads": 4, "first_k_dense_replace": 1,
+                         "q_lora_rank": 16, "kv_lora_rank": 8, "qk_nope_head_dim": 4,
+                         "qk_rope_head_dim": 4, "v_head_dim": 8, "rope_theta": 50000.0,
+                         "max_position_embeddings": 2048,
+                         "rope_scaling": {"beta_fast": 1.0, "beta_slow": 1.0, "factor": 64.0,
+                                          "mscale": 1.0, "mscale_all_dim": 1.0,
+                                          "original_max_position_embeddings": 32,
+                                          "type": "yarn"},
+                         "attention_bias": False, "rms_norm_eps": 1e-05, "vocab_size": 12}}),
     ]
 
 

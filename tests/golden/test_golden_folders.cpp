@@ -119,8 +119,9 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
   const std::vector<std::string> names = case_names();
   // make_folders.py writes 21 folders (every model_type CONTRACT.md lists, Falcon three
   // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi) and 38 layer cases;
-  // make_families_v3_mla.py 4 folders (DeepSeek-V2-Lite, V3, Kimi-K2, V3 as v5 saves it), 6 cases.
-  CHECK(names.size() == 44);
+  // make_families_v3_mla.py 5 folders (DeepSeek-V2-Lite, V3, V3 as v5 saves it, Kimi-K2,
+  // Kimi-K2.5's wrapper), 7 cases.
+  CHECK(names.size() == 45);
   std::vector<std::string> families;
   for (const std::string& name : names) {
     families.push_back(name.substr(0, name.find('/')));
@@ -132,7 +133,7 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
     }
   }
   families.erase(std::unique(families.begin(), families.end()), families.end());
-  CHECK(families.size() == 25);
+  CHECK(families.size() == 26);
 }
 
 TEST_CASE("golden folders: each folder's config.json is its family's, mapped per layer") {
@@ -179,6 +180,9 @@ TEST_CASE("golden folders: each folder's config.json is its family's, mapped per
   CHECK(v5.head_size == 12);
   CHECK(v5.rope->style == RopeStyle::half);
   CHECK(v5.qkv_bias);
+  const Config k25 = folder("kimi_k25", 0);  // kimi_k2 nested in kimi_k25's text_config
+  CHECK(k25.weights_prefix == "language_model.model.layers.0.self_attn.");
+  CHECK(k25.mla->q_lora_rank == 16);
 }
 
 TEST_CASE("golden folders: attn-run --model DIR --layer N end to end") {
