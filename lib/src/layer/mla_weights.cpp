@@ -121,6 +121,15 @@ Weights load_mla_weights(const StateDict& sd, const Config& cfg, const std::stri
     if (key == "q_a_proj.weight" || key == "q_b_proj.weight" || key == "q_a_layernorm.weight")
       hint = "; the weights have a low-rank q: set mla \"q_lora_rank\"";
     if (key == "q_proj.weight") hint = "; the weights have q_proj: set mla \"q_lora_rank\": null";
+    // DeepSeek-V3's and Kimi-K2's releases: FP8 (e4m3) weights with 128x128 block scales.
+    const std::string fp8 = "weight_scale_inv";
+    if (key.size() > fp8.size() && key.compare(key.size() - fp8.size(), fp8.size(), fp8) == 0)
+      throw Error(Exit::data,
+                  source + ": key " + quoted(key) +
+                      ": FP8 block-quantized weights (config.json's quantization_config, "
+                      "quant_method fp8, as DeepSeek-V3 and Kimi-K2 are released) are not read: "
+                      "convert the checkpoint to bf16 first (DeepSeek's inference/"
+                      "fp8_cast_bf16.py)");
     throw Error(Exit::data, source + ": unexpected key " + quoted(key) + " for mla (expected " +
                                 expected + ")" + hint);
   }

@@ -91,6 +91,10 @@ TEST_CASE("weights mla: missing, misshapen and unexpected keys name the key") {
   extra.add("k_proj.weight", test::random_tensor({48, 16}, 9));
   expect_error([&] { load_weights(extra, mla_cfg(), Layout::proj, "w", false); }, Exit::data,
                "w: unexpected key \"k_proj.weight\" for mla", "kv_a_proj_with_mqa.weight");
+  StateDict fp8 = mla_state(true, false);
+  fp8.add("q_a_proj.weight_scale_inv", test::random_tensor({1, 1}, 9));
+  expect_error([&] { load_weights(fp8, mla_cfg(), Layout::proj, "w", false); }, Exit::data,
+               "w: key \"q_a_proj.weight_scale_inv\": FP8 block-quantized", "bf16");
   expect_error(
       [] {
         load_weights(mla_state(true, true), mla_cfg("12", R"(, "qkv_bias": false)"), Layout::proj,
