@@ -50,6 +50,13 @@ std::vector<Layout> layouts_of_key(const std::string& k) {
   return {};
 }
 
+// DeepSeek's tensors under a config without "mla": what to set.
+std::string mla_hint() {
+  return ": the weights are DeepSeek's multi-head latent attention (kv_a_proj_with_mqa): set the "
+         "config's \"mla\" {q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, "
+         "v_head_dim} (a deepseek_v2, deepseek_v3 or kimi_k2 model folder sets it)";
+}
+
 // The key a layout cannot do without (the first weight of its table).
 std::string first_key(Layout l) {
   Dims d;
@@ -81,6 +88,7 @@ std::string num(std::size_t v) { return std::to_string(v); }
 // or torch MHA's other form of the q, k, v weights in the file.
 std::string missing_hint(const StateDict& sd, const Dims& d, const Slot& s) {
   using detail::Part;
+  if (sd.contains("kv_a_proj_with_mqa.weight")) return mla_hint();
   switch (s.part()) {
     case Part::bias_k:
     case Part::bias_v:
@@ -171,6 +179,9 @@ StateDict select_keys(const StateDict& sd, const std::string& prefix) {
 }
 
 Layout detect_layout(const StateDict& sd, const std::string& source) {
+  if (sd.contains("kv_a_proj_with_mqa.weight"))  // no layout's: the config's "mla" reads it
+    throw Error(Exit::data,
+                source + ": key \"kv_a_proj_with_mqa.weight\" fits no layout" + mla_hint());
   std::vector<Layout> cand;  // layouts every named key so far fits
   std::string cand_key, unknown_key;
   for (const std::string& key : sd.keys()) {

@@ -91,6 +91,13 @@ TEST_CASE("weights mla: missing, misshapen and unexpected keys name the key") {
   extra.add("k_proj.weight", test::random_tensor({48, 16}, 9));
   expect_error([&] { load_weights(extra, mla_cfg(), Layout::proj, "w", false); }, Exit::data,
                "w: unexpected key \"k_proj.weight\" for mla", "kv_a_proj_with_mqa.weight");
+  // DeepSeek's tensors under a config without "mla": the errors say to set it.
+  const Config plain = parse_config(
+      R"({"attention": "causal", "hidden_size": 16, "num_heads": 4, "head_size": 12})", "c.json");
+  expect_error([] { detect_layout(mla_state(true, false), "w"); }, Exit::data,
+               "w: key \"kv_a_proj_with_mqa.weight\" fits no layout", "set the config's \"mla\"");
+  expect_error([&] { load_weights(mla_state(false, false), plain, Layout::proj, "w", false); },
+               Exit::data, "w: missing key \"k_proj.weight\"", "set the config's \"mla\"");
   StateDict fp8 = mla_state(true, false);
   fp8.add("q_a_proj.weight_scale_inv", test::random_tensor({1, 1}, 9));
   expect_error([&] { load_weights(fp8, mla_cfg(), Layout::proj, "w", false); }, Exit::data,
