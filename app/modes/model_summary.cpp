@@ -107,6 +107,15 @@ std::string positions(const ojson& row) {
   return "-";
 }
 
+// " q_lora=1536 kv_lora=512 v=128" (q_lora=- for q_proj): DeepSeek's latent ranks.
+std::string mla_ranks(const ojson& m) {
+  if (!m.is_object()) return "";
+  const ojson q = m.value("q_lora_rank", ojson());
+  return " q_lora=" + (q.is_null() ? std::string("-") : number(q)) +
+         " kv_lora=" + number(m.value("kv_lora_rank", ojson())) +
+         " v=" + number(m.value("v_head_dim", ojson()));
+}
+
 std::string human_bytes(std::uint64_t b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = double(b);
@@ -131,7 +140,8 @@ std::string table(const ojson& j) {
     for (const char* extra : kExtras)
       if (r.contains(extra))
         pos += std::string(", ") + extra +
-               (r[extra].is_number() ? "=" + number(r[extra]) : std::string());
+               (r[extra].is_number() ? "=" + number(r[extra]) : std::string()) +
+               (std::string(extra) == "mla" ? mla_ranks(r[extra]) : std::string());
     rows.push_back({number(r["layer"]), type, number(r["num_heads"]), number(r["num_kv_heads"]),
                     number(r["head_size"]), pos,
                     r["sliding_window"].is_null() ? "-" : number(r["sliding_window"]),

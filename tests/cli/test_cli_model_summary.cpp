@@ -214,3 +214,19 @@ TEST_CASE("cli_model_summary: T5's encoder layers show the relative bias of bloc
   const json u = summary_json(attn::test::source_path("tests/golden/folders/umt5/model"));
   CHECK_FALSE(u["layers"][2]["relative_bias"].contains("table"));
 }
+
+TEST_CASE("cli_model_summary: DeepSeek's mla layers show their latent ranks") {
+  // The golden folders of make_families_v3_mla.py: V2-Lite (q_lora_rank null) and V3.
+  const std::string lite = attn::test::source_path("tests/golden/folders/deepseek_v2_lite/model");
+  const json j = summary_json(lite);
+  REQUIRE(j["layers"].size() == 3);
+  CHECK(j["model_type"] == "deepseek_v2");
+  CHECK(j["layers"][1]["head_size"] == 12);  // max(qk_nope 8 + qk_rope 4, v 8)
+  CHECK(j["layers"][1]["rope"]["rotary_dim"] == 4);
+  CHECK(j["layers"][1]["mla"]["q_lora_rank"].is_null());
+  CHECK(j["layers"][1]["mla"]["kv_lora_rank"] == 16);
+  CHECK(summary(lite).out.find("rotary 4/12 interleaved, mla q_lora=- kv_lora=16 v=8") !=
+        std::string::npos);
+  const RunResult v3 = summary(attn::test::source_path("tests/golden/folders/deepseek_v3/model"));
+  CHECK(v3.out.find("mla q_lora=24 kv_lora=16 v=6") != std::string::npos);
+}

@@ -70,9 +70,9 @@ TEST_CASE("cli variants: every golden variant through the binary matches PyTorch
     CHECK(run["inputs"].contains("input"));
     ++cases;
   }
-  // make_variants.py: v2's 12, v3's T5 two (relative_bias) and five (gate, qk_norm kinds,
-  // chunk, temperature).
-  CHECK(cases == 19);
+  // make_variants.py: v2's 12, v3's T5 two (relative_bias), five (gate, qk_norm kinds,
+  // chunk, temperature) and three of mla.
+  CHECK(cases == 22);
 }
 
 TEST_CASE("cli variants: T5's relative bias table: found, named, dumped and reloaded") {

@@ -3,8 +3,8 @@
 windows, softcap, qk_norm, sinks, ALiBi, cross-attention and torch MHA's options; and v3's
 forward-pass features (issue 24): gate (modeling_qwen3_next), qk_norm kinds layer
 (modeling_cohere, Phi's qk_layernorm, per-head weights) and l2 (modeling_llama4),
-attention_chunk (modeling_llama4's chunked layers), attn_temperature (its no-rope layers) and
-relative_bias (modeling_t5).
+attention_chunk (modeling_llama4's chunked layers), attn_temperature (its no-rope layers),
+relative_bias (modeling_t5) and mla (modeling_deepseek_v2 / v3).
 
 Each family's attention is written here in torch from its published modeling code
 (transformers' modeling_llama / mistral / gemma2 / qwen3 / gpt_oss / gpt_neox / bloom / mpt
@@ -395,6 +395,34 @@ def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
     save_case(name, cfg, w, x, y, m.last_attn, extra)
 
 
+def mla_case(name, C, H, q_lora, kv_lora, nope, rope_dim, v, form, rope_cfg, *, bias=False,
+             left=True, offset=0, B=2, S=7, seed=0):
+    """DeepSeek's multi-head latent attention (deepseek_mla.py) as a plain attn-run config."""
+    from deepseek_mla import DeepseekMLA, mla_scaling
+    torch.manual_seed(seed)
+    m = DeepseekMLA(C, H, q_lora, kv_lora, nope, rope_dim, v, bias)
+    x = torch.randn(B, S, C)
+    keep = keep_mask(B, S, left)
+    pos = positions_for(keep, offset)
+    inv, att = rope_params(rope_cfg.get("theta", 10000.0), rope_dim,
+                           rope_cfg.get("max_position_embeddings"), rope_cfg.get("scaling"),
+                           int(pos.max()) + 1)
+    with torch.no_grad():
+        y, p = m(x, pos, allowed_keys(B, S, True, None, keep), (inv, att),
+                 mla_scaling(nope + rope_dim, rope_cfg.get("scaling")), form)
+    cfg = {"attention": "causal", "hidden_size": C, "num_heads": H,
+           "mla": {"q_lora_rank": q_lora, "kv_lora_rank": kv_lora, "qk_nope_head_dim": nope,
+                   "qk_rope_head_dim": rope_dim, "v_head_dim": v},
+           "rope": dict(rope_cfg, style="half" if form == "v3_half" else "interleaved"),
+           "weights_prefix": "model.layers.1.self_attn.", "qkv_bias": bias, "out_bias": bias,
+           "attention_mask": "attention_mask.npy", "positions": "positions.npy"}
+    w = prefixed(m, "model.layers.1.self_attn.")
+    w["model.layers.1.input_layernorm.weight"] = torch.ones(C)
+    w["model.layers.1.mlp.gate_proj.weight"] = torch.randn(2 * C, C)
+    save_case(name, cfg, w, x, y, p,
+              {"attention_mask.npy": keep.numpy(), "positions.npy": pos.numpy()})
+
+
 def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
@@ -439,6 +467,23 @@ def main():
     # Llama 4's no-rope layers: attn_temperature (floor_scale small enough to bite at S = 8).
     decoder_case("llama4_nope_temperature", 32, 4, 2, 8, temperature=(3, 0.5), S=8, left=False,
                  positions=False, seed=15)
+
+    # DeepSeek-V3 (and Kimi-K2): q_a/q_b, yarn whose mscale_all_dim enters the scale,
+    # rope_interleave; V2-Lite: q_proj (q_lora_rank null), V2's complex rope, v wider than q.k.
+    ds_yarn = {"theta": 10000.0, "max_position_embeddings": 2048,
+               "scaling": {"type": "yarn", "factor": 40.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+                           "beta_fast": 32, "beta_slow": 1,
+                           "original_max_position_embeddings": 64}}
+    mla_case("deepseek_v3_mla_yarn", 32, 4, 24, 16, 8, 4, 6, "v3_interleave", ds_yarn,
+             offset=90, S=8)
+    ds_lite = {"theta": 10000.0, "max_position_embeddings": 2048,
+               "scaling": {"type": "yarn", "factor": 40.0, "mscale": 0.707,
+                           "mscale_all_dim": 0.707, "beta_fast": 32, "beta_slow": 1,
+                           "original_max_position_embeddings": 64}}
+    mla_case("deepseek_v2_lite_mla", 32, 4, None, 16, 6, 4, 12, "v2_complex", ds_lite,
+             bias=True, left=False, seed=1)
+    mla_case("deepseek_v3_mla_half_rope", 32, 2, 12, 8, 4, 8, 8, "v3_half", {"theta": 5000.0},
+             seed=2)
 
     # GPT-NeoX: partial rotary (rotary_pct 0.25 of D = 16 -> 4).
     torch.manual_seed(5)

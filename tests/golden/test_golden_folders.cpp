@@ -129,8 +129,9 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
   // (t5 twice: T5 and Flan-T5; mt5, umt5) and 10 cases (encoder layers, the decoder's self- and
   // cross-attention); make_families_v3_encoders.py 9 folders and 18 cases (one of a CLIPModel's
   // vision tower); make_families_v3_features.py 6 folders (stablelm, cohere2, llama4,
-  // qwen3_next, qwen3_5, cohere) and 12 layer cases.
-  CHECK(names.size() == 38 + 17 + 10 + 18 + 12);
+  // qwen3_next, qwen3_5, cohere) and 12 layer cases; make_families_v3_mla.py 5 folders
+  // (DeepSeek-V2-Lite, V3, V3 as v5 saves it, Kimi-K2, Kimi-K2.5's wrapper) and 7 cases.
+  CHECK(names.size() == 38 + 17 + 10 + 18 + 12 + 7);
   std::vector<std::string> families;
   for (const std::string& name : names) {
     families.push_back(name.substr(0, name.find('/')));
@@ -142,7 +143,7 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
     }
   }
   families.erase(std::unique(families.begin(), families.end()), families.end());
-  CHECK(families.size() == 21 + 9 + 4 + 9 + 6);
+  CHECK(families.size() == 21 + 9 + 4 + 9 + 6 + 5);
 }
 
 TEST_CASE("golden folders: v3's gated, qk_norm-kind families are mapped per layer") {
@@ -263,6 +264,24 @@ TEST_CASE("golden folders: each folder's config.json is its family's, mapped per
   CHECK(t5.relative_bias->bidirectional);
   CHECK(folder("flan_t5", 1).relative_bias->num_buckets == 32);
   CHECK(folder("umt5", 2).relative_bias->table.empty());
+  // DeepSeek's mla: q_lora_rank null (V2-Lite), D = max(Dn + Dr, Dv), rope on the Dr part,
+  // the scale with yarn's mscale_all_dim squared, rope_interleave false, v5's head_dim ignored.
+  const Config lite = folder("deepseek_v2_lite", 0), v3 = folder("deepseek_v3", 1);
+  REQUIRE(lite.mla.has_value());
+  CHECK(lite.mla->q_lora_rank == 0);
+  CHECK(lite.rope->style == RopeStyle::interleaved);
+  const double m = 0.1 * 0.707 * std::log(40.0) + 1.0;
+  CHECK(lite.scale == doctest::Approx(m * m / std::sqrt(12.0)));
+  CHECK(v3.mla->q_lora_rank == 24);
+  CHECK(v3.head_size == 12);
+  CHECK(v3.rope->rotary_dim == 4);
+  const Config v5 = folder("deepseek_v3_v5", 0);
+  CHECK(v5.head_size == 12);
+  CHECK(v5.rope->style == RopeStyle::half);
+  CHECK(v5.qkv_bias);
+  const Config k25 = folder("kimi_k25", 0);  // kimi_k2 nested in kimi_k25's text_config
+  CHECK(k25.weights_prefix == "language_model.model.layers.0.self_attn.");
+  CHECK(k25.mla->q_lora_rank == 16);
 }
 
 TEST_CASE("golden folders: attn-run --model DIR --layer N end to end") {

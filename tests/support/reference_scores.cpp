@@ -72,6 +72,72 @@ void rope(double* v, const RopeSpec& spec, const RopeFrequencies& f, std::int64_
   }
 }
 
+// DeepSeek's multi-head latent attention, written from
+// modeling_deepseek_v3.DeepseekV3Attention.forward for one token x (C):
+// q (H*Dqk) per head [q_pass (Dn) | q_rot (Dr)], k (H*Dqk) per head
+// [k_pass_h | k_rot], k_rot shared, v (H*Dv); rope on the rot parts as
+// apply_rotary_pos_emb_interleave (the rot part de-interleaved, then
+// rotate_half) for the interleaved style, apply_rotary_pos_emb for half.
+struct MlaToken {
+  Vec q, k, v;
+};
+
+void mla_rms_norm(Vec& v, std::size_t n, const float* w) {  // DeepseekV3RMSNorm, eps 1e-6
+  double ss = 0.0;
+  for (std::size_t d = 0; d < n; ++d) ss += v[d] * v[d];
+  const double inv = 1.0 / std::sqrt(ss / double(n) + 1e-6);
+  for (std::size_t d = 0; d < n; ++d) v[d] = double(w[d]) * (v[d] * inv);
+}
+
+void mla_rope(double* x, std::size_t Dr, const RopeSpec& spec, const RopeFrequencies& f,
+              std::int64_t pos) {
+  Vec t(x, x + Dr);
+  if (spec.style == RopeStyle::interleaved)  // view (Dr/2, 2).transpose: evens, then odds
+    for (std::size_t i = 0; i < Dr / 2; ++i) t[i] = x[2 * i], t[Dr / 2 + i] = x[2 * i + 1];
+  RopeSpec half = spec;
+  half.style = RopeStyle::half;
+  half.rotary_dim = std::int64_t(Dr);
+  rope(t.data(), half, f, pos);
+  std::copy(t.begin(), t.end(), x);
+}
+
+MlaToken mla_token(const Weights& w, const float* x, const RopeSpec* rope_spec,
+                   const RopeFrequencies& f, std::int64_t pos) {
+  const MlaWeights& m = *w.mla;
+  const std::size_t C = std::size_t(w.C), H = std::size_t(w.H);
+  const auto Rq = std::size_t(m.spec.q_lora_rank), Rkv = std::size_t(m.spec.kv_lora_rank);
+  const auto Dn = std::size_t(m.spec.qk_nope_head_dim), Dr = std::size_t(m.spec.qk_rope_head_dim);
+  const auto Dv = std::size_t(m.spec.v_head_dim), Dqk = Dn + Dr;
+  MlaToken t;
+  if (Rq == 0) {
+    t.q = linear_row(x, C, m.q_proj.ptr(), H * Dqk, nullptr);
+  } else {
+    Vec qa = linear_row(x, C, m.q_a_proj.ptr(), Rq,
+                        m.q_a_bias.data.empty() ? nullptr : m.q_a_bias.ptr());
+    mla_rms_norm(qa, Rq, m.q_a_norm.ptr());
+    std::vector<float> qa_f(qa.begin(), qa.end());
+    t.q = linear_row(qa_f.data(), Rq, m.q_b_proj.ptr(), H * Dqk, nullptr);
+  }
+  Vec ckv = linear_row(x, C, m.kv_a_proj.ptr(), Rkv + Dr,
+                       m.kv_a_bias.data.empty() ? nullptr : m.kv_a_bias.ptr());
+  mla_rms_norm(ckv, Rkv, m.kv_a_norm.ptr());
+  std::vector<float> latent(ckv.begin(), ckv.begin() + std::ptrdiff_t(Rkv));
+  const Vec kv = linear_row(latent.data(), Rkv, m.kv_b_proj.ptr(), H * (Dn + Dv), nullptr);
+  Vec k_rot(ckv.begin() + std::ptrdiff_t(Rkv), ckv.end());
+  if (rope_spec) {
+    mla_rope(k_rot.data(), Dr, *rope_spec, f, pos);
+    for (std::size_t h = 0; h < H; ++h) mla_rope(t.q.data() + h * Dqk + Dn, Dr, *rope_spec, f, pos);
+  }
+  t.k.assign(H * Dqk, 0.0);
+  t.v.assign(H * Dv, 0.0);
+  for (std::size_t h = 0; h < H; ++h) {
+    for (std::size_t d = 0; d < Dn; ++d) t.k[h * Dqk + d] = kv[h * (Dn + Dv) + d];
+    for (std::size_t d = 0; d < Dr; ++d) t.k[h * Dqk + Dn + d] = k_rot[d];
+    for (std::size_t d = 0; d < Dv; ++d) t.v[h * Dv + d] = kv[h * (Dn + Dv) + Dn + d];
+  }
+  return t;
+}
+
 }  // namespace
 
 ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
@@ -85,6 +151,10 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
   const std::size_t C = g.C, Ck = key.shape[2], Cv = value.shape[2];
   const bool bias_kv = !w.bias_k.data.empty();
   const std::size_t Tx = T + (bias_kv ? 1 : 0) + (spec.add_zero_attn ? 1 : 0);
+  // Widths of a head's q and k (Dq) and of its v (Dw): D, or mla's Dn + Dr and Dv.
+  const std::size_t Dq = w.mla ? std::size_t(w.mla->spec.qk_head_dim()) : D;
+  const std::size_t Dw = w.mla ? std::size_t(w.mla->spec.v_head_dim) : D;
+  const std::size_t Y = H * Dw;  // the context width before o_proj
   const std::size_t O = w.has_out_proj ? g.O : HD;
   const double inf = std::numeric_limits<double>::infinity();
   const float* bq = w.b_qkv.data.empty() ? nullptr : w.b_qkv.ptr();
@@ -105,9 +175,18 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
     // 1. projections (the k/v rows of w_qkv, or torch MHA's kdim/vdim ones)
     const MatrixRef wk = w.k_weight(), wv = w.v_weight();
     std::vector<Vec> q(L), k(Tx, Vec(KV, 0.0)), v(Tx, Vec(KV, 0.0));
-    for (std::size_t i = 0; i < L; ++i)
+    if (w.mla) {  // self-attention: T == L; rope inside, as DeepseekV3Attention
+      for (std::size_t i = 0; i < L; ++i) {
+        MlaToken t = mla_token(w, x.ptr() + (b * L + i) * C, spec.rope ? &*spec.rope : nullptr,
+                               freqs, pos(b, i));
+        q[i] = std::move(t.q);
+        k[i] = std::move(t.k);
+        v[i] = std::move(t.v);
+      }
+    }
+    for (std::size_t i = 0; i < L && !w.mla; ++i)
       q[i] = linear_row(x.ptr() + (b * L + i) * C, C, w.w_qkv.ptr(), HD, bq);
-    for (std::size_t j = 0; j < T; ++j) {
+    for (std::size_t j = 0; j < T && !w.mla; ++j) {
       k[j] =
           linear_row(key.ptr() + (b * T + j) * Ck, Ck, wk.data, KV, bq ? bq + g.k_row0() : nullptr);
       v[j] = linear_row(value.ptr() + (b * T + j) * Cv, Cv, wv.data, KV,
@@ -116,7 +195,7 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
     if (bias_kv)
       for (std::size_t d = 0; d < KV; ++d) k[T][d] = w.bias_k.data[d], v[T][d] = w.bias_v.data[d];
     // 1. qk_norm, 2. rope (the real keys only)
-    for (std::size_t i = 0; i < L; ++i) {
+    for (std::size_t i = 0; i < L && !w.mla; ++i) {
       if (spec.qk_norm) qk_norm_row(q[i].data(), H, D, w.q_norm, w.q_norm_bias, *spec.qk_norm);
       if (spec.rope)
         for (std::size_t h = 0; h < H; ++h) rope(q[i].data() + h * D, *spec.rope, freqs, pos(b, i));
@@ -126,14 +205,14 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
         for (std::size_t c = 0; c < HD; ++c) q[i][c] *= f * t.attn_scale + 1.0;
       }
     }
-    for (std::size_t j = 0; j < T; ++j) {
+    for (std::size_t j = 0; j < T && !w.mla; ++j) {
       if (spec.qk_norm) qk_norm_row(k[j].data(), g.Hkv, D, w.k_norm, w.k_norm_bias, *spec.qk_norm);
       if (spec.rope)
         for (std::size_t h = 0; h < g.Hkv; ++h)
           rope(k[j].data() + h * D, *spec.rope, freqs, pos(b, j));
     }
 
-    std::vector<double> y(HD, 0.0);
+    std::vector<double> y(Y, 0.0);
     for (std::size_t i = 0; i < L; ++i) {
       std::fill(y.begin(), y.end(), 0.0);
       for (std::size_t h = 0; h < H; ++h) {
@@ -142,7 +221,7 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
         std::vector<bool> ok(Tx, true);
         for (std::size_t j = 0; j < Tx; ++j) {
           double dot = 0.0;
-          for (std::size_t d = 0; d < D; ++d) dot += q[i][h * D + d] * k[j][gk * D + d];
+          for (std::size_t d = 0; d < Dq; ++d) dot += q[i][h * Dq + d] * k[j][gk * Dq + d];
           s[j] = double(spec.scale) * dot;                                             // 3.
           if (spec.softcap > 0) s[j] = spec.softcap * std::tanh(s[j] / spec.softcap);  // 4.
           if (j >= T) continue;            // the extra keys: allowed, nothing added
@@ -185,7 +264,7 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
         for (std::size_t j = 0; j < Tx; ++j) {
           const double p = ok[j] ? std::exp(s[j] - mx) / sum : 0.0;
           row[j] = float(p);
-          for (std::size_t d = 0; d < D; ++d) y[h * D + d] += p * v[j][gk * D + d];  // 9.
+          for (std::size_t d = 0; d < Dw; ++d) y[h * Dw + d] += p * v[j][gk * Dw + d];  // 9.
         }
       }
       // (v3) gate: each head's context times sigmoid(x Wg^T + bg), before the output projection
@@ -202,7 +281,7 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
       }
       for (std::size_t o = 0; o < O; ++o) {
         double acc = w.b_out.data.empty() ? 0.0 : double(w.b_out.data[o]);
-        for (std::size_t c = 0; c < HD; ++c) acc += double(w.w_out.data[o * HD + c]) * y[c];
+        for (std::size_t c = 0; c < Y; ++c) acc += double(w.w_out.data[o * Y + c]) * y[c];
         out[o] = float(acc);
       }
     }

@@ -7,6 +7,7 @@
 // (even, <= D).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -65,6 +66,23 @@ struct QkNormSpec {
 struct AttnTemperature {
   double floor_scale = 8192.0;  // Llama4TextConfig's defaults
   double attn_scale = 0.1;
+};
+
+// mla: DeepSeek's multi-head latent attention (CONTRACT.md "(v3) More of the
+// forward pass"), as modeling_deepseek_v3.DeepseekV3Attention builds q, k and
+// v. Letters: Rq q_lora_rank, Rkv kv_lora_rank, Dn qk_nope_head_dim, Dr
+// qk_rope_head_dim, Dv v_head_dim.
+struct MlaSpec {
+  std::int64_t q_lora_rank =
+      0;  // Rq; 0 = null: q_proj instead of q_a_proj, q_a_layernorm, q_b_proj
+  std::int64_t kv_lora_rank = 0;      // Rkv
+  std::int64_t qk_nope_head_dim = 0;  // Dn
+  std::int64_t qk_rope_head_dim = 0;  // Dr: the part rope rotates, k's part shared by all heads
+  std::int64_t v_head_dim = 0;        // Dv
+  std::int64_t qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }  // Dn + Dr
+  // The head size D of the forward pass: q and k are padded with zeros past
+  // Dn + Dr, v past Dv (zeros change no score and no context column).
+  std::int64_t head_size() const { return std::max(qk_head_dim(), v_head_dim); }
 };
 
 // alibi: true, {"max_bias": x} or {"slopes": [H numbers]}.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,23 @@
 #include "attn/tensor.h"
 
 namespace attn {
+
+// DeepSeek's multi-head latent attention (config "mla"): the tensors that
+// make q, k and v, as modeling_deepseek_v3.DeepseekV3Attention names them
+// (nn.Linear (out, in)). Letters: Rq q_lora_rank, Rkv kv_lora_rank, Dn
+// qk_nope_head_dim, Dr qk_rope_head_dim, Dv v_head_dim, Dqk = Dn + Dr.
+struct MlaWeights {
+  MlaSpec spec;
+  Tensor q_proj;     // (H*Dqk, C) when spec.q_lora_rank is 0 (null), else empty
+  Tensor q_a_proj;   // (Rq, C)
+  Tensor q_a_bias;   // (Rq) or empty (attention_bias)
+  Tensor q_a_norm;   // (Rq): q_a_layernorm.weight, RMSNorm eps 1e-6
+  Tensor q_b_proj;   // (H*Dqk, Rq); per head [nope (Dn) | rope (Dr)]
+  Tensor kv_a_proj;  // (Rkv + Dr, C): kv_a_proj_with_mqa, [compressed kv | k_rot]
+  Tensor kv_a_bias;  // (Rkv + Dr) or empty (attention_bias)
+  Tensor kv_a_norm;  // (Rkv): kv_a_layernorm.weight, RMSNorm eps 1e-6
+  Tensor kv_b_proj;  // (H*(Dn + Dv), Rkv); per head [k_nope (Dn) | v (Dv)]
+};
 
 struct Weights {
   std::int64_t C = 0, H = 0, D = 0, O = 0;  // O = out features (H*D without out_proj)
@@ -41,6 +59,9 @@ struct Weights {
   Tensor w_gate, b_gate;
   // (num_buckets, H): T5's relative_attention_bias.weight (AttentionSpec::relative_bias)
   Tensor relative_bias;
+  // mla: q, k and v come from these instead of w_qkv (empty); D = max(Dqk,
+  // Dv), Hkv = H, and w_out is o_proj as stored, (O, H*Dv).
+  std::optional<MlaWeights> mla;
 
   std::size_t key_width() const { return static_cast<std::size_t>(Ck ? Ck : C); }    // Ck
   std::size_t value_width() const { return static_cast<std::size_t>(Cv ? Cv : C); }  // Cv
@@ -59,6 +80,10 @@ struct Weights {
                        : MatrixRef{w_v.ptr(), g.kv_rows(), value_width()};
   }
 
+  // Columns of w_out: H*D, or H*Dv with mla.
+  std::size_t context_width() const {
+    return mla ? std::size_t(H * mla->spec.v_head_dim) : geometry().q_rows();
+  }
   Geometry geometry() const {
     Geometry g;
     g.C = static_cast<std::size_t>(C);

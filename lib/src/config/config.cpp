@@ -148,6 +148,7 @@ const std::vector<std::string>* known_keys(const std::string& path) {
   if (path == "qk_norm") return &qk_norm_keys();
   if (path == "relative_bias") return &relative_bias_keys();
   if (path == "attn_temperature") return &attn_temperature_keys();
+  if (path == "mla") return &mla_keys();
   return nullptr;
 }
 
@@ -259,6 +260,7 @@ void read_config(Config& c, const json& root, const KeyName& name) {
   if (has("labels")) read_labels(c.labels, root.at("labels"), name("labels"));
   if (has("output")) read_output(c, root.at("output"), name("output"));
   read_score_keys(c, root, name);
+  if (has("mla")) read_mla(c, root.at("mla"), name("mla"));
   if (has("kv_labels")) read_labels(c.kv_labels, root.at("kv_labels"), name("kv_labels"));
 
   resolve_config(c);
@@ -286,7 +288,7 @@ const std::vector<std::string>& config_keys() {
       // version 3
       "weights_rename",
       // CONTRACT.md "(v3) More of the forward pass"
-      "gate", "attention_chunk", "attn_temperature", "relative_bias"};
+      "gate", "attention_chunk", "attn_temperature", "relative_bias", "mla"};
   return keys;
 }
 
@@ -308,7 +310,9 @@ void resolve_config(Config& c) {
   if (c.out_size_given) check_size(c, "out_size", c.out_size, kMaxSize);
   const std::int64_t out = c.out_size_given ? c.out_size : c.hidden_size;
 
-  if (c.head_size_given) {
+  if (c.mla) {
+    resolve_mla(c);  // D = max(Dn + Dr, Dv)
+  } else if (c.head_size_given) {
     check_size(c, "head_size", c.head_size, kMaxSize);
   } else if (c.kind == Kind::single) {
     // Warner's SingleHeadAttention: nn.Linear(hidden_size, (hidden_size//4)*3).
@@ -357,7 +361,7 @@ void resolve_config(Config& c) {
            "expected a number > 0 that float32 holds (at most 3.4e38), found " +
                json(c.scale).dump());
   } else {
-    c.scale = 1.0 / std::sqrt(static_cast<double>(c.head_size));
+    c.scale = c.mla ? mla_scale(c) : 1.0 / std::sqrt(static_cast<double>(c.head_size));
   }
   const std::pair<const char*, double> drops[] = {
       {"dropout", c.dropout}, {"attn_drop", c.attn_drop}, {"out_drop", c.out_drop}};
@@ -416,6 +420,7 @@ nlohmann::json config_to_json(const Config& c) {
                  {"attention", c.output_attention},
                  {"average_heads", c.output_average_heads}};
   score_keys_to_json(c, j);
+  mla_to_json(c, j);
   return j;
 }
 

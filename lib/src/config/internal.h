@@ -78,4 +78,13 @@ void read_with_model(Config& c, const json& root, const KeyName& config_name,
                      const std::string& model_dir, std::int64_t layer, bool flag_layer,
                      const std::string& model_type = "");
 
+// ---- config/mla.cpp ----
+const std::vector<std::string>& mla_keys();  // the fields of "mla"
+void read_mla(Config& c, const json& v, const std::string& name);
+// With c.mla: sets head_size (max(Dn + Dr, Dv)) and checks the keys mla
+// excludes; before the head size and the scale are resolved.
+void resolve_mla(Config& c);
+double mla_scale(const Config& c);  // 1/sqrt(Dn + Dr), times yarn's mscale^2 when rope says so
+void mla_to_json(const Config& c, json& j);
+
 }  // namespace attn::config_detail

@@ -299,7 +299,8 @@ void resolve_relative_bias(Config& c) {
 
 void resolve_rope(Config& c) {
   RopeSpec& r = *c.rope;
-  const std::int64_t D = c.head_size;
+  // mla: rope rotates the qk_rope_head_dim part only (resolve_mla checks a given rotary_dim).
+  const std::int64_t D = c.mla ? c.mla->qk_rope_head_dim : c.head_size;
   if (!c.rotary_dim_given) {
     if (D % 2 != 0)
       fail(c, "rope.rotary_dim",

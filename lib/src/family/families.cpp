@@ -115,6 +115,14 @@ WindowRule modernbert_window() {
   return w;
 }
 
+// Pairs (x[2i], x[2i+1]), or as config.json's `key` says when it has it.
+RopeRule interleaved_rope(const char* key) {
+  RopeRule r;
+  r.interleaved = true;
+  r.interleave_key = key;
+  return r;
+}
+
 std::vector<Row> build() {
   std::vector<Row> t;
   auto row = [&t](const char* type) -> Row& {
@@ -440,6 +448,54 @@ std::vector<Row> build() {
 
   // ---- CONTRACT.md v3: multi-head latent attention ------------------------------------------
   // (DeepSeek-V2 / V3)
+  // DeepseekV2Attention: V2's complex rope multiplies (x[2i], x[2i+1]) pairs; q_lora_rank
+  // null (V2-Lite) is q_proj. DeepseekV2Config's defaults.
+  row("deepseek_v2")
+      .bias("attention_bias", false)
+      .with_rope(10000.0, interleaved_rope(nullptr))
+      .with_mla()
+      .with_defaults({{"hidden_size", 4096},
+                      {"num_attention_heads", 32},
+                      {"max_position_embeddings", 2048},
+                      {"q_lora_rank", 1536},
+                      {"kv_lora_rank", 512},
+                      {"qk_nope_head_dim", 128},
+                      {"qk_rope_head_dim", 64},
+                      {"v_head_dim", 128}});
+  // DeepseekV3Attention (also Kimi-K2 relabelled deepseek_v3): rope_interleave (default true)
+  // de-interleaves before rotate_half, the same scores as interleaved pairs. DeepseekV3Config's
+  // defaults.
+  row("deepseek_v3")
+      .bias("attention_bias", false)
+      .with_rope(10000.0, interleaved_rope("rope_interleave"))
+      .with_mla()
+      .with_defaults({{"hidden_size", 7168},
+                      {"num_attention_heads", 128},
+                      {"max_position_embeddings", 4096},
+                      {"q_lora_rank", 1536},
+                      {"kv_lora_rank", 512},
+                      {"qk_nope_head_dim", 128},
+                      {"qk_rope_head_dim", 64},
+                      {"v_head_dim", 128}});
+
+  // Kimi-K2 (Moonshot's configuration_deepseek.DeepseekV3Config under its own model_type,
+  // so engines can tell it apart); K2.5 and later nest it as kimi_k25's text_config, the
+  // weights under language_model.
+  row("kimi_k2")
+      .wrapped_in("kimi_k25", "text_config")
+      .at({"model.layers.{N}.self_attn.", "language_model.model.layers.{N}.self_attn.",
+           "layers.{N}.self_attn."})
+      .bias("attention_bias", false)
+      .with_rope(10000.0, interleaved_rope("rope_interleave"))
+      .with_mla()
+      .with_defaults({{"hidden_size", 7168},
+                      {"num_attention_heads", 128},
+                      {"max_position_embeddings", 4096},
+                      {"q_lora_rank", 1536},
+                      {"kv_lora_rank", 512},
+                      {"qk_nope_head_dim", 128},
+                      {"qk_rope_head_dim", 64},
+                      {"v_head_dim", 128}});
 
   // ---- CONTRACT.md v3: relative position bias ------------------------------------------------
   // (T5)

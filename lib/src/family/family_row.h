@@ -37,6 +37,9 @@ struct RopeRule {
   double fraction = 1.0;
   const char* dims_key = nullptr;
   bool interleaved = false;  // GPT-J, Cohere, Llama 4: pairs (x[2i], x[2i+1])
+  // A config.json bool that, when set, says interleaved (true) or half (DeepSeek-V3's
+  // rope_interleave).
+  const char* interleave_key = nullptr;
   // Sliding (local) layers' own base (Gemma 3's rope_local_base_freq,
   // ModernBERT's local_rope_theta); they take no rope_scaling unless said.
   const char* local_theta_key = nullptr;
@@ -137,6 +140,9 @@ struct Row {
   QkNormRule qk_norm;
   bool sinks = false;  // gpt-oss: one learned logit per head
   bool gate = false;   // Qwen3-Next: q_proj yields [query | gate] per head
+  // DeepSeek's multi-head latent attention: config.json's q_lora_rank,
+  // kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim as "mla".
+  bool mla = false;
   // The configuration class's defaults for keys a config.json may leave out
   // (save_pretrained writes every key; a nested text_config keeps only the
   // ones that differ, and hand-trimmed folders exist).
@@ -173,6 +179,7 @@ struct Row {
   }
   Row& with_sinks() { return sinks = true, *this; }
   Row& with_gate() { return gate = true, *this; }
+  Row& with_mla() { return mla = true, *this; }
   Row& with_defaults(json d) { return defaults = std::move(d), *this; }
   Row& with_hook(Hook h) { return hook = std::move(h), *this; }
 };

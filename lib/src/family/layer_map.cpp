@@ -95,8 +95,10 @@ void map_rope(LayerContext& c, bool sliding) {
             "expected a fraction in (0, 1] of the head size, found " + json(fraction).dump());
   std::int64_t dims = std::int64_t(double(c.D) * fraction);
   if (r.dims_key && hf.has(r.dims_key)) dims = *hf.integer(r.dims_key, 2, c.D);
+  const bool interleaved =
+      r.interleave_key ? hf.boolean_or(r.interleave_key, r.interleaved) : r.interleaved;
   json rope = {
-      {"theta", theta}, {"rotary_dim", dims}, {"style", r.interleaved ? "interleaved" : "half"}};
+      {"theta", theta}, {"rotary_dim", dims}, {"style", interleaved ? "interleaved" : "half"}};
   if (hf.has("max_position_embeddings"))
     rope["max_position_embeddings"] = *hf.integer("max_position_embeddings", 1, INT64_MAX);
   if (scaling.is_object()) {
@@ -192,6 +194,31 @@ void map_qk_norm(LayerContext& c) {
   c.out["qk_norm"] = n;
 }
 
+// DeepSeek's multi-head latent attention (modeling_deepseek_v3.DeepseekV3Attention):
+// its sizes as "mla"; the head size max(Dn + Dr, Dv); rope on the Dr part; every
+// head its own keys and values (kv_b_proj), whatever num_key_value_heads says.
+void map_mla(LayerContext& c) {
+  if (!c.row.mla) return;
+  const HfConfig& hf = c.hf;
+  auto size = [&](const char* key) {
+    const std::optional<std::int64_t> v = hf.integer(key, 1, kMaxSize);
+    if (!v) hf.fail(key, "is missing (an integer >= 1)");
+    return *v;
+  };
+  const std::optional<std::int64_t> q_lora =
+      hf.integer("q_lora_rank", 1, kMaxSize);  // null: q_proj
+  const std::int64_t nope = size("qk_nope_head_dim"), rope = size("qk_rope_head_dim");
+  const std::int64_t v = size("v_head_dim");
+  c.out["mla"] = {{"q_lora_rank", q_lora ? json(*q_lora) : json(nullptr)},
+                  {"kv_lora_rank", size("kv_lora_rank")},
+                  {"qk_nope_head_dim", nope},
+                  {"qk_rope_head_dim", rope},
+                  {"v_head_dim", v}};
+  c.out["head_size"] = std::max(nope + rope, v);
+  c.out.erase("num_kv_heads");
+  if (c.out.contains("rope")) c.out["rope"]["rotary_dim"] = rope;
+}
+
 std::string with_layer(std::string p, std::int64_t layer) {
   const std::size_t at = p.find("{N}");
   return at == std::string::npos ? p : p.replace(at, 3, std::to_string(layer));
@@ -281,6 +308,7 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
   map_qk_norm(c);
   if (row.sinks) c.out["sinks"] = true;
   if (row.gate) c.out["gate"] = true;
+  map_mla(c);
   if (row.hook) row.hook(c);
 
   // The prefix the weights really use, among the family's.

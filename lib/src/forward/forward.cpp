@@ -12,6 +12,7 @@
 // hidden, H heads, Hkv key/value heads, D head size, O out size.
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,10 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
           Exit::config,
           "alibi: needs self-attention (keys at the queries' positions), found a key input");
   }
+  if (w.mla && (in.key || in.value))
+    throw Error(Exit::config, "mla: needs self-attention, found a key input");
+  if (w.mla && (spec.qk_norm || spec.add_zero_attn || !w.bias_k.data.empty()))
+    throw Error(Exit::config, "mla: not with qk_norm, add_zero_attn or bias_kv");
   if (spec.qk_norm && spec.qk_norm->has_weight()) {
     const QkNormSpec& n = *spec.qk_norm;
     const bool rows = n.scope_all || n.per_head;
@@ -152,6 +157,8 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
                     (!w.b_gate.data.empty() && w.b_gate.size() != g.q_rows())))
     throw Error(Exit::data, "gate: expected weights w_gate " + shape_str({g.q_rows(), g.C}) +
                                 " (the gate rows of q_proj), found " + shape_str(w.w_gate.shape));
+  if (w.mla && w.w_out.shape != std::vector<std::size_t>{g.O, w.context_width()})
+    bad_shape("o_proj.weight", shape_str({g.O, w.context_width()}), w.w_out.shape);
   if (spec.sinks && w.sinks.size() != g.H)
     throw Error(Exit::data, "sinks: expected one logit per head (" + std::to_string(g.H) +
                                 "), found " + shape_str(w.sinks.shape));
@@ -316,9 +323,18 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
 
     // 9. out = y Wo^T + bo   (B*L, O); y is read in place from the q columns.
     float* out = context.ptr() + b0 * L * O;
+    if (w.mla && w.context_width() != HD) {
+      // mla: each head's v (and context) is Dv of the D columns: pack the
+      // heads' Dv columns to the front of the row, as o_proj reads them.
+      const std::size_t Dv = w.context_width() / H;
+      for (std::size_t r = 0; r < nb * L; ++r)
+        for (std::size_t h = 1; h < H; ++h)
+          std::memmove(p.q + r * p.ld_q + h * Dv, p.q + r * p.ld_q + h * D, Dv * sizeof(float));
+    }
     if (w.has_out_proj) {
-      linear(p.q, p.ld_q, nb * L, HD, w.w_out, w.b_out, out, O, threads);
-      stats.flops += 2.0 * double(nb * L) * double(HD) * double(O);
+      const std::size_t K = w.context_width();  // H*D (H*Dv with mla)
+      linear(p.q, p.ld_q, nb * L, K, w.w_out, w.b_out, out, O, threads);
+      stats.flops += 2.0 * double(nb * L) * double(K) * double(O);
     } else {
       for (std::size_t r = 0; r < nb * L; ++r)
         std::copy(p.q + r * p.ld_q, p.q + r * p.ld_q + HD, out + r * O);
@@ -344,7 +360,16 @@ double forward_flops(const Weights& w, std::int64_t B, std::int64_t S, bool caus
   const double rows = double(B) * double(S);
   const double HD = double(g.q_rows());
   const double O = w.has_out_proj ? double(g.O) : 0.0;
-  const double proj = 2.0 * rows * double(g.C) * double(g.qkv_rows()) + 2.0 * rows * HD * O;
+  double proj = 2.0 * rows * double(g.C) * double(g.qkv_rows()) + 2.0 * rows * HD * O;
+  if (w.mla) {  // forward/mla.cpp's products, then o_proj from H*Dv
+    const MlaSpec& m = w.mla->spec;
+    const double Hd = double(g.H), Dqk = double(m.qk_head_dim()), Rq = double(m.q_lora_rank);
+    const double Rkv = double(m.kv_lora_rank), Dr = double(m.qk_rope_head_dim);
+    const double q = m.q_lora_rank ? double(g.C) * Rq + Rq * Hd * Dqk : double(g.C) * Hd * Dqk;
+    const double kv =
+        double(g.C) * (Rkv + Dr) + Rkv * Hd * double(m.qk_nope_head_dim + m.v_head_dim);
+    proj = 2.0 * rows * (q + kv) + 2.0 * rows * double(w.context_width()) * O;
+  }
   // q k^T and P v: 2 GEMMs of S x S x D per (b, h), 2 FLOPs per multiply-add.
   double attend = 4.0 * double(B) * double(w.H) * double(S) * double(S) * double(w.D);
   if (causal) attend *= 0.5;

@@ -118,6 +118,7 @@ void qk_norm_rows(float* base, std::size_t n, std::size_t ld, std::size_t heads,
 
 void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in, std::size_t b0,
              std::size_t nb, int threads, Projected& p) {
+  if (w.mla) return mla_project(w, in, b0, nb, threads, p);
   const Geometry g = w.geometry();
   const Tensor& x = *in.x;
   const Tensor& key = in.key ? *in.key : x;

@@ -72,6 +72,12 @@ inline std::size_t chunk_batch(std::size_t L) { return std::max<std::size_t>(1, 
 void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in, std::size_t b0,
              std::size_t nb, int threads, Projected& p);
 
+// Step 1 for DeepSeek's multi-head latent attention (w.mla; forward/mla.cpp):
+// q (B*L, H*D) and k | v (B*L, 2*H*D), each head [rope part | nope part | 0]
+// for q and k, [v (Dv) | 0] for v. Self-attention only.
+void mla_project(const Weights& w, const ForwardInputs& in, std::size_t b0, std::size_t nb,
+                 int threads, Projected& p);
+
 // Step 2, in place on p's q and k rows (the T real keys, not the extra ones):
 // qk_norm when spec.qk_norm, then rope when spec.rope with in.positions (or
 // 0..L-1), then the queries' attn_temperature at the same positions. Rope and

@@ -135,4 +135,11 @@ void read_slot(const StateDict& sd, const std::string& key, const Slot& s, Weigh
 // The stored tensor of `s` cut from canonical weights (the inverse of read_slot).
 Tensor slot_tensor(const Weights& w, const Slot& s);
 
+// mla (config "mla"): DeepSeek's own tensor names instead of a layout's
+// table (layer/mla_weights.cpp). Loading checks every key and shape as
+// load_weights does (Exit::data naming the key); export writes them back.
+Weights load_mla_weights(const StateDict& sd, const Config& cfg, const std::string& source,
+                         bool allow_nonfinite);
+StateDict export_mla_weights(const Weights& w);
+
 }  // namespace attn::detail

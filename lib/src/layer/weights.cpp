@@ -51,6 +51,13 @@ std::vector<Layout> layouts_of_key(const std::string& k) {
   return {};
 }
 
+// DeepSeek's tensors under a config without "mla": what to set.
+std::string mla_hint() {
+  return ": the weights are DeepSeek's multi-head latent attention (kv_a_proj_with_mqa): set the "
+         "config's \"mla\" {q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, "
+         "v_head_dim} (a deepseek_v2, deepseek_v3 or kimi_k2 model folder sets it)";
+}
+
 // The key a layout cannot do without (the first weight of its table).
 std::string first_key(Layout l) {
   Dims d;
@@ -82,6 +89,7 @@ std::string num(std::size_t v) { return std::to_string(v); }
 // or torch MHA's other form of the q, k, v weights in the file.
 std::string missing_hint(const StateDict& sd, const Dims& d, const Slot& s) {
   using detail::Part;
+  if (sd.contains("kv_a_proj_with_mqa.weight")) return mla_hint();
   switch (s.part()) {
     case Part::bias_k:
     case Part::bias_v:
@@ -231,6 +239,9 @@ StateDict select_keys(const StateDict& sd, const std::string& prefix) {
 }
 
 Layout detect_layout(const StateDict& sd, const std::string& source) {
+  if (sd.contains("kv_a_proj_with_mqa.weight"))  // no layout's: the config's "mla" reads it
+    throw Error(Exit::data,
+                source + ": key \"kv_a_proj_with_mqa.weight\" fits no layout" + mla_hint());
   std::vector<Layout> cand;  // layouts every named key so far fits
   std::string cand_key, unknown_key;
   for (const std::string& key : sd.keys()) {
@@ -297,6 +308,7 @@ Layout detect_layout(const StateDict& sd, const std::string& source) {
 
 Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
                      const std::string& source, bool allow_nonfinite) {
+  if (cfg.mla) return detail::load_mla_weights(sd, cfg, source, allow_nonfinite);
   const std::string name = layout_name(layout);
   {
     const std::string problem = detail::fit_problem(detail::dims_of(cfg), layout);
@@ -383,6 +395,13 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
 }
 
 StateDict export_weights(const Weights& w, Layout layout) {
+  if (w.mla) {
+    if (layout != Layout::proj)
+      throw Error(Exit::usage, "--layout " + layout_name(layout) +
+                                   ": cannot hold this model: mla's tensors have their own names "
+                                   "(use --layout proj or leave it out)");
+    return detail::export_mla_weights(w);
+  }
   const Dims d = detail::dims_of(w);
   const std::string problem = detail::fit_problem(d, layout);
   if (!problem.empty())

@@ -229,7 +229,10 @@ Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layo
     // buffers and neighbours dropped.
     StateDict layer = select_keys(all.select(cfg.weights_prefix).renamed(cfg.weights_rename), "");
     Tensor table = relative_bias_table(all, layer, cfg, allow_nonfinite);
-    const Layout l = cfg.layout ? *cfg.layout : detect_layout(layer, cfg.weights);
+    // mla's tensors have their own names (layer/mla_weights.cpp): reported as proj.
+    const Layout l = cfg.layout ? *cfg.layout
+                     : cfg.mla  ? Layout::proj
+                                : detect_layout(layer, cfg.weights);
     *layout = l;
     *detected = !cfg.layout.has_value();
     *source = cfg.weights;

@@ -649,8 +649,8 @@ TEST_CASE("config scores: the golden variants' configs parse") {
     CHECK(c.weights == (entry.path() / "weights").string());
     ++n;
   }
-  CHECK(n == 19);  // make_variants.py: v2's 12, T5's two, v3's five (gate, qk_norm kinds, chunk,
-                   // temperature)
+  CHECK(n == 22);  // make_variants.py: v2's 12, T5's two, v3's five (gate, qk_norm kinds, chunk,
+                   // temperature), three of mla
   auto load = [&](const char* name) {
     return attn::load_config((root / name / "config.json").string());
   };

@@ -45,11 +45,48 @@ struct Case {
   std::optional<Mask> padding;           // (B, T)
   std::optional<PositionIds> positions;  // (B, L)
   std::optional<AttnMask> attn_mask;
+  std::optional<MlaSpec> mla;  // DeepSeek's latent attention: H, C, O and bias used; D from it
 
   std::size_t keys() const { return cross ? T : L; }
 };
 
+// Random tensors of DeepSeek's multi-head latent attention (weights.h MlaWeights).
+Weights make_mla_weights(const Case& c) {
+  const MlaSpec& m = *c.mla;
+  const auto Rq = std::size_t(m.q_lora_rank), Rkv = std::size_t(m.kv_lora_rank);
+  const auto Dn = std::size_t(m.qk_nope_head_dim), Dr = std::size_t(m.qk_rope_head_dim);
+  const auto Dv = std::size_t(m.v_head_dim);
+  Weights w;
+  w.C = c.C;
+  w.H = w.Hkv = c.H;
+  w.D = m.head_size();
+  w.O = c.O;
+  w.mla = MlaWeights{};
+  w.mla->spec = m;
+  MlaWeights& t = *w.mla;
+  const double in = 2.0 / std::sqrt(double(c.C));
+  if (Rq == 0) {
+    t.q_proj = scaled(test::random_tensor({c.H * (Dn + Dr), c.C}, c.seed), in);
+  } else {
+    t.q_a_proj = scaled(test::random_tensor({Rq, c.C}, c.seed), in);
+    t.q_a_norm = scaled(test::random_tensor({Rq}, c.seed + 30), 1.0);
+    t.q_b_proj = scaled(test::random_tensor({c.H * (Dn + Dr), Rq}, c.seed + 31),
+                        1.0 / std::sqrt(double(Rq)));
+    if (c.bias) t.q_a_bias = scaled(test::random_tensor({Rq}, c.seed + 32), 0.5);
+  }
+  t.kv_a_proj = scaled(test::random_tensor({Rkv + Dr, c.C}, c.seed + 33), in);
+  if (c.bias) t.kv_a_bias = scaled(test::random_tensor({Rkv + Dr}, c.seed + 34), 0.5);
+  t.kv_a_norm = scaled(test::random_tensor({Rkv}, c.seed + 35), 1.0);
+  t.kv_b_proj = scaled(test::random_tensor({c.H * (Dn + Dv), Rkv}, c.seed + 36),
+                       2.0 / std::sqrt(double(Rkv)));
+  w.w_out =
+      scaled(test::random_tensor({c.O, c.H * Dv}, c.seed + 2), 1.0 / std::sqrt(double(c.H * Dv)));
+  if (c.bias) w.b_out = scaled(test::random_tensor({c.O}, c.seed + 3), 0.5);
+  return w;
+}
+
 Weights make_weights(const Case& c) {
+  if (c.mla) return make_mla_weights(c);
   Weights w;
   w.C = c.C;
   w.H = c.H;
@@ -526,6 +563,67 @@ TEST_CASE("attention v2: the families' combinations") {
     c.spec.sliding_window = 4;
     c.spec.rope = rope(16);
     check_case(c);
+  }
+}
+
+TEST_CASE("attention v3: mla, low-rank q or q_proj, v narrower or wider than q.k, rope styles") {
+  auto mla = [](std::int64_t Rq, std::int64_t Rkv, std::int64_t Dn, std::int64_t Dr,
+                std::int64_t Dv) {
+    MlaSpec m;
+    m.q_lora_rank = Rq;
+    m.kv_lora_rank = Rkv;
+    m.qk_nope_head_dim = Dn;
+    m.qk_rope_head_dim = Dr;
+    m.v_head_dim = Dv;
+    return m;
+  };
+  SUBCASE("DeepSeek-V3: q_a/q_b, interleaved rope, causal, padded, Dv < Dn + Dr") {
+    Case c;
+    c.mla = mla(12, 10, 8, 4, 6);
+    c.spec.scale = float(1.0 / std::sqrt(12.0) * 1.3);
+    c.spec.causal = true;
+    c.spec.rope = rope(4, RopeStyle::interleaved);
+    c.padding = pad_right_left(c.B, c.L, 2);
+    c.positions = positions_of(*c.padding, 0);
+    check_case(c);
+    check_case(c, 1);
+  }
+  SUBCASE("DeepSeek-V2-Lite: q_proj, half rope, no bias, Dv > Dn + Dr, several blocks") {
+    Case c;
+    c.B = 2;
+    c.L = 150;
+    c.H = 3;
+    c.bias = false;
+    c.mla = mla(0, 6, 4, 4, 10);
+    c.spec.scale = float(1.0 / std::sqrt(8.0));
+    c.spec.causal = true;
+    c.spec.rope = rope(4, RopeStyle::half, 500.0);
+    check_case(c);
+  }
+  SUBCASE("no rope, bidirectional, a window, Dv == Dn + Dr, batches past one chunk") {
+    Case c;
+    c.B = 130;
+    c.L = 9;
+    c.mla = mla(5, 7, 2, 2, 4);
+    c.spec.scale = 0.5f;
+    c.spec.sliding_window = 3;
+    check_case(c);
+  }
+  SUBCASE("misuses: keys from elsewhere, qk_norm") {
+    Case c;
+    c.mla = mla(0, 6, 4, 4, 4);
+    const Weights w = make_weights(c);
+    Inputs t;
+    make_inputs(c, w, t);
+    Tensor ctx;
+    ForwardInputs cross = t.in;
+    cross.key = &t.x;
+    test::expect_error([&] { forward(w, c.spec, cross, ctx, ForwardOptions{}); }, Exit::config,
+                       "mla: needs self-attention");
+    AttentionSpec s = c.spec;
+    s.qk_norm = QkNormSpec{};
+    test::expect_error([&] { forward(w, s, t.in, ctx, ForwardOptions{}); }, Exit::config,
+                       "mla: not with qk_norm");
   }
 }
 
