@@ -146,8 +146,16 @@ int run_merge_summaries(const Options& opt) {
     }
     if (missing.size() > kListedMissing)
       names += " and " + std::to_string(missing.size() - kListedMissing) + " more";
+    // Runs of consecutive shards as ranges, as Slurm's --array takes them:
+    // "1-23" rather than 23 numbers, "0,2-4,7" for gaps.
     std::string ks;
-    for (std::size_t k : resubmit) ks += (ks.empty() ? "" : ",") + std::to_string(k);
+    for (auto it = resubmit.begin(); it != resubmit.end();) {
+      const std::size_t first = *it;
+      std::size_t last = first;
+      while (++it != resubmit.end() && *it == last + 1) ++last;
+      ks += (ks.empty() ? "" : ",") + std::to_string(first) +
+            (last > first ? "-" + std::to_string(last) : std::string());
+    }
     throw Error(Exit::no_input, attn::printable(dir) + ": " + std::to_string(missing.size()) +
                                     " of " + std::to_string(count) +
                                     " inputs have no result: " + names + "; resubmit shard(s) " +

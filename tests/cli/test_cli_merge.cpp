@@ -89,6 +89,16 @@ TEST_CASE("cli_merge: inputs with no result are named, with the shards to resubm
   CHECK_FALSE(fs::exists(dir + "/summary.json"));
 }
 
+TEST_CASE("cli_merge: the shards to resubmit are given as ranges, as Slurm's --array takes them") {
+  attn::test::TempDir t;
+  run_shards(t / "a", 5, {0});  // shards 1, 2, 3 and 4 of 5 never ran
+  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "a")), 66,
+                    {"4 of 5 inputs have no result", "resubmit shard(s) 1-4 of 5", "--array=1-4)"});
+  run_shards(t / "b", 5, {0, 2});  // 1, 3 and 4
+  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "b")), 66,
+                    {"resubmit shard(s) 1,3-4 of 5", "--array=1,3-4)"});
+}
+
 TEST_CASE("cli_merge: summaries that cannot be merged are refused") {
   attn::test::TempDir t;
   check_cli_failure(run(bin() + " --merge-summaries " + q(t / "absent")), 66, {"absent"});
