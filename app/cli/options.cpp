@@ -119,7 +119,8 @@ void setup_options(CLI::App& app, Options& opt) {
 
   auto* many = app.add_option_group("Many inputs", "One run per input, weights loaded once");
   many->add_option("--input-list", opt.input_list,
-                   "file with one .npy path per line (relative to its folder); needs --out-dir")
+                   "file with one .npy path per line (relative to its folder; - reads them "
+                   "from stdin); needs --out-dir")
       ->type_name("FILE");
   many->add_option("--shard", opt.shard_spec, "K/N: run only lines i with i % N == K")
       ->type_name("K/N");

@@ -107,7 +107,13 @@ int run_merge_summaries(const Options& opt) {
   // (its path as the shards were given it); by index alone otherwise.
   std::vector<ListEntry> entries;
   try {
-    if (first.contains("input_list") && first["input_list"].is_string())
+    // A list given on standard input ("-") or through a pipe (<(...) is
+    // /dev/fd/N) cannot be read again.
+    const auto once = [](const std::string& l) {
+      return l == "-" || l.rfind("/dev/fd/", 0) == 0 || l.rfind("/proc/", 0) == 0;
+    };
+    if (first.contains("input_list") && first["input_list"].is_string() &&
+        !once(first["input_list"].get<std::string>()))
       entries = read_list(first["input_list"].get<std::string>());
   } catch (const Error& e) {
     spdlog::warn("{}: the input list cannot be read ({}); naming missing inputs by index",
