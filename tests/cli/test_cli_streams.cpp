@@ -92,15 +92,15 @@ TEST_CASE("cli_streams: --input and --padding-mask from <(...) or a FIFO equal t
   CHECK(json_piped.out == json_file.out);
 
   // A named pipe whose writer comes later: opened as `cat` opens it.
-  RunResult fifo =
-      bash_in(t.path, "mkfifo p; (sleep 0.5; cat x.npy > p) & " + base +
-                          " --input p --padding-mask m.npy; s=$?; wait; exit $s");
+  RunResult fifo = bash_in(t.path, "mkfifo p; (sleep 0.5; cat x.npy > p) & " + base +
+                                       " --input p --padding-mask m.npy; s=$?; wait; exit $s");
   REQUIRE_MESSAGE(fifo.exit_code == 0, fifo.err);
   CHECK(fifo.out == files.out);
 
   // A config read through a pipe (it is read twice: looked at, then loaded).
   // (Its paths made absolute: a pipe has no folder of its own to resolve them against.)
-  std::string config_text = attn::test::read_text(attn::test::source_path("configs/warner_causal.json"));
+  std::string config_text =
+      attn::test::read_text(attn::test::source_path("configs/warner_causal.json"));
   for (std::size_t at; (at = config_text.find("\"../data/")) != std::string::npos;)
     config_text.replace(at, 9, "\"" + attn::test::source_path("data") + "/");
   write_text(t / "c.json", config_text);
