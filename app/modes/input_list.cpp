@@ -113,6 +113,8 @@ int run_input_list(const Options& opt) {
   // A rerun (after preemption) skips what an earlier run with the same
   // fingerprint committed; another run's folder is refused (73).
   ListManifest manifest(cfg.output_dir, list_fingerprint(opt, cfg, session.model().weights_source));
+  std::map<std::string, std::string> path_of;  // result folder name -> input path
+  for (const ListEntry* e : mine) path_of[e->name] = e->path;
   nlohmann::json done = nlohmann::json::array();
   Progress progress("inputs", mine.size(), Progress::wanted(opt.quiet));
   // Results are committed in groups (kGroupInputs inputs, or what finished in
@@ -136,10 +138,12 @@ int run_input_list(const Options& opt) {
     flushing.clear();
     flushed.get();  // the flush's error, if any
     attn::commit_together(pointers(group));
-    std::vector<std::string> names;
-    for (const auto& d : group)
-      names.push_back(std::filesystem::path(d->dir()).filename().string());
-    manifest.mark_done(names);
+    std::vector<std::pair<std::string, std::string>> inputs;
+    for (const auto& d : group) {
+      const std::string name = std::filesystem::path(d->dir()).filename().string();
+      inputs.emplace_back(name, path_of.at(name));
+    }
+    manifest.mark_done(inputs);
   };
   auto commit_pending = [&] {
     finish_flushing();
@@ -151,7 +155,7 @@ int run_input_list(const Options& opt) {
   };
   try {
     for (const ListEntry* e : mine) {
-      if (manifest.done(e->name)) {  // committed by an earlier run of this fingerprint
+      if (manifest.done(e->name, e->path)) {  // committed by an earlier run of this fingerprint
         done.push_back({{"path", e->path},
                         {"line", e->line},
                         {"index", e->index},

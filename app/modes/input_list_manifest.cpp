@@ -1,5 +1,7 @@
 #include "modes/input_list_manifest.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 
 #include "attn/error.h"
@@ -28,6 +30,17 @@ nlohmann::json read_list_manifest(const std::string& path) {
   return m;
 }
 
+// An input file as the manifest records it: path, size, modification time.
+nlohmann::json input_identity(const std::string& path) {
+  nlohmann::json id = {{"path", path}};
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    id["bytes"] = st.st_size;
+    id["modified_ns"] = std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
+  return id;
+}
+
 }  // namespace
 
 ListManifest::ListManifest(std::string dir, nlohmann::json fingerprint)
@@ -47,17 +60,26 @@ ListManifest::ListManifest(std::string dir, nlohmann::json fingerprint)
                             attn::printable(fingerprint_[part].dump()) +
                             "); use another --out-dir, or remove the folder to start over");
   }
-  for (const auto& [name, state] : m["inputs"].items())
-    if (state == "done" && attn::is_directory(dir_ + "/" + name) &&
+  for (const auto& [name, entry] : m["inputs"].items())
+    if (entry.is_object() && entry.value("state", "") == "done" &&
+        attn::is_directory(dir_ + "/" + name) &&
         std::filesystem::exists(dir_ + "/" + name + "/context.npy"))
-      done_.insert(name);
+      inputs_[name] = entry;
 }
 
-bool ListManifest::done(const std::string& name) const { return done_.count(name) > 0; }
+bool ListManifest::done(const std::string& name, const std::string& path) const {
+  if (!inputs_.contains(name)) return false;
+  nlohmann::json now = input_identity(path);
+  now["state"] = "done";
+  return inputs_[name] == now;  // an input changed since is computed again
+}
 
-void ListManifest::mark_done(const std::vector<std::string>& names) {
-  if (names.empty()) return;
-  for (const std::string& n : names) done_.insert(n);
+void ListManifest::mark_done(const std::vector<std::pair<std::string, std::string>>& inputs) {
+  if (inputs.empty()) return;
+  for (const auto& [name, path] : inputs) {
+    inputs_[name] = input_identity(path);
+    inputs_[name]["state"] = "done";
+  }
   nlohmann::json m = read_list_manifest(dir_ + "/manifest.json");
   if (m.is_null() || m["fingerprint"] != fingerprint_) {
     m = nlohmann::json::object();
@@ -65,7 +87,7 @@ void ListManifest::mark_done(const std::vector<std::string>& names) {
     m["fingerprint"] = fingerprint_;
     m["inputs"] = nlohmann::json::object();
   }
-  for (const std::string& n : done_) m["inputs"][n] = "done";
+  for (const auto& [name, entry] : inputs_.items()) m["inputs"][name] = entry;
   attn::OutputDir out(dir_);
   out.add("manifest.json", m.dump(2) + "\n");
   out.commit();

@@ -6,8 +6,8 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace app {
@@ -20,17 +20,19 @@ class ListManifest {
   ListManifest(std::string dir, nlohmann::json fingerprint);
 
   // True when `name`'s results were committed by an earlier run with this
-  // fingerprint (and its folder still holds its context).
-  bool done(const std::string& name) const;
+  // fingerprint from the input file at `path` as it is now (same path, size
+  // and modification time), and its folder still holds its context.
+  bool done(const std::string& name, const std::string& path) const;
 
-  // Records these inputs as committed: DIR/manifest.json rewritten
-  // atomically (read again first, so parallel shards add to each other's).
-  void mark_done(const std::vector<std::string>& names);
+  // Records these inputs (result folder name, input path) as committed:
+  // DIR/manifest.json rewritten atomically (read again first, so parallel
+  // shards add to each other's).
+  void mark_done(const std::vector<std::pair<std::string, std::string>>& inputs);
 
  private:
   std::string dir_;
   nlohmann::json fingerprint_;
-  std::set<std::string> done_;
+  nlohmann::json inputs_ = nlohmann::json::object();  // name -> {state, path, bytes, modified_ns}
 };
 
 }  // namespace app

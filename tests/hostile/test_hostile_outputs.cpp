@@ -227,6 +227,16 @@ TEST_CASE("hostile outputs: a rerun after SIGTERM skips what DIR/manifest.json r
         100);
   CHECK(snapshot(out + "/x_00") == kept);
 
+  // An input changed since its results were made is computed again, alone.
+  write_text(t / "x_00.npy", attn::encode_npy(attn::test::random_tensor({2, 3, 4}, 9)));
+  RunResult third = run(bin() + " " + args);
+  REQUIRE_MESSAGE(third.exit_code == 0, third.err);
+  const auto again_summary = nlohmann::json::parse(attn::test::read_text(out + "/summary.json"));
+  skipped = 0;
+  for (const auto& in : again_summary["inputs"]) skipped += in.value("skipped", false) ? 1 : 0;
+  CHECK(skipped == 99);
+  CHECK(snapshot(out + "/x_00") != kept);
+
   // Another config, other flags or other weights: 73 naming which, nothing written.
   const auto before = snapshot(out);
   check_cli_failure(run(bin() + " " + args + " --no-attn"), 73, {"manifest.json", "config"});
