@@ -5,6 +5,7 @@
 //
 // Letters: B batch, H heads, S sequence, C hidden.
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,11 +21,13 @@
 #include "attn/npy.h"
 #include "attn/output.h"
 #include "attn/run.h"
+#include "attn/sha256.h"
 #include "cli/memory_check.h"
 #include "cli/progress.h"
 #include "cli/timing.h"
 #include "modes/forward_job.h"
 #include "modes/input_list_file.h"
+#include "modes/input_list_manifest.h"
 #include "modes/modes.h"
 #include "modes/run_session.h"
 
@@ -47,6 +50,28 @@ JobResult forward_naming_input(const RunSession& session, const SessionInput& in
     throw attn::Error(
         err.code(), path + ": " + (what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what));
   }
+}
+
+// What makes this run's results what they are (DIR/manifest.json): the
+// config as resolved with the flags (not where the results go), the weights
+// (their source, and the file's size and modification time), the flags that
+// change what is written.
+nlohmann::json list_fingerprint(const Options& opt, const attn::Config& cfg,
+                                const std::string& weights_source) {
+  nlohmann::json c = attn::config_to_json(cfg);
+  if (c.contains("output") && c["output"].is_object()) c["output"].erase("dir");
+  c.erase("weights");  // its own part of the fingerprint
+  nlohmann::json w = {{"source", weights_source}};
+  struct stat st {};
+  if (!cfg.weights.empty() && ::stat(cfg.weights.c_str(), &st) == 0) {
+    w["bytes"] = st.st_size;
+    w["modified_ns"] = std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
+  const nlohmann::json f = {
+      {"stats", opt.stats},
+      {"allow_nonfinite", opt.allow_nonfinite},
+      {"padding_mask", opt.padding_mask ? nlohmann::json(*opt.padding_mask) : nlohmann::json()}};
+  return {{"config", attn::sha256_hex(c.dump())}, {"weights", w}, {"flags", f}};
 }
 
 }  // namespace
@@ -85,6 +110,11 @@ int run_input_list(const Options& opt) {
   // an empty folder), so no folder without results looks like one. Only this
   // shard's, so a shard never races another's commit.
   for (const ListEntry* e : mine) ::rmdir((cfg.output_dir + "/" + e->name).c_str());
+  // A rerun (after preemption) skips what an earlier run with the same
+  // fingerprint committed; another run's folder is refused (73).
+  ListManifest manifest(cfg.output_dir, list_fingerprint(opt, cfg, session.model().weights_source));
+  std::map<std::string, std::string> path_of;  // result folder name -> input path
+  for (const ListEntry* e : mine) path_of[e->name] = e->path;
   nlohmann::json done = nlohmann::json::array();
   Progress progress("inputs", mine.size(), Progress::wanted(opt.quiet));
   // Results are committed in groups (kGroupInputs inputs, or what finished in
@@ -108,6 +138,12 @@ int run_input_list(const Options& opt) {
     flushing.clear();
     flushed.get();  // the flush's error, if any
     attn::commit_together(pointers(group));
+    std::vector<std::pair<std::string, std::string>> inputs;
+    for (const auto& d : group) {
+      const std::string name = std::filesystem::path(d->dir()).filename().string();
+      inputs.emplace_back(name, path_of.at(name));
+    }
+    manifest.mark_done(inputs);
   };
   auto commit_pending = [&] {
     finish_flushing();
@@ -119,6 +155,15 @@ int run_input_list(const Options& opt) {
   };
   try {
     for (const ListEntry* e : mine) {
+      if (manifest.done(e->name, e->path)) {  // committed by an earlier run of this fingerprint
+        done.push_back({{"path", e->path},
+                        {"line", e->line},
+                        {"index", e->index},
+                        {"dir", e->name},
+                        {"skipped", true}});
+        progress.advance(1);
+        continue;
+      }
       const auto t_load = Clock::now();
       SessionInput in;
       static_cast<attn::RunInputs&>(in) =

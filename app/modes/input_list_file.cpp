@@ -35,9 +35,14 @@ bool is_summary_name(const std::string& name) {
 }  // namespace
 
 std::vector<ListEntry> read_list(const std::string& list) {
-  const auto bytes = attn::read_file(list, kMaxListBytes);
+  // "-": the list on standard input. Its paths, and those of a list from a
+  // pipe (<(ls *.npy) is /dev/fd/63), are relative to the working folder.
+  std::error_code ec;
+  const bool stream = list == "-" || std::filesystem::is_fifo(list, ec);
+  const auto bytes =
+      list == "-" ? attn::read_stdin(kMaxListBytes) : attn::read_file(list, kMaxListBytes);
   const std::string text(bytes.begin(), bytes.end());
-  const std::string base = folder_of(list);
+  const std::string base = stream ? "" : folder_of(list);
   std::vector<ListEntry> entries;
   std::size_t line_no = 0, pos = 0;
   while (pos < text.size()) {

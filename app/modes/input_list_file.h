@@ -17,7 +17,8 @@ struct ListEntry {
   std::string name;       // file name without .npy: the result folder
 };
 
-// The entries of `list`. Exit 65 for an empty list, a NUL byte in a line, an
+// The entries of `list` ("-": standard input; it and a FIFO such as <(...)
+// hold paths relative to the working folder). Exit 65 for an empty list, a NUL byte in a line, an
 // entry that names no file, one named like a summary file, or two entries
 // that would share a result folder; 66 when unreadable.
 std::vector<ListEntry> read_list(const std::string& list);

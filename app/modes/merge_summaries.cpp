@@ -107,7 +107,13 @@ int run_merge_summaries(const Options& opt) {
   // (its path as the shards were given it); by index alone otherwise.
   std::vector<ListEntry> entries;
   try {
-    if (first.contains("input_list") && first["input_list"].is_string())
+    // A list given on standard input ("-") or through a pipe (<(...) is
+    // /dev/fd/N) cannot be read again.
+    const auto once = [](const std::string& l) {
+      return l == "-" || l.rfind("/dev/fd/", 0) == 0 || l.rfind("/proc/", 0) == 0;
+    };
+    if (first.contains("input_list") && first["input_list"].is_string() &&
+        !once(first["input_list"].get<std::string>()))
       entries = read_list(first["input_list"].get<std::string>());
   } catch (const Error& e) {
     spdlog::warn("{}: the input list cannot be read ({}); naming missing inputs by index",
@@ -146,8 +152,16 @@ int run_merge_summaries(const Options& opt) {
     }
     if (missing.size() > kListedMissing)
       names += " and " + std::to_string(missing.size() - kListedMissing) + " more";
+    // Runs of consecutive shards as ranges, as Slurm's --array takes them:
+    // "1-23" rather than 23 numbers, "0,2-4,7" for gaps.
     std::string ks;
-    for (std::size_t k : resubmit) ks += (ks.empty() ? "" : ",") + std::to_string(k);
+    for (auto it = resubmit.begin(); it != resubmit.end();) {
+      const std::size_t first = *it;
+      std::size_t last = first;
+      while (++it != resubmit.end() && *it == last + 1) ++last;
+      ks += (ks.empty() ? "" : ",") + std::to_string(first) +
+            (last > first ? "-" + std::to_string(last) : std::string());
+    }
     throw Error(Exit::no_input, attn::printable(dir) + ": " + std::to_string(missing.size()) +
                                     " of " + std::to_string(count) +
                                     " inputs have no result: " + names + "; resubmit shard(s) " +

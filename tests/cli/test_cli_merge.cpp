@@ -89,6 +89,16 @@ TEST_CASE("cli_merge: inputs with no result are named, with the shards to resubm
   CHECK_FALSE(fs::exists(dir + "/summary.json"));
 }
 
+TEST_CASE("cli_merge: the shards to resubmit are given as ranges, as Slurm's --array takes them") {
+  attn::test::TempDir t;
+  run_shards(t / "a", 5, {0});  // shards 1, 2, 3 and 4 of 5 never ran
+  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "a")), 66,
+                    {"4 of 5 inputs have no result", "resubmit shard(s) 1-4 of 5", "--array=1-4)"});
+  run_shards(t / "b", 5, {0, 2});  // 1, 3 and 4
+  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "b")), 66,
+                    {"resubmit shard(s) 1,3-4 of 5", "--array=1,3-4)"});
+}
+
 TEST_CASE("cli_merge: summaries that cannot be merged are refused") {
   attn::test::TempDir t;
   check_cli_failure(run(bin() + " --merge-summaries " + q(t / "absent")), 66, {"absent"});
@@ -108,4 +118,44 @@ TEST_CASE("cli_merge: summaries that cannot be merged are refused") {
   // It is a mode of its own: no config, no list.
   check_cli_failure(run(bin() + " --merge-summaries " + q(t / "mixed") + " --shard 0/2"), 64,
                     {"--merge-summaries", "--shard"});
+}
+
+TEST_CASE("cli_merge: --shard auto takes K and N from a Slurm array task's variables") {
+  attn::test::TempDir t;
+  const std::string cmd = bin() + " -q --threads 1 --shard auto --config " +
+                          attn::test::quoted_config("warner_causal.json") + " --input-list " +
+                          q(source_path("docs/list_example/inputs.txt")) + " -o " + q(t / "r");
+  const std::string clean =
+      "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN "
+      "-u SLURM_ARRAY_TASK_MAX ";
+  // --array=0-2: ID and COUNT. --array=1-3 (MIN 1, MAX 3, no COUNT): K = ID - MIN.
+  auto r = run(clean + "SLURM_ARRAY_TASK_ID=0 SLURM_ARRAY_TASK_COUNT=3 " + cmd);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  r = run(clean + "SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=3 " + cmd);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  r = run(clean + "SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=3 " + cmd);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(fs::exists(t / "r/summary-0-of-3.json"));
+  CHECK(fs::exists(t / "r/summary-1-of-3.json"));
+  CHECK(fs::exists(t / "r/summary-2-of-3.json"));
+  REQUIRE(run(bin() + " -q --merge-summaries " + q(t / "r")).exit_code == 0);
+  CHECK(read_json(t / "r/summary.json")["inputs"].size() == 5);
+
+  // Missing or malformed: exit 64 naming the variable, before anything runs.
+  const struct {
+    std::string env;
+    std::vector<std::string> says;
+  } bad[] = {
+      {"", {"--shard auto", "SLURM_ARRAY_TASK_ID", "not set"}},
+      {"SLURM_ARRAY_TASK_ID=1 ", {"SLURM_ARRAY_TASK_COUNT", "not set"}},
+      {"SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=0 ", {"SLURM_ARRAY_TASK_MAX", "not set"}},
+      {"SLURM_ARRAY_TASK_ID=x1 SLURM_ARRAY_TASK_COUNT=3 ", {"SLURM_ARRAY_TASK_ID", "'x1'"}},
+      {"SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=-3 ", {"SLURM_ARRAY_TASK_COUNT", "'-3'"}},
+      {"SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_COUNT=3 ", {"SLURM_ARRAY_TASK_ID 5", "0..2"}},
+  };
+  for (const auto& c : bad) {
+    CAPTURE(c.env);
+    check_cli_failure(run(clean + c.env + cmd + "x"), 64, c.says);
+    CHECK_FALSE(fs::exists(t / "rx"));
+  }
 }

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -174,7 +175,8 @@ TEST_CASE("hostile outputs: SIGTERM or SIGINT mid-list leaves only complete resu
     // An empty folder of an input, as a killed run of an older attn-run left it.
     fs::create_directories(out + "/x_99");
     // 100 inputs make at least two commits (groups of at most 64): the
-    // signal comes at the second, after the first group landed.
+    // signal comes at the second commit (the manifest's, after the first
+    // group landed).
     const std::string args =
         "-q --config " + base_cfg() + " --input-list " + q(list) + " --out-dir " + q(out);
     RunResult r = signalled_at("commit:2", args, sig);
@@ -193,6 +195,57 @@ TEST_CASE("hostile outputs: SIGTERM or SIGINT mid-list leaves only complete resu
     CHECK(fs::exists(out + "/summary.json"));
     CHECK(temporaries(t.path).empty());
   }
+}
+
+TEST_CASE("hostile outputs: a rerun after SIGTERM skips what DIR/manifest.json records done") {
+  attn::test::TempDir t;
+  const std::string list = input_list(t.path, 100);
+  const std::string out = t / "out";
+  const std::string args =
+      "-q --config " + base_cfg() + " --input-list " + q(list) + " --out-dir " + q(out);
+  // Commits: the first group's files, its manifest, then the second group's:
+  // killed there, the first group is recorded done, the rest is not.
+  RunResult r = signalled_at("commit:3", args, "TERM");
+  CHECK_MESSAGE(r.exit_code == 128 + SIGTERM, "stderr: " << r.err);
+  CHECK(temporaries(t.path).empty());
+  const std::size_t first = complete_result_folders(out);
+  const auto manifest = nlohmann::json::parse(attn::test::read_text(out + "/manifest.json"));
+  CHECK(manifest["inputs"].size() == first);
+  REQUIRE(first >= 1);
+  REQUIRE(first < 100);
+  const auto kept = snapshot(out + "/x_00");
+
+  RunResult again = run(bin() + " " + args);
+  REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(complete_result_folders(out) == 100);
+  const auto summary = nlohmann::json::parse(attn::test::read_text(out + "/summary.json"));
+  std::size_t skipped = 0;
+  for (const auto& in : summary["inputs"]) skipped += in.value("skipped", false) ? 1 : 0;
+  CHECK(skipped == first);  // each input computed exactly once over the two runs
+  CHECK(summary["inputs"].size() == 100);
+  CHECK(nlohmann::json::parse(attn::test::read_text(out + "/manifest.json"))["inputs"].size() ==
+        100);
+  CHECK(snapshot(out + "/x_00") == kept);
+
+  // An input changed since its results were made is computed again, alone.
+  write_text(t / "x_00.npy", attn::encode_npy(attn::test::random_tensor({2, 3, 4}, 9)));
+  RunResult third = run(bin() + " " + args);
+  REQUIRE_MESSAGE(third.exit_code == 0, third.err);
+  const auto again_summary = nlohmann::json::parse(attn::test::read_text(out + "/summary.json"));
+  skipped = 0;
+  for (const auto& in : again_summary["inputs"]) skipped += in.value("skipped", false) ? 1 : 0;
+  CHECK(skipped == 99);
+  CHECK(snapshot(out + "/x_00") != kept);
+
+  // Another config, other flags or other weights: 73 naming which, nothing written.
+  const auto before = snapshot(out);
+  check_cli_failure(run(bin() + " " + args + " --no-attn"), 73, {"manifest.json", "config"});
+  check_cli_failure(run(bin() + " " + args + " --stats"), 73, {"manifest.json", "flags"});
+  fs::copy(fixtures() + "/weights", t / "w", fs::copy_options::recursive);
+  check_cli_failure(run(bin() + " " + args + " --weights " + q(t / "w")), 73,
+                    {"manifest.json", "weights"});
+  CHECK(snapshot(out) == before);
+  CHECK(temporaries(t.path).empty());
 }
 
 // A tmpfs of 128 KiB holds about ten inputs' results (three small files

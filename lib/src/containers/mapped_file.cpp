@@ -8,12 +8,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <vector>
 
 #include "attn/error.h"
 #include "attn/files.h"
+#include "containers/npy_internal.h"
 
 namespace attn::detail {
 
@@ -34,6 +36,62 @@ void pread_all(int fd, std::uint8_t* dst, std::size_t n, std::size_t offset,
   }
 }
 
+// Up to `n` more bytes of the FIFO appended to `out`; fewer only at its end.
+void read_more(FifoReader& in, std::vector<std::uint8_t>& out, std::size_t n) {
+  const std::size_t start = out.size();
+  out.resize(start + n);
+  std::size_t got = 0;
+  while (got < n) {
+    const std::size_t r = in.read(out.data() + start + got, n - got);
+    if (r == 0) break;
+    got += r;
+  }
+  out.resize(start + got);
+}
+
+constexpr std::size_t kMaxJsonStream = std::size_t(1) << 30;
+
+// Bytes this process may hold: physical memory, lowered by RLIMIT_AS.
+std::size_t memory_allowed() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  std::size_t limit = pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) : SIZE_MAX;
+  struct rlimit as {};
+  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+    limit = std::min<std::size_t>(limit, as.rlim_cur);
+  return limit;
+}
+
+// A FIFO's whole stream, read as standard input is: its first bytes judged
+// before the rest is read, the read bounded by what they declare.
+std::vector<std::uint8_t> read_fifo(int fd, const std::string& path) {
+  std::vector<std::uint8_t> bytes;
+  FifoReader in(fd, path);
+  read_more(in, bytes, kEndBytes);
+  if (bytes.size() < kEndBytes) return bytes;  // the whole stream
+  if (std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0) {
+    const std::size_t total = npy_image_size(bytes.data(), bytes.size(), path);
+    if (total > memory_allowed())
+      throw Error(Exit::unavailable, path + ": the .npy stream declares " + std::to_string(total) +
+                                         " bytes, more than the " +
+                                         std::to_string(memory_allowed()) +
+                                         " bytes this process may use");
+    // One byte past the declared image: the reader reports trailing bytes.
+    if (total + 1 > bytes.size()) read_more(in, bytes, total + 1 - bytes.size());
+    return bytes;
+  }
+  std::size_t i = 0;
+  while (i < bytes.size() && std::isspace(bytes[i])) ++i;
+  if (i < bytes.size() && bytes[i] == '[') {
+    read_more(in, bytes, kMaxJsonStream + 1 - bytes.size());
+    if (bytes.size() > kMaxJsonStream)
+      throw Error(Exit::data, path + ": JSON input larger than 1 GiB; use .npy");
+    return bytes;
+  }
+  throw Error(Exit::data, path +
+                              ": a FIFO is read once, as a .npy or a JSON array; this one is "
+                              "neither (weights and archives must be regular files)");
+}
+
 // The descriptor closed on every path out, exceptions included.
 struct OpenFd {
   int fd;
@@ -48,7 +106,17 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path,
   f->path_ = path;
   // The mapping keeps the file; no descriptor stays open past this function
   // (a folder of a thousand .npy files must not run out of them).
-  const OpenFd fd{open_regular_file(path, f->size_)};
+  bool fifo = false;
+  const OpenFd fd{open_file_or_fifo(path, f->size_, fifo)};
+  if (fifo) {
+    f->stream_ = read_fifo(fd.fd, path);
+    f->streamed_ = true;
+    f->size_ = f->stream_.size();
+    f->data_ = f->stream_.data();
+    const std::size_t n = std::min(f->size_, kEndBytes);
+    if (check) check(FileEnds{f->data_, n, f->data_ + f->size_ - n, n, f->size_});
+    return f;
+  }
   struct stat st;
   if (::fstat(fd.fd, &st) == 0) f->dev_ = st.st_dev, f->ino_ = st.st_ino;
   if (check) {
@@ -76,10 +144,11 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path,
 }
 
 MappedFile::~MappedFile() {
-  if (data_ != nullptr) ::munmap(const_cast<std::uint8_t*>(data_), size_);
+  if (data_ != nullptr && !streamed_) ::munmap(const_cast<std::uint8_t*>(data_), size_);
 }
 
 void MappedFile::check_intact(const std::string& name) const {
+  if (streamed_) return;  // in memory: nothing can shrink under us
   // The same file (device and inode) at the path, now shorter: touching the
   // lost pages would raise SIGBUS. A file replaced by rename keeps the old
   // inode, and with it our mapping, intact.
@@ -91,7 +160,7 @@ void MappedFile::check_intact(const std::string& name) const {
 }
 
 void MappedFile::release(std::size_t offset, std::size_t length) const {
-  if (data_ == nullptr || length == 0) return;
+  if (data_ == nullptr || length == 0 || streamed_) return;  // never drop a stream's memory
   const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
   // Whole pages inside the span only: a neighbour's bytes may share the ends.
   const std::size_t first = (offset + page - 1) / page * page;
@@ -102,6 +171,11 @@ void MappedFile::release(std::size_t offset, std::size_t length) const {
 
 bool MappedFile::read(std::size_t offset, std::size_t length, void* dst,
                       const std::string& name) const {
+  if (streamed_) {  // the stream cannot be read again: it is all in memory
+    if (offset > size_ || length > size_ - offset) return false;
+    std::memcpy(dst, data_ + offset, length);
+    return true;
+  }
   const int fd = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return false;
   struct stat st;

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "containers/stored.h"
 
@@ -33,7 +34,11 @@ class MappedFile {
   // A reader's check of a file's ends; throws the reader's error (Exit::data).
   using EndsCheck = std::function<void(const FileEnds&)>;
 
-  // Exit::no_input when missing, a folder, not a regular file or unreadable.
+  // Exit::no_input when missing, a folder, a device or unreadable. A FIFO
+  // (a named pipe, bash's <(...)) holding a .npy or a JSON array is read once
+  // into memory, bounded as standard input is: the .npy header first, then
+  // the data it declares (Exit::unavailable when more than memory allows), a
+  // JSON array up to 1 GiB; anything else is Exit::data at its first bytes.
   // `check` sees the file's first and last bytes before the file is mapped,
   // so a huge file with a bad header fails at once, whatever its size and
   // the address space allowed. A file the address space cannot map is
@@ -63,6 +68,8 @@ class MappedFile {
 
  private:
   MappedFile() = default;
+  std::vector<std::uint8_t> stream_;  // a FIFO's bytes (data_ points here), else empty
+  bool streamed_ = false;
   std::string path_;
   unsigned long long dev_ = 0, ino_ = 0;
   const std::uint8_t* data_ = nullptr;

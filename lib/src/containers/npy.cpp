@@ -244,8 +244,11 @@ NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std
   return parse_npy_header_prefix(data, size, size, name);
 }
 
-NpyHeader parse_npy_header_prefix(const std::uint8_t* data, std::size_t size, std::size_t total,
-                                  const std::string& name) {
+namespace {
+
+// The header in the first `size` bytes, data_offset and count set; the data
+// not looked at.
+NpyHeader parse_header_only(const std::uint8_t* data, std::size_t size, const std::string& name) {
   static const std::uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (size < 8 || std::memcmp(data, kMagic, 6) != 0)
     fail(name, "not a .npy file (expected the magic \\x93NUMPY at the start)");
@@ -273,6 +276,21 @@ NpyHeader parse_npy_header_prefix(const std::uint8_t* data, std::size_t size, st
   NpyHeader h = HeaderParser(text, major <= 2, name).parse();
   h.data_offset = start + std::size_t(header_len);
   h.count = checked_count(h.shape, dtype_size(h.dtype), name);
+  return h;
+}
+
+}  // namespace
+
+std::size_t npy_image_size(const std::uint8_t* data, std::size_t size, const std::string& name) {
+  const NpyHeader h = parse_header_only(data, size, name);
+  const std::size_t need = h.count * dtype_size(h.dtype);
+  if (need > SIZE_MAX - h.data_offset) fail(name, "shape " + shape_str(h.shape) + " is too large");
+  return h.data_offset + need;
+}
+
+NpyHeader parse_npy_header_prefix(const std::uint8_t* data, std::size_t size, std::size_t total,
+                                  const std::string& name) {
+  NpyHeader h = parse_header_only(data, size, name);
   const std::size_t need = h.count * dtype_size(h.dtype);
   const std::size_t have = total - h.data_offset;
   if (have < need)

@@ -34,6 +34,11 @@ NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std
 NpyHeader parse_npy_header_prefix(const std::uint8_t* data, std::size_t size, std::size_t total,
                                   const std::string& name);
 
+// Bytes of the whole .npy image whose header lies in the first `size` bytes:
+// header and declared data (to bound the read of a stream). Exit::data for a
+// malformed header.
+std::size_t npy_image_size(const std::uint8_t* data, std::size_t size, const std::string& name);
+
 // "<f4", "|b1", ">i8", ... -> dtype and byte order; false for anything else.
 bool parse_descr_string(const std::string& descr, DType& dtype, bool& big_endian);
 

@@ -1,0 +1,38 @@
+// DIR/manifest.json of an --input-list run (CONTRACT.md v3 "Many layers,
+// resumable batches"): a fingerprint of the config, weights and flags, and
+// each input's state, so a rerun after preemption skips the inputs already
+// committed and redoes the others, and an out-dir written by another run
+// (another config, other weights, other flags) is refused, saying which.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace app {
+
+class ListManifest {
+ public:
+  // Reads DIR/manifest.json when present. Exit 73 naming what differs when
+  // its fingerprint is not `fingerprint` ({"config", "weights", "flags"}),
+  // 65 when it is not a manifest of this kind.
+  ListManifest(std::string dir, nlohmann::json fingerprint);
+
+  // True when `name`'s results were committed by an earlier run with this
+  // fingerprint from the input file at `path` as it is now (same path, size
+  // and modification time), and its folder still holds its context.
+  bool done(const std::string& name, const std::string& path) const;
+
+  // Records these inputs (result folder name, input path) as committed:
+  // DIR/manifest.json rewritten atomically (read again first, so parallel
+  // shards add to each other's).
+  void mark_done(const std::vector<std::pair<std::string, std::string>>& inputs);
+
+ private:
+  std::string dir_;
+  nlohmann::json fingerprint_;
+  nlohmann::json inputs_ = nlohmann::json::object();  // name -> {state, path, bytes, modified_ns}
+};
+
+}  // namespace app
