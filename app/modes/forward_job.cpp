@@ -39,22 +39,28 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
                   const attn::RunInputs& in, const JobPlan& plan) {
   const std::size_t B = in.x.shape[0], L = in.x.shape[1], H = std::size_t(w.H);
   const std::size_t T = attn::map_keys(w, spec, in.keys());  // T': keys of a map row
-  const std::size_t Hm = plan.average_heads ? 1 : H;         // heads of the maps written
+  const std::size_t Hm = plan.average_heads ? 1 : H;         // heads of the maps, all
+  // H', L', S': the selection the listeners below receive.
+  const attn::MapSelection& sel = plan.selection;
+  const std::size_t Hs = sel.heads.empty() ? Hm : sel.heads.size();
+  const std::size_t Ls = sel.queries.empty() ? L : sel.queries.size();
+  const std::size_t Ts = sel.keys.empty() ? T : sel.keys.size();
   JobResult res;
   std::vector<attn::AttentionSink*> sinks;
 
   std::optional<FileSink> file;
   if (plan.out && plan.write_maps) {
-    file.emplace(*plan.out, plan.out->add_streamed_npy("attention.npy", plan.maps_shape), Hm, L, T);
+    file.emplace(*plan.out, plan.out->add_streamed_npy("attention.npy", plan.maps_shape), Hs, Ls,
+                 Ts);
     sinks.push_back(&*file);
   }
   std::optional<attn::TensorSink> all;
   if (plan.keep_all_maps) {
-    all.emplace(B, Hm, L, T);
+    all.emplace(B, Hs, Ls, Ts);
     sinks.push_back(&*all);
   }
   if (plan.capture) {
-    res.capture.emplace(plan.capture_batch, plan.capture_heads, Hm, L, T, plan.capture_cells);
+    res.capture.emplace(plan.capture_batch, plan.capture_heads, Hs, Ls, Ts, plan.capture_cells);
     sinks.push_back(&*res.capture);
   }
   // Rows only flow when some sink wants them; the bar never forces the
@@ -62,7 +68,7 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   std::optional<Progress> progress;
   std::optional<ProgressSink> progress_sink;
   if (plan.progress && (!sinks.empty() || plan.stats)) {
-    progress.emplace("rows", std::uint64_t(B) * Hm * L, true);
+    progress.emplace("rows", std::uint64_t(B) * Hs * Ls, true);
     progress_sink.emplace(*progress);
     sinks.push_back(&*progress_sink);
   }
@@ -70,7 +76,10 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   attn::AttentionSink* head = nullptr;
   if (sinks.size() == 1) head = sinks.front();
   if (sinks.size() > 1) head = &tee.emplace(sinks);
-  // The mean over heads feeds the sinks above; the statistics see every head.
+  // The selection feeds them; the mean over heads feeds the selection; the
+  // statistics see every head.
+  std::optional<attn::SelectSink> select;
+  if (!sel.all() && head) head = &select.emplace(Hm, L, T, sel, *head);
   std::optional<attn::HeadMeanSink> mean;
   if (plan.average_heads && head) head = &mean.emplace(H, T, *head);
   std::optional<attn::StatsSink> stats;
@@ -142,6 +151,14 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
       {"padding_mask", f.padding_shape ? nlohmann::json(*f.padding_shape) : nlohmann::json()}};
   // key/value inputs, masks and positions: where each came from and its shape as run.
   for (const auto& [name, shape] : f.shapes) run["shapes"][name] = shape;
+  // The indices each axis of attention.npy (and the pictures, top-k and
+  // summary) keeps; null = every index.
+  const auto picked = [](const std::vector<std::size_t>& v) {
+    return v.empty() ? nlohmann::json() : nlohmann::json(v);
+  };
+  run["selection"] = {{"heads", picked(f.selection.heads)},
+                      {"queries", picked(f.selection.queries)},
+                      {"keys", picked(f.selection.keys)}};
   run["inputs"] = f.sources;
   run["warnings"] = f.warnings;
   run["dtypes"] = {{"compute", "float32"},

@@ -15,6 +15,7 @@
 
 #include "attn/attention.h"
 #include "attn/config.h"
+#include "attn/map_select.h"
 #include "attn/output.h"
 #include "attn/run.h"
 #include "attn/stats.h"
@@ -33,11 +34,15 @@ struct JobPlan {
   std::vector<std::size_t> context_file_shape;
   std::vector<std::size_t> maps_shape;  // (B, H, L, T') or (H, L, T'); (B, L, T') averaged
   bool average_heads = false;           // maps averaged over heads (--average-heads)
-  bool keep_all_maps = false;           // --attn-stdout
-  bool stats = false;                   // --stats
-  bool capture = false;                 // --plot / --show
+  // --heads / --queries / --keys: what the map listeners below receive (the
+  // statistics see every head and row). Indices of the maps as written
+  // (one head, the mean, under --average-heads).
+  attn::MapSelection selection;
+  bool keep_all_maps = false;  // --attn-stdout
+  bool stats = false;          // --stats
+  bool capture = false;        // --plot / --show
   std::size_t capture_batch = 0;
-  std::vector<std::size_t> capture_heads;
+  std::vector<std::size_t> capture_heads;  // of the selected heads: 0..H'-1
   std::size_t capture_cells = 256;
   bool progress = false;  // a row-count progress bar (stderr is a terminal, not -q)
   int threads = 1;
@@ -81,6 +86,7 @@ struct RunFacts {
   std::vector<std::string> warnings;
   std::vector<std::size_t> context_shape;
   std::optional<std::vector<std::size_t>> maps_shape;  // when attention.npy is written
+  attn::MapSelection selection;  // --heads / --queries / --keys as given (empty = all)
   int threads = 1;
   double load_ms = 0, compute_ms = 0, write_ms = 0;
 };

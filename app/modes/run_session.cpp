@@ -9,6 +9,7 @@
 #include "attn/attention.h"
 #include "attn/output.h"
 #include "attn/tensor.h"
+#include "cli/index_list.h"
 #include "cli/memory_check.h"
 
 namespace app {
@@ -59,10 +60,26 @@ std::size_t RunSession::map_keys(const SessionInput& in) const {
   return attn::map_keys(model_.weights, spec_, in.keys());
 }
 
+attn::MapSelection RunSession::selection(const SessionInput& in) const {
+  const std::size_t H = cfg_.output_average_heads ? 1 : heads();
+  attn::MapSelection sel;
+  // Given flags only: an absent flag keeps every index (an empty list).
+  if (!opt_.heads_spec.empty()) sel.heads = parse_index_list(opt_.heads_spec, H, "--heads", "head");
+  if (!opt_.queries_spec.empty())
+    sel.queries = parse_index_list(opt_.queries_spec, in.x.shape[1], "--queries", "query row");
+  if (!opt_.keys_spec.empty())
+    sel.keys = parse_index_list(opt_.keys_spec, map_keys(in), "--keys", "key");
+  return sel;
+}
+
 std::vector<std::size_t> RunSession::maps_shape(const SessionInput& in) const {
-  const std::size_t B = in.x.shape[0], L = in.x.shape[1];
-  std::vector<std::size_t> shape = {L, map_keys(in)};
-  if (!cfg_.output_average_heads) shape.insert(shape.begin(), heads());
+  const std::size_t B = in.x.shape[0];
+  const attn::MapSelection sel = selection(in);
+  const std::size_t H = cfg_.output_average_heads ? 1 : heads();
+  std::vector<std::size_t> shape = {attn::selected_or_all(sel.queries, in.x.shape[1]).size(),
+                                    attn::selected_or_all(sel.keys, map_keys(in)).size()};
+  if (!cfg_.output_average_heads)
+    shape.insert(shape.begin(), attn::selected_or_all(sel.heads, H).size());
   if (in.batched) shape.insert(shape.begin(), B);
   return shape;
 }
@@ -77,6 +94,7 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
     plan.context_file_shape = {in.x.shape[1], O};  // (L, O): an unbatched input
     if (in.batched) plan.context_file_shape.insert(plan.context_file_shape.begin(), in.x.shape[0]);
   }
+  plan.selection = selection(in);
   plan.maps_shape = maps_shape(in);
   plan.average_heads = cfg_.output_average_heads;
   plan.threads = threads_;
@@ -105,6 +123,7 @@ nlohmann::json RunSession::stage(attn::OutputDir& out, const SessionInput& in, c
   f.warnings = in.warnings;
   f.context_shape = res.context.shape;
   if (maps_written) f.maps_shape = maps_shape(in);
+  f.selection = selection(in);
   f.load_ms = in.load_ms;
   f.compute_ms = res.compute_ms;
   return stage_results(out, f, res, extra);

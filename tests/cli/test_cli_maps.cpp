@@ -1,0 +1,129 @@
+// cli_maps: selecting and reducing maps through the built binary (CONTRACT.md
+// "(v3) Selecting and reducing maps"): --heads / --queries / --keys against
+// the slices of a full run's attention.npy, run.json's selection, out of
+// range and malformed lists (exit 64 naming the flag, nothing written).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "attn/map_select.h"
+#include "attn/npy.h"
+#include "cli_checks.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using attn::test::check_cli_failure;
+using attn::test::q;
+using attn::test::run;
+
+namespace {
+
+std::string bin() { return attn::test::quoted_binary(); }
+std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
+
+// raschka_mha_causal: B = 2, H = 2, S = 6 (causal); warner_multi: (H, S, S), not causal.
+nlohmann::json run_json(const std::string& dir) {
+  return nlohmann::json::parse(attn::test::read_text(dir + "/run.json"));
+}
+
+attn::Tensor npy(const std::string& path) { return attn::read_npy_f32(path, false); }
+
+// maps[:, heads][:, :, queries][..., keys] of a (B, H, L, T) tensor.
+attn::Tensor slice(const attn::Tensor& m, const std::vector<std::size_t>& hs,
+                   const std::vector<std::size_t>& qs, const std::vector<std::size_t>& ks) {
+  const std::size_t B = m.shape[0], H = m.shape[1], L = m.shape[2], T = m.shape[3];
+  attn::Tensor out({B, hs.size(), qs.size(), ks.size()});
+  std::size_t at = 0;
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h : hs)
+      for (std::size_t i : qs)
+        for (std::size_t j : ks) out.data[at++] = m.data[((b * H + h) * L + i) * T + j];
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cli_maps: --heads, --queries and --keys write the slices of the full maps") {
+  attn::test::TempDir t;
+  for (const char* config : {"raschka_mha_causal.json", "warner_multi.json"}) {
+    CAPTURE(config);
+    const std::string base = bin() + " -q --config " + cfg(config) + " --out-dir ";
+    REQUIRE(run(base + q(t / "full")).exit_code == 0);
+    attn::Tensor full = npy(t / "full/attention.npy");
+    const bool batched = full.ndim() == 4;  // warner_multi's input is (S, C)
+    if (!batched) full.shape.insert(full.shape.begin(), 1);
+    const std::size_t H = full.shape[1], L = full.shape[2];
+    REQUIRE(H >= 2);
+    REQUIRE(L >= 5);
+    struct Pick {
+      std::string flags;
+      std::vector<std::size_t> heads, queries, keys;  // expected; empty = all
+    };
+    const std::vector<Pick> picks = {
+        {"--heads 1,0 --queries 1-2,last:2 --keys 0,last:1", {1, 0}, {1, 2, L - 2, L - 1},
+         {0, L - 1}},
+        {"--heads 1", {1}, {}, {}},
+        {"--queries 3,0,3", {}, {3, 0}, {}},  // the order given, a repeat once
+        {"--keys 2-4", {}, {}, {2, 3, 4}},
+        {"--queries last:" + std::to_string(L), {}, {}, {}},  // every row, named
+    };
+    for (const Pick& p : picks) {
+      CAPTURE(p.flags);
+      fs::remove_all(t / "sel");
+      REQUIRE(run(base + q(t / "sel") + " " + p.flags).exit_code == 0);
+      const auto hs = p.heads.empty() ? attn::selected_or_all({}, H) : p.heads;
+      const auto qs = p.queries.empty() ? attn::selected_or_all({}, L) : p.queries;
+      const auto ks = p.keys.empty() ? attn::selected_or_all({}, full.shape[3]) : p.keys;
+      attn::Tensor want = slice(full, hs, qs, ks);
+      if (!batched) want.shape.erase(want.shape.begin());
+      const attn::Tensor got = npy(t / "sel/attention.npy");
+      CHECK(got.shape == want.shape);
+      CHECK(got.data == want.data);
+      // The context does not depend on the selection.
+      CHECK(attn::read_npy_f32(t / "sel/context.npy", false).data ==
+            attn::read_npy_f32(t / "full/context.npy", false).data);
+      const auto js = run_json(t / "sel");
+      CHECK(js["shapes"]["attention"] == nlohmann::json(want.shape));
+      const auto picked = [](const std::vector<std::size_t>& v, const std::string& flag,
+                             const std::string& flags) {
+        return flags.find(flag) == std::string::npos ? nlohmann::json() : nlohmann::json(v);
+      };
+      CHECK(js["selection"]["heads"] == picked(hs, "--heads", p.flags));
+      CHECK(js["selection"]["queries"] == picked(qs, "--queries", p.flags));
+      CHECK(js["selection"]["keys"] == picked(ks, "--keys", p.flags));
+    }
+  }
+}
+
+TEST_CASE("cli_maps: a selection past the maps or malformed is exit 64 naming the flag") {
+  attn::test::TempDir t;
+  const std::string base =
+      bin() + " --config " + cfg("raschka_mha_causal.json") + " --out-dir " + q(t / "out") + " ";
+  for (const auto& [flags, culprit] : std::vector<std::pair<std::string, std::string>>{
+           {"--heads 2", "--heads"},
+           {"--heads 0-2", "--heads"},
+           {"--queries 6", "--queries"},
+           {"--queries last:7", "--queries"},
+           {"--queries 3-1", "--queries"},
+           {"--queries last:0", "--queries"},
+           {"--keys 0,,1", "--keys"},
+           {"--keys 99", "--keys"},
+           {"--keys x", "--keys"},
+       }) {
+    CAPTURE(flags);
+    check_cli_failure(run(base + flags), 64, {culprit});
+  }
+  CHECK(!fs::exists(t / "out"));  // checked before the folder is created
+}
+
+TEST_CASE("cli_maps: pictures draw the selection") {
+  attn::test::TempDir t;
+  auto r = run(bin() + " -q --config " + cfg("raschka_mha_causal.json") +
+               " --heads 1 --queries 2-4 --keys 0-3 --plot " + q(t / "p.svg"));
+  REQUIRE(r.exit_code == 0);
+  const std::string svg = attn::test::read_text(t / "p.svg");
+  CHECK(svg.find("id=\"head-1\"") != std::string::npos);
+  CHECK(svg.find("id=\"head-0\"") == std::string::npos);
+  CHECK(svg.find("L = 3 queries x T = 4 keys") != std::string::npos);
+}

@@ -1,0 +1,171 @@
+// Selected and reduced maps (attn/map_select.h, attn/map_reduce.h) against
+// the slices and reductions of the full maps, computed here with plain loops
+// from the maps a TensorSink collects. Each case runs the forward pass three
+// times: the streaming path (no sink), the maps path with the full maps, and
+// the maps path feeding the selection / reductions; the contexts must agree.
+//
+// Letters: B batch, S sequence, C hidden, H heads, Hkv key/value heads,
+// D head size; H', L', S' the selection.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/map_select.h"
+#include "test_util.h"
+
+using namespace attn;
+
+namespace {
+
+struct Case {
+  std::string name;
+  bool causal = false;
+  std::size_t window = 0;
+  bool padding = false;
+  bool sinks = false;
+  std::size_t Hkv = 4;  // of H = 4
+};
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all = {
+      {"plain"},
+      {"causal", true},
+      {"causal window 3", true, 3},
+      {"window 2 both ways", false, 2},
+      {"padding", false, 0, true},
+      {"causal padding sinks", true, 0, true, true},
+      {"GQA causal", true, 0, false, false, 2},
+      {"MQA window padding", true, 4, true, false, 1},
+  };
+  return all;
+}
+
+constexpr std::size_t B = 2, S = 21, C = 16, H = 4, D = 4;
+
+Weights weights_for(const Case& c) {
+  Weights w;
+  w.C = C;
+  w.H = H;
+  w.D = D;
+  w.Hkv = c.Hkv;
+  w.O = H * D;
+  const std::size_t rows = w.geometry().qkv_rows();
+  w.w_qkv = test::random_tensor({rows, C}, 7);
+  for (float& v : w.w_qkv.data) v *= 0.8f;
+  w.has_out_proj = false;
+  if (c.sinks) w.sinks = test::random_tensor({H}, 9);
+  return w;
+}
+
+AttentionSpec spec_for(const Case& c) {
+  AttentionSpec s = AttentionSpec::plain(0.5f, c.causal);
+  s.sliding_window = c.window;
+  s.sinks = c.sinks;
+  return s;
+}
+
+Mask padding_for(const Case& c) {
+  Mask m;
+  m.shape = {B, S};
+  m.data.assign(B * S, 0);
+  if (c.padding)
+    for (std::size_t j = 0; j < S; ++j) {
+      m.data[j] = j >= S - 3;     // batch 0: right padding
+      m.data[S + j] = j % 4 == 1;  // batch 1: holes
+    }
+  return m;
+}
+
+// One case's three runs: full maps (B, H, S, S), and the contexts of the
+// streaming path and of a maps-path run feeding `sink` (when not null).
+struct Runs {
+  Tensor maps, ctx_stream, ctx_sink;
+};
+
+Runs run_case(const Case& c, AttentionSink* sink, int threads) {
+  const Weights w = weights_for(c);
+  const AttentionSpec spec = spec_for(c);
+  const Tensor x = test::random_tensor({B, S, C}, 3);
+  const Mask pad = padding_for(c);
+  const Mask* kp = c.padding ? &pad : nullptr;
+  Runs r;
+  ForwardOptions opt;
+  opt.threads = threads;
+  forward(w, spec, x, kp, r.ctx_stream, opt);
+  TensorSink full(B, H, S);
+  opt.attention = &full;
+  Tensor ctx_full;
+  forward(w, spec, x, kp, ctx_full, opt);
+  r.maps = std::move(full.maps);
+  if (sink) {
+    opt.attention = sink;
+    forward(w, spec, x, kp, r.ctx_sink, opt);
+    CHECK(test::compare(r.ctx_sink, r.ctx_stream).relative() <= 1e-5);
+  }
+  return r;
+}
+
+float at(const Tensor& maps, std::size_t b, std::size_t h, std::size_t i, std::size_t j) {
+  return maps.data[((b * H + h) * S + i) * S + j];
+}
+
+}  // namespace
+
+TEST_CASE("map_select: heads, queries and keys equal the slices of the full maps") {
+  MapSelection sel;
+  sel.heads = {3, 0, 2};
+  sel.queries = {0, 1, 2, 9, 5, 18, 19, 20};  // runs and a gap, out of order
+  sel.keys = {20, 0, 4, 5, 6, 13};
+  for (const Case& c : cases())
+    for (int threads : {1, 3}) {
+      CAPTURE(c.name);
+      CAPTURE(threads);
+      TensorSink picked(B, sel.heads.size(), sel.queries.size(), sel.keys.size());
+      SelectSink select(H, S, S, sel, picked);
+      CHECK(select.heads() == 3);
+      CHECK(select.queries() == 8);
+      CHECK(select.keys() == 6);
+      const Runs r = run_case(c, &select, threads);
+      std::size_t differ = 0;
+      for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < sel.heads.size(); ++h)
+          for (std::size_t i = 0; i < sel.queries.size(); ++i)
+            for (std::size_t j = 0; j < sel.keys.size(); ++j) {
+              const float want = at(r.maps, b, sel.heads[h], sel.queries[i], sel.keys[j]);
+              const float got =
+                  picked.maps.data[((b * sel.heads.size() + h) * sel.queries.size() + i) *
+                                       sel.keys.size() +
+                                   j];
+              differ += want != got;
+            }
+      CHECK(differ == 0);
+    }
+}
+
+TEST_CASE("map_select: one axis picked leaves the others whole") {
+  const Case& c = cases()[1];
+  for (int axis = 0; axis < 3; ++axis) {
+    CAPTURE(axis);
+    MapSelection sel;
+    if (axis == 0) sel.heads = {1};
+    if (axis == 1) sel.queries = {S - 2, S - 1};  // last:2
+    if (axis == 2) sel.keys = {0};
+    const std::size_t Hs = axis == 0 ? 1 : H, Ls = axis == 1 ? 2 : S, Ts = axis == 2 ? 1 : S;
+    TensorSink picked(B, Hs, Ls, Ts);
+    SelectSink select(H, S, S, sel, picked);
+    const Runs r = run_case(c, &select, 2);
+    const auto hs = selected_or_all(sel.heads, H), qs = selected_or_all(sel.queries, S),
+               ks = selected_or_all(sel.keys, S);
+    std::size_t differ = 0;
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t h = 0; h < Hs; ++h)
+        for (std::size_t i = 0; i < Ls; ++i)
+          for (std::size_t j = 0; j < Ts; ++j)
+            differ += at(r.maps, b, hs[h], qs[i], ks[j]) !=
+                      picked.maps.data[((b * Hs + h) * Ls + i) * Ts + j];
+    CHECK(differ == 0);
+  }
+}
