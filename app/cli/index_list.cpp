@@ -30,10 +30,10 @@ std::vector<std::size_t> parse_index_list(const std::string& spec, std::size_t n
                                               attn::printable(spec) + "'");
   };
   const auto past = [&](std::size_t i, const std::string& item) {
-    return attn::Error(attn::Exit::usage,
-                       flag + ": " + what + " " + std::to_string(i) + " (in '" +
-                           attn::printable(item) + "') does not exist; there are " +
-                           std::to_string(n) + (n ? " (0.." + std::to_string(n - 1) + ")" : ""));
+    return attn::Error(attn::Exit::usage, flag + ": " + what + " " + std::to_string(i) + " (in '" +
+                                              attn::printable(item) +
+                                              "') does not exist; there are " + std::to_string(n) +
+                                              (n ? " (0.." + std::to_string(n - 1) + ")" : ""));
   };
   std::vector<bool> seen(n, false);
   const auto add = [&](std::size_t i) {

@@ -119,6 +119,11 @@ void setup_options(CLI::App& app, Options& opt) {
   pics->add_option("--labels-file", opt.labels_file,
                    "token labels, one per line (a label may hold a comma)")
       ->type_name("FILE");
+  pics->add_option("--top-k", opt.top_k,
+                   "per query row the K largest weights and their keys: topk_values.npy, "
+                   "topk_indices.npy in the output folder")
+      ->type_name("K")
+      ->check(CLI::Range(1, 1 << 30));
   pics->add_flag("--attn-stdout", opt.attn_stdout,
                  "write the attention maps instead of the context to stdout (--format)");
   pics->add_flag("--stats", opt.stats,

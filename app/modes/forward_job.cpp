@@ -10,6 +10,7 @@
 
 #include "attn/error.h"
 #include "attn/layout.h"
+#include "attn/map_topk.h"
 #include "attn/npy.h"
 #include "cli/progress.h"
 #include "cli/timing.h"
@@ -72,14 +73,37 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
     progress_sink.emplace(*progress);
     sinks.push_back(&*progress_sink);
   }
-  std::optional<TeeSink> tee;
-  attn::AttentionSink* head = nullptr;
-  if (sinks.size() == 1) head = sinks.front();
-  if (sinks.size() > 1) head = &tee.emplace(sinks);
+  // The reductions see whole rows (every key) of the selected heads and queries.
+  std::vector<attn::AttentionSink*> reducers;
+  std::optional<attn::TopKSink> topk;
+  if (plan.out && plan.top_k) {
+    const int values = plan.out->add_streamed_npy("topk_values.npy", plan.topk_shape);
+    const int indices = plan.out->add_streamed_npy("topk_indices.npy", plan.topk_shape, "<i8",
+                                                   sizeof(std::int64_t));
+    topk.emplace(Hs, Ls, T, plan.top_k, *plan.out, values, indices);
+    reducers.push_back(&*topk);
+  }
   // The selection feeds them; the mean over heads feeds the selection; the
   // statistics see every head.
-  std::optional<attn::SelectSink> select;
-  if (!sel.all() && head) head = &select.emplace(Hm, L, T, sel, *head);
+  std::optional<TeeSink> tee_maps, tee_reducers, tee_both;
+  std::optional<attn::SelectSink> select_maps, select_reducers;
+  attn::AttentionSink* head = nullptr;
+  if (!sel.keys.empty() && !sinks.empty() && !reducers.empty()) {
+    // --keys: the maps get the picked columns, the reductions whole rows.
+    attn::MapSelection rows_only = sel;
+    rows_only.keys.clear();
+    head = &tee_both.emplace(std::vector<attn::AttentionSink*>{
+        &select_maps.emplace(Hm, L, T, sel, tee_maps.emplace(sinks)),
+        &select_reducers.emplace(Hm, L, T, rows_only, tee_reducers.emplace(reducers))});
+  } else {
+    std::vector<attn::AttentionSink*> all_sinks = sinks;
+    all_sinks.insert(all_sinks.end(), reducers.begin(), reducers.end());
+    if (all_sinks.size() == 1) head = all_sinks.front();
+    if (all_sinks.size() > 1) head = &tee_both.emplace(all_sinks);
+    attn::MapSelection picked = sel;
+    if (sinks.empty()) picked.keys.clear();  // only reductions listen: whole rows
+    if (!picked.all() && head) head = &select_maps.emplace(Hm, L, T, picked, *head);
+  }
   std::optional<attn::HeadMeanSink> mean;
   if (plan.average_heads && head) head = &mean.emplace(H, T, *head);
   std::optional<attn::StatsSink> stats;
@@ -149,6 +173,11 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
       {"context", f.context_shape},
       {"attention", f.maps_shape ? nlohmann::json(*f.maps_shape) : nlohmann::json()},
       {"padding_mask", f.padding_shape ? nlohmann::json(*f.padding_shape) : nlohmann::json()}};
+  if (f.topk_shape) {
+    run["shapes"]["topk_values"] = *f.topk_shape;
+    run["shapes"]["topk_indices"] = *f.topk_shape;
+    run["top_k"] = f.topk_shape->back();
+  }
   // key/value inputs, masks and positions: where each came from and its shape as run.
   for (const auto& [name, shape] : f.shapes) run["shapes"][name] = shape;
   // The indices each axis of attention.npy (and the pictures, top-k and
@@ -164,6 +193,10 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
   run["dtypes"] = {{"compute", "float32"},
                    {"context", "float32"},
                    {"attention", f.maps_shape ? nlohmann::json("float32") : nlohmann::json()}};
+  if (f.topk_shape) {
+    run["dtypes"]["topk_values"] = "float32";
+    run["dtypes"]["topk_indices"] = "int64";
+  }
   run["threads"] = f.threads;
   run["fully_masked_rows"] = r.forward.fully_masked_rows;
   run["timings"] = {{"load_ms", f.load_ms}, {"compute_ms", f.compute_ms}, {"write_ms", f.write_ms}};
@@ -190,6 +223,10 @@ nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& 
     out.write_at(out.add_streamed_npy("context.npy", res.context.shape), 0, res.context.ptr(),
                  res.context.size());
   if (!f.maps_shape) out.remove_on_commit("attention.npy");
+  if (!f.topk_shape) {
+    out.remove_on_commit("topk_values.npy");
+    out.remove_on_commit("topk_indices.npy");
+  }
   f.write_ms = res.context_write_ms + ms_since(t_write);
   nlohmann::json run = run_json(f, res);
   for (const auto& [key, value] : extra.items()) run[key] = value;

@@ -38,6 +38,10 @@ struct JobPlan {
   // statistics see every head and row). Indices of the maps as written
   // (one head, the mean, under --average-heads).
   attn::MapSelection selection;
+  // --top-k K (0 = off): topk_values.npy and topk_indices.npy streamed into
+  // `out`, in this shape (maps_shape with K keys).
+  std::size_t top_k = 0;
+  std::vector<std::size_t> topk_shape;
   bool keep_all_maps = false;  // --attn-stdout
   bool stats = false;          // --stats
   bool capture = false;        // --plot / --show
@@ -87,6 +91,7 @@ struct RunFacts {
   std::vector<std::size_t> context_shape;
   std::optional<std::vector<std::size_t>> maps_shape;  // when attention.npy is written
   attn::MapSelection selection;  // --heads / --queries / --keys as given (empty = all)
+  std::optional<std::vector<std::size_t>> topk_shape;  // when topk_*.npy are written
   int threads = 1;
   double load_ms = 0, compute_ms = 0, write_ms = 0;
 };

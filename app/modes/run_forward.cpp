@@ -90,6 +90,10 @@ int run_forward(const Options& opt) {
         attn::Exit::usage,
         "--attn-stdout: writes the maps to stdout, so it cannot be used with an output "
         "folder (--out-dir or the config's output.dir: attention.npy goes there)");
+  if (opt.top_k && !to_dir)
+    throw attn::Error(attn::Exit::usage,
+                      "--top-k: writes topk_values.npy and topk_indices.npy, so it needs an "
+                      "output folder (--out-dir or the config's output.dir)");
   attn::LoadOptions lo;
   lo.allow_nonfinite = opt.allow_nonfinite;
   lo.input_path = opt.input;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "attn/attention.h"
+#include "attn/error.h"
 #include "attn/output.h"
 #include "attn/tensor.h"
 #include "cli/index_list.h"
@@ -69,6 +70,10 @@ attn::MapSelection RunSession::selection(const SessionInput& in) const {
     sel.queries = parse_index_list(opt_.queries_spec, in.x.shape[1], "--queries", "query row");
   if (!opt_.keys_spec.empty())
     sel.keys = parse_index_list(opt_.keys_spec, map_keys(in), "--keys", "key");
+  if (opt_.top_k && (*opt_.top_k == 0 || *opt_.top_k > map_keys(in)))
+    throw attn::Error(attn::Exit::usage, "--top-k: expected 1 to " + std::to_string(map_keys(in)) +
+                                             " (the keys of a map row), found " +
+                                             std::to_string(*opt_.top_k));
   return sel;
 }
 
@@ -96,6 +101,11 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
   }
   plan.selection = selection(in);
   plan.maps_shape = maps_shape(in);
+  if (out && opt_.top_k) {
+    plan.top_k = *opt_.top_k;
+    plan.topk_shape = plan.maps_shape;
+    plan.topk_shape.back() = plan.top_k;
+  }
   plan.average_heads = cfg_.output_average_heads;
   plan.threads = threads_;
   plan.check_overflow = !opt_.allow_nonfinite;
@@ -124,6 +134,10 @@ nlohmann::json RunSession::stage(attn::OutputDir& out, const SessionInput& in, c
   f.context_shape = res.context.shape;
   if (maps_written) f.maps_shape = maps_shape(in);
   f.selection = selection(in);
+  if (opt_.top_k) {
+    f.topk_shape = maps_shape(in);
+    f.topk_shape->back() = *opt_.top_k;
+  }
   f.load_ms = in.load_ms;
   f.compute_ms = res.compute_ms;
   return stage_results(out, f, res, extra);

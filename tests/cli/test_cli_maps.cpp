@@ -4,8 +4,11 @@
 // range and malformed lists (exit 64 naming the flag, nothing written).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 #include "attn/map_select.h"
 #include "attn/npy.h"
@@ -61,7 +64,9 @@ TEST_CASE("cli_maps: --heads, --queries and --keys write the slices of the full 
       std::vector<std::size_t> heads, queries, keys;  // expected; empty = all
     };
     const std::vector<Pick> picks = {
-        {"--heads 1,0 --queries 1-2,last:2 --keys 0,last:1", {1, 0}, {1, 2, L - 2, L - 1},
+        {"--heads 1,0 --queries 1-2,last:2 --keys 0,last:1",
+         {1, 0},
+         {1, 2, L - 2, L - 1},
          {0, L - 1}},
         {"--heads 1", {1}, {}, {}},
         {"--queries 3,0,3", {}, {3, 0}, {}},  // the order given, a repeat once
@@ -126,4 +131,85 @@ TEST_CASE("cli_maps: pictures draw the selection") {
   CHECK(svg.find("id=\"head-1\"") != std::string::npos);
   CHECK(svg.find("id=\"head-0\"") == std::string::npos);
   CHECK(svg.find("L = 3 queries x T = 4 keys") != std::string::npos);
+}
+
+namespace {
+
+// topk_indices.npy as int64 values.
+std::vector<std::int64_t> int64_npy(const std::string& path, std::vector<std::size_t>* shape) {
+  const attn::RawArray a = attn::read_npy(path);
+  REQUIRE(a.dtype == attn::DType::i8);
+  *shape = a.shape;
+  std::vector<std::int64_t> v(a.count());
+  std::memcpy(v.data(), a.bytes.data(), v.size() * sizeof(std::int64_t));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("cli_maps: --top-k equals the stable sort of the full maps' rows") {
+  attn::test::TempDir t;
+  for (const char* config : {"raschka_mha_causal.json", "warner_multi.json"}) {
+    CAPTURE(config);
+    const std::string base = bin() + " -q --config " + cfg(config) + " --out-dir ";
+    fs::remove_all(t / "full");
+    REQUIRE(run(base + q(t / "full")).exit_code == 0);
+    attn::Tensor full = npy(t / "full/attention.npy");
+    const bool batched = full.ndim() == 4;
+    if (!batched) full.shape.insert(full.shape.begin(), 1);
+    const std::size_t B = full.shape[0], H = full.shape[1], L = full.shape[2], T = full.shape[3];
+    // --keys picks attention.npy's columns only; --no-attn writes no maps but still the top-k.
+    for (const std::string& extra : {"", " --heads 1 --queries last:3 --keys 0", " --no-attn"})
+      for (std::size_t K : {std::size_t(1), std::size_t(3), T}) {
+        CAPTURE(extra);
+        CAPTURE(K);
+        fs::remove_all(t / "k");
+        REQUIRE(run(base + q(t / "k") + " --top-k " + std::to_string(K) + extra).exit_code == 0);
+        CHECK(fs::exists(t / "k/attention.npy") == (extra != " --no-attn"));
+        const bool picked = extra.find("--heads") != std::string::npos;
+        const std::vector<std::size_t> hs =
+            picked ? std::vector<std::size_t>{1} : attn::selected_or_all({}, H);
+        const std::vector<std::size_t> qs =
+            picked ? std::vector<std::size_t>{L - 3, L - 2, L - 1} : attn::selected_or_all({}, L);
+        const attn::Tensor values = npy(t / "k/topk_values.npy");
+        std::vector<std::size_t> ishape;
+        const auto indices = int64_npy(t / "k/topk_indices.npy", &ishape);
+        std::vector<std::size_t> want_shape = {B, hs.size(), qs.size(), K};
+        if (!batched) want_shape.erase(want_shape.begin());
+        CHECK(values.shape == want_shape);
+        CHECK(ishape == want_shape);
+        std::size_t differ = 0, at = 0;
+        for (std::size_t b = 0; b < B; ++b)
+          for (std::size_t h : hs)
+            for (std::size_t i : qs) {
+              const float* row = full.ptr() + ((b * H + h) * L + i) * T;
+              std::vector<std::size_t> order(T);
+              std::iota(order.begin(), order.end(), std::size_t(0));
+              std::stable_sort(order.begin(), order.end(),
+                               [&](std::size_t x, std::size_t y) { return row[x] > row[y]; });
+              for (std::size_t k = 0; k < K; ++k, ++at) {
+                differ += indices[at] != std::int64_t(order[k]);
+                differ += values.data[at] != row[order[k]];
+              }
+            }
+        CHECK(differ == 0);
+        const auto js = run_json(t / "k");
+        CHECK(js["top_k"] == K);
+        CHECK(js["shapes"]["topk_indices"] == nlohmann::json(want_shape));
+        CHECK(js["dtypes"]["topk_indices"] == "int64");
+      }
+    // A rerun without --top-k leaves no stale top-k files behind.
+    REQUIRE(run(base + q(t / "k")).exit_code == 0);
+    CHECK(!fs::exists(t / "k/topk_values.npy"));
+    CHECK(!fs::exists(t / "k/topk_indices.npy"));
+  }
+}
+
+TEST_CASE("cli_maps: --top-k past the keys, 0, or without an output folder is exit 64") {
+  attn::test::TempDir t;
+  const std::string base = bin() + " --config " + cfg("raschka_mha_causal.json");
+  check_cli_failure(run(base + " -o " + q(t / "o") + " --top-k 7"), 64, {"--top-k", "6"});
+  check_cli_failure(run(base + " -o " + q(t / "o") + " --top-k 0"), 64, {"--top-k"});
+  check_cli_failure(run(base + " --top-k 2"), 64, {"--top-k", "--out-dir"});
+  CHECK(!fs::exists(t / "o"));
 }

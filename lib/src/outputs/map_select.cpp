@@ -72,8 +72,7 @@ void SelectSink::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::s
     } else {
       gathered.resize(len * T_out_);
       for (std::size_t k = 0; k < len; ++k)
-        for (std::size_t c = 0; c < T_out_; ++c)
-          gathered[k * T_out_ + c] = src[k * T_ + keys_[c]];
+        for (std::size_t c = 0; c < T_out_; ++c) gathered[k * T_out_ + c] = src[k * T_ + keys_[c]];
       next_.write_rows(b, std::size_t(hs), std::size_t(first), len, gathered.data());
     }
     r += len;

@@ -8,12 +8,15 @@
 // D head size; H', L', S' the selection.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 #include <vector>
 
 #include "attn/attention.h"
 #include "attn/map_select.h"
+#include "attn/map_topk.h"
 #include "test_util.h"
 
 using namespace attn;
@@ -73,7 +76,7 @@ Mask padding_for(const Case& c) {
   m.data.assign(B * S, 0);
   if (c.padding)
     for (std::size_t j = 0; j < S; ++j) {
-      m.data[j] = j >= S - 3;     // batch 0: right padding
+      m.data[j] = j >= S - 3;      // batch 0: right padding
       m.data[S + j] = j % 4 == 1;  // batch 1: holes
     }
   return m;
@@ -168,4 +171,70 @@ TEST_CASE("map_select: one axis picked leaves the others whole") {
                       picked.maps.data[((b * Hs + h) * Ls + i) * Ts + j];
     CHECK(differ == 0);
   }
+}
+
+namespace {
+
+// numpy's argsort(-row, kind="stable")[:K]: decreasing, ties by lower index.
+std::vector<std::size_t> stable_top(const float* row, std::size_t n, std::size_t K) {
+  std::vector<std::size_t> idx(n);
+  std::iota(idx.begin(), idx.end(), std::size_t(0));
+  std::stable_sort(idx.begin(), idx.end(),
+                   [&](std::size_t a, std::size_t b) { return row[a] > row[b]; });
+  idx.resize(K);
+  return idx;
+}
+
+}  // namespace
+
+TEST_CASE("map_topk: one row, ties to the lower key index") {
+  const std::vector<float> row = {0.1f, 0.3f, 0.0f, 0.3f, 0.2f, 0.0f, 0.1f};
+  for (std::size_t K = 1; K <= row.size(); ++K) {
+    CAPTURE(K);
+    std::vector<float> v(K);
+    std::vector<std::int64_t> idx(K);
+    top_k_row(row.data(), row.size(), K, v.data(), idx.data());
+    const auto want = stable_top(row.data(), row.size(), K);
+    for (std::size_t k = 0; k < K; ++k) {
+      CHECK(idx[k] == std::int64_t(want[k]));
+      CHECK(v[k] == row[want[k]]);
+    }
+  }
+  // K = 4: 0.3 (1), 0.3 (3), 0.2 (4), 0.1 (0), never the later 0.1 (6).
+  std::vector<float> v(4);
+  std::vector<std::int64_t> idx(4);
+  top_k_row(row.data(), row.size(), 4, v.data(), idx.data());
+  CHECK(idx == std::vector<std::int64_t>{1, 3, 4, 0});
+  const std::vector<float> zeros(5, 0.0f);  // a fully masked row: keys 0.. in order
+  top_k_row(zeros.data(), zeros.size(), 3, v.data(), idx.data());
+  CHECK(std::vector<std::int64_t>(idx.begin(), idx.begin() + 3) ==
+        std::vector<std::int64_t>{0, 1, 2});
+}
+
+TEST_CASE("map_topk: values and indices equal the stable sort of the full maps' rows") {
+  for (const Case& c : cases())
+    for (std::size_t K : {std::size_t(1), std::size_t(5), S}) {
+      CAPTURE(c.name);
+      CAPTURE(K);
+      // Through a selection of heads and queries (keys are never picked for top-k).
+      MapSelection sel;
+      sel.heads = {2, 1};
+      sel.queries = {20, 0, 1, 2, 11};
+      TopKSink topk(B, 2, 5, S, K);
+      SelectSink select(H, S, S, sel, topk);
+      const Runs r = run_case(c, &select, 3);
+      std::size_t differ = 0;
+      for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < 2; ++h)
+          for (std::size_t i = 0; i < 5; ++i) {
+            const float* row = r.maps.ptr() + ((b * H + sel.heads[h]) * S + sel.queries[i]) * S;
+            const auto want = stable_top(row, S, K);
+            const std::size_t at = ((b * 2 + h) * 5 + i) * K;
+            for (std::size_t k = 0; k < K; ++k) {
+              differ += topk.indices[at + k] != std::int64_t(want[k]);
+              differ += topk.values.data[at + k] != row[want[k]];
+            }
+          }
+      CHECK(differ == 0);
+    }
 }
