@@ -124,6 +124,12 @@ void setup_options(CLI::App& app, Options& opt) {
                    "topk_indices.npy in the output folder")
       ->type_name("K")
       ->check(CLI::Range(1, 1 << 30));
+  pics->add_flag("--summary", opt.summary,
+                 "per query row entropy, weight on key 0 and on the recent keys, mean distance, "
+                 "argmax; per head a histogram of distances: summary.npy, .csv, .json");
+  pics->add_option("--recent", opt.recent, "with --summary: the recent window W (default 64)")
+      ->type_name("W")
+      ->check(CLI::Range(1, 1 << 30));
   pics->add_flag("--attn-stdout", opt.attn_stdout,
                  "write the attention maps instead of the context to stdout (--format)");
   pics->add_flag("--stats", opt.stats,

@@ -43,6 +43,8 @@ struct Options {
   std::string heads_spec;                  // "0,3,7-9"; "" = every head
   std::string queries_spec, keys_spec;     // "0-99,last:16"; "" = every row / key (issue 26)
   std::optional<std::size_t> top_k;        // --top-k K: topk_values.npy, topk_indices.npy
+  bool summary = false;                    // summary.npy, summary.csv, summary.json
+  std::optional<std::size_t> recent;       // --recent W for --summary (default 64)
   std::size_t batch_index = 0;             // which batch entry --plot/--show draw
   std::optional<std::string> labels_spec;  // "a,b,c": overrides config labels
   std::optional<std::size_t> show_query;   // --show's head view: this query (default: last)

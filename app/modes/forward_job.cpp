@@ -83,6 +83,11 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
     topk.emplace(Hs, Ls, T, plan.top_k, *plan.out, values, indices);
     reducers.push_back(&*topk);
   }
+  if (plan.summary) {
+    res.summary = std::make_unique<attn::SummarySink>(B, Hs, in.keys(), T, plan.recent,
+                                                      attn::selected_or_all(sel.queries, L));
+    reducers.push_back(res.summary.get());
+  }
   // The selection feeds them; the mean over heads feeds the selection; the
   // statistics see every head.
   std::optional<TeeSink> tee_maps, tee_reducers, tee_both;
@@ -173,6 +178,11 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
       {"context", f.context_shape},
       {"attention", f.maps_shape ? nlohmann::json(*f.maps_shape) : nlohmann::json()},
       {"padding_mask", f.padding_shape ? nlohmann::json(*f.padding_shape) : nlohmann::json()}};
+  if (f.summary_shape) {
+    run["shapes"]["summary"] = *f.summary_shape;
+    run["summary"] = {{"columns", attn::summary_column_names()},
+                      {"recent", r.summary ? r.summary->recent() : 0}};
+  }
   if (f.topk_shape) {
     run["shapes"]["topk_values"] = *f.topk_shape;
     run["shapes"]["topk_indices"] = *f.topk_shape;
@@ -223,6 +233,18 @@ nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& 
     out.write_at(out.add_streamed_npy("context.npy", res.context.shape), 0, res.context.ptr(),
                  res.context.size());
   if (!f.maps_shape) out.remove_on_commit("attention.npy");
+  if (res.summary && f.summary_shape) {
+    const auto heads = attn::selected_or_all(f.selection.heads, res.summary->rows().shape[1]);
+    const auto queries = attn::selected_or_all(f.selection.queries, res.summary->rows().shape[2]);
+    attn::Tensor rows = res.summary->rows();  // (B, H', L', 5) as summary_shape says
+    rows.shape = *f.summary_shape;
+    out.write_at(out.add_streamed_npy("summary.npy", rows.shape), 0, rows.ptr(), rows.size());
+    out.add("summary.csv", attn::summary_csv(*res.summary, heads, queries));
+    out.add("summary.json", attn::summary_json(*res.summary, heads).dump(2) + "\n");
+  } else {
+    for (const char* name : {"summary.npy", "summary.csv", "summary.json"})
+      out.remove_on_commit(name);
+  }
   if (!f.topk_shape) {
     out.remove_on_commit("topk_values.npy");
     out.remove_on_commit("topk_indices.npy");

@@ -8,6 +8,7 @@
 
 #include "attn/attention.h"
 #include "attn/error.h"
+#include "attn/map_summary.h"
 #include "attn/output.h"
 #include "attn/tensor.h"
 #include "cli/index_list.h"
@@ -70,6 +71,8 @@ attn::MapSelection RunSession::selection(const SessionInput& in) const {
     sel.queries = parse_index_list(opt_.queries_spec, in.x.shape[1], "--queries", "query row");
   if (!opt_.keys_spec.empty())
     sel.keys = parse_index_list(opt_.keys_spec, map_keys(in), "--keys", "key");
+  if (opt_.recent && !opt_.summary)
+    throw attn::Error(attn::Exit::usage, "--recent: sets --summary's window; give --summary too");
   if (opt_.top_k && (*opt_.top_k == 0 || *opt_.top_k > map_keys(in)))
     throw attn::Error(attn::Exit::usage, "--top-k: expected 1 to " + std::to_string(map_keys(in)) +
                                              " (the keys of a map row), found " +
@@ -106,6 +109,10 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
     plan.topk_shape = plan.maps_shape;
     plan.topk_shape.back() = plan.top_k;
   }
+  if (out && opt_.summary) {
+    plan.summary = true;
+    plan.recent = opt_.recent.value_or(64);
+  }
   plan.average_heads = cfg_.output_average_heads;
   plan.threads = threads_;
   plan.check_overflow = !opt_.allow_nonfinite;
@@ -134,6 +141,10 @@ nlohmann::json RunSession::stage(attn::OutputDir& out, const SessionInput& in, c
   f.context_shape = res.context.shape;
   if (maps_written) f.maps_shape = maps_shape(in);
   f.selection = selection(in);
+  if (opt_.summary) {
+    f.summary_shape = maps_shape(in);
+    f.summary_shape->back() = attn::kSummaryColumns;
+  }
   if (opt_.top_k) {
     f.topk_shape = maps_shape(in);
     f.topk_shape->back() = *opt_.top_k;

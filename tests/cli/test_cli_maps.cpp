@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -211,5 +212,90 @@ TEST_CASE("cli_maps: --top-k past the keys, 0, or without an output folder is ex
   check_cli_failure(run(base + " -o " + q(t / "o") + " --top-k 7"), 64, {"--top-k", "6"});
   check_cli_failure(run(base + " -o " + q(t / "o") + " --top-k 0"), 64, {"--top-k"});
   check_cli_failure(run(base + " --top-k 2"), 64, {"--top-k", "--out-dir"});
+  CHECK(!fs::exists(t / "o"));
+}
+
+TEST_CASE("cli_maps: --summary equals the reductions of the full maps") {
+  attn::test::TempDir t;
+  for (const char* config : {"raschka_mha_causal.json", "warner_multi.json"}) {
+    CAPTURE(config);
+    const std::string base = bin() + " -q --config " + cfg(config) + " --out-dir ";
+    fs::remove_all(t / "full");
+    REQUIRE(run(base + q(t / "full")).exit_code == 0);
+    attn::Tensor full = npy(t / "full/attention.npy");
+    const bool batched = full.ndim() == 4;
+    if (!batched) full.shape.insert(full.shape.begin(), 1);
+    const std::size_t B = full.shape[0], H = full.shape[1], L = full.shape[2], T = full.shape[3];
+    for (const std::string& extra : {"", " --recent 2 --heads 1 --queries 4,0 --no-attn"}) {
+      CAPTURE(extra);
+      fs::remove_all(t / "s");
+      REQUIRE(run(base + q(t / "s") + " --summary" + extra).exit_code == 0);
+      const bool picked = !extra.empty();
+      const std::size_t W = picked ? 2 : 64;
+      const std::vector<std::size_t> hs =
+          picked ? std::vector<std::size_t>{1} : attn::selected_or_all({}, H);
+      const std::vector<std::size_t> qs =
+          picked ? std::vector<std::size_t>{4, 0} : attn::selected_or_all({}, L);
+      const attn::Tensor got = npy(t / "s/summary.npy");
+      std::vector<std::size_t> want_shape = {B, hs.size(), qs.size(), 5};
+      if (!batched) want_shape.erase(want_shape.begin());
+      REQUIRE(got.shape == want_shape);
+      std::size_t at = 0, bad = 0;
+      std::vector<double> hist0(8, 0.0);  // the first selected head's weight per distance bin
+      for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h : hs)
+          for (std::size_t i : qs) {
+            const float* p = full.ptr() + ((b * H + h) * L + i) * T;
+            double total = 0, ent = 0, recent = 0, dist = 0;
+            std::size_t am = 0;
+            for (std::size_t j = 0; j < T; ++j) {
+              total += p[j];
+              if (p[j] > 0) ent -= p[j] * std::log(double(p[j]));
+              if (j <= i && j + W > i) recent += p[j];
+              const std::size_t d = i > j ? i - j : j - i;
+              dist += p[j] * double(d);
+              if (p[j] > p[am]) am = j;
+              std::size_t bin = 0;
+              while (d >= (std::size_t(1) << bin)) ++bin;
+              if (h == hs[0]) hist0[bin] += p[j];
+            }
+            const float* v = got.ptr() + at;
+            at += 5;
+            bad += std::abs(v[0] - ent) > 1e-5;
+            bad += v[1] != p[0];
+            bad += std::abs(v[2] - recent) > 1e-6;
+            bad += std::abs(v[3] - dist / total) > 1e-5;
+            bad += v[4] != float(am);
+          }
+      CHECK(bad == 0);
+      const std::string csv = attn::test::read_text(t / "s/summary.csv");
+      CHECK(csv.rfind("batch,head,query,entropy,first_key,recent,mean_distance,argmax\n", 0) == 0);
+      CHECK(attn::test::count_of(csv, "\n") == 1 + B * hs.size() * qs.size());
+      if (picked) CHECK(csv.find("\n0,1,4,") != std::string::npos);  // the model's numbers
+      const auto js = nlohmann::json::parse(attn::test::read_text(t / "s/summary.json"));
+      CHECK(js["recent"] == W);
+      CHECK(js["heads"].size() == hs.size());
+      CHECK(js["heads"][0]["head"] == hs[0]);
+      const auto& weight = js["heads"][0]["weight"];
+      REQUIRE(weight.size() <= hist0.size());
+      for (std::size_t k = 0; k < weight.size(); ++k)
+        CHECK(std::abs(weight[k].get<double>() - hist0[k]) <= 1e-5);
+      const auto run = run_json(t / "s");
+      CHECK(run["shapes"]["summary"] == nlohmann::json(want_shape));
+      CHECK(run["summary"]["recent"] == W);
+    }
+    // A rerun without --summary leaves no stale summary behind.
+    REQUIRE(run(base + q(t / "s")).exit_code == 0);
+    for (const char* f : {"s/summary.npy", "s/summary.csv", "s/summary.json"})
+      CHECK(!fs::exists(t / f));
+  }
+}
+
+TEST_CASE("cli_maps: --summary without an output folder, or --recent alone, is exit 64") {
+  attn::test::TempDir t;
+  const std::string base = bin() + " --config " + cfg("raschka_mha_causal.json");
+  check_cli_failure(run(base + " --summary"), 64, {"--summary", "--out-dir"});
+  check_cli_failure(run(base + " -o " + q(t / "o") + " --recent 3"), 64, {"--recent", "--summary"});
+  check_cli_failure(run(base + " -o " + q(t / "o") + " --summary --recent 0"), 64, {"--recent"});
   CHECK(!fs::exists(t / "o"));
 }

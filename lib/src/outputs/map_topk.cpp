@@ -1,10 +1,11 @@
 // --top-k as the rows stream (attn/map_reduce.h).
 //
 // Letters: B batch, H heads, L query rows, T' keys of a row, K kept.
+#include "attn/map_topk.h"
+
 #include <vector>
 
 #include "attn/error.h"
-#include "attn/map_topk.h"
 
 namespace attn {
 

@@ -16,6 +16,7 @@
 
 #include "attn/attention.h"
 #include "attn/map_select.h"
+#include "attn/map_summary.h"
 #include "attn/map_topk.h"
 #include "test_util.h"
 
@@ -237,4 +238,64 @@ TEST_CASE("map_topk: values and indices equal the stable sort of the full maps' 
           }
       CHECK(differ == 0);
     }
+}
+
+TEST_CASE("map_summary: distance bins are 0, then powers of two") {
+  CHECK(distance_bins(0) == 1);
+  CHECK(distance_bins(1) == 2);  // {0}, [1, 2)
+  CHECK(distance_bins(2) == 3);  // [2, 4)
+  CHECK(distance_bins(3) == 3);
+  CHECK(distance_bins(4) == 4);   // [4, 8)
+  CHECK(distance_bins(20) == 6);  // [16, 32)
+}
+
+TEST_CASE("map_summary: the columns and histograms equal the reductions of the full maps") {
+  const std::size_t W = 4;
+  for (const Case& c : cases()) {
+    CAPTURE(c.name);
+    MapSelection sel;
+    sel.heads = {3, 1};
+    sel.queries = {0, 1, 7, 20, 19};
+    SummarySink summary(B, 2, S, S, W, sel.queries);
+    SelectSink select(H, S, S, sel, summary);
+    const Runs r = run_case(c, &select, 3);
+    std::vector<std::vector<double>> want_hist(2, std::vector<double>(distance_bins(S - 1), 0.0));
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t h = 0; h < 2; ++h)
+        for (std::size_t k = 0; k < sel.queries.size(); ++k) {
+          const std::size_t i = sel.queries[k];
+          const float* p = r.maps.ptr() + ((b * H + sel.heads[h]) * S + i) * S;
+          double total = 0, plogp = 0, recent = 0, dist = 0;
+          std::size_t argmax = 0;
+          for (std::size_t j = 0; j < S; ++j) {
+            total += p[j];
+            if (p[j] > 0) plogp += p[j] * std::log(double(p[j]));
+            if (j <= i && j + W > i) recent += p[j];
+            const std::size_t d = i > j ? i - j : j - i;
+            dist += p[j] * double(d);
+            if (p[j] > p[argmax]) argmax = j;
+            std::size_t bin = 0;
+            while (d >= (std::size_t(1) << bin)) ++bin;  // 0 -> 0, 1 -> 1, 2..3 -> 2, ...
+            want_hist[h][bin] += p[j];
+          }
+          double entropy = total > 0 ? -plogp : 0;
+          if (total > 0 && total < 0.999) entropy = entropy / total + std::log(total);
+          const float* got = summary.rows().ptr() + ((b * 2 + h) * 5 + k) * kSummaryColumns;
+          CAPTURE(b);
+          CAPTURE(h);
+          CAPTURE(i);
+          CHECK(std::abs(got[kEntropy] - entropy) <= 1e-5);
+          CHECK(got[kFirstKey] == p[0]);
+          CHECK(std::abs(got[kRecent] - recent) <= 1e-6);
+          CHECK(std::abs(got[kMeanDist] - (total > 0 ? dist / total : 0.0)) <= 1e-5 * S);
+          CHECK(got[kArgmax] == float(argmax));
+        }
+    const auto hist = summary.histograms();
+    REQUIRE(hist.size() == 2);
+    for (std::size_t h = 0; h < 2; ++h) {
+      REQUIRE(hist[h].size() == want_hist[h].size());
+      for (std::size_t k = 0; k < hist[h].size(); ++k)
+        CHECK(std::abs(hist[h][k] - want_hist[h][k]) <= 1e-9);
+    }
+  }
 }
