@@ -68,7 +68,7 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   // slower map-producing path on a run that would not produce maps.
   std::optional<Progress> progress;
   std::optional<ProgressSink> progress_sink;
-  if (plan.progress && (!sinks.empty() || plan.stats)) {
+  if (plan.progress && (!sinks.empty() || plan.stats || plan.top_k || plan.summary)) {
     progress.emplace("rows", std::uint64_t(B) * Hs * Ls, true);
     progress_sink.emplace(*progress);
     sinks.push_back(&*progress_sink);

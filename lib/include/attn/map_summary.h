@@ -21,12 +21,12 @@ namespace attn {
 
 // --summary's columns, per row.
 enum SummaryColumn : std::size_t {
-  kEntropy = 0,     // -sum p ln p over the row (nats); a row summing below 0.999 (sinks) is
-                    // renormalized first, as --stats does
-  kFirstKey = 1,    // p_0: the weight on key 0
-  kRecent = 2,      // sum of p_j over the last W keys up to the query: i - W < j <= i
-  kMeanDist = 3,    // sum_j p_j |i - j| / sum_j p_j over the T key positions (0: no weight)
-  kArgmax = 4,      // the first j of the largest weight (numpy's argmax), of the T' columns
+  kEntropy = 0,   // -sum p ln p over the row (nats); a row summing below 0.999 (sinks) is
+                  // renormalized first, as --stats does
+  kFirstKey = 1,  // p_0: the weight on key 0
+  kRecent = 2,    // sum of p_j over the last W keys up to the query: i - W < j <= i
+  kMeanDist = 3,  // sum_j p_j |i - j| / sum_j p_j over the T key positions (0: no weight)
+  kArgmax = 4,    // the first j of the largest weight (numpy's argmax), of the T' columns
   kSummaryColumns = 5
 };
 // Their names in summary.csv and summary.json, in that order.

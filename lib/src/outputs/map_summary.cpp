@@ -33,8 +33,8 @@ std::size_t bin_hi(std::size_t k) { return k == 0 ? 1 : std::size_t(1) << k; }
 }  // namespace
 
 const std::vector<std::string>& summary_column_names() {
-  static const std::vector<std::string> names = {"entropy", "first_key", "recent",
-                                                 "mean_distance", "argmax"};
+  static const std::vector<std::string> names = {"entropy", "first_key", "recent", "mean_distance",
+                                                 "argmax"};
   return names;
 }
 
@@ -66,26 +66,30 @@ void SummarySink::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::
   for (std::size_t r = 0; r < n; ++r, out += kSummaryColumns) {
     const float* p = rows + r * Tr_;
     const std::size_t i = pos_.at(i0 + r);
-    double total = 0.0, entropy = 0.0;
+    // One pass: every column for the entropy and argmax, the key positions
+    // for the distance; then the bins as sums of ranges.
+    double total = 0.0, entropy = 0.0, weight = 0.0, distance = 0.0;
     std::size_t argmax = 0;
     for (std::size_t j = 0; j < Tr_; ++j) {
       const double v = p[j];
+      if (j == T_) weight = total;  // the extra columns have no position
       total += v;
-      if (v > 0.0) entropy -= v * std::log(v);
+      if (v > 0.0) {
+        entropy -= v * double(std::log(p[j]));  // logf: twice as fast, float's precision
+        if (j < T_) distance += v * double(i > j ? i - j : j - i);
+      }
       if (p[j] > p[argmax]) argmax = j;
     }
-    if (!(total > 0.0)) entropy = 0.0;  // fully masked: every weight 0
-    else if (total < kSummaryRowSumOne) entropy = entropy / total + std::log(total);
-    // Key positions: distances and the recent window; bins summed as ranges.
-    double weight = 0.0, distance = 0.0;
-    for (std::size_t j = 0; j < T_; ++j) {
-      weight += p[j];
-      distance += double(p[j]) * double(i > j ? i - j : j - i);
+    if (T_ == Tr_) weight = total;
+    if (!(total > 0.0)) {
+      entropy = 0.0;  // fully masked: every weight 0
+    } else if (total < kSummaryRowSumOne) {
+      entropy = entropy / total + std::log(total);
     }
     const std::ptrdiff_t ii = std::ptrdiff_t(i);
     for (std::size_t k = 0; k < bins_; ++k) {
       const std::ptrdiff_t lo = std::ptrdiff_t(bin_lo(k)), hi = std::ptrdiff_t(bin_hi(k));
-      double s = range_sum(p, ii + lo, ii + hi, T_);       // keys after the query
+      double s = range_sum(p, ii + lo, ii + hi, T_);               // keys after the query
       if (k > 0) s += range_sum(p, ii - hi + 1, ii - lo + 1, T_);  // keys before it
       hist[k] += s;
     }
@@ -121,8 +125,8 @@ std::string summary_csv(const SummarySink& s, const std::vector<std::size_t>& he
         const float* v = t.ptr() + ((b * H + h) * L + i) * kSummaryColumns;
         // %.9g: every float32 reads back exactly.
         std::snprintf(line, sizeof line, "%zu,%zu,%zu,%.9g,%.9g,%.9g,%.9g,%lld\n", b, heads.at(h),
-                      queries.at(i), double(v[kEntropy]), double(v[kFirstKey]),
-                      double(v[kRecent]), double(v[kMeanDist]), (long long)v[kArgmax]);
+                      queries.at(i), double(v[kEntropy]), double(v[kFirstKey]), double(v[kRecent]),
+                      double(v[kMeanDist]), (long long)v[kArgmax]);
         out += line;
       }
   return out;
