@@ -14,6 +14,7 @@
 #include "attn/linear.h"
 #include "attn/version.h"
 #include "cli/help.h"
+#include "cli/index_list.h"
 #include "cli/term.h"
 
 namespace app {
@@ -121,7 +122,14 @@ void setup_options(CLI::App& app, Options& opt) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   pics->add_flag("--show", opt.show,
                  "draw the maps in the terminal on stdout (instead of the context)");
-  pics->add_option("--heads", opt.heads_spec, "heads to draw, e.g. 0,3,7 (default: all)")
+  pics->add_option("--heads", opt.heads_spec,
+                   "heads kept in attention.npy and drawn, e.g. 0,3,7-9 (default: all)")
+      ->type_name("LIST");
+  pics->add_option("--queries", opt.queries_spec,
+                   "query rows kept in attention.npy and drawn: 0-99,last:16 (default: all)")
+      ->type_name("LIST");
+  pics->add_option("--keys", opt.keys_spec,
+                   "key columns kept in attention.npy and drawn, as --queries (default: all)")
       ->type_name("LIST");
   pics->add_option("--batch-index", opt.batch_index, "batch entry to draw (default 0)")
       ->type_name("N")
@@ -135,6 +143,17 @@ void setup_options(CLI::App& app, Options& opt) {
   pics->add_option("--labels-file", opt.labels_file,
                    "token labels, one per line (a label may hold a comma)")
       ->type_name("FILE");
+  pics->add_option("--top-k", opt.top_k,
+                   "per query row the K largest weights and their keys: topk_values.npy, "
+                   "topk_indices.npy in the output folder")
+      ->type_name("K")
+      ->check(CLI::Range(1, 1 << 30));
+  pics->add_flag("--summary", opt.summary,
+                 "per query row entropy, weight on key 0 and on the recent keys, mean distance, "
+                 "argmax; per head a histogram of distances: summary.npy, .csv, .json");
+  pics->add_option("--recent", opt.recent, "with --summary: the recent window W (default 64)")
+      ->type_name("W")
+      ->check(CLI::Range(1, 1 << 30));
   pics->add_flag("--attn-stdout", opt.attn_stdout,
                  "write the attention maps instead of the context to stdout (--format)");
   pics->add_flag("--stats", opt.stats,
@@ -233,28 +252,7 @@ Shard parse_shard(const std::string& spec) {
 }
 
 std::vector<std::size_t> parse_heads(const std::string& spec, std::size_t H) {
-  std::vector<std::size_t> heads;
-  if (spec.empty()) {
-    for (std::size_t h = 0; h < H; ++h) heads.push_back(h);
-    return heads;
-  }
-  std::size_t start = 0;
-  while (start <= spec.size()) {
-    std::size_t end = spec.find(',', start);
-    if (end == std::string::npos) end = spec.size();
-    const std::string t = spec.substr(start, end - start);
-    if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos)
-      throw attn::Error(attn::Exit::usage,
-                        "--heads: expected head numbers separated by commas, found '" + spec + "'");
-    const std::size_t h = std::stoul(t);
-    if (h >= H)
-      throw attn::Error(attn::Exit::usage,
-                        "--heads: head " + t + " does not exist; the layer has " +
-                            std::to_string(H) + " head(s), 0.." + std::to_string(H - 1));
-    if (std::find(heads.begin(), heads.end(), h) == heads.end()) heads.push_back(h);
-    start = end + 1;
-  }
-  return heads;
+  return parse_index_list(spec, H, "--heads", "head");
 }
 
 std::vector<std::string> split_labels(const std::string& spec) {

@@ -41,7 +41,11 @@ struct Options {
   bool show = false;                       // maps in the terminal, on stdout
   bool attn_stdout = false;                // maps instead of the context on stdout
   bool stats = false;                      // per-head diagnostics
-  std::string heads_spec;                  // "0,3,7"; "" = every head
+  std::string heads_spec;                  // "0,3,7-9"; "" = every head
+  std::string queries_spec, keys_spec;     // "0-99,last:16"; "" = every row / key (issue 26)
+  std::optional<std::size_t> top_k;        // --top-k K: topk_values.npy, topk_indices.npy
+  bool summary = false;                    // summary.npy, summary.csv, summary.json
+  std::optional<std::size_t> recent;       // --recent W for --summary (default 64)
   std::size_t batch_index = 0;             // which batch entry --plot/--show draw
   std::optional<std::string> labels_spec;  // "a,b,c": overrides config labels
   std::optional<std::size_t> show_query;   // --show's head view: this query (default: last)
@@ -65,7 +69,7 @@ struct Shard {
 };
 Shard parse_shard(const std::string& spec);
 
-// --heads "0,3,7" parsed and checked against H; "" = all heads. Exit::usage.
+// --heads "0,3,7-9" parsed and checked against H (cli/index_list.h); "" = all heads.
 std::vector<std::size_t> parse_heads(const std::string& spec, std::size_t H);
 
 // --labels "a,b,c" split at commas.

@@ -10,6 +10,7 @@
 
 #include "attn/error.h"
 #include "attn/layout.h"
+#include "attn/map_topk.h"
 #include "attn/npy.h"
 #include "cli/progress.h"
 #include "cli/timing.h"
@@ -39,38 +40,75 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
                   const attn::RunInputs& in, const JobPlan& plan) {
   const std::size_t B = in.x.shape[0], L = in.x.shape[1], H = std::size_t(w.H);
   const std::size_t T = attn::map_keys(w, spec, in.keys());  // T': keys of a map row
-  const std::size_t Hm = plan.average_heads ? 1 : H;         // heads of the maps written
+  const std::size_t Hm = plan.average_heads ? 1 : H;         // heads of the maps, all
+  // H', L', S': the selection the listeners below receive.
+  const attn::MapSelection& sel = plan.selection;
+  const std::size_t Hs = sel.heads.empty() ? Hm : sel.heads.size();
+  const std::size_t Ls = sel.queries.empty() ? L : sel.queries.size();
+  const std::size_t Ts = sel.keys.empty() ? T : sel.keys.size();
   JobResult res;
   std::vector<attn::AttentionSink*> sinks;
 
   std::optional<FileSink> file;
   if (plan.out && plan.write_maps) {
-    file.emplace(*plan.out, plan.out->add_streamed_npy("attention.npy", plan.maps_shape), Hm, L, T);
+    file.emplace(*plan.out, plan.out->add_streamed_npy("attention.npy", plan.maps_shape), Hs, Ls,
+                 Ts);
     sinks.push_back(&*file);
   }
   std::optional<attn::TensorSink> all;
   if (plan.keep_all_maps) {
-    all.emplace(B, Hm, L, T);
+    all.emplace(B, Hs, Ls, Ts);
     sinks.push_back(&*all);
   }
   if (plan.capture) {
-    res.capture.emplace(plan.capture_batch, plan.capture_heads, Hm, L, T, plan.capture_cells);
+    res.capture.emplace(plan.capture_batch, plan.capture_heads, Hs, Ls, Ts, plan.capture_cells);
     sinks.push_back(&*res.capture);
   }
   // Rows only flow when some sink wants them; the bar never forces the
   // slower map-producing path on a run that would not produce maps.
   std::optional<Progress> progress;
   std::optional<ProgressSink> progress_sink;
-  if (plan.progress && (!sinks.empty() || plan.stats)) {
-    progress.emplace("rows", std::uint64_t(B) * Hm * L, true);
+  if (plan.progress && (!sinks.empty() || plan.stats || plan.top_k || plan.summary)) {
+    progress.emplace("rows", std::uint64_t(B) * Hs * Ls, true);
     progress_sink.emplace(*progress);
     sinks.push_back(&*progress_sink);
   }
-  std::optional<TeeSink> tee;
+  // The reductions see whole rows (every key) of the selected heads and queries.
+  std::vector<attn::AttentionSink*> reducers;
+  std::optional<attn::TopKSink> topk;
+  if (plan.out && plan.top_k) {
+    const int values = plan.out->add_streamed_npy("topk_values.npy", plan.topk_shape);
+    const int indices = plan.out->add_streamed_npy("topk_indices.npy", plan.topk_shape, "<i8",
+                                                   sizeof(std::int64_t));
+    topk.emplace(Hs, Ls, T, plan.top_k, *plan.out, values, indices);
+    reducers.push_back(&*topk);
+  }
+  if (plan.summary) {
+    res.summary = std::make_unique<attn::SummarySink>(B, Hs, in.keys(), T, plan.recent,
+                                                      attn::selected_or_all(sel.queries, L));
+    reducers.push_back(res.summary.get());
+  }
+  // The selection feeds them; the mean over heads feeds the selection; the
+  // statistics see every head.
+  std::optional<TeeSink> tee_maps, tee_reducers, tee_both;
+  std::optional<attn::SelectSink> select_maps, select_reducers;
   attn::AttentionSink* head = nullptr;
-  if (sinks.size() == 1) head = sinks.front();
-  if (sinks.size() > 1) head = &tee.emplace(sinks);
-  // The mean over heads feeds the sinks above; the statistics see every head.
+  if (!sel.keys.empty() && !sinks.empty() && !reducers.empty()) {
+    // --keys: the maps get the picked columns, the reductions whole rows.
+    attn::MapSelection rows_only = sel;
+    rows_only.keys.clear();
+    head = &tee_both.emplace(std::vector<attn::AttentionSink*>{
+        &select_maps.emplace(Hm, L, T, sel, tee_maps.emplace(sinks)),
+        &select_reducers.emplace(Hm, L, T, rows_only, tee_reducers.emplace(reducers))});
+  } else {
+    std::vector<attn::AttentionSink*> all_sinks = sinks;
+    all_sinks.insert(all_sinks.end(), reducers.begin(), reducers.end());
+    if (all_sinks.size() == 1) head = all_sinks.front();
+    if (all_sinks.size() > 1) head = &tee_both.emplace(all_sinks);
+    attn::MapSelection picked = sel;
+    if (sinks.empty()) picked.keys.clear();  // only reductions listen: whole rows
+    if (!picked.all() && head) head = &select_maps.emplace(Hm, L, T, picked, *head);
+  }
   std::optional<attn::HeadMeanSink> mean;
   if (plan.average_heads && head) head = &mean.emplace(H, T, *head);
   std::optional<attn::StatsSink> stats;
@@ -151,13 +189,35 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
       {"context", f.context_shape},
       {"attention", f.maps_shape ? nlohmann::json(*f.maps_shape) : nlohmann::json()},
       {"padding_mask", f.padding_shape ? nlohmann::json(*f.padding_shape) : nlohmann::json()}};
+  if (f.summary_shape) {
+    run["shapes"]["summary"] = *f.summary_shape;
+    run["summary"] = {{"columns", attn::summary_column_names()},
+                      {"recent", r.summary ? r.summary->recent() : 0}};
+  }
+  if (f.topk_shape) {
+    run["shapes"]["topk_values"] = *f.topk_shape;
+    run["shapes"]["topk_indices"] = *f.topk_shape;
+    run["top_k"] = f.topk_shape->back();
+  }
   // key/value inputs, masks and positions: where each came from and its shape as run.
   for (const auto& [name, shape] : f.shapes) run["shapes"][name] = shape;
+  // The indices each axis of attention.npy (and the pictures, top-k and
+  // summary) keeps; null = every index.
+  const auto picked = [](const std::vector<std::size_t>& v) {
+    return v.empty() ? nlohmann::json() : nlohmann::json(v);
+  };
+  run["selection"] = {{"heads", picked(f.selection.heads)},
+                      {"queries", picked(f.selection.queries)},
+                      {"keys", picked(f.selection.keys)}};
   run["inputs"] = f.sources;
   run["warnings"] = f.warnings;
   run["dtypes"] = {{"compute", "float32"},
                    {"context", "float32"},
                    {"attention", f.maps_shape ? nlohmann::json("float32") : nlohmann::json()}};
+  if (f.topk_shape) {
+    run["dtypes"]["topk_values"] = "float32";
+    run["dtypes"]["topk_indices"] = "int64";
+  }
   run["threads"] = f.threads;
   run["fully_masked_rows"] = r.forward.fully_masked_rows;
   run["timings"] = {{"load_ms", f.load_ms}, {"compute_ms", f.compute_ms}, {"write_ms", f.write_ms}};
@@ -184,6 +244,22 @@ nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& 
     out.write_at(out.add_streamed_npy("context.npy", res.context.shape), 0, res.context.ptr(),
                  res.context.size());
   if (!f.maps_shape) out.remove_on_commit("attention.npy");
+  if (res.summary && f.summary_shape) {
+    const auto heads = attn::selected_or_all(f.selection.heads, res.summary->rows().shape[1]);
+    const auto queries = attn::selected_or_all(f.selection.queries, res.summary->rows().shape[2]);
+    attn::Tensor rows = res.summary->rows();  // (B, H', L', 5) as summary_shape says
+    rows.shape = *f.summary_shape;
+    out.write_at(out.add_streamed_npy("summary.npy", rows.shape), 0, rows.ptr(), rows.size());
+    out.add("summary.csv", attn::summary_csv(*res.summary, heads, queries));
+    out.add("summary.json", attn::summary_json(*res.summary, heads).dump(2) + "\n");
+  } else {
+    for (const char* name : {"summary.npy", "summary.csv", "summary.json"})
+      out.remove_on_commit(name);
+  }
+  if (!f.topk_shape) {
+    out.remove_on_commit("topk_values.npy");
+    out.remove_on_commit("topk_indices.npy");
+  }
   f.write_ms = res.context_write_ms + ms_since(t_write);
   nlohmann::json run = run_json(f, res);
   for (const auto& [key, value] : extra.items()) run[key] = value;

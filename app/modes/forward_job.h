@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -15,6 +16,8 @@
 
 #include "attn/attention.h"
 #include "attn/config.h"
+#include "attn/map_select.h"
+#include "attn/map_summary.h"
 #include "attn/output.h"
 #include "attn/run.h"
 #include "attn/stats.h"
@@ -33,11 +36,22 @@ struct JobPlan {
   std::vector<std::size_t> context_file_shape;
   std::vector<std::size_t> maps_shape;  // (B, H, L, T') or (H, L, T'); (B, L, T') averaged
   bool average_heads = false;           // maps averaged over heads (--average-heads)
-  bool keep_all_maps = false;           // --attn-stdout
-  bool stats = false;                   // --stats
-  bool capture = false;                 // --plot / --show
+  // --heads / --queries / --keys: what the map listeners below receive (the
+  // statistics see every head and row). Indices of the maps as written
+  // (one head, the mean, under --average-heads).
+  attn::MapSelection selection;
+  // --top-k K (0 = off): topk_values.npy and topk_indices.npy streamed into
+  // `out`, in this shape (maps_shape with K keys).
+  std::size_t top_k = 0;
+  std::vector<std::size_t> topk_shape;
+  // --summary: per row and per head reductions kept in JobResult::summary.
+  bool summary = false;
+  std::size_t recent = 64;     // --recent W
+  bool keep_all_maps = false;  // --attn-stdout
+  bool stats = false;          // --stats
+  bool capture = false;        // --plot / --show
   std::size_t capture_batch = 0;
-  std::vector<std::size_t> capture_heads;
+  std::vector<std::size_t> capture_heads;  // of the selected heads: 0..H'-1
   std::size_t capture_cells = 256;
   bool progress = false;  // a row-count progress bar (stderr is a terminal, not -q)
   int threads = 1;
@@ -50,9 +64,10 @@ struct JobResult {
   attn::Tensor maps;                   // (B, H, L, T') ((B, 1, L, T') averaged) when keep_all_maps
   std::optional<MapCapture> capture;   // when capture
   std::vector<attn::HeadStats> stats;  // when stats
-  double compute_ms = 0;               // the forward pass, without the context writes below
-  bool context_written = false;        // context.npy already written to plan.out
-  double context_write_ms = 0;         // time spent writing it during the forward pass
+  std::unique_ptr<attn::SummarySink> summary;  // when plan.summary
+  double compute_ms = 0;                       // the forward pass, without the context writes below
+  bool context_written = false;                // context.npy already written to plan.out
+  double context_write_ms = 0;                 // time spent writing it during the forward pass
 };
 
 // One input's forward pass (in.x (B, L, C) and the rest of RunInputs).
@@ -81,6 +96,9 @@ struct RunFacts {
   std::vector<std::string> warnings;
   std::vector<std::size_t> context_shape;
   std::optional<std::vector<std::size_t>> maps_shape;  // when attention.npy is written
+  attn::MapSelection selection;  // --heads / --queries / --keys as given (empty = all)
+  std::optional<std::vector<std::size_t>> topk_shape;     // when topk_*.npy are written
+  std::optional<std::vector<std::size_t>> summary_shape;  // when summary.* are written
   int threads = 1;
   double load_ms = 0, compute_ms = 0, write_ms = 0;
 };

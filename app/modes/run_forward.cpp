@@ -62,6 +62,15 @@ std::vector<std::string> token_labels(const Options& opt, const attn::Config& cf
   return pos;
 }
 
+// The labels of the selected rows or keys (all when none are picked).
+std::vector<std::string> pick(const std::vector<std::string>& labels,
+                              const std::vector<std::size_t>& picked) {
+  if (picked.empty()) return labels;
+  std::vector<std::string> out;
+  for (std::size_t i : picked) out.push_back(labels.at(i));
+  return out;
+}
+
 }  // namespace
 
 void print_stats_table(const std::vector<attn::HeadStats>& stats, const std::string& what,
@@ -81,6 +90,14 @@ int run_forward(const Options& opt) {
         attn::Exit::usage,
         "--attn-stdout: writes the maps to stdout, so it cannot be used with an output "
         "folder (--out-dir or the config's output.dir: attention.npy goes there)");
+  if (opt.top_k && !to_dir)
+    throw attn::Error(attn::Exit::usage,
+                      "--top-k: writes topk_values.npy and topk_indices.npy, so it needs an "
+                      "output folder (--out-dir or the config's output.dir)");
+  if (opt.summary && !to_dir)
+    throw attn::Error(attn::Exit::usage,
+                      "--summary: writes summary.npy, summary.csv and summary.json, so it needs an "
+                      "output folder (--out-dir or the config's output.dir)");
   attn::LoadOptions lo;
   lo.allow_nonfinite = opt.allow_nonfinite;
   lo.input_path = opt.input;
@@ -102,7 +119,11 @@ int run_forward(const Options& opt) {
 
   // Flags about the maps are checked before the compute, against the loaded shapes.
   JobPlan plan;
-  if (pictures || !opt.heads_spec.empty()) plan.capture_heads = parse_heads(opt.heads_spec, H);
+  // --heads / --queries / --keys: checked here, before the output folder exists.
+  const attn::MapSelection sel = session.selection(in);
+  const std::vector<std::size_t> kept_heads = attn::selected_or_all(sel.heads, H);
+  if (pictures)  // the capture numbers the selected heads 0..H'-1
+    for (std::size_t k = 0; k < kept_heads.size(); ++k) plan.capture_heads.push_back(k);
   if (pictures && opt.batch_index >= B)
     throw attn::Error(attn::Exit::usage,
                       "--batch-index: " + std::to_string(opt.batch_index) +
@@ -135,9 +156,10 @@ int run_forward(const Options& opt) {
   if (pictures) {
     // Key columns: the T keys (the query tokens for self-attention), then
     // torch MHA's extra columns.
-    auto keys = key_labels(cfg, labels, in.keys(), res.capture->keys());
-    pic = make_picture(opt, cfg, session.model(), in, *res.capture, std::move(labels),
-                       std::move(keys));
+    auto keys = key_labels(cfg, labels, in.keys(), session.map_keys(in));
+    pic = make_picture(opt, cfg, session.model(), in, *res.capture, pick(labels, sel.queries),
+                       pick(keys, sel.keys));
+    for (std::size_t& h : pic->heads) h = kept_heads[h];  // panels named by the model's heads
   }
   for (PlotFile& f : plot_files) f.stage(*pic);
   if (to_dir) session.stage(*out, in, res, want_maps);

@@ -7,8 +7,11 @@
 #include <utility>
 
 #include "attn/attention.h"
+#include "attn/error.h"
+#include "attn/map_summary.h"
 #include "attn/output.h"
 #include "attn/tensor.h"
+#include "cli/index_list.h"
 #include "cli/memory_check.h"
 
 namespace app {
@@ -59,10 +62,32 @@ std::size_t RunSession::map_keys(const SessionInput& in) const {
   return attn::map_keys(model_.weights, spec_, in.keys());
 }
 
+attn::MapSelection RunSession::selection(const SessionInput& in) const {
+  const std::size_t H = cfg_.output_average_heads ? 1 : heads();
+  attn::MapSelection sel;
+  // Given flags only: an absent flag keeps every index (an empty list).
+  if (!opt_.heads_spec.empty()) sel.heads = parse_index_list(opt_.heads_spec, H, "--heads", "head");
+  if (!opt_.queries_spec.empty())
+    sel.queries = parse_index_list(opt_.queries_spec, in.x.shape[1], "--queries", "query row");
+  if (!opt_.keys_spec.empty())
+    sel.keys = parse_index_list(opt_.keys_spec, map_keys(in), "--keys", "key");
+  if (opt_.recent && !opt_.summary)
+    throw attn::Error(attn::Exit::usage, "--recent: sets --summary's window; give --summary too");
+  if (opt_.top_k && (*opt_.top_k == 0 || *opt_.top_k > map_keys(in)))
+    throw attn::Error(attn::Exit::usage, "--top-k: expected 1 to " + std::to_string(map_keys(in)) +
+                                             " (the keys of a map row), found " +
+                                             std::to_string(*opt_.top_k));
+  return sel;
+}
+
 std::vector<std::size_t> RunSession::maps_shape(const SessionInput& in) const {
-  const std::size_t B = in.x.shape[0], L = in.x.shape[1];
-  std::vector<std::size_t> shape = {L, map_keys(in)};
-  if (!cfg_.output_average_heads) shape.insert(shape.begin(), heads());
+  const std::size_t B = in.x.shape[0];
+  const attn::MapSelection sel = selection(in);
+  const std::size_t H = cfg_.output_average_heads ? 1 : heads();
+  std::vector<std::size_t> shape = {attn::selected_or_all(sel.queries, in.x.shape[1]).size(),
+                                    attn::selected_or_all(sel.keys, map_keys(in)).size()};
+  if (!cfg_.output_average_heads)
+    shape.insert(shape.begin(), attn::selected_or_all(sel.heads, H).size());
   if (in.batched) shape.insert(shape.begin(), B);
   return shape;
 }
@@ -77,7 +102,17 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
     plan.context_file_shape = {in.x.shape[1], O};  // (L, O): an unbatched input
     if (in.batched) plan.context_file_shape.insert(plan.context_file_shape.begin(), in.x.shape[0]);
   }
+  plan.selection = selection(in);
   plan.maps_shape = maps_shape(in);
+  if (out && opt_.top_k) {
+    plan.top_k = *opt_.top_k;
+    plan.topk_shape = plan.maps_shape;
+    plan.topk_shape.back() = plan.top_k;
+  }
+  if (out && opt_.summary) {
+    plan.summary = true;
+    plan.recent = opt_.recent.value_or(64);
+  }
   plan.average_heads = cfg_.output_average_heads;
   plan.threads = threads_;
   plan.check_overflow = !opt_.allow_nonfinite;
@@ -105,6 +140,15 @@ nlohmann::json RunSession::stage(attn::OutputDir& out, const SessionInput& in, c
   f.warnings = in.warnings;
   f.context_shape = res.context.shape;
   if (maps_written) f.maps_shape = maps_shape(in);
+  f.selection = selection(in);
+  if (opt_.summary) {
+    f.summary_shape = maps_shape(in);
+    f.summary_shape->back() = attn::kSummaryColumns;
+  }
+  if (opt_.top_k) {
+    f.topk_shape = maps_shape(in);
+    f.topk_shape->back() = *opt_.top_k;
+  }
   f.load_ms = in.load_ms;
   f.compute_ms = res.compute_ms;
   return stage_results(out, f, res, extra);

@@ -40,9 +40,13 @@ class RunSession {
   // The single run's input, taken out of a load_run result.
   static SessionInput input_of(attn::LoadedRun& r, double load_ms);
 
-  // attention.npy's shape: (B, H, L, T'), or (H, L, T') for an unbatched
-  // input; without H when the maps are averaged over heads.
+  // attention.npy's shape: (B, H', L', S') of the selection, or (H', L', S')
+  // for an unbatched input; without H when the maps are averaged over heads.
   std::vector<std::size_t> maps_shape(const SessionInput& in) const;
+  // --heads / --queries / --keys checked against this input's maps (heads
+  // as written: one under --average-heads; L queries; T' keys): Exit::usage
+  // naming the flag. Empty lists where a flag is not given.
+  attn::MapSelection selection(const SessionInput& in) const;
   // Keys of a map row: T plus torch MHA's extra columns.
   std::size_t map_keys(const SessionInput& in) const;
 

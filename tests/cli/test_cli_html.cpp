@@ -156,7 +156,9 @@ TEST_CASE("cli_html: a pinned query's key bars follow its attention row") {
   CHECK(dom.out.find("Pinned query 3 \xC2\xABwith\xC2\xBB") != std::string::npos);
   const attn::Tensor a =
       attn::to_float32(attn::read_npy(t / "out/attention.npy"), "attention.npy", false);
-  const float* row = a.ptr() + (1 * 6 + 3) * 6;  // head 1, query 3
+  // --heads 1 keeps only head 1 in attention.npy too (CONTRACT.md v3): (1, 6, 6).
+  REQUIRE(a.shape == std::vector<std::size_t>{1, 6, 6});
+  const float* row = a.ptr() + 3 * 6;  // head 1, query 3
   const double top = *std::max_element(row, row + 6);
   std::vector<double> widths;
   const std::regex bar("<span class=\"bar\" style=\"width: ([0-9.e-]+)%;\"></span>");

@@ -57,5 +57,7 @@ std::string encode_npy(const Tensor& t);
 // The header alone (magic..newline, 64-byte aligned) for a float32 array of
 // this shape; the data of count(shape)*4 bytes follows it in the file.
 std::string npy_header_f32(const std::vector<std::size_t>& shape);
+// The same for another little-endian dtype: descr "<i8" (int64), "<f4", ...
+std::string npy_header(const std::vector<std::size_t>& shape, const std::string& descr);
 
 }  // namespace attn

@@ -42,6 +42,12 @@ class OutputDir {
   // Write floats at element offset `first` of a streamed .npy's data.
   // Thread-safe (pwrite). Exit::io on failure.
   void write_at(int handle, std::size_t first, const float* values, std::size_t count);
+  // The same for another element type: descr as .npy spells it ("<i8" for
+  // int64), item_size its bytes; written with write_bytes_at.
+  int add_streamed_npy(const std::string& name, const std::vector<std::size_t>& shape,
+                       const std::string& descr, std::size_t item_size);
+  // Write `bytes` bytes at byte offset `first_byte` of a streamed .npy's data.
+  void write_bytes_at(int handle, std::size_t first_byte, const void* data, std::size_t bytes);
   // Start writing floats [first, first + count) of a streamed .npy to the
   // disk without waiting (so the commit's flush waits only for what is
   // left). A hint: nothing is reported.

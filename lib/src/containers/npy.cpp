@@ -313,11 +313,15 @@ RawArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string
 }
 
 std::string npy_header_f32(const std::vector<std::size_t>& shape) {
+  return npy_header(shape, "<f4");
+}
+
+std::string npy_header(const std::vector<std::size_t>& shape, const std::string& descr) {
   // Byte for byte what np.save writes (format.py _write_array_header and
   // _wrap_header, version 1.0): sorted keys, repr(shape), spare spaces for
   // growing axis 0, then spaces and '\n' up to a multiple of 64 bytes.
   std::string dict =
-      "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape_str(shape) + ", }";
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape_str(shape) + ", }";
   if (!shape.empty()) dict.append(kGrowthAxisMaxDigits - std::to_string(shape[0]).size(), ' ');
   const std::size_t hlen = dict.size() + 1;  // + '\n'
   const std::size_t pad = kArrayAlign - (6 + 2 + 2 + hlen) % kArrayAlign;

@@ -264,10 +264,15 @@ void OutputDir::add(const std::string& name, const std::string& bytes) {
 }
 
 int OutputDir::add_streamed_npy(const std::string& name, const std::vector<std::size_t>& shape) {
+  return add_streamed_npy(name, shape, "<f4", sizeof(float));
+}
+
+int OutputDir::add_streamed_npy(const std::string& name, const std::vector<std::size_t>& shape,
+                                const std::string& descr, std::size_t item_size) {
   Staged& st = stage(name);
-  std::string header = npy_header_f32(shape);
+  std::string header = npy_header(shape, descr);
   st.data_offset = header.size();
-  std::size_t total = header.size() + Tensor::count(shape) * sizeof(float);
+  std::size_t total = header.size() + Tensor::count(shape) * item_size;
   // Reserve the space now so a full disk fails before the compute, not after.
   int rc = ::posix_fallocate(st.fd, 0, static_cast<off_t>(total));
   if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
@@ -283,10 +288,15 @@ int OutputDir::add_streamed_npy(const std::string& name, const std::vector<std::
 }
 
 void OutputDir::write_at(int handle, std::size_t first, const float* values, std::size_t count) {
+  write_bytes_at(handle, first * sizeof(float), values, count * sizeof(float));
+}
+
+void OutputDir::write_bytes_at(int handle, std::size_t first_byte, const void* data,
+                               std::size_t bytes) {
   const Staged& st = staged_.at(static_cast<std::size_t>(handle));
-  const char* p = reinterpret_cast<const char*>(values);
-  std::size_t n = count * sizeof(float);
-  off_t off = static_cast<off_t>(st.data_offset + first * sizeof(float));
+  const char* p = static_cast<const char*>(data);
+  std::size_t n = bytes;
+  off_t off = static_cast<off_t>(st.data_offset + first_byte);
   while (n > 0) {
     ssize_t w = ::pwrite(st.fd, p, n, off);
     if (w < 0) {

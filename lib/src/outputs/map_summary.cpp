@@ -1,0 +1,165 @@
+// --summary as the rows stream (attn/map_summary.h).
+//
+// Letters: B batch, H heads, L query rows, T key positions, T' keys of a row.
+#include "attn/map_summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "attn/error.h"
+
+namespace attn {
+namespace {
+
+// As --stats (stats.cpp): softmax rows sum to 1 within rounding; below this
+// a sink took a share and the entropy is that of the renormalized row.
+constexpr double kSummaryRowSumOne = 0.999;
+
+// Sum of p over keys [lo, hi) (clamped to [0, n)).
+double range_sum(const float* p, std::ptrdiff_t lo, std::ptrdiff_t hi, std::size_t n) {
+  lo = std::max<std::ptrdiff_t>(lo, 0);
+  hi = std::min<std::ptrdiff_t>(hi, std::ptrdiff_t(n));
+  double s = 0.0;
+  for (std::ptrdiff_t j = lo; j < hi; ++j) s += p[j];
+  return s;
+}
+
+// Distances [lo, hi) of bin k: {0}, then [2^(k-1), 2^k).
+std::size_t bin_lo(std::size_t k) { return k == 0 ? 0 : std::size_t(1) << (k - 1); }
+std::size_t bin_hi(std::size_t k) { return k == 0 ? 1 : std::size_t(1) << k; }
+
+}  // namespace
+
+const std::vector<std::string>& summary_column_names() {
+  static const std::vector<std::string> names = {"entropy", "first_key", "recent", "mean_distance",
+                                                 "argmax"};
+  return names;
+}
+
+std::size_t distance_bins(std::size_t max_distance) {
+  std::size_t k = 1;  // bin 0 holds distance 0
+  while (max_distance >= bin_hi(k - 1)) ++k;
+  return k;
+}
+
+SummarySink::SummarySink(std::size_t B, std::size_t H, std::size_t T, std::size_t T_row,
+                         std::size_t recent, std::vector<std::size_t> query_position)
+    : H_(H),
+      L_(query_position.size()),
+      T_(T),
+      Tr_(T_row),
+      W_(recent),
+      pos_(std::move(query_position)),
+      rows_({B, H, L_, kSummaryColumns}) {
+  if (T > T_row) throw Error(Exit::software, "summary: more key positions than row columns");
+  std::size_t max_distance = T ? T - 1 : 0;
+  for (std::size_t i : pos_) max_distance = std::max(max_distance, i);
+  bins_ = distance_bins(max_distance);
+}
+
+void SummarySink::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
+                             const float* rows /* (n, T') */) {
+  std::vector<double> hist(bins_, 0.0);
+  float* out = rows_.ptr() + ((b * H_ + h) * L_ + i0) * kSummaryColumns;
+  for (std::size_t r = 0; r < n; ++r, out += kSummaryColumns) {
+    const float* p = rows + r * Tr_;
+    const std::size_t i = pos_.at(i0 + r);
+    // One pass: every column for the entropy and argmax, the key positions
+    // for the distance; then the bins as sums of ranges.
+    double total = 0.0, entropy = 0.0, weight = 0.0, distance = 0.0;
+    std::size_t argmax = 0;
+    for (std::size_t j = 0; j < Tr_; ++j) {
+      const double v = p[j];
+      if (j == T_) weight = total;  // the extra columns have no position
+      total += v;
+      if (v > 0.0) {
+        entropy -= v * double(std::log(p[j]));  // logf: twice as fast, float's precision
+        if (j < T_) distance += v * double(i > j ? i - j : j - i);
+      }
+      if (p[j] > p[argmax]) argmax = j;
+    }
+    if (T_ == Tr_) weight = total;
+    if (!(total > 0.0)) {
+      entropy = 0.0;  // fully masked: every weight 0
+    } else if (total < kSummaryRowSumOne) {
+      entropy = entropy / total + std::log(total);
+    }
+    const std::ptrdiff_t ii = std::ptrdiff_t(i);
+    for (std::size_t k = 0; k < bins_; ++k) {
+      const std::ptrdiff_t lo = std::ptrdiff_t(bin_lo(k)), hi = std::ptrdiff_t(bin_hi(k));
+      double s = range_sum(p, ii + lo, ii + hi, T_);               // keys after the query
+      if (k > 0) s += range_sum(p, ii - hi + 1, ii - lo + 1, T_);  // keys before it
+      hist[k] += s;
+    }
+    out[kEntropy] = float(entropy);
+    out[kFirstKey] = Tr_ ? p[0] : 0.0f;
+    out[kRecent] = float(range_sum(p, ii - std::ptrdiff_t(W_) + 1, ii + 1, T_));
+    out[kMeanDist] = weight > 0.0 ? float(distance / weight) : 0.0f;
+    out[kArgmax] = float(argmax);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  blocks_[{b, h, i0}] = std::move(hist);
+}
+
+std::vector<std::vector<double>> SummarySink::histograms() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::vector<double>> out(H_, std::vector<double>(bins_, 0.0));
+  for (const auto& [key, hist] : blocks_)  // in (b, h, row) order: the same sums every run
+    for (std::size_t k = 0; k < bins_; ++k) out[std::get<1>(key)][k] += hist[k];
+  return out;
+}
+
+std::string summary_csv(const SummarySink& s, const std::vector<std::size_t>& heads,
+                        const std::vector<std::size_t>& queries) {
+  const Tensor& t = s.rows();
+  const std::size_t B = t.shape[0], H = t.shape[1], L = t.shape[2];
+  std::string out = "batch,head,query";
+  for (const std::string& c : summary_column_names()) out += "," + c;
+  out += "\n";
+  char line[256];
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t i = 0; i < L; ++i) {
+        const float* v = t.ptr() + ((b * H + h) * L + i) * kSummaryColumns;
+        // %.9g: every float32 reads back exactly.
+        std::snprintf(line, sizeof line, "%zu,%zu,%zu,%.9g,%.9g,%.9g,%.9g,%lld\n", b, heads.at(h),
+                      queries.at(i), double(v[kEntropy]), double(v[kFirstKey]), double(v[kRecent]),
+                      double(v[kMeanDist]), (long long)v[kArgmax]);
+        out += line;
+      }
+  return out;
+}
+
+nlohmann::json summary_json(const SummarySink& s, const std::vector<std::size_t>& heads) {
+  nlohmann::json j;
+  j["columns"] = summary_column_names();
+  j["recent"] = s.recent();
+  j["columns_note"] =
+      "per (batch, head, query) row of summary.npy: entropy in nats (natural log; a row summing "
+      "below 0.999, as with sinks, renormalized first), weight on key 0, weight on the keys j "
+      "with query - recent < j <= query, mean |query - key| weighted by the row's weights over "
+      "the key positions, index of the largest weight (the first one)";
+  const auto hists = s.histograms();
+  nlohmann::json bins = nlohmann::json::array();
+  for (std::size_t k = 0; k < (hists.empty() ? 0 : hists[0].size()); ++k)
+    bins.push_back({{"from", bin_lo(k)}, {"to", bin_hi(k)}});
+  j["distance_bins"] = bins;
+  j["histogram_note"] =
+      "per head, the attention weight at each distance |query - key| summed over every "
+      "(batch, query) row (weight) and as a share of the head's total (fraction); bin k "
+      "holds distances from <= d < to";
+  nlohmann::json per_head = nlohmann::json::array();
+  for (std::size_t h = 0; h < hists.size(); ++h) {
+    double total = 0.0;
+    for (double v : hists[h]) total += v;
+    std::vector<double> fraction;
+    for (double v : hists[h]) fraction.push_back(total > 0.0 ? v / total : 0.0);
+    per_head.push_back({{"head", heads.at(h)}, {"weight", hists[h]}, {"fraction", fraction}});
+  }
+  j["heads"] = per_head;
+  return j;
+}
+
+}  // namespace attn
