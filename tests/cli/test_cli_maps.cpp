@@ -299,3 +299,14 @@ TEST_CASE("cli_maps: --summary without an output folder, or --recent alone, is e
   check_cli_failure(run(base + " -o " + q(t / "o") + " --summary --recent 0"), 64, {"--recent"});
   CHECK(!fs::exists(t / "o"));
 }
+
+TEST_CASE("cli_maps: --show's head view numbers queries and keys as the model does") {
+  const std::string base = "COLUMNS=100 " + bin() + " --config " + cfg("raschka_mha_causal.json") +
+                           " --show --heads 1 --queries 2-4 --keys 1-3";
+  auto r = run(base + " --show-query 4");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("query 4 \"one\"") != std::string::npos);
+  CHECK(r.out.find("\n  1 journey") != std::string::npos);  // key 1, drawn as column 0
+  CHECK(r.out.find("\n  0 ") == std::string::npos);
+  check_cli_failure(run(base + " --show-query 0"), 64, {"--show-query", "--queries"});
+}
