@@ -4,6 +4,7 @@
 // Letters: B batch, H heads, S sequence, C hidden, O out size.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -157,8 +158,20 @@ int run_forward(const Options& opt) {
     // Key columns: the T keys (the query tokens for self-attention), then
     // torch MHA's extra columns.
     auto keys = key_labels(cfg, labels, in.keys(), session.map_keys(in));
-    pic = make_picture(opt, cfg, session.model(), in, *res.capture, pick(labels, sel.queries),
+    // --show-query names a query of the model; under --queries, a drawn one.
+    Options pic_opt = opt;
+    if (opt.show_query && !sel.queries.empty()) {
+      const auto at = std::find(sel.queries.begin(), sel.queries.end(), *opt.show_query);
+      if (at == sel.queries.end())
+        throw attn::Error(attn::Exit::usage, "--show-query: query " +
+                                                 std::to_string(*opt.show_query) +
+                                                 " is not among the --queries drawn");
+      pic_opt.show_query = std::size_t(at - sel.queries.begin());
+    }
+    pic = make_picture(pic_opt, cfg, session.model(), in, *res.capture, pick(labels, sel.queries),
                        pick(keys, sel.keys));
+    pic->query_numbers = sel.queries;
+    pic->key_numbers = sel.keys;
     for (std::size_t& h : pic->heads) h = kept_heads[h];  // panels named by the model's heads
   }
   for (PlotFile& f : plot_files) f.stage(*pic);

@@ -45,6 +45,9 @@ struct MapPicture {
   // What was run, as (name, value) lines: config, layer, masks, shapes (the HTML page).
   std::vector<std::pair<std::string, std::string>> facts;
   std::size_t query = 0;  // --show's head view: this query's top keys (--show-query)
+  // --queries / --keys: the model's numbers of the drawn rows and columns
+  // (empty = 0, 1, ...), for --show's head view.
+  std::vector<std::size_t> query_numbers, key_numbers;
 };
 
 // "head 3", or "mean of 12 heads" for an averaged map: panel k's title.

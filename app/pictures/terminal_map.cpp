@@ -211,7 +211,10 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
   // kMaxPageCells tokens), its strongest keys.
   const std::size_t q = pic.query, qi = q * Nq / L;
   const bool exact = Nq == L && Nk == T;
-  out += "\n" + wrap("query " + std::to_string(q) + " \"" + label(pic, q) + "\": its " +
+  const auto number = [](const std::vector<std::size_t>& numbers, std::size_t i) {
+    return std::to_string(numbers.empty() ? i : numbers.at(i));
+  };
+  out += "\n" + wrap("query " + number(pic.query_numbers, q) + " \"" + label(pic, q) + "\": its " +
                          std::to_string(kTopKeys) + " strongest keys per " +
                          (pic.mean_of ? "map" : "head") +
                          (exact ? "" : " (each a block of keys, the max over the block)") +
@@ -245,9 +248,9 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
     for (std::size_t r = 0; r < top && row[order[r]] > 0; ++r) {
       const std::size_t j = order[r];
       const std::size_t t0 = (j * T + Nk - 1) / Nk, t1 = ((j + 1) * T + Nk - 1) / Nk - 1;
-      const std::string name =
-          Nk == T ? std::to_string(j) + " " + key_label(pic, j)
-                  : std::to_string(t0) + "-" + std::to_string(t1) + " " + key_label(pic, t0);
+      const std::string name = Nk == T ? number(pic.key_numbers, j) + " " + key_label(pic, j)
+                                       : number(pic.key_numbers, t0) + "-" +
+                                             number(pic.key_numbers, t1) + " " + key_label(pic, t0);
       std::snprintf(buf, sizeof buf, " %.4f ", double(row[j]));
       out += "  " + pad_right(fit_columns(name, key_w), key_w) + buf +
              bar(row[j] / row[order[0]], bar_w, colors) + "\n";

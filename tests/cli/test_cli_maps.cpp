@@ -299,3 +299,44 @@ TEST_CASE("cli_maps: --summary without an output folder, or --recent alone, is e
   check_cli_failure(run(base + " -o " + q(t / "o") + " --summary --recent 0"), 64, {"--recent"});
   CHECK(!fs::exists(t / "o"));
 }
+
+TEST_CASE("cli_maps: --show's head view numbers queries and keys as the model does") {
+  const std::string base = "COLUMNS=100 " + bin() + " --config " + cfg("raschka_mha_causal.json") +
+                           " --show --heads 1 --queries 2-4 --keys 1-3";
+  auto r = run(base + " --show-query 4");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("query 4 \"one\"") != std::string::npos);
+  CHECK(r.out.find("\n  1 journey") != std::string::npos);  // key 1, drawn as column 0
+  CHECK(r.out.find("\n  0 ") == std::string::npos);
+  check_cli_failure(run(base + " --show-query 0"), 64, {"--show-query", "--queries"});
+}
+
+TEST_CASE("cli_maps: --input-list writes each input's selection, top-k and summary") {
+  attn::test::TempDir t;
+  // Two inputs of the raschka layer: (2, 6, 3) and (6, 3), each checked on its own length.
+  attn::test::write_text(t / "list.txt", attn::test::source_path("data/sentence_batch.npy") + "\n" +
+                                             attn::test::source_path("data/sentence.npy") + "\n");
+  const std::string base = bin() + " -q --config " + cfg("raschka_mha_causal.json");
+  REQUIRE(run(base + " --input-list " + q(t / "list.txt") + " -o " + q(t / "all")).exit_code == 0);
+  auto r = run(base + " --input-list " + q(t / "list.txt") + " -o " + q(t / "sel") +
+               " --heads 0 --queries last:2 --top-k 2 --summary");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  for (const char* name : {"sentence_batch", "sentence"}) {
+    CAPTURE(name);
+    const std::string all = t / ("all/" + std::string(name));
+    const std::string sel = t / ("sel/" + std::string(name));
+    attn::Tensor full = npy(all + "/attention.npy");
+    const bool batched = full.ndim() == 4;
+    if (!batched) full.shape.insert(full.shape.begin(), 1);
+    attn::Tensor want = slice(full, {0}, {4, 5}, attn::selected_or_all({}, 6));
+    if (!batched) want.shape.erase(want.shape.begin());
+    CHECK(npy(sel + "/attention.npy").data == want.data);
+    std::vector<std::size_t> topk_shape = want.shape, summary_shape = want.shape;
+    topk_shape.back() = 2;
+    summary_shape.back() = 5;
+    CHECK(npy(sel + "/topk_values.npy").shape == topk_shape);
+    CHECK(npy(sel + "/summary.npy").shape == summary_shape);
+    CHECK(fs::exists(sel + "/summary.csv"));
+    CHECK(run_json(sel)["selection"]["queries"] == nlohmann::json({4, 5}));
+  }
+}
