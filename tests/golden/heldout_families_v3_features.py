@@ -9,19 +9,12 @@ and compared with its torch reference. Prints the worst relative error per folde
 1e-5. Usage: /usr/bin/python3 tests/golden/heldout_families_v3_features.py
 (ATTN_BIN=path/to/attn-run, default build/attn-run; HELDOUT_DIR=where the folders go)."""
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
-
-import numpy as np
 
 WT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(WT, "tests", "golden"))
+import heldout_folders as ho  # noqa: E402  (its runner: ATTN_BIN, HELDOUT_DIR)
 import make_families_v3_features as v3  # noqa: E402
-
-BIN = os.environ.get("ATTN_BIN", os.path.join(WT, "build", "attn-run"))
-OUT = os.environ.get("HELDOUT_DIR") or os.path.join(tempfile.mkdtemp(), "folders")
 
 
 def specs():
@@ -75,45 +68,20 @@ def specs():
     ]
 
 
-def rel(a, b):
-    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30)) if a.shape == b.shape \
-        else float("inf")
-
-
 def main():
-    if os.path.isdir(OUT):
-        shutil.rmtree(OUT)
-    os.makedirs(OUT)
+    ho.fresh_out()
     worst = {}
     for spec in specs():
-        v3.write_folder(spec, OUT, verbose=False)
+        v3.write_folder(spec, ho.OUT, verbose=False)
         name = spec["name"]
         for layer in spec["layers"]:
-            d = os.path.join(OUT, name, f"layer{layer}")
+            d = os.path.join(ho.OUT, name, f"layer{layer}")
             runs = [["--config", os.path.join(d, "case.json")]]
             if not os.path.exists(os.path.join(d, "attention_mask.npy")):
-                runs.append(["--model", os.path.join(OUT, name, "model"), "--layer", str(layer),
+                runs.append(["--model", os.path.join(ho.OUT, name, "model"), "--layer", str(layer),
                              "--input", os.path.join(d, "input.npy")])
-            for args in runs:
-                o = os.path.join(d, "out")
-                shutil.rmtree(o, ignore_errors=True)
-                r = subprocess.run([BIN] + args + ["-o", o, "-q"], capture_output=True, text=True)
-                if r.returncode != 0:
-                    print(f"{name} layer {layer} {args[0]}: exit {r.returncode}: {r.stderr.strip()}")
-                    worst[name] = float("inf")
-                    continue
-                e = max(rel(np.load(os.path.join(o, "context.npy")),
-                            np.load(os.path.join(d, "expected", "context.npy"))),
-                        rel(np.load(os.path.join(o, "attention.npy")),
-                            np.load(os.path.join(d, "expected", "attention.npy"))))
-                worst[name] = max(worst.get(name, 0.0), e)
-                if e > 1e-5:
-                    print(f"{name} layer {layer} {args[0]}: relative error {e:.2e}")
-    for name, e in worst.items():
-        print(f"{name:20s} worst {e:.2e}")
-    bad = [n for n, e in worst.items() if not e <= 1e-5]
-    print("FAILED:" if bad else "all within 1e-5", " ".join(bad))
-    sys.exit(1 if bad else 0)
+            ho.check_runs(worst, name, f"layer {layer}", d, runs)
+    ho.report(worst)
 
 
 if __name__ == "__main__":

@@ -7,21 +7,13 @@ with its torch reference. Prints the worst relative error per folder; fails abov
 Needs python3-torch. Usage: /usr/bin/python3 tests/golden/heldout_families_v3_t5.py
 (ATTN_BIN=path/to/attn-run, default build/attn-run; HELDOUT_DIR=where the folders go, default a
 temporary folder)."""
-import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
-
-import numpy as np
 
 WT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(WT, "tests", "golden"))
+import heldout_folders as ho  # noqa: E402  (its runner: ATTN_BIN, HELDOUT_DIR)
 import make_families_v3_t5 as t5  # noqa: E402
-
-BIN = os.environ.get("ATTN_BIN", os.path.join(WT, "build", "attn-run"))
-OUT = os.environ.get("HELDOUT_DIR") or os.path.join(tempfile.mkdtemp(), "folders")
 
 
 def specs():
@@ -63,44 +55,20 @@ def specs():
     ]
 
 
-def rel(a, b):
-    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30))
-
-
 def main():
-    if os.path.isdir(OUT):
-        shutil.rmtree(OUT)
-    os.makedirs(OUT)
+    ho.fresh_out()
     worst = {}
     for spec in specs():
-        t5.make_t5_folder(spec, OUT, verbose=False)
+        t5.make_t5_folder(spec, ho.OUT, verbose=False)
         name = spec["name"]
         for case in spec["cases"]:
-            d = os.path.join(OUT, name, case["dir"])
+            d = os.path.join(ho.OUT, name, case["dir"])
             runs = [["--config", os.path.join(d, "case.json")]]
             if case["kind"] == "encoder" and not case.get("pad"):
-                runs.append(["--model", os.path.join(OUT, name, "model"), "--layer",
+                runs.append(["--model", os.path.join(ho.OUT, name, "model"), "--layer",
                              str(case["layer"]), "--input", os.path.join(d, "input.npy")])
-            for args in runs:
-                o = os.path.join(d, "out")
-                shutil.rmtree(o, ignore_errors=True)
-                r = subprocess.run([BIN] + args + ["-o", o, "-q"], capture_output=True, text=True)
-                if r.returncode != 0:
-                    print(f"{name} {case['dir']} {args[0]}: exit {r.returncode}: {r.stderr.strip()}")
-                    worst[name] = float("inf")
-                    continue
-                e = max(rel(np.load(os.path.join(o, "context.npy")),
-                            np.load(os.path.join(d, "expected", "context.npy"))),
-                        rel(np.load(os.path.join(o, "attention.npy")),
-                            np.load(os.path.join(d, "expected", "attention.npy"))))
-                worst[name] = max(worst.get(name, 0.0), e)
-                if e > 1e-5:
-                    print(f"{name} {case['dir']} {args[0]}: relative error {e:.2e}")
-    for name, e in worst.items():
-        print(f"{name:16s} worst {e:.2e}")
-    bad = [f for f, e in worst.items() if not e <= 1e-5]
-    print("FAILED:" if bad else "all within 1e-5", " ".join(bad))
-    sys.exit(1 if bad else 0)
+            ho.check_runs(worst, name, case["dir"], d, runs)
+    ho.report(worst)
 
 
 if __name__ == "__main__":

@@ -217,10 +217,43 @@ def rel(a, b):
     return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30)) if a.shape == b.shape else float("inf")
 
 
-def main():
+def check_runs(worst, name, label, d, runs):
+    """Runs attn-run with each argument list into d/out and compares its context and maps with
+    d/expected; worst[name] keeps the largest relative error (inf for a failed run)."""
+    for args in runs:
+        o = os.path.join(d, "out")
+        shutil.rmtree(o, ignore_errors=True)
+        r = subprocess.run([BIN] + args + ["-o", o, "-q"], capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"{name} {label} {args[0]}: exit {r.returncode}: {r.stderr.strip()}")
+            worst[name] = float("inf")
+            continue
+        e = max(rel(np.load(os.path.join(o, "context.npy")),
+                    np.load(os.path.join(d, "expected", "context.npy"))),
+                rel(np.load(os.path.join(o, "attention.npy")),
+                    np.load(os.path.join(d, "expected", "attention.npy"))))
+        worst[name] = max(worst.get(name, 0.0), e)
+        if e > 1e-5:
+            print(f"{name} {label} {args[0]}: relative error {e:.2e}")
+
+
+def report(worst):
+    """Prints each folder's worst error and exits 1 when one is past 1e-5."""
+    for name, e in worst.items():
+        print(f"{name:20s} worst {e:.2e}")
+    bad = [n for n, e in worst.items() if not e <= 1e-5]
+    print("FAILED:" if bad else "all within 1e-5", " ".join(bad))
+    sys.exit(1 if bad else 0)
+
+
+def fresh_out():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
     os.makedirs(OUT)
+
+
+def main():
+    fresh_out()
     worst = {}
     for spec in specs():
         mf.make_folder(spec, OUT, verbose=False)
@@ -232,26 +265,8 @@ def main():
                     not os.path.exists(os.path.join(d, "positions.npy")):
                 runs.append(["--model", os.path.join(OUT, fam, "model"), "--layer", str(layer),
                              "--input", os.path.join(d, "input.npy")])
-            for args in runs:
-                o = os.path.join(d, "out")
-                shutil.rmtree(o, ignore_errors=True)
-                r = subprocess.run([BIN] + args + ["-o", o, "-q"], capture_output=True, text=True)
-                if r.returncode != 0:
-                    print(f"{fam} layer {layer} {args[0]}: exit {r.returncode}: {r.stderr.strip()}")
-                    worst[fam] = float("inf")
-                    continue
-                e = max(rel(np.load(os.path.join(o, "context.npy")),
-                            np.load(os.path.join(d, "expected", "context.npy"))),
-                        rel(np.load(os.path.join(o, "attention.npy")),
-                            np.load(os.path.join(d, "expected", "attention.npy"))))
-                worst[fam] = max(worst.get(fam, 0.0), e)
-                if e > 1e-5:
-                    print(f"{fam} layer {layer} {args[0]}: relative error {e:.2e}")
-    for fam, e in worst.items():
-        print(f"{fam:16s} worst {e:.2e}")
-    bad = [f for f, e in worst.items() if not e <= 1e-5]
-    print("FAILED:" if bad else "all within 1e-5", " ".join(bad))
-    sys.exit(1 if bad else 0)
+            check_runs(worst, fam, f"layer {layer}", d, runs)
+    report(worst)
 
 
 if __name__ == "__main__":
