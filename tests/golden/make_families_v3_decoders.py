@@ -28,6 +28,7 @@ import sys
 from collections import OrderedDict
 
 import torch
+import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -87,8 +88,9 @@ def settings(cfg, layer):
         s.update(qkv_bias=b, o_bias=b, scale=cfg["attention_multiplier"])
         s["rope"] = rope(cfg["rope_theta"], D)
     elif mt == "phi":  # PhiAttention: biased q/k/v_proj and dense, partial rotary
-        assert not cfg["qk_layernorm"]
         s.update(qkv_bias=True, o_bias=True, out="dense")
+        if cfg["qk_layernorm"]:  # nn.LayerNorm(head_dim) on q and on k, before rope
+            s["phi_qk_layernorm"] = cfg["layer_norm_eps"]
         s["rope"] = rope(cfg["rope_theta"], int(D * cfg["partial_rotary_factor"]))
     elif mt == "gptj":  # GPTJAttention: no biases, rotate_every_two on rotary_dim dims
         s.update(qkv_bias=False, o_bias=False, out="out_proj",
@@ -129,7 +131,11 @@ def attention_weights(s, g):
         mf.put(sd, "wqkv", mf.lin(g, (H + 2 * Hkv) * D, C, s["qkv_bias"]))
         mf.put(sd, "wo", mf.lin(g, C, H * D, s["o_bias"]))
     else:
-        return ORIGINAL["attention_weights"](s, g)
+        sd = ORIGINAL["attention_weights"](s, g)
+        if s.get("phi_qk_layernorm"):  # PhiAttention.q_layernorm / k_layernorm, (D) each
+            for n in ("q_layernorm", "k_layernorm"):
+                sd[n + ".weight"] = 1.0 + 0.3 * torch.randn(D, generator=g, dtype=torch.float64)
+                sd[n + ".bias"] = 0.2 * torch.randn(D, generator=g, dtype=torch.float64)
     return sd
 
 
@@ -224,6 +230,10 @@ def layer_attention(s, sd, x, keep, pos):
         return ORIGINAL["layer_attention"](s, sd, x, keep, pos)
     B, S, _ = x.shape
     q, k, v = qkv_heads(s, sd, x)
+    if s.get("phi_qk_layernorm"):  # modeling_phi: q_layernorm(q), k_layernorm(k) before rope
+        eps, D = s["phi_qk_layernorm"], s["D"]
+        q = F.layer_norm(q, (D,), sd["q_layernorm.weight"], sd["q_layernorm.bias"], eps)
+        k = F.layer_norm(k, (D,), sd["k_layernorm.weight"], sd["k_layernorm.bias"], eps)
     if s["rope"] is not None:
         q, k = apply_rope(q, pos, s["rope"]), apply_rope(k, pos, s["rope"])
     k, v = repeat_kv(k, s["H"] // k.shape[1]), repeat_kv(v, s["H"] // v.shape[1])
@@ -306,6 +316,16 @@ def specs():
                      "partial_rotary_factor": 0.4, "qk_layernorm": False, "resid_pdrop": 0.1,
                      "rope_scaling": None, "rope_theta": 10000.0, "tie_word_embeddings": False,
                      "torch_dtype": "float16", "vocab_size": 12}),
+        # phi with qk_layernorm (as phi-1.5 fine-tunes set it): a LayerNorm with a bias on q and
+        # on k per head, before the partial rotary
+        dict(name="phi_qk_layernorm", seed=311, container="safetensors", dtype="f32", layers=[0, 1],
+             B=2, S=7, pad="right",
+             config={"architectures": ["PhiForCausalLM"], "model_type": "phi",
+                     "hidden_act": "gelu_new", "hidden_size": 32, "intermediate_size": 8,
+                     "layer_norm_eps": 1e-05, "max_position_embeddings": 64,
+                     "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+                     "partial_rotary_factor": 0.5, "qk_layernorm": True, "rope_theta": 10000.0,
+                     "torch_dtype": "float32", "vocab_size": 12}),
         # GPT-J: rotary_dim of the head rotated in pairs (x[2i], x[2i+1]), causal buffers saved
         dict(name="gptj", seed=306, container="safetensors", dtype="f32", layers=[0, 2], S=9,
              offset=3,

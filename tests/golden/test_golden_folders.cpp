@@ -125,13 +125,13 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
   const std::vector<std::string> names = case_names();
   // make_folders.py writes 21 folders (every model_type CONTRACT.md lists, Falcon three
   // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi) and 38 layer cases;
-  // make_families_v3_decoders.py 9 folders and 17 cases; make_families_v3_t5.py 4 folders
-  // (t5 twice: T5 and Flan-T5; mt5, umt5) and 10 cases (encoder layers, the decoder's self- and
-  // cross-attention); make_families_v3_encoders.py 9 folders and 18 cases (one of a CLIPModel's
-  // vision tower); make_families_v3_features.py 6 folders (stablelm, cohere2, llama4,
-  // qwen3_next, qwen3_5, cohere) and 12 layer cases; make_families_v3_mla.py 5 folders
-  // (DeepSeek-V2-Lite, V3, V3 as v5 saves it, Kimi-K2, Kimi-K2.5's wrapper) and 7 cases.
-  CHECK(names.size() == 38 + 17 + 10 + 18 + 12 + 7);
+  // make_families_v3_decoders.py 10 folders and 19 cases (phi with qk_layernorm among them);
+  // make_families_v3_t5.py 4 folders (t5 twice: T5 and Flan-T5; mt5, umt5) and 10 cases (encoder
+  // layers, the decoder's self- and cross-attention); make_families_v3_encoders.py 9 folders and 18
+  // cases (one of a CLIPModel's vision tower); make_families_v3_features.py 6 folders (stablelm,
+  // cohere2, llama4, qwen3_next, qwen3_5, cohere) and 12 layer cases; make_families_v3_mla.py 5
+  // folders (DeepSeek-V2-Lite, V3, V3 as v5 saves it, Kimi-K2, Kimi-K2.5's wrapper) and 7 cases.
+  CHECK(names.size() == 38 + 19 + 10 + 18 + 12 + 7);
   std::vector<std::string> families;
   for (const std::string& name : names) {
     families.push_back(name.substr(0, name.find('/')));
@@ -143,7 +143,7 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
     }
   }
   families.erase(std::unique(families.begin(), families.end()), families.end());
-  CHECK(families.size() == 21 + 9 + 4 + 9 + 6 + 5);
+  CHECK(families.size() == 21 + 10 + 4 + 9 + 6 + 5);
 }
 
 TEST_CASE("golden folders: v3's gated, qk_norm-kind families are mapped per layer") {

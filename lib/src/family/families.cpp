@@ -69,6 +69,18 @@ RopeRule local_base(const char* key, double theta) {
 
 BiasRule fixed(bool on) { return {nullptr, on, false}; }
 
+// PhiAttention with qk_layernorm: nn.LayerNorm(head_dim, eps=layer_norm_eps) with a bias on q
+// and on k, shared by the heads, before rope.
+QkNormRule phi_qk_layernorm() {
+  QkNormRule q;
+  q.kind = "layer";
+  q.enable_key = "qk_layernorm";
+  q.eps_keys = {"layer_norm_eps"};
+  q.eps = 1e-5;
+  q.bias = true;
+  return q;
+}
+
 // Partial rotary as a count of dimensions (GPT-J's rotary_dim; null = the head).
 RopeRule rotary_dims(const char* key, bool interleaved) {
   RopeRule r;
@@ -277,9 +289,11 @@ std::vector<Row> build() {
       .with_defaults({{"attention_multiplier", 1.0}});
   row("phi")  // phi-1, phi-1.5, phi-2: q/k/v_proj and dense, all with bias
       .rename("dense.", "o_proj.")
+      .rename("q_layernorm.", "q_norm.")
+      .rename("k_layernorm.", "k_norm.")
       .biases(fixed(true), fixed(true))
       .with_rope(10000.0, rope_keys({"rope_theta"}, {"partial_rotary_factor"}, 0.5))
-      .with_hook(hooks::phi_qk_layernorm);
+      .with_qk_norm(phi_qk_layernorm());
   row("gptj")
       .at({"transformer.h.{N}.attn.", "h.{N}.attn."})
       .biases(fixed(false), fixed(false))

@@ -85,15 +85,6 @@ void gpt_bigcode_heads(LayerContext& c) {
   c.out["scale"] = c.hf.boolean_or("scale_attn_weights", true) ? 1.0 / std::sqrt(double(c.D)) : 1.0;
 }
 
-// modeling_phi.PhiAttention: qk_layernorm adds q_layernorm / k_layernorm,
-// nn.LayerNorm(head_dim) with bias, on each head before rope.
-void phi_qk_layernorm(LayerContext& c) {
-  if (c.hf.boolean_or("qk_layernorm", false))
-    c.hf.fail("qk_layernorm",
-              "true is not supported yet (Phi's q_layernorm / k_layernorm are LayerNorms with "
-              "a bias, qk_norm kind \"layer\"); only false runs");
-}
-
 namespace {
 
 // relative_bias from T5Config's relative_attention_num_buckets and

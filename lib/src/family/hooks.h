@@ -12,7 +12,6 @@ void phi3_longrope_names(LayerContext& c);      // rope_scaling type "su" / "yar
 void falcon_architecture(LayerContext& c);      // new_decoder_architecture, multi_query, alibi
 void mpt_attn_config(LayerContext& c);          // the nested attn_config
 void gpt_bigcode_heads(LayerContext& c);        // multi_query's layout, scale_attn_weights
-void phi_qk_layernorm(LayerContext& c);         // qk_layernorm (refused until qk_norm "layer")
 void t5_relative_bias(LayerContext& c);         // T5, mT5: block 0's bucket table for every layer
 void umt5_relative_bias(LayerContext& c);       // UMT5: each layer's own bucket table
 void modernbert_window_of_layer(LayerContext& c);  // layer_types must agree with the window rule

@@ -496,15 +496,25 @@ TEST_CASE("model folder: Granite's attention_multiplier is the scale") {
   CHECK(layer_of(small("granite"), 0)["scale"] == 1.0);  // GraniteConfig: 1.0
 }
 
-TEST_CASE("model folder: phi-2's partial rotary and dense; qk_layernorm refused by name") {
+TEST_CASE("model folder: phi-2's partial rotary and dense; qk_layernorm as qk_norm kind layer") {
   const json p = Folder("phi2").layer(31);
   CHECK(p["rope"]["rotary_dim"] == 32);  // partial_rotary_factor 0.4 of 80
-  CHECK(p["weights_rename"] == json{{"dense.", "o_proj."}});
+  CHECK(p["weights_rename"] ==
+        json{{"dense.", "o_proj."}, {"q_layernorm.", "q_norm."}, {"k_layernorm.", "k_norm."}});
+  CHECK(!p.contains("qk_norm"));  // qk_layernorm false
   CHECK(p["qkv_bias"] == true);
   CHECK(p["out_bias"] == true);
   CHECK(layer_of(small("phi"), 0)["rope"]["rotary_dim"] == 4);  // PhiConfig: 0.5
+  // qk_layernorm: nn.LayerNorm(head_dim) with a bias on q and k, eps layer_norm_eps.
   json qk = small("phi");
   qk["qk_layernorm"] = true;
+  qk["layer_norm_eps"] = 1e-6;
+  const json n = layer_of(qk, 0)["qk_norm"];
+  CHECK(n["kind"] == "layer");
+  CHECK(n["bias"] == true);
+  CHECK(n["scope"] == "head");
+  CHECK(n["eps"] == 1e-6);
+  qk["qk_layernorm"] = "yes";
   CHECK_THROWS_WITH_AS(layer_of(qk, 0), doctest::Contains("\"qk_layernorm\""), attn::Error);
 }
 
