@@ -272,6 +272,8 @@ TEST_CASE(
       {"w/Wqkv.weight.npy", "", "--weights", {"Wqkv.weight.npy", "not a .npy file"}},
       {"x.npy", "", "--input", {"x.npy", "not a .npy file"}},
       {"x.json", "", "--input", {"x.json", "found neither", "byte 0"}},
+      {"z.gguf", "", "--layer 0 --model", {"z.gguf", "not a GGUF file"}},
+      {"v9.gguf", std::string("GGUF\x09\0\0\0", 8), "--layer 0 --model", {"v9.gguf", "version 9"}},
   };
   fs::create_directory(t / "w");
   for (const auto& c : cases) {

@@ -619,8 +619,16 @@ GgufFile parse_gguf(const std::uint8_t* data, std::size_t size, const std::strin
 }
 
 GgufFile read_gguf(const std::string& path) {
-  const std::shared_ptr<const MappedFile> m = MappedFile::open(path);
   static const std::uint8_t kEmpty[1] = {0};
+  // The magic and version from the file's first bytes, before it is mapped: a
+  // file that is not GGUF gets the parser's own message at once, whatever its
+  // size and the address space allowed (CONTRACT.md "File safety rules").
+  const std::shared_ptr<const MappedFile> m = MappedFile::open(path, [&](const FileEnds& e) {
+    std::uint32_t version = 0;
+    if (e.head_n >= 8) std::memcpy(&version, e.head + 4, 4);
+    if (e.head_n < 8 || std::memcmp(e.head, "GGUF", 4) != 0 || (version != 2 && version != 3))
+      parse_gguf(e.head_n > 0 ? e.head : kEmpty, e.head_n, path, nullptr);  // throws
+  });
   const std::uint8_t* bytes = m->size() > 0 ? m->data() : kEmpty;
   GgufFile f = parse_gguf(bytes, m->size(), path, m);
   f.mapped_ = m;
