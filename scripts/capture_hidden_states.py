@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Save a Hugging Face model's per-layer attention INPUTS for `attn-run --layer all`.
+
+The model runs with its fast attention (sdpa / flash, which return no maps); a torch
+forward pre-hook on each attention module records the hidden_states it receives, i.e.
+the input attn-run needs to recompute that layer's maps exactly (CONTRACT.md "(v3) Many
+layers": a (layers, B, S, C) .npy, or a folder of layer_N.npy).
+
+Attention modules are found by their state_dict names, as transformers names them:
+  decoders  model.layers.N.self_attn            (Llama, Qwen2, Mistral, ...)
+  encoders  bert.encoder.layer.N.attention.self (BERT, RoBERTa: ...attention.self)
+  also      encoder.layer.N.attention.self      (a bare BertModel)
+
+Usage (needs torch and transformers):
+  python3 capture_hidden_states.py MODEL_DIR "some text" OUT.npy      # (layers, B, S, C)
+  python3 capture_hidden_states.py MODEL_DIR "some text" OUT_DIR/     # OUT_DIR/layer_N.npy
+then  attn-run --model MODEL_DIR --layer all --input OUT.npy --out-dir maps/
+"""
+import os
+import re
+import sys
+
+import numpy as np
+import torch
+
+# layer index from an attention module's name, e.g. "model.layers.3.self_attn" -> 3
+_ATTN_NAME = re.compile(r"(?:^|\.)(?:layers|layer|h)\.(\d+)\.(?:self_attn|attention\.self|attn)$")
+
+
+def attention_modules(model):
+    """[(layer index, module)] of the model's attention modules, by layer."""
+    found = {}
+    for name, module in model.named_modules():
+        m = _ATTN_NAME.search(name)
+        if m:
+            found[int(m.group(1))] = module
+    if not found:
+        raise SystemExit("no attention modules named like model.layers.N.self_attn or "
+                         "encoder.layer.N.attention.self in this model")
+    return sorted(found.items())
+
+
+def capture(model, *args, **kwargs):
+    """Run model(*args, **kwargs); return [hidden_states (B, S, C) float32 numpy] per layer."""
+    modules = attention_modules(model)
+    seen = {}
+    handles = []
+    for index, module in modules:
+
+        def hook(mod, hook_args, hook_kwargs, index=index):
+            # hidden_states is the first positional argument or the keyword (HF passes both ways)
+            x = hook_args[0] if hook_args else hook_kwargs["hidden_states"]
+            seen[index] = x.detach().to(torch.float32).cpu().numpy()
+
+        try:
+            handles.append(module.register_forward_pre_hook(hook, with_kwargs=True))
+        except TypeError:  # torch < 2.0: pre-hooks see no keywords; wrap forward instead
+            handles.append(_wrap_forward(module, lambda a, k, index=index: hook(None, a, k, index)))
+    try:
+        with torch.no_grad():
+            model(*args, **kwargs)
+    finally:
+        for h in handles:
+            h.remove()
+    missing = [i for i, _ in modules if i not in seen]
+    if missing:
+        raise SystemExit(f"layers {missing} were not run")
+    return [seen[i] for i, _ in modules]
+
+
+class _wrap_forward:
+    """torch < 2.0 stand-in for a with_kwargs pre-hook: the module's forward, wrapped; remove()."""
+
+    def __init__(self, module, record):
+        self.module = module
+        inner = module.forward
+
+        def forward(*args, **kwargs):
+            record(args, kwargs)
+            return inner(*args, **kwargs)
+
+        module.forward = forward
+
+    def remove(self):
+        del self.module.forward  # the instance attribute; the class's forward shows again
+
+
+def save(layers, out):
+    """A path ending in / (or an existing folder) gets layer_N.npy; otherwise one stacked .npy."""
+    if out.endswith("/") or os.path.isdir(out):
+        os.makedirs(out, exist_ok=True)
+        for i, x in enumerate(layers):
+            np.save(os.path.join(out, f"layer_{i}.npy"), x)
+    else:
+        np.save(out, np.stack(layers))  # (layers, B, S, C)
+
+
+def main(argv):
+    if len(argv) != 4:
+        print(__doc__, file=sys.stderr)
+        return 64
+    from transformers import AutoModel, AutoTokenizer  # only the command line needs them
+    model_dir, text, out = argv[1:]
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModel.from_pretrained(model_dir, torch_dtype=torch.float32).eval()
+    batch = tok([text], return_tensors="pt")
+    save(capture(model, **batch), out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
