@@ -154,6 +154,14 @@ void setup_options(CLI::App& app, Options& opt) {
   pics->add_option("--recent", opt.recent, "with --summary: the recent window W (default 64)")
       ->type_name("W")
       ->check(CLI::Range(1, 1 << 30));
+  pics->add_option("--compare", opt.compare,
+                   "maps made elsewhere (HF eager, TransformerLens), shaped as attention.npy: "
+                   "each head's largest difference on stderr and in run.json")
+      ->type_name("FILE.npy");
+  pics->add_option("--compare-tol", opt.compare_tol,
+                   "with --compare: exit 1 when a head's largest difference is above X")
+      ->type_name("X")
+      ->check(CLI::PositiveNumber);
   pics->add_flag("--attn-stdout", opt.attn_stdout,
                  "write the attention maps instead of the context to stdout (--format)");
   pics->add_flag("--stats", opt.stats,
@@ -350,8 +358,16 @@ void check_option_combinations(const Options& opt) {
   if (opt.shard_spec && !opt.input_list)
     throw Error(Exit::usage, "--shard: only meaningful with --input-list");
   if (opt.shard_spec) parse_shard(*opt.shard_spec);
+  if (opt.compare_tol && !opt.compare)
+    throw Error(Exit::usage, "--compare-tol: only meaningful with --compare FILE.npy");
+  if (opt.compare && opt.no_attn)
+    throw both("--compare", "--no-attn", "the comparison needs the maps the other flag drops");
   if (opt.input_list) {
     if (opt.input) throw Error(Exit::usage, "--input: cannot be combined with --input-list");
+    if (opt.compare)
+      throw Error(Exit::usage,
+                  "--compare: not available with --input-list (compare one input "
+                  "at a time)");
     if (!opt.plots.empty() || opt.show || opt.attn_stdout)
       throw Error(Exit::usage, std::string(!opt.plots.empty() ? "--plot"
                                            : opt.show         ? "--show"

@@ -46,6 +46,8 @@ struct Options {
   std::optional<std::size_t> top_k;        // --top-k K: topk_values.npy, topk_indices.npy
   bool summary = false;                    // summary.npy, summary.csv, summary.json
   std::optional<std::size_t> recent;       // --recent W for --summary (default 64)
+  std::optional<std::string> compare;      // --compare FILE.npy: maps made elsewhere
+  std::optional<double> compare_tol;       // --compare-tol X: a larger error is exit 1
   std::size_t batch_index = 0;             // which batch entry --plot/--show draw
   std::optional<std::string> labels_spec;  // "a,b,c": overrides config labels
   std::optional<std::size_t> show_query;   // --show's head view: this query (default: last)

@@ -14,6 +14,7 @@
 #include "attn/npy.h"
 #include "cli/progress.h"
 #include "cli/timing.h"
+#include "modes/map_compare.h"
 
 namespace app {
 namespace {
@@ -64,6 +65,8 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
     res.capture.emplace(plan.capture_batch, plan.capture_heads, Hs, Ls, Ts, plan.capture_cells);
     sinks.push_back(&*res.capture);
   }
+  std::optional<CompareSink> compare;
+  if (plan.compare_to) sinks.push_back(&compare.emplace(*plan.compare_to, Hs, Ls, Ts));
   // Rows only flow when some sink wants them; the bar never forces the
   // slower map-producing path on a run that would not produce maps.
   std::optional<Progress> progress;
@@ -138,6 +141,7 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   res.context_written = context_file >= 0;
   if (progress) progress->finish();
   if (all) res.maps = std::move(all->maps);
+  if (compare) res.compare_max_abs = compare->max_abs();
   if (stats) res.stats = stats->result();
   return res;
 }

@@ -48,8 +48,11 @@ struct JobPlan {
   bool summary = false;
   std::size_t recent = 64;     // --recent W
   bool keep_all_maps = false;  // --attn-stdout
-  bool stats = false;          // --stats
-  bool capture = false;        // --plot / --show
+  // --compare: the other maps, laid out as attention.npy (maps_shape); each
+  // head's largest difference lands in JobResult::compare_max_abs.
+  const attn::Tensor* compare_to = nullptr;
+  bool stats = false;    // --stats
+  bool capture = false;  // --plot / --show
   std::size_t capture_batch = 0;
   std::vector<std::size_t> capture_heads;  // of the selected heads: 0..H'-1
   std::size_t capture_cells = 256;
@@ -65,6 +68,7 @@ struct JobResult {
   std::optional<MapCapture> capture;   // when capture
   std::vector<attn::HeadStats> stats;  // when stats
   std::unique_ptr<attn::SummarySink> summary;  // when plan.summary
+  std::vector<double> compare_max_abs;         // (H') when plan.compare_to
   double compute_ms = 0;                       // the forward pass, without the context writes below
   bool context_written = false;                // context.npy already written to plan.out
   double context_write_ms = 0;                 // time spent writing it during the forward pass

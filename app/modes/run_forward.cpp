@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -25,6 +26,7 @@
 #include "cli/term.h"
 #include "cli/timing.h"
 #include "modes/forward_job.h"
+#include "modes/map_compare.h"
 #include "modes/modes.h"
 #include "modes/run_session.h"
 #include "pictures/plot.h"
@@ -132,6 +134,17 @@ int run_forward(const Options& opt) {
                           std::to_string(B - 1) + ")");
   std::vector<std::string> labels;  // a wrong --labels count fails before the compute
   if (pictures) labels = token_labels(opt, cfg, S);
+  // --compare: the other maps, read and checked against attention.npy's shape first.
+  attn::Tensor compare_to;
+  if (opt.compare) {
+    compare_to = attn::to_float32(attn::read_npy(*opt.compare), *opt.compare, opt.allow_nonfinite);
+    const std::vector<std::size_t> want = session.maps_shape(in);
+    if (compare_to.shape != want)
+      throw attn::Error(attn::Exit::data, *opt.compare + ": expected the shape attention.npy has " +
+                                              attn::shape_str(want) + ", found " +
+                                              attn::shape_str(compare_to.shape));
+    plan.compare_to = &compare_to;
+  }
 
   // The folder is created (and checked writable) before the compute, so an
   // unwritable output fails fast; nothing appears in it before the commit.
@@ -175,7 +188,20 @@ int run_forward(const Options& opt) {
     for (std::size_t& h : pic->heads) h = kept_heads[h];  // panels named by the model's heads
   }
   for (PlotFile& f : plot_files) f.stage(*pic);
-  if (to_dir) session.stage(*out, in, res, want_maps);
+  nlohmann::json extra = nlohmann::json::object();
+  double compare_worst = 0;  // NaN when a head's maps disagree on a NaN
+  if (opt.compare) {
+    for (double e : res.compare_max_abs)
+      if (!(e <= compare_worst)) compare_worst = e;
+    nlohmann::json errors = nlohmann::json::array();
+    for (double e : res.compare_max_abs)
+      errors.push_back(std::isnan(e) ? nlohmann::json() : nlohmann::json(e));
+    extra["compare"] = {{"file", *opt.compare},
+                        {"heads", kept_heads},
+                        {"max_abs_error", errors},
+                        {"tol", opt.compare_tol ? nlohmann::json(*opt.compare_tol) : nullptr}};
+  }
+  if (to_dir) session.stage(*out, in, res, want_maps, extra);
   if (opt.show) {
     write_stdout(render_terminal(*pic, terminal_colors(), terminal_columns()));
   } else if (opt.attn_stdout) {
@@ -194,7 +220,16 @@ int run_forward(const Options& opt) {
                  want_maps ? ", attention.npy" : "");
   for (const std::string& p : opt.plots) spdlog::info("wrote {}", p);
   print_stats_table(res.stats, "", opt.quiet);  // after the files: a failure stays one line
-
+  if (opt.compare && !opt.quiet) {
+    std::fprintf(stderr, "compare with %s:\n%s", opt.compare->c_str(),
+                 compare_table(res.compare_max_abs, kept_heads).c_str());
+    std::fflush(stderr);
+  }
+  if (opt.compare_tol && !(compare_worst <= *opt.compare_tol)) {
+    spdlog::error("--compare-tol: the largest difference from {} is {:.3g}, above {:.3g}",
+                  *opt.compare, compare_worst, *opt.compare_tol);
+    return 1;
+  }
   return 0;
 }
 

@@ -219,7 +219,7 @@ Config load_config(const std::string& path, const ModelFlags& flags) {
 }
 
 Config load_model_config(const std::string& dir, std::int64_t layer) {
-  return load_config("", ModelFlags{dir, layer});
+  return load_config("", ModelFlags{dir, layer, ""});
 }
 
 std::string hf_config_folder(const std::string& path) {
