@@ -160,7 +160,7 @@ TEST_CASE("cli_maps: --top-k equals the stable sort of the full maps' rows") {
     if (!batched) full.shape.insert(full.shape.begin(), 1);
     const std::size_t B = full.shape[0], H = full.shape[1], L = full.shape[2], T = full.shape[3];
     // --keys picks attention.npy's columns only; --no-attn writes no maps but still the top-k.
-    for (const std::string& extra : {"", " --heads 1 --queries last:3 --keys 0", " --no-attn"})
+    for (const std::string extra : {"", " --heads 1 --queries last:3 --keys 0", " --no-attn"})
       for (std::size_t K : {std::size_t(1), std::size_t(3), T}) {
         CAPTURE(extra);
         CAPTURE(K);
@@ -226,7 +226,7 @@ TEST_CASE("cli_maps: --summary equals the reductions of the full maps") {
     const bool batched = full.ndim() == 4;
     if (!batched) full.shape.insert(full.shape.begin(), 1);
     const std::size_t B = full.shape[0], H = full.shape[1], L = full.shape[2], T = full.shape[3];
-    for (const std::string& extra : {"", " --recent 2 --heads 1 --queries 4,0 --no-attn"}) {
+    for (const std::string extra : {"", " --recent 2 --heads 1 --queries 4,0 --no-attn"}) {
       CAPTURE(extra);
       fs::remove_all(t / "s");
       REQUIRE(run(base + q(t / "s") + " --summary" + extra).exit_code == 0);

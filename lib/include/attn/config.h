@@ -154,7 +154,7 @@ struct ModelFlags {
   std::optional<std::int64_t> layer;
   // --model-type / "model_type" beside "model": which model_type of a folder
   // that holds several to run (a CLIPModel's clip_vision_model); "" = the first.
-  std::string model_type;
+  std::string model_type = "";
 };
 
 // The run's config from --config FILE ("" = none), --model and --layer:
