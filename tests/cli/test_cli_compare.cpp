@@ -67,8 +67,8 @@ TEST_CASE("cli_compare: the selection's maps, and what is refused") {
   attn::test::TempDir t;
   // --heads 1: the file holds the selected head only, as attention.npy does.
   REQUIRE(run(bin() + " -q --config " + cfg() + " --heads 1 -o " + q(t / "a")).exit_code == 0);
-  auto sel = run(bin() + " -q --config " + cfg() + " --heads 1 -o " + q(t / "b") +
-                 " --compare " + q(t / "a/attention.npy"));
+  auto sel = run(bin() + " -q --config " + cfg() + " --heads 1 -o " + q(t / "b") + " --compare " +
+                 q(t / "a/attention.npy"));
   REQUIRE_MESSAGE(sel.exit_code == 0, sel.err);
   CHECK(run_json(t / "b")["compare"]["heads"] == nlohmann::json({1}));
   CHECK(run_json(t / "b")["compare"]["max_abs_error"] == nlohmann::json({0.0}));
@@ -79,7 +79,7 @@ TEST_CASE("cli_compare: the selection's maps, and what is refused") {
   CHECK(!fs::exists(t / "c"));
   check_cli_failure(run(bin() + " --config " + cfg() + " --compare-tol 0.1"), 64,
                     {"--compare-tol", "--compare"});
-  check_cli_failure(run(bin() + " --config " + cfg() + " --no-attn --compare " +
-                        q(t / "a/attention.npy")),
-                    64, {"--compare", "--no-attn"});
+  check_cli_failure(
+      run(bin() + " --config " + cfg() + " --no-attn --compare " + q(t / "a/attention.npy")), 64,
+      {"--compare", "--no-attn"});
 }
