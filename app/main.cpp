@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
 
   try {
     if (!opt.completion_shell.empty()) return app::print_completion(cli);
+    app::apply_layer_flag(opt);
     app::check_option_combinations(opt);
     // An SVG or PNG is drawn by the picture module (cairo): a missing or stale
     // one fails here, after the flags and before any input is read (exit 70).
@@ -98,6 +99,7 @@ int main(int argc, char** argv) {
     if (opt.merge_dir) return app::run_merge_summaries(opt);
     if (!app::model_summary_folder(opt).empty()) return app::run_model_summary(opt);
     if (opt.dump_weights) return app::run_dump_weights(opt);
+    if (opt.layers) return app::run_layers(opt);
     if (opt.input_list) return app::run_input_list(opt);
     return app::run_forward(opt);
   } catch (const attn::Error& e) {

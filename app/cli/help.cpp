@@ -17,6 +17,8 @@ constexpr const char* kUsage =
     "                                        run one layer; context on stdout or in DIR\n"
     "  attn-run --model DIR|FILE.gguf --layer N --input PATH|- [-o DIR] [options]\n"
     "                                        one layer of a Hugging Face folder or a GGUF file\n"
+    "  attn-run --model DIR|FILE.gguf --layer all|A-B|LIST --input STACK.npy|DIR -o DIR\n"
+    "                                        several layers, each into DIR/layer_N/\n"
     "  attn-run --model DIR|FILE.gguf        the model's layers as a table\n"
     "  attn-run --config FILE --input-list LIST -o DIR [--shard K/N]\n"
     "                                        many inputs, weights loaded once\n"

@@ -74,7 +74,10 @@ void setup_options(CLI::App& app, Options& opt) {
                  "a Hugging Face model folder (config.json + weights): with --layer N, that "
                  "layer's attention; alone, a table of its layers")
       ->type_name("DIR");
-  in->add_option("--layer", opt.layer, "the layer of --model to run (0-based)")->type_name("N");
+  in->add_option("--layer", opt.layer_flag,
+                 "the layer of --model to run (0-based); all, a range 3-7 or a list 0,5 runs "
+                 "several, each into DIR/layer_N/")
+      ->type_name("N|all|A-B|LIST");
   in->add_option("--model-type", opt.model_type,
                  "which model of a --model folder that holds several (a CLIPModel folder: "
                  "clip_text_model, the default, or clip_vision_model)")
@@ -299,8 +302,28 @@ std::optional<std::vector<std::string>> flag_labels(const Options& opt, std::str
   return labels;
 }
 
+void apply_layer_flag(Options& opt) {
+  const std::string& f = opt.layer_flag;
+  if (f.empty()) return;
+  const bool number = f.find_first_not_of("0123456789") == std::string::npos;
+  if (number && f.size() <= 18) {
+    opt.layer = std::stoll(f);
+    return;
+  }
+  if (f == "all") {
+    opt.layers = "";
+    return;
+  }
+  if (f.find_first_not_of("0123456789,-last:") != std::string::npos || f.front() == '-')
+    throw attn::Error(attn::Exit::usage,
+                      "--layer: expected a layer number (5), all, a range (3-7), a list (0,5) or "
+                      "last:N, found '" +
+                          f + "'");
+  opt.layers = f;  // checked against the model's layers by run_layers
+}
+
 std::string model_summary_folder(const Options& opt) {
-  if (opt.layer) return "";
+  if (opt.layer || opt.layers) return "";
   if (!opt.model.empty()) return opt.config.empty() ? opt.model : "";
   // A Hugging Face config.json as --config means --model of its folder.
   return opt.config.empty() ? "" : attn::hf_config_folder(opt.config);
@@ -362,6 +385,18 @@ void check_option_combinations(const Options& opt) {
     throw Error(Exit::usage, "--compare-tol: only meaningful with --compare FILE.npy");
   if (opt.compare && opt.no_attn)
     throw both("--compare", "--no-attn", "the comparison needs the maps the other flag drops");
+  if (opt.layers) {  // several layers: each into DIR/layer_N/
+    const std::string flag = "--layer " + opt.layer_flag;
+    for (const auto& [given, other] : {std::pair{opt.input_list.has_value(), "--input-list"},
+                                       {opt.dump_weights, "--dump-weights"},
+                                       {opt.show, "--show"},
+                                       {opt.attn_stdout, "--attn-stdout"},
+                                       {opt.compare.has_value(), "--compare"},
+                                       {!opt.plots.empty(), "--plot"}})
+      if (given)
+        throw Error(Exit::usage, flag + ": cannot be combined with " + other +
+                                     " (it runs several layers; give one layer with --layer N)");
+  }
   if (opt.input_list) {
     if (opt.input) throw Error(Exit::usage, "--input: cannot be combined with --input-list");
     if (opt.compare)

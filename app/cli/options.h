@@ -22,8 +22,12 @@ enum class Format { text, json, npy };
 struct Options {
   std::string config;
   std::string model;                  // --model DIR ("" = none)
-  std::optional<std::int64_t> layer;  // --layer N
-  std::string model_type;             // --model-type TYPE ("" = the folder's first)
+  std::optional<std::int64_t> layer;  // --layer N: one layer
+  // --layer all|3-7|0,5|last:4: several layers in one run (run_layers.cpp),
+  // as an index list (cli/index_list.h); "" = every attention layer.
+  std::optional<std::string> layers;
+  std::string layer_flag;  // --layer as given, before apply_layer_flag
+  std::string model_type;  // --model-type TYPE ("" = the folder's first)
   std::optional<std::string> weights, input, padding_mask, out_dir, layout;
   bool no_attn = false;
   bool average_heads = false;  // maps (B, L, S): the mean over heads
@@ -64,6 +68,10 @@ struct Options {
 // The shared --out-dir value "-" (as `-o -`): results to stdout, overriding a
 // config's output.dir.
 constexpr const char* kStdoutDir = "-";
+
+// --layer as given split into opt.layer (one number) or opt.layers (all, a
+// list, a range, last:N). Exit::usage naming --layer when malformed.
+void apply_layer_flag(Options& opt);
 
 // --shard K/N parsed; Exit::usage naming --shard when malformed.
 struct Shard {

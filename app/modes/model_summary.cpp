@@ -40,8 +40,7 @@ const char* const kExtras[] = {"softcap", "qk_norm",       "sinks",           "g
 // not run (Qwen3-Next's linear attention) is listed with its type only.
 ojson layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int64_t layer) {
   const std::string type = attn::layer_type(m, layer);
-  if (type != "full_attention" && type != "sliding_attention" && type != "chunked_attention")
-    return {{"layer", layer}, {"type", type}, {"runs", false}};
+  if (!attn::layer_runs(m, layer)) return {{"layer", layer}, {"type", type}, {"runs", false}};
   const ojson c = attn::layer_config(m, layer, sd.keys());
   const std::string prefix = c.value("weights_prefix", std::string());
   std::uint64_t bytes = 0;

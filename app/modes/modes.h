@@ -10,6 +10,7 @@
 namespace app {
 
 int run_forward(const Options& opt);          // the forward pass (run_forward.cpp)
+int run_layers(const Options& opt);           // --layer all|3-7|0,5 (run_layers.cpp)
 int run_input_list(const Options& opt);       // --input-list, --shard (input_list.cpp)
 int run_dump_weights(const Options& opt);     // --dump-weights (dump_weights.cpp)
 int run_merge_summaries(const Options& opt);  // --merge-summaries (merge_summaries.cpp)

@@ -178,6 +178,13 @@ struct ModelFlags {
 // model_folder.h's.
 Config load_config(const std::string& path, const ModelFlags& flags);
 
+// The model a run names, without reading a layer (--layer all/3-7 lists the
+// folder's layers first): flags.model, else the folder of a Hugging Face
+// config.json at `path`, else the config's "model" key (resolved against its
+// folder) and its "model_type"; `model` is "" when none. `layer` is unset.
+// Exit::no_input / Exit::config as load_config.
+ModelFlags run_model(const std::string& path, const ModelFlags& flags);
+
 // --model DIR --layer N without a config: load_config("", {dir, layer}).
 Config load_model_config(const std::string& dir, std::int64_t layer);
 

@@ -69,6 +69,10 @@ nlohmann::json layer_config(const ModelFolder& m, std::int64_t layer,
 // family's pattern. Exit::config when layer_types is malformed.
 std::string layer_type(const ModelFolder& m, std::int64_t layer);
 
+// True when the layer is one attn-run runs (full, sliding or chunked
+// softmax attention), false for the types it refuses (linear attention, ...).
+bool layer_runs(const ModelFolder& m, std::int64_t layer);
+
 // The model_types understood (the family table's rows), in CONTRACT.md order.
 const std::vector<std::string>& supported_model_types();
 

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,24 @@ Tensor to_float32(const RawArray& a, const std::string& name, bool allow_nonfini
 
 // Mask values: b1/u1/i*/u* (and floats that are exactly 0 or 1); nonzero = true.
 Mask to_mask(const RawArray& a, const std::string& name);
+
+// A .npy file of N stacked arrays, (N, ...), read one index of its first
+// axis at a time: --layer all's (layers, B, S, C) hidden states, so memory
+// holds one layer's. The header is checked when opened (Exit::no_input when
+// missing, Exit::data when malformed or not of a float dtype).
+class NpyStack {
+ public:
+  explicit NpyStack(const std::string& path);
+  const std::string& path() const { return path_; }
+  const std::vector<std::size_t>& shape() const { return shape_; }  // (N, ...)
+  // Entry i as float32 of shape shape()[1:] (to_float32's rules and errors).
+  Tensor at(std::size_t i, bool allow_nonfinite) const;
+
+ private:
+  std::string path_;
+  std::vector<std::size_t> shape_;
+  std::shared_ptr<const void> stored_;  // the opened file (lib/src/containers/stored.h)
+};
 
 // The bytes of a version 1.0 .npy file holding `t` as little-endian float32.
 std::string encode_npy(const Tensor& t);

@@ -218,6 +218,25 @@ Config load_config(const std::string& path, const ModelFlags& flags) {
   return c;
 }
 
+ModelFlags run_model(const std::string& path, const ModelFlags& flags) {
+  ModelFlags m = flags;
+  m.layer.reset();
+  if (path.empty() || !flags.model.empty()) return m;
+  Config c;
+  c.file = path;
+  c.dir = std::filesystem::path(path).parent_path().string();
+  const std::string fname = display_name(c);
+  const json root = parse_config_json(read_text(path), fname);
+  if (looks_like_hf_config(root)) {
+    m.model = c.dir.empty() ? "." : c.dir;
+  } else if (root.contains("model")) {
+    m.model = path_value(c, root.at("model"), fname + ": model");
+    if (m.model_type.empty() && root.contains("model_type"))
+      m.model_type = cj::get_string(root.at("model_type"), fname + ": model_type");
+  }
+  return m;
+}
+
 Config load_model_config(const std::string& dir, std::int64_t layer) {
   return load_config("", ModelFlags{dir, layer, ""});
 }

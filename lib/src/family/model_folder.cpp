@@ -180,6 +180,10 @@ std::string layer_type(const ModelFolder& m, std::int64_t layer) {
   return family::layer_type_of(row_of(m), HfConfig(m.hf, config_file(m)), layer, m.num_layers);
 }
 
+bool layer_runs(const ModelFolder& m, std::int64_t layer) {
+  return family::runs_attention(layer_type(m, layer));
+}
+
 json layer_config(const ModelFolder& m, std::int64_t layer,
                   const std::vector<std::string>& weight_keys) {
   if (layer < 0 || layer >= m.num_layers)

@@ -1,0 +1,179 @@
+// --layer all|3-7|0,5|last:N: one run over several layers of a model
+// (CONTRACT.md "(v3) Many layers"). Each layer's config, weights and input
+// are loaded on a helper thread while the layer before computes (so reading
+// layer N+1 overlaps layer N's compute; memory holds at most two layers'
+// weights); each layer's results go to DIR/layer_N/ (its own run.json, as a
+// single run writes), and DIR/run.json lists the layers. Nothing appears
+// before the one commit at the end.
+//
+// Letters: B batch, H heads, S sequence, C hidden.
+#include <spdlog/spdlog.h>
+
+#include <future>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "attn/error.h"
+#include "attn/model_folder.h"
+#include "attn/output.h"
+#include "attn/run.h"
+#include "cli/index_list.h"
+#include "cli/memory_check.h"
+#include "cli/progress.h"
+#include "cli/stdin_input.h"
+#include "cli/timing.h"
+#include "modes/layer_inputs.h"
+#include "modes/modes.h"
+#include "modes/run_session.h"
+
+namespace app {
+namespace {
+
+// One layer ready to compute: its config (--layer N's), weights and input.
+struct LoadedLayer {
+  std::int64_t layer = 0;
+  std::unique_ptr<attn::Config> cfg;  // held by address by the session
+  attn::LoadedRun model;              // the weights
+  SessionInput in;
+  double load_ms = 0;
+};
+
+LoadedLayer load_layer(const Options& opt, const LayerInputs& inputs, std::size_t position,
+                       std::int64_t layer) {
+  const auto t0 = Clock::now();
+  LoadedLayer l;
+  l.layer = layer;
+  Options one = opt;
+  one.layer = layer;
+  one.layers.reset();
+  l.cfg = std::make_unique<attn::Config>(load_config_with_flags(one));
+  check_init_memory(*l.cfg);
+  l.model.weights = attn::load_model_weights(*l.cfg, opt.allow_nonfinite, &l.model.layout,
+                                             &l.model.layout_detected, &l.model.weights_source);
+  attn::LoadOptions lo;
+  lo.allow_nonfinite = opt.allow_nonfinite;
+  lo.padding_mask_path = opt.padding_mask;
+  static_cast<attn::RunInputs&>(l.in) =
+      attn::load_inputs(*l.cfg, lo, inputs.at(position), inputs.source(position));
+  l.load_ms = l.in.load_ms = ms_since(t0);
+  return l;
+}
+
+// The layers to run: every layer attn-run runs for "all" (the others listed
+// in `skipped`), else the list as given (a layer it does not run is
+// Exit::usage naming it, before any work).
+std::vector<std::size_t> pick_layers(const Options& opt, const attn::ModelFolder& m,
+                                     nlohmann::json& skipped) {
+  const std::size_t n = std::size_t(m.num_layers);
+  std::vector<std::size_t> picked = parse_index_list(*opt.layers, n, "--layer", "layer");
+  std::vector<std::size_t> runs;
+  for (std::size_t l : picked) {
+    if (attn::layer_runs(m, std::int64_t(l))) {
+      runs.push_back(l);
+    } else if (opt.layers->empty()) {
+      skipped.push_back({{"layer", l}, {"type", attn::layer_type(m, std::int64_t(l))}});
+    } else {
+      attn::layer_config(m, std::int64_t(l));  // its error lists the layers that run
+    }
+  }
+  if (runs.empty())
+    throw attn::Error(attn::Exit::usage, "--layer: " + m.dir + " has no attention layer to run");
+  return runs;
+}
+
+}  // namespace
+
+int run_layers(const Options& opt) {
+  const auto t_start = Clock::now();
+  const attn::ModelFlags flags = attn::run_model(opt.config, {opt.model, {}, opt.model_type});
+  if (flags.model.empty())
+    throw attn::Error(attn::Exit::usage,
+                      "--layer " + opt.layer_flag +
+                          ": needs a model folder or GGUF file: --model DIR, or \"model\" in the "
+                          "config");
+  const attn::ModelFolder m = attn::open_model_folder(flags.model, flags.model_type);
+  nlohmann::json skipped = nlohmann::json::array();
+  const std::vector<std::size_t> layers = pick_layers(opt, m, skipped);
+  for (const nlohmann::json& s : skipped)
+    spdlog::info("layer {}: a {} layer, not run", s["layer"].get<std::size_t>(),
+                 s["type"].get<std::string>());
+
+  // The first layer's config says where the results go and what the input is.
+  Options first = opt;
+  first.layer = std::int64_t(layers[0]);
+  first.layers.reset();
+  const attn::Config cfg0 = load_config_with_flags(first);
+  if (cfg0.output_dir.empty())
+    throw attn::Error(attn::Exit::usage,
+                      "--layer " + opt.layer_flag +
+                          ": writes DIR/layer_N/ for each layer, so it needs an output folder "
+                          "(--out-dir DIR or the config's output.dir)");
+  std::string input = opt.input.value_or(cfg0.input_path);
+  if (input.empty())
+    throw attn::Error(attn::Exit::usage,
+                      "--input: needed with --layer " + opt.layer_flag +
+                          ": each layer's hidden states, a (layers, B, S, C) .npy or a folder of "
+                          "layer_N.npy");
+  std::vector<std::uint8_t> stdin_bytes;
+  if (input == "-") stdin_bytes = read_stdin_input();
+  const LayerInputs inputs(input, std::move(stdin_bytes), std::size_t(m.num_layers), layers,
+                           opt.allow_nonfinite);
+
+  attn::OutputDir top(cfg0.output_dir);  // created (and checked) before any compute
+  std::vector<std::unique_ptr<attn::OutputDir>> staged;
+  nlohmann::json runs = nlohmann::json::array();
+  double compute_ms = 0, load_ms = 0;
+  Progress progress("layers", layers.size(), Progress::wanted(opt.quiet));
+  // Layer i computes while layer i + 1 loads.
+  auto load = [&](std::size_t i) { return load_layer(opt, inputs, i, std::int64_t(layers[i])); };
+  std::future<LoadedLayer> next = std::async(std::launch::async, load, 0);
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    LoadedLayer cur = next.get();
+    if (i + 1 < layers.size()) next = std::async(std::launch::async, load, i + 1);
+    const std::string name = "layer_" + std::to_string(cur.layer);
+    load_ms += cur.load_ms;
+    const RunSession session(opt, *cur.cfg, std::move(cur.model));
+    staged.push_back(std::make_unique<attn::OutputDir>(top.dir() + "/" + name, top.dir()));
+    attn::OutputDir& out = *staged.back();
+    JobPlan plan;
+    plan.stats = opt.stats;
+    plan.write_maps = cur.cfg->output_attention;
+    const JobResult res = session.forward(cur.in, plan, &out, name);
+    compute_ms += res.compute_ms;
+    const nlohmann::json run = session.stage(out, cur.in, res, cur.cfg->output_attention);
+    print_stats_table(res.stats, name, opt.quiet);
+    runs.push_back({{"layer", cur.layer},
+                    {"dir", name},
+                    {"input", cur.in.input_source},
+                    {"shapes", run["shapes"]},
+                    {"timings", run["timings"]},
+                    {"fully_masked_rows", res.forward.fully_masked_rows}});
+    progress.advance(1);
+  }
+  progress.finish();
+
+  nlohmann::json j;
+  j["attn_run_version"] = ATTN_VERSION;
+  j["model"] = m.dir;
+  j["model_type"] = m.model_type;
+  j["num_layers"] = m.num_layers;
+  j["layers"] = layers;
+  j["skipped"] = skipped;
+  j["input"] = input;
+  j["input_kind"] = inputs.kind();
+  j["runs"] = runs;
+  j["timings"] = {{"load_ms", load_ms},
+                  {"compute_ms", compute_ms},
+                  {"total_ms", ms_since(t_start)},
+                  {"load_note", "each layer loads while the one before computes"}};
+  top.add("run.json", j.dump(2) + "\n");
+  std::vector<attn::OutputDir*> outputs;
+  for (auto& d : staged) outputs.push_back(d.get());
+  outputs.push_back(&top);
+  attn::commit_together(outputs);
+  spdlog::info("wrote {} layer folders and {}/run.json", layers.size(), top.dir());
+  return 0;
+}
+
+}  // namespace app

@@ -1,0 +1,216 @@
+// cli_layers: --layer all|3-7|0,5|last:N (CONTRACT.md "(v3) Many layers"):
+// one run over several layers of a model, each layer's input from a
+// (layers, B, S, C) stack or a folder of layer_N.npy, its results in
+// DIR/layer_N/, one DIR/run.json; every layer equal to its single run, and
+// the torch reference of the golden GGUF / folder layers.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "attn/npy.h"
+#include "cli_checks.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using attn::test::check_cli_failure;
+using attn::test::q;
+using attn::test::run;
+
+namespace {
+
+std::string bin() { return attn::test::quoted_binary(); }
+std::string src(const std::string& rel) { return attn::test::source_path(rel); }
+attn::Tensor npy(const std::string& path) { return attn::read_npy_f32(path, false); }
+nlohmann::json run_json(const std::string& dir) {
+  return nlohmann::json::parse(attn::test::read_text(dir + "/run.json"));
+}
+
+// (N, ...) from N arrays of one shape, each given a leading batch axis
+// when `batch` (an (S, C) input becomes (1, S, C)).
+attn::Tensor stack(const std::vector<attn::Tensor>& parts, bool batch) {
+  std::vector<std::size_t> shape = parts[0].shape;
+  if (batch) shape.insert(shape.begin(), 1);
+  shape.insert(shape.begin(), parts.size());
+  attn::Tensor out(shape);
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    std::memcpy(out.ptr() + i * parts[0].size(), parts[i].ptr(), parts[0].size() * sizeof(float));
+  return out;
+}
+
+void save(const std::string& path, const attn::Tensor& t) {
+  attn::test::write_text(path, attn::encode_npy(t));
+}
+
+// Largest |a - b| over max |b|, and equal shapes.
+double rel_diff(const attn::Tensor& a, const attn::Tensor& b) {
+  REQUIRE(a.shape == b.shape);
+  double d = 0, m = 1e-30;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    d = std::max(d, double(std::fabs(a.data[i] - b.data[i])));
+    m = std::max(m, double(std::fabs(b.data[i])));
+  }
+  return d / m;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  return attn::test::read_text(a) == attn::test::read_text(b);
+}
+
+}  // namespace
+
+TEST_CASE("cli_layers: --layer all equals one run per layer, from a stack and from a folder") {
+  attn::test::TempDir t;
+  const std::string model = q(src("data/tiny-llama"));
+  const attn::Tensor h = npy(src("data/tiny-llama-hidden.npy"));  // (S, C)
+  attn::Tensor half = h;
+  for (float& v : half.data) v *= 0.5f;
+  save(t / "stack.npy", stack({h, half}, true));  // (2, 1, S, C)
+  fs::create_directories(t / "fold");
+  save(t / "fold/layer_0.npy", stack({h}, false));  // (1, S, C)
+  save(t / "fold/layer_1.npy", stack({half}, false));
+  for (int l = 0; l < 2; ++l)
+    REQUIRE(run(bin() + " -q --model " + model + " --layer " + std::to_string(l) + " --input " +
+                q(t / ("fold/layer_" + std::to_string(l) + ".npy")) + " -o " +
+                q(t / ("one" + std::to_string(l))))
+                .exit_code == 0);
+
+  auto all = run(bin() + " --model " + model + " --layer all --input " + q(t / "stack.npy") +
+                 " -o " + q(t / "all"));
+  REQUIRE_MESSAGE(all.exit_code == 0, all.err);
+  CHECK(all.out.empty());
+  auto folder = run(bin() + " -q --model " + model + " --layer 0-1 --input " + q(t / "fold") +
+                    " -o " + q(t / "fold_out"));
+  REQUIRE_MESSAGE(folder.exit_code == 0, folder.err);
+  for (const char* out : {"all", "fold_out"})
+    for (int l = 0; l < 2; ++l)
+      for (const char* f : {"context.npy", "attention.npy"}) {
+        const std::string mine = t / (std::string(out) + "/layer_" + std::to_string(l) + "/" + f);
+        CHECK_MESSAGE(same_file(mine, t / ("one" + std::to_string(l) + "/" + f)), mine);
+      }
+  const nlohmann::json j = run_json(t / "all");
+  CHECK(j["layers"] == nlohmann::json({0, 1}));
+  CHECK(j["num_layers"] == 2);
+  CHECK(j["input_kind"] == "stack");
+  REQUIRE(j["runs"].size() == 2);
+  CHECK(j["runs"][1]["dir"] == "layer_1");
+  CHECK(j["runs"][1]["input"] == t / "stack.npy[1]");
+  CHECK(j["runs"][1]["shapes"]["context"] == nlohmann::json({1, 6, 64}));
+  CHECK(run_json(t / "fold_out")["runs"][0]["input"] == t / "fold/layer_0.npy");
+  CHECK(run_json(t / "all/layer_1")["config"]["layer"] == 1);  // each layer's own run.json
+
+  // A stack of exactly the layers run is read by position; last:N picks layers.
+  save(t / "one_layer.npy", stack({half}, true));  // (1, 1, S, C)
+  REQUIRE(run(bin() + " -q --model " + model + " --layer last:1 --input " +
+              q(t / "one_layer.npy") + " -o " + q(t / "last"))
+              .exit_code == 0);
+  CHECK(same_file(t / "last/layer_1/context.npy", t / "one1/context.npy"));
+  CHECK(!fs::exists(t / "last/layer_0"));
+  // Standard input: the same stack.
+  auto piped = run(bin() + " -q --model " + model + " --layer all --input - -o " + q(t / "pipe"),
+                   attn::test::read_text(t / "stack.npy"));
+  REQUIRE_MESSAGE(piped.exit_code == 0, piped.err);
+  CHECK(same_file(t / "pipe/layer_1/attention.npy", t / "one1/attention.npy"));
+  // One (S, C) input for every layer: run, with a warning.
+  auto shared = run(bin() + " --model " + model + " --layer all --input " +
+                    q(src("data/tiny-llama-hidden.npy")) + " -o " + q(t / "shared"));
+  REQUIRE_MESSAGE(shared.exit_code == 0, shared.err);
+  CHECK(shared.err.find("one input for every layer") != std::string::npos);
+  CHECK(run_json(t / "shared")["input_kind"] == "shared");
+}
+
+TEST_CASE("cli_layers: the maps' selections and reductions per layer") {
+  attn::test::TempDir t;
+  const std::string model = q(src("data/tiny-llama"));
+  const attn::Tensor h = npy(src("data/tiny-llama-hidden.npy"));
+  save(t / "stack.npy", stack({h, h}, true));
+  save(t / "x.npy", stack({h}, false));
+  const std::string flags = " --heads 1,3 --queries last:3 --top-k 2 --summary --stats";
+  auto all = run(bin() + " --model " + model + " --layer all --input " + q(t / "stack.npy") +
+                 " -o " + q(t / "all") + flags);
+  REQUIRE_MESSAGE(all.exit_code == 0, all.err);
+  CHECK(all.err.find("attention statistics of layer_1") != std::string::npos);
+  REQUIRE(run(bin() + " -q --model " + model + " --layer 1 --input " + q(t / "x.npy") + " -o " +
+              q(t / "one") + flags)
+              .exit_code == 0);
+  for (const char* f : {"attention.npy", "topk_values.npy", "topk_indices.npy", "summary.npy",
+                        "summary.csv", "context.npy"})
+    CHECK_MESSAGE(same_file(t / ("all/layer_1/" + std::string(f)), t / (std::string("one/") + f)), f);
+  CHECK(npy(t / "all/layer_0/attention.npy").shape == std::vector<std::size_t>{1, 2, 3, 6});
+}
+
+TEST_CASE("cli_layers: the torch reference of each layer (GGUF and a model folder)") {
+  attn::test::TempDir t;
+  // The golden GGUF llama: layers 0 and 1, each with its own input.
+  const std::string g = src("tests/golden/gguf/llama");
+  fs::create_directories(t / "g");
+  for (int l = 0; l < 2; ++l)
+    fs::copy_file(g + "/layer" + std::to_string(l) + "/input.npy",
+                  t / ("g/layer_" + std::to_string(l) + ".npy"));
+  auto r = run(bin() + " -q --model " + q(g + "/model.gguf") + " --layer all --input " +
+               q(t / "g") + " -o " + q(t / "gout"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  for (int l = 0; l < 2; ++l)
+    for (const char* f : {"context.npy", "attention.npy"})
+      CHECK(rel_diff(npy(t / ("gout/layer_" + std::to_string(l) + "/" + f)),
+                     npy(g + "/layer" + std::to_string(l) + "/expected/" + f)) < 1e-5);
+  CHECK(run_json(t / "gout/layer_0").contains("gguf_types"));
+
+  // Qwen3-Next: --layer all runs the full-attention layers (1, 3) and lists
+  // the linear-attention ones; naming a linear one is 64 listing the others.
+  const std::string m = src("tests/golden/folders/qwen3_next");
+  const attn::Tensor x = npy(m + "/layer3/input.npy");  // (B, S, C)
+  save(t / "q.npy", stack({x, x, x, x}, false));       // (4, B, S, C): by layer number
+  auto qr = run(bin() + " --model " + q(m + "/model") + " --layer all --input " + q(t / "q.npy") +
+                " -o " + q(t / "qout"));
+  REQUIRE_MESSAGE(qr.exit_code == 0, qr.err);
+  CHECK(qr.err.find("layer 0: a linear_attention layer, not run") != std::string::npos);
+  const nlohmann::json j = run_json(t / "qout");
+  CHECK(j["layers"] == nlohmann::json({1, 3}));
+  CHECK(j["skipped"][0]["layer"] == 0);
+  CHECK(j["skipped"][1]["type"] == "linear_attention");
+  CHECK(!fs::exists(t / "qout/layer_0"));
+  CHECK(fs::exists(t / "qout/layer_3/context.npy"));
+  check_cli_failure(run(bin() + " --model " + q(m + "/model") + " --layer 1,2 --input " +
+                        q(t / "q.npy") + " -o " + q(t / "bad")),
+                    64, {"--layer", "layer 2", "linear_attention", "1, 3"});
+  CHECK(!fs::exists(t / "bad"));
+}
+
+TEST_CASE("cli_layers: what is refused, before anything is written") {
+  attn::test::TempDir t;
+  const std::string model = q(src("data/tiny-llama"));
+  const attn::Tensor h = npy(src("data/tiny-llama-hidden.npy"));
+  save(t / "three.npy", stack({h, h, h}, true));  // 3 entries for a 2-layer model
+  check_cli_failure(run(bin() + " --model " + model + " --layer all --input " +
+                        q(t / "three.npy") + " -o " + q(t / "o")),
+                    65, {"three.npy", "(2)", "found 3"});
+  check_cli_failure(
+      run(bin() + " --model " + model + " --layer all --input " + q(t / "three.npy")), 64,
+      {"--layer all", "--out-dir"});
+  check_cli_failure(run(bin() + " --model " + model + " --layer 0,7 --input " +
+                        q(t / "three.npy") + " -o " + q(t / "o")),
+                    64, {"--layer", "7"});
+  check_cli_failure(run(bin() + " --model " + model + " --layer x1 -o " + q(t / "o")), 64,
+                    {"--layer", "'x1'"});
+  check_cli_failure(run(bin() + " --model " + model + " --layer all -o " + q(t / "o")), 64,
+                    {"--input"});
+  check_cli_failure(run(bin() + " --model " + model + " --layer all --input " +
+                        q(t / "three.npy") + " -o " + q(t / "o") + " --plot m.svg"),
+                    64, {"--layer all", "--plot"});
+  fs::create_directories(t / "fold");
+  save(t / "fold/layer_0.npy", stack({h}, false));
+  check_cli_failure(run(bin() + " --model " + model + " --layer all --input " + q(t / "fold") +
+                        " -o " + q(t / "o")),
+                    66, {"layer_1.npy", "missing"});
+  // A layer's input that fails after the first layer computed: no output at all.
+  attn::test::write_text(t / "fold/layer_1.npy", "\x93NUMPY garbage");
+  auto late = run(bin() + " --model " + model + " --layer all --input " + q(t / "fold") + " -o " +
+                  q(t / "o"));
+  check_cli_failure(late, 65, {"layer_1.npy"});
+  CHECK(!fs::exists(t / "o/layer_0"));
+  CHECK(!fs::exists(t / "o/run.json"));
+}
