@@ -391,11 +391,16 @@ void check_option_combinations(const Options& opt) {
                                        {opt.dump_weights, "--dump-weights"},
                                        {opt.show, "--show"},
                                        {opt.attn_stdout, "--attn-stdout"},
-                                       {opt.compare.has_value(), "--compare"},
-                                       {!opt.plots.empty(), "--plot"}})
+                                       {opt.compare.has_value(), "--compare"}})
       if (given)
         throw Error(Exit::usage, flag + ": cannot be combined with " + other +
                                      " (it runs several layers; give one layer with --layer N)");
+    for (const std::string& p : opt.plots)
+      if (!ends_with_ext(p, ".html"))
+        throw Error(Exit::usage, "--plot: with " + flag +
+                                     " the picture is the model view, an .html page (every layer "
+                                     "x head); found '" +
+                                     p + "'");
   }
   if (opt.input_list) {
     if (opt.input) throw Error(Exit::usage, "--input: cannot be combined with --input-list");

@@ -75,15 +75,17 @@ LayerInputs::LayerInputs(const std::string& path, std::vector<std::uint8_t> stdi
   by_layer_number_ = n == model_layers;
   if (!by_layer_number_ && n != layers.size())
     throw attn::Error(attn::Exit::data,
-                      path + ": a stack of per-layer inputs (layers, B, S, C) holds one entry per "
-                             "layer of the model (" +
+                      path +
+                          ": a stack of per-layer inputs (layers, B, S, C) holds one entry per "
+                          "layer of the model (" +
                           std::to_string(model_layers) + ") or per layer run (" +
                           std::to_string(layers.size()) + "), found " + std::to_string(n));
 }
 
 attn::Tensor LayerInputs::at(std::size_t position) const {
   const std::size_t i = by_layer_number_ ? layers_.at(position) : position;
-  if (folder_) return attn::read_input_file(layer_file(path_, layers_.at(position)), allow_nonfinite_);
+  if (folder_)
+    return attn::read_input_file(layer_file(path_, layers_.at(position)), allow_nonfinite_);
   if (stack_) return stack_->at(i, allow_nonfinite_);
   if (whole_->ndim() == 4) return slab(*whole_, i);
   return *whole_;

@@ -38,9 +38,9 @@ class LayerInputs {
   std::string path_;
   std::vector<std::size_t> layers_;
   bool allow_nonfinite_;
-  bool by_layer_number_ = true;              // a stack indexed by layer number
-  std::optional<attn::NpyStack> stack_;       // a .npy stack, read lazily
-  std::optional<attn::Tensor> whole_;         // a stack or shared input in memory
+  bool by_layer_number_ = true;          // a stack indexed by layer number
+  std::optional<attn::NpyStack> stack_;  // a .npy stack, read lazily
+  std::optional<attn::Tensor> whole_;    // a stack or shared input in memory
   bool folder_ = false;
 };
 

@@ -26,6 +26,9 @@
 #include "modes/layer_inputs.h"
 #include "modes/modes.h"
 #include "modes/run_session.h"
+#include "pictures/map_capture.h"
+#include "pictures/model_view.h"
+#include "pictures/plot.h"
 
 namespace app {
 namespace {
@@ -82,6 +85,25 @@ std::vector<std::size_t> pick_layers(const Options& opt, const attn::ModelFolder
   return runs;
 }
 
+// The model view's listeners on one layer: every drawn head of batch entry
+// --batch-index captured as thumbnails, and the summary figures.
+void plan_model_view(const Options& opt, const RunSession& session, const SessionInput& in,
+                     JobPlan& plan, std::vector<std::size_t>& drawn, const std::string& name) {
+  const std::size_t B = in.x.shape[0];
+  if (opt.batch_index >= B)
+    throw attn::Error(attn::Exit::usage, "--batch-index: " + std::to_string(opt.batch_index) +
+                                             " is past the batch of " + name +
+                                             "'s input (B = " + std::to_string(B) + ")");
+  const std::size_t H = session.config().output_average_heads ? 1 : session.heads();
+  drawn = attn::selected_or_all(session.selection(in).heads, H);
+  plan.capture = true;
+  plan.capture_batch = opt.batch_index;
+  plan.capture_heads.clear();
+  for (std::size_t k = 0; k < drawn.size(); ++k) plan.capture_heads.push_back(k);
+  plan.capture_cells = kModelViewCells;
+  plan.summary = true;
+}
+
 }  // namespace
 
 int run_layers(const Options& opt) {
@@ -121,6 +143,12 @@ int run_layers(const Options& opt) {
                            opt.allow_nonfinite);
 
   attn::OutputDir top(cfg0.output_dir);  // created (and checked) before any compute
+  // --plot FILE.html: the model view, each layer's thumbnails and figures.
+  std::vector<PlotFile> plot_files;
+  plot_files.reserve(opt.plots.size());
+  for (const std::string& p : opt.plots) plot_files.emplace_back(p);
+  const bool view = !plot_files.empty();
+  ModelView mv;
   std::vector<std::unique_ptr<attn::OutputDir>> staged;
   nlohmann::json runs = nlohmann::json::array();
   double compute_ms = 0, load_ms = 0;
@@ -139,7 +167,17 @@ int run_layers(const Options& opt) {
     JobPlan plan;
     plan.stats = opt.stats;
     plan.write_maps = cur.cfg->output_attention;
+    std::vector<std::size_t> drawn;  // the model's numbers of the heads drawn
+    if (view) plan_model_view(opt, session, cur.in, plan, drawn, name);
     const JobResult res = session.forward(cur.in, plan, &out, name);
+    if (view) {
+      mv.layers.push_back(model_view_layer(cur.layer, attn::layer_type(m, cur.layer), name,
+                                           *res.capture, *res.summary, opt.batch_index));
+      mv.heads = drawn;
+      mv.L = cur.in.x.shape[1];
+      mv.T = session.map_keys(cur.in);
+      mv.recent = opt.recent.value_or(64);
+    }
     compute_ms += res.compute_ms;
     const nlohmann::json run = session.stage(out, cur.in, res, cur.cfg->output_attention);
     print_stats_table(res.stats, name, opt.quiet);
@@ -168,11 +206,21 @@ int run_layers(const Options& opt) {
                   {"total_ms", ms_since(t_start)},
                   {"load_note", "each layer loads while the one before computes"}};
   top.add("run.json", j.dump(2) + "\n");
+  if (view) {
+    mv.title = model_name(m.dir) + ", " + std::to_string(layers.size()) + " layers";
+    mv.subtitle = std::to_string(mv.heads.size()) + " heads x " + std::to_string(layers.size()) +
+                  " layers, " + std::to_string(mv.L) + " queries x " + std::to_string(mv.T) +
+                  " keys, batch entry " + std::to_string(opt.batch_index);
+    const std::string page = render_model_view(mv);
+    for (PlotFile& f : plot_files) f.stage_bytes(page);
+  }
   std::vector<attn::OutputDir*> outputs;
+  for (PlotFile& f : plot_files) outputs.push_back(&f.staged());
   for (auto& d : staged) outputs.push_back(d.get());
   outputs.push_back(&top);
   attn::commit_together(outputs);
   spdlog::info("wrote {} layer folders and {}/run.json", layers.size(), top.dir());
+  for (const std::string& p : opt.plots) spdlog::info("wrote {}", p);
   return 0;
 }
 

@@ -109,7 +109,7 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
     plan.topk_shape = plan.maps_shape;
     plan.topk_shape.back() = plan.top_k;
   }
-  if (out && opt_.summary) {
+  if (plan.summary || (out && opt_.summary)) {  // the caller may ask for it (the model view)
     plan.summary = true;
     plan.recent = opt_.recent.value_or(64);
   }

@@ -336,6 +336,8 @@ void PlotFile::stage(const MapPicture& pic) {
   dir_->add(name_, bytes);
 }
 
+void PlotFile::stage_bytes(const std::string& bytes) { dir_->add(name_, bytes); }
+
 void write_plot(const std::string& path, const MapPicture& pic) {
   PlotFile f(path);
   f.stage(pic);

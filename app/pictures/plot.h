@@ -111,6 +111,7 @@ class PlotFile {
   // The folder is checked (writable, the name not too long) here, before any work.
   explicit PlotFile(const std::string& path);
   void stage(const MapPicture& pic);
+  void stage_bytes(const std::string& bytes);  // a page made elsewhere (the model view)
   void commit() { dir_->commit(); }
   attn::OutputDir& staged() { return *dir_; }  // for attn::commit_together
 
@@ -119,6 +120,10 @@ class PlotFile {
   enum class Kind { svg, png, html } kind_ = Kind::svg;
   std::unique_ptr<attn::OutputDir> dir_;
 };
+
+// The name a person knows a model folder by: its last component
+// ("Qwen3-0.6B"), or "Qwen/Qwen3-0.6B" for a Hugging Face cache snapshot.
+std::string model_name(std::string dir);
 
 // The self-contained HTML page (plot_html.cpp): head view and heatmaps.
 std::string render_html(const MapPicture& pic);

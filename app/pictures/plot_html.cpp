@@ -57,18 +57,6 @@ std::vector<std::string> cell_labels(const std::vector<std::string>& labels, std
   return out;
 }
 
-// JSON safe inside <script>: ASCII only, and no '<' (no "</script>" or "<!--").
-std::string script_json(const nlohmann::json& j) {
-  std::string out;
-  for (char c : j.dump(-1, ' ', true)) {
-    if (c == '<')
-      out += "\\u003c";
-    else
-      out += c;
-  }
-  return out;
-}
-
 void replace_once(std::string& s, const std::string& marker, const std::string& value,
                   std::size_t* from) {
   const std::size_t at = s.find(marker, *from);

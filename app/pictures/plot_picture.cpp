@@ -76,27 +76,6 @@ void add_score_facts(const attn::Config& cfg, std::vector<std::pair<std::string,
   if (cfg.sinks) f.emplace_back("sinks", "one logit per head: rows sum to less than 1");
 }
 
-// The name a person knows a model folder by: its last component
-// ("Qwen3-0.6B"), or "Qwen/Qwen3-0.6B" for a snapshot of the Hugging Face
-// cache (.../models--Qwen--Qwen3-0.6B/snapshots/<commit>).
-std::string model_name(std::string dir) {
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  const auto snap = dir.rfind("/snapshots/");
-  if (snap != std::string::npos && dir.find('/', snap + 11) == std::string::npos) {
-    const std::string repo = dir.substr(0, snap);
-    const auto cut = repo.rfind("/models--");
-    std::string name = cut == std::string::npos ? "" : repo.substr(cut + 9);
-    if (!name.empty()) {
-      const auto sep = name.find("--");
-      if (sep != std::string::npos) name.replace(sep, 2, "/");
-      return name;
-    }
-  }
-  const auto slash = dir.find_last_of('/');
-  const std::string last = slash == std::string::npos ? dir : dir.substr(slash + 1);
-  return last.empty() ? dir : last;
-}
-
 // A run of a model folder's layer is titled by the folder and the layer
 // ("Qwen3-0.6B, layer 5"); a config by its file.
 std::string picture_title(const attn::Config& cfg) {
@@ -131,6 +110,25 @@ bool is_html(const std::string& p) {
 }
 
 }  // namespace
+
+// (plot.h) A snapshot of the cache is .../models--Qwen--Qwen3-0.6B/snapshots/<commit>.
+std::string model_name(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  const auto snap = dir.rfind("/snapshots/");
+  if (snap != std::string::npos && dir.find('/', snap + 11) == std::string::npos) {
+    const std::string repo = dir.substr(0, snap);
+    const auto cut = repo.rfind("/models--");
+    std::string name = cut == std::string::npos ? "" : repo.substr(cut + 9);
+    if (!name.empty()) {
+      const auto sep = name.find("--");
+      if (sep != std::string::npos) name.replace(sep, 2, "/");
+      return name;
+    }
+  }
+  const auto slash = dir.find_last_of('/');
+  const std::string last = slash == std::string::npos ? dir : dir.substr(slash + 1);
+  return last.empty() ? dir : last;
+}
 
 std::size_t capture_cells(const Options& opt, std::size_t heads) {
   const std::size_t want = opt.show || std::any_of(opt.plots.begin(), opt.plots.end(), is_html)

@@ -141,4 +141,15 @@ std::string base64(std::string_view in) {
   return out;
 }
 
+std::string script_json(const nlohmann::json& j) {
+  std::string out;
+  for (char c : j.dump(-1, ' ', true)) {
+    if (c == '<')
+      out += "\\u003c";
+    else
+      out += c;
+  }
+  return out;
+}
+
 }  // namespace app

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,10 @@ std::size_t columns_of(std::string_view s);
 // The longest prefix of `s` (valid, printable UTF-8) that fits `cols`
 // terminal columns, with "…" marking a cut; never splits a character.
 std::string fit_columns(std::string_view s, std::size_t cols);
+
+// JSON safe inside an HTML <script>: ASCII only, and no '<' (no
+// "</script>" or "<!--"), for the pages' embedded data.
+std::string script_json(const nlohmann::json& j);
 
 // RFC 4648 base64 (with padding): PNG images in SVG, the HTML page's maps.
 std::string base64(std::string_view bytes);

@@ -104,8 +104,8 @@ TEST_CASE("cli_layers: --layer all equals one run per layer, from a stack and fr
 
   // A stack of exactly the layers run is read by position; last:N picks layers.
   save(t / "one_layer.npy", stack({half}, true));  // (1, 1, S, C)
-  REQUIRE(run(bin() + " -q --model " + model + " --layer last:1 --input " +
-              q(t / "one_layer.npy") + " -o " + q(t / "last"))
+  REQUIRE(run(bin() + " -q --model " + model + " --layer last:1 --input " + q(t / "one_layer.npy") +
+              " -o " + q(t / "last"))
               .exit_code == 0);
   CHECK(same_file(t / "last/layer_1/context.npy", t / "one1/context.npy"));
   CHECK(!fs::exists(t / "last/layer_0"));
@@ -138,8 +138,36 @@ TEST_CASE("cli_layers: the maps' selections and reductions per layer") {
               .exit_code == 0);
   for (const char* f : {"attention.npy", "topk_values.npy", "topk_indices.npy", "summary.npy",
                         "summary.csv", "context.npy"})
-    CHECK_MESSAGE(same_file(t / ("all/layer_1/" + std::string(f)), t / (std::string("one/") + f)), f);
+    CHECK_MESSAGE(same_file(t / ("all/layer_1/" + std::string(f)), t / (std::string("one/") + f)),
+                  f);
   CHECK(npy(t / "all/layer_0/attention.npy").shape == std::vector<std::size_t>{1, 2, 3, 6});
+}
+
+TEST_CASE("cli_layers: --plot FILE.html draws the model view of the layers run") {
+  attn::test::TempDir t;
+  auto r = run(bin() + " -q --model " + q(src("data/tiny-llama")) + " --layer all --input " +
+               q(src("data/tiny-llama-hidden-layers.npy")) + " -o " + q(t / "o") + " --plot " +
+               q(t / "model.html") + " --heads 1,3");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string page = attn::test::read_text(t / "model.html");
+  const auto a = page.find("id=\"meta\">") + 10, b = page.find("</script>", a);
+  const nlohmann::json meta = nlohmann::json::parse(page.substr(a, b - a));
+  CHECK(meta["title"] == "tiny-llama, 2 layers");
+  CHECK(meta["heads"] == nlohmann::json({1, 3}));  // the selection, by the model's numbers
+  REQUIRE(meta["layers"].size() == 2);
+  CHECK(meta["layers"][1]["dir"] == "layer_1");
+  CHECK(meta["mode"] == "map");
+  CHECK(meta["nq"] == 6);
+  // The figures are the means of --summary's rows: the same run with --summary.
+  REQUIRE(run(bin() + " -q --model " + q(src("data/tiny-llama")) + " --layer all --input " +
+              q(src("data/tiny-llama-hidden-layers.npy")) + " -o " + q(t / "s") +
+              " --heads 1,3 --summary")
+              .exit_code == 0);
+  const attn::Tensor rows = npy(t / "s/layer_1/summary.npy");  // (1, 2, 6, 5)
+  double sink = 0;
+  for (std::size_t i = 0; i < 6; ++i) sink += rows.data[(1 * 6 + i) * 5 + 1];
+  CHECK(meta["layers"][1]["raw"][1][1].get<double>() == doctest::Approx(sink / 6));
+  CHECK(!fs::exists(t / "o/layer_1/summary.npy"));  // figures for the page only
 }
 
 TEST_CASE("cli_layers: the torch reference of each layer (GGUF and a model folder)") {
@@ -163,7 +191,7 @@ TEST_CASE("cli_layers: the torch reference of each layer (GGUF and a model folde
   // the linear-attention ones; naming a linear one is 64 listing the others.
   const std::string m = src("tests/golden/folders/qwen3_next");
   const attn::Tensor x = npy(m + "/layer3/input.npy");  // (B, S, C)
-  save(t / "q.npy", stack({x, x, x, x}, false));       // (4, B, S, C): by layer number
+  save(t / "q.npy", stack({x, x, x, x}, false));        // (4, B, S, C): by layer number
   auto qr = run(bin() + " --model " + q(m + "/model") + " --layer all --input " + q(t / "q.npy") +
                 " -o " + q(t / "qout"));
   REQUIRE_MESSAGE(qr.exit_code == 0, qr.err);
@@ -185,22 +213,21 @@ TEST_CASE("cli_layers: what is refused, before anything is written") {
   const std::string model = q(src("data/tiny-llama"));
   const attn::Tensor h = npy(src("data/tiny-llama-hidden.npy"));
   save(t / "three.npy", stack({h, h, h}, true));  // 3 entries for a 2-layer model
-  check_cli_failure(run(bin() + " --model " + model + " --layer all --input " +
-                        q(t / "three.npy") + " -o " + q(t / "o")),
+  check_cli_failure(run(bin() + " --model " + model + " --layer all --input " + q(t / "three.npy") +
+                        " -o " + q(t / "o")),
                     65, {"three.npy", "(2)", "found 3"});
-  check_cli_failure(
-      run(bin() + " --model " + model + " --layer all --input " + q(t / "three.npy")), 64,
-      {"--layer all", "--out-dir"});
-  check_cli_failure(run(bin() + " --model " + model + " --layer 0,7 --input " +
-                        q(t / "three.npy") + " -o " + q(t / "o")),
+  check_cli_failure(run(bin() + " --model " + model + " --layer all --input " + q(t / "three.npy")),
+                    64, {"--layer all", "--out-dir"});
+  check_cli_failure(run(bin() + " --model " + model + " --layer 0,7 --input " + q(t / "three.npy") +
+                        " -o " + q(t / "o")),
                     64, {"--layer", "7"});
   check_cli_failure(run(bin() + " --model " + model + " --layer x1 -o " + q(t / "o")), 64,
                     {"--layer", "'x1'"});
   check_cli_failure(run(bin() + " --model " + model + " --layer all -o " + q(t / "o")), 64,
                     {"--input"});
-  check_cli_failure(run(bin() + " --model " + model + " --layer all --input " +
-                        q(t / "three.npy") + " -o " + q(t / "o") + " --plot m.svg"),
-                    64, {"--layer all", "--plot"});
+  check_cli_failure(run(bin() + " --model " + model + " --layer all --input " + q(t / "three.npy") +
+                        " -o " + q(t / "o") + " --plot m.svg"),
+                    64, {"--plot", "--layer all", "model view", "'m.svg'"});
   fs::create_directories(t / "fold");
   save(t / "fold/layer_0.npy", stack({h}, false));
   check_cli_failure(run(bin() + " --model " + model + " --layer all --input " + q(t / "fold") +

@@ -10,7 +10,8 @@ namespace attn {
 NpyStack::NpyStack(const std::string& path) : path_(path) {
   auto s = detail::open_npy(path);
   if (s->info.shape.empty())
-    throw Error(Exit::data, path + ": expected an array with a first axis to index, found a scalar");
+    throw Error(Exit::data,
+                path + ": expected an array with a first axis to index, found a scalar");
   detail::require_float(s->info, path);
   shape_ = s->info.shape;
   stored_ = s;

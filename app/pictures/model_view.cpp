@@ -1,0 +1,117 @@
+// The model view's page (model_view.h).
+#include "pictures/model_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "attn/error.h"
+#include "cli/colormap.h"
+#include "model_view_page.h"
+#include "pictures/map_capture.h"
+#include "pictures/plot_text.h"
+
+namespace app {
+namespace {
+
+// A number for JSON: null for NaN (a head whose rows were all masked).
+nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
+// The markers in the order they appear; each value is never searched again.
+void fill(std::string& page, const std::string& marker, const std::string& value,
+          std::size_t* from) {
+  const std::size_t at = page.find(marker, *from);
+  if (at == std::string::npos)
+    throw attn::Error(attn::Exit::software, "model_view_page.html: no " + marker);
+  page.replace(at, marker.size(), value);
+  *from = at + value.size();
+}
+
+}  // namespace
+
+ModelViewLayer model_view_layer(std::int64_t layer, std::string type, std::string dir,
+                                const MapCapture& capture, const attn::SummarySink& summary,
+                                std::size_t b) {
+  ModelViewLayer out;
+  out.layer = layer;
+  out.type = std::move(type);
+  out.dir = std::move(dir);
+  out.cells = capture.cells();
+  const attn::Tensor& rows = summary.rows();  // (B, H', L', 5)
+  const std::size_t H = rows.shape[1], L = rows.shape[2], C = rows.shape[3];
+  for (std::size_t h = 0; h < H; ++h) {
+    std::array<double, 4> sum{};
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < L; ++i) {
+      const float* r = rows.ptr() + ((b * H + h) * L + i) * C;
+      if (!std::isfinite(r[0]) || !std::isfinite(r[3])) continue;  // --allow-nonfinite
+      for (int k = 0; k < 4; ++k) sum[k] += r[k];
+      ++n;
+    }
+    for (double& s : sum) s = n ? s / double(n) : NAN;
+    out.figures.push_back(sum);
+  }
+  return out;
+}
+
+std::string render_model_view(const ModelView& v) {
+  if (v.layers.empty() || v.heads.empty())
+    throw attn::Error(attn::Exit::software, "model view: no layer or no head");
+  const std::size_t H = v.heads.size();
+  const std::size_t nq = v.layers[0].cells.shape.at(1), nk = v.layers[0].cells.shape.at(2);
+  // Tiles as large as fit about 900 px across (the head's view beside them), 12 to 64 px.
+  const std::size_t tile = std::clamp<std::size_t>(900 / H, 14, 66) - 2;
+  nlohmann::json meta;
+  meta["title"] = picture_text(v.title);
+  meta["subtitle"] = picture_text(v.subtitle);
+  meta["heads"] = v.heads;
+  meta["nq"] = nq;
+  meta["nk"] = nk;
+  meta["tile"] = tile;
+  meta["L"] = v.L;
+  meta["T"] = v.T;
+  meta["recent"] = v.recent;
+  meta["mode"] = v.T <= kModelViewMapKeys ? "map" : "entropy";
+  meta["viridis"] = nlohmann::json::array();
+  for (int k = 0; k < 256; ++k) {
+    const Rgb c = viridis(k / 255.0);
+    meta["viridis"].push_back({c.r, c.g, c.b});
+  }
+  // Each head's thumbnail scaled to its own largest weight, one byte a cell
+  // (layer, head, Nq, Nk); the figures scaled to [0, 1] for colour.
+  std::string bytes;
+  bytes.reserve(v.layers.size() * H * nq * nk);
+  const double ln_t = std::log(double(std::max<std::size_t>(v.T, 2)));
+  meta["layers"] = nlohmann::json::array();
+  for (const ModelViewLayer& l : v.layers) {
+    if (l.cells.shape != std::vector<std::size_t>{H, nq, nk} || l.figures.size() != H)
+      throw attn::Error(attn::Exit::software,
+                        "model view: layer " + std::to_string(l.layer) + " has cells " +
+                            attn::shape_str(l.cells.shape));
+    nlohmann::json j = {{"layer", l.layer}, {"type", l.type}, {"dir", l.dir}};
+    j["max"] = nlohmann::json::array();
+    j["figures"] = nlohmann::json::array();
+    j["raw"] = nlohmann::json::array();
+    for (std::size_t h = 0; h < H; ++h) {
+      const float* c = l.cells.ptr() + h * nq * nk;
+      const float top = *std::max_element(c, c + nq * nk);
+      for (std::size_t i = 0; i < nq * nk; ++i)
+        bytes += char(top > 0 ? std::lround(255.0 * std::max(0.0f, c[i]) / top) : 0);
+      const auto& f = l.figures[h];
+      j["max"].push_back(top);
+      j["raw"].push_back({number(f[0]), number(f[1]), number(f[2]), number(f[3])});
+      j["figures"].push_back({number(f[0] / ln_t), number(f[1]), number(f[2]),
+                              number(f[3] / double(std::max<std::size_t>(v.T, 1)))});
+    }
+    meta["layers"].push_back(j);
+  }
+  std::string page = kModelViewHtml;
+  std::size_t at = 0;
+  fill(page, "@TITLE@", xml_escape(v.title) + " \xE2\x80\x94 model view", &at);
+  fill(page, "@META@", script_json(meta), &at);
+  fill(page, "@CELLS@", base64(bytes), &at);
+  fill(page, "@SCRIPT@", kModelViewScript, &at);
+  return page;
+}
+
+}  // namespace app
