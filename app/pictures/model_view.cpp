@@ -85,9 +85,8 @@ std::string render_model_view(const ModelView& v) {
   meta["layers"] = nlohmann::json::array();
   for (const ModelViewLayer& l : v.layers) {
     if (l.cells.shape != std::vector<std::size_t>{H, nq, nk} || l.figures.size() != H)
-      throw attn::Error(attn::Exit::software,
-                        "model view: layer " + std::to_string(l.layer) + " has cells " +
-                            attn::shape_str(l.cells.shape));
+      throw attn::Error(attn::Exit::software, "model view: layer " + std::to_string(l.layer) +
+                                                  " has cells " + attn::shape_str(l.cells.shape));
     nlohmann::json j = {{"layer", l.layer}, {"type", l.type}, {"dir", l.dir}};
     j["max"] = nlohmann::json::array();
     j["figures"] = nlohmann::json::array();

@@ -27,8 +27,8 @@ constexpr std::size_t kModelViewMapKeys = 512;
 
 struct ModelViewLayer {
   std::int64_t layer = 0;
-  std::string type;  // "full_attention", "sliding_attention", ...
-  std::string dir;   // its results' folder, as the run names it
+  std::string type;    // "full_attention", "sliding_attention", ...
+  std::string dir;     // its results' folder, as the run names it
   attn::Tensor cells;  // (H', Nq, Nk) block maxima of the drawn batch entry
   // Per head: mean over the entry's rows of entropy (nats), weight on the
   // first key, weight on the recent keys, distance (tokens). Rows holding a

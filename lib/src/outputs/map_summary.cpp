@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/error.h"
+#include "kernels/row_scan.h"
 
 namespace attn {
 namespace {
@@ -21,9 +22,7 @@ constexpr double kSummaryRowSumOne = 0.999;
 double range_sum(const float* p, std::ptrdiff_t lo, std::ptrdiff_t hi, std::size_t n) {
   lo = std::max<std::ptrdiff_t>(lo, 0);
   hi = std::min<std::ptrdiff_t>(hi, std::ptrdiff_t(n));
-  double s = 0.0;
-  for (std::ptrdiff_t j = lo; j < hi; ++j) s += p[j];
-  return s;
+  return lo < hi ? kernels::sum_range(p, std::size_t(lo), std::size_t(hi)) : 0.0;
 }
 
 // Distances [lo, hi) of bin k: {0}, then [2^(k-1), 2^k).
@@ -66,21 +65,17 @@ void SummarySink::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::
   for (std::size_t r = 0; r < n; ++r, out += kSummaryColumns) {
     const float* p = rows + r * Tr_;
     const std::size_t i = pos_.at(i0 + r);
-    // One pass: every column for the entropy and argmax, the key positions
-    // for the distance; then the bins as sums of ranges.
-    double total = 0.0, entropy = 0.0, weight = 0.0, distance = 0.0;
-    std::size_t argmax = 0;
-    for (std::size_t j = 0; j < Tr_; ++j) {
-      const double v = p[j];
-      if (j == T_) weight = total;  // the extra columns have no position
-      total += v;
-      if (v > 0.0) {
-        entropy -= v * double(std::log(p[j]));  // logf: twice as fast, float's precision
-        if (j < T_) distance += v * double(i > j ? i - j : j - i);
-      }
+    // One vectorized pass over the key positions (entropy, argmax,
+    // distance), then torch MHA's extra columns, which have no position;
+    // then the bins as sums of ranges.
+    const kernels::RowScan scan = kernels::scan_row(p, T_, i);
+    double total = scan.total, entropy = -scan.plogp, weight = scan.total, distance = scan.distance;
+    std::size_t argmax = scan.argmax;
+    for (std::size_t j = T_; j < Tr_; ++j) {
+      total += p[j];
+      if (p[j] > 0.0f) entropy -= double(p[j]) * double(std::log(p[j]));
       if (p[j] > p[argmax]) argmax = j;
     }
-    if (T_ == Tr_) weight = total;
     if (!(total > 0.0)) {
       entropy = 0.0;  // fully masked: every weight 0
     } else if (total < kSummaryRowSumOne) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attn/error.h"
+#include "kernels/row_scan.h"
 
 namespace attn {
 
@@ -14,10 +15,12 @@ void top_k_row(const float* row, std::size_t n, std::size_t K, float* values,
   // values[0..kept) sorted decreasing, equal values by increasing index: a
   // later key enters only when strictly larger than one kept, and goes
   // after every kept value it does not exceed.
+  if (kernels::top_k_by_slices(row, n, K, values, indices)) return;
   std::size_t kept = 0;
   for (std::size_t j = 0; j < n; ++j) {
+    // Once K are kept, skip (vectorized) to the next weight above the K-th.
+    if (kept == K && (j = kernels::first_above(row, j, n, values[K - 1])) == n) break;
     const float v = row[j];
-    if (kept == K && !(v > values[K - 1])) continue;
     std::size_t at = kept < K ? kept++ : K - 1;
     while (at > 0 && values[at - 1] < v) {
       values[at] = values[at - 1];

@@ -42,9 +42,10 @@ app::ModelView synthetic(std::size_t n_layers, std::size_t n_heads, std::size_t 
     layer.dir = "layer_" + std::to_string(l);
     layer.cells = attn::Tensor({n_heads, N, N}, 0.01f);
     for (std::size_t h = 0; h < n_heads; ++h) {
-      for (std::size_t i = 0; i < N; ++i) layer.cells.data[(h * N + i) * N + (i + h + l) % N] = 0.5f;
-      layer.figures.push_back({std::log(double(S)) * double(h) / double(n_heads), 0.1 * double(l % 10),
-                               0.5, double(S) / 4});
+      for (std::size_t i = 0; i < N; ++i)
+        layer.cells.data[(h * N + i) * N + (i + h + l) % N] = 0.5f;
+      layer.figures.push_back({std::log(double(S)) * double(h) / double(n_heads),
+                               0.1 * double(l % 10), 0.5, double(S) / 4});
     }
     v.layers.push_back(std::move(layer));
   }
