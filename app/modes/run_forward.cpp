@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -148,8 +149,8 @@ int run_forward(const Options& opt) {
 
   // The folder is created (and checked writable) before the compute, so an
   // unwritable output fails fast; nothing appears in it before the commit.
-  std::optional<attn::OutputDir> out;
-  if (to_dir) out.emplace(cfg.output_dir);
+  std::unique_ptr<attn::OutputDir> out;  // created at the commit when absent
+  if (to_dir) out = attn::open_output_dir(cfg.output_dir);
   std::vector<PlotFile> plot_files;  // each --plot, from one capture of the maps
   plot_files.reserve(opt.plots.size());
   for (const std::string& p : opt.plots) plot_files.emplace_back(p);

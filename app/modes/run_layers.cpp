@@ -142,7 +142,9 @@ int run_layers(const Options& opt) {
   const LayerInputs inputs(input, std::move(stdin_bytes), std::size_t(m.num_layers), layers,
                            opt.allow_nonfinite);
 
-  attn::OutputDir top(cfg0.output_dir);  // created (and checked) before any compute
+  // Checked before any compute; created (with its layer folders) at the commit.
+  const std::unique_ptr<attn::OutputDir> top_dir = attn::open_output_dir(cfg0.output_dir);
+  attn::OutputDir& top = *top_dir;
   // --plot FILE.html: the model view, each layer's thumbnails and figures.
   std::vector<PlotFile> plot_files;
   plot_files.reserve(opt.plots.size());
@@ -162,7 +164,7 @@ int run_layers(const Options& opt) {
     const std::string name = "layer_" + std::to_string(cur.layer);
     load_ms += cur.load_ms;
     const RunSession session(opt, *cur.cfg, std::move(cur.model));
-    staged.push_back(std::make_unique<attn::OutputDir>(top.dir() + "/" + name, top.dir()));
+    staged.push_back(std::make_unique<attn::OutputDir>(top.dir() + "/" + name, top.staging()));
     attn::OutputDir& out = *staged.back();
     JobPlan plan;
     plan.stats = opt.stats;
@@ -214,10 +216,9 @@ int run_layers(const Options& opt) {
     const std::string page = render_model_view(mv);
     for (PlotFile& f : plot_files) f.stage_bytes(page);
   }
-  std::vector<attn::OutputDir*> outputs;
+  std::vector<attn::OutputDir*> outputs = {&top};  // DIR first: the layer folders go inside
   for (PlotFile& f : plot_files) outputs.push_back(&f.staged());
   for (auto& d : staged) outputs.push_back(d.get());
-  outputs.push_back(&top);
   attn::commit_together(outputs);
   spdlog::info("wrote {} layer folders and {}/run.json", layers.size(), top.dir());
   for (const std::string& p : opt.plots) spdlog::info("wrote {}", p);

@@ -60,6 +60,34 @@ TEST_CASE(
     }
 }
 
+TEST_CASE("hostile outputs: a run killed or failing before its commit leaves no new folder") {
+  attn::test::TempDir t;
+  // A signal at the compute or at the commit: neither the out-dir nor a
+  // temporary is left (the folder is created by the commit itself).
+  for (const std::string point : {"compute", "commit"}) {
+    CAPTURE(point);
+    const std::string out = t / ("new/sub_" + point);
+    RunResult r = signalled_at(point, "-q --config " + base_cfg() + " --out-dir " + q(out), "TERM");
+    CHECK(r.exit_code == 128 + SIGTERM);
+    CHECK(!fs::exists(out));
+    CHECK(temporaries(t / "new").empty());
+  }
+  // A data error found after the folder was checked (--layer all: the second
+  // layer's input is malformed) leaves none either.
+  fs::create_directories(t / "in");
+  fs::copy_file(source_path("data/tiny-llama-hidden.npy"), t / "in/layer_0.npy");
+  write_text(t / "in/layer_1.npy", "\x93NUMPY broken");
+  RunResult bad = run(bin() + " -q --model " + q(source_path("data/tiny-llama")) +
+                      " --layer all --input " + q(t / "in") + " -o " + q(t / "layers_out"));
+  CHECK(bad.exit_code == 65);
+  CHECK(!fs::exists(t / "layers_out"));
+  CHECK(temporaries(t.path).empty());
+  // The successful run creates it.
+  REQUIRE(run(bin() + " -q --config " + base_cfg() + " --out-dir " + q(t / "new/ok")).exit_code ==
+          0);
+  CHECK(fs::exists(t / "new/ok/context.npy"));
+}
+
 TEST_CASE("hostile outputs: a dump of 180 files interrupted at the commit leaves no temporary") {
   attn::test::TempDir t;
   write_text(t / "heads.json",

@@ -9,10 +9,20 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace attn {
+
+class OutputDir;
+
+// A run's output folder (CONTRACT.md "Output safety rules"): an existing
+// folder (checked writable) stages its files inside; an absent one is
+// created only when its files commit (its parents now, its temporaries in
+// its parent), so a run that dies or fails leaves no empty folder behind.
+// Exit::cant_create as OutputDir's.
+std::unique_ptr<OutputDir> open_output_dir(const std::string& dir);
 
 class OutputDir {
  public:
@@ -30,6 +40,8 @@ class OutputDir {
   OutputDir& operator=(const OutputDir&) = delete;
 
   const std::string& dir() const { return dir_; }
+  // Where its temporaries live: the folder itself, or the staging folder.
+  const std::string& staging() const { return staging_; }
 
   // Stage `name` with these bytes: written now, made durable with the other
   // files at the commit. Exit::cant_create / Exit::io on failure.

@@ -3,12 +3,12 @@
 // pairs otherwise), with a scalar tail.
 #include "kernels/row_scan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <utility>
 #include <vector>
-#include <algorithm>
 
 namespace attn::kernels {
 namespace {
@@ -53,7 +53,7 @@ f8 log8(f8 x) {
   f8 m;
   std::memcpy(&m, &mbits, sizeof m);
   const i8 small = m < splat(0.707106781186547524f);  // -1 where m < sqrt(1/2)
-  e += small;                                          // m -> 2m, e -> e - 1
+  e += small;                                         // m -> 2m, e -> e - 1
   f8 add;
   const i8 mi_small = mbits & small;
   std::memcpy(&add, &mi_small, sizeof add);

@@ -13,9 +13,9 @@
 namespace attn::kernels {
 
 struct RowScan {
-  double total = 0;     // sum of p
-  double plogp = 0;     // sum of p ln p over p > 0
-  double distance = 0;  // sum of p |i - j|
+  double total = 0;        // sum of p
+  double plogp = 0;        // sum of p ln p over p > 0
+  double distance = 0;     // sum of p |i - j|
   std::size_t argmax = 0;  // the first index of the largest p (0 when n == 0)
 };
 

@@ -221,6 +221,24 @@ OutputDir::OutputDir(std::string dir, std::string staging_dir)
 
 OutputDir::~OutputDir() { discard(); }
 
+std::unique_ptr<OutputDir> open_output_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(dir, ec) || fs::is_symlink(dir, ec)) return std::make_unique<OutputDir>(dir);
+  std::string parent = fs::path(dir).parent_path().string();
+  if (parent.empty()) parent = ".";
+  fs::create_directories(parent, ec);
+  if (ec || !is_directory(parent))
+    throw Error(Exit::cant_create,
+                dir + ": cannot create output folder: " +
+                    (ec ? ec.message() : parent + " is a file, expected a folder"));
+  if (::access(parent.c_str(), W_OK | X_OK) != 0)
+    throw Error(Exit::cant_create,
+                dir + ": cannot create output folder: " + parent + " is not writable");
+  remove_dead_temporaries(parent);
+  return std::make_unique<OutputDir>(dir, parent);
+}
+
 std::string OutputDir::temp_name(const std::string& name) const {
   static std::atomic<int> counter{0};
   (void)name;

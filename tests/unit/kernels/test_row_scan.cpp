@@ -3,8 +3,8 @@
 // argmax, weights from 1e-37 to 1 for the polynomial log.
 #include <doctest/doctest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 #include <vector>
