@@ -9,6 +9,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attn/npy.h"
@@ -160,4 +161,24 @@ TEST_CASE("cli gguf: files that lie are one line, exit 65 (or 78 for an unknown 
   check_one_line(
       attn_run("--model " + test::q(t / "iq2.gguf") + " --layer 0 --input " + test::q(t / "x.npy")),
       65, "iq2.gguf:blk.0.attn_q.weight: GGUF type IQ2_XXS is not supported");
+}
+
+TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
+  // (tests/golden/gguf/<name>, the family row it maps onto, its layers)
+  const std::vector<std::tuple<std::string, std::string, std::size_t>> files = {
+      {"starcoder2", "starcoder2", 2},
+      {"granite", "granite", 2},
+  };
+  for (const auto& [name, type, layers] : files) {
+    CAPTURE(name);
+    const std::string file = test::source_path("tests/golden/gguf/" + name + "/model.gguf");
+    const test::RunResult r = attn_run("--model " + test::q(file) + " --format json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const json j = json::parse(r.out);
+    CHECK(j["model_type"] == type);
+    CHECK(j["layers"].size() == layers);
+    const test::RunResult text = attn_run("--model " + test::q(file));
+    CHECK(text.exit_code == 0);
+    CHECK(text.out.find(type) != std::string::npos);
+  }
 }

@@ -35,7 +35,10 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 from gguf_quants import F16_SCALES, ID, TYPES, dequantize, random_blocks  # noqa: E402
 from gguf_write import GGUFWriter  # noqa: E402
-from make_folders import hf_settings, layer_attention  # noqa: E402
+import make_families_v3_decoders as dec  # noqa: E402
+import make_families_v3_features as feat  # noqa: E402
+import make_folders as mf  # noqa: E402
+from make_folders import hf_settings, layer_attention  # noqa: E402  (bound before dec.install)
 
 OUT = os.path.join(HERE, "gguf")
 
@@ -353,12 +356,219 @@ def specs():
     ]
 
 
+# ---- CONTRACT.md v3's families (issue 24) -----------------------------------------------------
+#
+# Each family's torch reference is its own generator's (make_families_v3_decoders.py,
+# make_families_v3_features.py): `settings` reads the Hugging Face config.json as the family's
+# configuration class does, the weights are drawn under the family's own state_dict names, and the
+# expected output is the family's attention on the dequantized GGUF tensors brought back to those
+# names. `to_gguf` does what llama.cpp's converter (conversion/<family>.py) does to them.
+
+# LlamaModel subclasses (and InternLM2's split wqkv): Q/K rows permuted for ggml's NORM rope.
+PERMUTED_V3 = {"granite", "smollm3", "internlm2"}
+# The names gguf-py's tensor map gives the families' attention tensors.
+TO_GGUF = {"q_proj": "attn_q", "k_proj": "attn_k", "v_proj": "attn_v", "o_proj": "attn_output",
+           "dense": "attn_output", "wo": "attn_output", "c_attn": "attn_qkv",
+           "c_proj": "attn_output", "q_norm": "attn_q_norm", "k_norm": "attn_k_norm"}
+
+
+def family_of(cfg):
+    """(settings, layer_attention) of the generator that holds the family's reference."""
+    mt = cfg["model_type"]
+    if mt in dec.TYPES:
+        return dec.settings, dec.layer_attention
+    return feat.settings, feat.layer_attention
+
+
+def hf_weights(cfg, s, layer, g):
+    """The layer's attention tensors under the family's names (relative to s["prefix"])."""
+    if cfg["model_type"] in dec.TYPES:
+        return OrderedDict((k, v.numpy()) for k, v in dec.attention_weights(s, g).items())
+    p = s["prefix"]
+    return OrderedDict((k[len(p):], v.numpy()) for k, v in feat.layer_weights(s, layer, g).items()
+                       if k.startswith(p))
+
+
+def to_gguf(arch, s, hf):
+    """The converter's tensors (GGUF names without the blk.N. prefix) from the family's."""
+    H, Hkv, D = s["H"], s["Hkv"], s["D"]
+    out, norms = OrderedDict(), {}
+    for name, t in hf.items():
+        mod, kind = name.rsplit(".", 1)
+        if arch == "internlm2" and mod == "wqkv":  # InternLM2Model.modify_tensors
+            C = t.shape[1]
+            qkv = t.reshape(Hkv, H // Hkv + 2, D, C)
+            out["attn_q.weight"] = permute(qkv[:, :-2].reshape(-1, C), H)
+            out["attn_k.weight"] = permute(qkv[:, -2].reshape(-1, C), Hkv)
+            out["attn_v.weight"] = qkv[:, -1].reshape(-1, C)
+            continue
+        if ".norms." in mod:  # StableLMModel: q_layernorm.norms.{h} stacked as attn_q_norm (H, D)
+            norms.setdefault(mod.split(".")[0], []).append(t)
+            continue
+        if arch in PERMUTED_V3 and mod in ("q_proj", "k_proj"):  # LlamaModel.permute
+            t = permute(t, H if mod == "q_proj" else Hkv)
+        if arch == "qwen3next" and mod in ("q_norm", "k_norm"):  # Qwen3NextModel: norm + 1
+            t = (t.astype(np.float32) + np.float32(1)).astype(np.float32)
+        out[TO_GGUF[mod] + "." + kind] = t
+    for which, rows in norms.items():
+        out[("attn_q_norm" if which == "q_layernorm" else "attn_k_norm") + ".weight"] = np.stack(rows)
+    return out
+
+
+def from_gguf(arch, s, names, back):
+    """The family's tensors (torch, float64) from the dequantized GGUF ones: to_gguf undone."""
+    H, Hkv, D = s["H"], s["Hkv"], s["D"]
+    sd = OrderedDict()
+    for name in names:
+        mod, kind = name.rsplit(".", 1)
+        if arch == "internlm2" and mod == "wqkv":
+            C = back["attn_q.weight"].shape[1]
+            q = unpermute(back["attn_q.weight"], H).reshape(Hkv, H // Hkv, D, C)
+            k = unpermute(back["attn_k.weight"], Hkv).reshape(Hkv, 1, D, C)
+            v = back["attn_v.weight"].reshape(Hkv, 1, D, C)
+            sd[name] = torch.tensor(np.concatenate([q, k, v], 1).reshape(-1, C))
+            continue
+        if ".norms." in mod:
+            which, _, h = mod.split(".")
+            t = back[("attn_q_norm" if which == "q_layernorm" else "attn_k_norm") + ".weight"]
+            sd[name] = torch.tensor(t[int(h)])
+            continue
+        t = back[TO_GGUF[mod] + "." + kind]
+        if arch in PERMUTED_V3 and mod in ("q_proj", "k_proj"):
+            t = unpermute(t, H if mod == "q_proj" else Hkv)
+        if arch == "qwen3next" and mod in ("q_norm", "k_norm"):
+            t = t - 1.0  # Hugging Face's w of the (1 + w) norm
+        sd[name] = torch.tensor(t)
+    return sd
+
+
+def text_model_metadata(w, arch, cfg, n_layers, llama_model=False):
+    """TextModel.set_gguf_parameters (conversion/base.py); LlamaModel's rope.dimension_count."""
+    a = arch + "."
+    w.add("general.architecture", arch)
+    w.add("general.name", "attn-run golden " + arch)
+    w.add(a + "block_count", n_layers)
+    get = lambda *keys: next((cfg[k] for k in keys if cfg.get(k) is not None), None)  # noqa
+    if (n := get("max_position_embeddings", "n_ctx", "n_positions")) is not None:
+        w.add(a + "context_length", n)
+    C, H = get("hidden_size", "n_embd"), get("num_attention_heads", "n_head")
+    w.add(a + "embedding_length", C)
+    w.add(a + "feed_forward_length", get("intermediate_size", "n_inner") or 8)
+    w.add(a + "attention.head_count", H)
+    if (n := get("num_key_value_heads")) is not None:
+        w.add(a + "attention.head_count_kv", n)
+    if (t := get("rope_theta")) is not None:
+        w.add(a + "rope.freq_base", float(t))
+    if (e := get("rms_norm_eps", "norm_eps")) is not None:
+        w.add(a + "attention.layer_norm_rms_epsilon", float(e))
+    if (e := get("layer_norm_eps", "layer_norm_epsilon", "norm_epsilon")) is not None:
+        w.add(a + "attention.layer_norm_epsilon", float(e))
+    if (d := get("head_dim")) is not None:
+        w.add(a + "attention.key_length", d)
+        w.add(a + "attention.value_length", d)
+    if llama_model:
+        w.add(a + "rope.dimension_count", get("head_dim") or C // H)
+
+
+def make_v3(spec):
+    name, arch, cfg, types = spec["name"], spec["arch"], spec["config"], spec["types"]
+    root = os.path.join(OUT, name)
+    os.makedirs(root)
+    g = torch.Generator().manual_seed(spec["seed"])
+    rng = np.random.default_rng(spec["seed"])
+    settings, attention = family_of(cfg)
+    n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer") if k in cfg)
+    w = GGUFWriter(version=3)
+    if spec.get("metadata"):
+        spec["metadata"](w, arch, cfg, n_layers)
+    else:
+        text_model_metadata(w, arch, cfg, n_layers, arch in PERMUTED_V3)
+    for key, value in spec.get("extra", {}).items():
+        w.add(arch + "." + key, value)
+    w.add("general.file_type", 1)
+    s0 = settings(cfg, 0)
+    C = s0["C"]
+    r = lambda *shape: 0.3 * torch.randn(*shape, generator=g, dtype=torch.float64)  # noqa: E731
+    w.add_tensor("token_embd.weight", (12, C), ID["F32"], r(12, C).numpy().astype(np.float32).tobytes())
+    per_layer = {}
+    for layer in range(n_layers):
+        s = settings(cfg, layer)
+        p = f"blk.{layer}."
+        w.add_tensor(p + "attn_norm.weight", (C,), ID["F32"], np.ones(C, np.float32).tobytes())
+        hf = hf_weights(cfg, s, layer, g)
+        if not hf:  # Qwen3-Next's linear-attention layers: their own tensors, not read
+            w.add_tensor(p + "ssm_out.weight", (C, 8), ID["F32"],
+                         r(C, 8).numpy().astype(np.float32).tobytes())
+        back = {}
+        for gname, t in to_gguf(arch, s, hf).items():
+            tname = types.get(gname.rsplit(".", 1)[0], "F32") if gname.endswith(".weight") \
+                and t.ndim == 2 and "norm" not in gname else "F32"
+            raw, back[gname] = stored(tname, t, rng)
+            w.add_tensor(p + gname, t.shape, ID[tname], raw)
+        w.add_tensor(p + "ffn_norm.weight", (C,), ID["F32"], np.ones(C, np.float32).tobytes())
+        w.add_tensor(p + "ffn_up.weight", (8, C), ID["F32"], r(8, C).numpy().astype(np.float32).tobytes())
+        w.add_tensor(p + "ffn_down.weight", (C, 8), ID["F32"], r(C, 8).numpy().astype(np.float32).tobytes())
+        per_layer[layer] = (s, from_gguf(arch, s, list(hf), back) if hf else None)
+    w.write(os.path.join(root, "model.gguf"))
+    out = []
+    for layer in spec["layers"]:
+        s, lsd = per_layer[layer]
+        B, S = 1, spec.get("S", 7)
+        x = torch.randn(B, S, C, generator=g, dtype=torch.float64).float().double()
+        pos = torch.arange(S).expand(B, S)
+        with torch.no_grad():
+            ctx, maps = attention(s, lsd, x, None, pos)
+        d = os.path.join(root, f"layer{layer}")
+        os.makedirs(os.path.join(d, "expected"))
+        np.save(os.path.join(d, "input.npy"), x[0].float().numpy())
+        with open(os.path.join(d, "case.json"), "w") as f:
+            json.dump({"model": "../model.gguf", "layer": layer, "input": "input.npy"}, f, indent=1)
+        np.save(os.path.join(d, "expected", "context.npy"), ctx[0].float().numpy())
+        np.save(os.path.join(d, "expected", "attention.npy"), maps[0].float().numpy())
+        out.append(f"layer {layer}: H {s['H']}/{s['Hkv']} D {s['D']}, window {s.get('window')}, "
+                   f"rope {s['rope'] and (s['rope']['theta'], s['rope']['R'])}")
+    size = os.path.getsize(os.path.join(root, "model.gguf"))
+    print(f"{name:16s} {arch:8s} {size / 1024:6.1f} KB  " + ", ".join(
+        f"{k}={v}" for k, v in types.items()))
+    for o in out:
+        print("    " + o)
+
+
+def specs_v3():
+    return [
+        # StarCoder2 (starcoder2-3b's spelling): biases, NEOX rope; its 4096 window is not in the
+        # file (the converter writes none, llama.cpp runs none) and longer than the input here.
+        dict(name="starcoder2", arch="starcoder2", seed=31, layers=[0, 1],
+             types={"attn_q": "Q8_0", "attn_k": "Q5_0", "attn_v": "F16", "attn_output": "BF16"},
+             config={"architectures": ["Starcoder2ForCausalLM"], "model_type": "starcoder2",
+                     "hidden_size": 32, "intermediate_size": 8, "max_position_embeddings": 64,
+                     "norm_epsilon": 1e-05, "num_attention_heads": 4, "num_hidden_layers": 2,
+                     "num_key_value_heads": 2, "rope_theta": 100000, "sliding_window": 4096,
+                     "use_bias": True, "vocab_size": 12}),
+        # Granite 3: a LlamaModel (Q/K permuted), attention_multiplier as attention.scale, MQA.
+        dict(name="granite", arch="granite", seed=32, layers=[1],
+             extra={"attention.scale": 0.125, "embedding_scale": 12.0, "residual_scale": 0.22,
+                    "logit_scale": 8.0},
+             types={"attn_q": "Q4_0", "attn_k": "Q8_0", "attn_v": "IQ4_NL", "attn_output": "F16"},
+             config={"architectures": ["GraniteForCausalLM"], "model_type": "granite",
+                     "attention_bias": False, "attention_multiplier": 0.125,
+                     "embedding_multiplier": 12.0, "hidden_size": 32, "intermediate_size": 8,
+                     "logits_scaling": 8.0, "max_position_embeddings": 64,
+                     "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 1,
+                     "residual_multiplier": 0.22, "rms_norm_eps": 1e-05,
+                     "rope_theta": 10000000.0, "vocab_size": 12}),
+    ]
+
+
 def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
     os.makedirs(OUT)
     for spec in specs():
         make(spec)
+    dec.install()  # the v3 decoders' references beside make_folders' (after make's, unchanged)
+    for spec in specs_v3():
+        make_v3(spec)
 
 
 if __name__ == "__main__":

@@ -84,8 +84,9 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // make_gguf.py: llama (Q8_0 Q4_0 Q5_1 IQ4_NL, rope_freqs), llama_kquants (Q4_K Q6_K Q2_K
   // Q3_K, GGUF v2), mistral (as llama), qwen2, qwen3, gemma2, gemma3, phi3 (fused qkv,
   // LongRoPE factors as tensors), gpt_oss, gemma, olmo2, gpt_neox and bloom (attn_qkv
-  // reordered to [Q | K | V]): 17 layer cases.
-  CHECK(names.size() == 17);
+  // reordered to [Q | K | V]): 17 layer cases. CONTRACT.md v3's families (issue 24):
+  // starcoder2 (2), granite (1).
+  CHECK(names.size() == 20);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -153,4 +154,22 @@ TEST_CASE("golden gguf: the metadata maps onto the family rows") {
   CHECK(layer("olmo2", 1).qk_norm->scope_all);
   CHECK(layer("bloom", 1).alibi.has_value());
   CHECK(layer("gpt_neox", 0).rope->rotary_dim == 4);
+}
+
+TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
+  auto layer = [](const std::string& name, std::int64_t n) {
+    return load_model_config(gguf_root() + "/" + name + "/model.gguf", n);
+  };
+  auto type_of = [](const std::string& name) {
+    return open_model_folder(gguf_root() + "/" + name + "/model.gguf").model_type;
+  };
+  CHECK(type_of("starcoder2") == "starcoder2");
+  CHECK(layer("starcoder2", 0).qkv_bias);  // use_bias from the file's attn_q.bias
+  CHECK(layer("starcoder2", 0).out_bias);
+  CHECK(!layer("starcoder2", 0).sliding_window);  // the converter writes none
+  CHECK(layer("starcoder2", 1).rope->theta == 100000.0);
+  CHECK(type_of("granite") == "granite");
+  CHECK(layer("granite", 1).scale == 0.125);  // attention.scale
+  CHECK(layer("granite", 1).kv_heads() == 1);
+  CHECK(!layer("granite", 1).qkv_bias);
 }

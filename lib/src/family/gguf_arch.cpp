@@ -44,35 +44,76 @@ struct GgufArch {
   // The layout the file's tensors have when the converter reordered them
   // (GPT-NeoX's and BLOOM's per-head [q, k, v] rows as all q, all k, all v).
   const char* layout = nullptr;
+  // The config.json key of the row's q/k/v bias flag, set from the file's
+  // tensors (StarCoder2's use_bias, InternLM2's bias, StableLM's use_qkv_bias).
+  const char* bias_key = "attention_bias";
+  // The config.json flag that turns the row's q/k norms on, set when the file
+  // has attn_q_norm tensors (Cohere's use_qk_norm, StableLM's qk_layernorm).
+  const char* qk_norm_key = nullptr;
+  // The architecture's own metadata keys ({arch}.<suffix>) as config.json
+  // fields (Granite's attention.scale as attention_multiplier, ...).
+  std::vector<std::pair<const char*, const char*>> keys = {};
+  std::vector<std::pair<const char*, const char*>> int_keys = {};  // integers
 };
 
+// Entries of the table past the positional fields of the first ones.
+GgufArch arch_of(const char* architecture, const char* model_type, bool permuted_qk,
+                 json fixed = json::object()) {
+  GgufArch a{architecture, model_type, permuted_qk};
+  a.fixed = std::move(fixed);
+  return a;
+}
+
+// CONTRACT.md v3's families (issue 24) as llama.cpp converts them
+// (convert_hf_to_gguf.py's conversion/*.py; llama-model.cpp's load_hparams and
+// llama_model_rope_type: NORM-mode architectures get their Q/K rows permuted
+// by LlamaModel.permute unless Hugging Face already ropes pairs).
+void add_v3_archs(std::vector<GgufArch>& t) {
+  // StarCoder2: TextModel's keys, q/k/v/o biases from use_bias, NEOX rope
+  // unpermuted. The converter writes no sliding_window (llama.cpp runs no
+  // window), so none applies.
+  GgufArch a = arch_of("starcoder2", "starcoder2", false);
+  a.bias_key = "use_bias";
+  t.push_back(a);
+  // Granite: a LlamaModel (Q/K permuted, NORM rope); attention_multiplier is
+  // attention.scale (left out when config.json has none: the row's 1.0, as
+  // GraniteConfig, where llama.cpp would take 1/sqrt(D)).
+  a = arch_of("granite", "granite", true);
+  a.keys = {{"attention.scale", "attention_multiplier"}};
+  t.push_back(a);
+}
+
 const std::vector<GgufArch>& gguf_table() {
-  static const std::vector<GgufArch> t = {
-      // Llama 1-3, Mistral, Mixtral and the like: the converter permutes Q/K;
-      // Llama 3's rope scaling is the tensor rope_freqs.weight.
-      {"llama", "llama", true},
-      {"qwen2", "qwen2"},
-      {"gemma", "gemma", false, true},
-      {"olmo2", "olmo2"},  // q/k norms over all heads ([H*D]), NEOX rope, unpermuted
-      {"qwen3", "qwen3"},
-      // Gemma 2: even layers slide (period 2 in llama.cpp), softcap 50 by default.
-      {"gemma2", "gemma2", false, true, 10000.0, 46, {{"attn_logit_softcapping", 50.0}}},
-      // Gemma 3: 5 sliding layers to 1 global, sliding layers at base 10000 unscaled.
-      {"gemma3",
-       "gemma3_text",
-       false,
-       true,
-       1e6,
-       62,
-       {{"sliding_window_pattern", 6}, {"rope_local_base_freq", 10000.0}}},
-      {"phi3", "phi3"},
-      // GPT-NeoX / Pythia and BLOOM: query_key_value reordered to [Q | K | V]
-      // (reshape(H, 3, D, C) gathered by part), so the file's attn_qkv is fused.
-      {"gptneox", "gpt_neox", false, false, 10000.0, 0, json::object(), "fused"},
-      {"bloom", "bloom", false, false, 10000.0, 0, json::object(), "fused"},
-      // gpt-oss: YaRN without truncation of the correction range (HF's config).
-      {"gpt-oss", "gpt_oss", false, false, 150000.0},
-  };
+  static const std::vector<GgufArch> t = [] {
+    std::vector<GgufArch> t = {
+        // Llama 1-3, Mistral, Mixtral and the like: the converter permutes Q/K;
+        // Llama 3's rope scaling is the tensor rope_freqs.weight.
+        {"llama", "llama", true},
+        {"qwen2", "qwen2"},
+        {"gemma", "gemma", false, true},
+        {"olmo2", "olmo2"},  // q/k norms over all heads ([H*D]), NEOX rope, unpermuted
+        {"qwen3", "qwen3"},
+        // Gemma 2: even layers slide (period 2 in llama.cpp), softcap 50 by default.
+        {"gemma2", "gemma2", false, true, 10000.0, 46, {{"attn_logit_softcapping", 50.0}}},
+        // Gemma 3: 5 sliding layers to 1 global, sliding layers at base 10000 unscaled.
+        {"gemma3",
+         "gemma3_text",
+         false,
+         true,
+         1e6,
+         62,
+         {{"sliding_window_pattern", 6}, {"rope_local_base_freq", 10000.0}}},
+        {"phi3", "phi3"},
+        // GPT-NeoX / Pythia and BLOOM: query_key_value reordered to [Q | K | V]
+        // (reshape(H, 3, D, C) gathered by part), so the file's attn_qkv is fused.
+        {"gptneox", "gpt_neox", false, false, 10000.0, 0, json::object(), "fused"},
+        {"bloom", "bloom", false, false, 10000.0, 0, json::object(), "fused"},
+        // gpt-oss: YaRN without truncation of the correction range (HF's config).
+        {"gpt-oss", "gpt_oss", false, false, 150000.0},
+    };
+    add_v3_archs(t);
+    return t;
+  }();
   return t;
 }
 
@@ -237,9 +278,25 @@ GgufModel gguf_model(const GgufFile& f) {
   if (auto c = gguf_number(f, p + "attn_logit_softcapping"); c && *c > 0)
     hf["attn_logit_softcapping"] = *c;
   if (a->big_layers) hf["query_pre_attn_scalar"] = layers == a->big_layers ? C / H : D;
-  // Biases: as the file has them (Qwen2's row fixes its own).
-  hf["attention_bias"] = f.find_tensor("blk.0.attn_q.bias") != nullptr ||
-                         f.find_tensor("blk.0.attn_qkv.bias") != nullptr;
+  // Biases and q/k norms: as the file has them in any layer (Qwen2's row fixes
+  // its own biases; Qwen3-Next's layer 0 has no attention).
+  bool bias = false, qk_norm = false;
+  for (const detail::GgufTensorInfo& t : f.tensors()) {
+    if (t.name.compare(0, 4, "blk.") != 0) continue;
+    const std::size_t dot = t.name.find('.', 4);
+    const std::string n = dot == std::string::npos ? "" : t.name.substr(dot + 1);
+    bias = bias || n == "attn_q.bias" || n == "attn_qkv.bias";
+    qk_norm = qk_norm || n == "attn_q_norm.weight";
+  }
+  hf["attention_bias"] = bias;
+  hf[a->bias_key] = bias;
+  if (a->qk_norm_key) hf[a->qk_norm_key] = qk_norm;
+  // LayerNorm epsilons (Cohere's and StableLM's q/k LayerNorms read layer_norm_eps).
+  if (auto e = gguf_number(f, p + "attention.layer_norm_epsilon")) hf["layer_norm_eps"] = *e;
+  for (const auto& [suffix, key] : a->keys)
+    if (auto v = gguf_number(f, p + suffix)) hf[key] = *v;
+  for (const auto& [suffix, key] : a->int_keys)
+    if (auto v = gguf_size(f, p + suffix, 1, INT64_MAX)) hf[key] = *v;
 
   // rope scaling: rope.scaling.* keys, or Llama 3's per-pair divisors in
   // rope_freqs.weight (llama.cpp divides each angle by its factor: with
@@ -295,6 +352,13 @@ void gguf_layer_config(const std::string& architecture, std::int64_t layer, json
   // The stored q/k norm weight is already 1 + w (exact in float32: the
   // converter adds 1 in float32 to the bf16/f32 checkpoint's w).
   if (a && a->layout) out["layout"] = a->layout;
+  // The fused layouts of one tensor per head group name it query_key_value
+  // (GPT-BigCode without multi_query keeps c_attn's per-head [q, k, v] rows).
+  const std::string layout = out.value("layout", "");
+  if (layout == "neox" || layout == "falcon") {
+    out["weights_rename"]["attn_qkv."] = "query_key_value.";
+    out["weights_rename"]["attn_output."] = "dense.";
+  }
   if (a && a->norm_shift && out.contains("qk_norm") && out["qk_norm"].is_object())
     out["qk_norm"]["weight_offset"] = 0;
 }
