@@ -166,8 +166,8 @@ TEST_CASE("cli gguf: files that lie are one line, exit 65 (or 78 for an unknown 
 TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
   // (tests/golden/gguf/<name>, the family row it maps onto, its layers)
   const std::vector<std::tuple<std::string, std::string, std::size_t>> files = {
-      {"starcoder2", "starcoder2", 2},
-      {"granite", "granite", 2},
+      {"starcoder2", "starcoder2", 2}, {"granite", "granite", 2}, {"qwen3_next", "qwen3_next", 4},
+      {"command_r", "cohere", 2},      {"cohere2", "cohere2", 4}, {"stablelm", "stablelm", 2},
   };
   for (const auto& [name, type, layers] : files) {
     CAPTURE(name);

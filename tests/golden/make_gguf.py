@@ -470,6 +470,31 @@ def text_model_metadata(w, arch, cfg, n_layers, llama_model=False):
         w.add(a + "rope.dimension_count", get("head_dim") or C // H)
 
 
+def stablelm_metadata(w, arch, cfg, n_layers):  # StableLMModel.set_gguf_parameters
+    a = arch + "."
+    w.add("general.architecture", arch)
+    w.add("general.name", "attn-run golden " + arch)
+    w.add(a + "context_length", cfg["max_position_embeddings"])
+    w.add(a + "embedding_length", cfg["hidden_size"])
+    w.add(a + "block_count", n_layers)
+    w.add(a + "feed_forward_length", cfg["intermediate_size"])
+    D = cfg["hidden_size"] // cfg["num_attention_heads"]
+    w.add(a + "rope.dimension_count", int(cfg["partial_rotary_factor"] * D))
+    w.add(a + "attention.head_count", cfg["num_attention_heads"])
+    w.add(a + "attention.head_count_kv", cfg["num_key_value_heads"])
+    w.add(a + "use_parallel_residual", bool(cfg.get("use_parallel_residual", True)))
+    w.add(a + "attention.layer_norm_epsilon", float(cfg["layer_norm_eps"]))
+
+
+def linear_attention_tensors(w, p, s, r):
+    """A Qwen3-Next linear-attention layer's tensors as the converter names them (not read)."""
+    C = s["C"]
+    for name, shape in (("attn_qkv", (48, C)), ("attn_gate", (16, C)), ("ssm_out", (C, 16))):
+        w.add_tensor(p + name + ".weight", shape, ID["F32"],
+                     r(*shape).numpy().astype(np.float32).tobytes())
+    w.add_tensor(p + "ssm_norm.weight", (16,), ID["F32"], np.ones(16, np.float32).tobytes())
+
+
 def make_v3(spec):
     name, arch, cfg, types = spec["name"], spec["arch"], spec["config"], spec["types"]
     root = os.path.join(OUT, name)
@@ -497,8 +522,7 @@ def make_v3(spec):
         w.add_tensor(p + "attn_norm.weight", (C,), ID["F32"], np.ones(C, np.float32).tobytes())
         hf = hf_weights(cfg, s, layer, g)
         if not hf:  # Qwen3-Next's linear-attention layers: their own tensors, not read
-            w.add_tensor(p + "ssm_out.weight", (C, 8), ID["F32"],
-                         r(C, 8).numpy().astype(np.float32).tobytes())
+            linear_attention_tensors(w, p, s, r)
         back = {}
         for gname, t in to_gguf(arch, s, hf).items():
             tname = types.get(gname.rsplit(".", 1)[0], "F32") if gname.endswith(".weight") \
@@ -557,6 +581,53 @@ def specs_v3():
                      "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 1,
                      "residual_multiplier": 0.22, "rms_norm_eps": 1e-05,
                      "rope_theta": 10000000.0, "vocab_size": 12}),
+        # Qwen3-Next: gated q_proj, (1 + w) q/k norms stored with the 1 added, partial rotary,
+        # full attention every 2nd layer (the others' tensors are the linear attention's).
+        dict(name="qwen3_next", arch="qwen3next", seed=33, layers=[1, 3],
+             extra={"full_attention_interval": 2, "rope.dimension_count": 4,
+                    "ssm.conv_kernel": 4, "ssm.state_size": 16, "ssm.group_count": 1,
+                    "ssm.time_step_rank": 2, "ssm.inner_size": 32},
+             types={"attn_q": "Q8_0", "attn_k": "Q4_1", "attn_v": "BF16", "attn_output": "Q5_1"},
+             config={"architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next",
+                     "hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 2,
+                     "head_dim": 16, "num_hidden_layers": 4, "full_attention_interval": 2,
+                     "intermediate_size": 8, "vocab_size": 12, "max_position_embeddings": 256,
+                     "rope_theta": 10000000, "partial_rotary_factor": 0.25,
+                     "rms_norm_eps": 1e-06, "attention_bias": False,
+                     "linear_conv_kernel_dim": 4, "linear_key_head_dim": 16,
+                     "linear_value_head_dim": 16, "linear_num_key_heads": 1,
+                     "linear_num_value_heads": 2, "num_experts": 0}),
+        # Command R+ (CommandR2Model): per-head q/k LayerNorms, interleaved rope as NORM mode.
+        dict(name="command_r", arch="command-r", seed=34, layers=[0, 1],
+             extra={"logit_scale": 0.125, "rope.scaling.type": "none"},
+             types={"attn_q": "Q8_0", "attn_k": "F16", "attn_v": "Q4_0", "attn_output": "Q8_0"},
+             config={"architectures": ["CohereForCausalLM"], "model_type": "cohere",
+                     "hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 2,
+                     "num_hidden_layers": 2, "intermediate_size": 8, "vocab_size": 12,
+                     "max_position_embeddings": 256, "rope_theta": 8000000.0,
+                     "layer_norm_eps": 1e-05, "use_qk_norm": True, "attention_bias": False,
+                     "logit_scale": 0.125}),
+        # Command R7B (Cohere2Model): sliding layers with rope, every 4th global without.
+        dict(name="cohere2", arch="cohere2", seed=35, layers=[2, 3], S=8,
+             extra={"logit_scale": 0.25, "attention.sliding_window": 3, "vocab_size": 12,
+                    "rope.dimension_count": 8, "rope.scaling.type": "none"},
+             types={"attn_q": "IQ4_NL", "attn_k": "Q8_0", "attn_v": "Q5_0", "attn_output": "F16"},
+             config={"architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2",
+                     "hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 1,
+                     "head_dim": 8, "num_hidden_layers": 4, "sliding_window": 3,
+                     "sliding_window_pattern": 4, "intermediate_size": 8, "vocab_size": 12,
+                     "max_position_embeddings": 256, "rope_theta": 50000.0, "rotary_pct": 1.0,
+                     "layer_norm_eps": 1e-05, "attention_bias": False, "logit_scale": 0.25}),
+        # StableLM 2: q/k/v biases, per-head q/k LayerNorms (stacked), partial rotary 0.25.
+        dict(name="stablelm", arch="stablelm", seed=36, layers=[0, 1],
+             metadata=stablelm_metadata,
+             types={"attn_q": "Q8_0", "attn_k": "Q5_1", "attn_v": "F16", "attn_output": "Q4_0"},
+             config={"architectures": ["StableLmForCausalLM"], "model_type": "stablelm",
+                     "hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 2,
+                     "num_hidden_layers": 2, "intermediate_size": 8, "vocab_size": 12,
+                     "max_position_embeddings": 256, "rope_theta": 10000,
+                     "partial_rotary_factor": 0.25, "use_qkv_bias": True, "qk_layernorm": True,
+                     "layer_norm_eps": 1e-05, "use_parallel_residual": False}),
     ]
 
 

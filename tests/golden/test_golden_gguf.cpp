@@ -85,8 +85,8 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // Q3_K, GGUF v2), mistral (as llama), qwen2, qwen3, gemma2, gemma3, phi3 (fused qkv,
   // LongRoPE factors as tensors), gpt_oss, gemma, olmo2, gpt_neox and bloom (attn_qkv
   // reordered to [Q | K | V]): 17 layer cases. CONTRACT.md v3's families (issue 24):
-  // starcoder2 (2), granite (1).
-  CHECK(names.size() == 20);
+  // starcoder2 (2), granite (1), qwen3_next (2), command_r (2), cohere2 (2), stablelm (2).
+  CHECK(names.size() == 28);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -172,4 +172,21 @@ TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
   CHECK(layer("granite", 1).scale == 0.125);  // attention.scale
   CHECK(layer("granite", 1).kv_heads() == 1);
   CHECK(!layer("granite", 1).qkv_bias);
+  CHECK(type_of("qwen3_next") == "qwen3_next");
+  CHECK(layer("qwen3_next", 1).gate);
+  CHECK(layer("qwen3_next", 3).qk_norm->weight_offset == 0);  // stored as 1 + w
+  CHECK(layer("qwen3_next", 3).rope->rotary_dim == 4);
+  CHECK_THROWS(layer("qwen3_next", 0));  // linear attention (full_attention_interval 2)
+  CHECK(type_of("command_r") == "cohere");
+  CHECK(layer("command_r", 0).qk_norm.has_value());  // use_qk_norm from attn_q_norm
+  CHECK(layer("command_r", 0).rope->style == RopeStyle::interleaved);
+  CHECK(type_of("cohere2") == "cohere2");
+  CHECK(layer("cohere2", 2).sliding_window == 3);
+  CHECK(!layer("cohere2", 3).sliding_window);
+  CHECK(!layer("cohere2", 3).rope);
+  CHECK(type_of("stablelm") == "stablelm");
+  CHECK(layer("stablelm", 0).qkv_bias);  // use_qkv_bias
+  CHECK(!layer("stablelm", 0).out_bias);
+  CHECK(layer("stablelm", 1).rope->rotary_dim == 2);
+  CHECK(layer("stablelm", 1).rope->theta == 10000.0);  // no freq_base in the file
 }

@@ -81,6 +81,28 @@ void add_v3_archs(std::vector<GgufArch>& t) {
   a = arch_of("granite", "granite", true);
   a.keys = {{"attention.scale", "attention_multiplier"}};
   t.push_back(a);
+  // Qwen3-Next: NEOX rope unpermuted; every *norm.weight stored as 1 + w
+  // (Qwen3NextModel.modify_tensors), q/k norms included; q_proj (H, 2D) kept
+  // with its gate; full_attention_interval (the other layers are linear
+  // attention: their attn_qkv / attn_gate are the Gated DeltaNet's).
+  a = arch_of("qwen3next", "qwen3_next", false);
+  a.norm_shift = true;
+  a.int_keys = {{"full_attention_interval", "full_attention_interval"}};
+  t.push_back(a);
+  // Command R (CommandR2Model): NORM rope on Cohere's interleaved pairs, as
+  // Hugging Face's, unpermuted; q/k LayerNorms (H, D) when use_qk_norm.
+  a = arch_of("command-r", "cohere", false);
+  a.qk_norm_key = "use_qk_norm";
+  t.push_back(a);
+  // Cohere 2: llama.cpp hard-codes 3 sliding layers of 4; the biases (zeros)
+  // are dropped by the converter.
+  t.push_back(arch_of("cohere2", "cohere2", false, {{"sliding_window_pattern", 4}}));
+  // StableLM: NEOX rope, partial rotary; no rope.freq_base (llama.cpp's
+  // 10000); q_layernorm.norms.{h} stacked as attn_q_norm (H, D).
+  a = arch_of("stablelm", "stablelm", false);
+  a.bias_key = "use_qkv_bias";
+  a.qk_norm_key = "qk_layernorm";
+  t.push_back(a);
 }
 
 const std::vector<GgufArch>& gguf_table() {
