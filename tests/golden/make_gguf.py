@@ -486,6 +486,34 @@ def stablelm_metadata(w, arch, cfg, n_layers):  # StableLMModel.set_gguf_paramet
     w.add(a + "attention.layer_norm_epsilon", float(cfg["layer_norm_eps"]))
 
 
+def starcoder_metadata(w, arch, cfg, n_layers):  # StarCoderModel.set_gguf_parameters
+    a = arch + "."
+    w.add("general.architecture", arch)
+    w.add("general.name", "attn-run golden " + arch)
+    w.add(a + "context_length", cfg["n_positions"])
+    w.add(a + "embedding_length", cfg["n_embd"])
+    w.add(a + "feed_forward_length", 4 * cfg["n_embd"])
+    w.add(a + "block_count", n_layers)
+    w.add(a + "attention.head_count", cfg["n_head"])
+    w.add(a + "attention.head_count_kv", 1)  # whatever multi_query says
+    w.add(a + "attention.layer_norm_epsilon", float(cfg.get("layer_norm_epsilon", 1e-5)))
+
+
+def phi2_metadata(w, arch, cfg, n_layers):  # Phi2Model.set_gguf_parameters
+    a = arch + "."
+    C, H = cfg["hidden_size"], cfg["num_attention_heads"]
+    w.add("general.architecture", arch)
+    w.add("general.name", "attn-run golden " + arch)
+    w.add(a + "context_length", cfg["max_position_embeddings"])
+    w.add(a + "embedding_length", C)
+    w.add(a + "feed_forward_length", 4 * C)
+    w.add(a + "block_count", n_layers)
+    w.add(a + "attention.head_count", H)
+    w.add(a + "attention.head_count_kv", H)
+    w.add(a + "attention.layer_norm_epsilon", float(cfg["layer_norm_eps"]))
+    w.add(a + "rope.dimension_count", int(cfg["partial_rotary_factor"] * C) // H)
+
+
 def linear_attention_tensors(w, p, s, r):
     """A Qwen3-Next linear-attention layer's tensors as the converter names them (not read)."""
     C = s["C"]
@@ -628,6 +656,50 @@ def specs_v3():
                      "max_position_embeddings": 256, "rope_theta": 10000,
                      "partial_rotary_factor": 0.25, "use_qkv_bias": True, "qk_layernorm": True,
                      "layer_norm_eps": 1e-05, "use_parallel_residual": False}),
+        # InternLM2: wqkv split into attn_q/k/v by KV group, Q/K permuted.
+        dict(name="internlm2", arch="internlm2", seed=37, layers=[1],
+             types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "Q4_1", "attn_output": "Q5_0"},
+             config={"architectures": ["InternLM2ForCausalLM"], "model_type": "internlm2",
+                     "auto_map": {
+                         "AutoConfig": "configuration_internlm2.InternLM2Config",
+                         "AutoModelForCausalLM": "modeling_internlm2.InternLM2ForCausalLM"},
+                     "bias": False, "hidden_size": 64, "intermediate_size": 8,
+                     "max_position_embeddings": 256, "num_attention_heads": 8,
+                     "num_hidden_layers": 2, "num_key_value_heads": 2, "rms_norm_eps": 1e-05,
+                     "rope_scaling": None, "rope_theta": 1000000, "vocab_size": 12}),
+        # SmolLM3: a LlamaModel (Q/K permuted); layer 3 has no rope (every 4th, hard-coded).
+        dict(name="smollm3", arch="smollm3", seed=38, layers=[2, 3],
+             types={"attn_q": "Q4_1", "attn_k": "Q8_0", "attn_v": "Q8_0", "attn_output": "IQ4_NL"},
+             config={"architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3",
+                     "attention_bias": False, "hidden_size": 32, "intermediate_size": 8,
+                     "layer_types": ["full_attention"] * 4, "max_position_embeddings": 64,
+                     "no_rope_layer_interval": 4, "no_rope_layers": [1, 1, 1, 0],
+                     "num_attention_heads": 4, "num_hidden_layers": 4, "num_key_value_heads": 2,
+                     "rms_norm_eps": 1e-06, "rope_theta": 5000000.0, "sliding_window": None,
+                     "use_sliding_window": False, "vocab_size": 12}),
+        # SantaCoder / StarCoder (GPT-BigCode, multi_query): c_attn as attn_qkv.
+        dict(name="starcoder", arch="starcoder", seed=39, layers=[0, 1],
+             metadata=starcoder_metadata, types={"attn_qkv": "Q8_0", "attn_output": "Q4_0"},
+             config={"architectures": ["GPTBigCodeForCausalLM"], "model_type": "gpt_bigcode",
+                     "layer_norm_epsilon": 1e-05, "multi_query": True, "n_embd": 32, "n_head": 4,
+                     "n_inner": 8, "n_layer": 2, "n_positions": 64, "scale_attn_weights": True,
+                     "vocab_size": 12}),
+        # GPT-BigCode without multi_query: c_attn per head [q, k, v] (head_count_kv still 1).
+        dict(name="starcoder_mha", arch="starcoder", seed=40, layers=[1],
+             metadata=starcoder_metadata, types={"attn_qkv": "F16", "attn_output": "Q8_0"},
+             config={"architectures": ["GPTBigCodeForCausalLM"], "model_type": "gpt_bigcode",
+                     "multi_query": False, "n_embd": 32, "n_head": 2, "n_inner": 8,
+                     "n_layer": 2, "n_positions": 64, "scale_attn_weights": True,
+                     "vocab_size": 12}),
+        # phi-2 (PhiForCausalLM): q/k/v_proj and dense with biases, partial rotary 0.4.
+        dict(name="phi2", arch="phi2", seed=41, layers=[0, 1], metadata=phi2_metadata,
+             types={"attn_q": "Q8_0", "attn_k": "Q4_0", "attn_v": "BF16", "attn_output": "Q5_1"},
+             config={"architectures": ["PhiForCausalLM"], "model_type": "phi",
+                     "hidden_size": 64, "intermediate_size": 8, "layer_norm_eps": 1e-05,
+                     "max_position_embeddings": 64, "num_attention_heads": 4,
+                     "num_hidden_layers": 2, "num_key_value_heads": None,
+                     "partial_rotary_factor": 0.4, "qk_layernorm": False, "rope_theta": 10000.0,
+                     "vocab_size": 12}),
     ]
 
 

@@ -85,8 +85,9 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // Q3_K, GGUF v2), mistral (as llama), qwen2, qwen3, gemma2, gemma3, phi3 (fused qkv,
   // LongRoPE factors as tensors), gpt_oss, gemma, olmo2, gpt_neox and bloom (attn_qkv
   // reordered to [Q | K | V]): 17 layer cases. CONTRACT.md v3's families (issue 24):
-  // starcoder2 (2), granite (1), qwen3_next (2), command_r (2), cohere2 (2), stablelm (2).
-  CHECK(names.size() == 28);
+  // starcoder2 (2), granite (1), qwen3_next (2), command_r (2), cohere2 (2), stablelm (2),
+  // internlm2 (1), smollm3 (2), starcoder (2), starcoder_mha (1), phi2 (2).
+  CHECK(names.size() == 36);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -105,10 +106,11 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   }
 }
 
-TEST_CASE("golden gguf: llama without the Q/K un-permutation does not match") {
+TEST_CASE("golden gguf: llama-like files without the Q/K un-permutation do not match") {
   // The same case with blk.N.attn_q/attn_k read in the file's (permuted) row
   // order: the un-permutation is what makes it equal the Hugging Face layer.
-  for (const char* name : {"llama/layer0", "llama_kquants/layer1"}) {
+  for (const char* name : {"llama/layer0", "llama_kquants/layer1", "granite/layer1",
+                           "internlm2/layer1", "smollm3/layer2"}) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
     Config cfg = load_config(dir + "/case.json");
@@ -189,4 +191,17 @@ TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
   CHECK(!layer("stablelm", 0).out_bias);
   CHECK(layer("stablelm", 1).rope->rotary_dim == 2);
   CHECK(layer("stablelm", 1).rope->theta == 10000.0);  // no freq_base in the file
+  CHECK(type_of("internlm2") == "internlm2");
+  CHECK(layer("internlm2", 1).kv_heads() == 2);
+  CHECK(layer("internlm2", 1).layout == Layout::proj);  // attn_q/k/v, not wqkv
+  CHECK(type_of("smollm3") == "smollm3");
+  CHECK(layer("smollm3", 2).rope.has_value());
+  CHECK(!layer("smollm3", 3).rope);  // llama.cpp's every 4th layer
+  CHECK(type_of("starcoder") == "gpt_bigcode");
+  CHECK(layer("starcoder", 0).kv_heads() == 1);
+  CHECK(layer("starcoder_mha", 1).kv_heads() == 2);  // attn_qkv of 3C rows
+  CHECK(layer("starcoder_mha", 1).layout == Layout::neox);
+  CHECK(type_of("phi2") == "phi");
+  CHECK(layer("phi2", 0).rope->rotary_dim == 6);
+  CHECK(layer("phi2", 0).qkv_bias);
 }

@@ -103,6 +103,22 @@ void add_v3_archs(std::vector<GgufArch>& t) {
   a.bias_key = "use_qkv_bias";
   a.qk_norm_key = "qk_layernorm";
   t.push_back(a);
+  // InternLM2: the converter splits wqkv (per KV group [q..., k, v]) into
+  // attn_q / attn_k / attn_v and permutes Q/K (NORM rope): read as q/k/v_proj.
+  a = arch_of("internlm2", "internlm2", true);
+  a.layout = "proj";
+  a.bias_key = "bias";
+  t.push_back(a);
+  // SmolLM3: a LlamaModel (Q/K permuted); llama.cpp hard-codes no rope on
+  // every 4th layer (n_no_rope_layer_step; no key in the file).
+  t.push_back(arch_of("smollm3", "smollm3", true, {{"no_rope_layer_interval", 4}}));
+  // StarCoder / SantaCoder (GPT-BigCode): c_attn as attn_qkv unchanged. The
+  // converter writes head_count_kv 1 whatever multi_query says; attn_qkv's
+  // rows tell (C + 2D: one K/V head; 3C: per-head [q, k, v], gguf_model).
+  t.push_back(arch_of("starcoder", "gpt_bigcode", false));
+  // phi-2 (Phi2Model): NEOX partial rotary, biases, no rope.freq_base
+  // (llama.cpp's 10000), head_count_kv = head_count.
+  t.push_back(arch_of("phi2", "phi", false));
 }
 
 const std::vector<GgufArch>& gguf_table() {
@@ -317,6 +333,11 @@ GgufModel gguf_model(const GgufFile& f) {
   if (auto e = gguf_number(f, p + "attention.layer_norm_epsilon")) hf["layer_norm_eps"] = *e;
   for (const auto& [suffix, key] : a->keys)
     if (auto v = gguf_number(f, p + suffix)) hf[key] = *v;
+  // GPT-BigCode: multi_query unless attn_qkv holds 3C rows (c_attn per head).
+  if (arch == "starcoder") {
+    const detail::GgufTensorInfo* qkv = f.find_tensor("blk.0.attn_qkv.weight");
+    hf["multi_query"] = !(qkv && H > 1 && qkv->rows() == std::uint64_t(3 * C));
+  }
   for (const auto& [suffix, key] : a->int_keys)
     if (auto v = gguf_size(f, p + suffix, 1, INT64_MAX)) hf[key] = *v;
 
