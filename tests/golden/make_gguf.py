@@ -543,6 +543,10 @@ def make_v3(spec):
     C = s0["C"]
     r = lambda *shape: 0.3 * torch.randn(*shape, generator=g, dtype=torch.float64)  # noqa: E731
     w.add_tensor("token_embd.weight", (12, C), ID["F32"], r(12, C).numpy().astype(np.float32).tobytes())
+    sc = cfg.get("rope_scaling") or {}
+    if sc.get("rope_type") == "llama3":  # LlamaModel.generate_extra_tensors
+        ff = llama3_factors(float(cfg["rope_theta"]), s0["D"], sc)
+        w.add_tensor("rope_freqs.weight", ff.shape, ID["F32"], ff.tobytes())
     per_layer = {}
     for layer in range(n_layers):
         s = settings(cfg, layer)
@@ -700,6 +704,26 @@ def specs_v3():
                      "num_hidden_layers": 2, "num_key_value_heads": None,
                      "partial_rotary_factor": 0.4, "qk_layernorm": False, "rope_theta": 10000.0,
                      "vocab_size": 12}),
+        # Llama 4 (Llama4ForCausalLM, chunk and temperature floor as llama.cpp hard-codes them):
+        # rope layers with llama3 scaling (rope_freqs.weight) and L2 q/k norms, unpermuted;
+        # layer 3 without rope, its queries' temperature 1 below 8192 positions.
+        dict(name="llama4", arch="llama4", seed=42, layers=[1, 3], S=8,
+             extra={"interleave_moe_layer_step": 1, "expert_feed_forward_length": 16,
+                    "leading_dense_block_count": 0, "vocab_size": 12},
+             types={"attn_q": "Q8_0", "attn_k": "Q5_1", "attn_v": "Q4_1", "attn_output": "BF16"},
+             config={"architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text",
+                     "hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 2,
+                     "head_dim": 8, "num_hidden_layers": 4, "intermediate_size": 16,
+                     "intermediate_size_mlp": 16, "num_local_experts": 1,
+                     "num_experts_per_tok": 1, "interleave_moe_layer_step": 1,
+                     "vocab_size": 12, "max_position_embeddings": 256,
+                     "attention_chunk_size": 8192, "no_rope_layers": [1, 1, 1, 0],
+                     "rope_theta": 500000.0,
+                     "rope_scaling": {"rope_type": "llama3", "factor": 8.0,
+                                      "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                      "original_max_position_embeddings": 16},
+                     "use_qk_norm": True, "attn_temperature_tuning": True, "floor_scale": 8192,
+                     "attn_scale": 0.1, "rms_norm_eps": 1e-05, "attention_bias": False}),
     ]
 
 

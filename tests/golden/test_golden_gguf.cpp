@@ -86,8 +86,8 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // LongRoPE factors as tensors), gpt_oss, gemma, olmo2, gpt_neox and bloom (attn_qkv
   // reordered to [Q | K | V]): 17 layer cases. CONTRACT.md v3's families (issue 24):
   // starcoder2 (2), granite (1), qwen3_next (2), command_r (2), cohere2 (2), stablelm (2),
-  // internlm2 (1), smollm3 (2), starcoder (2), starcoder_mha (1), phi2 (2).
-  CHECK(names.size() == 36);
+  // internlm2 (1), smollm3 (2), starcoder (2), starcoder_mha (1), phi2 (2), llama4 (2).
+  CHECK(names.size() == 38);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -204,4 +204,10 @@ TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
   CHECK(type_of("phi2") == "phi");
   CHECK(layer("phi2", 0).rope->rotary_dim == 6);
   CHECK(layer("phi2", 0).qkv_bias);
+  CHECK(type_of("llama4") == "llama4_text");
+  CHECK(layer("llama4", 1).attention_chunk == 8192);  // llama.cpp's, not in the file
+  CHECK(layer("llama4", 1).qk_norm->kind == QkNormKind::l2);
+  CHECK(layer("llama4", 1).rope->scaling.has_value());  // rope_freqs.weight
+  CHECK(!layer("llama4", 3).rope);
+  CHECK(layer("llama4", 3).attn_temperature->floor_scale == 8192.0);
 }

@@ -119,6 +119,18 @@ void add_v3_archs(std::vector<GgufArch>& t) {
   // phi-2 (Phi2Model): NEOX partial rotary, biases, no rope.freq_base
   // (llama.cpp's 10000), head_count_kv = head_count.
   t.push_back(arch_of("phi2", "phi", false));
+  // Llama 4 (Llama4Model: a LlamaModel with undo_permute False: Hugging Face
+  // ropes complex pairs, ggml's NORM mode): llama.cpp hard-codes 3 chunked
+  // rope layers of 4 (chunks of 8192, L2 q/k norms) and the no-rope layers'
+  // temperature (floor 8192, scale 0.1); attention.sliding_window 0
+  // (MobileLLM) is rope everywhere, unchunked. rope_freqs.weight is llama3's.
+  t.push_back(arch_of("llama4", "llama4_text", false,
+                      {{"attention_chunk_size", 8192},
+                       {"no_rope_layer_interval", 4},
+                       {"use_qk_norm", true},
+                       {"attn_temperature_tuning", true},
+                       {"floor_scale", 8192},
+                       {"attn_scale", 0.1}}));
 }
 
 const std::vector<GgufArch>& gguf_table() {
@@ -333,6 +345,12 @@ GgufModel gguf_model(const GgufFile& f) {
   if (auto e = gguf_number(f, p + "attention.layer_norm_epsilon")) hf["layer_norm_eps"] = *e;
   for (const auto& [suffix, key] : a->keys)
     if (auto v = gguf_number(f, p + suffix)) hf[key] = *v;
+  if (arch == "llama4" && hf.contains("sliding_window")) {
+    hf.erase("sliding_window");  // the chunk, not a window
+  } else if (arch == "llama4" && f.find(p + "attention.sliding_window")) {
+    hf.erase("attention_chunk_size");  // 0: every layer ropes, none chunked
+    hf["no_rope_layers"] = std::vector<std::int64_t>(std::size_t(layers), 1);
+  }
   // GPT-BigCode: multi_query unless attn_qkv holds 3C rows (c_attn per head).
   if (arch == "starcoder") {
     const detail::GgufTensorInfo* qkv = f.find_tensor("blk.0.attn_qkv.weight");
