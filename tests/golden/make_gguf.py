@@ -369,7 +369,15 @@ PERMUTED_V3 = {"granite", "smollm3", "internlm2"}
 # The names gguf-py's tensor map gives the families' attention tensors.
 TO_GGUF = {"q_proj": "attn_q", "k_proj": "attn_k", "v_proj": "attn_v", "o_proj": "attn_output",
            "dense": "attn_output", "wo": "attn_output", "c_attn": "attn_qkv",
-           "c_proj": "attn_output", "q_norm": "attn_q_norm", "k_norm": "attn_k_norm"}
+           "c_proj": "attn_output", "q_norm": "attn_q_norm", "k_norm": "attn_k_norm",
+           "q_a_proj": "attn_q_a", "q_a_layernorm": "attn_q_a_norm", "q_b_proj": "attn_q_b",
+           "kv_a_proj_with_mqa": "attn_kv_a_mqa", "kv_a_layernorm": "attn_kv_a_norm"}
+MLA_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2")
+
+
+def mla():
+    import make_families_v3_mla  # noqa: E402  (points make_folders' lookups at its own)
+    return make_families_v3_mla
 
 
 def family_of(cfg):
@@ -377,6 +385,8 @@ def family_of(cfg):
     mt = cfg["model_type"]
     if mt in dec.TYPES:
         return dec.settings, dec.layer_attention
+    if mt in MLA_TYPES:
+        return mla().hf_settings, mla().layer_attention
     return feat.settings, feat.layer_attention
 
 
@@ -384,6 +394,8 @@ def hf_weights(cfg, s, layer, g):
     """The layer's attention tensors under the family's names (relative to s["prefix"])."""
     if cfg["model_type"] in dec.TYPES:
         return OrderedDict((k, v.numpy()) for k, v in dec.attention_weights(s, g).items())
+    if cfg["model_type"] in MLA_TYPES:
+        return OrderedDict((k, v.numpy()) for k, v in mla().attention_weights(s, g).items())
     p = s["prefix"]
     return OrderedDict((k[len(p):], v.numpy()) for k, v in feat.layer_weights(s, layer, g).items()
                        if k.startswith(p))
@@ -401,6 +413,12 @@ def to_gguf(arch, s, hf):
             out["attn_q.weight"] = permute(qkv[:, :-2].reshape(-1, C), H)
             out["attn_k.weight"] = permute(qkv[:, -2].reshape(-1, C), Hkv)
             out["attn_v.weight"] = qkv[:, -1].reshape(-1, C)
+            continue
+        if mod == "kv_b_proj":  # DeepseekV2Model: kv_b split per head, the k part transposed
+            _, kv_lora, nope, _, v = s["mla"]
+            kv_b = t.reshape(H, nope + v, kv_lora)
+            out["attn_k_b.weight"] = np.ascontiguousarray(kv_b[:, :nope].transpose(0, 2, 1))
+            out["attn_v_b.weight"] = np.ascontiguousarray(kv_b[:, nope:])
             continue
         if ".norms." in mod:  # StableLMModel: q_layernorm.norms.{h} stacked as attn_q_norm (H, D)
             norms.setdefault(mod.split(".")[0], []).append(t)
@@ -427,6 +445,11 @@ def from_gguf(arch, s, names, back):
             k = unpermute(back["attn_k.weight"], Hkv).reshape(Hkv, 1, D, C)
             v = back["attn_v.weight"].reshape(Hkv, 1, D, C)
             sd[name] = torch.tensor(np.concatenate([q, k, v], 1).reshape(-1, C))
+            continue
+        if mod == "kv_b_proj":
+            k_b, v_b = back["attn_k_b.weight"], back["attn_v_b.weight"]
+            sd[name] = torch.tensor(np.concatenate([k_b.transpose(0, 2, 1), v_b], 1).reshape(
+                -1, k_b.shape[1]))
             continue
         if ".norms." in mod:
             which, _, h = mod.split(".")
@@ -514,6 +537,33 @@ def phi2_metadata(w, arch, cfg, n_layers):  # Phi2Model.set_gguf_parameters
     w.add(a + "rope.dimension_count", int(cfg["partial_rotary_factor"] * C) // H)
 
 
+def deepseek2_metadata(w, arch, cfg, n_layers):  # DeepseekV2Model.set_gguf_parameters
+    text_model_metadata(w, arch, dict(cfg, num_key_value_heads=1), n_layers)  # MLA as MQA
+    a = arch + "."
+    kv_lora, nope, rope, v = (cfg[k] for k in ("kv_lora_rank", "qk_nope_head_dim",
+                                               "qk_rope_head_dim", "v_head_dim"))
+    w.add(a + "leading_dense_block_count", cfg["first_k_dense_replace"])
+    w.add(a + "vocab_size", cfg["vocab_size"])
+    if cfg.get("q_lora_rank") is not None:
+        w.add(a + "attention.q_lora_rank", cfg["q_lora_rank"])
+    w.add(a + "attention.kv_lora_rank", kv_lora)
+    w.add(a + "attention.key_length", kv_lora + rope)
+    w.add(a + "attention.value_length", kv_lora)
+    w.add(a + "attention.key_length_mla", nope + rope)
+    w.add(a + "attention.value_length_mla", v)
+    w.add(a + "expert_feed_forward_length", cfg["moe_intermediate_size"])
+    w.add(a + "expert_count", cfg["n_routed_experts"])
+    w.add(a + "expert_shared_count", cfg["n_shared_experts"])
+    w.add(a + "rope.dimension_count", rope)
+    sc = cfg["rope_scaling"]  # TextModel's yarn keys, then the mscale_all_dim multiplier
+    w.add(a + "rope.scaling.type", "yarn")
+    w.add(a + "rope.scaling.factor", float(sc["factor"]))
+    w.add(a + "rope.scaling.original_context_length", sc["original_max_position_embeddings"])
+    w.add(a + "rope.scaling.yarn_beta_fast", float(sc["beta_fast"]))
+    w.add(a + "rope.scaling.yarn_beta_slow", float(sc["beta_slow"]))
+    w.add(a + "rope.scaling.yarn_log_multiplier", 0.1 * sc["mscale_all_dim"])
+
+
 def linear_attention_tensors(w, p, s, r):
     """A Qwen3-Next linear-attention layer's tensors as the converter names them (not read)."""
     C = s["C"]
@@ -558,8 +608,9 @@ def make_v3(spec):
         back = {}
         for gname, t in to_gguf(arch, s, hf).items():
             tname = types.get(gname.rsplit(".", 1)[0], "F32") if gname.endswith(".weight") \
-                and t.ndim == 2 and "norm" not in gname else "F32"
-            raw, back[gname] = stored(tname, t, rng)
+                and t.ndim >= 2 and "norm" not in gname else "F32"
+            raw, b = stored(tname, t.reshape(-1, t.shape[-1]) if t.ndim > 1 else t, rng)
+            back[gname] = b.reshape(t.shape)
             w.add_tensor(p + gname, t.shape, ID[tname], raw)
         w.add_tensor(p + "ffn_norm.weight", (C,), ID["F32"], np.ones(C, np.float32).tobytes())
         w.add_tensor(p + "ffn_up.weight", (8, C), ID["F32"], r(8, C).numpy().astype(np.float32).tobytes())
@@ -724,6 +775,39 @@ def specs_v3():
                                       "original_max_position_embeddings": 16},
                      "use_qk_norm": True, "attn_temperature_tuning": True, "floor_scale": 8192,
                      "attn_scale": 0.1, "rms_norm_eps": 1e-05, "attention_bias": False}),
+        # DeepSeek-V3 (q_a/q_b, v narrower than q.k, yarn factor 40): kv_b_proj split into
+        # attn_k_b (H, Rkv, Dn) and attn_v_b (H, Dv, Rkv); the MLA sizes as *_mla keys.
+        dict(name="deepseek_v3", arch="deepseek2", seed=43, layers=[1, 2], S=8,
+             metadata=deepseek2_metadata,
+             types={"attn_q_a": "Q8_0", "attn_q_b": "Q4_0", "attn_kv_a_mqa": "Q8_0",
+                    "attn_k_b": "F16", "attn_v_b": "Q5_0", "attn_output": "BF16"},
+             config={"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
+                     "hidden_size": 32, "intermediate_size": 48, "moe_intermediate_size": 8,
+                     "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 4,
+                     "n_routed_experts": 4, "n_shared_experts": 1, "num_experts_per_tok": 2,
+                     "first_k_dense_replace": 1, "q_lora_rank": 32, "kv_lora_rank": 32,
+                     "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 6,
+                     "rope_theta": 10000, "max_position_embeddings": 2560,
+                     "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40,
+                                      "mscale": 1.0, "mscale_all_dim": 1.0,
+                                      "original_max_position_embeddings": 64, "type": "yarn"},
+                     "attention_bias": False, "rms_norm_eps": 1e-06, "vocab_size": 12}),
+        # DeepSeek-V2-Lite: q_proj (q_lora_rank null), mscale = mscale_all_dim 0.707.
+        dict(name="deepseek_v2_lite", arch="deepseek2", seed=44, layers=[0], S=7,
+             metadata=deepseek2_metadata,
+             types={"attn_q": "Q8_0", "attn_kv_a_mqa": "Q4_1", "attn_v_b": "Q8_0",
+                    "attn_output": "F16"},
+             config={"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2",
+                     "hidden_size": 32, "intermediate_size": 48, "moe_intermediate_size": 8,
+                     "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4,
+                     "n_routed_experts": 4, "n_shared_experts": 2, "num_experts_per_tok": 2,
+                     "first_k_dense_replace": 1, "q_lora_rank": None, "kv_lora_rank": 32,
+                     "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 8,
+                     "rope_theta": 10000, "max_position_embeddings": 2560,
+                     "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40,
+                                      "mscale": 0.707, "mscale_all_dim": 0.707,
+                                      "original_max_position_embeddings": 64, "type": "yarn"},
+                     "attention_bias": False, "rms_norm_eps": 1e-06, "vocab_size": 12}),
     ]
 
 

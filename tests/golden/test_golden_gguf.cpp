@@ -86,8 +86,9 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // LongRoPE factors as tensors), gpt_oss, gemma, olmo2, gpt_neox and bloom (attn_qkv
   // reordered to [Q | K | V]): 17 layer cases. CONTRACT.md v3's families (issue 24):
   // starcoder2 (2), granite (1), qwen3_next (2), command_r (2), cohere2 (2), stablelm (2),
-  // internlm2 (1), smollm3 (2), starcoder (2), starcoder_mha (1), phi2 (2), llama4 (2).
-  CHECK(names.size() == 38);
+  // internlm2 (1), smollm3 (2), starcoder (2), starcoder_mha (1), phi2 (2), llama4 (2),
+  // deepseek_v3 (2), deepseek_v2_lite (1).
+  CHECK(names.size() == 41);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -210,4 +211,14 @@ TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
   CHECK(layer("llama4", 1).rope->scaling.has_value());  // rope_freqs.weight
   CHECK(!layer("llama4", 3).rope);
   CHECK(layer("llama4", 3).attn_temperature->floor_scale == 8192.0);
+  CHECK(type_of("deepseek_v3") == "deepseek_v3");
+  const Config v3 = layer("deepseek_v3", 1);
+  REQUIRE(v3.mla.has_value());
+  CHECK(v3.mla->q_lora_rank == 32);
+  CHECK(v3.mla->kv_lora_rank == 32);
+  CHECK(v3.mla->qk_nope_head_dim == 8);  // key_length_mla - rope.dimension_count
+  CHECK(v3.mla->v_head_dim == 6);        // value_length_mla
+  CHECK(layer("deepseek_v2_lite", 0).mla->q_lora_rank == 0);  // none: q_proj
+  const ModelFolder ds = open_model_folder(gguf_root() + "/deepseek_v2_lite/model.gguf");
+  CHECK(std::fabs(ds.hf["rope_scaling"]["mscale_all_dim"].get<double>() - 0.707) < 1e-6);
 }

@@ -11,6 +11,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <set>
 
 #include "attn/error.h"
 #include "attn/escape.h"
@@ -54,6 +56,10 @@ struct GgufArch {
   // fields (Granite's attention.scale as attention_multiplier, ...).
   std::vector<std::pair<const char*, const char*>> keys = {};
   std::vector<std::pair<const char*, const char*>> int_keys = {};  // integers
+  // DeepSeek's multi-head latent attention: the sizes from attention.
+  // q_lora_rank / kv_lora_rank / key_length_mla / value_length_mla, kv_b_proj
+  // from the converter's attn_k_b and attn_v_b.
+  bool mla = false;
 };
 
 // Entries of the table past the positional fields of the first ones.
@@ -124,6 +130,16 @@ void add_v3_archs(std::vector<GgufArch>& t) {
   // rope layers of 4 (chunks of 8192, L2 q/k norms) and the no-rope layers'
   // temperature (floor 8192, scale 0.1); attention.sliding_window 0
   // (MobileLLM) is rope everywhere, unchunked. rope_freqs.weight is llama3's.
+  // DeepSeek-V2 / V3 / R1, Kimi-K2 (DeepseekV2Model): NORM rope on the pairs
+  // Hugging Face ropes too (V2's complex pairs, V3's rope_interleave), so
+  // nothing permuted; MLA as an MQA of key_length kv_lora_rank + rope dims,
+  // the head sizes in key_length_mla / value_length_mla (older files: in
+  // key_length / value_length, with attn_kv_b whole); yarn's mscale_all_dim as
+  // rope.scaling.yarn_log_multiplier / 0.1 (mscale taken equal to it, as every
+  // DeepSeek / Kimi config has it).
+  a = arch_of("deepseek2", "deepseek_v3", false);
+  a.mla = true;
+  t.push_back(a);
   t.push_back(arch_of("llama4", "llama4_text", false,
                       {{"attention_chunk_size", 8192},
                        {"no_rope_layer_interval", 4},
@@ -176,9 +192,21 @@ const GgufArch* gguf_arch_of(const std::string& name) {
 // The GGUF tensor names of a layer's attention and the row's names for them.
 const std::vector<std::pair<std::string, std::string>>& gguf_renames() {
   static const std::vector<std::pair<std::string, std::string>> r = {
-      {"attn_q.", "q_proj."},      {"attn_k.", "k_proj."},         {"attn_v.", "v_proj."},
-      {"attn_output.", "o_proj."}, {"attn_qkv.", "qkv_proj."},     {"attn_q_norm.", "q_norm."},
-      {"attn_k_norm.", "k_norm."}, {"attn_sinks.weight", "sinks"},
+      {"attn_q.", "q_proj."},
+      {"attn_k.", "k_proj."},
+      {"attn_v.", "v_proj."},
+      {"attn_output.", "o_proj."},
+      {"attn_qkv.", "qkv_proj."},
+      {"attn_q_norm.", "q_norm."},
+      {"attn_k_norm.", "k_norm."},
+      {"attn_sinks.weight", "sinks"},
+      // DeepSeek's latent attention (attn_kv_b: older files, or kv_b_of's).
+      {"attn_q_a_norm.", "q_a_layernorm."},
+      {"attn_q_a.", "q_a_proj."},
+      {"attn_q_b.", "q_b_proj."},
+      {"attn_kv_a_mqa.", "kv_a_proj_with_mqa."},
+      {"attn_kv_a_norm.", "kv_a_layernorm."},
+      {"attn_kv_b.", "kv_b_proj."},
   };
   return r;
 }
@@ -248,6 +276,93 @@ std::vector<double> gguf_factors(const GgufFile& f, const std::string& name, std
   return out;
 }
 
+// DeepseekV2Model's sizes: q_lora_rank (absent: q_proj), kv_lora_rank, the
+// rope part rope.dimension_count; the q.k and v head sizes in
+// key_length_mla / value_length_mla, or (older files) key_length /
+// value_length. Written as DeepseekV3Config's fields; returns q.k's size.
+std::int64_t gguf_mla(const GgufFile& f, const std::string& p, json& hf) {
+  auto need = [&](const std::string& key) {
+    const auto n = gguf_size(f, p + key, 1, kGgufMaxSize);
+    if (!n) gguf_bad(f, p + key, "is missing (DeepSeek's latent attention needs it)");
+    return *n;
+  };
+  const bool split = f.find(p + "attention.key_length_mla") != nullptr;
+  const std::int64_t qk = need(split ? "attention.key_length_mla" : "attention.key_length");
+  const std::int64_t v = need(split ? "attention.value_length_mla" : "attention.value_length");
+  const std::int64_t rope = need("rope.dimension_count");
+  if (rope >= qk)
+    gguf_bad(f, p + "rope.dimension_count",
+             "expected less than the q.k head size " + std::to_string(qk) + ", found " +
+                 std::to_string(rope));
+  const auto q_lora = gguf_size(f, p + "attention.q_lora_rank", 1, kGgufMaxSize);
+  hf["q_lora_rank"] = q_lora ? json(*q_lora) : json(nullptr);
+  hf["kv_lora_rank"] = need("attention.kv_lora_rank");
+  hf["qk_nope_head_dim"] = qk - rope;
+  hf["qk_rope_head_dim"] = rope;
+  hf["v_head_dim"] = v;
+  return qk;
+}
+
+// DeepSeek's kv_b_proj (H*(Dn + Dv), Rkv) from the halves the converter
+// writes instead (DeepseekV2Model.modify_tensors: kv_b viewed (H, Dn + Dv,
+// Rkv), split, the k part transposed): attn_k_b (H, Rkv, Dn) and attn_v_b
+// (H, Dv, Rkv). Assembled as float32 when the layer is read.
+class KvBRegion : public detail::Region {
+ public:
+  KvBRegion(std::shared_ptr<const detail::Stored> k_b, std::shared_ptr<const detail::Stored> v_b,
+            std::string k_name, std::string v_name)
+      : k_b_(std::move(k_b)),
+        v_b_(std::move(v_b)),
+        k_name_(std::move(k_name)),
+        v_name_(std::move(v_name)) {}
+
+  detail::ByteView bytes(const std::string&) const override {
+    const Tensor k = detail::read_stored_f32(*k_b_, false, k_name_);  // (H, Rkv, Dn)
+    const Tensor v = detail::read_stored_f32(*v_b_, false, v_name_);  // (H, Dv, Rkv)
+    const std::size_t H = k.shape[0], R = k.shape[1], Dn = k.shape[2], Dv = v.shape[1];
+    auto out = std::make_shared<std::vector<float>>(H * (Dn + Dv) * R);
+    float* o = out->data();
+    for (std::size_t h = 0; h < H; ++h) {
+      for (std::size_t i = 0; i < Dn; ++i, o += R)
+        for (std::size_t r = 0; r < R; ++r) o[r] = k.data[(h * R + r) * Dn + i];
+      for (std::size_t i = 0; i < Dv; ++i, o += R)
+        std::memcpy(o, &v.data[(h * Dv + i) * R], R * sizeof(float));
+    }
+    detail::ByteView b;
+    b.p = reinterpret_cast<const std::uint8_t*>(out->data());
+    b.n = out->size() * sizeof(float);
+    b.hold = out;
+    return b;
+  }
+
+ private:
+  std::shared_ptr<const detail::Stored> k_b_, v_b_;
+  std::string k_name_, v_name_;
+};
+
+// The kv_b_proj of layer prefix `blk` from its attn_k_b / attn_v_b.
+std::shared_ptr<const detail::Stored> kv_b_of(const std::string& path, const std::string& blk,
+                                              const std::shared_ptr<const detail::Stored>& k,
+                                              const std::shared_ptr<const detail::Stored>& v) {
+  const std::vector<std::size_t>& ks = k->info.shape;
+  const std::vector<std::size_t>& vs = v->info.shape;
+  if (ks.size() != 3 || vs.size() != 3 || ks[0] != vs[0] || ks[1] != vs[2])
+    throw Error(Exit::data, printable(path) + ":" + blk +
+                                "attn_k_b.weight / attn_v_b.weight: expected (H, Rkv, Dn) and "
+                                "(H, Dv, Rkv), found " +
+                                shape_str(ks) + " and " + shape_str(vs));
+  auto s = std::make_shared<detail::Stored>();
+  s->info.dtype = DType::f4;
+  s->info.shape = {ks[0] * (ks[2] + vs[1]), ks[1]};
+  s->info.gguf_type = k->info.gguf_type == v->info.gguf_type
+                          ? k->info.gguf_type
+                          : k->info.gguf_type + "+" + v->info.gguf_type;
+  s->info.stored_bytes = k->info.stored_bytes + v->info.stored_bytes;
+  s->region = std::make_shared<KvBRegion>(k, v, path + ":" + blk + "attn_k_b.weight",
+                                          path + ":" + blk + "attn_v_b.weight");
+  return s;
+}
+
 }  // namespace
 
 bool is_gguf_file(const std::string& path) {
@@ -308,19 +423,23 @@ GgufModel gguf_model(const GgufFile& f) {
   }();
   const std::int64_t Hkv =
       gguf_size(f, p + "attention.head_count_kv", 1, kGgufMaxSize, layers).value_or(H);
-  const std::int64_t D = gguf_size(f, p + "attention.key_length", 1, kGgufMaxSize).value_or(C / H);
+  std::int64_t D = gguf_size(f, p + "attention.key_length", 1, kGgufMaxSize).value_or(C / H);
   if (D < 1) gguf_bad(f, p + "embedding_length", "is smaller than the number of heads");
-  if (const auto Dv = gguf_size(f, p + "attention.value_length", 1, kGgufMaxSize); Dv && *Dv != D)
+  if (a->mla) {
+    D = gguf_mla(f, p, hf);
+  } else if (const auto Dv = gguf_size(f, p + "attention.value_length", 1, kGgufMaxSize);
+             Dv && *Dv != D) {
     gguf_bad(f, p + "attention.value_length",
              "differs from key_length (" + std::to_string(D) + "), which attn-run does not run");
+  }
   hf["num_hidden_layers"] = layers;
   hf["hidden_size"] = C;
   hf["num_attention_heads"] = H;
-  hf["num_key_value_heads"] = Hkv;
-  hf["head_dim"] = D;
+  hf["num_key_value_heads"] = a->mla ? H : Hkv;  // MLA: every head its own keys
+  if (!a->mla) hf["head_dim"] = D;
   hf["rope_theta"] = gguf_number(f, p + "rope.freq_base").value_or(a->theta);
   const std::int64_t R = gguf_size(f, p + "rope.dimension_count", 2, D).value_or(D);
-  if (R != D) hf["partial_rotary_factor"] = double(R) / double(D);
+  if (R != D && !a->mla) hf["partial_rotary_factor"] = double(R) / double(D);
   if (auto n = gguf_size(f, p + "context_length", 1, INT64_MAX)) hf["max_position_embeddings"] = *n;
   if (auto e = gguf_number(f, p + "attention.layer_norm_rms_epsilon")) hf["rms_norm_eps"] = *e;
   if (auto w = gguf_size(f, p + "attention.sliding_window", 0, INT64_MAX); w && *w > 0)
@@ -378,6 +497,8 @@ GgufModel gguf_model(const GgufFile& f) {
     scaling["beta_fast"] = gguf_number(f, p + "rope.scaling.yarn_beta_fast").value_or(32.0);
     scaling["beta_slow"] = gguf_number(f, p + "rope.scaling.yarn_beta_slow").value_or(1.0);
     if (arch == "gpt-oss") scaling["truncate"] = false;
+    if (const auto m = gguf_number(f, p + "rope.scaling.yarn_log_multiplier"); m && a->mla)
+      scaling["mscale"] = scaling["mscale_all_dim"] = *m / 0.1;
   } else if (type == "longrope") {
     scaling = {{"rope_type", "longrope"},
                {"long_factor", gguf_factors(f, "rope_factors_long.weight", std::size_t(R / 2))},
@@ -430,10 +551,19 @@ StateDict gguf_weights(const std::string& path) {
   const GgufArch* a = gguf_arch_of(m.architecture);
   const std::int64_t H = m.hf["num_attention_heads"], Hkv = m.hf["num_key_value_heads"];
   StateDict sd(path);
+  // DeepSeek: each layer's attn_k_b / attn_v_b, and whether it has attn_kv_b.
+  std::map<std::string,
+           std::pair<std::shared_ptr<const detail::Stored>, std::shared_ptr<const detail::Stored>>>
+      kv_halves;
+  std::set<std::string> kv_whole;
   for (detail::StoredEntry& e : detail::gguf_entries(f)) {
     if (e.key.compare(0, 4, "blk.") == 0) {
       const std::size_t dot = e.key.find('.', 4);
       const std::string name = dot == std::string::npos ? "" : e.key.substr(dot + 1);
+      const std::string blk = e.key.substr(0, e.key.size() - name.size());
+      if (a->mla && name == "attn_k_b.weight") kv_halves[blk].first = e.stored;
+      if (a->mla && name == "attn_v_b.weight") kv_halves[blk].second = e.stored;
+      if (name == "attn_kv_b.weight") kv_whole.insert(blk);
       bool attention = false;
       for (const auto& [from, to] : gguf_renames())
         if (name.compare(0, from.size(), from) == 0) attention = true;
@@ -447,6 +577,9 @@ StateDict gguf_weights(const std::string& path) {
     }
     sd.add_stored(std::move(e.key), std::move(e.stored));
   }
+  for (const auto& [blk, kv] : kv_halves)
+    if (kv.first && kv.second && !kv_whole.count(blk))
+      sd.add_stored(blk + "attn_kv_b.weight", kv_b_of(path, blk, kv.first, kv.second));
   return sd;
 }
 
