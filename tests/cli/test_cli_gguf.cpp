@@ -166,9 +166,26 @@ TEST_CASE("cli gguf: files that lie are one line, exit 65 (or 78 for an unknown 
 TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
   // (tests/golden/gguf/<name>, the family row it maps onto, its layers)
   const std::vector<std::tuple<std::string, std::string, std::size_t>> files = {
-      {"starcoder2", "starcoder2", 2}, {"granite", "granite", 2}, {"qwen3_next", "qwen3_next", 4},
-      {"command_r", "cohere", 2},      {"cohere2", "cohere2", 4}, {"stablelm", "stablelm", 2},
+      {"starcoder2", "starcoder2", 2},
+      {"granite", "granite", 2},
+      {"qwen3_next", "qwen3_next", 4},
+      {"command_r", "cohere", 2},
+      {"cohere2", "cohere2", 4},
+      {"stablelm", "stablelm", 2},
+      {"internlm2", "internlm2", 2},
+      {"smollm3", "smollm3", 4},
+      {"starcoder", "gpt_bigcode", 2},
+      {"starcoder_mha", "gpt_bigcode", 2},
+      {"phi2", "phi", 2},
+      {"llama4", "llama4_text", 4},
+      {"deepseek_v3", "deepseek_v3", 3},
+      {"deepseek_v2_lite", "deepseek_v3", 2},
+      {"bert", "bert", 2},
+      {"modernbert", "modernbert", 3},
+      {"t5", "t5", 2},
+      {"umt5", "umt5", 2},
   };
+
   for (const auto& [name, type, layers] : files) {
     CAPTURE(name);
     const std::string file = test::source_path("tests/golden/gguf/" + name + "/model.gguf");

@@ -38,7 +38,10 @@ from gguf_write import GGUFWriter  # noqa: E402
 import make_families_v3_decoders as dec  # noqa: E402
 import make_families_v3_features as feat  # noqa: E402
 import make_folders as mf  # noqa: E402
+from make_folders import attention_weights as mf_attention_weights  # noqa: E402
 from make_folders import hf_settings, layer_attention  # noqa: E402  (bound before dec.install)
+import make_families_v3_encoders as enc  # noqa: E402
+import make_families_v3_t5 as t5m  # noqa: E402
 
 OUT = os.path.join(HERE, "gguf")
 
@@ -162,7 +165,7 @@ def make(spec):
     os.makedirs(root)
     g = torch.Generator().manual_seed(spec["seed"])
     rng = np.random.default_rng(spec["seed"])
-    n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer") if k in cfg)
+    n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer", "num_layers") if k in cfg)
     w = GGUFWriter(version=spec.get("version", 3))
     s0 = hf_settings(cfg, 0)
     metadata(w, arch, cfg, s0, n_layers)
@@ -371,7 +374,33 @@ TO_GGUF = {"q_proj": "attn_q", "k_proj": "attn_k", "v_proj": "attn_v", "o_proj":
            "dense": "attn_output", "wo": "attn_output", "c_attn": "attn_qkv",
            "c_proj": "attn_output", "q_norm": "attn_q_norm", "k_norm": "attn_k_norm",
            "q_a_proj": "attn_q_a", "q_a_layernorm": "attn_q_a_norm", "q_b_proj": "attn_q_b",
-           "kv_a_proj_with_mqa": "attn_kv_a_mqa", "kv_a_layernorm": "attn_kv_a_norm"}
+           "kv_a_proj_with_mqa": "attn_kv_a_mqa", "kv_a_layernorm": "attn_kv_a_norm",
+           "self.query": "attn_q", "self.key": "attn_k", "self.value": "attn_v",
+           "output.dense": "attn_output", "output.LayerNorm": "attn_output_norm",
+           "Wqkv": "attn_qkv", "Wo": "attn_output",
+           "q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_o",
+           "relative_attention_bias": "attn_rel_b"}
+T5_TYPES = ("t5", "mt5", "umt5")
+
+
+def t5_settings(cfg, layer):  # make_families_v3_t5.settings, with the keys make_v3 reads
+    return dict(t5m.settings(cfg), Hkv=t5m.settings(cfg)["H"], rope=None, window=None,
+                layer=layer)
+
+
+def t5_layer_attention(s, sd, x, keep, pos):  # modeling_t5.T5Attention of an encoder block
+    return t5m.t5_attention(s, sd, "", x, keep, table="relative_attention_bias.weight")
+
+
+def t5_weights(s, g):
+    """q, k, v, o of an encoder block (T5's init scales), its table in block 0 (UMT5: each)."""
+    C, H, D = s["C"], s["H"], s["D"]
+    r = lambda *shape, k=1.0: torch.randn(*shape, generator=g, dtype=torch.float64) * k  # noqa
+    sd = OrderedDict((n + ".weight", r(H * D, C, k=C ** -0.5)) for n in ("q", "k", "v"))
+    sd["o.weight"] = r(C, H * D, k=(H * D) ** -0.5)
+    if s["layer"] == 0 or s["every_layer_table"]:
+        sd["relative_attention_bias.weight"] = r(s["buckets"], H)
+    return sd
 MLA_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2")
 
 
@@ -387,6 +416,12 @@ def family_of(cfg):
         return dec.settings, dec.layer_attention
     if mt in MLA_TYPES:
         return mla().hf_settings, mla().layer_attention
+    if mt in enc.TYPES:
+        return enc.encoder_settings, enc.layer_attention
+    if mt in ("bert", "roberta"):
+        return hf_settings, layer_attention
+    if mt in T5_TYPES:
+        return t5_settings, t5_layer_attention
     return feat.settings, feat.layer_attention
 
 
@@ -396,6 +431,12 @@ def hf_weights(cfg, s, layer, g):
         return OrderedDict((k, v.numpy()) for k, v in dec.attention_weights(s, g).items())
     if cfg["model_type"] in MLA_TYPES:
         return OrderedDict((k, v.numpy()) for k, v in mla().attention_weights(s, g).items())
+    if cfg["model_type"] in enc.TYPES:
+        return OrderedDict((k, v.numpy()) for k, v in enc.attention_weights(s, g).items())
+    if cfg["model_type"] in ("bert", "roberta"):
+        return OrderedDict((k, v.numpy()) for k, v in mf_attention_weights(s, g).items())
+    if cfg["model_type"] in T5_TYPES:
+        return OrderedDict((k, v.numpy()) for k, v in t5_weights(s, g).items())
     p = s["prefix"]
     return OrderedDict((k[len(p):], v.numpy()) for k, v in feat.layer_weights(s, layer, g).items()
                        if k.startswith(p))
@@ -564,6 +605,41 @@ def deepseek2_metadata(w, arch, cfg, n_layers):  # DeepseekV2Model.set_gguf_para
     w.add(a + "rope.scaling.yarn_log_multiplier", 0.1 * sc["mscale_all_dim"])
 
 
+def bert_metadata(w, arch, cfg, n_layers):  # BertModel / ModernBertModel.set_gguf_parameters
+    text_model_metadata(w, arch, cfg, n_layers)
+    w.add(arch + ".attention.causal", False)
+    w.add(arch + ".pooling_type", 2)  # CLS (sentence-transformers' modules.json)
+
+
+def modernbert_metadata(w, arch, cfg, n_layers):
+    bert_metadata(w, arch, cfg, n_layers)
+    a = arch + "."
+    w.add(a + "rope.freq_base", float(cfg["global_rope_theta"]))
+    w.add(a + "rope.freq_base_swa", float(cfg["local_rope_theta"]))
+    w.add(a + "attention.sliding_window", cfg["local_attention"])
+    w.add(a + "attention.sliding_window_pattern", cfg["global_attn_every_n_layers"])
+    w.add(a + "rope.scaling.type", "none")
+    w.add(a + "vocab_size", cfg["vocab_size"])
+
+
+def t5_metadata(w, arch, cfg, n_layers):  # T5Model.set_gguf_parameters
+    a = arch + "."
+    w.add("general.architecture", arch)
+    w.add("general.name", "attn-run golden " + arch)
+    w.add(a + "context_length", cfg.get("n_positions", 512))
+    w.add(a + "embedding_length", cfg["d_model"])
+    w.add(a + "feed_forward_length", cfg["d_ff"])
+    w.add(a + "block_count", n_layers)
+    w.add(a + "decoder_block_count", cfg.get("num_decoder_layers") or n_layers)
+    w.add(a + "attention.head_count", cfg["num_heads"])
+    w.add(a + "attention.key_length", cfg["d_kv"])
+    w.add(a + "attention.value_length", cfg["d_kv"])
+    w.add(a + "attention.layer_norm_epsilon", float(cfg["layer_norm_epsilon"]))
+    w.add(a + "attention.relative_buckets_count", cfg["relative_attention_num_buckets"])
+    w.add(a + "attention.layer_norm_rms_epsilon", float(cfg["layer_norm_epsilon"]))
+    w.add(a + "decoder_start_token_id", 0)
+
+
 def linear_attention_tensors(w, p, s, r):
     """A Qwen3-Next linear-attention layer's tensors as the converter names them (not read)."""
     C = s["C"]
@@ -580,7 +656,7 @@ def make_v3(spec):
     g = torch.Generator().manual_seed(spec["seed"])
     rng = np.random.default_rng(spec["seed"])
     settings, attention = family_of(cfg)
-    n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer") if k in cfg)
+    n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer", "num_layers") if k in cfg)
     w = GGUFWriter(version=3)
     if spec.get("metadata"):
         spec["metadata"](w, arch, cfg, n_layers)
@@ -598,9 +674,10 @@ def make_v3(spec):
         ff = llama3_factors(float(cfg["rope_theta"]), s0["D"], sc)
         w.add_tensor("rope_freqs.weight", ff.shape, ID["F32"], ff.tobytes())
     per_layer = {}
+    blk = spec.get("blk", "blk.")
     for layer in range(n_layers):
         s = settings(cfg, layer)
-        p = f"blk.{layer}."
+        p = f"{blk}{layer}."
         w.add_tensor(p + "attn_norm.weight", (C,), ID["F32"], np.ones(C, np.float32).tobytes())
         hf = hf_weights(cfg, s, layer, g)
         if not hf:  # Qwen3-Next's linear-attention layers: their own tensors, not read
@@ -616,6 +693,14 @@ def make_v3(spec):
         w.add_tensor(p + "ffn_up.weight", (8, C), ID["F32"], r(8, C).numpy().astype(np.float32).tobytes())
         w.add_tensor(p + "ffn_down.weight", (C, 8), ID["F32"], r(C, 8).numpy().astype(np.float32).tobytes())
         per_layer[layer] = (s, from_gguf(arch, s, list(hf), back) if hf else None)
+    if arch == "t5":  # T5Stack: block 0's table serves every block; the decoder's tensors
+        table = per_layer[0][1]["relative_attention_bias.weight"]
+        for layer, (s, lsd) in per_layer.items():
+            lsd.setdefault("relative_attention_bias.weight", table)
+        for tn, shape in (("attn_q", (C, C)), ("attn_o", (C, C)), ("cross_attn_q", (C, C)),
+                          ("attn_rel_b", (s0["buckets"], s0["H"]))):
+            w.add_tensor("dec.blk.0." + tn + ".weight", shape, ID["F32"],
+                         r(*shape).numpy().astype(np.float32).tobytes())
     w.write(os.path.join(root, "model.gguf"))
     out = []
     for layer in spec["layers"]:
@@ -808,6 +893,43 @@ def specs_v3():
                                       "mscale": 0.707, "mscale_all_dim": 0.707,
                                       "original_max_position_embeddings": 64, "type": "yarn"},
                      "attention_bias": False, "rms_norm_eps": 1e-06, "vocab_size": 12}),
+        # BERT (BertModel as sentence-transformers ship it): biases, bidirectional.
+        dict(name="bert", arch="bert", seed=45, layers=[0, 1], S=7, metadata=bert_metadata,
+             types={"attn_q": "Q8_0", "attn_k": "F16", "attn_v": "Q4_0", "attn_output": "Q8_0"},
+             config={"architectures": ["BertModel"], "model_type": "bert", "hidden_size": 32,
+                     "num_attention_heads": 4, "num_hidden_layers": 2, "intermediate_size": 8,
+                     "max_position_embeddings": 512, "layer_norm_eps": 1e-12,
+                     "position_embedding_type": "absolute", "type_vocab_size": 2,
+                     "vocab_size": 12}),
+        # ModernBERT-base's spelling: layer 0 global (160000), 1 local (|i - j| <= 4 // 2).
+        dict(name="modernbert", arch="modern-bert", seed=46, layers=[0, 1], S=9,
+             metadata=modernbert_metadata,
+             types={"attn_qkv": "Q8_0", "attn_output": "Q5_1"},
+             config={"architectures": ["ModernBertForMaskedLM"], "model_type": "modernbert",
+                     "attention_bias": False, "global_attn_every_n_layers": 3,
+                     "global_rope_theta": 160000.0, "hidden_activation": "gelu",
+                     "hidden_size": 32, "intermediate_size": 8, "layer_norm_eps": 1e-05,
+                     "local_attention": 4, "local_rope_theta": 10000.0,
+                     "max_position_embeddings": 8192, "norm_eps": 1e-05,
+                     "num_attention_heads": 4, "num_hidden_layers": 3, "vocab_size": 12}),
+        # T5 (T5ForConditionalGeneration): encoder blocks as enc.blk.N., block 0's table.
+        dict(name="t5", arch="t5", seed=47, layers=[0, 1], S=9, blk="enc.blk.",
+             metadata=t5_metadata,
+             types={"attn_q": "Q8_0", "attn_k": "Q4_1", "attn_v": "F16", "attn_o": "Q8_0"},
+             config={"architectures": ["T5ForConditionalGeneration"], "model_type": "t5",
+                     "d_model": 32, "d_kv": 8, "d_ff": 8, "num_heads": 4, "num_layers": 2,
+                     "num_decoder_layers": 1, "relative_attention_num_buckets": 8,
+                     "relative_attention_max_distance": 128, "layer_norm_epsilon": 1e-06,
+                     "feed_forward_proj": "relu", "vocab_size": 12}),
+        # UMT5: a table in every block.
+        dict(name="umt5", arch="t5", seed=48, layers=[1], S=8, blk="enc.blk.",
+             metadata=t5_metadata,
+             types={"attn_q": "BF16", "attn_k": "Q8_0", "attn_v": "Q8_0", "attn_o": "F16"},
+             config={"architectures": ["UMT5ForConditionalGeneration"], "model_type": "umt5",
+                     "d_model": 32, "d_kv": 8, "d_ff": 8, "num_heads": 4, "num_layers": 2,
+                     "num_decoder_layers": 1, "relative_attention_num_buckets": 16,
+                     "relative_attention_max_distance": 128, "layer_norm_epsilon": 1e-06,
+                     "feed_forward_proj": "gated-gelu", "vocab_size": 12}),
     ]
 
 

@@ -87,8 +87,8 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // reordered to [Q | K | V]): 17 layer cases. CONTRACT.md v3's families (issue 24):
   // starcoder2 (2), granite (1), qwen3_next (2), command_r (2), cohere2 (2), stablelm (2),
   // internlm2 (1), smollm3 (2), starcoder (2), starcoder_mha (1), phi2 (2), llama4 (2),
-  // deepseek_v3 (2), deepseek_v2_lite (1).
-  CHECK(names.size() == 41);
+  // deepseek_v3 (2), deepseek_v2_lite (1), bert (2), modernbert (2), t5 (2), umt5 (1).
+  CHECK(names.size() == 48);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -221,4 +221,18 @@ TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
   CHECK(layer("deepseek_v2_lite", 0).mla->q_lora_rank == 0);  // none: q_proj
   const ModelFolder ds = open_model_folder(gguf_root() + "/deepseek_v2_lite/model.gguf");
   CHECK(std::fabs(ds.hf["rope_scaling"]["mscale_all_dim"].get<double>() - 0.707) < 1e-6);
+  CHECK(type_of("bert") == "bert");
+  CHECK(!layer("bert", 0).causal);
+  CHECK(layer("bert", 0).qkv_bias);
+  CHECK(type_of("modernbert") == "modernbert");
+  CHECK(!layer("modernbert", 0).sliding_window);  // global_attn_every_n_layers 3, from 0
+  CHECK(layer("modernbert", 0).rope->theta == 160000.0);
+  CHECK(layer("modernbert", 1).sliding_window.has_value());
+  CHECK(layer("modernbert", 1).rope->theta == 10000.0);  // rope.freq_base_swa
+  CHECK(type_of("t5") == "t5");
+  CHECK(layer("t5", 1).weights_prefix == "enc.blk.1.");
+  CHECK(layer("t5", 1).relative_bias->table == "enc.blk.0.attn_rel_b.weight");
+  CHECK(layer("t5", 1).relative_bias->max_distance == 128);  // llama.cpp's
+  CHECK(type_of("umt5") == "umt5");                          // a table in every block
+  CHECK(layer("umt5", 1).relative_bias->table.empty());
 }

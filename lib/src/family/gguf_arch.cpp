@@ -60,6 +60,8 @@ struct GgufArch {
   // q_lora_rank / kv_lora_rank / key_length_mla / value_length_mla, kv_b_proj
   // from the converter's attn_k_b and attn_v_b.
   bool mla = false;
+  // Where layer N's tensors are: "blk.N." (T5's encoder: "enc.blk.N.").
+  const char* blk = "blk.";
 };
 
 // Entries of the table past the positional fields of the first ones.
@@ -137,6 +139,35 @@ void add_v3_archs(std::vector<GgufArch>& t) {
   // key_length / value_length, with attn_kv_b whole); yarn's mscale_all_dim as
   // rope.scaling.yarn_log_multiplier / 0.1 (mscale taken equal to it, as every
   // DeepSeek / Kimi config has it).
+  // BERT (BertModel; RobertaModel, XLMRobertaModel, DistilBertModel and
+  // CamemBERT convert to it too: all BertSelfAttention's math): q/k/v and
+  // output biases, bidirectional, absolute positions outside the attention.
+  a = arch_of("bert", "bert", false);
+  a.layout = "proj";
+  t.push_back(a);
+  // ModernBERT: Wqkv as attn_qkv; sliding_window is local_attention (llama.cpp's
+  // symmetric window), sliding_window_pattern global_attn_every_n_layers (global
+  // first), rope.freq_base the global base and rope.freq_base_swa the local one
+  // (absent: the global one, as llama.cpp).
+  a = arch_of("modern-bert", "modernbert", false);
+  a.int_keys = {{"attention.sliding_window", "local_attention"},
+                {"attention.sliding_window_pattern", "global_attn_every_n_layers"}};
+  a.keys = {{"rope.freq_base", "global_rope_theta"}, {"rope.freq_base_swa", "local_rope_theta"}};
+  t.push_back(a);
+  // T5 (T5ForConditionalGeneration, MT5, UMT5) and T5EncoderModel: the encoder's
+  // blocks as enc.blk.N. (--layer N, as for a folder); attn_rel_b in block 0
+  // (UMT5: every block, gguf_model picks umt5's row); llama.cpp's
+  // max_distance is 128.
+  for (const char* t5 : {"t5", "t5encoder"}) {
+    a = arch_of(t5, "t5", false, {{"relative_attention_max_distance", 128}});
+    a.blk = "enc.blk.";
+    a.int_keys = {{"embedding_length", "d_model"},
+                  {"attention.key_length", "d_kv"},
+                  {"attention.head_count", "num_heads"},
+                  {"block_count", "num_layers"},
+                  {"attention.relative_buckets_count", "relative_attention_num_buckets"}};
+    t.push_back(a);
+  }
   a = arch_of("deepseek2", "deepseek_v3", false);
   a.mla = true;
   t.push_back(a);
@@ -207,6 +238,9 @@ const std::vector<std::pair<std::string, std::string>>& gguf_renames() {
       {"attn_kv_a_mqa.", "kv_a_proj_with_mqa."},
       {"attn_kv_a_norm.", "kv_a_layernorm."},
       {"attn_kv_b.", "kv_b_proj."},
+      // T5: attn_o, and the relative position table (block 0, or each block in UMT5).
+      {"attn_o.", "o_proj."},
+      {"attn_rel_b.", "relative_attention_bias."},
   };
   return r;
 }
@@ -274,6 +308,19 @@ std::vector<double> gguf_factors(const GgufFile& f, const std::string& name, std
     out.push_back(double(x));
   }
   return out;
+}
+
+// A layer tensor's name split as ("blk.N." or T5's "enc.blk.N." / "dec.blk.N.",
+// the rest); ("", "") for the file's other tensors.
+std::pair<std::string, std::string> block_name(const std::string& key) {
+  for (const char* p : {"blk.", "enc.blk.", "dec.blk."}) {
+    const std::size_t n = std::strlen(p);
+    if (key.compare(0, n, p) != 0) continue;
+    const std::size_t dot = key.find('.', n);
+    if (dot == std::string::npos) return {"", ""};
+    return {key.substr(0, dot + 1), key.substr(dot + 1)};
+  }
+  return {"", ""};
 }
 
 // DeepseekV2Model's sizes: q_lora_rank (absent: q_proj), kv_lora_rank, the
@@ -451,9 +498,7 @@ GgufModel gguf_model(const GgufFile& f) {
   // its own biases; Qwen3-Next's layer 0 has no attention).
   bool bias = false, qk_norm = false;
   for (const detail::GgufTensorInfo& t : f.tensors()) {
-    if (t.name.compare(0, 4, "blk.") != 0) continue;
-    const std::size_t dot = t.name.find('.', 4);
-    const std::string n = dot == std::string::npos ? "" : t.name.substr(dot + 1);
+    const std::string n = block_name(t.name).second;
     bias = bias || n == "attn_q.bias" || n == "attn_qkv.bias";
     qk_norm = qk_norm || n == "attn_q_norm.weight";
   }
@@ -464,6 +509,11 @@ GgufModel gguf_model(const GgufFile& f) {
   if (auto e = gguf_number(f, p + "attention.layer_norm_epsilon")) hf["layer_norm_eps"] = *e;
   for (const auto& [suffix, key] : a->keys)
     if (auto v = gguf_number(f, p + suffix)) hf[key] = *v;
+  if (arch == "modern-bert" && !hf.contains("local_rope_theta"))
+    hf["local_rope_theta"] = hf["rope_theta"];  // llama.cpp: the swa base defaults to the base
+  if (arch == "modern-bert") hf["global_rope_theta"] = hf["rope_theta"];
+  if (std::string(a->blk) == "enc.blk." && f.find_tensor("enc.blk.1.attn_rel_b.weight"))
+    m.model_type = hf["model_type"] = "umt5";  // a table in every block
   if (arch == "llama4" && hf.contains("sliding_window")) {
     hf.erase("sliding_window");  // the chunk, not a window
   } else if (arch == "llama4" && f.find(p + "attention.sliding_window")) {
@@ -527,7 +577,7 @@ GgufModel gguf_model(const GgufFile& f) {
 
 void gguf_layer_config(const std::string& architecture, std::int64_t layer, json& out) {
   const GgufArch* a = gguf_arch_of(architecture);
-  out["weights_prefix"] = "blk." + std::to_string(layer) + ".";
+  out["weights_prefix"] = std::string(a ? a->blk : "blk.") + std::to_string(layer) + ".";
   json r = json::object();
   for (const auto& [from, to] : gguf_renames()) r[from] = to;
   out["weights_rename"] = r;
@@ -543,6 +593,9 @@ void gguf_layer_config(const std::string& architecture, std::int64_t layer, json
   }
   if (a && a->norm_shift && out.contains("qk_norm") && out["qk_norm"].is_object())
     out["qk_norm"]["weight_offset"] = 0;
+  // T5: block 0's table serves the stack (UMT5's rows read each block's own).
+  if (out.contains("relative_bias") && out["relative_bias"].contains("table"))
+    out["relative_bias"]["table"] = std::string(a ? a->blk : "blk.") + "0.attn_rel_b.weight";
 }
 
 StateDict gguf_weights(const std::string& path) {
@@ -557,10 +610,7 @@ StateDict gguf_weights(const std::string& path) {
       kv_halves;
   std::set<std::string> kv_whole;
   for (detail::StoredEntry& e : detail::gguf_entries(f)) {
-    if (e.key.compare(0, 4, "blk.") == 0) {
-      const std::size_t dot = e.key.find('.', 4);
-      const std::string name = dot == std::string::npos ? "" : e.key.substr(dot + 1);
-      const std::string blk = e.key.substr(0, e.key.size() - name.size());
+    if (const auto [blk, name] = block_name(e.key); !blk.empty()) {
       if (a->mla && name == "attn_k_b.weight") kv_halves[blk].first = e.stored;
       if (a->mla && name == "attn_v_b.weight") kv_halves[blk].second = e.stored;
       if (name == "attn_kv_b.weight") kv_whole.insert(blk);
