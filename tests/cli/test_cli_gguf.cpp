@@ -169,6 +169,7 @@ TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
       {"starcoder2", "starcoder2", 2},
       {"granite", "granite", 2},
       {"qwen3_next", "qwen3_next", 4},
+      {"qwen3_5", "qwen3_5_text", 4},
       {"command_r", "cohere", 2},
       {"cohere2", "cohere2", 4},
       {"stablelm", "stablelm", 2},

@@ -369,6 +369,8 @@ def specs():
 
 # LlamaModel subclasses (and InternLM2's split wqkv): Q/K rows permuted for ggml's NORM rope.
 PERMUTED_V3 = {"granite", "smollm3", "internlm2"}
+# Qwen3NextModel and its Qwen3.5 subclasses: every *norm.weight stored as 1 + w.
+NORM_PLUS_ONE = {"qwen3next", "qwen35", "qwen35moe"}
 # The names gguf-py's tensor map gives the families' attention tensors.
 TO_GGUF = {"q_proj": "attn_q", "k_proj": "attn_k", "v_proj": "attn_v", "o_proj": "attn_output",
            "dense": "attn_output", "wo": "attn_output", "c_attn": "attn_qkv",
@@ -466,7 +468,7 @@ def to_gguf(arch, s, hf):
             continue
         if arch in PERMUTED_V3 and mod in ("q_proj", "k_proj"):  # LlamaModel.permute
             t = permute(t, H if mod == "q_proj" else Hkv)
-        if arch == "qwen3next" and mod in ("q_norm", "k_norm"):  # Qwen3NextModel: norm + 1
+        if arch in NORM_PLUS_ONE and mod in ("q_norm", "k_norm"):  # Qwen3NextModel: norm + 1
             t = (t.astype(np.float32) + np.float32(1)).astype(np.float32)
         out[TO_GGUF[mod] + "." + kind] = t
     for which, rows in norms.items():
@@ -500,7 +502,7 @@ def from_gguf(arch, s, names, back):
         t = back[TO_GGUF[mod] + "." + kind]
         if arch in PERMUTED_V3 and mod in ("q_proj", "k_proj"):
             t = unpermute(t, H if mod == "q_proj" else Hkv)
-        if arch == "qwen3next" and mod in ("q_norm", "k_norm"):
+        if arch in NORM_PLUS_ONE and mod in ("q_norm", "k_norm"):
             t = t - 1.0  # Hugging Face's w of the (1 + w) norm
         sd[name] = torch.tensor(t)
     return sd
@@ -521,7 +523,8 @@ def text_model_metadata(w, arch, cfg, n_layers, llama_model=False):
     w.add(a + "attention.head_count", H)
     if (n := get("num_key_value_heads")) is not None:
         w.add(a + "attention.head_count_kv", n)
-    if (t := get("rope_theta")) is not None:
+    rope_params = cfg.get("rope_parameters") or {}  # transformers v5 (TextModel.rope_parameters)
+    if (t := rope_params.get("rope_theta", get("rope_theta"))) is not None:
         w.add(a + "rope.freq_base", float(t))
     if (e := get("rms_norm_eps", "norm_eps")) is not None:
         w.add(a + "attention.layer_norm_rms_epsilon", float(e))
@@ -765,6 +768,24 @@ def specs_v3():
                      "linear_conv_kernel_dim": 4, "linear_key_head_dim": 16,
                      "linear_value_head_dim": 16, "linear_num_key_heads": 1,
                      "linear_num_value_heads": 2, "num_experts": 0}),
+        # Qwen3.5 (Qwen3_5ForCausalLM): as Qwen3-Next, MRoPE sections written (text positions).
+        dict(name="qwen3_5", arch="qwen35", seed=49, layers=[1, 3], S=6,
+             extra={"full_attention_interval": 2, "rope.dimension_count": 2,
+                    "rope.dimension_sections": [1, 0, 0, 0], "ssm.conv_kernel": 4,
+                    "ssm.state_size": 16, "ssm.group_count": 1, "ssm.time_step_rank": 2,
+                    "ssm.inner_size": 32},
+             types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "IQ4_NL", "attn_output": "F16"},
+             config={"architectures": ["Qwen3_5ForCausalLM"], "model_type": "qwen3_5_text",
+                     "hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 1,
+                     "head_dim": 8, "num_hidden_layers": 4, "full_attention_interval": 2,
+                     "layer_types": ["linear_attention", "full_attention"] * 2,
+                     "intermediate_size": 8, "vocab_size": 12, "max_position_embeddings": 256,
+                     "rope_parameters": {"rope_type": "default", "rope_theta": 10000000,
+                                         "partial_rotary_factor": 0.25,
+                                         "mrope_section": [1, 0, 0],
+                                         "mrope_interleaved": True},
+                     "rms_norm_eps": 1e-06, "attention_bias": False,
+                     "linear_num_key_heads": 1, "linear_num_value_heads": 2}),
         # Command R+ (CommandR2Model): per-head q/k LayerNorms, interleaved rope as NORM mode.
         dict(name="command_r", arch="command-r", seed=34, layers=[0, 1],
              extra={"logit_scale": 0.125, "rope.scaling.type": "none"},

@@ -87,8 +87,9 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // reordered to [Q | K | V]): 17 layer cases. CONTRACT.md v3's families (issue 24):
   // starcoder2 (2), granite (1), qwen3_next (2), command_r (2), cohere2 (2), stablelm (2),
   // internlm2 (1), smollm3 (2), starcoder (2), starcoder_mha (1), phi2 (2), llama4 (2),
-  // deepseek_v3 (2), deepseek_v2_lite (1), bert (2), modernbert (2), t5 (2), umt5 (1).
-  CHECK(names.size() == 48);
+  // deepseek_v3 (2), deepseek_v2_lite (1), bert (2), modernbert (2), t5 (2), umt5 (1),
+  // qwen3_5 (2).
+  CHECK(names.size() == 50);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -180,6 +181,10 @@ TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
   CHECK(layer("qwen3_next", 3).qk_norm->weight_offset == 0);  // stored as 1 + w
   CHECK(layer("qwen3_next", 3).rope->rotary_dim == 4);
   CHECK_THROWS(layer("qwen3_next", 0));  // linear attention (full_attention_interval 2)
+  CHECK(type_of("qwen3_5") == "qwen3_5_text");
+  CHECK(layer("qwen3_5", 3).gate);
+  CHECK(layer("qwen3_5", 3).qk_norm->weight_offset == 0);
+  CHECK_THROWS(layer("qwen3_5", 2));
   CHECK(type_of("command_r") == "cohere");
   CHECK(layer("command_r", 0).qk_norm.has_value());  // use_qk_norm from attn_q_norm
   CHECK(layer("command_r", 0).rope->style == RopeStyle::interleaved);

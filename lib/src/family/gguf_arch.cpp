@@ -97,6 +97,16 @@ void add_v3_archs(std::vector<GgufArch>& t) {
   a.norm_shift = true;
   a.int_keys = {{"full_attention_interval", "full_attention_interval"}};
   t.push_back(a);
+  // Qwen3.5 (dense and MoE: Qwen3NextModel's subclasses, the same attention
+  // tensors; only the linear attention's V heads are reordered). llama.cpp
+  // ropes it as interleaved MRoPE (dimension_sections); attn-run's positions
+  // are text positions, the same on every axis, where that is the plain rope.
+  for (const char* q35 : {"qwen35", "qwen35moe"}) {
+    a = arch_of(q35, "qwen3_5_text", false);
+    a.norm_shift = true;
+    a.int_keys = {{"full_attention_interval", "full_attention_interval"}};
+    t.push_back(a);
+  }
   // Command R (CommandR2Model): NORM rope on Cohere's interleaved pairs, as
   // Hugging Face's, unpermuted; q/k LayerNorms (H, D) when use_qk_norm.
   a = arch_of("command-r", "cohere", false);
