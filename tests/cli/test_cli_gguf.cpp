@@ -168,6 +168,8 @@ TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
   const std::vector<std::tuple<std::string, std::string, std::size_t>> files = {
       {"starcoder2", "starcoder2", 2},
       {"granite", "granite", 2},
+      {"granitemoe", "granite", 1},
+      {"qwen3moe", "qwen3", 1},
       {"qwen3_next", "qwen3_next", 4},
       {"qwen3_5", "qwen3_5_text", 4},
       {"command_r", "cohere", 2},

@@ -338,6 +338,13 @@ def specs():
                      "rope_scaling": {"type": "longrope", "long_factor": [1.0, 1.5, 2.0],
                                       "short_factor": [1.0, 1.1, 1.2]},
                      "sliding_window": 5}),
+        # Qwen3-MoE (Qwen3-30B-A3B's kind): Qwen3's attention under its own architecture.
+        dict(name="qwen3moe", arch="qwen3moe", seed=24, layers=[0],
+             types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "Q4_0", "attn_output": "Q8_0"},
+             config={"model_type": "qwen3", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "head_dim": 16, "num_hidden_layers": 1,
+                     "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+                     "attention_bias": False, "use_sliding_window": False}),
         # A Mistral checkpoint: llama.cpp converts it as "llama" (Q/K permuted; its window
         # is not in the file and is longer than the input here).
         dict(name="mistral", arch="llama", seed=19, layers=[0],
@@ -368,7 +375,7 @@ def specs():
 # names. `to_gguf` does what llama.cpp's converter (conversion/<family>.py) does to them.
 
 # LlamaModel subclasses (and InternLM2's split wqkv): Q/K rows permuted for ggml's NORM rope.
-PERMUTED_V3 = {"granite", "smollm3", "internlm2"}
+PERMUTED_V3 = {"granite", "granitemoe", "smollm3", "internlm2"}
 # Qwen3NextModel and its Qwen3.5 subclasses: every *norm.weight stored as 1 + w.
 NORM_PLUS_ONE = {"qwen3next", "qwen35", "qwen35moe"}
 # The names gguf-py's tensor map gives the families' attention tensors.
@@ -752,6 +759,16 @@ def specs_v3():
                      "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 1,
                      "residual_multiplier": 0.22, "rms_norm_eps": 1e-05,
                      "rope_theta": 10000000.0, "vocab_size": 12}),
+        # Granite MoE (GraniteMoeForCausalLM): Granite's attention, Q/K permuted.
+        dict(name="granitemoe", arch="granitemoe", seed=50, layers=[0],
+             extra={"attention.scale": 0.0625, "expert_count": 2, "expert_used_count": 1},
+             types={"attn_q": "Q8_0", "attn_k": "Q4_K", "attn_v": "Q8_0", "attn_output": "Q6_K"},
+             config={"architectures": ["GraniteMoeForCausalLM"], "model_type": "granite",
+                     "attention_bias": False, "attention_multiplier": 0.0625,
+                     "hidden_size": 256, "intermediate_size": 8, "max_position_embeddings": 64,
+                     "num_attention_heads": 4, "num_hidden_layers": 1, "num_key_value_heads": 2,
+                     "num_local_experts": 2, "num_experts_per_tok": 1, "rms_norm_eps": 1e-06,
+                     "rope_theta": 10000.0, "vocab_size": 12}),
         # Qwen3-Next: gated q_proj, (1 + w) q/k norms stored with the 1 added, partial rotary,
         # full attention every 2nd layer (the others' tensors are the linear attention's).
         dict(name="qwen3_next", arch="qwen3next", seed=33, layers=[1, 3],

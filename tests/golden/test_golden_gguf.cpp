@@ -88,8 +88,8 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // starcoder2 (2), granite (1), qwen3_next (2), command_r (2), cohere2 (2), stablelm (2),
   // internlm2 (1), smollm3 (2), starcoder (2), starcoder_mha (1), phi2 (2), llama4 (2),
   // deepseek_v3 (2), deepseek_v2_lite (1), bert (2), modernbert (2), t5 (2), umt5 (1),
-  // qwen3_5 (2).
-  CHECK(names.size() == 50);
+  // qwen3_5 (2); the MoE architectures of dense rows: qwen3moe (1), granitemoe (1).
+  CHECK(names.size() == 52);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -112,7 +112,7 @@ TEST_CASE("golden gguf: llama-like files without the Q/K un-permutation do not m
   // The same case with blk.N.attn_q/attn_k read in the file's (permuted) row
   // order: the un-permutation is what makes it equal the Hugging Face layer.
   for (const char* name : {"llama/layer0", "llama_kquants/layer1", "granite/layer1",
-                           "internlm2/layer1", "smollm3/layer2"}) {
+                           "internlm2/layer1", "smollm3/layer2", "granitemoe/layer0"}) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
     Config cfg = load_config(dir + "/case.json");
@@ -176,6 +176,10 @@ TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
   CHECK(layer("granite", 1).scale == 0.125);  // attention.scale
   CHECK(layer("granite", 1).kv_heads() == 1);
   CHECK(!layer("granite", 1).qkv_bias);
+  CHECK(type_of("granitemoe") == "granite");
+  CHECK(layer("granitemoe", 0).scale == 0.0625);
+  CHECK(type_of("qwen3moe") == "qwen3");
+  CHECK(layer("qwen3moe", 0).qk_norm.has_value());
   CHECK(type_of("qwen3_next") == "qwen3_next");
   CHECK(layer("qwen3_next", 1).gate);
   CHECK(layer("qwen3_next", 3).qk_norm->weight_offset == 0);  // stored as 1 + w

@@ -34,6 +34,9 @@ void add_v3_archs(std::vector<GgufArch>& t) {
   a = arch_of("granite", "granite", true);
   a.keys = {{"attention.scale", "attention_multiplier"}};
   t.push_back(a);
+  // Granite MoE (GraniteMoeModel, a GraniteModel): the same attention.
+  a.architecture = "granitemoe";
+  t.push_back(a);
   // Qwen3-Next: NEOX rope unpermuted; every *norm.weight stored as 1 + w
   // (Qwen3NextModel.modify_tensors), q/k norms included; q_proj (H, 2D) kept
   // with its gate; full_attention_interval (the other layers are linear
@@ -164,6 +167,10 @@ const std::vector<GgufArch>& gguf_table() {
         {"bloom", "bloom", false, false, 10000.0, 0, json::object(), "fused"},
         // gpt-oss: YaRN without truncation of the correction range (HF's config).
         {"gpt-oss", "gpt_oss", false, false, 150000.0},
+        // The MoE variants of Qwen2 / Qwen3 (Qwen2MoeModel, Qwen3MoeModel): the
+        // same attention tensors and keys as the dense rows read.
+        {"qwen2moe", "qwen2"},
+        {"qwen3moe", "qwen3"},
     };
     add_v3_archs(t);
     return t;
