@@ -183,6 +183,7 @@ TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
       {"llama4", "llama4_text", 4},
       {"deepseek_v3", "deepseek_v3", 3},
       {"deepseek_v2_lite", "deepseek_v3", 2},
+      {"deepseek_v2_lite_old", "deepseek_v3", 2},
       {"bert", "bert", 2},
       {"modernbert", "modernbert", 3},
       {"t5", "t5", 2},

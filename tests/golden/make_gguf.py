@@ -464,6 +464,9 @@ def to_gguf(arch, s, hf):
             out["attn_k.weight"] = permute(qkv[:, -2].reshape(-1, C), Hkv)
             out["attn_v.weight"] = qkv[:, -1].reshape(-1, C)
             continue
+        if mod == "kv_b_proj" and s.get("kv_b_whole"):  # converters before MLA absorption
+            out["attn_kv_b." + kind] = t
+            continue
         if mod == "kv_b_proj":  # DeepseekV2Model: kv_b split per head, the k part transposed
             _, kv_lora, nope, _, v = s["mla"]
             kv_b = t.reshape(H, nope + v, kv_lora)
@@ -495,6 +498,9 @@ def from_gguf(arch, s, names, back):
             k = unpermute(back["attn_k.weight"], Hkv).reshape(Hkv, 1, D, C)
             v = back["attn_v.weight"].reshape(Hkv, 1, D, C)
             sd[name] = torch.tensor(np.concatenate([q, k, v], 1).reshape(-1, C))
+            continue
+        if mod == "kv_b_proj" and s.get("kv_b_whole"):
+            sd[name] = torch.tensor(back["attn_kv_b." + kind])
             continue
         if mod == "kv_b_proj":
             k_b, v_b = back["attn_k_b.weight"], back["attn_v_b.weight"]
@@ -588,8 +594,9 @@ def phi2_metadata(w, arch, cfg, n_layers):  # Phi2Model.set_gguf_parameters
     w.add(a + "rope.dimension_count", int(cfg["partial_rotary_factor"] * C) // H)
 
 
-def deepseek2_metadata(w, arch, cfg, n_layers):  # DeepseekV2Model.set_gguf_parameters
-    text_model_metadata(w, arch, dict(cfg, num_key_value_heads=1), n_layers)  # MLA as MQA
+def deepseek2_metadata(w, arch, cfg, n_layers, old=False):  # DeepseekV2Model.set_gguf_parameters
+    # old: as converters before MLA absorption (2025) wrote it: MHA sizes, attn_kv_b whole
+    text_model_metadata(w, arch, cfg if old else dict(cfg, num_key_value_heads=1), n_layers)
     a = arch + "."
     kv_lora, nope, rope, v = (cfg[k] for k in ("kv_lora_rank", "qk_nope_head_dim",
                                                "qk_rope_head_dim", "v_head_dim"))
@@ -598,10 +605,14 @@ def deepseek2_metadata(w, arch, cfg, n_layers):  # DeepseekV2Model.set_gguf_para
     if cfg.get("q_lora_rank") is not None:
         w.add(a + "attention.q_lora_rank", cfg["q_lora_rank"])
     w.add(a + "attention.kv_lora_rank", kv_lora)
-    w.add(a + "attention.key_length", kv_lora + rope)
-    w.add(a + "attention.value_length", kv_lora)
-    w.add(a + "attention.key_length_mla", nope + rope)
-    w.add(a + "attention.value_length_mla", v)
+    if old:
+        w.add(a + "attention.key_length", nope + rope)
+        w.add(a + "attention.value_length", v)
+    else:
+        w.add(a + "attention.key_length", kv_lora + rope)
+        w.add(a + "attention.value_length", kv_lora)
+        w.add(a + "attention.key_length_mla", nope + rope)
+        w.add(a + "attention.value_length_mla", v)
     w.add(a + "expert_feed_forward_length", cfg["moe_intermediate_size"])
     w.add(a + "expert_count", cfg["n_routed_experts"])
     w.add(a + "expert_shared_count", cfg["n_shared_experts"])
@@ -686,7 +697,7 @@ def make_v3(spec):
     per_layer = {}
     blk = spec.get("blk", "blk.")
     for layer in range(n_layers):
-        s = settings(cfg, layer)
+        s = dict(settings(cfg, layer), **spec.get("converter", {}))
         p = f"{blk}{layer}."
         w.add_tensor(p + "attn_norm.weight", (C,), ID["F32"], np.ones(C, np.float32).tobytes())
         hf = hf_weights(cfg, s, layer, g)
@@ -920,6 +931,24 @@ def specs_v3():
              metadata=deepseek2_metadata,
              types={"attn_q": "Q8_0", "attn_kv_a_mqa": "Q4_1", "attn_v_b": "Q8_0",
                     "attn_output": "F16"},
+             config={"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2",
+                     "hidden_size": 32, "intermediate_size": 48, "moe_intermediate_size": 8,
+                     "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4,
+                     "n_routed_experts": 4, "n_shared_experts": 2, "num_experts_per_tok": 2,
+                     "first_k_dense_replace": 1, "q_lora_rank": None, "kv_lora_rank": 32,
+                     "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 8,
+                     "rope_theta": 10000, "max_position_embeddings": 2560,
+                     "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40,
+                                      "mscale": 0.707, "mscale_all_dim": 0.707,
+                                      "original_max_position_embeddings": 64, "type": "yarn"},
+                     "attention_bias": False, "rms_norm_eps": 1e-06, "vocab_size": 12}),
+        # DeepSeek-V2-Lite as converters before MLA absorption wrote it (many hub files):
+        # key_length / value_length the head sizes, attn_kv_b whole.
+        dict(name="deepseek_v2_lite_old", arch="deepseek2", seed=51, layers=[1], S=7,
+             metadata=lambda w, a, c, n: deepseek2_metadata(w, a, c, n, old=True),
+             converter={"kv_b_whole": True},
+             types={"attn_q": "Q4_0", "attn_kv_a_mqa": "Q8_0", "attn_kv_b": "Q8_0",
+                    "attn_output": "Q8_0"},
              config={"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2",
                      "hidden_size": 32, "intermediate_size": 48, "moe_intermediate_size": 8,
                      "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4,

@@ -88,8 +88,9 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // starcoder2 (2), granite (1), qwen3_next (2), command_r (2), cohere2 (2), stablelm (2),
   // internlm2 (1), smollm3 (2), starcoder (2), starcoder_mha (1), phi2 (2), llama4 (2),
   // deepseek_v3 (2), deepseek_v2_lite (1), bert (2), modernbert (2), t5 (2), umt5 (1),
-  // qwen3_5 (2); the MoE architectures of dense rows: qwen3moe (1), granitemoe (1).
-  CHECK(names.size() == 52);
+  // qwen3_5 (2), deepseek_v2_lite_old (1, attn_kv_b whole); the MoE architectures of dense
+  // rows: qwen3moe (1), granitemoe (1).
+  CHECK(names.size() == 53);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -230,6 +231,8 @@ TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
   CHECK(layer("deepseek_v2_lite", 0).mla->q_lora_rank == 0);  // none: q_proj
   const ModelFolder ds = open_model_folder(gguf_root() + "/deepseek_v2_lite/model.gguf");
   CHECK(std::fabs(ds.hf["rope_scaling"]["mscale_all_dim"].get<double>() - 0.707) < 1e-6);
+  CHECK(layer("deepseek_v2_lite_old", 1).mla->qk_nope_head_dim == 8);  // from key_length
+  CHECK(layer("deepseek_v2_lite_old", 1).mla->v_head_dim == 8);
   CHECK(type_of("bert") == "bert");
   CHECK(!layer("bert", 0).causal);
   CHECK(layer("bert", 0).qkv_bias);
