@@ -909,6 +909,23 @@ def specs_v3():
                                       "original_max_position_embeddings": 16},
                      "use_qk_norm": True, "attn_temperature_tuning": True, "floor_scale": 8192,
                      "attn_scale": 0.1, "rms_norm_eps": 1e-05, "attention_bias": False}),
+        # Llama 4 Maverick: 128 routed experts, use_qk_norm false (llama.cpp tells it by the
+        # expert count), interleave_moe_layer_step 2.
+        dict(name="llama4_maverick", arch="llama4", seed=52, layers=[1], S=7,
+             extra={"interleave_moe_layer_step": 2, "expert_feed_forward_length": 16,
+                    "expert_count": 128, "expert_used_count": 1,
+                    "leading_dense_block_count": 0, "vocab_size": 12},
+             types={"attn_q": "Q4_0", "attn_k": "Q8_0", "attn_v": "Q8_0", "attn_output": "Q4_1"},
+             config={"architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text",
+                     "hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 2,
+                     "head_dim": 8, "num_hidden_layers": 4, "intermediate_size": 16,
+                     "intermediate_size_mlp": 16, "num_local_experts": 128,
+                     "num_experts_per_tok": 1, "interleave_moe_layer_step": 2,
+                     "vocab_size": 12, "max_position_embeddings": 256,
+                     "attention_chunk_size": 8192, "no_rope_layers": [1, 1, 1, 0],
+                     "rope_theta": 500000.0, "rope_scaling": None, "use_qk_norm": False,
+                     "attn_temperature_tuning": True, "floor_scale": 8192, "attn_scale": 0.1,
+                     "rms_norm_eps": 1e-05, "attention_bias": False}),
         # DeepSeek-V3 (q_a/q_b, v narrower than q.k, yarn factor 40): kv_b_proj split into
         # attn_k_b (H, Rkv, Dn) and attn_v_b (H, Dv, Rkv); the MLA sizes as *_mla keys.
         dict(name="deepseek_v3", arch="deepseek2", seed=43, layers=[1, 2], S=8,

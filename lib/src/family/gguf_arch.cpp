@@ -263,6 +263,10 @@ GgufModel gguf_model(const GgufFile& f) {
   if (arch == "modern-bert") hf["global_rope_theta"] = hf["rope_theta"];
   if (std::string(a->blk) == "enc.blk." && f.find_tensor("enc.blk.1.attn_rel_b.weight"))
     m.model_type = hf["model_type"] = "umt5";  // a table in every block
+  // Llama 4 Maverick (128 experts) has no q/k norms (use_qk_norm false), which
+  // llama.cpp tells by the expert count (load_hparams: not LLM_TYPE_17B_128E).
+  if (arch == "llama4" && gguf_size(f, p + "expert_count", 0, INT64_MAX).value_or(0) == 128)
+    hf["use_qk_norm"] = false;
   if (arch == "llama4" && hf.contains("sliding_window")) {
     hf.erase("sliding_window");  // the chunk, not a window
   } else if (arch == "llama4" && f.find(p + "attention.sliding_window")) {
