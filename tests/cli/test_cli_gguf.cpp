@@ -182,6 +182,7 @@ TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
       {"phi2", "phi", 2},
       {"llama4", "llama4_text", 4},
       {"llama4_maverick", "llama4_text", 4},
+      {"llama4_mobilellm", "llama4_text", 4},
       {"deepseek_v3", "deepseek_v3", 3},
       {"deepseek_v2_lite", "deepseek_v3", 2},
       {"deepseek_v2_lite_old", "deepseek_v3", 2},

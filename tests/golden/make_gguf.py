@@ -926,6 +926,22 @@ def specs_v3():
                      "rope_theta": 500000.0, "rope_scaling": None, "use_qk_norm": False,
                      "attn_temperature_tuning": True, "floor_scale": 8192, "attn_scale": 0.1,
                      "rms_norm_eps": 1e-05, "attention_bias": False}),
+        # MobileLLM-R1 (Llama4ForCausalLM, every layer full attention with rope): the converter
+        # writes attention.sliding_window 0, which llama.cpp reads as rope everywhere, unchunked.
+        dict(name="llama4_mobilellm", arch="llama4", seed=53, layers=[3], S=9,
+             extra={"attention.sliding_window": 0, "interleave_moe_layer_step": 1,
+                    "expert_feed_forward_length": 16, "leading_dense_block_count": 0,
+                    "vocab_size": 12},
+             types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "F16", "attn_output": "Q8_0"},
+             config={"architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text",
+                     "hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 1,
+                     "head_dim": 8, "num_hidden_layers": 4, "intermediate_size": 16,
+                     "intermediate_size_mlp": 16, "num_local_experts": 0,
+                     "interleave_moe_layer_step": 1, "vocab_size": 12,
+                     "max_position_embeddings": 256, "attention_chunk_size": None,
+                     "layer_types": ["full_attention"] * 4, "no_rope_layers": [1, 1, 1, 1],
+                     "rope_theta": 500000.0, "rope_scaling": None, "use_qk_norm": True,
+                     "rms_norm_eps": 1e-05, "attention_bias": False}),
         # DeepSeek-V3 (q_a/q_b, v narrower than q.k, yarn factor 40): kv_b_proj split into
         # attn_k_b (H, Rkv, Dn) and attn_v_b (H, Dv, Rkv); the MLA sizes as *_mla keys.
         dict(name="deepseek_v3", arch="deepseek2", seed=43, layers=[1, 2], S=8,

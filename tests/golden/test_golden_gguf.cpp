@@ -89,8 +89,8 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // internlm2 (1), smollm3 (2), starcoder (2), starcoder_mha (1), phi2 (2), llama4 (2),
   // deepseek_v3 (2), deepseek_v2_lite (1), bert (2), modernbert (2), t5 (2), umt5 (1),
   // qwen3_5 (2), deepseek_v2_lite_old (1, attn_kv_b whole); the MoE architectures of dense
-  // rows: qwen3moe (1), granitemoe (1); llama4_maverick (1, no q/k norms).
-  CHECK(names.size() == 54);
+  // rows: qwen3moe (1), granitemoe (1); llama4_maverick (1, no q/k norms), llama4_mobilellm (1).
+  CHECK(names.size() == 55);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -222,7 +222,9 @@ TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
   CHECK(!layer("llama4", 3).rope);
   CHECK(layer("llama4", 3).attn_temperature->floor_scale == 8192.0);
   CHECK(layer("llama4_maverick", 1).attention_chunk == 8192);
-  CHECK(!layer("llama4_maverick", 1).qk_norm);  // 128 experts: use_qk_norm false
+  CHECK(!layer("llama4_maverick", 1).qk_norm);           // 128 experts: use_qk_norm false
+  CHECK(layer("llama4_mobilellm", 3).rope.has_value());  // sliding_window 0: rope everywhere
+  CHECK(!layer("llama4_mobilellm", 3).attention_chunk);
   CHECK(type_of("deepseek_v3") == "deepseek_v3");
   const Config v3 = layer("deepseek_v3", 1);
   REQUIRE(v3.mla.has_value());

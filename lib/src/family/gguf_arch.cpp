@@ -270,7 +270,7 @@ GgufModel gguf_model(const GgufFile& f) {
   if (arch == "llama4" && hf.contains("sliding_window")) {
     hf.erase("sliding_window");  // the chunk, not a window
   } else if (arch == "llama4" && f.find(p + "attention.sliding_window")) {
-    hf.erase("attention_chunk_size");  // 0: every layer ropes, none chunked
+    hf["attention_chunk_size"] = nullptr;  // 0: every layer ropes, none chunked
     hf["no_rope_layers"] = std::vector<std::int64_t>(std::size_t(layers), 1);
   }
   // GPT-BigCode: multi_query unless attn_qkv holds 3C rows (c_attn per head).
