@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Held-out check of the GGUF architectures of CONTRACT.md v3's families, run by hand (not in
-ctest, whose fixtures it must not resemble): every make_gguf.py v3 spec again with another seed,
+ctest, whose fixtures it must not resemble): every make_gguf_v3.py spec again with another seed,
 longer inputs, other ggml types of the same block size and every layer that runs attention,
-written by make_gguf.make_v3 to a temporary folder, run through the built attn-run (--model
+written by make_gguf_v3.make_v3 to a temporary folder, run through the built attn-run (--model
 FILE.gguf --layer N) and compared with the family's torch reference. Prints the worst relative
 error per file; fails above 1e-5.
 
@@ -20,7 +20,7 @@ import numpy as np
 
 WT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(WT, "tests", "golden"))
-import make_gguf as mg  # noqa: E402
+import make_gguf_v3 as mg  # noqa: E402
 
 BIN = os.environ.get("ATTN_BIN", os.path.join(WT, "build", "attn-run"))
 OUT = os.environ.get("HELDOUT_DIR") or os.path.join(tempfile.mkdtemp(), "gguf")
