@@ -11,6 +11,9 @@ so libFuzzer's -max_len covers it) with gguf_write.py:
   align64.gguf        general.alignment 64
   no_tensors.gguf     metadata only
   odd_shapes.gguf     a 0-d scalar, a zero-sized dimension, a 4-d tensor
+  deepseek2.gguf      DeepSeek's MLA with kv_b_proj split into attn_k_b / attn_v_b
+  t5.gguf             T5's encoder blocks (enc.blk.N.) and block 0's relative table
+  starcoder.gguf      GPT-BigCode with a per-head [q, k, v] attn_qkv (3C rows)
 
     /usr/bin/python3 make_corpus.py [OUT_DIR]
 """
@@ -46,6 +49,10 @@ def layer_file(type_id, rng, version=3):
     w.add_tensor("blk.0.attn_k.weight", (2, cols), type_id, random_blocks(type_id, 2 * cols, rng))
     w.add_tensor("blk.0.attn_norm.weight", (cols,), ID["F32"], random_blocks(ID["F32"], cols, rng))
     return w
+
+
+def finite(rng, n, dtype):
+    return rng.uniform(-1, 1, n).astype(dtype)
 
 
 def main():
@@ -99,6 +106,54 @@ def main():
     w.add_tensor("empty", (0, 32), ID["Q8_0"], b"")
     w.add_tensor("four_d", (2, 1, 2, 32), ID["Q8_0"], random_blocks(ID["Q8_0"], 128, rng))
     files["odd_shapes.gguf"] = w
+
+    # CONTRACT.md v3's architectures whose tensors gguf_arch.cpp changes: DeepSeek's
+    # attn_k_b / attn_v_b rejoined as kv_b_proj (F16 and Q8_0 halves), T5's enc.blk with the
+    # relative table, GPT-BigCode's attn_qkv whose rows decide multi_query.
+    w = GGUFWriter()
+    w.add("general.architecture", "deepseek2")
+    for k, v in [("block_count", 1), ("embedding_length", 32), ("attention.head_count", 2),
+                 ("attention.head_count_kv", 1), ("attention.kv_lora_rank", 32),
+                 ("attention.key_length", 36), ("attention.value_length", 32),
+                 ("attention.key_length_mla", 12), ("attention.value_length_mla", 8),
+                 ("rope.dimension_count", 4), ("attention.layer_norm_rms_epsilon", 1e-6)]:
+        w.add("deepseek2." + k, v)
+    w.add_tensor("blk.0.attn_q.weight", (24, 32), ID["Q8_0"], random_blocks(ID["Q8_0"], 768, rng))
+    w.add_tensor("blk.0.attn_kv_a_mqa.weight", (36, 32), ID["Q8_0"],
+                 random_blocks(ID["Q8_0"], 1152, rng))
+    w.add_tensor("blk.0.attn_kv_a_norm.weight", (32,), ID["F32"], values=finite(rng, 32, np.float32))
+    w.add_tensor("blk.0.attn_k_b.weight", (2, 32, 8), ID["F16"],
+                 values=finite(rng, 512, np.float16).reshape(2, 32, 8))
+    w.add_tensor("blk.0.attn_v_b.weight", (2, 8, 32), ID["Q8_0"], random_blocks(ID["Q8_0"], 512, rng))
+    w.add_tensor("blk.0.attn_output.weight", (32, 16), ID["F16"],
+                 values=finite(rng, 512, np.float16).reshape(32, 16))
+    files["deepseek2.gguf"] = w
+
+    w = GGUFWriter()
+    w.add("general.architecture", "t5")
+    for k, v in [("block_count", 2), ("embedding_length", 32), ("attention.head_count", 2),
+                 ("attention.key_length", 16), ("attention.value_length", 16),
+                 ("attention.relative_buckets_count", 8)]:
+        w.add("t5." + k, v)
+    for i in range(2):
+        for t in ("attn_q", "attn_k", "attn_v", "attn_o"):
+            w.add_tensor(f"enc.blk.{i}.{t}.weight", (32, 32), ID["Q8_0"],
+                         random_blocks(ID["Q8_0"], 1024, rng))
+    w.add_tensor("enc.blk.0.attn_rel_b.weight", (8, 2), ID["F32"],
+                 values=finite(rng, 16, np.float32).reshape(8, 2))
+    w.add_tensor("dec.blk.0.attn_rel_b.weight", (8, 2), ID["F32"],
+                 values=finite(rng, 16, np.float32).reshape(8, 2))
+    files["t5.gguf"] = w
+
+    w = GGUFWriter()
+    w.add("general.architecture", "starcoder")
+    for k, v in [("block_count", 1), ("embedding_length", 32), ("attention.head_count", 2),
+                 ("attention.head_count_kv", 1), ("attention.layer_norm_epsilon", 1e-5)]:
+        w.add("starcoder." + k, v)
+    w.add_tensor("blk.0.attn_qkv.weight", (96, 32), ID["Q4_0"], random_blocks(ID["Q4_0"], 3072, rng))
+    w.add_tensor("blk.0.attn_qkv.bias", (96,), ID["F32"], values=finite(rng, 96, np.float32))
+    w.add_tensor("blk.0.attn_output.weight", (32, 32), ID["Q8_0"], random_blocks(ID["Q8_0"], 1024, rng))
+    files["starcoder.gguf"] = w
 
     for name, w in files.items():
         data = w.to_bytes()

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attn/npy.h"
@@ -160,4 +161,47 @@ TEST_CASE("cli gguf: files that lie are one line, exit 65 (or 78 for an unknown 
   check_one_line(
       attn_run("--model " + test::q(t / "iq2.gguf") + " --layer 0 --input " + test::q(t / "x.npy")),
       65, "iq2.gguf:blk.0.attn_q.weight: GGUF type IQ2_XXS is not supported");
+}
+
+TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
+  // (tests/golden/gguf/<name>, the family row it maps onto, its layers)
+  const std::vector<std::tuple<std::string, std::string, std::size_t>> files = {
+      {"starcoder2", "starcoder2", 2},
+      {"granite", "granite", 2},
+      {"granitemoe", "granite", 1},
+      {"qwen3moe", "qwen3", 1},
+      {"qwen3_next", "qwen3_next", 4},
+      {"qwen3_5", "qwen3_5_text", 4},
+      {"command_r", "cohere", 2},
+      {"cohere2", "cohere2", 4},
+      {"stablelm", "stablelm", 2},
+      {"internlm2", "internlm2", 2},
+      {"smollm3", "smollm3", 4},
+      {"starcoder", "gpt_bigcode", 2},
+      {"starcoder_mha", "gpt_bigcode", 2},
+      {"phi2", "phi", 2},
+      {"llama4", "llama4_text", 4},
+      {"llama4_maverick", "llama4_text", 4},
+      {"llama4_mobilellm", "llama4_text", 4},
+      {"deepseek_v3", "deepseek_v3", 3},
+      {"deepseek_v2_lite", "deepseek_v3", 2},
+      {"deepseek_v2_lite_old", "deepseek_v3", 2},
+      {"bert", "bert", 2},
+      {"modernbert", "modernbert", 3},
+      {"t5", "t5", 2},
+      {"umt5", "umt5", 2},
+  };
+
+  for (const auto& [name, type, layers] : files) {
+    CAPTURE(name);
+    const std::string file = test::source_path("tests/golden/gguf/" + name + "/model.gguf");
+    const test::RunResult r = attn_run("--model " + test::q(file) + " --format json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const json j = json::parse(r.out);
+    CHECK(j["model_type"] == type);
+    CHECK(j["layers"].size() == layers);
+    const test::RunResult text = attn_run("--model " + test::q(file));
+    CHECK(text.exit_code == 0);
+    CHECK(text.out.find(type) != std::string::npos);
+  }
 }

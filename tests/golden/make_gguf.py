@@ -18,6 +18,9 @@ Hugging Face config.json the GGUF came from) on the weights the GGUF holds, dequ
 bit-exact NumPy dequantizers and brought back to Hugging Face's order (Q/K rows un-permuted,
 1 + w back to w): what the Hugging Face layer computes on the dequantized weights.
 
+CONTRACT.md v3's families (starcoder2 ... t5) are make_gguf_v3.py's, which this script runs after
+its own.
+
 Deterministic (fixed seeds). Usage: /usr/bin/python3 tests/golden/make_gguf.py
 """
 import json
@@ -159,7 +162,7 @@ def make(spec):
     os.makedirs(root)
     g = torch.Generator().manual_seed(spec["seed"])
     rng = np.random.default_rng(spec["seed"])
-    n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer") if k in cfg)
+    n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer", "num_layers") if k in cfg)
     w = GGUFWriter(version=spec.get("version", 3))
     s0 = hf_settings(cfg, 0)
     metadata(w, arch, cfg, s0, n_layers)
@@ -332,6 +335,13 @@ def specs():
                      "rope_scaling": {"type": "longrope", "long_factor": [1.0, 1.5, 2.0],
                                       "short_factor": [1.0, 1.1, 1.2]},
                      "sliding_window": 5}),
+        # Qwen3-MoE (Qwen3-30B-A3B's kind): Qwen3's attention under its own architecture.
+        dict(name="qwen3moe", arch="qwen3moe", seed=24, layers=[0],
+             types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "Q4_0", "attn_output": "Q8_0"},
+             config={"model_type": "qwen3", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "head_dim": 16, "num_hidden_layers": 1,
+                     "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+                     "attention_bias": False, "use_sliding_window": False}),
         # A Mistral checkpoint: llama.cpp converts it as "llama" (Q/K permuted; its window
         # is not in the file and is longer than the input here).
         dict(name="mistral", arch="llama", seed=19, layers=[0],
@@ -359,6 +369,8 @@ def main():
     os.makedirs(OUT)
     for spec in specs():
         make(spec)
+    import make_gguf_v3  # CONTRACT.md v3's families, with their generators' references
+    make_gguf_v3.main(OUT)
 
 
 if __name__ == "__main__":

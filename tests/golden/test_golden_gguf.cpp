@@ -84,8 +84,13 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // make_gguf.py: llama (Q8_0 Q4_0 Q5_1 IQ4_NL, rope_freqs), llama_kquants (Q4_K Q6_K Q2_K
   // Q3_K, GGUF v2), mistral (as llama), qwen2, qwen3, gemma2, gemma3, phi3 (fused qkv,
   // LongRoPE factors as tensors), gpt_oss, gemma, olmo2, gpt_neox and bloom (attn_qkv
-  // reordered to [Q | K | V]): 17 layer cases.
-  CHECK(names.size() == 17);
+  // reordered to [Q | K | V]): 17 layer cases. CONTRACT.md v3's families (issue 24):
+  // starcoder2 (2), granite (1), qwen3_next (2), command_r (2), cohere2 (2), stablelm (2),
+  // internlm2 (1), smollm3 (2), starcoder (2), starcoder_mha (1), phi2 (2), llama4 (2),
+  // deepseek_v3 (2), deepseek_v2_lite (1), bert (2), modernbert (2), t5 (2), umt5 (1),
+  // qwen3_5 (2), deepseek_v2_lite_old (1, attn_kv_b whole); the MoE architectures of dense
+  // rows: qwen3moe (1), granitemoe (1); llama4_maverick (1, no q/k norms), llama4_mobilellm (1).
+  CHECK(names.size() == 55);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -104,10 +109,11 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   }
 }
 
-TEST_CASE("golden gguf: llama without the Q/K un-permutation does not match") {
+TEST_CASE("golden gguf: llama-like files without the Q/K un-permutation do not match") {
   // The same case with blk.N.attn_q/attn_k read in the file's (permuted) row
   // order: the un-permutation is what makes it equal the Hugging Face layer.
-  for (const char* name : {"llama/layer0", "llama_kquants/layer1"}) {
+  for (const char* name : {"llama/layer0", "llama_kquants/layer1", "granite/layer1",
+                           "internlm2/layer1", "smollm3/layer2", "granitemoe/layer0"}) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
     Config cfg = load_config(dir + "/case.json");
@@ -153,4 +159,96 @@ TEST_CASE("golden gguf: the metadata maps onto the family rows") {
   CHECK(layer("olmo2", 1).qk_norm->scope_all);
   CHECK(layer("bloom", 1).alibi.has_value());
   CHECK(layer("gpt_neox", 0).rope->rotary_dim == 4);
+}
+
+TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
+  auto layer = [](const std::string& name, std::int64_t n) {
+    return load_model_config(gguf_root() + "/" + name + "/model.gguf", n);
+  };
+  auto type_of = [](const std::string& name) {
+    return open_model_folder(gguf_root() + "/" + name + "/model.gguf").model_type;
+  };
+  CHECK(type_of("starcoder2") == "starcoder2");
+  CHECK(layer("starcoder2", 0).qkv_bias);  // use_bias from the file's attn_q.bias
+  CHECK(layer("starcoder2", 0).out_bias);
+  CHECK(!layer("starcoder2", 0).sliding_window);  // the converter writes none
+  CHECK(layer("starcoder2", 1).rope->theta == 100000.0);
+  CHECK(type_of("granite") == "granite");
+  CHECK(layer("granite", 1).scale == 0.125);  // attention.scale
+  CHECK(layer("granite", 1).kv_heads() == 1);
+  CHECK(!layer("granite", 1).qkv_bias);
+  CHECK(type_of("granitemoe") == "granite");
+  CHECK(layer("granitemoe", 0).scale == 0.0625);
+  CHECK(type_of("qwen3moe") == "qwen3");
+  CHECK(layer("qwen3moe", 0).qk_norm.has_value());
+  CHECK(type_of("qwen3_next") == "qwen3_next");
+  CHECK(layer("qwen3_next", 1).gate);
+  CHECK(layer("qwen3_next", 3).qk_norm->weight_offset == 0);  // stored as 1 + w
+  CHECK(layer("qwen3_next", 3).rope->rotary_dim == 4);
+  CHECK_THROWS(layer("qwen3_next", 0));  // linear attention (full_attention_interval 2)
+  CHECK(type_of("qwen3_5") == "qwen3_5_text");
+  CHECK(layer("qwen3_5", 3).gate);
+  CHECK(layer("qwen3_5", 3).qk_norm->weight_offset == 0);
+  CHECK_THROWS(layer("qwen3_5", 2));
+  CHECK(type_of("command_r") == "cohere");
+  CHECK(layer("command_r", 0).qk_norm.has_value());  // use_qk_norm from attn_q_norm
+  CHECK(layer("command_r", 0).rope->style == RopeStyle::interleaved);
+  CHECK(type_of("cohere2") == "cohere2");
+  CHECK(layer("cohere2", 2).sliding_window == 3);
+  CHECK(!layer("cohere2", 3).sliding_window);
+  CHECK(!layer("cohere2", 3).rope);
+  CHECK(type_of("stablelm") == "stablelm");
+  CHECK(layer("stablelm", 0).qkv_bias);  // use_qkv_bias
+  CHECK(!layer("stablelm", 0).out_bias);
+  CHECK(layer("stablelm", 1).rope->rotary_dim == 2);
+  CHECK(layer("stablelm", 1).rope->theta == 10000.0);  // no freq_base in the file
+  CHECK(type_of("internlm2") == "internlm2");
+  CHECK(layer("internlm2", 1).kv_heads() == 2);
+  CHECK(layer("internlm2", 1).layout == Layout::proj);  // attn_q/k/v, not wqkv
+  CHECK(type_of("smollm3") == "smollm3");
+  CHECK(layer("smollm3", 2).rope.has_value());
+  CHECK(!layer("smollm3", 3).rope);  // llama.cpp's every 4th layer
+  CHECK(type_of("starcoder") == "gpt_bigcode");
+  CHECK(layer("starcoder", 0).kv_heads() == 1);
+  CHECK(layer("starcoder_mha", 1).kv_heads() == 2);  // attn_qkv of 3C rows
+  CHECK(layer("starcoder_mha", 1).layout == Layout::neox);
+  CHECK(type_of("phi2") == "phi");
+  CHECK(layer("phi2", 0).rope->rotary_dim == 6);
+  CHECK(layer("phi2", 0).qkv_bias);
+  CHECK(type_of("llama4") == "llama4_text");
+  CHECK(layer("llama4", 1).attention_chunk == 8192);  // llama.cpp's, not in the file
+  CHECK(layer("llama4", 1).qk_norm->kind == QkNormKind::l2);
+  CHECK(layer("llama4", 1).rope->scaling.has_value());  // rope_freqs.weight
+  CHECK(!layer("llama4", 3).rope);
+  CHECK(layer("llama4", 3).attn_temperature->floor_scale == 8192.0);
+  CHECK(layer("llama4_maverick", 1).attention_chunk == 8192);
+  CHECK(!layer("llama4_maverick", 1).qk_norm);           // 128 experts: use_qk_norm false
+  CHECK(layer("llama4_mobilellm", 3).rope.has_value());  // sliding_window 0: rope everywhere
+  CHECK(!layer("llama4_mobilellm", 3).attention_chunk);
+  CHECK(type_of("deepseek_v3") == "deepseek_v3");
+  const Config v3 = layer("deepseek_v3", 1);
+  REQUIRE(v3.mla.has_value());
+  CHECK(v3.mla->q_lora_rank == 32);
+  CHECK(v3.mla->kv_lora_rank == 32);
+  CHECK(v3.mla->qk_nope_head_dim == 8);  // key_length_mla - rope.dimension_count
+  CHECK(v3.mla->v_head_dim == 6);        // value_length_mla
+  CHECK(layer("deepseek_v2_lite", 0).mla->q_lora_rank == 0);  // none: q_proj
+  const ModelFolder ds = open_model_folder(gguf_root() + "/deepseek_v2_lite/model.gguf");
+  CHECK(std::fabs(ds.hf["rope_scaling"]["mscale_all_dim"].get<double>() - 0.707) < 1e-6);
+  CHECK(layer("deepseek_v2_lite_old", 1).mla->qk_nope_head_dim == 8);  // from key_length
+  CHECK(layer("deepseek_v2_lite_old", 1).mla->v_head_dim == 8);
+  CHECK(type_of("bert") == "bert");
+  CHECK(!layer("bert", 0).causal);
+  CHECK(layer("bert", 0).qkv_bias);
+  CHECK(type_of("modernbert") == "modernbert");
+  CHECK(!layer("modernbert", 0).sliding_window);  // global_attn_every_n_layers 3, from 0
+  CHECK(layer("modernbert", 0).rope->theta == 160000.0);
+  CHECK(layer("modernbert", 1).sliding_window.has_value());
+  CHECK(layer("modernbert", 1).rope->theta == 10000.0);  // rope.freq_base_swa
+  CHECK(type_of("t5") == "t5");
+  CHECK(layer("t5", 1).weights_prefix == "enc.blk.1.");
+  CHECK(layer("t5", 1).relative_bias->table == "enc.blk.0.attn_rel_b.weight");
+  CHECK(layer("t5", 1).relative_bias->max_distance == 128);  // llama.cpp's
+  CHECK(type_of("umt5") == "umt5");                          // a table in every block
+  CHECK(layer("umt5", 1).relative_bias->table.empty());
 }

@@ -1,8 +1,7 @@
-// GGUF architectures onto the family rows (gguf_arch.h). One table: the GGUF
-// architecture, the model_type whose row reads it, and what llama.cpp keeps
-// in C++ rather than in the file (its per-architecture defaults and
-// hard-coded patterns: llama-model.cpp load_hparams; the converter's changes:
-// convert_hf_to_gguf.py). Read, not copied, from llama.cpp's sources.
+// GGUF architectures onto the family rows (gguf_arch.h): the file's metadata
+// as the row's config.json, its tensors under the row's names, as the table
+// (gguf_table.cpp) says for each architecture. Read, not copied, from
+// llama.cpp's sources.
 #include "family/gguf_arch.h"
 
 #include <fcntl.h>
@@ -11,12 +10,16 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <set>
 
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "containers/gguf.h"
 #include "containers/readers.h"
 #include "containers/stored.h"
+#include "family/gguf_kv_b.h"
+#include "family/gguf_table.h"
 
 namespace attn::family {
 
@@ -26,68 +29,27 @@ using detail::GgufFile;
 using detail::GgufValue;
 using nlohmann::json;
 
-// One GGUF architecture.
-struct GgufArch {
-  const char* architecture;  // general.architecture
-  const char* model_type;    // the family row
-  // llama.cpp's converter permuted the Q and K rows (LlamaModel.permute, for
-  // the architectures llama.cpp ropes in NORM mode from rotate_half weights).
-  bool permuted_qk = false;
-  // The converter stored q_norm / k_norm weights as 1 + w (Gemma's norm_shift).
-  bool norm_shift = false;
-  double theta = 10000.0;  // rope.freq_base when the file has none
-  // Gemma 2 / 3: query_pre_attn_scalar is hard-coded by size: C / H for the
-  // 27B models (this many layers), else the head size.
-  std::int64_t big_layers = 0;
-  // Keys llama.cpp hard-codes for the architecture, as config.json fields.
-  json fixed = json::object();
-  // The layout the file's tensors have when the converter reordered them
-  // (GPT-NeoX's and BLOOM's per-head [q, k, v] rows as all q, all k, all v).
-  const char* layout = nullptr;
-};
-
-const std::vector<GgufArch>& gguf_table() {
-  static const std::vector<GgufArch> t = {
-      // Llama 1-3, Mistral, Mixtral and the like: the converter permutes Q/K;
-      // Llama 3's rope scaling is the tensor rope_freqs.weight.
-      {"llama", "llama", true},
-      {"qwen2", "qwen2"},
-      {"gemma", "gemma", false, true},
-      {"olmo2", "olmo2"},  // q/k norms over all heads ([H*D]), NEOX rope, unpermuted
-      {"qwen3", "qwen3"},
-      // Gemma 2: even layers slide (period 2 in llama.cpp), softcap 50 by default.
-      {"gemma2", "gemma2", false, true, 10000.0, 46, {{"attn_logit_softcapping", 50.0}}},
-      // Gemma 3: 5 sliding layers to 1 global, sliding layers at base 10000 unscaled.
-      {"gemma3",
-       "gemma3_text",
-       false,
-       true,
-       1e6,
-       62,
-       {{"sliding_window_pattern", 6}, {"rope_local_base_freq", 10000.0}}},
-      {"phi3", "phi3"},
-      // GPT-NeoX / Pythia and BLOOM: query_key_value reordered to [Q | K | V]
-      // (reshape(H, 3, D, C) gathered by part), so the file's attn_qkv is fused.
-      {"gptneox", "gpt_neox", false, false, 10000.0, 0, json::object(), "fused"},
-      {"bloom", "bloom", false, false, 10000.0, 0, json::object(), "fused"},
-      // gpt-oss: YaRN without truncation of the correction range (HF's config).
-      {"gpt-oss", "gpt_oss", false, false, 150000.0},
-  };
-  return t;
-}
-
-const GgufArch* gguf_arch_of(const std::string& name) {
-  for (const GgufArch& a : gguf_table())
-    if (name == a.architecture) return &a;
-  return nullptr;
-}
-
 // The GGUF tensor names of a layer's attention and the row's names for them.
 const std::vector<std::pair<std::string, std::string>>& gguf_renames() {
   static const std::vector<std::pair<std::string, std::string>> r = {
-      {"attn_q.", "q_proj."},      {"attn_k.", "k_proj."},         {"attn_v.", "v_proj."},
-      {"attn_output.", "o_proj."}, {"attn_qkv.", "qkv_proj."},     {"attn_q_norm.", "q_norm."},
-      {"attn_k_norm.", "k_norm."}, {"attn_sinks.weight", "sinks"},
+      {"attn_q.", "q_proj."},
+      {"attn_k.", "k_proj."},
+      {"attn_v.", "v_proj."},
+      {"attn_output.", "o_proj."},
+      {"attn_qkv.", "qkv_proj."},
+      {"attn_q_norm.", "q_norm."},
+      {"attn_k_norm.", "k_norm."},
+      {"attn_sinks.weight", "sinks"},
+      // DeepSeek's latent attention (attn_kv_b: older files, or kv_b_of's).
+      {"attn_q_a_norm.", "q_a_layernorm."},
+      {"attn_q_a.", "q_a_proj."},
+      {"attn_q_b.", "q_b_proj."},
+      {"attn_kv_a_mqa.", "kv_a_proj_with_mqa."},
+      {"attn_kv_a_norm.", "kv_a_layernorm."},
+      {"attn_kv_b.", "kv_b_proj."},
+      // T5: attn_o, and the relative position table (block 0, or each block in UMT5).
+      {"attn_o.", "o_proj."},
+      {"attn_rel_b.", "relative_attention_bias."},
   };
   return r;
 }
@@ -157,6 +119,46 @@ std::vector<double> gguf_factors(const GgufFile& f, const std::string& name, std
   return out;
 }
 
+// A layer tensor's name split as ("blk.N." or T5's "enc.blk.N." / "dec.blk.N.",
+// the rest); ("", "") for the file's other tensors.
+std::pair<std::string, std::string> block_name(const std::string& key) {
+  for (const char* p : {"blk.", "enc.blk.", "dec.blk."}) {
+    const std::size_t n = std::strlen(p);
+    if (key.compare(0, n, p) != 0) continue;
+    const std::size_t dot = key.find('.', n);
+    if (dot == std::string::npos) return {"", ""};
+    return {key.substr(0, dot + 1), key.substr(dot + 1)};
+  }
+  return {"", ""};
+}
+
+// DeepseekV2Model's sizes: q_lora_rank (absent: q_proj), kv_lora_rank, the
+// rope part rope.dimension_count; the q.k and v head sizes in
+// key_length_mla / value_length_mla, or (older files) key_length /
+// value_length. Written as DeepseekV3Config's fields; returns q.k's size.
+std::int64_t gguf_mla(const GgufFile& f, const std::string& p, json& hf) {
+  auto need = [&](const std::string& key) {
+    const auto n = gguf_size(f, p + key, 1, kGgufMaxSize);
+    if (!n) gguf_bad(f, p + key, "is missing (DeepSeek's latent attention needs it)");
+    return *n;
+  };
+  const bool split = f.find(p + "attention.key_length_mla") != nullptr;
+  const std::int64_t qk = need(split ? "attention.key_length_mla" : "attention.key_length");
+  const std::int64_t v = need(split ? "attention.value_length_mla" : "attention.value_length");
+  const std::int64_t rope = need("rope.dimension_count");
+  if (rope >= qk)
+    gguf_bad(f, p + "rope.dimension_count",
+             "expected less than the q.k head size " + std::to_string(qk) + ", found " +
+                 std::to_string(rope));
+  const auto q_lora = gguf_size(f, p + "attention.q_lora_rank", 1, kGgufMaxSize);
+  hf["q_lora_rank"] = q_lora ? json(*q_lora) : json(nullptr);
+  hf["kv_lora_rank"] = need("attention.kv_lora_rank");
+  hf["qk_nope_head_dim"] = qk - rope;
+  hf["qk_rope_head_dim"] = rope;
+  hf["v_head_dim"] = v;
+  return qk;
+}
+
 }  // namespace
 
 bool is_gguf_file(const std::string& path) {
@@ -217,19 +219,23 @@ GgufModel gguf_model(const GgufFile& f) {
   }();
   const std::int64_t Hkv =
       gguf_size(f, p + "attention.head_count_kv", 1, kGgufMaxSize, layers).value_or(H);
-  const std::int64_t D = gguf_size(f, p + "attention.key_length", 1, kGgufMaxSize).value_or(C / H);
+  std::int64_t D = gguf_size(f, p + "attention.key_length", 1, kGgufMaxSize).value_or(C / H);
   if (D < 1) gguf_bad(f, p + "embedding_length", "is smaller than the number of heads");
-  if (const auto Dv = gguf_size(f, p + "attention.value_length", 1, kGgufMaxSize); Dv && *Dv != D)
+  if (a->mla) {
+    D = gguf_mla(f, p, hf);
+  } else if (const auto Dv = gguf_size(f, p + "attention.value_length", 1, kGgufMaxSize);
+             Dv && *Dv != D) {
     gguf_bad(f, p + "attention.value_length",
              "differs from key_length (" + std::to_string(D) + "), which attn-run does not run");
+  }
   hf["num_hidden_layers"] = layers;
   hf["hidden_size"] = C;
   hf["num_attention_heads"] = H;
-  hf["num_key_value_heads"] = Hkv;
-  hf["head_dim"] = D;
+  hf["num_key_value_heads"] = a->mla ? H : Hkv;  // MLA: every head its own keys
+  if (!a->mla) hf["head_dim"] = D;
   hf["rope_theta"] = gguf_number(f, p + "rope.freq_base").value_or(a->theta);
   const std::int64_t R = gguf_size(f, p + "rope.dimension_count", 2, D).value_or(D);
-  if (R != D) hf["partial_rotary_factor"] = double(R) / double(D);
+  if (R != D && !a->mla) hf["partial_rotary_factor"] = double(R) / double(D);
   if (auto n = gguf_size(f, p + "context_length", 1, INT64_MAX)) hf["max_position_embeddings"] = *n;
   if (auto e = gguf_number(f, p + "attention.layer_norm_rms_epsilon")) hf["rms_norm_eps"] = *e;
   if (auto w = gguf_size(f, p + "attention.sliding_window", 0, INT64_MAX); w && *w > 0)
@@ -237,9 +243,43 @@ GgufModel gguf_model(const GgufFile& f) {
   if (auto c = gguf_number(f, p + "attn_logit_softcapping"); c && *c > 0)
     hf["attn_logit_softcapping"] = *c;
   if (a->big_layers) hf["query_pre_attn_scalar"] = layers == a->big_layers ? C / H : D;
-  // Biases: as the file has them (Qwen2's row fixes its own).
-  hf["attention_bias"] = f.find_tensor("blk.0.attn_q.bias") != nullptr ||
-                         f.find_tensor("blk.0.attn_qkv.bias") != nullptr;
+  // Biases and q/k norms: as the file has them in any layer (Qwen2's row fixes
+  // its own biases; Qwen3-Next's layer 0 has no attention).
+  bool bias = false, qk_norm = false;
+  for (const detail::GgufTensorInfo& t : f.tensors()) {
+    const std::string n = block_name(t.name).second;
+    bias = bias || n == "attn_q.bias" || n == "attn_qkv.bias";
+    qk_norm = qk_norm || n == "attn_q_norm.weight";
+  }
+  hf["attention_bias"] = bias;
+  hf[a->bias_key] = bias;
+  if (a->qk_norm_key) hf[a->qk_norm_key] = qk_norm;
+  // LayerNorm epsilons (Cohere's and StableLM's q/k LayerNorms read layer_norm_eps).
+  if (auto e = gguf_number(f, p + "attention.layer_norm_epsilon")) hf["layer_norm_eps"] = *e;
+  for (const auto& [suffix, key] : a->keys)
+    if (auto v = gguf_number(f, p + suffix)) hf[key] = *v;
+  if (arch == "modern-bert" && !hf.contains("local_rope_theta"))
+    hf["local_rope_theta"] = hf["rope_theta"];  // llama.cpp: the swa base defaults to the base
+  if (arch == "modern-bert") hf["global_rope_theta"] = hf["rope_theta"];
+  if (std::string(a->blk) == "enc.blk." && f.find_tensor("enc.blk.1.attn_rel_b.weight"))
+    m.model_type = hf["model_type"] = "umt5";  // a table in every block
+  // Llama 4 Maverick (128 experts) has no q/k norms (use_qk_norm false), which
+  // llama.cpp tells by the expert count (load_hparams: not LLM_TYPE_17B_128E).
+  if (arch == "llama4" && gguf_size(f, p + "expert_count", 0, INT64_MAX).value_or(0) == 128)
+    hf["use_qk_norm"] = false;
+  if (arch == "llama4" && hf.contains("sliding_window")) {
+    hf.erase("sliding_window");  // the chunk, not a window
+  } else if (arch == "llama4" && f.find(p + "attention.sliding_window")) {
+    hf["attention_chunk_size"] = nullptr;  // 0: every layer ropes, none chunked
+    hf["no_rope_layers"] = std::vector<std::int64_t>(std::size_t(layers), 1);
+  }
+  // GPT-BigCode: multi_query unless attn_qkv holds 3C rows (c_attn per head).
+  if (arch == "starcoder") {
+    const detail::GgufTensorInfo* qkv = f.find_tensor("blk.0.attn_qkv.weight");
+    hf["multi_query"] = !(qkv && H > 1 && qkv->rows() == std::uint64_t(3 * C));
+  }
+  for (const auto& [suffix, key] : a->int_keys)
+    if (auto v = gguf_size(f, p + suffix, 1, INT64_MAX)) hf[key] = *v;
 
   // rope scaling: rope.scaling.* keys, or Llama 3's per-pair divisors in
   // rope_freqs.weight (llama.cpp divides each angle by its factor: with
@@ -260,6 +300,8 @@ GgufModel gguf_model(const GgufFile& f) {
     scaling["beta_fast"] = gguf_number(f, p + "rope.scaling.yarn_beta_fast").value_or(32.0);
     scaling["beta_slow"] = gguf_number(f, p + "rope.scaling.yarn_beta_slow").value_or(1.0);
     if (arch == "gpt-oss") scaling["truncate"] = false;
+    if (const auto m = gguf_number(f, p + "rope.scaling.yarn_log_multiplier"); m && a->mla)
+      scaling["mscale"] = scaling["mscale_all_dim"] = *m / 0.1;
   } else if (type == "longrope") {
     scaling = {{"rope_type", "longrope"},
                {"long_factor", gguf_factors(f, "rope_factors_long.weight", std::size_t(R / 2))},
@@ -288,15 +330,25 @@ GgufModel gguf_model(const GgufFile& f) {
 
 void gguf_layer_config(const std::string& architecture, std::int64_t layer, json& out) {
   const GgufArch* a = gguf_arch_of(architecture);
-  out["weights_prefix"] = "blk." + std::to_string(layer) + ".";
+  out["weights_prefix"] = std::string(a ? a->blk : "blk.") + std::to_string(layer) + ".";
   json r = json::object();
   for (const auto& [from, to] : gguf_renames()) r[from] = to;
   out["weights_rename"] = r;
+  if (a && a->layout) out["layout"] = a->layout;
+  // The fused layouts of one tensor per head group name it query_key_value
+  // (GPT-BigCode without multi_query keeps c_attn's per-head [q, k, v] rows).
+  const std::string layout = out.value("layout", "");
+  if (layout == "neox" || layout == "falcon") {
+    out["weights_rename"]["attn_qkv."] = "query_key_value.";
+    out["weights_rename"]["attn_output."] = "dense.";
+  }
   // The stored q/k norm weight is already 1 + w (exact in float32: the
   // converter adds 1 in float32 to the bf16/f32 checkpoint's w).
-  if (a && a->layout) out["layout"] = a->layout;
   if (a && a->norm_shift && out.contains("qk_norm") && out["qk_norm"].is_object())
     out["qk_norm"]["weight_offset"] = 0;
+  // T5: block 0's table serves the stack (UMT5's rows read each block's own).
+  if (out.contains("relative_bias") && out["relative_bias"].contains("table"))
+    out["relative_bias"]["table"] = std::string(a ? a->blk : "blk.") + "0.attn_rel_b.weight";
 }
 
 StateDict gguf_weights(const std::string& path) {
@@ -305,10 +357,16 @@ StateDict gguf_weights(const std::string& path) {
   const GgufArch* a = gguf_arch_of(m.architecture);
   const std::int64_t H = m.hf["num_attention_heads"], Hkv = m.hf["num_key_value_heads"];
   StateDict sd(path);
+  // DeepSeek: each layer's attn_k_b / attn_v_b, and whether it has attn_kv_b.
+  std::map<std::string,
+           std::pair<std::shared_ptr<const detail::Stored>, std::shared_ptr<const detail::Stored>>>
+      kv_halves;
+  std::set<std::string> kv_whole;
   for (detail::StoredEntry& e : detail::gguf_entries(f)) {
-    if (e.key.compare(0, 4, "blk.") == 0) {
-      const std::size_t dot = e.key.find('.', 4);
-      const std::string name = dot == std::string::npos ? "" : e.key.substr(dot + 1);
+    if (const auto [blk, name] = block_name(e.key); !blk.empty()) {
+      if (a->mla && name == "attn_k_b.weight") kv_halves[blk].first = e.stored;
+      if (a->mla && name == "attn_v_b.weight") kv_halves[blk].second = e.stored;
+      if (name == "attn_kv_b.weight") kv_whole.insert(blk);
       bool attention = false;
       for (const auto& [from, to] : gguf_renames())
         if (name.compare(0, from.size(), from) == 0) attention = true;
@@ -322,6 +380,9 @@ StateDict gguf_weights(const std::string& path) {
     }
     sd.add_stored(std::move(e.key), std::move(e.stored));
   }
+  for (const auto& [blk, kv] : kv_halves)
+    if (kv.first && kv.second && !kv_whole.count(blk))
+      sd.add_stored(blk + "attn_kv_b.weight", kv_b_of(path, blk, kv.first, kv.second));
   return sd;
 }
 
