@@ -79,6 +79,9 @@ void setup_options(CLI::App& app, Options& opt) {
                  "which model of a --model folder that holds several (a CLIPModel folder: "
                  "clip_text_model, the default, or clip_vision_model)")
       ->type_name("TYPE");
+  in->add_flag("--with-residual-norm", opt.with_residual_norm,
+               "context = LayerNorm(output projection + input), as BertAttention returns it "
+               "(bert, roberta, xlm-roberta, electra; distilbert's sa_layer_norm)");
   in->add_option("--weights", opt.weights,
                  "weights: folder of <key>.npy, .npz, .safetensors, *.index.json or .pt")
       ->type_name("PATH");
@@ -395,7 +398,8 @@ int worker_threads(const Options& opt) {
 }
 
 attn::Config load_config_with_flags(const Options& opt) {
-  attn::Config cfg = attn::load_config(opt.config, {opt.model, opt.layer, opt.model_type});
+  attn::Config cfg =
+      attn::load_config(opt.config, {opt.model, opt.layer, opt.model_type, opt.with_residual_norm});
   // Relative paths on the command line resolve against the working directory.
   if (opt.weights) {
     cfg.weights = *opt.weights;

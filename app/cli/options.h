@@ -24,6 +24,7 @@ struct Options {
   std::string model;                  // --model DIR ("" = none)
   std::optional<std::int64_t> layer;  // --layer N
   std::string model_type;             // --model-type TYPE ("" = the folder's first)
+  bool with_residual_norm = false;    // context = LayerNorm(o_proj + input) (issue 30)
   std::optional<std::string> weights, input, padding_mask, out_dir, layout;
   bool no_attn = false;
   bool average_heads = false;  // maps (B, L, S): the mean over heads

@@ -401,3 +401,50 @@ TEST_CASE("golden folders: every family of the table has a golden folder") {
     CHECK(std::find(covered.begin(), covered.end(), type) != covered.end());
   }
 }
+
+// (issue 30) A post-norm family's attention module returns LayerNorm(o_proj(context) + input)
+// (BertAttention, through BertSelfOutput; DistilBERT's TransformerBlock sa_layer_norm):
+// expected/residual_norm.npy (make_folders.py, make_families_v3_encoders.py) is that output, which
+// --with-residual-norm and the config key "residual_norm": true give.
+TEST_CASE("golden folders: --with-residual-norm matches BertAttention's output") {
+  std::vector<std::string> with_norm;
+  for (const std::string& name : case_names())
+    if (fs::exists(folders_root() + "/" + name + "/expected/residual_norm.npy"))
+      with_norm.push_back(name);
+  // bert, roberta (make_folders.py); distilbert, electra, xlm_roberta (v3 encoders)
+  CHECK(with_norm == std::vector<std::string>{"bert/layer0", "distilbert/layer2", "electra/layer2",
+                                              "roberta/layer1", "xlm_roberta/layer0"});
+  for (const std::string& name : with_norm) {
+    CAPTURE(name);
+    const std::string dir = folders_root() + "/" + name;
+    const Tensor want = expected(dir, "residual_norm");
+    // The flag (--config case.json --with-residual-norm) and the config key.
+    ModelFlags flags;
+    flags.residual_norm = true;
+    const Config by_flag = load_config(dir + "/case.json", flags);
+    json c = json::parse(test::read_text(dir + "/case.json"));
+    c["residual_norm"] = true;
+    const Config by_key = parse_config(c.dump(), dir + "/case.json");
+    for (const Config* cfg : {&by_flag, &by_key}) {
+      REQUIRE(cfg->residual_norm.has_value());
+      const std::string& prefix = cfg->residual_norm->prefix;
+      const bool norm_named = prefix.find("LayerNorm.") != std::string::npos ||
+                              prefix.find("sa_layer_norm.") != std::string::npos;
+      CHECK(norm_named);
+      const LoadedRun run = load_run(*cfg, {});
+      const AttentionSpec spec = attention_spec(*cfg);
+      for (bool with_maps : {false, true}) {
+        INFO((with_maps ? "maps kernel" : "streaming kernel"));
+        check_close(run_forward(run, spec, with_maps).context, want, "residual_norm context");
+      }
+    }
+    // Without it the context is the output projection's: not BertAttention's output.
+    const Config plain = load_config(dir + "/case.json");
+    CHECK_FALSE(plain.residual_norm.has_value());
+    const Tensor ctx = run_forward(load_run(plain, {}), attention_spec(plain), false).context;
+    float diff = 0.0f;
+    for (std::size_t i = 0; i < ctx.size(); ++i)
+      diff = std::max(diff, std::fabs(ctx.data[i] - want.data[i]));
+    CHECK(diff > 0.1f);
+  }
+}

@@ -135,6 +135,28 @@ RopeRule interleaved_rope(const char* key) {
   return r;
 }
 
+// BertSelfOutput (RoBERTa's, XLM-RoBERTa's and ELECTRA's are copies of it):
+// LayerNorm(dense(h) + input_tensor) with layer_norm_eps, inside `module`
+// (BertAttention), so its output is what users compare with.
+ResidualNormRule bert_self_output(const char* module) {
+  ResidualNormRule r;
+  r.name = "attention.output.LayerNorm.";
+  r.module = module;
+  return r;
+}
+
+// DistilBERT's TransformerBlock: sa_layer_norm(sa_output + x), nn.LayerNorm(dim,
+// eps=1e-12) whatever the config; outside MultiHeadSelfAttention, whose output
+// is out_lin's.
+ResidualNormRule distilbert_sa_layer_norm() {
+  ResidualNormRule r;
+  r.name = "sa_layer_norm.";
+  r.eps_keys = {};
+  r.module = "TransformerBlock";
+  r.in_attention = false;
+  return r;
+}
+
 std::vector<Row> build() {
   std::vector<Row> t;
   auto row = [&t](const char* type) -> Row& {
@@ -155,12 +177,14 @@ std::vector<Row> build() {
       .with_layout("bert")
       .causal_unless_encoder()
       .biases(fixed(true), fixed(true))
+      .with_residual_norm(bert_self_output("BertAttention"))
       .with_hook(hooks::bert_absolute_positions);
   row("roberta")
       .at({"roberta.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
       .with_layout("bert")
       .causal_unless_encoder()
       .biases(fixed(true), fixed(true))
+      .with_residual_norm(bert_self_output("RobertaAttention"))
       .with_hook(hooks::bert_absolute_positions);
   row("llama").bias("attention_bias", false).with_rope(10000.0);
   row("mistral")
@@ -319,12 +343,14 @@ std::vector<Row> build() {
       .with_layout("bert")
       .causal_unless_encoder()
       .biases(fixed(true), fixed(true))
+      .with_residual_norm(bert_self_output("XLMRobertaAttention"))
       .with_hook(hooks::bert_absolute_positions);
   row("electra")  // ElectraSelfAttention is BertSelfAttention (embedding_size is the embeddings')
       .at({"electra.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
       .with_layout("bert")
       .causal_unless_encoder()
       .biases(fixed(true), fixed(true))
+      .with_residual_norm(bert_self_output("ElectraAttention"))
       .with_hook(hooks::bert_absolute_positions);
   row("distilbert")  // MultiHeadSelfAttention: q_lin, k_lin, v_lin, out_lin, all with bias
       .at({"distilbert.transformer.layer.{N}.attention.", "transformer.layer.{N}.attention."})
@@ -334,6 +360,7 @@ std::vector<Row> build() {
       .rename("out_lin.", "o_proj.")
       .bidirectional_attention()
       .biases(fixed(true), fixed(true))
+      .with_residual_norm(distilbert_sa_layer_norm())
       .with_defaults({{"dim", 768}, {"n_heads", 12}, {"n_layers", 6}});
   row("vit")  // ViTSelfAttention (attention.query/key/value) and ViTSelfOutput.dense
       .at({"vit.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})

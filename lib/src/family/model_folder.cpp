@@ -181,7 +181,7 @@ std::string layer_type(const ModelFolder& m, std::int64_t layer) {
 }
 
 json layer_config(const ModelFolder& m, std::int64_t layer,
-                  const std::vector<std::string>& weight_keys) {
+                  const std::vector<std::string>& weight_keys, bool residual_norm) {
   if (layer < 0 || layer >= m.num_layers)
     throw Error(Exit::usage, "--layer: the model has layers 0.." +
                                  std::to_string(m.num_layers - 1) + ", found " +
@@ -204,7 +204,7 @@ json layer_config(const ModelFolder& m, std::int64_t layer,
   }
   json out;
   if (m.gguf_architecture.empty()) {
-    out = family::map_layer(row, hf, layer, m.num_layers, weight_keys);
+    out = family::map_layer(row, hf, layer, m.num_layers, weight_keys, residual_norm);
   } else {
     out =
         gguf_checked([&] { return family::map_layer(row, hf, layer, m.num_layers, weight_keys); });
@@ -212,6 +212,19 @@ json layer_config(const ModelFolder& m, std::int64_t layer,
   }
   out["weights"] = m.weights;
   return out;
+}
+
+std::optional<ResidualNorm> residual_norm_of(const ModelFolder& m) {
+  const Row& row = row_of(m);
+  if (!row.residual_norm.name || !m.gguf_architecture.empty()) return std::nullopt;
+  return ResidualNorm{row.residual_norm.module, row.residual_norm.in_attention};
+}
+
+std::vector<std::string> residual_norm_model_types() {
+  std::vector<std::string> types;
+  for (const Row& r : family::rows())
+    if (r.residual_norm.name) types.push_back(r.model_type);
+  return types;
 }
 
 StateDict open_model_weights(const ModelFolder& m) {
