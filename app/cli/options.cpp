@@ -81,7 +81,8 @@ void setup_options(CLI::App& app, Options& opt) {
       ->type_name("TYPE");
   in->add_flag("--with-residual-norm", opt.with_residual_norm,
                "context = LayerNorm(output projection + input), as BertAttention returns it "
-               "(bert, roberta, xlm-roberta, electra; distilbert's sa_layer_norm)");
+               "(bert, roberta, xlm-roberta, electra; distilbert's sa_layer_norm; OPT-350m's "
+               "self_attn_layer_norm)");
   in->add_option("--weights", opt.weights,
                  "weights: folder of <key>.npy, .npz, .safetensors, *.index.json or .pt")
       ->type_name("PATH");

@@ -693,6 +693,28 @@ TEST_CASE("cli_people: the context says what it is; --with-residual-norm") {
   CHECK(key_none.exit_code == 78);
   CHECK(key_none.err.find("residual_norm: model_type llama has no LayerNorm") != std::string::npos);
 
+  // OPT: only OPT-350m's post-norm layers (do_layer_norm_before false) have it after attention.
+  auto opt = run(bin() + " --model " + q(folders + "opt/model") + " --layer 1 --input " +
+                 q(folders + "opt/layer1/input.npy") + " --with-residual-norm");
+  CHECK(opt.exit_code == 64);
+  CHECK_MESSAGE(
+      opt.err.find("model_type opt with do_layer_norm_before true normalizes before its "
+                   "attention (self_attn_layer_norm.), not after it") != std::string::npos,
+      opt.err);
+  const std::string opt350 = folders + "opt_350m/";
+  auto post = run(bin() + " --model " + q(opt350 + "model") + " --layer 1 --input " +
+                  q(opt350 + "layer1/input.npy") + " -o " + q(t / "opt350"));
+  REQUIRE_MESSAGE(post.exit_code == 0, post.err);
+  CHECK(post.err.find("LayerNorm") == std::string::npos);  // OPTAttention's output is o_proj's
+  CHECK(run_json(t / "opt350")["output"].get<std::string>().find("OPTDecoderLayer adds") !=
+        std::string::npos);
+  auto post_n =
+      run(bin() + " --model " + q(opt350 + "model") + " --layer 1 --input " +
+          q(opt350 + "layer1/input.npy") + " --with-residual-norm -o " + q(t / "opt350n"));
+  REQUIRE_MESSAGE(post_n.exit_code == 0, post_n.err);
+  CHECK(run_json(t / "opt350n")["config"]["residual_norm"] ==
+        nlohmann::json{{"eps", 1e-5}, {"prefix", "model.decoder.layers.1.self_attn_layer_norm."}});
+
   // Cross-attention (kv_input): it adds the queries' input, so self-attention only.
   attn::test::write_text(t / "cross.json",
                          "{\"attention\": \"multi\", \"hidden_size\": 4, \"num_heads\": 2, "

@@ -321,9 +321,11 @@ def block_neighbours(mt, layer, C, g, small=4):
     if mt == "mpt":
         p = f"transformer.blocks.{layer}."
         return {p + "norm_1.weight": one, p + "ffn.up_proj.weight": r(small, C)}
-    if mt == "opt":
+    if mt == "opt":  # self_attn_layer_norm: after the attention when do_layer_norm_before is false
         p = f"model.decoder.layers.{layer}."
-        return {p + "self_attn_layer_norm.weight": one, p + "fc1.weight": r(small, C)}
+        w, b = layer_norm_params(p + "self_attn_layer_norm.", C)
+        return {p + "self_attn_layer_norm.weight": w, p + "self_attn_layer_norm.bias": b,
+                p + "fc1.weight": r(small, C)}
     p = f"model.layers.{layer}."
     n = {p + "input_layernorm.weight": one}
     if mt == "mixtral":
@@ -742,6 +744,15 @@ def specs():
                                       "rope_type": "yarn", "truncate": False},
                      "rope_theta": 150000, "sliding_window": 3, "torch_dtype": "bfloat16",
                      "vocab_size": 12}),
+        # OPT-350m's post-norm: OPTDecoderLayer's self_attn_layer_norm(residual + attention),
+        # nn.LayerNorm's eps (--with-residual-norm); unpadded, so it also runs as --model
+        dict(name="opt_350m", seed=22, container="safetensors", dtype="f32", layers=[1], B=2, S=6,
+             residual_norm=dict(layers=[1], name="self_attn_layer_norm.", eps=1e-5),
+             config={"_remove_final_layer_norm": False, "architectures": ["OPTForCausalLM"],
+                     "model_type": "opt", "do_layer_norm_before": False, "enable_bias": True,
+                     "ffn_dim": 8, "hidden_size": 32, "layer_norm_elementwise_affine": True,
+                     "max_position_embeddings": 64, "num_attention_heads": 4,
+                     "num_hidden_layers": 2, "vocab_size": 12, "word_embed_proj_dim": 32}),
     ]
 
 

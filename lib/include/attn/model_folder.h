@@ -73,16 +73,15 @@ nlohmann::json layer_config(const ModelFolder& m, std::int64_t layer,
 // layer's input (CONTRACT.md "residual_norm"): Hugging Face's module whose
 // output includes it ("BertAttention"), and whether that module is the
 // attention's own (BERT, RoBERTa, XLM-RoBERTa, ELECTRA; not DistilBERT's
-// TransformerBlock). Empty when the family has none (pre-norm decoders, ViT,
-// CLIP, T5, ...) or the model is a GGUF file.
+// TransformerBlock, OPT-350m's OPTDecoderLayer). Empty when the family has
+// none (pre-norm decoders, ViT, CLIP, T5, OPT with do_layer_norm_before, ...)
+// or the model is a GGUF file; then `why`, when given, says so for a message
+// ("model_type llama has no LayerNorm ... (the families with one: ...)").
 struct ResidualNorm {
   std::string module;
   bool in_attention = false;
 };
-std::optional<ResidualNorm> residual_norm_of(const ModelFolder& m);
-
-// The model_types that have one, in table order (for messages).
-std::vector<std::string> residual_norm_model_types();
+std::optional<ResidualNorm> residual_norm_of(const ModelFolder& m, std::string* why = nullptr);
 
 // The layer's type: config.json's layer_types entry ("full_attention",
 // "sliding_attention", "chunked_attention", "linear_attention", ...) or the

@@ -194,20 +194,12 @@ void read_with_model(Config& c, const json& root_in, const KeyName& config_name,
   // residual_norm: the family's LayerNorm, read only when asked (the flag,
   // true, or an object whose fields override the family's); a config's
   // object with its own prefix needs none from the family.
-  const std::optional<ResidualNorm> norm = residual_norm_of(m);
+  std::string why;
+  const std::optional<ResidualNorm> norm = residual_norm_of(m, &why);
   const bool want_norm = asks_residual_norm(root);
   if (want_norm && !norm &&
       (flag_residual_norm || !root.at("residual_norm").is_object() ||
        !root.at("residual_norm").contains("prefix"))) {
-    std::string families;
-    for (const std::string& t : residual_norm_model_types())
-      families += (families.empty() ? "" : ", ") + t;
-    const std::string why =
-        (m.gguf_architecture.empty()
-             ? "model_type " + m.model_type +
-                   " has no LayerNorm over its attention's output plus the input"
-             : std::string("a GGUF model's norms are not read")) +
-        " (the families with one: " + families + ")";
     if (flag_residual_norm) throw Error(Exit::usage, "--with-residual-norm: " + why);
     throw Error(Exit::config,
                 config_name("residual_norm") + ": " + why +

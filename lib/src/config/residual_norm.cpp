@@ -64,8 +64,9 @@ void resolve_residual_norm(Config& c) {
              " features (out_size): they must match");
   if (c.init_seed)
     fail(c, "residual_norm",
-         what + "reads its weight and bias from \"weights\"; \"init\" follows the tutorial "
-                "modules, which have none");
+         what +
+             "reads its weight and bias from \"weights\"; \"init\" follows the tutorial "
+             "modules, which have none");
 }
 
 void residual_norm_to_json(const Config& c, json& j) {

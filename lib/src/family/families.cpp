@@ -157,6 +157,20 @@ ResidualNormRule distilbert_sa_layer_norm() {
   return r;
 }
 
+// OPTDecoderLayer with do_layer_norm_before false (OPT-350m): self_attn_layer_norm(residual +
+// attention), nn.LayerNorm's eps 1e-5; outside OPTAttention. With true (the default, every
+// other OPT), the same norm comes before the attention.
+ResidualNormRule opt_post_norm() {
+  ResidualNormRule r;
+  r.name = "self_attn_layer_norm.";
+  r.eps_keys = {};
+  r.eps = 1e-5;
+  r.module = "OPTDecoderLayer";
+  r.in_attention = false;
+  r.before_key = "do_layer_norm_before";
+  return r;
+}
+
 std::vector<Row> build() {
   std::vector<Row> t;
   auto row = [&t](const char* type) -> Row& {
@@ -269,7 +283,8 @@ std::vector<Row> build() {
       .with_hook(hooks::mpt_attn_config);
   row("opt")
       .at({"model.decoder.layers.{N}.self_attn.", "decoder.layers.{N}.self_attn."})
-      .bias("enable_bias", true);
+      .bias("enable_bias", true)
+      .with_residual_norm(opt_post_norm());
   row("olmo2")
       .bias("attention_bias", false)
       .with_qk_norm(rms_norm("all", 0))

@@ -123,6 +123,10 @@ struct ResidualNormRule {
   // false for DistilBERT, whose MultiHeadSelfAttention returns out_lin's output.
   const char* module = "";
   bool in_attention = true;
+  // A config.json bool that, when true (its default), puts the norm before the
+  // attention instead (OPT's do_layer_norm_before: only OPT-350m's false
+  // normalizes residual + attention). Null: always after.
+  const char* before_key = nullptr;
 };
 
 struct Row;

@@ -275,6 +275,11 @@ std::string layer_type_of(const Row& row, const HfConfig& hf, std::int64_t layer
   return slides_by_rule(row, hf, layer, num_layers) ? row.window.local_type : "full_attention";
 }
 
+bool has_residual_norm(const Row& row, const HfConfig& hf) {
+  const ResidualNormRule& r = row.residual_norm;
+  return r.name && !(r.before_key && hf.boolean_or(r.before_key, true));
+}
+
 std::int64_t num_layers_of(const HfConfig& hf) {
   for (const char* k : spellings_of("num_layers"))
     if (hf.has(k)) return *hf.integer(k, 1, kMaxSize);
@@ -337,7 +342,7 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
     }
   }
   c.out["weights_prefix"] = prefix;
-  if (residual_norm && row.residual_norm.name) map_residual_norm(c, prefix);
+  if (residual_norm && has_residual_norm(row, hf)) map_residual_norm(c, prefix);
   return c.out;
 }
 

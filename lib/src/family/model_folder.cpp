@@ -214,17 +214,30 @@ json layer_config(const ModelFolder& m, std::int64_t layer,
   return out;
 }
 
-std::optional<ResidualNorm> residual_norm_of(const ModelFolder& m) {
+std::optional<ResidualNorm> residual_norm_of(const ModelFolder& m, std::string* why) {
   const Row& row = row_of(m);
-  if (!row.residual_norm.name || !m.gguf_architecture.empty()) return std::nullopt;
-  return ResidualNorm{row.residual_norm.module, row.residual_norm.in_attention};
-}
-
-std::vector<std::string> residual_norm_model_types() {
-  std::vector<std::string> types;
-  for (const Row& r : family::rows())
-    if (r.residual_norm.name) types.push_back(r.model_type);
-  return types;
+  const family::ResidualNormRule& r = row.residual_norm;
+  if (m.gguf_architecture.empty() && family::has_residual_norm(row, HfConfig(m.hf, config_file(m))))
+    return ResidualNorm{r.module, r.in_attention};
+  if (why) {
+    std::string families;
+    for (const Row& f : family::rows())
+      if (f.residual_norm.name)
+        families += (families.empty() ? "" : ", ") + f.model_type +
+                    (f.residual_norm.before_key
+                         ? std::string(" with ") + f.residual_norm.before_key + " false"
+                         : "");
+    if (!m.gguf_architecture.empty())
+      *why = "a GGUF model's norms are not read";
+    else if (r.name)
+      *why = "model_type " + m.model_type + " with " + r.before_key +
+             " true normalizes before its attention (" + r.name + "), not after it";
+    else
+      *why = "model_type " + m.model_type +
+             " has no LayerNorm over its attention's output plus the input";
+    *why += " (the families with one: " + families + ")";
+  }
+  return std::nullopt;
 }
 
 StateDict open_model_weights(const ModelFolder& m) {

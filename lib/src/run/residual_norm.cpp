@@ -36,8 +36,7 @@ std::string nearest_norms(const StateDict& all, const std::string& key) {
 
 }  // namespace
 
-void load_residual_norm(const StateDict& all, const Config& cfg, bool allow_nonfinite,
-                        Weights& w) {
+void load_residual_norm(const StateDict& all, const Config& cfg, bool allow_nonfinite, Weights& w) {
   if (!cfg.residual_norm) return;
   const std::string& prefix = cfg.residual_norm->prefix;
   const std::vector<std::size_t> shape = {std::size_t(cfg.hidden_size)};
@@ -46,8 +45,8 @@ void load_residual_norm(const StateDict& all, const Config& cfg, bool allow_nonf
   if (!info) {
     const std::string near = nearest_norms(all, weight);
     throw Error(Exit::data, cfg.weights + ": missing key \"" + printable(weight) +
-                                "\" (residual_norm's LayerNorm weight, shape " +
-                                shape_str(shape) + ")" +
+                                "\" (residual_norm's LayerNorm weight, shape " + shape_str(shape) +
+                                ")" +
                                 (near.empty() ? std::string("; the file has no LayerNorm")
                                               : "; set residual_norm.prefix to the norm's key "
                                                 "prefix (the file has " +

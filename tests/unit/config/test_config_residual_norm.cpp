@@ -84,15 +84,17 @@ TEST_CASE("config residual_norm: misuse names the key") {
   expect_error([] { parse(bert_config(R"("residual_norm": {"epsilon": 1e-5})")); }, Exit::config,
                "c.json: key \"residual_norm.epsilon\": unknown key", "did you mean \"eps\"");
   // Self-attention only: it adds the queries' input.
-  expect_config_error(bert_config(R"("residual_norm": true, "kv_input": [[1, 2, 3, 4, 5, 6, 7, 8]])"),
-                      "found kv_input (cross-attention)");
+  expect_config_error(
+      bert_config(R"("residual_norm": true, "kv_input": [[1, 2, 3, 4, 5, 6, 7, 8]])"),
+      "found kv_input (cross-attention)");
   // The input and the output projection must have the same width.
   expect_config_error(bert_config(R"("residual_norm": true, "out_proj": false, "head_size": 2)"),
                       "needs the output projection");
   expect_config_error(bert_config(R"("residual_norm": true, "out_size": 4)"),
                       "hidden_size 8) to the output projection's 4 features");
   // Its weights come from a file, not the tutorial modules' init.
-  expect_config_error(R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "layout": "separate",
+  expect_config_error(
+      R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "layout": "separate",
                           "init": {"seed": 1}, "residual_norm": true})",
-                      "reads its weight and bias from \"weights\"");
+      "reads its weight and bias from \"weights\"");
 }

@@ -50,7 +50,8 @@ Tensor layer_norm_of_sum(const Tensor& out, const Tensor& x, const Weights& w, d
   for (std::size_t r = 0; r < rows; ++r) {
     std::vector<double> h(C);
     double mean = 0.0, var = 0.0;
-    for (std::size_t c = 0; c < C; ++c) mean += h[c] = double(out.data[r * C + c]) + x.data[r * C + c];
+    for (std::size_t c = 0; c < C; ++c)
+      mean += h[c] = double(out.data[r * C + c]) + x.data[r * C + c];
     mean /= double(C);
     for (std::size_t c = 0; c < C; ++c) var += (h[c] - mean) * (h[c] - mean);
     var /= double(C);
@@ -66,7 +67,8 @@ Tensor layer_norm_of_sum(const Tensor& out, const Tensor& x, const Weights& w, d
 double max_diff(const Tensor& a, const Tensor& b) {
   REQUIRE(a.shape == b.shape);
   double d = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) d = std::max(d, std::fabs(double(a.data[i]) - b.data[i]));
+  for (std::size_t i = 0; i < a.size(); ++i)
+    d = std::max(d, std::fabs(double(a.data[i]) - b.data[i]));
   return d;
 }
 
