@@ -81,8 +81,14 @@ TEST_CASE("config residual_norm: misuse names the key") {
   expect_config_error(bert_config(R"("residual_norm": {"eps": 0})"), "expected a number > 0");
   expect_config_error(bert_config(R"("residual_norm": {"eps": 1e-50})"), "float32 holds");
   expect_config_error(bert_config(R"("residual_norm": {"prefix": 3})"), "");
-  expect_error([] { parse(bert_config(R"("residual_norm": {"epsilon": 1e-5})")); }, Exit::config,
-               "c.json: key \"residual_norm.epsilon\": unknown key", "did you mean \"eps\"");
+  expect_error([] { parse(bert_config(R"("residual_norm": {"layer_norm_eps": 1e-5})")); },
+               Exit::config, "c.json: key \"residual_norm.layer_norm_eps\"",
+               "attn-run's key is residual_norm.eps");
+  expect_error([] { parse(bert_config(R"("residual_norm": {"epz": 1e-5})")); }, Exit::config,
+               "c.json: key \"residual_norm.epz\": unknown key", "did you mean \"eps\"");
+  // Hugging Face's layer_norm_eps at the top level points to it.
+  expect_error([] { parse(bert_config(R"("layer_norm_eps": 1e-12)")); }, Exit::config,
+               "c.json: key \"layer_norm_eps\"", "\"residual_norm\": {\"eps\": ...}");
   // Self-attention only: it adds the queries' input.
   expect_config_error(
       bert_config(R"("residual_norm": true, "kv_input": [[1, 2, 3, 4, 5, 6, 7, 8]])"),
