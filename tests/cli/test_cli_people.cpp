@@ -715,6 +715,19 @@ TEST_CASE("cli_people: the context says what it is; --with-residual-norm") {
   CHECK(run_json(t / "opt350n")["config"]["residual_norm"] ==
         nlohmann::json{{"eps", 1e-5}, {"prefix", "model.decoder.layers.1.self_attn_layer_norm."}});
 
+  // A prefix naming no norm: 65, naming the file's norms nearest the layer.
+  attn::test::write_text(t / "wrong.json", "{\"model\": " + nlohmann::json(bert + "model").dump() +
+                                               ", \"layer\": 1, \"residual_norm\": {\"prefix\": "
+                                               "\"bert.encoder.layer.1.attention.LayerNorm.\"}}");
+  auto wrong =
+      run(bin() + " --config " + q(t / "wrong.json") + " --input " + q(bert + "layer1/input.npy"));
+  CHECK(wrong.exit_code == 65);
+  CHECK_MESSAGE(wrong.err.find("missing key \"bert.encoder.layer.1.attention.LayerNorm.weight\"") !=
+                    std::string::npos,
+                wrong.err);
+  CHECK(wrong.err.find("(the file has \"bert.encoder.layer.1.attention.output.LayerNorm.\", ") !=
+        std::string::npos);
+
   // Cross-attention (kv_input): it adds the queries' input, so self-attention only.
   attn::test::write_text(t / "cross.json",
                          "{\"attention\": \"multi\", \"hidden_size\": 4, \"num_heads\": 2, "

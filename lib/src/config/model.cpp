@@ -190,7 +190,9 @@ void read_with_model(Config& c, const json& root_in, const KeyName& config_name,
     throw Error(Exit::config, config_name("layer") + ": " + what);
   }
   json root = root_in;
-  if (flag_residual_norm) residual_norm_flag(root, config_name("residual_norm"));
+  // --with-residual-norm (a config's cross-attention was refused before: residual_norm_flag).
+  const bool norm_object = root.contains("residual_norm") && root.at("residual_norm").is_object();
+  if (flag_residual_norm && !norm_object) root["residual_norm"] = true;
   // residual_norm: the family's LayerNorm, read only when asked (the flag,
   // true, or an object whose fields override the family's); a config's
   // object with its own prefix needs none from the family.

@@ -13,18 +13,20 @@
 namespace attn {
 namespace {
 
-// The file's LayerNorm-like keys that share the longest start with `key`
-// (the layer's own norms first), at most three, for a message.
+// The prefixes of the file's LayerNorm-like weights that share the longest
+// start with `key` (the layer's own norms first), at most three, for a message.
 std::string nearest_norms(const StateDict& all, const std::string& key) {
   std::vector<std::pair<std::size_t, std::string>> found;
   for (const std::string& k : all.keys()) {
-    const bool norm = k.find("LayerNorm.weight") != std::string::npos ||
-                      k.find("layer_norm.weight") != std::string::npos ||
-                      k.find("layernorm.weight") != std::string::npos;
+    const auto ends = [&](const std::string& tail) {
+      return k.size() >= tail.size() && k.compare(k.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    const bool norm =
+        ends("LayerNorm.weight") || ends("layer_norm.weight") || ends("layernorm.weight");
     if (!norm) continue;
     std::size_t n = 0;
     while (n < k.size() && n < key.size() && k[n] == key[n]) ++n;
-    found.emplace_back(n, k);
+    found.emplace_back(n, k.substr(0, k.size() - 6));  // the prefix: without "weight"
   }
   std::stable_sort(found.begin(), found.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
