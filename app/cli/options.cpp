@@ -319,7 +319,8 @@ void check_option_combinations(const Options& opt) {
                                       {opt.input_list.has_value(), "--input-list"},
                                       {opt.shard_spec.has_value(), "--shard"},
                                       {opt.dump_weights, "--dump-weights"},
-                                      {opt.out_dir.has_value(), "--out-dir"}})
+                                      {opt.out_dir.has_value(), "--out-dir"},
+                                      {opt.with_residual_norm, "--with-residual-norm"}})
       if (given)
         throw Error(Exit::usage, std::string("--merge-summaries: cannot be combined with ") + flag +
                                      " (it reads DIR/summary-K-of-N.json alone)");
@@ -328,7 +329,8 @@ void check_option_combinations(const Options& opt) {
   if (!model_summary_folder(opt).empty()) {  // the model summary reads the folder alone
     for (const auto& [given, flag] : {std::pair{opt.dump_weights, "--dump-weights"},
                                       {opt.input_list.has_value(), "--input-list"},
-                                      {opt.out_dir.has_value(), "--out-dir"}})
+                                      {opt.out_dir.has_value(), "--out-dir"},
+                                      {opt.with_residual_norm, "--with-residual-norm"}})
       if (given)
         throw Error(Exit::usage, std::string("--model: cannot be combined with ") + flag +
                                      " (alone, it prints a table of the model's layers)");

@@ -715,6 +715,12 @@ TEST_CASE("cli_people: the context says what it is; --with-residual-norm") {
   CHECK(run_json(t / "opt350n")["config"]["residual_norm"] ==
         nlohmann::json{{"eps", 1e-5}, {"prefix", "model.decoder.layers.1.self_attn_layer_norm."}});
 
+  // The table of a folder's layers runs nothing: the flag has no layer to change.
+  auto table = run(bin() + " --model " + q(bert + "model") + " --with-residual-norm");
+  CHECK(table.exit_code == 64);
+  CHECK(table.err.find("--model: cannot be combined with --with-residual-norm") !=
+        std::string::npos);
+
   // A prefix naming no norm: 65, naming the file's norms nearest the layer.
   attn::test::write_text(t / "wrong.json", "{\"model\": " + nlohmann::json(bert + "model").dump() +
                                                ", \"layer\": 1, \"residual_norm\": {\"prefix\": "
