@@ -4,7 +4,8 @@
 //   3-8. per (batch, head, query block) tasks on the thread layer: score
 //        tiles (kernels/score_tile.cpp) into a streaming online softmax, or exact
 //        rows handed to the AttentionSink;
-//   9.   heads concatenated, one GEMM for the output projection.
+//   9.   heads concatenated, one GEMM for the output projection;
+//   10.  with residual_norm, LayerNorm(output + input) (forward/residual_norm.cpp).
 // Same math as torch.nn.MultiheadAttention, the tutorial modules and the
 // Hugging Face families' eager attention (tests/support/reference.h).
 //
