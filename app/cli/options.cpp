@@ -82,6 +82,10 @@ void setup_options(CLI::App& app, Options& opt) {
                  "which model of a --model folder that holds several (a CLIPModel folder: "
                  "clip_text_model, the default, or clip_vision_model)")
       ->type_name("TYPE");
+  in->add_flag("--with-residual-norm", opt.with_residual_norm,
+               "context = LayerNorm(output projection + input), as BertAttention returns it "
+               "(bert, roberta, xlm-roberta, electra; distilbert's sa_layer_norm; OPT-350m's "
+               "self_attn_layer_norm)");
   in->add_option("--weights", opt.weights,
                  "weights: folder of <key>.npy, .npz, .safetensors, *.index.json or .pt")
       ->type_name("PATH");
@@ -338,7 +342,8 @@ void check_option_combinations(const Options& opt) {
                                       {opt.input_list.has_value(), "--input-list"},
                                       {opt.shard_spec.has_value(), "--shard"},
                                       {opt.dump_weights, "--dump-weights"},
-                                      {opt.out_dir.has_value(), "--out-dir"}})
+                                      {opt.out_dir.has_value(), "--out-dir"},
+                                      {opt.with_residual_norm, "--with-residual-norm"}})
       if (given)
         throw Error(Exit::usage, std::string("--merge-summaries: cannot be combined with ") + flag +
                                      " (it reads DIR/summary-K-of-N.json alone)");
@@ -347,7 +352,8 @@ void check_option_combinations(const Options& opt) {
   if (!model_summary_folder(opt).empty()) {  // the model summary reads the folder alone
     for (const auto& [given, flag] : {std::pair{opt.dump_weights, "--dump-weights"},
                                       {opt.input_list.has_value(), "--input-list"},
-                                      {opt.out_dir.has_value(), "--out-dir"}})
+                                      {opt.out_dir.has_value(), "--out-dir"},
+                                      {opt.with_residual_norm, "--with-residual-norm"}})
       if (given)
         throw Error(Exit::usage, std::string("--model: cannot be combined with ") + flag +
                                      " (alone, it prints a table of the model's layers)");
@@ -435,7 +441,8 @@ int worker_threads(const Options& opt) {
 }
 
 attn::Config load_config_with_flags(const Options& opt) {
-  attn::Config cfg = attn::load_config(opt.config, {opt.model, opt.layer, opt.model_type});
+  attn::Config cfg =
+      attn::load_config(opt.config, {opt.model, opt.layer, opt.model_type, opt.with_residual_norm});
   // Relative paths on the command line resolve against the working directory.
   if (opt.weights) {
     cfg.weights = *opt.weights;

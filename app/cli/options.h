@@ -26,8 +26,9 @@ struct Options {
   // --layer all|3-7|0,5|last:4: several layers in one run (run_layers.cpp),
   // as an index list (cli/index_list.h); "" = every attention layer.
   std::optional<std::string> layers;
-  std::string layer_flag;  // --layer as given, before apply_layer_flag
-  std::string model_type;  // --model-type TYPE ("" = the folder's first)
+  std::string layer_flag;           // --layer as given, before apply_layer_flag
+  std::string model_type;           // --model-type TYPE ("" = the folder's first)
+  bool with_residual_norm = false;  // context = LayerNorm(o_proj + input) (issue 30)
   std::optional<std::string> weights, input, padding_mask, out_dir, layout;
   bool no_attn = false;
   bool average_heads = false;  // maps (B, L, S): the mean over heads

@@ -173,6 +173,7 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
   nlohmann::json run;
   run["attn_run_version"] = ATTN_VERSION;
   run["config"] = attn::config_to_json(*f.cfg);
+  run["output"] = attn::output_description(*f.cfg);  // what the context is (issue 30)
   run["layout"] = attn::layout_name(f.layout);
   run["layout_detected"] = f.layout_detected;
   run["weights"] = f.weights_source;

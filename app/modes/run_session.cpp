@@ -42,6 +42,18 @@ void check_forward_memory(const Options& opt, const attn::LoadedRun& model, cons
                    " held and formatted for stdout");
 }
 
+// Once a process: a family whose attention module (BertAttention) returns
+// LayerNorm(o_proj + input) while the context is o_proj's output says so.
+void note_residual_norm(const attn::Config& cfg) {
+  static bool said = false;
+  if (said || cfg.residual_norm || !cfg.residual_norm_in_attention) return;
+  said = true;
+  spdlog::info(
+      "the context is the output projection without the residual add and LayerNorm {} applies; "
+      "--with-residual-norm adds them",
+      cfg.residual_norm_module);
+}
+
 }  // namespace
 
 RunSession::RunSession(const Options& opt, const attn::Config& cfg, attn::LoadedRun model)
@@ -49,7 +61,9 @@ RunSession::RunSession(const Options& opt, const attn::Config& cfg, attn::Loaded
       cfg_(cfg),
       model_(std::move(model)),
       spec_(attn::attention_spec(cfg)),
-      threads_(worker_threads(opt)) {}
+      threads_(worker_threads(opt)) {
+  note_residual_norm(cfg);
+}
 
 SessionInput RunSession::input_of(attn::LoadedRun& r, double load_ms) {
   SessionInput in;

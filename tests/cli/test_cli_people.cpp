@@ -579,3 +579,168 @@ TEST_CASE("cli_people: messages point the right way") {
     CHECK_MESSAGE(help.out.substr(help.out.find("Exit codes:")).find(code) != std::string::npos,
                   code);
 }
+
+// (issue 30 item 5) BertAttention returns LayerNorm(output.dense(context) + input); attn-run's
+// context is output.dense's. run.json and a note on stderr say so, --with-residual-norm (or
+// "residual_norm": true) adds them where the family has that norm, and refuses elsewhere.
+TEST_CASE("cli_people: the context says what it is; --with-residual-norm") {
+  attn::test::TempDir t;
+  const std::string folders = attn::test::source_dir() + "/tests/golden/folders/";
+  const std::string bert = folders + "bert/";
+  const std::string note = "without the residual add and LayerNorm BertAttention applies";
+  const auto run_json = [](const std::string& dir) {
+    return nlohmann::json::parse(attn::test::read_text(dir + "/run.json"));
+  };
+  const std::string base = bin() + " --model " + q(bert + "model") + " --layer 1 --input " +
+                           q(bert + "layer1/input.npy");
+
+  // Plain: the output projection, said once on stderr and in run.json.
+  auto plain = run(base + " -o " + q(t / "plain"));
+  REQUIRE_MESSAGE(plain.exit_code == 0, plain.err);
+  CHECK(count_of(plain.err, note) == 1);
+  CHECK(count_of(plain.err, "--with-residual-norm adds them") == 1);
+  const nlohmann::json r0 = run_json(t / "plain");
+  CHECK(r0["output"].get<std::string>().find("the output projection, without residual add") == 0);
+  CHECK(r0["output"].get<std::string>().find("BertAttention's output adds the input") !=
+        std::string::npos);
+  CHECK(r0["config"]["residual_norm"].is_null());
+  CHECK(run(base + " -q -o " + q(t / "quiet")).err.empty());  // not with -q
+
+  // --with-residual-norm: no note; run.json names the norm; the numbers are BertAttention's.
+  auto with = run(base + " --with-residual-norm -o " + q(t / "with"));
+  REQUIRE_MESSAGE(with.exit_code == 0, with.err);
+  CHECK(with.err.find(note) == std::string::npos);
+  const nlohmann::json r1 = run_json(t / "with");
+  CHECK(r1["output"].get<std::string>().find("LayerNorm(output projection + input)") == 0);
+  CHECK(r1["config"]["residual_norm"]["prefix"] ==
+        "bert.encoder.layer.1.attention.output.LayerNorm.");
+  CHECK(r1["config"]["residual_norm"]["eps"] == 1e-12);
+  CHECK(r1["config"]["from_model"]["residual_norm"]["prefix"] ==
+        "bert.encoder.layer.1.attention.output.LayerNorm.");
+  auto golden = run(bin() + " -q --config " + q(bert + "layer0/case.json") +
+                    " --with-residual-norm -o " + q(t / "golden"));
+  REQUIRE_MESSAGE(golden.exit_code == 0, golden.err);
+  const attn::Tensor got = npy_file(t / "golden/context.npy");
+  const attn::Tensor want = npy_file(bert + "layer0/expected/residual_norm.npy");
+  REQUIRE(got.shape == want.shape);
+  float scale = 0.0f, diff = 0.0f;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    scale = std::max(scale, std::fabs(want.data[i]));
+    diff = std::max(diff, std::fabs(got.data[i] - want.data[i]));
+  }
+  CHECK(diff <= 1e-5f * std::max(1.0f, scale));
+
+  // The config key means the same; an object overrides the family's fields.
+  attn::test::write_text(t / "key.json", "{\"model\": " + nlohmann::json(bert + "model").dump() +
+                                             ", \"layer\": 1, \"input\": " +
+                                             nlohmann::json(bert + "layer1/input.npy").dump() +
+                                             ", \"residual_norm\": {\"eps\": 1e-5}}");
+  auto key = run(bin() + " --config " + q(t / "key.json") + " -o " + q(t / "key"));
+  REQUIRE_MESSAGE(key.exit_code == 0, key.err);
+  CHECK(key.err.find(note) == std::string::npos);
+  CHECK(run_json(t / "key")["config"]["residual_norm"]["eps"] == 1e-5);
+  CHECK(run_json(t / "key")["config"]["residual_norm"]["prefix"] ==
+        "bert.encoder.layer.1.attention.output.LayerNorm.");
+
+  // --input-list: every input gets it; without it the note comes once for the run.
+  attn::test::write_text(t / "x1.npy", attn::test::read_text(bert + "layer0/input.npy"));
+  attn::test::write_text(t / "x2.npy", attn::test::read_text(bert + "layer1/input.npy"));
+  attn::test::write_text(t / "list2.txt", "x1.npy\nx2.npy\n");
+  const std::string list2 =
+      bin() + " --model " + q(bert + "model") + " --layer 0 --input-list " + q(t / "list2.txt");
+  auto each = run(list2 + " --with-residual-norm -o " + q(t / "each"));
+  REQUIRE_MESSAGE(each.exit_code == 0, each.err);
+  CHECK(run_json(t / "each/x1")["config"]["residual_norm"].is_object());
+  CHECK(run_json(t / "each/x2")["config"]["residual_norm"].is_object());
+  auto each_plain = run(list2 + " -o " + q(t / "each_plain"));
+  REQUIRE_MESSAGE(each_plain.exit_code == 0, each_plain.err);
+  CHECK(count_of(each_plain.err, note) == 1);
+  CHECK(npy_file(t / "each/x1/context.npy").data != npy_file(t / "each_plain/x1/context.npy").data);
+
+  // DistilBERT's norm is outside its attention module: offered, no note.
+  const std::string distil = folders + "distilbert/";
+  auto d = run(bin() + " --model " + q(distil + "model") + " --layer 2 --input " +
+               q(distil + "layer2/input.npy") + " -o " + q(t / "distil"));
+  REQUIRE_MESSAGE(d.exit_code == 0, d.err);
+  CHECK(d.err.find("LayerNorm") == std::string::npos);
+  CHECK(run_json(t / "distil")["output"].get<std::string>().find("TransformerBlock adds") !=
+        std::string::npos);
+  auto dn = run(bin() + " --model " + q(distil + "model") + " --layer 2 --input " +
+                q(distil + "layer2/input.npy") + " --with-residual-norm -o " + q(t / "distil_n"));
+  REQUIRE_MESSAGE(dn.exit_code == 0, dn.err);
+  CHECK(run_json(t / "distil_n")["config"]["residual_norm"]["prefix"] ==
+        "distilbert.transformer.layer.2.sa_layer_norm.");
+
+  // A family without one (pre-norm Llama): 64 naming the flag and the family; the key is 78.
+  const std::string llama = folders + "llama/";
+  const std::string llama_run = bin() + " --model " + q(llama + "model") + " --layer 0 --input " +
+                                q(llama + "layer0/input.npy");
+  auto none = run(llama_run + " --with-residual-norm");
+  CHECK(none.exit_code == 64);
+  CHECK_MESSAGE(
+      none.err.find("--with-residual-norm: model_type llama has no LayerNorm") != std::string::npos,
+      none.err);
+  CHECK(none.err.find("bert, roberta") != std::string::npos);
+  auto quiet_llama = run(llama_run + " -o " + q(t / "llama"));
+  REQUIRE_MESSAGE(quiet_llama.exit_code == 0, quiet_llama.err);
+  CHECK(quiet_llama.err.find("LayerNorm") == std::string::npos);
+  CHECK(run_json(t / "llama")["output"] ==
+        "the output projection, without residual add or LayerNorm");
+  attn::test::write_text(t / "llama.json", "{\"model\": " + nlohmann::json(llama + "model").dump() +
+                                               ", \"layer\": 0, \"residual_norm\": true}");
+  auto key_none =
+      run(bin() + " --config " + q(t / "llama.json") + " --input " + q(llama + "layer0/input.npy"));
+  CHECK(key_none.exit_code == 78);
+  CHECK(key_none.err.find("residual_norm: model_type llama has no LayerNorm") != std::string::npos);
+
+  // OPT: only OPT-350m's post-norm layers (do_layer_norm_before false) have it after attention.
+  auto opt = run(bin() + " --model " + q(folders + "opt/model") + " --layer 1 --input " +
+                 q(folders + "opt/layer1/input.npy") + " --with-residual-norm");
+  CHECK(opt.exit_code == 64);
+  CHECK_MESSAGE(
+      opt.err.find("model_type opt with do_layer_norm_before true normalizes before its "
+                   "attention (self_attn_layer_norm.), not after it") != std::string::npos,
+      opt.err);
+  const std::string opt350 = folders + "opt_350m/";
+  auto post = run(bin() + " --model " + q(opt350 + "model") + " --layer 1 --input " +
+                  q(opt350 + "layer1/input.npy") + " -o " + q(t / "opt350"));
+  REQUIRE_MESSAGE(post.exit_code == 0, post.err);
+  CHECK(post.err.find("LayerNorm") == std::string::npos);  // OPTAttention's output is o_proj's
+  CHECK(run_json(t / "opt350")["output"].get<std::string>().find("OPTDecoderLayer adds") !=
+        std::string::npos);
+  auto post_n =
+      run(bin() + " --model " + q(opt350 + "model") + " --layer 1 --input " +
+          q(opt350 + "layer1/input.npy") + " --with-residual-norm -o " + q(t / "opt350n"));
+  REQUIRE_MESSAGE(post_n.exit_code == 0, post_n.err);
+  CHECK(run_json(t / "opt350n")["config"]["residual_norm"] ==
+        nlohmann::json{{"eps", 1e-5}, {"prefix", "model.decoder.layers.1.self_attn_layer_norm."}});
+
+  // The table of a folder's layers runs nothing: the flag has no layer to change.
+  auto table = run(bin() + " --model " + q(bert + "model") + " --with-residual-norm");
+  CHECK(table.exit_code == 64);
+  CHECK(table.err.find("--model: cannot be combined with --with-residual-norm") !=
+        std::string::npos);
+
+  // A prefix naming no norm: 65, naming the file's norms nearest the layer.
+  attn::test::write_text(t / "wrong.json", "{\"model\": " + nlohmann::json(bert + "model").dump() +
+                                               ", \"layer\": 1, \"residual_norm\": {\"prefix\": "
+                                               "\"bert.encoder.layer.1.attention.LayerNorm.\"}}");
+  auto wrong =
+      run(bin() + " --config " + q(t / "wrong.json") + " --input " + q(bert + "layer1/input.npy"));
+  CHECK(wrong.exit_code == 65);
+  CHECK_MESSAGE(wrong.err.find("missing key \"bert.encoder.layer.1.attention.LayerNorm.weight\"") !=
+                    std::string::npos,
+                wrong.err);
+  CHECK(wrong.err.find("(the file has \"bert.encoder.layer.1.attention.output.LayerNorm.\", ") !=
+        std::string::npos);
+
+  // Cross-attention (kv_input): it adds the queries' input, so self-attention only.
+  attn::test::write_text(t / "cross.json",
+                         "{\"attention\": \"multi\", \"hidden_size\": 4, \"num_heads\": 2, "
+                         "\"layout\": \"separate\", \"init\": {\"seed\": 1}, \"input\": [[1, 2, 3, "
+                         "4]], \"kv_input\": [[1, 2, 3, 4], [4, 3, 2, 1]]}");
+  auto cross = run(bin() + " --config " + q(t / "cross.json") + " --with-residual-norm");
+  CHECK(cross.exit_code == 64);
+  CHECK(cross.err.find("--with-residual-norm: ") != std::string::npos);
+  CHECK(cross.err.find("kv_input (cross-attention)") != std::string::npos);
+}

@@ -37,6 +37,7 @@ def specs():
         # BertModel (no "bert." prefix), a decoder BERT (BertLMHeadModel) is causal
         dict(name="bert", seed=102, container="safetensors", dtype="f32", layers=[2], B=2, S=6,
              pad="right", rename=[("bert.", "")],
+             residual_norm=dict(layers=[2], name="attention.output.LayerNorm.", eps=1e-12),
              config={"model_type": "bert", "hidden_size": 48, "num_attention_heads": 3,
                      "num_hidden_layers": 3, "position_embedding_type": "absolute"}),
         dict(name="bert_decoder", seed=112, container="safetensors", dtype="f32", layers=[0], B=2,
@@ -45,6 +46,7 @@ def specs():
                      "num_hidden_layers": 1, "is_decoder": True}),
         dict(name="roberta", seed=103, container="shards2", dtype="bf16", layers=[0, 2], B=2,
              S=10, pad="left",
+             residual_norm=dict(layers=[0, 2], name="attention.output.LayerNorm.", eps=1e-12),
              config={"model_type": "roberta", "hidden_size": 64, "num_attention_heads": 8,
                      "num_hidden_layers": 3}),
         # Llama ignores sliding_window; linear scaling; q/k/v/o bias; no head_dim
@@ -185,6 +187,12 @@ def specs():
              pad="left", rename=[("model.decoder.", "decoder.")],
              config={"model_type": "opt", "enable_bias": False, "hidden_size": 48,
                      "num_attention_heads": 3, "num_hidden_layers": 2}),
+        # OPTModel ("decoder." prefix) with OPT-350m's post-norm: do_layer_norm_before false
+        dict(name="opt_350m", seed=128, container="safetensors", dtype="f16", layers=[0, 2], B=2,
+             S=7, rename=[("model.decoder.", "decoder.")],
+             residual_norm=dict(layers=[0, 2], name="self_attn_layer_norm.", eps=1e-5),
+             config={"model_type": "opt", "do_layer_norm_before": False, "hidden_size": 40,
+                     "num_attention_heads": 5, "num_hidden_layers": 3}),
         dict(name="olmo2", seed=119, container="safetensors", dtype="bf16", layers=[1], B=2, S=8,
              pad="right",
              config={"model_type": "olmo2", "hidden_size": 48, "max_position_embeddings": 64,
@@ -219,7 +227,11 @@ def rel(a, b):
 
 def check_runs(worst, name, label, d, runs):
     """Runs attn-run with each argument list into d/out and compares its context and maps with
-    d/expected; worst[name] keeps the largest relative error (inf for a failed run)."""
+    d/expected; worst[name] keeps the largest relative error (inf for a failed run). With
+    d/expected/residual_norm.npy, each runs again with --with-residual-norm against it."""
+    norm = os.path.join(d, "expected", "residual_norm.npy")
+    if os.path.exists(norm):
+        runs = runs + [args + ["--with-residual-norm"] for args in runs]
     for args in runs:
         o = os.path.join(d, "out")
         shutil.rmtree(o, ignore_errors=True)
@@ -228,8 +240,9 @@ def check_runs(worst, name, label, d, runs):
             print(f"{name} {label} {args[0]}: exit {r.returncode}: {r.stderr.strip()}")
             worst[name] = float("inf")
             continue
-        e = max(rel(np.load(os.path.join(o, "context.npy")),
-                    np.load(os.path.join(d, "expected", "context.npy"))),
+        want = norm if "--with-residual-norm" in args else \
+            os.path.join(d, "expected", "context.npy")
+        e = max(rel(np.load(os.path.join(o, "context.npy")), np.load(want)),
                 rel(np.load(os.path.join(o, "attention.npy")),
                     np.load(os.path.join(d, "expected", "attention.npy"))))
         worst[name] = max(worst.get(name, 0.0), e)

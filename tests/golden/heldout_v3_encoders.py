@@ -17,6 +17,7 @@ def specs():
         # XLMRobertaModel (no "roberta." prefix), key padding on the left, bf16, two shards
         dict(name="xlm_roberta_model", seed=401, container="shards2", dtype="bf16", layers=[2],
              B=3, S=9, pad="left", rename=[("roberta.", "")],
+             residual_norm=dict(layers=[2], name="attention.output.LayerNorm.", eps=1e-12),
              config={"model_type": "xlm-roberta", "hidden_size": 48, "num_attention_heads": 6,
                      "num_hidden_layers": 3, "max_position_embeddings": 514}),
         # XLMRobertaForCausalLM: is_decoder makes the self-attention causal
@@ -34,11 +35,13 @@ def specs():
         # ElectraModel saved bare ("encoder.layer.N."), pytorch_model.bin
         dict(name="electra_model", seed=404, container="bin", dtype="f32", layers=[1], S=10,
              rename=[("electra.", "")],
+             residual_norm=dict(layers=[1], name="attention.output.LayerNorm.", eps=1e-12),
              config={"model_type": "electra", "hidden_size": 40, "num_attention_heads": 5,
                      "num_hidden_layers": 2}),
         # DistilBertModel ("transformer.layer.N."), left padding, bf16; six layers
         dict(name="distilbert_model", seed=405, container="safetensors", dtype="bf16",
              layers=[1, 5], B=2, S=9, pad="left", rename=[("distilbert.", "")],
+             residual_norm=dict(layers=[5], name="sa_layer_norm.", eps=1e-12),
              config={"model_type": "distilbert", "dim": 24, "n_heads": 3, "n_layers": 6, "hidden_dim": 8}),
         dict(name="distilbert_bin", seed=406, container="bin", dtype="f16", layers=[0], S=6,
              config={"model_type": "distilbert", "dim": 32, "n_heads": 8, "n_layers": 1}),

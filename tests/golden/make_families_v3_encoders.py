@@ -5,7 +5,9 @@ ModernBERT, with torch's expected output for 2-3 layers of each.
 
 The folders have make_folders.py's form (model/ with config.json in the family's own spelling and a
 whole tiny model under its real state_dict names; layer<N>/ with case.json, input.npy and torch's
-expected/context.npy and attention.npy) and are written by make_folders.make_folder: this script
+expected/context.npy and attention.npy, and for one layer of XLM-RoBERTa, ELECTRA and DistilBERT
+expected/residual_norm.npy: LayerNorm(context + input), XLMRobertaAttention's / ElectraAttention's
+output and DistilBERT's TransformerBlock sa_layer_norm) and are written by make_folders.make_folder: this script
 adds the families' settings, tensor names and attention to make_folders' (`encoder_settings`,
 `attention_weights`, `qkv_heads`, `output_proj`, `layer_attention` below, installed over
 make_folders' own for these model_types only). Each family's config.json is read here as its
@@ -144,10 +146,11 @@ def block_neighbours(mt, layer, C, g, small=4):
         p = f"{'roberta' if mt == 'xlm-roberta' else 'electra'}.encoder.layer.{layer}."
         return {p + "intermediate.dense.weight": r(small, C), p + "output.dense.weight": r(C, small),
                 p + "output.LayerNorm.weight": one}
-    if mt == "distilbert":
+    if mt == "distilbert":  # TransformerBlock.sa_layer_norm: --with-residual-norm's LayerNorm
         p = f"distilbert.transformer.layer.{layer}."
-        return {p + "sa_layer_norm.weight": one, p + "ffn.lin1.weight": r(small, C),
-                p + "output_layer_norm.weight": one}
+        w, b = mf.layer_norm_params(p + "sa_layer_norm.", C)
+        return {p + "sa_layer_norm.weight": w, p + "sa_layer_norm.bias": b,
+                p + "ffn.lin1.weight": r(small, C), p + "output_layer_norm.weight": one}
     if mt == "vit":  # the layer's own output.dense sits beside attention.output.dense
         p = f"vit.encoder.layer.{layer}."
         return {p + "layernorm_before.weight": one, p + "intermediate.dense.weight": r(small, C),
@@ -319,6 +322,7 @@ def specs():
         # XLMRobertaForMaskedLM (FacebookAI/xlm-roberta-base's spelling), padded on the right
         dict(name="xlm_roberta", seed=301, container="safetensors", dtype="f32", layers=[0, 1],
              B=2, S=7, pad="right",
+             residual_norm=dict(layers=[0], name="attention.output.LayerNorm.", eps=1e-05),
              config={"architectures": ["XLMRobertaForMaskedLM"], "model_type": "xlm-roberta",
                      "attention_probs_dropout_prob": 0.1, "bos_token_id": 0, "eos_token_id": 2,
                      "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 32,
@@ -329,6 +333,7 @@ def specs():
                      "vocab_size": 12}),
         # ElectraForPreTraining (google/electra-small-discriminator's spelling): embedding_size
         dict(name="electra", seed=302, container="bin", dtype="f32", layers=[1, 2], B=2, S=6,
+             residual_norm=dict(layers=[2], name="attention.output.LayerNorm.", eps=1e-12),
              config={"architectures": ["ElectraForPreTraining"], "model_type": "electra",
                      "attention_probs_dropout_prob": 0.1, "embedding_size": 8,
                      "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 24,
@@ -338,7 +343,8 @@ def specs():
                      "vocab_size": 12}),
         # DistilBertForMaskedLM (distilbert-base-uncased's spelling: dim, n_heads, n_layers)
         dict(name="distilbert", seed=303, container="safetensors", dtype="f32", layers=[0, 2],
-             B=2, S=8, pad="right",
+             B=2, S=8, pad="right",  # TransformerBlock: sa_layer_norm(sa_output + x), eps 1e-12
+             residual_norm=dict(layers=[2], name="sa_layer_norm.", eps=1e-12),
              config={"activation": "gelu", "architectures": ["DistilBertForMaskedLM"],
                      "attention_dropout": 0.1, "dim": 32, "dropout": 0.1, "hidden_dim": 8,
                      "initializer_range": 0.02, "max_position_embeddings": 64,

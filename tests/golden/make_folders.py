@@ -10,7 +10,10 @@ Each folder tests/golden/folders/<name>/ holds
                pytorch_model.bin (torch.save), in float32 or bfloat16;
   layer<N>/    one run of layer N: case.json (an attn-run config: "model": "../model", "layer",
                "input" and, when padded, attention_mask/positions), input.npy (the layer's input
-               hidden states, float32), and torch's expected/context.npy and expected/attention.npy.
+               hidden states, float32), and torch's expected/context.npy and expected/attention.npy;
+               for the spec's "residual_norm" layers also expected/residual_norm.npy, the
+               LayerNorm(context + input) that BertAttention returns (BertSelfOutput), what
+               attn-run's --with-residual-norm computes (issue 30).
 
 The expected values are each family's eager attention written in torch from its published modeling
 code (transformers' modeling_<type>.py; MPT's attn_config as Mosaic's own code reads it), computed
@@ -27,6 +30,7 @@ import math
 import os
 import shutil
 import sys
+import zlib
 from collections import OrderedDict
 
 import numpy as np
@@ -238,6 +242,22 @@ def put(sd, name, wb):
         sd[name + ".bias"] = wb[1]
 
 
+def layer_norm_params(name, C):
+    """A LayerNorm's weight and bias, drawn from a generator of their own (seeded by the norm's
+    name), so adding or changing them leaves every other tensor's values as they were."""
+    g = torch.Generator().manual_seed(zlib.crc32(name.encode()))
+    w = 1.0 + 0.3 * torch.randn(C, generator=g, dtype=torch.float64)
+    return w, 0.3 * torch.randn(C, generator=g, dtype=torch.float64)
+
+
+def residual_norm(ctx, x, stored, module, norm, eps):
+    """LayerNorm(context + input) as modeling_bert.BertSelfOutput (LayerNorm(dropout(dense(h)) +
+    input_tensor), dropout off): the norm `norm` of the layer's module `module` ("bert.encoder.
+    layer.0."), from the stored weights, in float64."""
+    w, b = stored[module + norm + "weight"], stored.get(module + norm + "bias")
+    return torch.nn.functional.layer_norm(ctx + x, (x.shape[-1],), w, b, eps)
+
+
 def attention_weights(s, g):
     """The attention's own tensors, names relative to s["prefix"]."""
     C, H, Hkv, D = s["C"], s["H"], s["Hkv"], s["D"]
@@ -273,8 +293,9 @@ def attention_weights(s, g):
         for n in ("query", "key", "value"):
             put(sd, "self." + n, lin(g, H * D, C))
         put(sd, "output.dense", lin(g, C, H * D))
-        sd["output.LayerNorm.weight"] = torch.ones(C, dtype=torch.float64)
-        sd["output.LayerNorm.bias"] = torch.zeros(C, dtype=torch.float64)
+        # BertSelfOutput's LayerNorm (--with-residual-norm)
+        w, b = layer_norm_params(s["prefix"] + "output.LayerNorm.", C)
+        sd["output.LayerNorm.weight"], sd["output.LayerNorm.bias"] = w, b
     return sd
 
 
@@ -300,9 +321,11 @@ def block_neighbours(mt, layer, C, g, small=4):
     if mt == "mpt":
         p = f"transformer.blocks.{layer}."
         return {p + "norm_1.weight": one, p + "ffn.up_proj.weight": r(small, C)}
-    if mt == "opt":
+    if mt == "opt":  # self_attn_layer_norm: after the attention when do_layer_norm_before is false
         p = f"model.decoder.layers.{layer}."
-        return {p + "self_attn_layer_norm.weight": one, p + "fc1.weight": r(small, C)}
+        w, b = layer_norm_params(p + "self_attn_layer_norm.", C)
+        return {p + "self_attn_layer_norm.weight": w, p + "self_attn_layer_norm.bias": b,
+                p + "fc1.weight": r(small, C)}
     p = f"model.layers.{layer}."
     n = {p + "input_layernorm.weight": one}
     if mt == "mixtral":
@@ -532,6 +555,11 @@ def make_folder(spec, out=OUT, verbose=True):
         ctx, maps = (ctx[0], maps[0]) if unbatched else (ctx, maps)
         np.save(os.path.join(d, "expected", "context.npy"), ctx.float().numpy())
         np.save(os.path.join(d, "expected", "attention.npy"), maps.float().numpy())
+        rnorm = spec.get("residual_norm")
+        if rnorm and layer in rnorm["layers"]:  # the layer's module: the prefix's parent
+            module = p[:p.rstrip(".").rfind(".") + 1]
+            full = residual_norm(ctx, xs, stored, module, rnorm["name"], rnorm["eps"])
+            np.save(os.path.join(d, "expected", "residual_norm.npy"), full.float().numpy())
         kind = ", ".join(filter(None, [
             f"window {s['window']}" if s["window"] else "",
             f"rope theta {s['rope']['theta']:g} R {s['rope']['R']}" +
@@ -561,13 +589,16 @@ def specs():
                      "scale_attn_weights": True, "scale_attn_by_inverse_layer_idx": True,
                      "reorder_and_upcast_attn": False}),
         dict(name="bert", seed=2, container="safetensors", dtype="f16", layers=[0, 1], B=2, S=7,
-             pad="right",
+             pad="right", residual_norm=dict(layers=[0], name="attention.output.LayerNorm.",
+                                             eps=1e-12),
              config={"architectures": ["BertForMaskedLM"], "model_type": "bert", "hidden_size": 32,
                      "num_attention_heads": 4, "num_hidden_layers": 2, "intermediate_size": 8,
                      "hidden_act": "gelu", "max_position_embeddings": 64,
                      "position_embedding_type": "absolute", "type_vocab_size": 2,
                      "vocab_size": 12, "layer_norm_eps": 1e-12}),
         dict(name="roberta", seed=3, container="safetensors", dtype="f16", layers=[1], S=6,
+             residual_norm=dict(layers=[1], name="attention.output.LayerNorm.",
+                                eps=1e-12),  # RobertaConfig's layer_norm_eps
              config={"architectures": ["RobertaForMaskedLM"], "model_type": "roberta",
                      "hidden_size": 32, "num_attention_heads": 2, "num_hidden_layers": 2,
                      "intermediate_size": 8, "max_position_embeddings": 66, "pad_token_id": 1,
@@ -713,6 +744,15 @@ def specs():
                                       "rope_type": "yarn", "truncate": False},
                      "rope_theta": 150000, "sliding_window": 3, "torch_dtype": "bfloat16",
                      "vocab_size": 12}),
+        # OPT-350m's post-norm: OPTDecoderLayer's self_attn_layer_norm(residual + attention),
+        # nn.LayerNorm's eps (--with-residual-norm); unpadded, so it also runs as --model
+        dict(name="opt_350m", seed=22, container="safetensors", dtype="f32", layers=[1], B=2, S=6,
+             residual_norm=dict(layers=[1], name="self_attn_layer_norm.", eps=1e-5),
+             config={"_remove_final_layer_norm": False, "architectures": ["OPTForCausalLM"],
+                     "model_type": "opt", "do_layer_norm_before": False, "enable_bias": True,
+                     "ffn_dim": 8, "hidden_size": 32, "layer_norm_elementwise_affine": True,
+                     "max_position_embeddings": 64, "num_attention_heads": 4,
+                     "num_hidden_layers": 2, "vocab_size": 12, "word_embed_proj_dim": 32}),
     ]
 
 

@@ -123,15 +123,16 @@ void check_case(const std::string& name) {
 
 TEST_CASE("golden folders: every model_type's layers match PyTorch") {
   const std::vector<std::string> names = case_names();
-  // make_folders.py writes 21 folders (every model_type CONTRACT.md lists, Falcon three
-  // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi) and 38 layer cases;
+  // make_folders.py writes 22 folders (every model_type CONTRACT.md lists, Falcon three
+  // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi; OPT twice: OPT-350m's
+  // post-norm) and 39 layer cases;
   // make_families_v3_decoders.py 10 folders and 19 cases (phi with qk_layernorm among them);
   // make_families_v3_t5.py 4 folders (t5 twice: T5 and Flan-T5; mt5, umt5) and 10 cases (encoder
   // layers, the decoder's self- and cross-attention); make_families_v3_encoders.py 9 folders and 18
   // cases (one of a CLIPModel's vision tower); make_families_v3_features.py 6 folders (stablelm,
   // cohere2, llama4, qwen3_next, qwen3_5, cohere) and 12 layer cases; make_families_v3_mla.py 5
   // folders (DeepSeek-V2-Lite, V3, V3 as v5 saves it, Kimi-K2, Kimi-K2.5's wrapper) and 7 cases.
-  CHECK(names.size() == 38 + 19 + 10 + 18 + 12 + 7);
+  CHECK(names.size() == 39 + 19 + 10 + 18 + 12 + 7);
   std::vector<std::string> families;
   for (const std::string& name : names) {
     families.push_back(name.substr(0, name.find('/')));
@@ -143,7 +144,7 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
     }
   }
   families.erase(std::unique(families.begin(), families.end()), families.end());
-  CHECK(families.size() == 21 + 10 + 4 + 9 + 6 + 5);
+  CHECK(families.size() == 22 + 10 + 4 + 9 + 6 + 5);
 }
 
 TEST_CASE("golden folders: v3's gated, qk_norm-kind families are mapped per layer") {
@@ -399,5 +400,61 @@ TEST_CASE("golden folders: every family of the table has a golden folder") {
   for (const std::string& type : supported_model_types()) {
     CAPTURE(type);
     CHECK(std::find(covered.begin(), covered.end(), type) != covered.end());
+  }
+}
+
+// (issue 30) A post-norm family's attention module returns LayerNorm(o_proj(context) + input)
+// (BertAttention, through BertSelfOutput; DistilBERT's TransformerBlock sa_layer_norm, OPT-350m's
+// OPTDecoderLayer self_attn_layer_norm):
+// expected/residual_norm.npy (make_folders.py, make_families_v3_encoders.py) is that output, which
+// --with-residual-norm and the config key "residual_norm": true give.
+TEST_CASE("golden folders: --with-residual-norm matches BertAttention's output") {
+  std::vector<std::string> with_norm;
+  for (const std::string& name : case_names())
+    if (fs::exists(folders_root() + "/" + name + "/expected/residual_norm.npy"))
+      with_norm.push_back(name);
+  // bert, roberta, OPT-350m (make_folders.py); distilbert, electra, xlm_roberta (v3 encoders)
+  CHECK(with_norm == std::vector<std::string>{"bert/layer0", "distilbert/layer2", "electra/layer2",
+                                              "opt_350m/layer1", "roberta/layer1",
+                                              "xlm_roberta/layer0"});
+  for (const std::string& name : with_norm) {
+    CAPTURE(name);
+    const std::string dir = folders_root() + "/" + name;
+    const Tensor want = expected(dir, "residual_norm");
+    // The flag (--config case.json --with-residual-norm) and the config key.
+    ModelFlags flags;
+    flags.residual_norm = true;
+    const Config by_flag = load_config(dir + "/case.json", flags);
+    json c = json::parse(test::read_text(dir + "/case.json"));
+    c["residual_norm"] = true;
+    const Config by_key = parse_config(c.dump(), dir + "/case.json");
+    for (const Config* cfg : {&by_flag, &by_key}) {
+      REQUIRE(cfg->residual_norm.has_value());
+      const std::string& prefix = cfg->residual_norm->prefix;
+      // The layer's own norm: BertSelfOutput's, DistilBERT's or OPT-350m's.
+      const auto ends_with = [&](const std::string& tail) {
+        return prefix.size() >= tail.size() &&
+               prefix.compare(prefix.size() - tail.size(), tail.size(), tail) == 0;
+      };
+      const std::string layer = "." + std::to_string(cfg->layer.value()) + ".";
+      const bool norm_named = ends_with(layer + "attention.output.LayerNorm.") ||
+                              ends_with(layer + "sa_layer_norm.") ||
+                              ends_with(layer + "self_attn_layer_norm.");
+      CHECK_MESSAGE(norm_named, prefix);
+      const LoadedRun run = load_run(*cfg, {});
+      const AttentionSpec spec = attention_spec(*cfg);
+      for (bool with_maps : {false, true}) {
+        INFO((with_maps ? "maps kernel" : "streaming kernel"));
+        check_close(run_forward(run, spec, with_maps).context, want, "residual_norm context");
+      }
+    }
+    // Without it the context is the output projection's: not BertAttention's output.
+    const Config plain = load_config(dir + "/case.json");
+    CHECK_FALSE(plain.residual_norm.has_value());
+    const Tensor ctx = run_forward(load_run(plain, {}), attention_spec(plain), false).context;
+    float diff = 0.0f;
+    for (std::size_t i = 0; i < ctx.size(); ++i)
+      diff = std::max(diff, std::fabs(ctx.data[i] - want.data[i]));
+    CHECK(diff > 0.1f);
   }
 }

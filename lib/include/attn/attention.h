@@ -51,6 +51,9 @@ struct AttentionSpec {
   std::size_t attention_chunk = 0;  // n: query i sees key j only when i / n == j / n; 0 = none
   // q times log1p(floor((pos + 1) / floor_scale)) * attn_scale + 1 after rope (positions or 0..L-1)
   std::optional<AttnTemperature> attn_temperature;
+  // eps: context = LayerNorm(o_proj(y) + x) with Weights::residual_norm_weight
+  // and _bias (BertSelfOutput), after the output projection; self-attention, O == C.
+  std::optional<double> residual_norm_eps;
   // torch MHA's add_bias_kv is on when Weights::bias_k is set.
 
   // The version 1 spec: scale and causal only.

@@ -32,6 +32,16 @@ struct ArrayKey {
   bool given() const { return !path.empty() || inline_value.has_value(); }
 };
 
+// (v3) residual_norm: the context is LayerNorm(o_proj(attention) + input),
+// the LayerNorm a post-norm family applies after its attention (BertSelfOutput:
+// LayerNorm(dense(h) + input_tensor)), with the weight and bias under `prefix`
+// (full keys of the weights file, not under weights_prefix).
+struct ResidualNormSpec {
+  double eps = 1e-12;  // BertConfig's layer_norm_eps
+  std::string prefix;  // resolved: weights_prefix + "output.LayerNorm." unless given
+  bool prefix_given = false;
+};
+
 struct Config {
   std::string file;  // the config file as given (for messages); "" if from a string
   std::string dir;   // its folder: relative paths in the config resolve against it
@@ -87,6 +97,14 @@ struct Config {
   std::optional<MlaSpec> mla;     // DeepSeek's latent attention: sets D, rope's part and the scale
   ArrayKey<Mask> attention_mask;  // Hugging Face's: 1 = attend (not with padding_mask)
   ArrayKey<AttnMask> attn_mask;   // torch's: bool (true = blocked) or float (added)
+
+  // ---- (v3) what the context is (issue 30) ----
+  std::optional<ResidualNormSpec> residual_norm;  // none = o_proj's output as is
+  // From a model folder whose family has such a norm (model_folder.h
+  // residual_norm_of): Hugging Face's module whose output includes it
+  // ("BertAttention"), and whether that module is the attention's own. "" else.
+  std::string residual_norm_module;
+  bool residual_norm_in_attention = false;
 
   // ---- cross-attention and torch MHA's options ----
   ArrayKey<Tensor> kv_input;                // (T, Ck) or (B, T, Ck): keys and values from here
@@ -155,6 +173,9 @@ struct ModelFlags {
   // --model-type / "model_type" beside "model": which model_type of a folder
   // that holds several to run (a CLIPModel's clip_vision_model); "" = the first.
   std::string model_type = "";
+  // --with-residual-norm: config key residual_norm true; with a model folder,
+  // its family's LayerNorm (Exit::usage naming the flag when it has none).
+  bool residual_norm = false;
 };
 
 // The run's config from --config FILE ("" = none), --model and --layer:
@@ -203,6 +224,11 @@ nlohmann::json config_to_json(const Config& c);
 
 // The geometry of a resolved config (num_kv_heads already checked to divide num_heads).
 Geometry geometry_of(const Config& cfg);
+
+// What the context is, for run.json's "output": the output projection as is,
+// or with the residual add and LayerNorm (residual_norm), naming the model
+// family's module that includes them when there is one.
+std::string output_description(const Config& c);
 
 // Known keys in table order (for suggestions and docs).
 const std::vector<std::string>& config_keys();

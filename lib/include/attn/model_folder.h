@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,8 +62,26 @@ bool is_hf_config(const nlohmann::json& j);
 // family's usual one. Exit::usage when layer is out of range or is not an
 // attention layer (e.g. Qwen3-Next's linear attention: the message lists the
 // model's attention layers).
+// `residual_norm`: also the family's LayerNorm over o_proj's output plus the
+// input, as config key residual_norm ({eps, prefix}), when the family has one
+// (residual_norm_of; not for GGUF files).
 nlohmann::json layer_config(const ModelFolder& m, std::int64_t layer,
-                            const std::vector<std::string>& weight_keys = {});
+                            const std::vector<std::string>& weight_keys = {},
+                            bool residual_norm = false);
+
+// (v3) The LayerNorm a family applies over its attention's output plus the
+// layer's input (CONTRACT.md "residual_norm"): Hugging Face's module whose
+// output includes it ("BertAttention"), and whether that module is the
+// attention's own (BERT, RoBERTa, XLM-RoBERTa, ELECTRA; not DistilBERT's
+// TransformerBlock, OPT-350m's OPTDecoderLayer). Empty when the family has
+// none (pre-norm decoders, ViT, CLIP, T5, OPT with do_layer_norm_before, ...)
+// or the model is a GGUF file; then `why`, when given, says so for a message
+// ("model_type llama has no LayerNorm ... (the families with one: ...)").
+struct ResidualNorm {
+  std::string module;
+  bool in_attention = false;
+};
+std::optional<ResidualNorm> residual_norm_of(const ModelFolder& m, std::string* why = nullptr);
 
 // The layer's type: config.json's layer_types entry ("full_attention",
 // "sliding_attention", "chunked_attention", "linear_attention", ...) or the

@@ -62,6 +62,9 @@ struct Weights {
   // mla: q, k and v come from these instead of w_qkv (empty); D = max(Dqk,
   // Dv), Hkv = H, and w_out is o_proj as stored, (O, H*Dv).
   std::optional<MlaWeights> mla;
+  // (v3) residual_norm: the LayerNorm over o_proj's output plus the input, (C)
+  // each (BertSelfOutput's LayerNorm); the bias empty when the file has none.
+  Tensor residual_norm_weight, residual_norm_bias;
 
   std::size_t key_width() const { return static_cast<std::size_t>(Ck ? Ck : C); }    // Ck
   std::size_t value_width() const { return static_cast<std::size_t>(Cv ? Cv : C); }  // Cv

@@ -149,6 +149,7 @@ const std::vector<std::string>* known_keys(const std::string& path) {
   if (path == "relative_bias") return &relative_bias_keys();
   if (path == "attn_temperature") return &attn_temperature_keys();
   if (path == "mla") return &mla_keys();
+  if (path == "residual_norm") return &residual_norm_keys();
   return nullptr;
 }
 
@@ -262,6 +263,7 @@ void read_config(Config& c, const json& root, const KeyName& name) {
   read_score_keys(c, root, name);
   if (has("mla")) read_mla(c, root.at("mla"), name("mla"));
   if (has("kv_labels")) read_labels(c.kv_labels, root.at("kv_labels"), name("kv_labels"));
+  if (has("residual_norm")) read_residual_norm(c, root.at("residual_norm"), name("residual_norm"));
 
   resolve_config(c);
 }
@@ -288,7 +290,9 @@ const std::vector<std::string>& config_keys() {
       // version 3
       "weights_rename",
       // CONTRACT.md "(v3) More of the forward pass"
-      "gate", "attention_chunk", "attn_temperature", "relative_bias", "mla"};
+      "gate", "attention_chunk", "attn_temperature", "relative_bias", "mla",
+      // what the context is (issue 30)
+      "residual_norm"};
   return keys;
 }
 
@@ -377,6 +381,7 @@ void resolve_config(Config& c) {
     fail(c, "layout",
          "init needs a layout to name the weights it creates; give one of " + layout_list());
   resolve_score_keys(c);
+  resolve_residual_norm(c);
   check_layout(c);
   if (c.init_seed && c.layout) {
     const std::string problem = layout_init_problem(geometry_of(c), *c.layout);
@@ -421,6 +426,7 @@ nlohmann::json config_to_json(const Config& c) {
                  {"average_heads", c.output_average_heads}};
   score_keys_to_json(c, j);
   mla_to_json(c, j);
+  residual_norm_to_json(c, j);
   return j;
 }
 

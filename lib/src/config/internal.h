@@ -74,9 +74,11 @@ void check_inline(const Config& c);
 // `root` (keys checked; model and layer already taken out of it) over layer
 // `layer` of the model folder `model_dir`, into c. `flag_layer`: the layer
 // came from --layer (messages name the flag). `model_type`: open_model_folder's.
+// `flag_residual_norm`: --with-residual-norm (the family's norm; Exit::usage
+// naming the flag when it has none).
 void read_with_model(Config& c, const json& root, const KeyName& config_name,
                      const std::string& model_dir, std::int64_t layer, bool flag_layer,
-                     const std::string& model_type = "");
+                     const std::string& model_type = "", bool flag_residual_norm = false);
 
 // ---- config/mla.cpp ----
 const std::vector<std::string>& mla_keys();  // the fields of "mla"
@@ -86,5 +88,12 @@ void read_mla(Config& c, const json& v, const std::string& name);
 void resolve_mla(Config& c);
 double mla_scale(const Config& c);  // 1/sqrt(Dn + Dr), times yarn's mscale^2 when rope says so
 void mla_to_json(const Config& c, json& j);
+
+// ---- config/residual_norm.cpp ----
+const std::vector<std::string>& residual_norm_keys();  // the fields of "residual_norm"
+void read_residual_norm(Config& c, const json& v, const std::string& name);
+// Its default prefix and its checks (self-attention, O == C, weights), after the sizes.
+void resolve_residual_norm(Config& c);
+void residual_norm_to_json(const Config& c, json& j);
 
 }  // namespace attn::config_detail

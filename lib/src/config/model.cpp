@@ -5,6 +5,7 @@
 // folder.
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "attn/error.h"
 #include "attn/files.h"
@@ -27,11 +28,10 @@ std::string folder_config(const std::string& dir) {
 
 // The folder's layer config with the config's keys over it: top-level keys
 // replace the folder's, a null removes it (JSON merge patch, RFC 7386), rope,
-// qk_norm and relative_bias merge field by field (rope.scaling is replaced whole), and
-// "bias" replaces the folder's qkv_bias/out_bias. A weights_prefix naming
-// another module (T5's decoder) drops the folder's relative_bias.table, which
-// belongs to the folder's layer: that module's own table is read, or the one
-// the config names, never silently the encoder's.
+// qk_norm, relative_bias and residual_norm merge field by field (rope.scaling is replaced whole),
+// and "bias" replaces the folder's qkv_bias/out_bias. A weights_prefix naming another module (T5's
+// decoder) drops the folder's relative_bias.table, which belongs to the folder's layer: that
+// module's own table is read, or the one the config names, never silently the encoder's.
 json merge(json folder, const json& config) {
   if (config.contains("weights_prefix") && folder.contains("relative_bias") &&
       folder["relative_bias"].is_object() &&
@@ -46,8 +46,9 @@ json merge(json folder, const json& config) {
   for (const auto& [key, value] : config.items()) {
     if (value.is_null()) {
       folder.erase(key);
-    } else if ((key == "rope" || key == "qk_norm" || key == "relative_bias") && value.is_object() &&
-               folder.contains(key) && folder[key].is_object()) {
+    } else if ((key == "rope" || key == "qk_norm" || key == "relative_bias" ||
+                key == "residual_norm") &&
+               value.is_object() && folder.contains(key) && folder[key].is_object()) {
       for (const auto& [field, v] : value.items()) {
         if (v.is_null()) {
           folder[key].erase(field);
@@ -81,6 +82,27 @@ std::string read_text(const std::string& path) {
   return std::string(bytes.begin(), bytes.end());
 }
 
+// --with-residual-norm over the config's "residual_norm": on (an object of the
+// config's stays, its fields kept); with a cross-attention config, Exit::usage
+// naming the flag.
+void residual_norm_flag(json& root, const std::string& fname) {
+  for (const char* k : {"kv_input", "key_input"})
+    if (root.contains(k) && !root.at(k).is_null())
+      throw Error(Exit::usage, std::string("--with-residual-norm: LayerNorm(o_proj(attention) + "
+                                           "input) adds the queries' input, as self-attention "
+                                           "does; ") +
+                                   fname + " sets " + k + " (cross-attention)");
+  if (!root.contains("residual_norm") || !root.at("residual_norm").is_object())
+    root["residual_norm"] = true;
+}
+
+// Whether a config's residual_norm value asks for the norm (true or an object).
+bool asks_residual_norm(const json& root) {
+  if (!root.contains("residual_norm")) return false;
+  const json& v = root.at("residual_norm");
+  return v.is_object() || (v.is_boolean() && v.get<bool>());
+}
+
 // A config's text with --model/--layer over its own "model"/"layer".
 Config config_from_text(const std::string& text, const std::string& file, const ModelFlags& flags) {
   Config c;
@@ -98,7 +120,7 @@ Config config_from_text(const std::string& text, const std::string& file, const 
                       "its own folder as the model: give --model or --config, not both");
     if (!flags.layer) throw Error(Exit::usage, hf_usage(fname, c.dir));
     read_with_model(c, json::object(), name, c.dir.empty() ? "." : c.dir, *flags.layer, true,
-                    flags.model_type);
+                    flags.model_type, flags.residual_norm);
     return c;
   }
   // "model_type" beside a model picks the folder's tower (model_folder.h);
@@ -123,6 +145,7 @@ Config config_from_text(const std::string& text, const std::string& file, const 
   }
   root.erase("model");
   root.erase("layer");
+  if (flags.residual_norm) residual_norm_flag(root, fname);
 
   if (!model.empty() && !layer) {
     if (!flags.model.empty())
@@ -146,7 +169,8 @@ Config config_from_text(const std::string& text, const std::string& file, const 
                                   "folder: config.json and weights)");
   }
   if (!model.empty()) {
-    read_with_model(c, root, name, model, *layer, flags.layer.has_value(), model_type);
+    read_with_model(c, root, name, model, *layer, flags.layer.has_value(), model_type,
+                    flags.residual_norm);
     return c;
   }
   read_config(c, root, name);
@@ -155,9 +179,9 @@ Config config_from_text(const std::string& text, const std::string& file, const 
 
 }  // namespace
 
-void read_with_model(Config& c, const json& root, const KeyName& config_name,
+void read_with_model(Config& c, const json& root_in, const KeyName& config_name,
                      const std::string& model_dir, std::int64_t layer, bool flag_layer,
-                     const std::string& model_type) {
+                     const std::string& model_type, bool flag_residual_norm) {
   const ModelFolder m = open_model_folder(model_dir, model_type);
   if (layer < 0 || layer >= m.num_layers) {
     const std::string what = "the model in " + model_dir + " has layers 0.." +
@@ -165,9 +189,28 @@ void read_with_model(Config& c, const json& root, const KeyName& config_name,
     if (flag_layer) throw Error(Exit::usage, "--layer: " + what);
     throw Error(Exit::config, config_name("layer") + ": " + what);
   }
+  json root = root_in;
+  // --with-residual-norm (a config's cross-attention was refused before: residual_norm_flag).
+  const bool norm_object = root.contains("residual_norm") && root.at("residual_norm").is_object();
+  if (flag_residual_norm && !norm_object) root["residual_norm"] = true;
+  // residual_norm: the family's LayerNorm, read only when asked (the flag,
+  // true, or an object whose fields override the family's); a config's
+  // object with its own prefix needs none from the family.
+  std::string why;
+  const std::optional<ResidualNorm> norm = residual_norm_of(m, &why);
+  const bool want_norm = asks_residual_norm(root);
+  if (want_norm && !norm &&
+      (flag_residual_norm || !root.at("residual_norm").is_object() ||
+       !root.at("residual_norm").contains("prefix"))) {
+    if (flag_residual_norm) throw Error(Exit::usage, "--with-residual-norm: " + why);
+    throw Error(Exit::config,
+                config_name("residual_norm") + ": " + why +
+                    "; give {\"eps\": ..., \"prefix\": \"<the norm's key prefix>\"} to name one");
+  }
+  if (want_norm && root.at("residual_norm").is_boolean()) root.erase("residual_norm");
   // The weights' key names pick the prefix the file really uses.
   auto weights = std::make_shared<const StateDict>(open_model_weights(m));
-  const json from = layer_config(m, layer, weights->keys());
+  const json from = layer_config(m, layer, weights->keys(), want_norm && norm);
   const std::string folder_name =
       folder_config(model_dir) + " (layer " + std::to_string(layer) + ")";
   check_config_keys(from, folder_name);
@@ -178,6 +221,10 @@ void read_with_model(Config& c, const json& root, const KeyName& config_name,
   c.model = model_dir;
   c.layer = layer;
   c.from_model = std::make_shared<const json>(from);
+  if (norm) {
+    c.residual_norm_module = norm->module;
+    c.residual_norm_in_attention = norm->in_attention;
+  }
   if (!root.contains("weights") && !root.contains("init")) {
     c.weights = m.weights;
     c.model_weights = std::move(weights);
@@ -214,7 +261,7 @@ Config load_config(const std::string& path, const ModelFlags& flags) {
   c.dir = flags.model;
   read_with_model(
       c, json::object(), [&](const std::string& k) { return c.file + ": " + k; }, flags.model,
-      *flags.layer, true, flags.model_type);
+      *flags.layer, true, flags.model_type, flags.residual_norm);
   return c;
 }
 

@@ -135,6 +135,42 @@ RopeRule interleaved_rope(const char* key) {
   return r;
 }
 
+// BertSelfOutput (RoBERTa's, XLM-RoBERTa's and ELECTRA's are copies of it):
+// LayerNorm(dense(h) + input_tensor) with layer_norm_eps, inside `module`
+// (BertAttention), so its output is what users compare with.
+ResidualNormRule bert_self_output(const char* module) {
+  ResidualNormRule r;
+  r.name = "attention.output.LayerNorm.";
+  r.module = module;
+  return r;
+}
+
+// DistilBERT's TransformerBlock: sa_layer_norm(sa_output + x), nn.LayerNorm(dim,
+// eps=1e-12) whatever the config; outside MultiHeadSelfAttention, whose output
+// is out_lin's.
+ResidualNormRule distilbert_sa_layer_norm() {
+  ResidualNormRule r;
+  r.name = "sa_layer_norm.";
+  r.eps_keys = {};
+  r.module = "TransformerBlock";
+  r.in_attention = false;
+  return r;
+}
+
+// OPTDecoderLayer with do_layer_norm_before false (OPT-350m): self_attn_layer_norm(residual +
+// attention), nn.LayerNorm's eps 1e-5; outside OPTAttention. With true (the default, every
+// other OPT), the same norm comes before the attention.
+ResidualNormRule opt_post_norm() {
+  ResidualNormRule r;
+  r.name = "self_attn_layer_norm.";
+  r.eps_keys = {};
+  r.eps = 1e-5;
+  r.module = "OPTDecoderLayer";
+  r.in_attention = false;
+  r.before_key = "do_layer_norm_before";
+  return r;
+}
+
 std::vector<Row> build() {
   std::vector<Row> t;
   auto row = [&t](const char* type) -> Row& {
@@ -155,12 +191,14 @@ std::vector<Row> build() {
       .with_layout("bert")
       .causal_unless_encoder()
       .biases(fixed(true), fixed(true))
+      .with_residual_norm(bert_self_output("BertAttention"))
       .with_hook(hooks::bert_absolute_positions);
   row("roberta")
       .at({"roberta.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
       .with_layout("bert")
       .causal_unless_encoder()
       .biases(fixed(true), fixed(true))
+      .with_residual_norm(bert_self_output("RobertaAttention"))
       .with_hook(hooks::bert_absolute_positions);
   row("llama").bias("attention_bias", false).with_rope(10000.0);
   row("mistral")
@@ -245,7 +283,8 @@ std::vector<Row> build() {
       .with_hook(hooks::mpt_attn_config);
   row("opt")
       .at({"model.decoder.layers.{N}.self_attn.", "decoder.layers.{N}.self_attn."})
-      .bias("enable_bias", true);
+      .bias("enable_bias", true)
+      .with_residual_norm(opt_post_norm());
   row("olmo2")
       .bias("attention_bias", false)
       .with_qk_norm(rms_norm("all", 0))
@@ -319,12 +358,14 @@ std::vector<Row> build() {
       .with_layout("bert")
       .causal_unless_encoder()
       .biases(fixed(true), fixed(true))
+      .with_residual_norm(bert_self_output("XLMRobertaAttention"))
       .with_hook(hooks::bert_absolute_positions);
   row("electra")  // ElectraSelfAttention is BertSelfAttention (embedding_size is the embeddings')
       .at({"electra.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
       .with_layout("bert")
       .causal_unless_encoder()
       .biases(fixed(true), fixed(true))
+      .with_residual_norm(bert_self_output("ElectraAttention"))
       .with_hook(hooks::bert_absolute_positions);
   row("distilbert")  // MultiHeadSelfAttention: q_lin, k_lin, v_lin, out_lin, all with bias
       .at({"distilbert.transformer.layer.{N}.attention.", "transformer.layer.{N}.attention."})
@@ -334,6 +375,7 @@ std::vector<Row> build() {
       .rename("out_lin.", "o_proj.")
       .bidirectional_attention()
       .biases(fixed(true), fixed(true))
+      .with_residual_norm(distilbert_sa_layer_norm())
       .with_defaults({{"dim", 768}, {"n_heads", 12}, {"n_layers", 6}});
   row("vit")  // ViTSelfAttention (attention.query/key/value) and ViTSelfOutput.dense
       .at({"vit.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})

@@ -106,6 +106,29 @@ struct QkNormRule {
   bool bias = false;      // kind "layer" with a bias: Phi's qk_layernorm
 };
 
+// The LayerNorm a family applies over the attention's output plus the layer's
+// input (the residual), LayerNorm(o_proj(context) + x): BertSelfOutput's
+// LayerNorm(dense(h) + input_tensor), DistilBERT's TransformerBlock
+// sa_layer_norm(sa_output + x). attn-run's context is o_proj's output; this
+// is applied only when asked (--with-residual-norm, config "residual_norm").
+struct ResidualNormRule {
+  // Its tensors' prefix (weight, bias) relative to the layer's module: the
+  // attention prefix without its last part ("bert.encoder.layer.{N}." +
+  // "attention.output.LayerNorm."). Null: the family has none.
+  const char* name = nullptr;
+  std::vector<const char*> eps_keys = {"layer_norm_eps"};
+  double eps = 1e-12;  // BertConfig's layer_norm_eps; DistilBERT's fixed eps
+  // Hugging Face's module whose output includes it ("BertAttention"), and
+  // whether that module is the attention's own (so users compare with it):
+  // false for DistilBERT, whose MultiHeadSelfAttention returns out_lin's output.
+  const char* module = "";
+  bool in_attention = true;
+  // A config.json bool that, when true (its default), puts the norm before the
+  // attention instead (OPT's do_layer_norm_before: only OPT-350m's false
+  // normalizes residual + attention). Null: always after.
+  const char* before_key = nullptr;
+};
+
 struct Row;
 // One layer being mapped: what the row and the config.json say, and the
 // attn-run config keys built so far (`out`). A hook reads and changes it.
@@ -143,6 +166,7 @@ struct Row {
   // DeepSeek's multi-head latent attention: config.json's q_lora_rank,
   // kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim as "mla".
   bool mla = false;
+  ResidualNormRule residual_norm;  // none unless name is set
   // The configuration class's defaults for keys a config.json may leave out
   // (save_pretrained writes every key; a nested text_config keeps only the
   // ones that differ, and hand-trimmed folders exist).
@@ -180,6 +204,7 @@ struct Row {
   Row& with_sinks() { return sinks = true, *this; }
   Row& with_gate() { return gate = true, *this; }
   Row& with_mla() { return mla = true, *this; }
+  Row& with_residual_norm(ResidualNormRule r) { return residual_norm = std::move(r), *this; }
   Row& with_defaults(json d) { return defaults = std::move(d), *this; }
   Row& with_hook(Hook h) { return hook = std::move(h), *this; }
 };

@@ -239,6 +239,11 @@ std::string foreign_config_key(const std::string& path, const std::string& key) 
       return same_as("relative_bias." + std::string(ours));
     return "";
   }
+  if (path == "residual_norm") {  // nn.LayerNorm's eps, as config.json names it
+    if (key == "layer_norm_eps" || key == "layer_norm_epsilon" || key == "epsilon")
+      return same_as("residual_norm.eps");
+    return "";
+  }
   if (path == "output") {
     if (key == "need_weights") return same_as("output.attention");
     if (key == "average_attn_weights") return same_as("output.average_heads");
@@ -257,6 +262,9 @@ std::string foreign_config_key(const std::string& path, const std::string& key) 
       return "this is a Hugging Face per-layer setting; per-layer settings come from a model "
              "folder: give \"model\" and \"layer\" (or set this layer's keys, e.g. sliding_window, "
              "yourself)";
+  if (key == "layer_norm_eps")  // BERT's: the LayerNorm after its attention is residual_norm's
+    return "this is a Hugging Face setting, not an attn-run config key; the LayerNorm after a "
+           "BERT-style attention is \"residual_norm\": {\"eps\": ...} (--with-residual-norm)";
   for (const char* k : outside())
     if (key == k)
       return "this is a Hugging Face or torch setting, not an attn-run config key (attention "

@@ -219,6 +219,19 @@ void map_mla(LayerContext& c) {
   if (c.out.contains("rope")) c.out["rope"]["rotary_dim"] = rope;
 }
 
+// The family's LayerNorm over o_proj's output plus the input, named under the
+// layer's module: the attention prefix without its last part
+// ("bert.encoder.layer.3.attention." -> "bert.encoder.layer.3.").
+void map_residual_norm(LayerContext& c, const std::string& attention_prefix) {
+  const ResidualNormRule& r = c.row.residual_norm;
+  std::string layer = attention_prefix;
+  if (!layer.empty() && layer.back() == '.') layer.pop_back();
+  const std::size_t dot = layer.rfind('.');
+  layer = dot == std::string::npos ? std::string() : layer.substr(0, dot + 1);
+  c.out["residual_norm"] = {{"eps", first_positive(c.hf, r.eps_keys, r.eps)},
+                            {"prefix", layer + r.name}};
+}
+
 std::string with_layer(std::string p, std::int64_t layer) {
   const std::size_t at = p.find("{N}");
   return at == std::string::npos ? p : p.replace(at, 3, std::to_string(layer));
@@ -262,6 +275,11 @@ std::string layer_type_of(const Row& row, const HfConfig& hf, std::int64_t layer
   return slides_by_rule(row, hf, layer, num_layers) ? row.window.local_type : "full_attention";
 }
 
+bool has_residual_norm(const Row& row, const HfConfig& hf) {
+  const ResidualNormRule& r = row.residual_norm;
+  return r.name && !(r.before_key && hf.boolean_or(r.before_key, true));
+}
+
 std::int64_t num_layers_of(const HfConfig& hf) {
   for (const char* k : spellings_of("num_layers"))
     if (hf.has(k)) return *hf.integer(k, 1, kMaxSize);
@@ -269,7 +287,7 @@ std::int64_t num_layers_of(const HfConfig& hf) {
 }
 
 json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int64_t num_layers,
-               const std::vector<std::string>& weight_keys) {
+               const std::vector<std::string>& weight_keys, bool residual_norm) {
   LayerContext c{row, hf, layer, num_layers, layer_type_of(row, hf, layer, num_layers),
                  0,   0,  0,     0,          json::object()};
   c.C = size_field(hf, "hidden_size", true, 0);
@@ -324,6 +342,7 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
     }
   }
   c.out["weights_prefix"] = prefix;
+  if (residual_norm && has_residual_norm(row, hf)) map_residual_norm(c, prefix);
   return c.out;
 }
 

@@ -23,11 +23,16 @@ std::int64_t num_layers_of(const HfConfig& hf);
 std::string layer_type_of(const Row& row, const HfConfig& hf, std::int64_t layer,
                           std::int64_t num_layers);
 
+// The row's residual_norm applies to this config.json (it has one, after the
+// attention: not with OPT's do_layer_norm_before true).
+bool has_residual_norm(const Row& row, const HfConfig& hf);
+
 // attn-run config keys for the layer (model_folder.h's layer_config):
 // sizes, kind, layout and its tensor renames, biases, positions, window,
 // scale, softcap, qk_norm, sinks, gate, then the row's hook, and the
 // weights_prefix the file really uses among the row's (`weight_keys`).
+// `residual_norm`: also the row's residual_norm ({eps, prefix}) when it has one.
 json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int64_t num_layers,
-               const std::vector<std::string>& weight_keys);
+               const std::vector<std::string>& weight_keys, bool residual_norm = false);
 
 }  // namespace attn::family

@@ -185,7 +185,7 @@ bool layer_runs(const ModelFolder& m, std::int64_t layer) {
 }
 
 json layer_config(const ModelFolder& m, std::int64_t layer,
-                  const std::vector<std::string>& weight_keys) {
+                  const std::vector<std::string>& weight_keys, bool residual_norm) {
   if (layer < 0 || layer >= m.num_layers)
     throw Error(Exit::usage, "--layer: the model has layers 0.." +
                                  std::to_string(m.num_layers - 1) + ", found " +
@@ -208,7 +208,7 @@ json layer_config(const ModelFolder& m, std::int64_t layer,
   }
   json out;
   if (m.gguf_architecture.empty()) {
-    out = family::map_layer(row, hf, layer, m.num_layers, weight_keys);
+    out = family::map_layer(row, hf, layer, m.num_layers, weight_keys, residual_norm);
   } else {
     out =
         gguf_checked([&] { return family::map_layer(row, hf, layer, m.num_layers, weight_keys); });
@@ -216,6 +216,32 @@ json layer_config(const ModelFolder& m, std::int64_t layer,
   }
   out["weights"] = m.weights;
   return out;
+}
+
+std::optional<ResidualNorm> residual_norm_of(const ModelFolder& m, std::string* why) {
+  const Row& row = row_of(m);
+  const family::ResidualNormRule& r = row.residual_norm;
+  if (m.gguf_architecture.empty() && family::has_residual_norm(row, HfConfig(m.hf, config_file(m))))
+    return ResidualNorm{r.module, r.in_attention};
+  if (why) {
+    std::string families;
+    for (const Row& f : family::rows())
+      if (f.residual_norm.name)
+        families += (families.empty() ? "" : ", ") + f.model_type +
+                    (f.residual_norm.before_key
+                         ? std::string(" with ") + f.residual_norm.before_key + " false"
+                         : "");
+    if (!m.gguf_architecture.empty())
+      *why = "a GGUF model's norms are not read";
+    else if (r.name)
+      *why = "model_type " + m.model_type + " with " + r.before_key +
+             " true normalizes before its attention (" + r.name + "), not after it";
+    else
+      *why = "model_type " + m.model_type +
+             " has no LayerNorm over its attention's output plus the input";
+    *why += " (the families with one: " + families + ")";
+  }
+  return std::nullopt;
 }
 
 StateDict open_model_weights(const ModelFolder& m) {

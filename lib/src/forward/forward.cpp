@@ -4,7 +4,8 @@
 //   3-8. per (batch, head, query block) tasks on the thread layer: score
 //        tiles (kernels/score_tile.cpp) into a streaming online softmax, or exact
 //        rows handed to the AttentionSink;
-//   9.   heads concatenated, one GEMM for the output projection.
+//   9.   heads concatenated, one GEMM for the output projection;
+//   10.  with residual_norm, LayerNorm(output + input) (forward/residual_norm.cpp).
 // Same math as torch.nn.MultiheadAttention, the tutorial modules and the
 // Hugging Face families' eager attention (tests/support/reference.h).
 //
@@ -162,6 +163,20 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
   if (spec.sinks && w.sinks.size() != g.H)
     throw Error(Exit::data, "sinks: expected one logit per head (" + std::to_string(g.H) +
                                 "), found " + shape_str(w.sinks.shape));
+  if (spec.residual_norm_eps) {
+    if (in.key)
+      throw Error(Exit::config,
+                  "residual_norm: needs self-attention (it adds the queries' input), found a key "
+                  "input");
+    if (g.O != g.C)
+      throw Error(Exit::config, "residual_norm: adds the input (" + C +
+                                    " features) to the output projection's " + std::to_string(g.O) +
+                                    ": they must match");
+    if (w.residual_norm_weight.size() != g.C ||
+        (!w.residual_norm_bias.data.empty() && w.residual_norm_bias.size() != g.C))
+      throw Error(Exit::data, "residual_norm: expected LayerNorm weight and bias (" + C +
+                                  "), found " + shape_str(w.residual_norm_weight.shape));
+  }
 }
 
 // T5's relative bias per head by relative position r = pos_k - pos_q over the
@@ -339,6 +354,10 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
       for (std::size_t r = 0; r < nb * L; ++r)
         std::copy(p.q + r * p.ld_q, p.q + r * p.ld_q + HD, out + r * O);
     }
+    // 10. residual_norm: LayerNorm(out + x) (O == C, self-attention: checked).
+    if (spec.residual_norm_eps)
+      detail::apply_residual_norm(w, *spec.residual_norm_eps, in.x->ptr() + b0 * L * g.C, out,
+                                  nb * L);
     if (opt.context_done) opt.context_done(b0, nb);
   }
   stats.flops += p.flops;

@@ -18,6 +18,7 @@
 #include "containers/mapped_file.h"
 #include "containers/npy_internal.h"
 #include "containers/stored.h"
+#include "run/residual_norm.h"
 
 namespace attn {
 namespace {
@@ -207,6 +208,7 @@ AttentionSpec attention_spec(const Config& cfg) {
   s.gate = cfg.gate;
   s.attention_chunk = cfg.attention_chunk ? std::size_t(*cfg.attention_chunk) : 0;
   s.attn_temperature = cfg.attn_temperature;
+  if (cfg.residual_norm) s.residual_norm_eps = cfg.residual_norm->eps;
   return s;
 }
 
@@ -238,6 +240,7 @@ Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layo
     *source = cfg.weights;
     Weights w = load_weights(layer, cfg, l, cfg.weights, allow_nonfinite);
     w.relative_bias = std::move(table);
+    load_residual_norm(all, cfg, allow_nonfinite, w);
     return w;
   }
   if (cfg.init_seed) {
