@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <cstdint>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -70,16 +71,32 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
   using kernels::micro::kLanes;
   const std::size_t N = W.rows, K = W.cols;
   const std::size_t panels = (M + kNR - 1) / kNR;
-  // xp[p] (K, NR): xp[p][k][j] = a[p*NR + j][k], zero past M. Reused across
-  // calls from this thread (chunks, --input-list inputs), on huge pages.
-  thread_local FloatBuffer packed;
-  if (packed.size() < panels * K * kNR) packed.resize(panels * K * kNR);
-  float* xp = packed.data();
-  kernels::parallel_for(panels, threads, [&](std::size_t p, int) {
-    const std::size_t rows = std::min(kNR, M - p * kNR);  // x rows p*NR.. as columns
-    kernels::pack_panels(a + p * kNR * lda, 1, lda, K, rows, xp + p * K * kNR);
-  });
   const std::size_t panel_groups = (panels + kPanelsPerTask - 1) / kPanelsPerTask;
+  // xp[p] (K, NR): xp[p][k][j] = a[p*NR + j][k], zero past M.
+  auto pack = [&](std::size_t p, float* to) {
+    const std::size_t rows = std::min(kNR, M - p * kNR);  // x rows p*NR.. as columns
+    kernels::pack_panels(a + p * kNR * lda, 1, lda, K, rows, to);
+  };
+  // Many groups of panels (long inputs): each worker packs the group of its
+  // task into a buffer of its own (one group), when it moves to another
+  // group; tasks come in group order, so each group is packed about once per
+  // worker. No buffer as big as x, whose fresh pages the kernel would fault
+  // in and clear (perf record of a Llama-3-8B-shaped layer at S = 2048 on
+  // the AMD EPYC VM: page clearing took 5% of the compute, for 112 MB of
+  // fresh buffers of which 32 MB were x's panels). Few groups: all of x
+  // packed once before the products, into a buffer reused across calls from
+  // this thread (chunks, --input-list inputs), on huge pages.
+  const bool per_worker =
+      panel_groups >= 2 * static_cast<std::size_t>(kernels::resolve_threads(threads));
+  static std::atomic<std::uint64_t> calls{0};
+  const std::uint64_t call = ++calls;
+  float* xp = nullptr;
+  if (!per_worker) {
+    thread_local FloatBuffer packed;
+    if (packed.size() < panels * K * kNR) packed.resize(panels * K * kNR);
+    xp = packed.data();
+    kernels::parallel_for(panels, threads, [&](std::size_t p, int) { pack(p, xp + p * K * kNR); });
+  }
   const std::vector<std::size_t> ends = out.row_blocks(N);
   const std::size_t w_blocks = ends.size();
   kernels::parallel_for(panel_groups * w_blocks, threads, [&](std::size_t task, int) {
@@ -87,13 +104,26 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
     const std::size_t p1 = std::min(panels, p0 + kPanelsPerTask);
     const std::size_t blk = task % w_blocks;
     const std::size_t n0 = blk ? ends[blk - 1] : 0, n1 = ends[blk];
+    const float* group = xp ? xp + p0 * K * kNR : nullptr;  // panel p at group + (p - p0) K NR
+    if (per_worker) {
+      thread_local FloatBuffer mine;
+      thread_local std::uint64_t mine_call = 0;
+      thread_local std::size_t mine_p0 = 0;
+      if (mine.size() < kPanelsPerTask * K * kNR) mine.resize(kPanelsPerTask * K * kNR);
+      if (mine_call != call || mine_p0 != p0) {
+        for (std::size_t p = p0; p < p1; ++p) pack(p, mine.data() + (p - p0) * K * kNR);
+        mine_call = call;
+        mine_p0 = p0;
+      }
+      group = mine.data();
+    }
     const auto store = out.task(p0, p1, n0, n1);
     for (std::size_t r0 = n0; r0 < n1; r0 += kMR) {
       const std::size_t mr = std::min(kMR, n1 - r0);
       for (std::size_t p = p0; p < p1; ++p) {
         const std::size_t rows = std::min(kNR, M - p * kNR);  // of x, = columns of the block
         kernels::micro::with_rows(mr, [&](auto MR) {
-          kernels::micro::block<MR>(W.data + r0 * K, K, xp + p * K * kNR, kNR, K,
+          kernels::micro::block<MR>(W.data + r0 * K, K, group + (p - p0) * K * kNR, kNR, K,
                                     [&](std::size_t r, Batch lo, Batch hi) {
                                       const Batch b(bias ? bias[r0 + r] : 0.0f);
                                       alignas(64) float v[kNR];
