@@ -77,6 +77,7 @@ for _ in 1 2 3; do
 done
 echo "machine: $(nproc) cores, threads $THREADS; OpenBLAS sgemm 4096^3: $rate GFLOP/s;" \
   "attn::linear (Q|K|V at B*S=4096): $own_rate GFLOP/s; FMA peak: $peak GFLOP/s"
+[[ -z "$SHAPES" ]] ||
 printf '%-16s %12s %12s %12s %12s %12s %9s %9s %9s %9s %9s\n' shape "attn cold" "attn warm" \
   "ORT Attn" "ORT MHA" "PyTorch" "T_min" "T_own" "T_peak" "cold/T_min" "cold/T_own"
 for shape in $SHAPES; do
@@ -145,7 +146,8 @@ PYEOF
   best_ort=$(printf '%s\n' "${ort[@]}" | sort -g | head -1)
   echo "  ratios: attn cold / ORT best $(awk "BEGIN {printf \"%.2f\", $cold_ms / $best_ort}"), attn cold / PyTorch $(awk "BEGIN {printf \"%.2f\", $cold_ms / $torch_ms}"), ORT best / 2 / T_peak $(awk "BEGIN {printf \"%.2f\", $best_ort / 2 / $tpeak}") (below 1: half ORT's time is beyond the machine); outputs agree within 1e-4"
 done
-echo "(milliseconds, medians of $REPS runs; cold = a fresh attn-run process, warm = repeated calls)"
+[[ -z "$SHAPES" ]] ||
+  echo "(milliseconds, medians of $REPS runs; cold = a fresh attn-run process, warm = repeated calls)"
 
 # Issue 29's Llama layer (skipped with LLAMA_S=""): a Llama-3-8B-shaped layer (C=4096, H=32,
 # Hkv=8, D=128, RoPE theta 5e5 with llama3 scaling, causal, B=1) from a BF16 model folder with
@@ -224,4 +226,5 @@ PYEOF
   printf '%-24s %12.1f %12.1f %12.1f %9.1f %9.1f %11.3f\n' "Llama-3-8B S=$S causal" "$cold_ms" \
     "$ort_ms" "$torch_ms" "$tmin" "$tpeak" "$(awk "BEGIN {print $cold_ms / $tmin}")"
   echo "  ratios: attn cold / ORT GQA $(awk "BEGIN {printf \"%.2f\", $cold_ms / $ort_ms}"), attn cold / PyTorch $(awk "BEGIN {printf \"%.2f\", $cold_ms / $torch_ms}"); outputs agree within 1e-4 (BF16 weights, float32 compute)"
+  echo "(milliseconds, medians of $REPS runs; attn cold = a fresh attn-run process, the peers warm)"
 fi
