@@ -17,14 +17,16 @@
 # Sets itself up when something is missing: python3-onnx/torch/numpy from Debian, and
 # onnxruntime-node from npm into bench/ort/node_modules (--ignore-scripts: its install script
 # only fetches GPU parts). All peers use THREADS threads (default: every core).
-# Usage: [REPS=5] [THREADS=N] [SHAPES="4x1024x1 1x4096x1 4x1024x0"] bench/bench_peers.sh [build dir]
-#        (a shape is BxSxCAUSAL)
+# Then a Llama-3-8B-shaped layer from a BF16 model folder against ORT's GroupQueryAttention and
+# PyTorch (below; LLAMA_S="" skips it).
+# Usage: [REPS=5] [THREADS=N] [SHAPES="4x1024x1 1x4096x1 4x1024x0"] [LLAMA_S=2048]
+#        bench/bench_peers.sh [build dir]   (a shape is BxSxCAUSAL; SHAPES="" skips GPT-2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
 REPS="${REPS:-5}"
 THREADS="${THREADS:-$(nproc)}"
-SHAPES="${SHAPES:-4x1024x1 4x1024x0}"
+SHAPES="${SHAPES-4x1024x1 4x1024x0}"
 PY=/usr/bin/python3
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
@@ -75,6 +77,7 @@ for _ in 1 2 3; do
 done
 echo "machine: $(nproc) cores, threads $THREADS; OpenBLAS sgemm 4096^3: $rate GFLOP/s;" \
   "attn::linear (Q|K|V at B*S=4096): $own_rate GFLOP/s; FMA peak: $peak GFLOP/s"
+[[ -z "$SHAPES" ]] ||
 printf '%-16s %12s %12s %12s %12s %12s %9s %9s %9s %9s %9s\n' shape "attn cold" "attn warm" \
   "ORT Attn" "ORT MHA" "PyTorch" "T_min" "T_own" "T_peak" "cold/T_min" "cold/T_own"
 for shape in $SHAPES; do
@@ -143,4 +146,85 @@ PYEOF
   best_ort=$(printf '%s\n' "${ort[@]}" | sort -g | head -1)
   echo "  ratios: attn cold / ORT best $(awk "BEGIN {printf \"%.2f\", $cold_ms / $best_ort}"), attn cold / PyTorch $(awk "BEGIN {printf \"%.2f\", $cold_ms / $torch_ms}"), ORT best / 2 / T_peak $(awk "BEGIN {printf \"%.2f\", $best_ort / 2 / $tpeak}") (below 1: half ORT's time is beyond the machine); outputs agree within 1e-4"
 done
-echo "(milliseconds, medians of $REPS runs; cold = a fresh attn-run process, warm = repeated calls)"
+[[ -z "$SHAPES" ]] ||
+  echo "(milliseconds, medians of $REPS runs; cold = a fresh attn-run process, warm = repeated calls)"
+
+# Issue 29's Llama layer (skipped with LLAMA_S=""): a Llama-3-8B-shaped layer (C=4096, H=32,
+# Hkv=8, D=128, RoPE theta 5e5 with llama3 scaling, causal, B=1) from a BF16 model folder with
+# random weights (bench/make_llama_bench.py), attn-run cold (`--model DIR --layer 0`) against
+# ONNX Runtime's GroupQueryAttention (packed Q|K|V MatMul, do_rotary with the same cos/sin,
+# then the output MatMul: bench/ort/make_llama_graph.py) and PyTorch eager (as
+# modeling_llama's eager attention: rotate_half, repeat_kv, softmax in float32), each checked
+# against attn-run's context. The before/after comparison of two builds is bench/bench_llama.sh.
+LLAMA_S="${LLAMA_S-2048}"
+if [[ -n "$LLAMA_S" ]]; then
+  S=$LLAMA_S
+  $PY bench/make_llama_bench.py "$WORK/llama" "$S" --peers
+  $PY bench/ort/make_llama_graph.py "$WORK/llama/peers" 32 8 "$WORK/llama_gqa.onnx"
+  flops=$($PY -c "S=$S; print(2.0*S*4096*(32+16)*128 + 2.0*S*4096*4096 + 4.0*32*S*S*128/2)")
+  tmin=$(awk "BEGIN {printf \"%.1f\", $flops / ($rate * 1e9) * 1e3}")
+  tpeak=$(awk "BEGIN {printf \"%.1f\", $flops / ($peak * 1e9) * 1e3}")
+  cold=()
+  run_llama() {
+    for _ in $(seq "$1"); do
+      "$BUILD/attn-run" -q --model "$WORK/llama" --layer 0 --input "$WORK/llama/input.npy" \
+        --no-attn --threads "$THREADS" --out-dir "$WORK/out_llama" >/dev/null
+      cold+=("$($PY -c "import json; print(json.load(open('$WORK/out_llama/run.json'))['timings']['compute_ms'])")")
+    done
+  }
+  run_llama $(((REPS + 1) / 2))
+  out=$(node bench/ort/run_ort.js "$WORK/llama_gqa.onnx" "$WORK/llama/input.npy" "$WORK/ort_gqa.npy" \
+          --threads "$THREADS" --reps "$REPS")
+  ort_ms=$($PY -c "import json,sys; print(json.loads(sys.argv[1])['median_ms'])" "$out")
+  torch_ms=$($PY - "$WORK" "$THREADS" "$REPS" <<'PYEOF'
+import sys, time
+import numpy as np, torch
+w, threads, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+torch.set_num_threads(threads)
+H, Hkv, D = 32, 8, 128
+P = {k: torch.from_numpy(np.load(f"{w}/llama/peers/{k}.npy")) for k in
+     ("q_proj", "k_proj", "v_proj", "o_proj", "cos", "sin")}
+x = torch.from_numpy(np.load(f"{w}/llama/input.npy"))
+S = x.shape[1]
+cos, sin = torch.cat([P["cos"]] * 2, -1), torch.cat([P["sin"]] * 2, -1)  # (S, D)
+
+def rotate_half(t):
+    return torch.cat((-t[..., D // 2:], t[..., :D // 2]), dim=-1)
+
+def layer(x):  # modeling_llama.LlamaAttention with eager_attention_forward
+    q = (x @ P["q_proj"].T).view(1, S, H, D).transpose(1, 2)
+    k = (x @ P["k_proj"].T).view(1, S, Hkv, D).transpose(1, 2)
+    v = (x @ P["v_proj"].T).view(1, S, Hkv, D).transpose(1, 2)
+    q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+    k = k.repeat_interleave(H // Hkv, dim=1)  # repeat_kv
+    v = v.repeat_interleave(H // Hkv, dim=1)
+    s = (q @ k.transpose(2, 3)) * D ** -0.5
+    s.masked_fill_(torch.ones(S, S, dtype=torch.bool).triu(1), float("-inf"))
+    p = torch.softmax(s, dim=-1, dtype=torch.float32)
+    return (p @ v).transpose(1, 2).reshape(1, S, H * D) @ P["o_proj"].T
+
+times = []
+with torch.inference_mode():
+    for r in range(reps + 1):
+        t0 = time.perf_counter()
+        y = layer(x)
+        if r:
+            times.append((time.perf_counter() - t0) * 1e3)
+ref = np.load(f"{w}/out_llama/context.npy")
+scale = np.abs(ref).max()
+for name, got in (("torch", y.numpy()), ("ort_gqa", np.load(f"{w}/ort_gqa.npy"))):
+    err = np.abs(got - ref).max() / scale
+    if err > 1e-4:
+        sys.exit(f"bench_peers: {name} differs from attn-run by {err:.1e} of the output's scale")
+print(sorted(times)[(len(times) - 1) // 2])
+PYEOF
+)
+  run_llama $((REPS / 2))
+  cold_ms=$(printf '%s\n' "${cold[@]}" | median)
+  printf '%-24s %12s %12s %12s %9s %9s %11s\n' shape "attn cold" "ORT GQA" "PyTorch" "T_min" \
+    "T_peak" "cold/T_min"
+  printf '%-24s %12.1f %12.1f %12.1f %9.1f %9.1f %11.3f\n' "Llama-3-8B S=$S causal" "$cold_ms" \
+    "$ort_ms" "$torch_ms" "$tmin" "$tpeak" "$(awk "BEGIN {print $cold_ms / $tmin}")"
+  echo "  ratios: attn cold / ORT GQA $(awk "BEGIN {printf \"%.2f\", $cold_ms / $ort_ms}"), attn cold / PyTorch $(awk "BEGIN {printf \"%.2f\", $cold_ms / $torch_ms}"); outputs agree within 1e-4 (BF16 weights, float32 compute)"
+  echo "(milliseconds, medians of $REPS runs; attn cold = a fresh attn-run process, the peers warm)"
+fi

@@ -1,11 +1,17 @@
 // Stages 1-3 of the forward pass (forward/stages.h): the projections, then
-// qk_norm and rope once per position, then k^T and v packed per KV head.
+// qk_norm and rope once per position, then k^T and v packed per KV head; or,
+// self-attention's fast path, all three in one pass: the projection's tasks
+// apply qk_norm, rope and the temperature to their rows of q and k while in
+// cache and store k^T and v in their panels (PositionWork).
 //
 // Letters: B batch, L queries, T keys, T' = T + extra keys, C hidden,
 // Ck/Cv key/value source widths, H heads, Hkv key/value heads, D head size.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <optional>
+#include <vector>
 
 #include "attn/positions.h"
 #include "forward/stages.h"
@@ -97,15 +103,17 @@ void norm_vectors(float* x, std::size_t heads, std::size_t width, const float* w
   }
 }
 
-// qk_norm over n rows of heads x D at `base` (stride ld): scope "head"
-// normalizes each D-vector with the (D) weight, or its head's row of the
-// (heads, D) weight (per_head); scope "all" the whole heads*D row with the
-// (heads*D) weight (OLMo 2). Kind "l2" has no weight.
-void qk_norm_rows(float* base, std::size_t n, std::size_t ld, std::size_t heads, std::size_t D,
-                  const Tensor& weight, const Tensor& bias, const QkNormSpec& spec) {
+// qk_norm over n rows of heads x D at `base` (stride ld), the heads from
+// head0 on: scope "head" normalizes each D-vector with the (D) weight, or its
+// head's row of the (heads, D) weight (per_head); scope "all" the whole
+// heads*D row with the (heads*D) weight (OLMo 2; every head, head0 = 0).
+// Kind "l2" has no weight.
+void qk_norm_rows(float* base, std::size_t n, std::size_t ld, std::size_t head0, std::size_t heads,
+                  std::size_t D, const Tensor& weight, const Tensor& bias, const QkNormSpec& spec) {
   const float eps = static_cast<float>(spec.eps), off = static_cast<float>(spec.weight_offset);
-  const float* w = spec.has_weight() ? weight.ptr() : nullptr;
-  const float* b = spec.bias && !bias.data.empty() ? bias.ptr() : nullptr;
+  const std::size_t at = spec.per_head ? head0 * D : 0;
+  const float* w = spec.has_weight() ? weight.ptr() + at : nullptr;
+  const float* b = spec.bias && !bias.data.empty() ? bias.ptr() + at : nullptr;
   for (std::size_t r = 0; r < n; ++r) {
     if (spec.scope_all)
       norm_vectors(base + r * ld, 1, heads * D, w, b, 0, spec.kind, eps, off);
@@ -113,6 +121,85 @@ void qk_norm_rows(float* base, std::size_t n, std::size_t ld, std::size_t heads,
       norm_vectors(base + r * ld, heads, D, w, b, spec.per_head ? D : 0, spec.kind, eps, off);
   }
 }
+
+// Llama 4's query temperature at `pos` (modeling_llama4: attn_scales =
+// log1p(floor((pos + 1) / floor_scale)) * attn_scale + 1, in float32).
+float temperature(const AttnTemperature& t, std::int64_t pos) {
+  const float fs = static_cast<float>(t.floor_scale), as = static_cast<float>(t.attn_scale);
+  return std::log1p(std::floor((static_cast<float>(pos) + 1.0f) / fs)) * as + 1.0f;
+}
+
+// The frequencies of a run's rope: max(position) + 1 over every batch row
+// (transformers' dynamic_rope_update), or L without positions.
+RopeFrequencies run_frequencies(const RopeSpec& rope, const ForwardInputs& in, std::size_t L) {
+  std::int64_t max_pos = std::int64_t(L) - 1;
+  if (in.positions)
+    max_pos = *std::max_element(in.positions->data.begin(), in.positions->data.end());
+  return rope_frequencies(rope, max_pos + 1);
+}
+
+// Position work of the projection into panels (kernels::QkvFinish): qk_norm,
+// rope and the queries' temperature on rows of q or k as each GEMM task
+// finishes them, per row exactly as position_stage's. cos | sin (R floats)
+// of each position of the chunk are made once, before the GEMM: a row per
+// position lo..hi when they are dense (as apply_rope's table), else per token.
+struct PositionWork {
+  const Weights& w;
+  const AttentionSpec& spec;
+  std::size_t D, L, R = 0;
+  const std::int64_t* pos = nullptr;  // (nb, L) of the chunk, or nullptr = 0..L-1
+  std::int64_t lo = 0;
+  bool dense = true;
+  std::vector<float> cs;  // rows of R floats: cos (R/2) then sin (R/2)
+
+  PositionWork(const Weights& w_, const AttentionSpec& s, const ForwardInputs& in, std::size_t b0,
+               std::size_t nb, std::size_t L_, int threads)
+      : w(w_), spec(s), D(w_.geometry().D), L(L_) {
+    if (in.positions) pos = in.positions->data.data() + b0 * L;
+    if (!spec.rope) return;
+    const RopeFrequencies f = run_frequencies(*spec.rope, in, L);
+    R = static_cast<std::size_t>(spec.rope->rotary_dim);
+    const std::size_t n = nb * L;
+    std::int64_t hi = std::int64_t(L) - 1;
+    if (pos) {
+      const auto [l, h] = std::minmax_element(pos, pos + n);
+      lo = *l, hi = *h;
+    }
+    dense = std::uint64_t(hi - lo) < 2 * std::uint64_t(n) + 64;
+    const std::size_t rows = dense ? std::size_t(hi - lo) + 1 : n;
+    cs.resize(rows * R);
+    constexpr std::size_t kRows = 64;
+    kernels::parallel_for((rows + kRows - 1) / kRows, threads, [&](std::size_t t, int) {
+      for (std::size_t r = t * kRows; r < std::min(rows, (t + 1) * kRows); ++r)
+        rope_angles(f, dense ? lo + std::int64_t(r) : pos[r], cs.data() + r * R,
+                    cs.data() + r * R + R / 2);
+    });
+  }
+
+  std::int64_t position(std::size_t token) const {
+    return pos ? pos[token] : std::int64_t(token % L);
+  }
+
+  // n rows of `heads` heads from head0 (rows of one batch row, tokens token0..).
+  void operator()(bool is_k, float* rows, std::size_t n, std::size_t ld, std::size_t token0,
+                  std::size_t head0, std::size_t heads) const {
+    if (spec.qk_norm)
+      qk_norm_rows(rows, n, ld, head0, heads, D, is_k ? w.k_norm : w.q_norm,
+                   is_k ? w.k_norm_bias : w.q_norm_bias, *spec.qk_norm);
+    for (std::size_t r = 0; r < n; ++r) {
+      const std::int64_t at = position(token0 + r);
+      float* x = rows + r * ld;
+      if (spec.rope) {
+        const float* c = cs.data() + (dense ? std::size_t(at - lo) : token0 + r) * R;
+        rope_rotate(x, heads, D, R, spec.rope->style, c, c + R / 2);
+      }
+      if (spec.attn_temperature && !is_k) {
+        const float t = temperature(*spec.attn_temperature, at);
+        for (std::size_t c = 0; c < heads * D; ++c) x[c] *= t;
+      }
+    }
+  }
+};
 
 }  // namespace
 
@@ -141,10 +228,10 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
   }
 
   // Self-attention without extra keys: one GEMM over the chunk's rows,
-  // qkv = x Wqkv^T + b. Where nothing changes k and v before they are packed
-  // (no qk_norm, no rope), it writes the panels of k^T and v itself (stage 3).
-  p.packed = !in.key && p.T_ext == p.T && !spec.qk_norm && !spec.rope &&
-             kernels::qkv_panels_fit(nb, p.L, g.D);
+  // qkv = x Wqkv^T + b. Where the shape fits, it writes the panels of k^T
+  // and v itself (stage 3), with qk_norm, rope and the temperature (stage 2)
+  // done by its tasks on rows still in cache (PositionWork).
+  p.packed = !in.key && p.T_ext == p.T && kernels::qkv_panels_fit(nb, p.L, g.D);
   if (!in.key && p.T_ext == p.T) {
     const std::size_t ld = g.qkv_rows();
     const MatrixRef w_qkv{w.w_qkv.ptr(), ld, C};
@@ -153,9 +240,18 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
       p.ld_q = HD;
       p.q = reserve(p.q_buf, p.q_cap, nb * p.L * HD);
       const KeyValuePanels kv = reserve_panels(g, p);
-      kernels::linear_qkv_panels(xb, C, w_qkv, bias_at(w, 0),
-                                 kernels::QkvPanels{p.q, kv.kt, kv.v, nb, p.L, g.H, g.Hkv, g.D},
-                                 threads);
+      kernels::QkvPanels out{p.q, kv.kt, kv.v, nb, p.L, g.H, g.Hkv, g.D};
+      kernels::QkvFinish finish;
+      std::optional<PositionWork> work;
+      if (spec.qk_norm || spec.rope || spec.attn_temperature) {
+        work.emplace(w, spec, in, b0, nb, p.L, threads);
+        finish.fn = std::cref(*work);
+        finish.q = true;
+        finish.k = spec.qk_norm || spec.rope;
+        finish.whole = spec.qk_norm && spec.qk_norm->scope_all;
+        out.finish = &finish;
+      }
+      kernels::linear_qkv_panels(xb, C, w_qkv, bias_at(w, 0), out, threads);
       for (std::size_t bg = 0; bg < nb * g.Hkv; ++bg) {
         p.kt[bg] = kernels::panels_view(kv.kt + bg * kv.kt_floats, g.D, p.L);
         p.v_packed[bg] = kernels::panels_view(kv.v + bg * kv.v_floats, p.L, g.D);
@@ -201,16 +297,12 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
 void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
                     Projected& p, int threads) {
   if (!spec.qk_norm && !spec.rope && !spec.attn_temperature) return;
+  if (p.packed) return;  // project did it (PositionWork)
   const Geometry g = w.geometry();
   const std::size_t D = g.D;
   std::optional<RopeFrequencies> freqs;
   std::vector<std::int64_t> iota;
-  if (spec.rope) {
-    std::int64_t max_pos = std::int64_t(p.L) - 1;
-    if (in.positions)
-      max_pos = *std::max_element(in.positions->data.begin(), in.positions->data.end());
-    freqs = rope_frequencies(*spec.rope, max_pos + 1);
-  }
+  if (spec.rope) freqs = run_frequencies(*spec.rope, in, p.L);
   if ((spec.rope || spec.attn_temperature) && !in.positions) {
     iota.resize(p.L);
     for (std::size_t i = 0; i < p.L; ++i) iota[i] = std::int64_t(i);
@@ -232,7 +324,7 @@ void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardIn
     const std::size_t ld = is_q ? p.ld_q : p.ld_kv;
     const std::size_t heads = is_q ? g.H : g.Hkv;
     if (spec.qk_norm)
-      qk_norm_rows(rows, n, ld, heads, D, is_q ? w.q_norm : w.k_norm,
+      qk_norm_rows(rows, n, ld, 0, heads, D, is_q ? w.q_norm : w.k_norm,
                    is_q ? w.q_norm_bias : w.k_norm_bias, *spec.qk_norm);
     if (spec.rope) {
       // Self-attention: the keys sit at the queries' positions.
@@ -241,15 +333,11 @@ void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardIn
       apply_rope(rows, n, ld, 0, is_q ? heads : 0, 0, is_q ? 0 : heads, D, pos, *spec.rope, *freqs);
     }
     if (spec.attn_temperature && is_q) {
-      // modeling_llama4: attn_scales = log1p(floor((pos + 1) / floor_scale)) * attn_scale + 1,
-      // in float32, times every head of the query (after rope and the norm).
+      // Times every head of the query (after rope and the norm).
       const std::int64_t* pos =
           (in.positions ? in.positions->data.data() + (p.b0 + b) * p.L : iota.data()) + r0;
-      const float fs = static_cast<float>(spec.attn_temperature->floor_scale);
-      const float as = static_cast<float>(spec.attn_temperature->attn_scale);
       for (std::size_t r = 0; r < n; ++r) {
-        const float t =
-            std::log1p(std::floor((static_cast<float>(pos[r]) + 1.0f) / fs)) * as + 1.0f;
+        const float t = temperature(*spec.attn_temperature, pos[r]);
         float* q = rows + r * ld;
         for (std::size_t c = 0; c < heads * D; ++c) q[c] *= t;
       }

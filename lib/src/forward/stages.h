@@ -5,8 +5,11 @@
 //      "Scores, in order", steps 1-2), never per tile;
 //   3. pack_keys_values: k^T and v per (batch row, KV head) in the panels the
 //      tile products read (kernels.h Panels), made once instead of per tile.
-//      Where nothing changes k and v between 1 and 3 (no qk_norm, rope or
-//      extra keys), project writes those panels itself and 3 has nothing to do.
+//      Self-attention without extra keys, where the shape fits
+//      (kernels::qkv_panels_fit), takes the fast path: project writes those
+//      panels itself and does step 2 inside the projection, on each task's
+//      rows of q and k while they are in cache (kernels::QkvFinish), so 2 and
+//      3 have nothing to do (Projected::packed).
 //
 // Letters: B batch, L queries, T keys, T' = T plus torch MHA's bias_kv and
 // zero_attn positions, H heads, Hkv key/value heads, D head size.
@@ -47,7 +50,7 @@ struct Projected {
   std::size_t ld_kv = 0;
   // Packed k^T (D, T') and v (T', D) of batch b0 + b, KV head g: at [b*Hkv + g].
   std::vector<kernels::Panels> kt, v_packed;
-  bool packed = false;  // project wrote them (no k, v rows: kernels::linear_qkv_panels)
+  bool packed = false;  // project wrote them, step 2 done (no k, v rows: linear_qkv_panels)
   // Gated attention: the gate (B*L, H*D) of the chunk, x Wg^T + bg (nullptr without).
   float* gate = nullptr;
   // Self-attention without extra keys: one GEMM, into q (B*L, H*D) and the
@@ -82,6 +85,7 @@ void mla_project(const Weights& w, const ForwardInputs& in, std::size_t b0, std:
 // qk_norm when spec.qk_norm, then rope when spec.rope with in.positions (or
 // 0..L-1), then the queries' attn_temperature at the same positions. Rope and
 // the temperature need self-attention (T == L, keys at the queries' positions).
+// Nothing when p.packed: project did the same per row, with the same code.
 void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
                     Projected& p, int threads);
 

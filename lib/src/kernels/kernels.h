@@ -109,11 +109,30 @@ inline Diagonal causal_diagonal(Diagonal::Kind kind, std::size_t i0, std::size_t
 // q (nb * L, H*D) row-major, leading dimension H*D; k^T (D, L) and v (L, D)
 // of batch row b, KV head g packed as pack_panels packs them, at
 // kt + (b*Hkv + g) * panels_floats(D, L) and v + (b*Hkv + g) * panels_floats(L, D).
+//
+// Position work (qk_norm, rope, the queries' temperature: forward/project.cpp)
+// runs inside the projection when `finish` is set: each task of the GEMM
+// covers whole heads of q or of k (whole rows of them with `whole`), and
+// once its products of a panel of tokens are done, while they are in cache,
+// finish->fn changes them in place before k goes into its panels:
+//   fn(is_k, rows, n, ld, token0, head0, heads)
+// rows: n token rows of `heads` head vectors (D floats each) of q (is_k
+// false) or k, from head head0, row r at rows + r * ld; token0 is the first
+// row's index among the nb * L (its batch row token0 / L; the n rows are
+// never of two batch rows). Only the sides flagged q or k are passed to fn.
+struct QkvFinish {
+  std::function<void(bool is_k, float* rows, std::size_t n, std::size_t ld, std::size_t token0,
+                     std::size_t head0, std::size_t heads)>
+      fn;
+  bool q = false, k = false;  // the sides fn changes
+  bool whole = false;         // fn needs every head of a row at once (qk_norm over all heads)
+};
 struct QkvPanels {
   float* q = nullptr;
   float* kt = nullptr;
   float* v = nullptr;
   std::size_t nb = 0, L = 0, H = 0, Hkv = 0, D = 0;
+  const QkvFinish* finish = nullptr;  // or nullptr: q and k stored as projected
 };
 
 // Whether linear_qkv_panels serves this shape: attn-run's own projection
@@ -126,6 +145,10 @@ bool qkv_panels_fit(std::size_t nb, std::size_t L, std::size_t D);
 // leading dimension ldx; W (H*D + 2*Hkv*D, C); bias (rows of W) or nullptr.
 void linear_qkv_panels(const float* x, std::size_t ldx, const MatrixRef& W, const float* bias,
                        const QkvPanels& out, int threads);
+
+// Calls of linear_qkv_panels in this process so far: the tests' check that a
+// layer took the fast path (forward/project.cpp) and did not silently fall back.
+std::size_t qkv_panels_calls();
 
 // ---- threads (kernels/parallel.cpp) -----------------------------------------
 

@@ -24,7 +24,10 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
+#include <cstdint>
+#include <vector>
 
 #include "kernels/kernels.h"
 #include "kernels/micro.h"
@@ -41,61 +44,103 @@ constexpr std::size_t kMinColsPerSlice = 64;
 constexpr std::size_t kPanelsPerTask = 4;
 constexpr std::size_t kWRowsPerTask = 256;
 
-// Each row of a product block goes to out(n, p, rows, v): output column n (a
-// row of W) for the x rows p*NR .. p*NR + rows of x panel p, v[j] for row
-// p*NR + j with the bias. Written where `Out` says: row-major y, or the
-// panels of keys and values.
+using kernels::micro::kMR;
+using kernels::micro::kNR;
+
+// W's rows [n0, n1) cut into blocks of about kWRowsPerTask rows, each a whole
+// number of `unit` rows but the last; the blocks' ends appended to `ends`.
+void cut_rows(std::size_t n0, std::size_t n1, std::size_t unit, std::vector<std::size_t>& ends) {
+  if (n1 <= n0) return;
+  const std::size_t blocks = (n1 - n0 + kWRowsPerTask - 1) / kWRowsPerTask;
+  const std::size_t rows = ((n1 - n0 + blocks - 1) / blocks + unit - 1) / unit * unit;
+  for (std::size_t r = n0 + rows; r < n1; r += rows) ends.push_back(r);
+  ends.push_back(n1);
+}
+
+// Each row of a product block goes to a task's store: out.row_blocks(N) cuts
+// W's rows into the tasks' blocks (their ends), out.task(p0, p1, n0, n1)
+// makes the store of the task of x panels [p0, p1) and W rows [n0, n1);
+// store(n, p, rows, v) receives output column n (a row of W) for the x rows
+// p*NR .. p*NR + rows of x panel p, v[j] for row p*NR + j with the bias;
+// store.done() follows the task's last block. Written where `Out` says:
+// row-major y, or the panels of keys and values.
 template <class Out>
 void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef& W,
                 const float* bias, int threads, const Out& out) {
   using kernels::micro::Batch;
   using kernels::micro::kLanes;
-  using kernels::micro::kMR;
-  using kernels::micro::kNR;
   const std::size_t N = W.rows, K = W.cols;
   const std::size_t panels = (M + kNR - 1) / kNR;
-  // xp[p] (K, NR): xp[p][k][j] = a[p*NR + j][k], zero past M. Reused across
-  // calls from this thread (chunks, --input-list inputs), on huge pages.
-  thread_local FloatBuffer packed;
-  if (packed.size() < panels * K * kNR) packed.resize(panels * K * kNR);
-  float* xp = packed.data();
-  kernels::parallel_for(panels, threads, [&](std::size_t p, int) {
-    const std::size_t rows = std::min(kNR, M - p * kNR);  // x rows p*NR.. as columns
-    kernels::pack_panels(a + p * kNR * lda, 1, lda, K, rows, xp + p * K * kNR);
-  });
   const std::size_t panel_groups = (panels + kPanelsPerTask - 1) / kPanelsPerTask;
-  // W's rows in w_blocks even blocks, each a whole number of MR-row blocks
-  // but the last (256 = 42 * 6 + 4 would leave a 4-row block in every task).
-  const std::size_t w_blocks = (N + kWRowsPerTask - 1) / kWRowsPerTask;
-  const std::size_t w_rows = ((N + w_blocks - 1) / w_blocks + kMR - 1) / kMR * kMR;
+  // xp[p] (K, NR): xp[p][k][j] = a[p*NR + j][k], zero past M.
+  auto pack = [&](std::size_t p, float* to) {
+    const std::size_t rows = std::min(kNR, M - p * kNR);  // x rows p*NR.. as columns
+    kernels::pack_panels(a + p * kNR * lda, 1, lda, K, rows, to);
+  };
+  // Many groups of panels (long inputs): each worker packs the group of its
+  // task into a buffer of its own (one group), when it moves to another
+  // group; tasks come in group order, so each group is packed about once per
+  // worker. No buffer as big as x, whose fresh pages the kernel would fault
+  // in and clear (perf record of a Llama-3-8B-shaped layer at S = 2048 on
+  // the AMD EPYC VM: page clearing took 5% of the compute, for 112 MB of
+  // fresh buffers of which 32 MB were x's panels). Few groups: all of x
+  // packed once before the products, into a buffer reused across calls from
+  // this thread (chunks, --input-list inputs), on huge pages.
+  const bool per_worker =
+      panel_groups >= 2 * static_cast<std::size_t>(kernels::resolve_threads(threads));
+  static std::atomic<std::uint64_t> calls{0};
+  const std::uint64_t call = ++calls;
+  float* xp = nullptr;
+  if (!per_worker) {
+    thread_local FloatBuffer packed;
+    if (packed.size() < panels * K * kNR) packed.resize(panels * K * kNR);
+    xp = packed.data();
+    kernels::parallel_for(panels, threads, [&](std::size_t p, int) { pack(p, xp + p * K * kNR); });
+  }
+  const std::vector<std::size_t> ends = out.row_blocks(N);
+  const std::size_t w_blocks = ends.size();
   kernels::parallel_for(panel_groups * w_blocks, threads, [&](std::size_t task, int) {
     const std::size_t p0 = task / w_blocks * kPanelsPerTask;
     const std::size_t p1 = std::min(panels, p0 + kPanelsPerTask);
-    const std::size_t n0 = task % w_blocks * w_rows;
-    const std::size_t n1 = std::min(N, n0 + w_rows);
-    if (n0 >= n1) return;
+    const std::size_t blk = task % w_blocks;
+    const std::size_t n0 = blk ? ends[blk - 1] : 0, n1 = ends[blk];
+    const float* group = xp ? xp + p0 * K * kNR : nullptr;  // panel p at group + (p - p0) K NR
+    if (per_worker) {
+      thread_local FloatBuffer mine;
+      thread_local std::uint64_t mine_call = 0;
+      thread_local std::size_t mine_p0 = 0;
+      if (mine.size() < kPanelsPerTask * K * kNR) mine.resize(kPanelsPerTask * K * kNR);
+      if (mine_call != call || mine_p0 != p0) {
+        for (std::size_t p = p0; p < p1; ++p) pack(p, mine.data() + (p - p0) * K * kNR);
+        mine_call = call;
+        mine_p0 = p0;
+      }
+      group = mine.data();
+    }
+    const auto store = out.task(p0, p1, n0, n1);
     for (std::size_t r0 = n0; r0 < n1; r0 += kMR) {
       const std::size_t mr = std::min(kMR, n1 - r0);
       for (std::size_t p = p0; p < p1; ++p) {
         const std::size_t rows = std::min(kNR, M - p * kNR);  // of x, = columns of the block
         kernels::micro::with_rows(mr, [&](auto MR) {
-          kernels::micro::block<MR>(W.data + r0 * K, K, xp + p * K * kNR, kNR, K,
+          kernels::micro::block<MR>(W.data + r0 * K, K, group + (p - p0) * K * kNR, kNR, K,
                                     [&](std::size_t r, Batch lo, Batch hi) {
                                       const Batch b(bias ? bias[r0 + r] : 0.0f);
                                       alignas(64) float v[kNR];
                                       (lo + b).store_aligned(v);
                                       (hi + b).store_aligned(v + kLanes);
-                                      out(r0 + r, p, rows, v);
+                                      store(r0 + r, p, rows, v);
                                     });
         });
       }
     }
+    store.done();
   });
 }
 
-using kernels::micro::kNR;
-
-// y (M, N), leading dimension ld: y[p*NR + j][n] = v[j].
+// y (M, N), leading dimension ld: y[p*NR + j][n] = v[j]. W's rows in even
+// blocks, each a whole number of MR-row blocks but the last (256 = 42 * 6 + 4
+// would leave a 4-row block in every task).
 struct RowMajor {
   float* y;
   std::size_t ld;
@@ -103,30 +148,109 @@ struct RowMajor {
     float* col = y + p * kNR * ld + n;
     for (std::size_t j = 0; j < rows; ++j) col[j * ld] = v[j];
   }
+  void done() const {}
+  std::vector<std::size_t> row_blocks(std::size_t N) const {
+    std::vector<std::size_t> ends;
+    cut_rows(0, N, kMR, ends);
+    return ends;
+  }
+  RowMajor task(std::size_t, std::size_t, std::size_t, std::size_t) const { return *this; }
 };
 
 // Self-attention's q | k | v columns: q row-major, k^T and v in panels
 // (kernels::QkvPanels). A panel of x is one batch row's keys pk*NR.. .
 struct QkvOut {
   const kernels::QkvPanels& o;
-  RowMajor q;
-  std::size_t HD, KV, row_panels, kt_floats, v_floats;
-  void operator()(std::size_t n, std::size_t p, std::size_t rows, const float* v) const {
-    if (n < HD) return q(n, p, rows, v);
-    const std::size_t b = p / row_panels, pk = p % row_panels;
-    const bool is_k = n < HD + KV;
-    const std::size_t c = n - (is_k ? HD : HD + KV), g = c / o.D, d = c % o.D;
-    if (is_k) {  // row d of k^T (D, L), keys pk*NR..: one panel row, zeros past the last key
-      float* dst = o.kt + (b * o.Hkv + g) * kt_floats + (pk * o.D + d) * kNR;
-      std::copy(v, v + rows, dst);
-      std::fill(dst + rows, dst + kNR, 0.0f);
-    } else {  // column d of v (L, D), rows pk*NR..: panel d / NR holds columns of d
+  std::size_t HD, KV, M, row_panels, kt_floats, v_floats;
+
+  // Column c of k (one of its Hkv*D), token rows pk*NR.. of batch row b:
+  // row d of head g's k^T (D, L), one panel row, zeros past the last key.
+  float* kt_row(std::size_t b, std::size_t pk, std::size_t c) const {
+    const std::size_t g = c / o.D, d = c % o.D;
+    return o.kt + (b * o.Hkv + g) * kt_floats + (pk * o.D + d) * kNR;
+  }
+
+  // One task's store. With position work on k, its k columns [n0, n1) go
+  // row-major to `stage` ((p1 - p0) * NR rows of n1 - n0) first, and into
+  // the panels after finish->fn.
+  struct Task {
+    const QkvOut& out;
+    std::size_t p0, p1, n0, n1;
+    float* stage;
+    void operator()(std::size_t n, std::size_t p, std::size_t rows, const float* v) const {
+      const kernels::QkvPanels& o = out.o;
+      if (n < out.HD) return RowMajor{o.q, out.HD}(n, p, rows, v);
+      const std::size_t b = p / out.row_panels, pk = p % out.row_panels;
+      if (n < out.HD + out.KV) {
+        if (stage) {
+          const std::size_t width = n1 - n0;
+          float* s = stage + (p - p0) * kNR * width + (n - n0);
+          for (std::size_t j = 0; j < rows; ++j) s[j * width] = v[j];
+          return;
+        }
+        float* dst = out.kt_row(b, pk, n - out.HD);
+        std::copy(v, v + rows, dst);
+        std::fill(dst + rows, dst + kNR, 0.0f);
+        return;
+      }
+      // column d of v (L, D), rows pk*NR..: panel d / NR holds columns of d
+      const std::size_t c = n - out.HD - out.KV, g = c / o.D, d = c % o.D;
       float* dst =
-          o.v + (b * o.Hkv + g) * v_floats + d / kNR * o.L * kNR + pk * kNR * kNR + d % kNR;
+          o.v + (b * o.Hkv + g) * out.v_floats + d / kNR * o.L * kNR + pk * kNR * kNR + d % kNR;
       for (std::size_t j = 0; j < rows; ++j) dst[j * kNR] = v[j];
     }
+    // The task's position work, panel by panel of tokens, while in cache.
+    void done() const {
+      const kernels::QkvFinish* f = out.o.finish;
+      if (!f) return;
+      const bool is_q = n1 <= out.HD;
+      if (is_q ? !f->q : !stage) return;  // v, or a side fn leaves alone
+      const std::size_t D = out.o.D, width = n1 - n0, c0 = is_q ? n0 : n0 - out.HD;
+      for (std::size_t p = p0; p < p1; ++p) {
+        const std::size_t t0 = p * kNR, rows = std::min(kNR, out.M - t0);
+        if (is_q) {
+          f->fn(false, out.o.q + t0 * out.HD + n0, rows, out.HD, t0, c0 / D, width / D);
+          continue;
+        }
+        const float* s = stage + (p - p0) * kNR * width;
+        f->fn(true, stage + (p - p0) * kNR * width, rows, width, t0, c0 / D, width / D);
+        const std::size_t b = p / out.row_panels, pk = p % out.row_panels;
+        for (std::size_t c = 0; c < width; ++c) {
+          float* dst = out.kt_row(b, pk, c0 + c);
+          for (std::size_t j = 0; j < rows; ++j) dst[j] = s[j * width + c];
+          std::fill(dst + rows, dst + kNR, 0.0f);
+        }
+      }
+    }
+  };
+
+  // Without position work: as RowMajor. With it: blocks of whole heads of q
+  // and of k (all of them with `whole`), none across q | k | v.
+  std::vector<std::size_t> row_blocks(std::size_t N) const {
+    std::vector<std::size_t> ends;
+    const kernels::QkvFinish* f = o.finish;
+    if (!f) {
+      cut_rows(0, N, kMR, ends);
+      return ends;
+    }
+    cut_rows(0, HD, f->q ? (f->whole ? HD : o.D) : kMR, ends);
+    cut_rows(HD, HD + KV, f->k ? (f->whole ? KV : o.D) : kMR, ends);
+    cut_rows(HD + KV, N, kMR, ends);
+    return ends;
+  }
+
+  Task task(std::size_t p0, std::size_t p1, std::size_t n0, std::size_t n1) const {
+    float* stage = nullptr;
+    if (o.finish && o.finish->k && n0 >= HD && n1 <= HD + KV) {
+      thread_local std::vector<float> buf;  // this worker's, reused
+      buf.resize(std::max(buf.size(), (p1 - p0) * kNR * (n1 - n0)));
+      stage = buf.data();
+    }
+    return Task{*this, p0, p1, n0, n1, stage};
   }
 };
+
+std::atomic<std::size_t> qkv_calls{0};
 
 }  // namespace
 
@@ -142,16 +266,19 @@ void linear_qkv_panels(const float* x, std::size_t ldx, const MatrixRef& W, cons
   if constexpr (micro::kOwnProjections) {
     const std::size_t HD = out.H * out.D, KV = out.Hkv * out.D;
     assert(W.rows == HD + 2 * KV);
+    ++qkv_calls;
     const QkvOut o{out,
-                   RowMajor{out.q, HD},
                    HD,
                    KV,
+                   out.nb * out.L,
                    (out.L + kNR - 1) / kNR,
                    panels_floats(out.D, out.L),
                    panels_floats(out.L, out.D)};
     linear_own(x, ldx, out.nb * out.L, W, bias, threads, o);
   }
 }
+
+std::size_t qkv_panels_calls() { return qkv_calls.load(); }
 
 }  // namespace kernels
 

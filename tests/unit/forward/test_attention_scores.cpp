@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "attn/attention.h"
@@ -17,6 +18,9 @@
 #include "attn/masks.h"
 #include "attn/positions.h"
 #include "expect_error.h"
+#include "forward/stages.h"
+#include "kernels/kernels.h"
+#include "kernels/micro.h"
 #include "reference_scores.h"
 #include "test_util.h"
 
@@ -929,5 +933,214 @@ TEST_CASE("attention v3: attn_temperature scales q by its position, with and wit
     in.key = &key;
     test::expect_error([&] { forward(w, c.spec, in, tuned, {}); }, Exit::config,
                        "attn_temperature: needs self-attention");
+  }
+}
+
+// ---- The fast path: q | k | v projected straight into the panels with
+// qk_norm, rope and the temperature applied by the projection's tasks
+// (forward/project.cpp PositionWork, kernels::linear_qkv_panels), against
+// the same plain reference. D = 64 is a whole number of panels on AVX2
+// (16 wide) and AVX-512 (32 wide); L = 70 leaves a partial last panel of
+// tokens (one batch row per chunk may); H = 12, Hkv = 6 cut q and k into
+// several tasks of whole heads, so a task's first head is not head 0.
+
+namespace {
+
+Case fast_case(std::size_t B, std::size_t L, std::size_t H, std::size_t Hkv) {
+  Case c;
+  c.B = B;
+  c.L = L;
+  c.H = H;
+  c.Hkv = Hkv;
+  c.D = 64;
+  c.C = 48;
+  c.O = 40;
+  c.spec.causal = true;
+  c.spec.scale = 0.125f;
+  return c;
+}
+
+// check_case (two runs: streaming and maps), and each run projected into the
+// panels once per chunk of batch rows where this build projects with
+// attn-run's own kernel (AVX2 and wider), never otherwise.
+void check_fast(const Case& c, int threads = 2) {
+  const std::size_t before = kernels::qkv_panels_calls();
+  check_case(c, threads);
+  const std::size_t chunks = (c.B + detail::chunk_batch(c.L) - 1) / detail::chunk_batch(c.L);
+  CHECK(kernels::qkv_panels_calls() - before == (kernels::micro::kOwnProjections ? 2 * chunks : 0));
+}
+
+RopeScaling llama3_scaling() {
+  RopeScaling s;
+  s.type = "llama3";
+  s.factor = 8.0;
+  s.low_freq_factor = 1.0;
+  s.high_freq_factor = 4.0;
+  s.original_max_position_embeddings = 32;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("fast path: a plain Llama-shaped layer (rope, GQA) takes it; what cannot, falls back") {
+  CHECK(kernels::qkv_panels_fit(1, 2048, 128) == kernels::micro::kOwnProjections);
+  // Llama 3 (rope with llama3 scaling, GQA 4:1) and Qwen3 (and rms qk_norm per head): one
+  // projection into panels each, no position stage after it.
+  Case llama = fast_case(1, 96, 8, 2);
+  llama.D = 128;
+  llama.spec.rope = rope(128, RopeStyle::half, 500000.0);
+  llama.spec.rope->scaling = llama3_scaling();
+  Case qwen3 = llama;
+  qwen3.qk_norm_weights = true;
+  qwen3.spec.qk_norm = QkNormSpec{};
+  for (const Case* c : {&llama, &qwen3}) {
+    const Weights w = make_weights(*c);
+    Inputs t;
+    make_inputs(*c, w, t);
+    const std::size_t before = kernels::qkv_panels_calls();
+    Tensor ctx;
+    forward(w, c->spec, t.in, ctx, {});
+    CHECK(kernels::qkv_panels_calls() - before == (kernels::micro::kOwnProjections ? 1 : 0));
+  }
+  // Extra keys (bias_kv) and keys from elsewhere project apart, then rope and norms as before.
+  Case extra = fast_case(1, 64, 4, 4);
+  extra.bias_kv = true;
+  extra.spec.causal = false;
+  extra.spec.rope = rope(64);
+  Case cross = fast_case(2, 64, 4, 2);
+  cross.cross = true;
+  cross.T = 40;
+  cross.spec.causal = false;
+  for (const Case* c : {&extra, &cross}) {
+    const std::size_t before = kernels::qkv_panels_calls();
+    check_case(*c);
+    CHECK(kernels::qkv_panels_calls() == before);
+  }
+}
+
+TEST_CASE("fast path: rope, both styles, partial rotary, GQA, a partial last panel, positions") {
+  for (RopeStyle style : {RopeStyle::half, RopeStyle::interleaved})
+    for (std::int64_t R : {64, 32}) {
+      CAPTURE(int(style));
+      CAPTURE(R);
+      Case one = fast_case(1, 70, 8, 2);  // no positions: 0..L-1
+      one.spec.rope = rope(R, style);
+      check_fast(one);
+      Case two = fast_case(2, 64, 12, 6);  // positions per batch row, padding left and right
+      two.spec.rope = rope(R, style);
+      two.padding = pad_right_left(two.B, two.L, 5);
+      two.positions = positions_of(*two.padding, 50000);
+      check_fast(two, 1);
+    }
+}
+
+TEST_CASE("fast path: rope scaling llama3 and yarn, several blocks, sparse positions, 2 chunks") {
+  for (const char* type : {"llama3", "yarn"}) {
+    CAPTURE(type);
+    Case c = fast_case(1, 300, 4, 1);
+    c.spec.rope = rope(64, RopeStyle::half, 500000.0);
+    if (std::string(type) == "llama3") {
+      c.spec.rope->scaling = llama3_scaling();
+    } else {
+      RopeScaling s;
+      s.type = "yarn";
+      s.factor = 4.0;
+      s.original_max_position_embeddings = 64;
+      c.spec.rope->scaling = s;
+    }
+    check_fast(c, 1);
+    check_fast(c, 3);
+  }
+  {
+    Case c = fast_case(2, 64, 8, 2);  // positions far apart: cos and sin per token, not a table
+    c.spec.rope = rope(48, RopeStyle::interleaved);
+    c.positions = PositionIds{{2, 64}, std::vector<std::int64_t>(128)};
+    for (std::size_t i = 0; i < 128; ++i) c.positions->data[i] = std::int64_t((i * 7919) % 100003);
+    check_fast(c);
+  }
+  {
+    Case c = fast_case(18, 64, 4, 2);  // chunks of 16 and 2 batch rows
+    c.C = 16;
+    c.spec.rope = rope(64);
+    c.padding = pad_right_left(c.B, c.L, 9);
+    c.positions = positions_of(*c.padding, 7);
+    check_fast(c);
+  }
+}
+
+TEST_CASE("fast path: qk_norm kinds, per head, bias, offsets, scope all, with rope") {
+  struct Variant {
+    QkNormKind kind;
+    bool per_head, bias, all;
+    int offset;
+  };
+  for (const Variant& v : {Variant{QkNormKind::rms, false, false, false, 0},  // Qwen3
+                           Variant{QkNormKind::rms, false, false, false, 1},  // Gemma 3
+                           Variant{QkNormKind::rms, true, false, false, 0},
+                           Variant{QkNormKind::rms, false, false, true, 0},    // OLMo 2
+                           Variant{QkNormKind::layer, true, false, false, 0},  // Cohere
+                           Variant{QkNormKind::layer, false, true, false, 0},  // Phi
+                           Variant{QkNormKind::layer, true, true, true, 0},
+                           Variant{QkNormKind::l2, false, false, false, 0}}) {
+    CAPTURE(int(v.kind));
+    CAPTURE(v.per_head);
+    CAPTURE(v.bias);
+    CAPTURE(v.all);
+    CAPTURE(v.offset);
+    Case c = fast_case(1, 70, 12, 6);
+    c.qk_norm_weights = v.kind != QkNormKind::l2;
+    c.qk_per_head = v.per_head;
+    c.qk_bias = v.bias;
+    c.qk_all = v.all;
+    QkNormSpec n;
+    n.kind = v.kind;
+    n.per_head = v.per_head;
+    n.bias = v.bias;
+    n.scope_all = v.all;
+    n.weight_offset = v.offset;
+    c.spec.qk_norm = n;
+    c.spec.rope = rope(32, RopeStyle::half, 1000000.0);
+    check_fast(c);
+    c.spec.rope.reset();  // the norm alone
+    check_fast(c);
+  }
+}
+
+TEST_CASE("fast path: windows, sinks, temperature, softcap and the gate after it") {
+  {
+    Case c = fast_case(2, 64, 8, 2);  // gpt-oss: rope, window, sinks, biases, left padding
+    c.sinks = true;
+    c.spec.sinks = true;
+    c.spec.sliding_window = 16;
+    c.spec.rope = rope(64, RopeStyle::half, 150000.0);
+    c.padding = pad_right_left(c.B, c.L, 4);
+    c.positions = positions_of(*c.padding, 0);
+    check_fast(c);
+  }
+  {
+    Case c = fast_case(1, 70, 8, 4);  // Llama 4: l2 norm, rope, the queries' temperature, chunks
+    QkNormSpec n;
+    n.kind = QkNormKind::l2;
+    c.spec.qk_norm = n;
+    c.spec.rope = rope(64, RopeStyle::interleaved, 500000.0);
+    c.spec.attn_temperature = AttnTemperature{4.0, 0.3};
+    c.spec.attention_chunk = 24;
+    check_fast(c);
+    c.spec.rope.reset();
+    c.spec.qk_norm.reset();  // the temperature alone changes q only
+    check_fast(c);
+  }
+  {
+    Case c = fast_case(2, 64, 8, 8);  // Gemma 2-like: softcap, window, rope; a gated Qwen3-Next
+    c.spec.softcap = 2.0f;
+    c.spec.scale = 1.0f;
+    c.spec.sliding_window = 9;
+    c.spec.rope = rope(64);
+    check_fast(c);
+    c.gate = true;
+    c.spec.gate = true;
+    c.spec.softcap = 0.0f;
+    c.spec.rope = rope(16);
+    check_fast(c);
   }
 }

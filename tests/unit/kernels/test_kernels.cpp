@@ -209,11 +209,13 @@ TEST_CASE("kernels: tile products match double loops, remainders and diagonals i
 TEST_CASE("kernels: linear (y = x W^T + b) matches double loops on every row and column") {
   // Rows around the panels (16/32 wide) and the task blocks (128 rows of x,
   // 256 rows of W), W rows not a multiple of the 6/8-row blocks, wide strides.
-  for (std::size_t M : {1, 31, 33, 200})
+  // M = 1000: groups of panels at least twice the workers, each worker
+  // packing its own (a last group of fewer panels, a last panel of 8 rows).
+  for (std::size_t M : {1, 31, 33, 200, 1000})
     for (std::size_t N : {3, 64, 261})
       for (std::size_t K : {1, 48, 100})
         for (bool with_bias : {false, true})
-          for (int threads : {1, 2}) {
+          for (int threads : {1, 2, 3}) {
             CAPTURE(M);
             CAPTURE(N);
             CAPTURE(K);
