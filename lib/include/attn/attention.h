@@ -51,6 +51,8 @@ struct AttentionSpec {
   std::size_t attention_chunk = 0;  // n: query i sees key j only when i / n == j / n; 0 = none
   // q times log1p(floor((pos + 1) / floor_scale)) * attn_scale + 1 after rope (positions or 0..L-1)
   std::optional<AttnTemperature> attn_temperature;
+  // v's heads RMS-normalized without a weight after the projection (Gemma 4)
+  std::optional<VNormSpec> v_norm;
   // torch MHA's add_bias_kv is on when Weights::bias_k is set.
 
   // The version 1 spec: scale and causal only.

@@ -115,6 +115,7 @@ const Table& top_level() {
       {"attn_scale", "attn_temperature.attn_scale"},
       {"gated_attention", "gate"},
       {"attn_output_gate", "gate"},
+      {"attention_k_eq_v", "k_eq_v"},
       // torch.nn.MultiheadAttention's forward() and constructor
       {"key", "key_input (or kv_input for one source of keys and values)"},
       {"value", "value_input (or kv_input for one source of keys and values)"},

@@ -143,7 +143,7 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
   // Self-attention without extra keys: one GEMM over the chunk's rows,
   // qkv = x Wqkv^T + b. Where nothing changes k and v before they are packed
   // (no qk_norm, no rope), it writes the panels of k^T and v itself (stage 3).
-  p.packed = !in.key && p.T_ext == p.T && !spec.qk_norm && !spec.rope &&
+  p.packed = !in.key && p.T_ext == p.T && !spec.qk_norm && !spec.rope && !spec.v_norm &&
              kernels::qkv_panels_fit(nb, p.L, g.D);
   if (!in.key && p.T_ext == p.T) {
     const std::size_t ld = g.qkv_rows();
@@ -200,8 +200,19 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
 
 void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
                     Projected& p, int threads) {
-  if (!spec.qk_norm && !spec.rope && !spec.attn_temperature) return;
+  if (!spec.qk_norm && !spec.rope && !spec.attn_temperature && !spec.v_norm) return;
   const Geometry g = w.geometry();
+  if (spec.v_norm) {
+    // modeling_gemma4: value_states = v_norm(value_states), an RMSNorm of each
+    // head without a weight (with_scale=False), on the T projected values.
+    const float eps = static_cast<float>(spec.v_norm->eps);
+    kernels::parallel_for(p.B, threads, [&](std::size_t b, int) {
+      for (std::size_t t = 0; t < p.T; ++t)
+        norm_vectors(p.v + (b * p.T_ext + t) * p.ld_kv, g.Hkv, g.D, nullptr, nullptr, 0,
+                     QkNormKind::rms, eps, 0.0f);
+    });
+    if (!spec.qk_norm && !spec.rope && !spec.attn_temperature) return;
+  }
   const std::size_t D = g.D;
   std::optional<RopeFrequencies> freqs;
   std::vector<std::int64_t> iota;

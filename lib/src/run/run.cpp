@@ -207,6 +207,7 @@ AttentionSpec attention_spec(const Config& cfg) {
   s.gate = cfg.gate;
   s.attention_chunk = cfg.attention_chunk ? std::size_t(*cfg.attention_chunk) : 0;
   s.attn_temperature = cfg.attn_temperature;
+  s.v_norm = cfg.v_norm;
   return s;
 }
 
