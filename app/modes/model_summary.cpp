@@ -33,7 +33,8 @@ bool is_buffer(const std::string& key) {
 // The features a layer switches on beyond heads, positions and window
 // (CONTRACT.md v2 and v3), listed after its positions.
 const char* const kExtras[] = {"softcap", "qk_norm",       "sinks",           "gate",
-                               "mla",     "relative_bias", "attention_chunk", "attn_temperature"};
+                               "mla",     "relative_bias", "attention_chunk", "attn_temperature",
+                               "v_norm",  "k_eq_v"};
 
 // One layer's row: the attention settings layer_config mapped from
 // config.json, and the layer's tensors in the weights. A layer attn-run does
@@ -42,6 +43,8 @@ ojson layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int6
   const std::string type = attn::layer_type(m, layer);
   if (type != "full_attention" && type != "sliding_attention" && type != "chunked_attention")
     return {{"layer", layer}, {"type", type}, {"runs", false}};
+  if (const std::optional<std::int64_t> from = attn::kv_shared_from(m, layer))  // Gemma 4
+    return {{"layer", layer}, {"type", type}, {"runs", false}, {"kv_shared_from", *from}};
   const ojson c = attn::layer_config(m, layer, sd.keys());
   const std::string prefix = c.value("weights_prefix", std::string());
   std::uint64_t bytes = 0;
@@ -133,7 +136,10 @@ std::string table(const ojson& j) {
     std::string type = r["type"].get<std::string>();
     type = type.substr(0, type.find("_attention"));  // "full", "sliding", "linear", ...
     if (!r["runs"].get<bool>()) {
-      rows.push_back({number(r["layer"]), type + " (not run)", "-", "-", "-", "-", "-", "-", "-"});
+      const std::string why = r.contains("kv_shared_from")
+                                  ? " (K/V of layer " + number(r["kv_shared_from"]) + ", not run)"
+                                  : " (not run)";
+      rows.push_back({number(r["layer"]), type + why, "-", "-", "-", "-", "-", "-", "-"});
       continue;
     }
     std::string pos = positions(r);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,10 @@ nlohmann::json layer_config(const ModelFolder& m, std::int64_t layer,
 // "sliding_attention", "chunked_attention", "linear_attention", ...) or the
 // family's pattern. Exit::config when layer_types is malformed.
 std::string layer_type(const ModelFolder& m, std::int64_t layer);
+
+// The earlier layer whose keys and values this layer reuses (Gemma 4's
+// num_kv_shared_layers), or none. layer_config refuses such a layer.
+std::optional<std::int64_t> kv_shared_from(const ModelFolder& m, std::int64_t layer);
 
 // The model_types understood (the family table's rows), in CONTRACT.md order.
 const std::vector<std::string>& supported_model_types();

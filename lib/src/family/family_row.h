@@ -143,6 +143,9 @@ struct Row {
   // DeepSeek's multi-head latent attention: config.json's q_lora_rank,
   // kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim as "mla".
   bool mla = false;
+  // Gemma 4's num_kv_shared_layers: the last n layers reuse the keys and values
+  // of the last earlier layer of their type (layer_map.h kv_shared_source).
+  const char* kv_shared_key = nullptr;
   // The configuration class's defaults for keys a config.json may leave out
   // (save_pretrained writes every key; a nested text_config keeps only the
   // ones that differ, and hand-trimmed folders exist).
@@ -180,6 +183,7 @@ struct Row {
   Row& with_sinks() { return sinks = true, *this; }
   Row& with_gate() { return gate = true, *this; }
   Row& with_mla() { return mla = true, *this; }
+  Row& shares_kv(const char* key) { return kv_shared_key = key, *this; }
   Row& with_defaults(json d) { return defaults = std::move(d), *this; }
   Row& with_hook(Hook h) { return hook = std::move(h), *this; }
 };

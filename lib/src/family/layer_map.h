@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,12 @@ std::int64_t num_layers_of(const HfConfig& hf);
 // (checked: one per layer, each known), else the row's window pattern.
 std::string layer_type_of(const Row& row, const HfConfig& hf, std::int64_t layer,
                           std::int64_t num_layers);
+
+// The layer whose keys and values this layer reuses (the row's kv_shared_key,
+// Gemma 4's num_kv_shared_layers: the last n layers take the K/V of the last
+// earlier layer of their type), or none when it computes its own.
+std::optional<std::int64_t> kv_shared_source(const Row& row, const HfConfig& hf, std::int64_t layer,
+                                             std::int64_t num_layers);
 
 // attn-run config keys for the layer (model_folder.h's layer_config):
 // sizes, kind, layout and its tensor renames, biases, positions, window,
