@@ -650,8 +650,8 @@ TEST_CASE("config scores: the golden variants' configs parse") {
     CHECK(c.weights == (entry.path() / "weights").string());
     ++n;
   }
-  CHECK(n == 22);  // make_variants.py: v2's 12, T5's two, v3's five (gate, qk_norm kinds, chunk,
-                   // temperature), three of mla
+  CHECK(n == 24);  // make_variants.py: v2's 12, T5's two, v3's five (gate, qk_norm kinds, chunk,
+                   // temperature), three of mla, Gemma 4's two (v_norm, k_eq_v)
   auto load = [&](const char* name) {
     return attn::load_config((root / name / "config.json").string());
   };
