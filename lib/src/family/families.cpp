@@ -418,6 +418,8 @@ std::vector<Row> build() {
     // (proportional on the full layers); the full layers' sizes, k_eq_v and the values' norm
     // are hooks::gemma4_layers; the last num_kv_shared_layers layers reuse an earlier layer's
     // keys and values (refused). Gemma4TextConfig's defaults.
+    WindowRule gemma4_window = global_every(6);  // 5 sliding : 1 full, the last one full
+    gemma4_window.last_full = true;
     row("gemma4_text")
         .wrapped_in("gemma4", "text_config")
         .at({"model.language_model.layers.{N}.self_attn.", "model.layers.{N}.self_attn.",
@@ -425,7 +427,7 @@ std::vector<Row> build() {
         .bias("attention_bias", false)
         .with_qk_norm(rms_norm("head", 0))
         .with_scale({ScaleRule::one, nullptr})
-        .with_window(global_every(6))
+        .with_window(gemma4_window)
         .with_rope(10000.0)
         .shares_kv("num_kv_shared_layers")
         .with_hook(hooks::gemma4_layers)

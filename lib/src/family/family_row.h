@@ -84,6 +84,9 @@ struct WindowRule {
   // ("linear_attention": Qwen3-Next's full_attention_interval;
   // "chunked_attention": Llama 4's no_rope_layer_interval).
   const char* local_type = "sliding_attention";
+  // The last layer is full attention whatever the pattern or layer_types say
+  // (Gemma4TextConfig.__post_init__ forces it, with a warning).
+  bool last_full = false;
 };
 
 // The softmax scale: 1/sqrt(D) unless the family says otherwise.

@@ -255,6 +255,7 @@ bool runs_attention(const std::string& layer_type) {
 
 std::string layer_type_of(const Row& row, const HfConfig& hf, std::int64_t layer,
                           std::int64_t num_layers) {
+  const bool forced_full = row.window.last_full && layer == num_layers - 1;
   if (std::optional<std::vector<std::string>> types = hf.strings("layer_types")) {
     if (std::int64_t(types->size()) != num_layers)
       hf.fail("layer_types", "expected one entry per layer (" + std::to_string(num_layers) +
@@ -267,8 +268,9 @@ std::string layer_type_of(const Row& row, const HfConfig& hf, std::int64_t layer
         hf.fail("layer_types[" + std::to_string(i) + "]",
                 "unknown layer type \"" + (*types)[i] + "\" (known: " + known + ")");
       }
-    return (*types)[std::size_t(layer)];
+    return forced_full ? "full_attention" : (*types)[std::size_t(layer)];
   }
+  if (forced_full) return "full_attention";
   return slides_by_rule(row, hf, layer, num_layers) ? row.window.local_type : "full_attention";
 }
 

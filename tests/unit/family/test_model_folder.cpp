@@ -765,6 +765,12 @@ TEST_CASE("model folder: Gemma 4 as the hub ships it (gemma4 with text_config, p
   CHECK(!full.contains("k_eq_v"));
   CHECK(full["rope"]["scaling"]["rope_type"] == "proportional");  // the default rope_parameters
   CHECK(layer_of(e2b, 4)["sliding_window"] == 512);
+  // 35 layers: by the pattern layer 34 would slide; Gemma4TextConfig makes the last one full.
+  json unshared = e2b;
+  unshared.erase("num_kv_shared_layers");
+  CHECK(layer_of(unshared, 33)["sliding_window"] == 512);
+  CHECK(!layer_of(unshared, 34).contains("sliding_window"));
+  CHECK(layer_of(unshared, 34)["head_size"] == 512);
   CHECK(layer_of(e2b, 4)["head_size"] == 256);
   try {
     layer_of(e2b, 20);
@@ -773,6 +779,13 @@ TEST_CASE("model folder: Gemma 4 as the hub ships it (gemma4 with text_config, p
     CHECK(e.code() == attn::Exit::usage);
     // The last sliding layer before the first shared one (15): 14 (5 and 11 are full).
     CHECK(std::string(e.what()).find("reuses the keys and values of layer 14") !=
+          std::string::npos);
+  }
+  try {  // the last layer, full, shares the last full layer's before 15: 11
+    layer_of(e2b, 34);
+    FAIL("no error");
+  } catch (const attn::Error& e) {
+    CHECK(std::string(e.what()).find("reuses the keys and values of layer 11") !=
           std::string::npos);
   }
   // use_bidirectional_attention "vision" is causal for text; "all" is refused by name.
