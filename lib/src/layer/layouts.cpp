@@ -48,6 +48,7 @@ Dims dims_of(const Weights& w) {
   }
   d.sinks = !w.sinks.data.empty();
   d.gate = !w.w_gate.data.empty();
+  d.k_eq_v = w.k_eq_v;
   return d;
 }
 

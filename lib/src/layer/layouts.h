@@ -40,7 +40,7 @@ struct Dims : Geometry {
   bool sinks = false;  // sinks (H): gpt-oss
   bool gate = false;   // q_proj rows (H, 2D): per head [query | gate] (Qwen3-Next)
   // No v_proj: k_proj's rows fill both the k and the v rows (Gemma 4's
-  // attention_k_eq_v). From a config only; weights export v_proj as a copy.
+  // attention_k_eq_v); Weights::k_eq_v says so for export.
   bool k_eq_v = false;
 
   // q, k and v are three weights (torch MHA's q_proj_weight, k_proj_weight,

@@ -397,6 +397,7 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
   }
 
   Weights w = detail::empty_weights(full, has_qkv_bias, has_out_bias);
+  w.k_eq_v = cfg.k_eq_v;
   for (const auto& [slot, key] : found) detail::read_slot(sd, key, *slot, w, allow_nonfinite);
   return w;
 }

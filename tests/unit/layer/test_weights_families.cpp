@@ -570,6 +570,11 @@ TEST_CASE("families v3: k_eq_v reads k_proj into the k and the v rows (Gemma 4),
     CHECK(back.b_qkv.data[g.v_row0() + r] == float(g.k_row0() + r));
   }
   CHECK(back.w_qkv.data[g.q_row0() * g.C + 1] == w.w_qkv.data[1]);
+  // Loaded so, the layer exports as it came: k_proj, no v_proj (a --dump-weights round trip).
+  CHECK(back.k_eq_v);
+  const StateDict again = export_weights(back, Layout::proj);
+  CHECK_FALSE(again.contains("v_proj.weight"));
+  CHECK(same(load_weights(again, c, Layout::proj, "w", false).w_qkv, back.w_qkv));
   // Without k_eq_v the missing v_proj says what to set; with it a v_proj is unexpected.
   Config plain = c;
   plain.k_eq_v = false;
