@@ -97,6 +97,8 @@ std::string positions(const ojson& row) {
     if (r.contains("scaling") && r["scaling"].is_object()) {
       const ojson& sc = r["scaling"];
       s += " " + sc.value("rope_type", sc.value("type", std::string("scaled")));
+      if (sc.contains("partial_rotary_factor"))  // proportional: the share of pairs that turn
+        s += " " + number(sc["partial_rotary_factor"]);
       if (sc.contains("factor")) s += " x" + number(sc["factor"]);
     }
     if (r.contains("rotary_dim") && r["rotary_dim"] != row["head_size"])

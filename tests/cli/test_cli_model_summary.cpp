@@ -247,7 +247,8 @@ TEST_CASE("cli_model_summary: Gemma 4's layers list their own sizes; shared K/V 
   CHECK(j["layers"][1]["k_eq_v"] == true);
   CHECK(j["layers"][1]["rope"]["scaling"]["rope_type"] == "proportional");
   CHECK(j["layers"][1]["tensors"] == 5);  // q_proj, k_proj, o_proj, q_norm, k_norm: no v_proj
-  CHECK(summary(g4).out.find("proportional, qk_norm, v_norm, k_eq_v") != std::string::npos);
+  CHECK(summary(g4).out.find("rope theta=1e+06 proportional 0.25, qk_norm, v_norm, k_eq_v") !=
+        std::string::npos);
   // gemma4_text: the last two layers reuse layers 1 and 2's keys and values.
   const std::string text = attn::test::source_path("tests/golden/folders/gemma4_text/model");
   const json t = summary_json(text);

@@ -618,7 +618,8 @@ TEST_CASE("config scores: Hugging Face's and torch's names get attn-run's key") 
                  "c.json: key \"" + theirs + "\":", "attn-run's key is " + ours);
   }
   for (const char* per_layer :
-       {"use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern"}) {
+       {"use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern",
+        "global_head_dim", "num_kv_shared_layers"}) {
     CAPTURE(per_layer);
     expect_error([&] { parse(multi("\"" + std::string(per_layer) + "\": 1")); }, Exit::config,
                  "c.json: key \"" + std::string(per_layer) + "\":",
