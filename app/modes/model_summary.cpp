@@ -33,13 +33,16 @@ bool is_buffer(const std::string& key) {
 // The features a layer switches on beyond heads, positions and window
 // (CONTRACT.md v2 and v3), listed after its positions.
 const char* const kExtras[] = {"softcap", "qk_norm",       "sinks",           "gate",
-                               "mla",     "relative_bias", "attention_chunk", "attn_temperature"};
+                               "mla",     "relative_bias", "attention_chunk", "attn_temperature",
+                               "v_norm",  "k_eq_v"};
 
 // One layer's row: the attention settings layer_config mapped from
 // config.json, and the layer's tensors in the weights. A layer attn-run does
 // not run (Qwen3-Next's linear attention) is listed with its type only.
 ojson layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int64_t layer) {
   const std::string type = attn::layer_type(m, layer);
+  if (const std::optional<std::int64_t> from = attn::kv_shared_from(m, layer))  // Gemma 4
+    return {{"layer", layer}, {"type", type}, {"runs", false}, {"kv_shared_from", *from}};
   if (!attn::layer_runs(m, layer)) return {{"layer", layer}, {"type", type}, {"runs", false}};
   const ojson c = attn::layer_config(m, layer, sd.keys());
   const std::string prefix = c.value("weights_prefix", std::string());
@@ -93,6 +96,8 @@ std::string positions(const ojson& row) {
     if (r.contains("scaling") && r["scaling"].is_object()) {
       const ojson& sc = r["scaling"];
       s += " " + sc.value("rope_type", sc.value("type", std::string("scaled")));
+      if (sc.contains("partial_rotary_factor"))  // proportional: the share of pairs that turn
+        s += " " + number(sc["partial_rotary_factor"]);
       if (sc.contains("factor")) s += " x" + number(sc["factor"]);
     }
     if (r.contains("rotary_dim") && r["rotary_dim"] != row["head_size"])
@@ -132,7 +137,10 @@ std::string table(const ojson& j) {
     std::string type = r["type"].get<std::string>();
     type = type.substr(0, type.find("_attention"));  // "full", "sliding", "linear", ...
     if (!r["runs"].get<bool>()) {
-      rows.push_back({number(r["layer"]), type + " (not run)", "-", "-", "-", "-", "-", "-", "-"});
+      const std::string why = r.contains("kv_shared_from")
+                                  ? " (K/V of layer " + number(r["kv_shared_from"]) + ", not run)"
+                                  : " (not run)";
+      rows.push_back({number(r["layer"]), type + why, "-", "-", "-", "-", "-", "-", "-"});
       continue;
     }
     std::string pos = positions(r);

@@ -75,7 +75,10 @@ std::vector<std::size_t> pick_layers(const Options& opt, const attn::ModelFolder
     if (attn::layer_runs(m, std::int64_t(l))) {
       runs.push_back(l);
     } else if (opt.layers->empty()) {
-      skipped.push_back({{"layer", l}, {"type", attn::layer_type(m, std::int64_t(l))}});
+      nlohmann::json skip = {{"layer", l}, {"type", attn::layer_type(m, std::int64_t(l))}};
+      if (const auto from = attn::kv_shared_from(m, std::int64_t(l)))  // Gemma 4's shared K/V
+        skip["kv_shared_from"] = *from;
+      skipped.push_back(skip);
     } else {
       attn::layer_config(m, std::int64_t(l));  // its error lists the layers that run
     }
@@ -117,9 +120,14 @@ int run_layers(const Options& opt) {
   const attn::ModelFolder m = attn::open_model_folder(flags.model, flags.model_type);
   nlohmann::json skipped = nlohmann::json::array();
   const std::vector<std::size_t> layers = pick_layers(opt, m, skipped);
-  for (const nlohmann::json& s : skipped)
-    spdlog::info("layer {}: a {} layer, not run", s["layer"].get<std::size_t>(),
-                 s["type"].get<std::string>());
+  for (const nlohmann::json& s : skipped) {
+    if (s.contains("kv_shared_from"))
+      spdlog::info("layer {}: reuses the keys and values of layer {}, not run",
+                   s["layer"].get<std::size_t>(), s["kv_shared_from"].get<std::int64_t>());
+    else
+      spdlog::info("layer {}: a {} layer, not run", s["layer"].get<std::size_t>(),
+                   s["type"].get<std::string>());
+  }
 
   // The first layer's config says where the results go and what the input is.
   Options first = opt;

@@ -230,3 +230,31 @@ TEST_CASE("cli_model_summary: DeepSeek's mla layers show their latent ranks") {
   const RunResult v3 = summary(attn::test::source_path("tests/golden/folders/deepseek_v3/model"));
   CHECK(v3.out.find("mla q_lora=24 kv_lora=16 v=6") != std::string::npos);
 }
+
+TEST_CASE("cli_model_summary: Gemma 4's layers list their own sizes; shared K/V is not run") {
+  // make_families_v3_gemma4.py's folders: full layers with global_head_dim 16 and (k_eq_v)
+  // one KV head beside sliding layers of head_dim 8 and 2 KV heads.
+  const std::string g4 = attn::test::source_path("tests/golden/folders/gemma4/model");
+  const json j = summary_json(g4);
+  REQUIRE(j["layers"].size() == 4);
+  CHECK(j["model_type"] == "gemma4_text");
+  CHECK(j["layers"][0]["num_kv_heads"] == 2);
+  CHECK(j["layers"][0]["head_size"] == 8);
+  CHECK(j["layers"][0]["v_norm"]["kind"] == "rms");
+  CHECK(j["layers"][1]["num_heads"] == 4);
+  CHECK(j["layers"][1]["num_kv_heads"] == 1);
+  CHECK(j["layers"][1]["head_size"] == 16);
+  CHECK(j["layers"][1]["k_eq_v"] == true);
+  CHECK(j["layers"][1]["rope"]["scaling"]["rope_type"] == "proportional");
+  CHECK(j["layers"][1]["tensors"] == 5);  // q_proj, k_proj, o_proj, q_norm, k_norm: no v_proj
+  CHECK(summary(g4).out.find("rope theta=1e+06 proportional 0.25, qk_norm, v_norm, k_eq_v") !=
+        std::string::npos);
+  // gemma4_text: the last two layers reuse layers 1 and 2's keys and values.
+  const std::string text = attn::test::source_path("tests/golden/folders/gemma4_text/model");
+  const json t = summary_json(text);
+  CHECK(t["layers"][2]["head_size"] == 16);
+  CHECK(t["layers"][3]["runs"] == false);
+  CHECK(t["layers"][3]["kv_shared_from"] == 1);
+  CHECK(t["layers"][4]["kv_shared_from"] == 2);
+  CHECK(summary(text).out.find("full (K/V of layer 2, not run)") != std::string::npos);
+}

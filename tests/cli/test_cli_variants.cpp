@@ -71,8 +71,8 @@ TEST_CASE("cli variants: every golden variant through the binary matches PyTorch
     ++cases;
   }
   // make_variants.py: v2's 12, v3's T5 two (relative_bias), five (gate, qk_norm kinds,
-  // chunk, temperature) and three of mla.
-  CHECK(cases == 22);
+  // chunk, temperature), three of mla and Gemma 4's two (v_norm, k_eq_v, proportional rope).
+  CHECK(cases == 24);
 }
 
 TEST_CASE("cli variants: T5's relative bias table: found, named, dumped and reloaded") {

@@ -94,6 +94,11 @@ def rope_params(theta, dim, mpe, scaling, seq_len):
         ext = torch.tensor(scaling["long_factor"] if seq_len > orig else scaling["short_factor"],
                            dtype=torch.float64)
         return 1.0 / (ext * theta ** (torch.arange(0, dim, 2, dtype=torch.int64).double() / dim)), att
+    if t == "proportional":  # _compute_proportional_rope_parameters (Gemma 4's global layers)
+        angles = int(scaling.get("partial_rotary_factor", 1.0) * dim // 2)
+        rotated = 1.0 / theta ** (torch.arange(0, 2 * angles, 2, dtype=torch.int64).double() / dim)
+        inv = torch.cat((rotated, torch.zeros(dim // 2 - angles, dtype=torch.float64)))
+        return inv / scaling.get("factor", 1.0), 1.0
     raise ValueError(t)
 
 

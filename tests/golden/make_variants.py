@@ -4,7 +4,8 @@ windows, softcap, qk_norm, sinks, ALiBi, cross-attention and torch MHA's options
 forward-pass features (issue 24): gate (modeling_qwen3_next), qk_norm kinds layer
 (modeling_cohere, Phi's qk_layernorm, per-head weights) and l2 (modeling_llama4),
 attention_chunk (modeling_llama4's chunked layers), attn_temperature (its no-rope layers),
-relative_bias (modeling_t5) and mla (modeling_deepseek_v2 / v3).
+relative_bias (modeling_t5) and mla (modeling_deepseek_v2 / v3); v_norm and k_eq_v
+(modeling_gemma4) with its proportional rope.
 
 Each family's attention is written here in torch from its published modeling code
 (transformers' modeling_llama / mistral / gemma2 / qwen3 / gpt_oss / gpt_neox / bloom / mpt
@@ -133,13 +134,16 @@ class Decoder(nn.Module):
     """The q/k/v/o_proj decoder attention of Llama, Mistral, Gemma 2, Qwen3, gpt-oss
     (modeling_llama.LlamaAttention + eager_attention_forward, with each family's extras)."""
 
-    def __init__(self, C, H, Hkv, D, bias, o_bias, qk_norm=None, sinks=False, gate=False):
+    def __init__(self, C, H, Hkv, D, bias, o_bias, qk_norm=None, sinks=False, gate=False,
+                 k_eq_v=False, v_norm=None):
         super().__init__()
         self.H, self.Hkv, self.D = H, Hkv, D
         self.gate = gate  # modeling_qwen3_next: q_proj yields per head [query | gate]
+        self.v_norm = v_norm  # modeling_gemma4: v_norm's eps (an RMSNorm without a weight)
         self.q_proj = nn.Linear(C, H * D * (2 if gate else 1), bias=bias)
         self.k_proj = nn.Linear(C, Hkv * D, bias=bias)
-        self.v_proj = nn.Linear(C, Hkv * D, bias=bias)
+        # modeling_gemma4's attention_k_eq_v: no v_proj, v is k_proj's output
+        self.v_proj = None if k_eq_v else nn.Linear(C, Hkv * D, bias=bias)
         self.o_proj = nn.Linear(H * D, C, bias=o_bias)
         # qk_norm: (eps, offset) for RMSNorm, or a dict {kind, eps, per_head, bias} (v3)
         self.qk_norm = qk_norm
@@ -163,7 +167,10 @@ class Decoder(nn.Module):
         else:
             q = self.q_proj(x).view(B, S, self.H, self.D)
         k = self.k_proj(x).view(B, S, self.Hkv, self.D)
-        v = self.v_proj(x).view(B, S, self.Hkv, self.D).transpose(1, 2)
+        v = self.v_proj(x).view(B, S, self.Hkv, self.D) if self.v_proj is not None else k
+        if self.v_norm:  # Gemma4RMSNorm(with_scale=False): x * pow(mean(x^2) + eps, -0.5)
+            v = v * torch.pow(v.float().pow(2).mean(-1, keepdim=True) + self.v_norm, -0.5)
+        v = v.transpose(1, 2)
         if self.norm_kind == "rms":
             eps, off = self.qk_norm
             q, k = rms_norm(q, self.q_norm, eps, off), rms_norm(k, self.k_norm, eps, off)
@@ -340,9 +347,10 @@ def positions_for(keep, offset=0):  # HF: position_ids = cumsum(attention_mask) 
 
 def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, softcap=None,
                  qk_norm=None, sinks=False, bias=False, o_bias=False, left=True, offset=0,
-                 B=2, S=7, seed=0, gate=False, chunk=None, temperature=None, positions=True):
+                 B=2, S=7, seed=0, gate=False, chunk=None, temperature=None, positions=True,
+                 k_eq_v=False, v_norm=None):
     torch.manual_seed(seed)
-    m = Decoder(C, H, Hkv, D, bias, o_bias, qk_norm, sinks, gate)
+    m = Decoder(C, H, Hkv, D, bias, o_bias, qk_norm, sinks, gate, k_eq_v, v_norm)
     x = torch.randn(B, S, C)
     keep = keep_mask(B, S, left)
     pos = positions_for(keep, offset)
@@ -376,6 +384,10 @@ def decoder_case(name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
         cfg["attention_chunk"] = chunk
     if temperature:
         cfg["attn_temperature"] = {"floor_scale": temperature[0], "attn_scale": temperature[1]}
+    if k_eq_v:
+        cfg["k_eq_v"] = True
+    if v_norm:
+        cfg["v_norm"] = {"kind": "rms", "eps": v_norm}
     extra = {"attention_mask.npy": keep.numpy(), "positions.npy": pos.numpy()}
     if not positions:  # the layer reads none: 0..S-1 (Llama 4's cache_position)
         del cfg["positions"], extra["positions.npy"]
@@ -467,6 +479,16 @@ def main():
     # Llama 4's no-rope layers: attn_temperature (floor_scale small enough to bite at S = 8).
     decoder_case("llama4_nope_temperature", 32, 4, 2, 8, temperature=(3, 0.5), S=8, left=False,
                  positions=False, seed=15)
+
+    # Gemma 4's layers: v_norm (no weight) on both; a global layer with k_eq_v (v is k_proj's
+    # output, before k_norm and rope), proportional rope (a quarter of the pairs turn), scale 1,
+    # q/k norms x * w; a sliding one with its own v_proj, default rope and a window.
+    decoder_case("gemma4_global_k_eq_v", 32, 4, 1, 16,
+                 rope_cfg={"theta": 1000000.0,
+                           "scaling": {"rope_type": "proportional", "partial_rotary_factor": 0.25}},
+                 scale=1.0, qk_norm=(1e-6, 0), k_eq_v=True, v_norm=1e-6, offset=30, S=8, seed=16)
+    decoder_case("gemma4_sliding_v_norm", 32, 4, 2, 8, rope_cfg={"theta": 10000.0}, scale=1.0,
+                 qk_norm=(1e-6, 0), v_norm=1e-6, window=3, S=9, left=False, seed=17)
 
     # DeepSeek-V3 (and Kimi-K2): q_a/q_b, yarn whose mscale_all_dim enters the scale,
     # rope_interleave; V2-Lite: q_proj (q_lora_rank null), V2's complex rope, v wider than q.k.

@@ -131,8 +131,9 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
   // layers, the decoder's self- and cross-attention); make_families_v3_encoders.py 9 folders and 18
   // cases (one of a CLIPModel's vision tower); make_families_v3_features.py 6 folders (stablelm,
   // cohere2, llama4, qwen3_next, qwen3_5, cohere) and 12 layer cases; make_families_v3_mla.py 5
-  // folders (DeepSeek-V2-Lite, V3, V3 as v5 saves it, Kimi-K2, Kimi-K2.5's wrapper) and 7 cases.
-  CHECK(names.size() == 39 + 19 + 10 + 18 + 12 + 7);
+  // folders (DeepSeek-V2-Lite, V3, V3 as v5 saves it, Kimi-K2, Kimi-K2.5's wrapper) and 7 cases;
+  // make_families_v3_gemma4.py 2 folders (gemma4 with k_eq_v, gemma4_text) and 4 cases.
+  CHECK(names.size() == 39 + 19 + 10 + 18 + 12 + 7 + 4);
   std::vector<std::string> families;
   for (const std::string& name : names) {
     families.push_back(name.substr(0, name.find('/')));
@@ -144,7 +145,51 @@ TEST_CASE("golden folders: every model_type's layers match PyTorch") {
     }
   }
   families.erase(std::unique(families.begin(), families.end()), families.end());
-  CHECK(families.size() == 22 + 10 + 4 + 9 + 6 + 5);
+  CHECK(families.size() == 22 + 10 + 4 + 9 + 6 + 5 + 2);
+}
+
+TEST_CASE("golden folders: Gemma 4's layers have their own sizes, k_eq_v, v_norm, shared K/V") {
+  auto folder = [](const std::string& name, std::int64_t layer) {
+    return load_model_config(folders_root() + "/" + name + "/model", layer);
+  };
+  // gemma4 (text_config): sliding layers head_dim 8 and 2 KV heads, default rope over the head;
+  // full layers global_head_dim 16, num_global_key_value_heads 1 with attention_k_eq_v, and
+  // proportional rope (0.25) over all 16 dimensions.
+  const Config local = folder("gemma4", 0), global = folder("gemma4", 1);
+  CHECK(local.head_size == 8);
+  CHECK(local.kv_heads() == 2);
+  CHECK(local.sliding_window == 3);
+  CHECK_FALSE(local.k_eq_v);
+  CHECK(local.rope->rotary_dim == 8);
+  CHECK(local.rope->theta == 10000.0);
+  CHECK_FALSE(local.rope->scaling.has_value());
+  CHECK(local.v_norm->eps == 1e-6);
+  CHECK(local.scale == 1.0);
+  CHECK(local.qk_norm->weight_offset == 0);
+  CHECK(local.weights_prefix == "model.language_model.layers.0.self_attn.");
+  CHECK(global.head_size == 16);
+  CHECK(global.kv_heads() == 1);
+  CHECK(global.k_eq_v);
+  CHECK_FALSE(global.sliding_window.has_value());
+  CHECK(global.rope->rotary_dim == 16);
+  CHECK(global.rope->theta == 1000000.0);
+  CHECK(global.rope->scaling->type == "proportional");
+  CHECK(*global.rope->scaling->partial_rotary_factor == 0.25);
+  CHECK(global.v_norm.has_value());
+  // gemma4_text (Gemma4ForCausalLM): no k_eq_v, so the full layer keeps its KV heads and its
+  // v_proj; the class's default rope_parameters; the last 2 layers reuse layers 1 and 2's K/V.
+  const Config full = folder("gemma4_text", 2);
+  CHECK(full.head_size == 16);
+  CHECK(full.kv_heads() == 1);
+  CHECK_FALSE(full.k_eq_v);
+  CHECK(full.rope->scaling->type == "proportional");
+  CHECK(full.weights_prefix == "model.layers.2.self_attn.");
+  test::expect_error([&] { folder("gemma4_text", 3); }, Exit::usage, "--layer: layer 3 of ",
+                     "reuses the keys and values of layer 1");
+  test::expect_error([&] { folder("gemma4_text", 3); }, Exit::usage, "--layer: layer 3 of ",
+                     "the layers that run are 0, 1, 2");
+  test::expect_error([&] { folder("gemma4_text", 4); }, Exit::usage, "--layer: layer 4 of ",
+                     "reuses the keys and values of layer 2");
 }
 
 TEST_CASE("golden folders: v3's gated, qk_norm-kind families are mapped per layer") {

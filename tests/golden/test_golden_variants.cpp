@@ -156,8 +156,9 @@ TEST_CASE("golden variants: every positions / masks / variants case matches PyTo
   // padding), Mistral, Gemma 2, Qwen3, Gemma 3, gpt-oss, GPT-NeoX, BLOOM, MPT, and two
   // torch MHA cross-attention cases; then v3's: T5's relative bias, encoder and decoder;
   // Qwen3-Next's gate, qk_norm kinds (Cohere, Phi, Llama 4); three of DeepSeek's mla (V3 with
-  // yarn's mscale and interleaved rope, V2-Lite's q_proj and complex rope, rope_interleave false).
-  CHECK(names.size() == 22);
+  // yarn's mscale and interleaved rope, V2-Lite's q_proj and complex rope, rope_interleave false);
+  // Gemma 4's v_norm, on a global layer with k_eq_v and proportional rope and a sliding one.
+  CHECK(names.size() == 24);
   for (const std::string& name : names) {
     try {
       check_variant(name);

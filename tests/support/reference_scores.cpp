@@ -206,6 +206,13 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
       }
     }
     for (std::size_t j = 0; j < T && !w.mla; ++j) {
+      if (spec.v_norm)  // (v3) Gemma 4's v_norm: each head's v over its own RMS, no weight
+        for (std::size_t h = 0; h < g.Hkv; ++h) {
+          double ss = 0.0;
+          for (std::size_t d = 0; d < D; ++d) ss += v[j][h * D + d] * v[j][h * D + d];
+          const double inv = 1.0 / std::sqrt(ss / double(D) + spec.v_norm->eps);
+          for (std::size_t d = 0; d < D; ++d) v[j][h * D + d] *= inv;
+        }
       if (spec.qk_norm) qk_norm_row(k[j].data(), g.Hkv, D, w.k_norm, w.k_norm_bias, *spec.qk_norm);
       if (spec.rope)
         for (std::size_t h = 0; h < g.Hkv; ++h)

@@ -54,6 +54,8 @@ struct AttentionSpec {
   // eps: context = LayerNorm(o_proj(y) + x) with Weights::residual_norm_weight
   // and _bias (BertSelfOutput), after the output projection; self-attention, O == C.
   std::optional<double> residual_norm_eps;
+  // v's heads RMS-normalized without a weight after the projection (Gemma 4)
+  std::optional<VNormSpec> v_norm;
   // torch MHA's add_bias_kv is on when Weights::bias_k is set.
 
   // The version 1 spec: scale and causal only.

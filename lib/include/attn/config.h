@@ -94,6 +94,8 @@ struct Config {
   bool gate = false;  // q_proj rows (H, 2D): per head [query | gate]; context * sigmoid(gate)
   std::optional<std::int64_t> attention_chunk;      // query i sees key j when i / n == j / n
   std::optional<AttnTemperature> attn_temperature;  // q scaled per position (Llama 4)
+  std::optional<VNormSpec> v_norm;                  // v's heads RMS-normalized, no weight (Gemma 4)
+  bool k_eq_v = false;  // v = k_proj's output (before k's norm and rope); no v_proj (Gemma 4)
   std::optional<MlaSpec> mla;     // DeepSeek's latent attention: sets D, rope's part and the scale
   ArrayKey<Mask> attention_mask;  // Hugging Face's: 1 = attend (not with padding_mask)
   ArrayKey<AttnMask> attn_mask;   // torch's: bool (true = blocked) or float (added)

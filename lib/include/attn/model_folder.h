@@ -89,8 +89,13 @@ std::optional<ResidualNorm> residual_norm_of(const ModelFolder& m, std::string* 
 std::string layer_type(const ModelFolder& m, std::int64_t layer);
 
 // True when the layer is one attn-run runs (full, sliding or chunked
-// softmax attention), false for the types it refuses (linear attention, ...).
+// softmax attention with its own keys and values), false for the types it
+// refuses (linear attention, ...) and for a layer that reuses another's K/V.
 bool layer_runs(const ModelFolder& m, std::int64_t layer);
+
+// The earlier layer whose keys and values this layer reuses (Gemma 4's
+// num_kv_shared_layers), or none. layer_config refuses such a layer.
+std::optional<std::int64_t> kv_shared_from(const ModelFolder& m, std::int64_t layer);
 
 // The model_types understood (the family table's rows), in CONTRACT.md order.
 const std::vector<std::string>& supported_model_types();

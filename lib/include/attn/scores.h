@@ -30,6 +30,9 @@ struct RopeScaling {
   std::optional<double> mscale, mscale_all_dim;             // yarn (DeepSeek)
   bool truncate = true;                                     // yarn
   std::vector<double> short_factor, long_factor;            // longrope (R/2 each)
+  // (v3) proportional (Gemma 4's global layers): the first
+  // floor(partial_rotary_factor * R / 2) frequencies theta^(-2i/R), the rest 0.
+  std::optional<double> partial_rotary_factor;
 };
 
 enum class RopeStyle { half, interleaved };  // rotate_half (HF) | GPT-J pairs
@@ -66,6 +69,13 @@ struct QkNormSpec {
 struct AttnTemperature {
   double floor_scale = 8192.0;  // Llama4TextConfig's defaults
   double attn_scale = 0.1;
+};
+
+// (v3) v_norm: each head's v normalized without a weight before the weighted
+// sum, x * rsqrt(mean(x^2) + eps) (modeling_gemma4's v_norm, an RMSNorm with
+// with_scale=False). Kind "rms" only.
+struct VNormSpec {
+  double eps = 1e-6;
 };
 
 // mla: DeepSeek's multi-head latent attention (CONTRACT.md "(v3) More of the

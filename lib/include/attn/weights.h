@@ -57,6 +57,9 @@ struct Weights {
   // Gated attention (Qwen3-Next): (H*D, C) and (H*D), the gate half of each
   // head's q_proj rows [query (D) | gate (D)]; b_gate empty without a qkv bias.
   Tensor w_gate, b_gate;
+  // Gemma 4's attention_k_eq_v: the v rows of w_qkv (and b_qkv) are k_proj's
+  // again, read from k_proj; export writes no v_proj.
+  bool k_eq_v = false;
   // (num_buckets, H): T5's relative_attention_bias.weight (AttentionSpec::relative_bias)
   Tensor relative_bias;
   // mla: q, k and v come from these instead of w_qkv (empty); D = max(Dqk,

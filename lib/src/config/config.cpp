@@ -98,13 +98,21 @@ const std::vector<std::string>& rope_keys() {
 
 // Hugging Face's rope_scaling fields (CONTRACT.md "Positions").
 const std::vector<std::string>& rope_scaling_keys() {
-  static const std::vector<std::string> k = {"rope_type",        "type",
-                                             "factor",           "original_max_position_embeddings",
-                                             "low_freq_factor",  "high_freq_factor",
-                                             "beta_fast",        "beta_slow",
-                                             "attention_factor", "mscale",
-                                             "mscale_all_dim",   "truncate",
-                                             "short_factor",     "long_factor"};
+  static const std::vector<std::string> k = {"rope_type",
+                                             "type",
+                                             "factor",
+                                             "original_max_position_embeddings",
+                                             "low_freq_factor",
+                                             "high_freq_factor",
+                                             "beta_fast",
+                                             "beta_slow",
+                                             "attention_factor",
+                                             "mscale",
+                                             "mscale_all_dim",
+                                             "truncate",
+                                             "short_factor",
+                                             "long_factor",
+                                             "partial_rotary_factor"};
   return k;
 }
 
@@ -121,6 +129,11 @@ const std::vector<std::string>& relative_bias_keys() {
 
 const std::vector<std::string>& attn_temperature_keys() {
   static const std::vector<std::string> k = {"floor_scale", "attn_scale"};
+  return k;
+}
+
+const std::vector<std::string>& v_norm_keys() {
+  static const std::vector<std::string> k = {"kind", "eps"};
   return k;
 }
 
@@ -150,6 +163,7 @@ const std::vector<std::string>* known_keys(const std::string& path) {
   if (path == "attn_temperature") return &attn_temperature_keys();
   if (path == "mla") return &mla_keys();
   if (path == "residual_norm") return &residual_norm_keys();
+  if (path == "v_norm") return &v_norm_keys();
   return nullptr;
 }
 
@@ -292,7 +306,9 @@ const std::vector<std::string>& config_keys() {
       // CONTRACT.md "(v3) More of the forward pass"
       "gate", "attention_chunk", "attn_temperature", "relative_bias", "mla",
       // what the context is (issue 30)
-      "residual_norm"};
+      "residual_norm",
+      // Gemma 4 (issue 24)
+      "v_norm", "k_eq_v"};
   return keys;
 }
 

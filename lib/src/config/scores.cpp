@@ -41,7 +41,8 @@ std::vector<double> positive_list(const json& v, const std::string& name) {
 }
 
 const std::vector<std::string>& scaling_types() {
-  static const std::vector<std::string> t = {"linear", "dynamic", "yarn", "llama3", "longrope"};
+  static const std::vector<std::string> t = {"linear", "dynamic",  "yarn",
+                                             "llama3", "longrope", "proportional"};
   return t;
 }
 
@@ -89,6 +90,12 @@ std::optional<RopeScaling> read_scaling(const json& v, const std::string& name) 
   if (auto* f = field("truncate")) s.truncate = cj::get_bool(*f, at + "truncate");
   if (auto* f = field("short_factor")) s.short_factor = positive_list(*f, at + "short_factor");
   if (auto* f = field("long_factor")) s.long_factor = positive_list(*f, at + "long_factor");
+  if (auto* f = field("partial_rotary_factor")) {
+    s.partial_rotary_factor = cj::get_number(*f, at + "partial_rotary_factor");
+    if (!(*s.partial_rotary_factor >= 0.0 && *s.partial_rotary_factor <= 1.0))
+      bad(at + "partial_rotary_factor",
+          "expected a number from 0 to 1 (the rotated share of the head), found " + f->dump());
+  }
   // llama3 blends between the two wavelengths: they must be apart.
   if (type == "llama3" && s.low_freq_factor && s.high_freq_factor &&
       !(*s.high_freq_factor > *s.low_freq_factor))
@@ -239,6 +246,29 @@ void read_attn_temperature(Config& c, const json& v, const std::string& name) {
           "expected a number that float32 holds, found " + v.at("attn_scale").dump());
   }
   c.attn_temperature = t;
+}
+
+// (v3) v_norm: {"kind": "rms", "eps": number > 0} (eps 1e-6 left out), or null.
+void read_v_norm(Config& c, const json& v, const std::string& name) {
+  c.v_norm.reset();
+  if (v.is_null()) return;
+  if (!v.is_object())
+    bad(name, "expected an object {\"kind\": \"rms\", \"eps\": number} or null, found " +
+                  cj::describe(v));
+  VNormSpec s;
+  if (v.contains("kind")) {
+    const std::string k = cj::get_string(v.at("kind"), name + ".kind");
+    if (k != "rms")
+      bad(name + ".kind",
+          "expected \"rms\" (x * rsqrt(mean(x^2) + eps), no weight: Gemma 4), found " +
+              cj::quote(k));
+  }
+  if (v.contains("eps")) {
+    s.eps = positive(v.at("eps"), name + ".eps");
+    if (!(static_cast<float>(s.eps) > 0.0f) || !std::isfinite(static_cast<float>(s.eps)))
+      bad(name + ".eps", "expected a number > 0 that float32 holds, found " + v.at("eps").dump());
+  }
+  c.v_norm = s;
 }
 
 // The key that makes this config a cross-attention one, for messages.
@@ -435,9 +465,14 @@ void read_score_keys(Config& c, const json& root, const KeyName& name) {
     c.attention_chunk = cj::get_int(root.at("attention_chunk"), name("attention_chunk"));
   if (has("attn_temperature"))
     read_attn_temperature(c, root.at("attn_temperature"), name("attn_temperature"));
+  if (has("v_norm")) read_v_norm(c, root.at("v_norm"), name("v_norm"));
+  if (has("k_eq_v")) c.k_eq_v = cj::get_bool(root.at("k_eq_v"), name("k_eq_v"));
 }
 
 void resolve_score_keys(Config& c) {
+  if (c.mla && (c.v_norm || c.k_eq_v))
+    fail(c, c.v_norm ? "v_norm" : "k_eq_v",
+         "mla builds v from its latent (kv_b_proj): not with v_norm or k_eq_v");
   if (c.sliding_window && *c.sliding_window < 1)
     fail(c, "sliding_window",
          "expected an integer > 0 (W: keys with i - W < j), found " + n(*c.sliding_window));
@@ -506,6 +541,7 @@ void score_keys_to_json(const Config& c, json& j) {
       if (s.type == "yarn") o["truncate"] = s.truncate;
       if (!s.short_factor.empty()) o["short_factor"] = s.short_factor;
       if (!s.long_factor.empty()) o["long_factor"] = s.long_factor;
+      put("partial_rotary_factor", s.partial_rotary_factor);
       rope["scaling"] = o;
     }
     j["rope"] = rope;
@@ -563,6 +599,8 @@ void score_keys_to_json(const Config& c, json& j) {
                               ? json{{"floor_scale", c.attn_temperature->floor_scale},
                                      {"attn_scale", c.attn_temperature->attn_scale}}
                               : json(nullptr);
+  j["v_norm"] = c.v_norm ? json{{"kind", "rms"}, {"eps", c.v_norm->eps}} : json(nullptr);
+  j["k_eq_v"] = c.k_eq_v;
   j["kv_labels"] = c.kv_labels;
   j["model"] = c.model.empty() ? json(nullptr) : json(c.model);
   j["layer"] = c.layer ? json(*c.layer) : json(nullptr);

@@ -455,6 +455,40 @@ std::vector<Row> build() {
                         {"num_key_value_heads", 4},
                         {"head_dim", 256},
                         {"rms_norm_eps", 1e-6}});
+    // Gemma 4's text layers (Gemma4TextAttention; gemma4's text_config): layer_types (else
+    // every 6th full), q/k norms x * w (no 1 + w), scale 1, rope_parameters per layer type
+    // (proportional on the full layers); the full layers' sizes, k_eq_v and the values' norm
+    // are hooks::gemma4_layers; the last num_kv_shared_layers layers reuse an earlier layer's
+    // keys and values (refused). Gemma4TextConfig's defaults.
+    WindowRule gemma4_window = global_every(6);  // 5 sliding : 1 full, the last one full
+    gemma4_window.last_full = true;
+    row("gemma4_text")
+        .wrapped_in("gemma4", "text_config")
+        .at({"model.language_model.layers.{N}.self_attn.", "model.layers.{N}.self_attn.",
+             "language_model.model.layers.{N}.self_attn.", "layers.{N}.self_attn."})
+        .bias("attention_bias", false)
+        .with_qk_norm(rms_norm("head", 0))
+        .with_scale({ScaleRule::one, nullptr})
+        .with_window(gemma4_window)
+        .with_rope(10000.0)
+        .shares_kv("num_kv_shared_layers")
+        .with_hook(hooks::gemma4_layers)
+        .with_defaults(
+            {{"hidden_size", 2304},
+             {"num_hidden_layers", 30},
+             {"num_attention_heads", 8},
+             {"num_key_value_heads", 4},
+             {"head_dim", 256},
+             {"global_head_dim", 512},
+             {"rms_norm_eps", 1e-6},
+             {"sliding_window", 512},
+             {"max_position_embeddings", 131072},
+             {"rope_parameters",
+              {{"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 10000.0}}},
+               {"full_attention",
+                {{"rope_type", "proportional"},
+                 {"partial_rotary_factor", 0.25},
+                 {"rope_theta", 1000000.0}}}}}});
     // Cohere (CohereAttention): interleaved rotary (rotate_half over pairs), and with
     // use_qk_norm a CohereLayerNorm per head (weights (H, D) and (Hkv, D), no bias).
     RopeRule pairs;

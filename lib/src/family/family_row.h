@@ -84,6 +84,9 @@ struct WindowRule {
   // ("linear_attention": Qwen3-Next's full_attention_interval;
   // "chunked_attention": Llama 4's no_rope_layer_interval).
   const char* local_type = "sliding_attention";
+  // The last layer is full attention whatever the pattern or layer_types say
+  // (Gemma4TextConfig.__post_init__ forces it, with a warning).
+  bool last_full = false;
 };
 
 // The softmax scale: 1/sqrt(D) unless the family says otherwise.
@@ -167,6 +170,9 @@ struct Row {
   // kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim as "mla".
   bool mla = false;
   ResidualNormRule residual_norm;  // none unless name is set
+  // Gemma 4's num_kv_shared_layers: the last n layers reuse the keys and values
+  // of the last earlier layer of their type (layer_map.h kv_shared_source).
+  const char* kv_shared_key = nullptr;
   // The configuration class's defaults for keys a config.json may leave out
   // (save_pretrained writes every key; a nested text_config keeps only the
   // ones that differ, and hand-trimmed folders exist).
@@ -205,6 +211,7 @@ struct Row {
   Row& with_gate() { return gate = true, *this; }
   Row& with_mla() { return mla = true, *this; }
   Row& with_residual_norm(ResidualNormRule r) { return residual_norm = std::move(r), *this; }
+  Row& shares_kv(const char* key) { return kv_shared_key = key, *this; }
   Row& with_defaults(json d) { return defaults = std::move(d), *this; }
   Row& with_hook(Hook h) { return hook = std::move(h), *this; }
 };

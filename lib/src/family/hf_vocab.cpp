@@ -115,6 +115,7 @@ const Table& top_level() {
       {"attn_scale", "attn_temperature.attn_scale"},
       {"gated_attention", "gate"},
       {"attn_output_gate", "gate"},
+      {"attention_k_eq_v", "k_eq_v"},
       // torch.nn.MultiheadAttention's forward() and constructor
       {"key", "key_input (or kv_input for one source of keys and values)"},
       {"value", "value_input (or kv_input for one source of keys and values)"},
@@ -146,10 +147,11 @@ const Table& top_level() {
 // change from layer to layer: a model folder knows them per layer.
 const std::vector<const char*>& per_layer() {
   static const std::vector<const char*> k = {
-      "use_sliding_window",       "max_window_layers",    "layer_types",
-      "sliding_window_pattern",   "rope_local_base_freq", "attn_config",
-      "new_decoder_architecture", "no_rope_layers",       "global_attn_every_n_layers",
-      "no_rope_layer_interval"};
+      "use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern",
+      "rope_local_base_freq", "attn_config", "new_decoder_architecture", "no_rope_layers",
+      "global_attn_every_n_layers", "no_rope_layer_interval",
+      // Gemma 4: the full layers' sizes, the layers sharing K/V
+      "global_head_dim", "num_global_key_value_heads", "num_kv_shared_layers"};
   return k;
 }
 

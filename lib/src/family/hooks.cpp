@@ -177,4 +177,49 @@ void cohere2_rope_on_sliding(LayerContext& c) {
   if (c.out.contains("rope")) c.out["rope"]["rotary_dim"] = c.C / c.H;
 }
 
+// Gemma 4 (modeling_gemma4.Gemma4TextAttention, configuration_gemma4.Gemma4TextConfig): a full
+// layer's head size is global_head_dim when set (512 by default), and with attention_k_eq_v its
+// KV heads are num_global_key_value_heads and v is k_proj's output (no v_proj); a
+// per_layer_config entry, where config.json carries one, overrides both. Rope turns the whole
+// head (the sliding layers' default rope ignores partial_rotary_factor; the full layers'
+// proportional rope reads it). Every layer RMS-normalizes its values without a weight (v_norm).
+void gemma4_layers(LayerContext& c) {
+  const HfConfig& hf = c.hf;
+  std::int64_t D = c.D, Hkv = c.Hkv;
+  if (c.layer_type != "sliding_attention") {
+    const std::int64_t global = hf.integer_or("global_head_dim", 0, std::int64_t(1) << 24, 0);
+    if (global > 0) D = global;
+    if (hf.boolean_or("attention_k_eq_v", false)) {
+      Hkv = hf.integer_or("num_global_key_value_heads", 1, c.H, Hkv);
+      c.out["k_eq_v"] = true;
+    }
+    if (std::optional<HfConfig> table = hf.object("per_layer_config"))
+      if (std::optional<HfConfig> l = table->object(std::to_string(c.layer).c_str())) {
+        D = l->integer_or("head_dim", 1, std::int64_t(1) << 24, D);
+        Hkv = l->integer_or("num_key_value_heads", 1, c.H, Hkv);
+      }
+  }
+  if (c.H % Hkv != 0)
+    hf.fail(c.out.contains("k_eq_v") ? "num_global_key_value_heads" : "num_key_value_heads",
+            "expected a divisor of the " + std::to_string(c.H) + " attention heads, found " +
+                std::to_string(Hkv));
+  c.out["head_size"] = D;
+  if (Hkv != c.H)
+    c.out["num_kv_heads"] = Hkv;
+  else
+    c.out.erase("num_kv_heads");
+  if (c.out.contains("rope")) c.out["rope"]["rotary_dim"] = D;
+  c.out["v_norm"] = {{"kind", "rms"}, {"eps", hf.positive_or("rms_norm_eps", 1e-6)}};
+  // "vision" (the released checkpoints) is causal for text; "all" makes every layer
+  // bidirectional with the window W // 2 + 1, whose bound (exclusive or inclusive) the
+  // masking code of transformers' releases does not agree on: refused rather than guessed.
+  const json& bidi = hf.raw().contains("use_bidirectional_attention")
+                         ? hf.raw()["use_bidirectional_attention"]
+                         : json(nullptr);
+  if (bidi == "all")
+    hf.fail("use_bidirectional_attention",
+            "\"all\" (every token both ways) is not supported for Gemma 4 yet; a plain --config "
+            "with \"attention\": \"multi\" and the layer's sliding_window runs such a layer");
+}
+
 }  // namespace attn::family::hooks

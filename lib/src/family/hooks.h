@@ -17,5 +17,6 @@ void umt5_relative_bias(LayerContext& c);       // UMT5: each layer's own bucket
 void modernbert_window_of_layer(LayerContext& c);  // layer_types must agree with the window rule
 void llama4_layers(LayerContext& c);            // no_rope_layers: chunks + L2 norm, or temperature
 void cohere2_rope_on_sliding(LayerContext& c);  // only sliding layers rotate; D = C / H
+void gemma4_layers(LayerContext& c);  // full layers' own sizes and k_eq_v; v_norm everywhere
 
 }  // namespace attn::family::hooks

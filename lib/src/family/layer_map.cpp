@@ -51,14 +51,17 @@ json scaling_of(const HfConfig& s, const std::string& what) {
   // "mrope" (Qwen2-VL's text config) is rotate_half over 1-D positions: the
   // default; "su" is Phi-3's early name of longrope (its hook renames it).
   if (type == "mrope") return nullptr;
-  static const char* kKnown[] = {"linear", "dynamic", "yarn", "llama3", "longrope", "su"};
+  static const char* kKnown[] = {"linear",   "dynamic", "yarn",        "llama3",
+                                 "longrope", "su",      "proportional"};
   if (std::find(std::begin(kKnown), std::end(kKnown), type) == std::end(kKnown))
     s.fail(s.has("rope_type") ? "rope_type" : "type",
            "unknown " + what + " type \"" + type +
-               "\" (known: default, linear, dynamic, yarn, llama3, longrope)");
+               "\" (known: default, linear, dynamic, yarn, llama3, longrope, proportional)");
   json out = s.raw();
   out.erase("rope_theta");
-  out.erase("partial_rotary_factor");
+  // Proportional rope (Gemma 4) keeps its fraction: it says how many of the
+  // whole head's pairs turn; the others' fraction is the rotary_dim.
+  if (type != "proportional") out.erase("partial_rotary_factor");
   return out;
 }
 
@@ -95,6 +98,13 @@ void map_rope(LayerContext& c, bool sliding) {
             "expected a fraction in (0, 1] of the head size, found " + json(fraction).dump());
   std::int64_t dims = std::int64_t(double(c.D) * fraction);
   if (r.dims_key && hf.has(r.dims_key)) dims = *hf.integer(r.dims_key, 2, c.D);
+  // _compute_proportional_rope_parameters: over the whole head, the fraction
+  // choosing how many of its frequencies are nonzero.
+  if (scaling.is_object() &&
+      scaling.value("rope_type", scaling.value("type", "")) == "proportional") {
+    dims = c.D;
+    scaling["partial_rotary_factor"] = fraction;
+  }
   const bool interleaved =
       r.interleave_key ? hf.boolean_or(r.interleave_key, r.interleaved) : r.interleaved;
   json rope = {
@@ -258,6 +268,7 @@ bool runs_attention(const std::string& layer_type) {
 
 std::string layer_type_of(const Row& row, const HfConfig& hf, std::int64_t layer,
                           std::int64_t num_layers) {
+  const bool forced_full = row.window.last_full && layer == num_layers - 1;
   if (std::optional<std::vector<std::string>> types = hf.strings("layer_types")) {
     if (std::int64_t(types->size()) != num_layers)
       hf.fail("layer_types", "expected one entry per layer (" + std::to_string(num_layers) +
@@ -270,14 +281,30 @@ std::string layer_type_of(const Row& row, const HfConfig& hf, std::int64_t layer
         hf.fail("layer_types[" + std::to_string(i) + "]",
                 "unknown layer type \"" + (*types)[i] + "\" (known: " + known + ")");
       }
-    return (*types)[std::size_t(layer)];
+    return forced_full ? "full_attention" : (*types)[std::size_t(layer)];
   }
+  if (forced_full) return "full_attention";
   return slides_by_rule(row, hf, layer, num_layers) ? row.window.local_type : "full_attention";
 }
 
 bool has_residual_norm(const Row& row, const HfConfig& hf) {
   const ResidualNormRule& r = row.residual_norm;
   return r.name && !(r.before_key && hf.boolean_or(r.before_key, true));
+}
+
+std::optional<std::int64_t> kv_shared_source(const Row& row, const HfConfig& hf, std::int64_t layer,
+                                             std::int64_t num_layers) {
+  if (!row.kv_shared_key) return std::nullopt;
+  const std::int64_t n = hf.integer_or(row.kv_shared_key, 0, num_layers, 0);
+  const std::int64_t first = num_layers - n;  // modeling_gemma4's first_kv_shared_layer_idx
+  if (n == 0 || layer < first) return std::nullopt;
+  const std::string type = layer_type_of(row, hf, layer, num_layers);
+  for (std::int64_t l = first - 1; l >= 0; --l)  // the last earlier layer of its type
+    if (layer_type_of(row, hf, l, num_layers) == type) return l;
+  hf.fail(row.kv_shared_key, "layer " + std::to_string(layer) + " (" + type +
+                                 ") shares the keys and values of an earlier " + type +
+                                 " layer, and layers 0.." + std::to_string(first - 1) +
+                                 " have none");
 }
 
 std::int64_t num_layers_of(const HfConfig& hf) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,12 @@ std::string layer_type_of(const Row& row, const HfConfig& hf, std::int64_t layer
 // The row's residual_norm applies to this config.json (it has one, after the
 // attention: not with OPT's do_layer_norm_before true).
 bool has_residual_norm(const Row& row, const HfConfig& hf);
+
+// The layer whose keys and values this layer reuses (the row's kv_shared_key,
+// Gemma 4's num_kv_shared_layers: the last n layers take the K/V of the last
+// earlier layer of their type), or none when it computes its own.
+std::optional<std::int64_t> kv_shared_source(const Row& row, const HfConfig& hf, std::int64_t layer,
+                                             std::int64_t num_layers);
 
 // attn-run config keys for the layer (model_folder.h's layer_config):
 // sizes, kind, layout and its tensor renames, biases, positions, window,

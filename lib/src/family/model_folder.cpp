@@ -180,8 +180,12 @@ std::string layer_type(const ModelFolder& m, std::int64_t layer) {
   return family::layer_type_of(row_of(m), HfConfig(m.hf, config_file(m)), layer, m.num_layers);
 }
 
+std::optional<std::int64_t> kv_shared_from(const ModelFolder& m, std::int64_t layer) {
+  return family::kv_shared_source(row_of(m), HfConfig(m.hf, config_file(m)), layer, m.num_layers);
+}
+
 bool layer_runs(const ModelFolder& m, std::int64_t layer) {
-  return family::runs_attention(layer_type(m, layer));
+  return family::runs_attention(layer_type(m, layer)) && !kv_shared_from(m, layer);
 }
 
 json layer_config(const ModelFolder& m, std::int64_t layer,
@@ -205,6 +209,26 @@ json layer_config(const ModelFolder& m, std::int64_t layer,
                                  " layer, which attn-run does not run (no softmax attention); " +
                                  (n ? "its attention layers are " + runs + (n > 24 ? ", ..." : "")
                                     : std::string("the model has no attention layer")));
+  }
+  // Gemma 4's num_kv_shared_layers: the layer attends with the keys and values
+  // another layer computed from its own input, which one layer's run has not.
+  if (const std::optional<std::int64_t> from =
+          family::kv_shared_source(row, hf, layer, m.num_layers)) {
+    std::string runs;
+    std::int64_t n = 0, last = -1;
+    for (std::int64_t l = 0; l < m.num_layers; ++l)
+      if (family::runs_attention(family::layer_type_of(row, hf, l, m.num_layers)) &&
+          !family::kv_shared_source(row, hf, l, m.num_layers)) {
+        if (n++ < 24) runs += (runs.empty() ? "" : ", ") + std::to_string(l);
+        last = l;
+      }
+    throw Error(Exit::usage,
+                "--layer: layer " + std::to_string(layer) + " of " + printable(m.dir) +
+                    " reuses the keys and values of layer " + std::to_string(*from) +
+                    " (num_kv_shared_layers: the last layers attend with an earlier layer's "
+                    "K/V, computed from that layer's input), which attn-run does not run; the "
+                    "layers that run are " +
+                    runs + (n > 24 ? ", ..., " + std::to_string(last) : ""));
   }
   json out;
   if (m.gguf_architecture.empty()) {

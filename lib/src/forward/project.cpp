@@ -230,8 +230,9 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
   // Self-attention without extra keys: one GEMM over the chunk's rows,
   // qkv = x Wqkv^T + b. Where the shape fits, it writes the panels of k^T
   // and v itself (stage 3), with qk_norm, rope and the temperature (stage 2)
-  // done by its tasks on rows still in cache (PositionWork).
-  p.packed = !in.key && p.T_ext == p.T && kernels::qkv_panels_fit(nb, p.L, g.D);
+  // done by its tasks on rows still in cache (PositionWork). v_norm (Gemma 4)
+  // changes v before it is packed: the plain path.
+  p.packed = !in.key && p.T_ext == p.T && !spec.v_norm && kernels::qkv_panels_fit(nb, p.L, g.D);
   if (!in.key && p.T_ext == p.T) {
     const std::size_t ld = g.qkv_rows();
     const MatrixRef w_qkv{w.w_qkv.ptr(), ld, C};
@@ -296,9 +297,20 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
 
 void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
                     Projected& p, int threads) {
-  if (!spec.qk_norm && !spec.rope && !spec.attn_temperature) return;
-  if (p.packed) return;  // project did it (PositionWork)
+  if (!spec.qk_norm && !spec.rope && !spec.attn_temperature && !spec.v_norm) return;
+  if (p.packed) return;  // project did it (PositionWork); never with v_norm
   const Geometry g = w.geometry();
+  if (spec.v_norm) {
+    // modeling_gemma4: value_states = v_norm(value_states), an RMSNorm of each
+    // head without a weight (with_scale=False), on the T projected values.
+    const float eps = static_cast<float>(spec.v_norm->eps);
+    kernels::parallel_for(p.B, threads, [&](std::size_t b, int) {
+      for (std::size_t t = 0; t < p.T; ++t)
+        norm_vectors(p.v + (b * p.T_ext + t) * p.ld_kv, g.Hkv, g.D, nullptr, nullptr, 0,
+                     QkNormKind::rms, eps, 0.0f);
+    });
+    if (!spec.qk_norm && !spec.rope && !spec.attn_temperature) return;
+  }
   const std::size_t D = g.D;
   std::optional<RopeFrequencies> freqs;
   std::vector<std::int64_t> iota;

@@ -164,9 +164,21 @@ RopeFrequencies rope_frequencies(const RopeSpec& s, std::int64_t seq_len) {
     llama3(s, sc, R, f);
   } else if (sc.type == "longrope") {
     longrope(s, sc, R, seq_len, f);
+  } else if (sc.type == "proportional") {
+    // _compute_proportional_rope_parameters (Gemma 4's global layers): over
+    // the whole rotary_dim R, the first int(p * R // 2) frequencies are
+    // theta^(-2i/R) (R, not the rotated part, in the exponent), the rest 0
+    // (those pairs pass unchanged), all divided by factor (default 1).
+    const double p = sc.partial_rotary_factor.value_or(1.0);
+    const auto angles = static_cast<std::size_t>(std::floor(p * double(R) / 2.0));
+    f.inv_freq = default_inv_freq(s.theta, R);
+    const double factor = sc.factor.value_or(1.0);
+    for (std::size_t i = 0; i < f.inv_freq.size(); ++i)
+      f.inv_freq[i] = i < angles ? f.inv_freq[i] / factor : 0.0;
   } else {
-    throw Error(Exit::config, "rope.scaling: unknown rope_type \"" + sc.type +
-                                  "\" (expected linear, dynamic, yarn, llama3 or longrope)");
+    throw Error(Exit::config,
+                "rope.scaling: unknown rope_type \"" + sc.type +
+                    "\" (expected linear, dynamic, yarn, llama3, longrope or proportional)");
   }
   return f;
 }

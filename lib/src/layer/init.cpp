@@ -135,6 +135,7 @@ Weights init_weights(const Config& cfg, Layout layout, std::uint64_t seed) {
   }
   // The drawn tensors go into the canonical form the way a file's would.
   Weights w = detail::empty_weights(d, d.qkv_bias, d.out_bias);
+  w.k_eq_v = d.k_eq_v;  // no v_proj drawn: the v rows are k_proj's
   for (const detail::Slot& s : slots) detail::read_slot(m, s.key, s, w, false);
   return w;
 }

@@ -29,6 +29,7 @@ Dims dims_of(const Config& cfg) {
   }
   d.sinks = cfg.sinks;
   d.gate = cfg.gate;
+  d.k_eq_v = cfg.k_eq_v;
   return d;
 }
 
@@ -47,6 +48,7 @@ Dims dims_of(const Weights& w) {
   }
   d.sinks = !w.sinks.data.empty();
   d.gate = !w.w_gate.data.empty();
+  d.k_eq_v = w.k_eq_v;
   return d;
 }
 
@@ -70,6 +72,24 @@ void add_linear(std::vector<Slot>& out, const std::string& name, Part weight, st
 struct QkvNames {
   std::string q, k, v;
 };
+
+// Gemma 4's attention_k_eq_v: one k_proj (Hkv*D, C) read into the k rows and
+// again into the v rows (modeling_gemma4: value_states = key_states when
+// v_proj is None, taken before k_norm and rope).
+void add_k_as_v(std::vector<Slot>& s, const Dims& d) {
+  const std::size_t KV = d.kv_rows();
+  s.push_back({"k_proj.weight",
+               {},
+               {{Part::qkv_weight, 0, d.k_row0(), KV}, {Part::qkv_weight, 0, d.v_row0(), KV}},
+               false,
+               {KV, d.C}});
+  if (d.qkv_bias)
+    s.push_back({"k_proj.bias",
+                 {},
+                 {{Part::qkv_bias, 0, d.k_row0(), KV}, {Part::qkv_bias, 0, d.v_row0(), KV}},
+                 false,
+                 {KV}});
+}
 
 void add_qkv(std::vector<Slot>& s, const Dims& d, const QkvNames& n, bool kqv_order) {
   const std::size_t C = d.C;
@@ -177,6 +197,9 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
               {"q_proj.bias", {}, gated_q(d, Part::qkv_bias, Part::gate_bias), false, {2 * HD}});
         add_linear(s, "k_proj", Part::qkv_weight, d.k_row0(), KV, C, d.qkv_bias);
         add_linear(s, "v_proj", Part::qkv_weight, d.v_row0(), KV, C, d.qkv_bias);
+      } else if (d.k_eq_v) {  // Gemma 4's global layers: q_proj, k_proj (also v)
+        add_linear(s, "q_proj", Part::qkv_weight, d.q_row0(), HD, C, d.qkv_bias);
+        add_k_as_v(s, d);
       } else {
         add_qkv(s, d, {"q_proj", "k_proj", "v_proj"}, false);
       }
@@ -247,6 +270,8 @@ std::string fit_problem(const Dims& d, Layout layout) {
            " has no gated q_proj (gate: q_proj rows (H, 2D)): use layout proj (Qwen3-Next)";
   if (d.gate && d.split_kv)
     return "gate reads the gate from q_proj with the query: not with torch MHA's kdim/vdim";
+  if (d.k_eq_v && (layout != Layout::proj || d.gate || d.split_kv))
+    return "k_eq_v reads v from k_proj (Gemma 4): it needs layout proj without gate, kdim or vdim";
   if (layout == Layout::torch_mha && d.qkv_bias != d.out_bias)
     return "layout torch_mha has one bias flag for in_proj and out_proj "
            "(nn.MultiheadAttention(bias=...)), found qkv_bias " +

@@ -39,6 +39,9 @@ struct Dims : Geometry {
   bool qk_norm_list = false;
   bool sinks = false;  // sinks (H): gpt-oss
   bool gate = false;   // q_proj rows (H, 2D): per head [query | gate] (Qwen3-Next)
+  // No v_proj: k_proj's rows fill both the k and the v rows (Gemma 4's
+  // attention_k_eq_v); Weights::k_eq_v says so for export.
+  bool k_eq_v = false;
 
   // q, k and v are three weights (torch MHA's q_proj_weight, k_proj_weight,
   // v_proj_weight) and the canonical w_qkv holds only the q rows: from a

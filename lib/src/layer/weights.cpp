@@ -107,6 +107,9 @@ std::string missing_hint(const StateDict& sd, const Dims& d, const Slot& s) {
     default:
       break;
   }
+  if (s.key == "v_proj.weight" && sd.contains("k_proj.weight"))
+    return ": a layer whose values are its keys (Gemma 4's attention_k_eq_v) has no v_proj; set "
+           "\"k_eq_v\": true";
   // nn.MultiheadAttention keeps in_proj_weight only when kdim == vdim == embed_dim.
   const bool split = sd.contains("k_proj_weight") && sd.contains("v_proj_weight");
   const TensorInfo* k = s.key == "in_proj_weight" && split ? sd.find("k_proj_weight") : nullptr;
@@ -385,11 +388,16 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
       throw Error(Exit::data, source + ": key " + in_quotes(key) +
                                   " found but config \"out_proj\" is false (layout " + name +
                                   "); set \"out_proj\": true to use it");
+    if (cfg.k_eq_v && key.rfind("v_proj.", 0) == 0)
+      throw Error(Exit::data, source + ": key " + in_quotes(key) +
+                                  " found but config \"k_eq_v\" is true (v is k_proj's output); "
+                                  "set \"k_eq_v\": false to use it");
     throw Error(Exit::data, source + ": unexpected key " + in_quotes(key) + " for layout " + name +
                                 " (expected " + key_list(slots) + ")");
   }
 
   Weights w = detail::empty_weights(full, has_qkv_bias, has_out_bias);
+  w.k_eq_v = cfg.k_eq_v;
   for (const auto& [slot, key] : found) detail::read_slot(sd, key, *slot, w, allow_nonfinite);
   return w;
 }

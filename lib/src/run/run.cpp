@@ -209,6 +209,7 @@ AttentionSpec attention_spec(const Config& cfg) {
   s.attention_chunk = cfg.attention_chunk ? std::size_t(*cfg.attention_chunk) : 0;
   s.attn_temperature = cfg.attn_temperature;
   if (cfg.residual_norm) s.residual_norm_eps = cfg.residual_norm->eps;
+  s.v_norm = cfg.v_norm;
   return s;
 }
 

@@ -312,7 +312,7 @@ TEST_CASE("config: config_to_json holds the resolved config") {
 
 TEST_CASE("config: config_keys lists the table in order") {
   const auto& k = attn::config_keys();
-  CHECK(k.size() == 51);  // 24 of version 1, the v2 table and kv_labels, then v3's
+  CHECK(k.size() == 53);  // 24 of version 1, the v2 table and kv_labels, then v3's
   CHECK(k.front() == "attention");
   CHECK(k[23] == "output");
   CHECK(k[43] == "layer");
@@ -322,7 +322,9 @@ TEST_CASE("config: config_keys lists the table in order") {
   CHECK(k[47] == "attn_temperature");
   CHECK(k[48] == "relative_bias");
   CHECK(k[49] == "mla");
-  CHECK(k.back() == "residual_norm");  // what the context is (issue 30)
+  CHECK(k[50] == "residual_norm");  // what the context is (issue 30)
+  CHECK(k[51] == "v_norm");         // Gemma 4 (issue 24)
+  CHECK(k.back() == "k_eq_v");
   for (const char* key :
        {"hidden_size", "num_heads",    "num_kv_heads", "head_size", "out_size", "out_proj",
         "causal",      "context_size", "bias",         "qkv_bias",  "out_bias", "scale",

@@ -610,14 +610,16 @@ TEST_CASE("config scores: Hugging Face's and torch's names get attn-run's key") 
       {"attention_chunk_size", "attention_chunk"},
       {"attn_temperature_tuning", "attn_temperature"},
       {"floor_scale", "attn_temperature.floor_scale"},
-      {"attn_output_gate", "gate"}};
+      {"attn_output_gate", "gate"},
+      {"attention_k_eq_v", "k_eq_v"}};
   for (const auto& [theirs, ours] : same) {
     CAPTURE(theirs);
     expect_error([&] { parse(multi("\"" + theirs + "\": 1")); }, Exit::config,
                  "c.json: key \"" + theirs + "\":", "attn-run's key is " + ours);
   }
   for (const char* per_layer :
-       {"use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern"}) {
+       {"use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern",
+        "global_head_dim", "num_kv_shared_layers"}) {
     CAPTURE(per_layer);
     expect_error([&] { parse(multi("\"" + std::string(per_layer) + "\": 1")); }, Exit::config,
                  "c.json: key \"" + std::string(per_layer) + "\":",
@@ -649,8 +651,8 @@ TEST_CASE("config scores: the golden variants' configs parse") {
     CHECK(c.weights == (entry.path() / "weights").string());
     ++n;
   }
-  CHECK(n == 22);  // make_variants.py: v2's 12, T5's two, v3's five (gate, qk_norm kinds, chunk,
-                   // temperature), three of mla
+  CHECK(n == 24);  // make_variants.py: v2's 12, T5's two, v3's five (gate, qk_norm kinds, chunk,
+                   // temperature), three of mla, Gemma 4's two (v_norm, k_eq_v)
   auto load = [&](const char* name) {
     return attn::load_config((root / name / "config.json").string());
   };
@@ -976,4 +978,30 @@ TEST_CASE("config v3: attn_temperature {floor_scale, attn_scale}, Llama 4's defa
                       "key \"attn_temperature.floor\"", "did you mean \"floor_scale\"");
   expect_config_error(multi(R"("attn_temperature": {}, "kv_input": [[[1,2,3,4,5,6,7,8]]])"),
                       "kv_input", "no attn_temperature");
+}
+
+TEST_CASE("config v3: v_norm {kind rms, eps}, k_eq_v, rope scaling proportional (Gemma 4)") {
+  const Config off = parse(multi(""));
+  CHECK_FALSE(off.v_norm.has_value());
+  CHECK_FALSE(off.k_eq_v);
+  CHECK(attn::config_to_json(off)["v_norm"].is_null());
+  CHECK(parse(multi(R"("v_norm": {})")).v_norm->eps == doctest::Approx(1e-6));
+  const Config c = parse(multi(R"("v_norm": {"kind": "rms", "eps": 1e-5}, "k_eq_v": true)"));
+  CHECK(c.v_norm->eps == doctest::Approx(1e-5));
+  CHECK(c.k_eq_v);
+  CHECK(attn::config_to_json(c)["v_norm"] == json{{"kind", "rms"}, {"eps", 1e-5}});
+  CHECK(attn::config_to_json(c)["k_eq_v"] == true);
+  expect_config_error(multi(R"("v_norm": {"kind": "layer"})"), "v_norm.kind", "expected \"rms\"");
+  expect_config_error(multi(R"("v_norm": {"eps": 0})"), "v_norm.eps", "expected a number > 0");
+  expect_config_error(multi(R"("v_norm": 1)"), "v_norm", "expected an object");
+  expect_config_error(multi(R"("v_norm": {"epsilon": 1})"), "key \"v_norm.epsilon\"");
+  expect_config_error(multi(R"("k_eq_v": 1)"), "k_eq_v");
+  const Config r = parse(multi(
+      R"("rope": {"theta": 1e6, "scaling": {"rope_type": "proportional", "partial_rotary_factor": 0.25}})"));
+  CHECK(r.rope->scaling->type == "proportional");
+  CHECK(*r.rope->scaling->partial_rotary_factor == 0.25);
+  CHECK(attn::config_to_json(r)["rope"]["scaling"]["partial_rotary_factor"] == 0.25);
+  expect_config_error(
+      multi(R"("rope": {"scaling": {"rope_type": "proportional", "partial_rotary_factor": 2}})"),
+      "rope.scaling.partial_rotary_factor", "expected a number from 0 to 1");
 }

@@ -696,3 +696,108 @@ TEST_CASE("model folder: a CLIPModel folder's vision tower by model_type") {
   CHECK_THROWS_WITH(attn::open_model_folder(Folder("vit").dir.string(), "clip_vision_model"),
                     doctest::Contains("holds vit"));
 }
+
+TEST_CASE("model folder: Gemma 4 as the hub ships it (gemma4 with text_config, per-layer sizes)") {
+  // google/gemma-4-31B-it's config.json, its text_config trimmed to the keys the attention
+  // reads: 60 layers, 5 sliding of 6, the full ones with global_head_dim 512, k_eq_v and 4 KV
+  // heads instead of 16, proportional rope (a quarter of the pairs turn).
+  json layer_types = json::array();
+  for (int i = 0; i < 60; ++i)
+    layer_types.push_back((i + 1) % 6 ? "sliding_attention" : "full_attention");
+  const json hf = {{"architectures", {"Gemma4ForConditionalGeneration"}},
+                   {"model_type", "gemma4"},
+                   {"text_config",
+                    {{"model_type", "gemma4_text"},
+                     {"hidden_size", 5376},
+                     {"num_hidden_layers", 60},
+                     {"num_attention_heads", 32},
+                     {"num_key_value_heads", 16},
+                     {"num_global_key_value_heads", 4},
+                     {"head_dim", 256},
+                     {"global_head_dim", 512},
+                     {"attention_k_eq_v", true},
+                     {"num_kv_shared_layers", 0},
+                     {"sliding_window", 1024},
+                     {"layer_types", layer_types},
+                     {"rope_parameters",
+                      {{"full_attention",
+                        {{"partial_rotary_factor", 0.25},
+                         {"rope_theta", 1000000.0},
+                         {"rope_type", "proportional"}}},
+                       {"sliding_attention", {{"rope_theta", 10000.0}, {"rope_type", "default"}}}}},
+                     {"rms_norm_eps", 1e-6},
+                     {"attention_bias", false},
+                     {"use_bidirectional_attention", "vision"},
+                     {"final_logit_softcapping", 30.0}}},
+                   {"vision_config", {{"model_type", "gemma4_vision"}}}};
+  const json local = layer_of(hf, 4, {"model.language_model.layers.4.self_attn.q_proj.weight"});
+  CHECK(local["attention"] == "causal");
+  CHECK(local["num_heads"] == 32);
+  CHECK(local["num_kv_heads"] == 16);
+  CHECK(local["head_size"] == 256);
+  CHECK(local["scale"] == 1.0);
+  CHECK(local["sliding_window"] == 1024);
+  CHECK(local["rope"]["theta"] == 10000.0);
+  CHECK(local["rope"]["rotary_dim"] == 256);
+  CHECK(!local["rope"].contains("scaling"));
+  CHECK(local["qk_norm"]["weight_offset"] == 0);
+  CHECK(local["v_norm"] == json{{"kind", "rms"}, {"eps", 1e-6}});
+  CHECK(!local.contains("k_eq_v"));
+  CHECK(local["weights_prefix"] == "model.language_model.layers.4.self_attn.");
+  const json global = layer_of(hf, 5, {"model.language_model.layers.5.self_attn.q_proj.weight"});
+  CHECK(global["num_kv_heads"] == 4);
+  CHECK(global["head_size"] == 512);
+  CHECK(global["k_eq_v"] == true);
+  CHECK(!global.contains("sliding_window"));
+  CHECK(global["rope"]["rotary_dim"] == 512);
+  CHECK(global["rope"]["theta"] == 1e6);
+  CHECK(global["rope"]["scaling"] ==
+        json{{"rope_type", "proportional"}, {"partial_rotary_factor", 0.25}});
+  // google/gemma-4-E2B's kind: no k_eq_v (the full layers keep num_key_value_heads), the last
+  // layers sharing K/V; a text-only gemma4_text folder, class defaults for the rest.
+  json e2b = {{"model_type", "gemma4_text"},       {"hidden_size", 1536},
+              {"num_hidden_layers", 35},           {"num_attention_heads", 8},
+              {"num_key_value_heads", 1},          {"num_kv_shared_layers", 20},
+              {"hidden_size_per_layer_input", 256}};
+  const json full = layer_of(e2b, 5);
+  CHECK(full["head_size"] == 512);  // global_head_dim's default
+  CHECK(full["num_kv_heads"] == 1);
+  CHECK(!full.contains("k_eq_v"));
+  CHECK(full["rope"]["scaling"]["rope_type"] == "proportional");  // the default rope_parameters
+  CHECK(layer_of(e2b, 4)["sliding_window"] == 512);
+  // 35 layers: by the pattern layer 34 would slide; Gemma4TextConfig makes the last one full.
+  json unshared = e2b;
+  unshared.erase("num_kv_shared_layers");
+  CHECK(layer_of(unshared, 33)["sliding_window"] == 512);
+  CHECK(!layer_of(unshared, 34).contains("sliding_window"));
+  CHECK(layer_of(unshared, 34)["head_size"] == 512);
+  CHECK(layer_of(e2b, 4)["head_size"] == 256);
+  try {
+    layer_of(e2b, 20);
+    FAIL("no error");
+  } catch (const attn::Error& e) {
+    CHECK(e.code() == attn::Exit::usage);
+    // The last sliding layer before the first shared one (15): 14 (5 and 11 are full).
+    CHECK(std::string(e.what()).find("reuses the keys and values of layer 14") !=
+          std::string::npos);
+  }
+  try {  // the last layer, full, shares the last full layer's before 15: 11
+    layer_of(e2b, 34);
+    FAIL("no error");
+  } catch (const attn::Error& e) {
+    CHECK(std::string(e.what()).find("reuses the keys and values of layer 11") !=
+          std::string::npos);
+  }
+  // use_bidirectional_attention "vision" is causal for text; "all" is refused by name.
+  e2b["use_bidirectional_attention"] = "vision";
+  CHECK(layer_of(e2b, 4)["attention"] == "causal");
+  e2b["use_bidirectional_attention"] = "all";
+  try {
+    layer_of(e2b, 4);
+    FAIL("no error");
+  } catch (const attn::Error& e) {
+    CHECK(e.code() == attn::Exit::config);
+    CHECK(std::string(e.what()).find("\"use_bidirectional_attention\": \"all\"") !=
+          std::string::npos);
+  }
+}

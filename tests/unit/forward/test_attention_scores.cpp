@@ -1144,3 +1144,80 @@ TEST_CASE("fast path: windows, sinks, temperature, softcap and the gate after it
     check_fast(c);
   }
 }
+
+TEST_CASE("attention v3: v_norm (Gemma 4), with GQA, qk_norm and rope, padding, cross, tiles") {
+  for (bool qk : {false, true})
+    for (std::size_t Hkv : {std::size_t(4), std::size_t(1)}) {
+      Case c;  // self-attention: the fused projection writes v inside the q|k|v rows
+      c.Hkv = Hkv;
+      c.spec.causal = true;
+      c.spec.v_norm = VNormSpec{1e-6};
+      if (qk) {
+        c.qk_norm_weights = true;
+        c.spec.qk_norm = QkNormSpec{};
+        c.spec.rope = rope(8);
+      }
+      CAPTURE(qk);
+      check_case(c);
+    }
+  {
+    Case c;  // Gemma 4's global layer: scale 1, window off, padding, several blocks of keys
+    c.L = 300;
+    c.H = 4;
+    c.Hkv = 2;
+    c.D = 16;
+    c.spec.causal = true;
+    c.spec.scale = 1.0f;
+    c.qk_norm_weights = true;
+    c.spec.qk_norm = QkNormSpec{};
+    c.spec.v_norm = VNormSpec{1e-6};
+    c.spec.rope = rope(16, RopeStyle::half, 1e6);
+    c.spec.rope->scaling = RopeScaling{};
+    c.spec.rope->scaling->type = "proportional";
+    c.spec.rope->scaling->partial_rotary_factor = 0.25;
+    c.padding = pad_right_left(c.B, c.L, 3);
+    c.positions = positions_of(*c.padding, 7);
+    check_case(c, 3);
+  }
+  {
+    Case c;  // cross-attention: the values of the key source, normed
+    c.cross = true;
+    c.kv_one_source = true;
+    c.T = 5;
+    c.Hkv = 2;
+    c.spec.v_norm = VNormSpec{1e-5};
+    check_case(c);
+  }
+  {
+    // v_norm changes the result: v's heads no longer keep their scale.
+    Case c;
+    c.spec.v_norm = VNormSpec{1e-6};
+    const Weights w = make_weights(c);
+    Inputs t;
+    make_inputs(c, w, t);
+    Tensor normed, plain;
+    forward(w, c.spec, t.in, normed, {});
+    forward(w, AttentionSpec{}, t.in, plain, {});
+    CHECK(test::compare(normed, plain).max_abs > 1e-3);
+  }
+}
+
+TEST_CASE("positions v3: proportional rope (Gemma 4) rotates the first p*R/2 pairs of the head") {
+  RopeSpec r;
+  r.theta = 1e6;
+  r.rotary_dim = 16;
+  r.scaling = RopeScaling{};
+  r.scaling->type = "proportional";
+  r.scaling->partial_rotary_factor = 0.25;
+  const RopeFrequencies f = rope_frequencies(r, 10);
+  REQUIRE(f.inv_freq.size() == 8);
+  // _compute_proportional_rope_parameters: theta^(-2i/16) for i < int(0.25 * 16 // 2) = 2, else 0
+  CHECK(f.inv_freq[0] == doctest::Approx(1.0));
+  CHECK(f.inv_freq[1] == doctest::Approx(std::pow(1e6, -2.0 / 16.0)));
+  for (std::size_t i = 2; i < 8; ++i) CHECK(f.inv_freq[i] == 0.0);
+  r.scaling->factor = 4.0;
+  r.scaling->partial_rotary_factor = 0.4;  // int(0.4 * 16 // 2) = 3
+  const RopeFrequencies g = rope_frequencies(r, 10);
+  CHECK(g.inv_freq[2] == doctest::Approx(std::pow(1e6, -4.0 / 16.0) / 4.0));
+  CHECK(g.inv_freq[3] == 0.0);
+}

@@ -552,3 +552,36 @@ TEST_CASE("families v3: per-head q/k norms (H, D) with biases, and StableLM's no
   for (const auto& p : expected_params(l2, Layout::proj))
     CHECK(p.key.find("norm") == std::string::npos);
 }
+
+TEST_CASE("families v3: k_eq_v reads k_proj into the k and the v rows (Gemma 4), no v_proj") {
+  Config c = cfg_of(8, 4, 2, 2);  // KV rows 4
+  c.k_eq_v = true;
+  const std::vector<ParamSpec> params = expected_params(c, Layout::proj);
+  for (const ParamSpec& p : params) CHECK(p.key.rfind("v_proj", 0) == std::string::npos);
+  Weights w = numbered(c);
+  const Geometry g = geometry_of(c);
+  const StateDict full = export_weights(w, Layout::proj);  // v_proj: k's rows again
+  StateDict sd = export_weights(w, Layout::proj);
+  sd.erase("v_proj.weight");
+  sd.erase("v_proj.bias");
+  const Weights back = load_weights(sd, c, Layout::proj, "w", false);
+  for (std::size_t r = 0; r < g.kv_rows(); ++r) {
+    CHECK(back.w_qkv.data[(g.v_row0() + r) * g.C] == float(g.k_row0() + r));
+    CHECK(back.b_qkv.data[g.v_row0() + r] == float(g.k_row0() + r));
+  }
+  CHECK(back.w_qkv.data[g.q_row0() * g.C + 1] == w.w_qkv.data[1]);
+  // Loaded so, the layer exports as it came: k_proj, no v_proj (a --dump-weights round trip).
+  CHECK(back.k_eq_v);
+  const StateDict again = export_weights(back, Layout::proj);
+  CHECK_FALSE(again.contains("v_proj.weight"));
+  CHECK(same(load_weights(again, c, Layout::proj, "w", false).w_qkv, back.w_qkv));
+  // Without k_eq_v the missing v_proj says what to set; with it a v_proj is unexpected.
+  Config plain = c;
+  plain.k_eq_v = false;
+  expect_error([&] { load_weights(sd, plain, Layout::proj, "w", false); }, Exit::data,
+               "w: missing key \"v_proj.weight\"", "set \"k_eq_v\": true");
+  expect_error([&] { load_weights(full, c, Layout::proj, "w", false); }, Exit::data,
+               "w: key \"v_proj.", "set \"k_eq_v\": false");
+  expect_error([&] { expected_params(c, Layout::fused); }, Exit::config,
+               "layout: ", "k_eq_v reads v from k_proj");
+}
