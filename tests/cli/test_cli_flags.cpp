@@ -96,6 +96,28 @@ TEST_CASE("cli_flags: conflicting flags exit 64 with one line naming both") {
   CHECK(std::distance(fs::directory_iterator(t.path), fs::directory_iterator()) == 1);
 }
 
+TEST_CASE("cli_flags: an empty value (an unset shell variable) is exit 64 naming the flag") {
+  // --layer "" printed the model's table (exit 0) and --heads "" drew every
+  // head, as if the flag were absent; --model "" asked for a --config.
+  attn::test::TempDir t;
+  const std::string model = q(source_path("data/tiny-llama"));
+  const std::string input = q(source_path("data/tiny-llama-hidden.npy"));
+  const std::string out = " -o " + q(t / "o");
+  check_cli_failure(run(bin() + " --model " + model + " --layer ''"), 64,
+                    {"--layer", "empty string"});
+  check_cli_failure(run(bin() + " --model " + model + " --layer '' --input " + input + out), 64,
+                    {"--layer", "empty string"});
+  check_cli_failure(run(bin() + " --model '' --layer 1 --input " + input + out), 64,
+                    {"--model", "empty string"});
+  check_cli_failure(run(bin() + " --model " + model + " --layer 1 --input ''" + out), 64,
+                    {"--input", "empty string"});
+  check_cli_failure(
+      run(bin() + " --model " + model + " --layer 1 --input " + input + out + " --heads ''"), 64,
+      {"--heads", "empty string"});
+  check_cli_failure(run(bin() + " --config ''"), 64, {"--config", "empty string"});
+  CHECK(!fs::exists(t / "o"));
+}
+
 TEST_CASE("cli_flags: --format npy refuses a terminal unless -o - asks for the bytes") {
   if (run("command -v script").exit_code != 0) {
     MESSAGE("skipping: no `script` to provide a terminal");
