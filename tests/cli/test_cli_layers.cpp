@@ -241,3 +241,41 @@ TEST_CASE("cli_layers: what is refused, before anything is written") {
   CHECK(!fs::exists(t / "o/layer_0"));
   CHECK(!fs::exists(t / "o/run.json"));
 }
+
+TEST_CASE("cli_layers: an input of another rank is one error line; a (layers, S, C) one is named") {
+  attn::test::TempDir t;
+  const std::string model = q(src("data/tiny-llama"));
+  const attn::Tensor h = npy(src("data/tiny-llama-hidden.npy"));  // (S, C)
+  const std::string out = " -o " + q(t / "o");
+  // (1, 2, 1, S, C): was a warning ("one input for every layer") and then
+  // the first layer's error, two lines.
+  save(t / "five.npy", stack({stack({h, h}, true)}, false));
+  check_cli_failure(
+      run(bin() + " --model " + model + " --layer all --input " + q(t / "five.npy") + out), 65,
+      {"five.npy", "(layers, B, S, C)", "(1, 2, 1, 6, 64)"});
+  attn::Tensor row({64});
+  save(t / "row.npy", row);
+  check_cli_failure(
+      run(bin() + " --model " + model + " --layer all --input " + q(t / "row.npy") + out), 65,
+      {"row.npy", "(64,)"});
+  check_cli_failure(run(bin() + " --model " + model + " --layer all --input - " + out + " < " +
+                        q(t / "five.npy")),
+                    65, {"-: ", "(1, 2, 1, 6, 64)"});
+  CHECK(!fs::exists(t / "o"));
+  // --layer N given a stack: the error says which --layer reads one.
+  save(t / "stack.npy", stack({h, h}, true));
+  check_cli_failure(
+      run(bin() + " --model " + model + " --layer 1 --input " + q(t / "stack.npy") + out), 65,
+      {"stack.npy", "(2, 1, 6, 64)", "--layer all"});
+  // (layers, S, C) with as many entries as layers runs as one (B, S, C)
+  // input, and the warning says how to make it a stack.
+  save(t / "ls.npy", stack({h, h}, false));  // (2, S, C)
+  auto r = run(bin() + " --model " + model + " --layer all --input " + q(t / "ls.npy") + out);
+  CHECK(r.exit_code == 0);
+  CHECK_MESSAGE(r.err.find("(2, 6, 64)") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("(layers, 1, S, C)") != std::string::npos, r.err);
+  auto one = run(bin() + " --model " + model + " --layer all --input " +
+                 q(src("data/tiny-llama-hidden.npy")) + " -o " + q(t / "o2"));
+  CHECK(one.exit_code == 0);
+  CHECK_MESSAGE(one.err.find("(layers, 1, S, C)") == std::string::npos, one.err);
+}

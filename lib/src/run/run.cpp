@@ -138,7 +138,11 @@ Tensor batch_input(Tensor t, const Config& cfg, const std::string& name, bool* b
   if (t.ndim() != 2 && t.ndim() != 3)
     throw Error(Exit::data, name +
                                 ": expected token embeddings of shape (S, C) or (B, S, C), found " +
-                                shape_str(t.shape));
+                                shape_str(t.shape) +
+                                (t.ndim() == 4 ? " (a stack of each layer's hidden states, "
+                                                 "(layers, B, S, C), is read by --layer all, "
+                                                 "a range A-B or a list)"
+                                               : ""));
   *batched = t.ndim() == 3;
   const std::string as_found = shape_str(t.shape);  // messages give the file's own shape
   if (!*batched) t.shape.insert(t.shape.begin(), 1);
