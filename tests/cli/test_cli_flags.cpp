@@ -52,6 +52,8 @@ TEST_CASE("cli_flags: --help shows a usage line per mode and no file a clone lac
   CHECK(has(r.out, "--dump-weights [DIR|FILE]"));  // the folder is optional
   CHECK(has(r.out, "-o,--out-dir DIR"));
   CHECK(has(r.out, "--labels-file FILE"));
+  CHECK(has(r.out, "--model DIR|FILE.gguf"));  // a GGUF file too
+  CHECK(has(r.out, "or last:4"));
   CHECK_FALSE(has(r.out, "CONTRACT"));
   CHECK_FALSE(has(r.out, "--completion"));  // hidden: for packagers
 }
@@ -207,6 +209,10 @@ TEST_CASE("cli_flags: the bash completion is generated from the options and work
   CHECK(has(words("attn-run --layout \"\"", 2), "torch_mha"));
   CHECK(words("attn-run --config warner_ca", 2) == "warner_causal.json");
   CHECK(words("attn-run --threads \"\"", 2).empty());
+  // --model takes a folder or a GGUF file: both complete.
+  CHECK(words("attn-run --model ../tests/golden/gguf/llama/mod", 2) ==
+        "../tests/golden/gguf/llama/model.gguf");
+  CHECK(has(words("attn-run --model ../data/tiny-l", 2) + " ", "../data/tiny-llama "));
   // --dump-weights takes an optional folder: a flag may follow it.
   CHECK(words("attn-run --dump-weights --layo", 2) == "--layout");
   CHECK(words("attn-run -", 1).find("--merge-summaries") != std::string::npos);
@@ -222,6 +228,9 @@ TEST_CASE("cli_flags: the man page documents every flag and formats cleanly") {
     for (char c : f) roff += c == '-' ? std::string("\\-") : std::string(1, c);
     CHECK_MESSAGE(has(page, roff), f, " is not in docs/attn-run.1");
   }
+  // The model modes name GGUF files and --layer all's form.
+  CHECK(has(page, ".BI \\-\\-model \" DIR|FILE.gguf\""));
+  CHECK(has(page, ".IR all | A\\-B | LIST"));
   if (run("command -v groff").exit_code != 0) {
     MESSAGE("skipping the groff check: no groff");
     return;
