@@ -279,3 +279,32 @@ TEST_CASE("cli_layers: an input of another rank is one error line; a (layers, S,
   CHECK(one.exit_code == 0);
   CHECK_MESSAGE(one.err.find("(layers, 1, S, C)") == std::string::npos, one.err);
 }
+
+TEST_CASE("cli_layers: the model view's subtitle counts rightly and names the layers not run") {
+  attn::test::TempDir t;
+  auto meta_of = [](const std::string& path) {
+    const std::string page = attn::test::read_text(path);
+    const auto a = page.find("id=\"meta\">") + 10, b = page.find("</script>", a);
+    return nlohmann::json::parse(page.substr(a, b - a));
+  };
+  // One layer, --average-heads: "1 layer", and the one column is the mean.
+  auto r = run(bin() + " --model " + q(src("data/tiny-llama")) + " --layer last:1 --input " +
+               q(src("data/tiny-llama-hidden-layers.npy")) + " -o " + q(t / "o") + " --plot " +
+               q(t / "m.html") + " --average-heads");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_MESSAGE(r.err.find("wrote 1 layer folder and") != std::string::npos, r.err);
+  nlohmann::json meta = meta_of(t / "m.html");
+  CHECK(meta["title"] == "tiny-llama, 1 layer");
+  CHECK(meta["subtitle"].get<std::string>().rfind("the mean of the heads x 1 layer,", 0) == 0);
+  // Qwen3-Next: the linear-attention layers skipped are named.
+  const std::string qn = src("tests/golden/folders/qwen3_next");
+  const attn::Tensor x = npy(qn + "/layer1/input.npy");  // (B, S, C)
+  save(t / "stack.npy", stack({x, x}, false));           // the two attention layers
+  r = run(bin() + " -q --model " + q(qn + "/model") + " --layer all --input " + q(t / "stack.npy") +
+          " -o " + q(t / "q") + " --plot " + q(t / "q.html") + " --heads 2");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  meta = meta_of(t / "q.html");
+  const std::string sub = meta["subtitle"];
+  CHECK_MESSAGE(sub.rfind("1 head x 2 layers,", 0) == 0, sub);
+  CHECK_MESSAGE(sub.find("not run: layers 0, 2 (linear_attention)") != std::string::npos, sub);
+}
