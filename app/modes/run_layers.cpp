@@ -9,6 +9,7 @@
 // Letters: B batch, H heads, S sequence, C hidden.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -195,6 +196,11 @@ int run_layers(const Options& opt) {
     }
     compute_ms += res.compute_ms;
     const nlohmann::json run = session.stage(out, cur.in, res, cur.cfg->output_attention);
+    if (view) {
+      std::vector<std::string> files = out.names();
+      std::sort(files.begin(), files.end());
+      mv.layers.back().files = std::move(files);
+    }
     print_stats_table(res.stats, name, opt.quiet);
     runs.push_back({{"layer", cur.layer},
                     {"dir", name},

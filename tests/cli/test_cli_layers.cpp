@@ -307,4 +307,16 @@ TEST_CASE("cli_layers: the model view's subtitle counts rightly and names the la
   const std::string sub = meta["subtitle"];
   CHECK_MESSAGE(sub.rfind("1 head x 2 layers,", 0) == 0, sub);
   CHECK_MESSAGE(sub.find("not run: layers 0, 2 (linear_attention)") != std::string::npos, sub);
+  // The files a layer's panel lists are those written: none of attention.npy
+  // under --no-attn (the page named it always).
+  REQUIRE(meta["layers"][0]["files"] ==
+          nlohmann::json({"attention.npy", "context.npy", "run.json"}));
+  r = run(bin() + " -q --model " + q(qn + "/model") + " --layer all --input " + q(t / "stack.npy") +
+          " -o " + q(t / "n") + " --plot " + q(t / "n.html") + " --no-attn --top-k 2");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(meta_of(t / "n.html")["layers"][1]["files"] ==
+        nlohmann::json({"context.npy", "run.json", "topk_indices.npy", "topk_values.npy"}));
+  CHECK(!fs::exists(t / "n/layer_3/attention.npy"));
+  CHECK(attn::test::read_text(t / "n.html").find("(attention.npy, context.npy, run.json)") ==
+        std::string::npos);
 }
