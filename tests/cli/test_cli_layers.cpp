@@ -233,6 +233,10 @@ TEST_CASE("cli_layers: what is refused, before anything is written") {
   check_cli_failure(run(bin() + " --model " + model + " --layer all --input " + q(t / "fold") +
                         " -o " + q(t / "o")),
                     66, {"layer_1.npy", "missing"});
+  // --layer N given such a folder: which --layer reads it, and the file for layer N.
+  check_cli_failure(run(bin() + " --model " + model + " --layer 0 --input " + q(t / "fold/") +
+                        " -o " + q(t / "o")),
+                    66, {"is a folder", "--layer all", "fold/layer_0.npy)"});
   // A layer's input that fails after the first layer computed: no output at all.
   attn::test::write_text(t / "fold/layer_1.npy", "\x93NUMPY garbage");
   auto late = run(bin() + " --model " + model + " --layer all --input " + q(t / "fold") + " -o " +
