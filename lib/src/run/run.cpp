@@ -289,7 +289,9 @@ LoadedRun load_run(const Config& cfg, const LoadOptions& opt) {
     // A --model run has no config to set it in: the flag is missing (usage).
     const std::string folder_json =
         cfg.model + (!cfg.model.empty() && cfg.model.back() == '/' ? "" : "/") + "config.json";
-    if (cfg.file.empty() || (!cfg.model.empty() && cfg.file == folder_json))
+    // (A GGUF model's "config" is the .gguf file itself.)
+    if (cfg.file.empty() ||
+        (!cfg.model.empty() && (cfg.file == folder_json || cfg.file == cfg.model)))
       throw Error(Exit::usage,
                   "--input: needed with --model: the layer's input hidden states, (S, C) or "
                   "(B, S, C) as .npy or JSON (- = stdin), C = hidden_size = " +
