@@ -97,6 +97,12 @@ std::string heads_text(bool mean, std::size_t drawn) {
   return mean ? std::string("the mean of the heads") : counted(drawn, "head");
 }
 
+// "700 queries", or with --queries / --keys "100 of 700 queries".
+std::string axis_text(std::size_t picked, std::size_t all, const char* what) {
+  return (picked ? std::to_string(picked) + " of " : std::string()) + std::to_string(all) + " " +
+         what;
+}
+
 // The model view's listeners on one layer: every drawn head of batch entry
 // --batch-index captured as thumbnails, and the summary figures.
 void plan_model_view(const Options& opt, const RunSession& session, const SessionInput& in,
@@ -163,7 +169,8 @@ int run_layers(const Options& opt) {
   for (const std::string& p : opt.plots) plot_files.emplace_back(p);
   const bool view = !plot_files.empty();
   ModelView mv;
-  bool mean_heads = false;  // --average-heads: one column, the heads' mean
+  bool mean_heads = false;                          // --average-heads: one column, the heads' mean
+  std::size_t picked_queries = 0, picked_keys = 0;  // --queries / --keys (0 = all)
   std::vector<std::unique_ptr<attn::OutputDir>> staged;
   nlohmann::json runs = nlohmann::json::array();
   double compute_ms = 0, load_ms = 0;
@@ -191,6 +198,9 @@ int run_layers(const Options& opt) {
       mv.heads = drawn;
       mv.L = cur.in.x.shape[1];
       mv.T = session.map_keys(cur.in);
+      const attn::MapSelection sel = session.selection(cur.in);
+      picked_queries = sel.queries.size();
+      picked_keys = sel.keys.size();
       mv.recent = opt.recent.value_or(64);
       mean_heads = cur.cfg->output_average_heads;
     }
@@ -231,8 +241,9 @@ int run_layers(const Options& opt) {
     mv.title = model_name(m.dir) + ", " + counted(layers.size(), "layer");
     // --average-heads draws one column, the mean of the heads (labelled 0).
     const std::string heads = heads_text(mean_heads, mv.heads.size());
-    mv.subtitle = heads + " x " + counted(layers.size(), "layer") + ", " + std::to_string(mv.L) +
-                  " queries x " + std::to_string(mv.T) + " keys, batch entry " +
+    mv.subtitle = heads + " x " + counted(layers.size(), "layer") + ", " +
+                  axis_text(picked_queries, mv.L, "queries") + " x " +
+                  axis_text(picked_keys, mv.T, "keys") + ", batch entry " +
                   std::to_string(opt.batch_index);
     if (!skipped.empty()) {
       std::string s;

@@ -300,6 +300,14 @@ TEST_CASE("cli_layers: the model view's subtitle counts rightly and names the la
   nlohmann::json meta = meta_of(t / "m.html");
   CHECK(meta["title"] == "tiny-llama, 1 layer");
   CHECK(meta["subtitle"].get<std::string>().rfind("the mean of the heads x 1 layer,", 0) == 0);
+  // --queries / --keys: the subtitle gives the part drawn (was "6 queries x 6 keys").
+  r = run(bin() + " -q --model " + q(src("data/tiny-llama")) + " --layer all --input " +
+          q(src("data/tiny-llama-hidden-layers.npy")) + " -o " + q(t / "s") + " --plot " +
+          q(t / "s.html") + " --queries last:2 --keys 0-2");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_MESSAGE(meta_of(t / "s.html")["subtitle"].get<std::string>().find(
+                    "2 of 6 queries x 3 of 6 keys") != std::string::npos,
+                meta_of(t / "s.html")["subtitle"]);
   // Qwen3-Next: the linear-attention layers skipped are named.
   const std::string qn = src("tests/golden/folders/qwen3_next");
   const attn::Tensor x = npy(qn + "/layer1/input.npy");  // (B, S, C)
