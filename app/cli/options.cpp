@@ -90,7 +90,8 @@ void setup_options(CLI::App& app, Options& opt) {
                  "weights: folder of <key>.npy, .npz, .safetensors, *.index.json or .pt")
       ->type_name("PATH");
   in->add_option("--input", opt.input,
-                 "token embeddings (S, C) or (B, S, C): .npy or JSON; - = stdin")
+                 "token embeddings (S, C) or (B, S, C): .npy or JSON; - = stdin (with several "
+                 "layers: a (layers, B, S, C) stack, or a folder of layer_N.npy)")
       ->type_name("PATH");
   in->add_option("--padding-mask", opt.padding_mask, "(B, S) or (S,) mask .npy, true = padded key")
       ->type_name("FILE");

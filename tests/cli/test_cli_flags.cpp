@@ -54,6 +54,7 @@ TEST_CASE("cli_flags: --help shows a usage line per mode and no file a clone lac
   CHECK(has(r.out, "--labels-file FILE"));
   CHECK(has(r.out, "--model DIR|FILE.gguf"));  // a GGUF file too
   CHECK(has(r.out, "or last:4"));
+  CHECK(has(r.out, "a (layers, B, S, C) stack, or a folder of layer_N.npy"));  // --input
   CHECK_FALSE(has(r.out, "CONTRACT"));
   CHECK_FALSE(has(r.out, "--completion"));  // hidden: for packagers
 }
