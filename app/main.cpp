@@ -82,9 +82,31 @@ int main(int argc, char** argv) {
     return fail(what, attn::Exit::usage);  // CLI11's own 100-114 codes map to 64
   }
   opt.dump_weights = cli.get_option("--dump-weights")->count() > 0;
-  // An empty output name would silently mean "no output folder" (stdout).
-  if (opt.out_dir && opt.out_dir->empty())
-    return fail("--out-dir: expected a folder name, found an empty string", attn::Exit::usage);
+  // An empty value (an unset shell variable: --layer "$L") would silently mean
+  // the flag's absence: no output folder (stdout), the model's table instead of
+  // a run, every head.
+  const char* const non_empty[][2] = {
+      {"--out-dir", "a folder name"},
+      {"--config", "a config file"},
+      {"--model", "a model folder or a .gguf file"},
+      {"--layer", "a layer number (5), all, a range (3-7), a list (0,5) or last:N"},
+      {"--model-type", "a model_type"},
+      {"--weights", "a weights file or folder"},
+      {"--input", "a file, a folder or -"},
+      {"--padding-mask", "a mask file"},
+      {"--heads", "a list such as 0,3,7-9"},
+      {"--queries", "a list such as 0-99,last:16"},
+      {"--keys", "a list such as 0,last:16"},
+      {"--input-list", "a list file"},
+      {"--compare", "a .npy file"}};
+  for (const auto& [flag, what] : non_empty) {
+    const CLI::Option* o = cli.get_option_no_throw(flag);
+    if (o == nullptr || o->count() == 0) continue;
+    for (const std::string& v : o->results())
+      if (v.empty())
+        return fail(std::string(flag) + ": expected " + what + ", found an empty string",
+                    attn::Exit::usage);
+  }
 
   try {
     if (!opt.completion_shell.empty()) return app::print_completion(cli);

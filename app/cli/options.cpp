@@ -71,12 +71,12 @@ void setup_options(CLI::App& app, Options& opt) {
   in->add_option("--config", opt.config, "JSON config (keys: man attn-run, or the README)")
       ->type_name("FILE");
   in->add_option("--model", opt.model,
-                 "a Hugging Face model folder (config.json + weights): with --layer N, that "
-                 "layer's attention; alone, a table of its layers")
-      ->type_name("DIR");
+                 "a Hugging Face model folder (config.json + weights) or a GGUF file: with "
+                 "--layer N, that layer's attention; alone, a table of its layers")
+      ->type_name("DIR|FILE.gguf");
   in->add_option("--layer", opt.layer_flag,
-                 "the layer of --model to run (0-based); all, a range 3-7 or a list 0,5 runs "
-                 "several, each into DIR/layer_N/")
+                 "the layer of --model to run (0-based); all, a range 3-7, a list 0,5 or last:4 "
+                 "runs several, each into DIR/layer_N/")
       ->type_name("N|all|A-B|LIST");
   in->add_option("--model-type", opt.model_type,
                  "which model of a --model folder that holds several (a CLIPModel folder: "
@@ -90,7 +90,8 @@ void setup_options(CLI::App& app, Options& opt) {
                  "weights: folder of <key>.npy, .npz, .safetensors, *.index.json or .pt")
       ->type_name("PATH");
   in->add_option("--input", opt.input,
-                 "token embeddings (S, C) or (B, S, C): .npy or JSON; - = stdin")
+                 "token embeddings (S, C) or (B, S, C): .npy or JSON; - = stdin (with several "
+                 "layers: a (layers, B, S, C) stack, or a folder of layer_N.npy)")
       ->type_name("PATH");
   in->add_option("--padding-mask", opt.padding_mask, "(B, S) or (S,) mask .npy, true = padded key")
       ->type_name("FILE");

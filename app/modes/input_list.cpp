@@ -228,7 +228,8 @@ int run_input_list(const Options& opt) {
   summary["inputs"] = done;
   summary_dir.add(summary_name, summary.dump(2) + "\n");
   summary_dir.commit();
-  spdlog::info("wrote {} result folders and {}/{}", mine.size(), cfg.output_dir, summary_name);
+  spdlog::info("wrote {} result folder{} and {}/{}", mine.size(), mine.size() == 1 ? "" : "s",
+               cfg.output_dir, summary_name);
   return 0;
 }
 

@@ -65,11 +65,22 @@ LayerInputs::LayerInputs(const std::string& path, std::vector<std::uint8_t> stdi
     if (t.ndim() == 4) n = t.shape[0];
     whole_ = std::move(t);
   }
+  if (whole_ && (whole_->ndim() < 2 || whole_->ndim() > 4))
+    throw attn::Error(attn::Exit::data,
+                      path +
+                          ": expected a stack of each layer's hidden states (layers, B, S, C), "
+                          "or one input (S, C) or (B, S, C) for every layer, found " +
+                          attn::shape_str(whole_->shape));
   if (n == 0) {
+    const std::vector<std::size_t>& shape = whole_->shape;
+    // (layers, S, C) reads as (B, S, C): say so when its first axis could be the layers.
+    const bool maybe_layers = shape.size() == 3 && shape[0] > 1 &&
+                              (shape[0] == model_layers || shape[0] == layers.size());
     spdlog::warn(
-        "{}: one input for every layer run (a stack of each layer's hidden states is "
-        "(layers, B, S, C), or a folder of layer_N.npy)",
-        path);
+        "{}: one input for every layer run, {} (a stack of each layer's hidden states is "
+        "(layers, B, S, C), or a folder of layer_N.npy){}",
+        path, attn::shape_str(shape),
+        maybe_layers ? "; if its first axis is the layers, save it as (layers, 1, S, C)" : "");
     return;
   }
   by_layer_number_ = n == model_layers;

@@ -146,9 +146,9 @@ std::string table(const ojson& j) {
     std::string pos = positions(r);
     for (const char* extra : kExtras)
       if (r.contains(extra))
-        pos += std::string(", ") + extra +
-               (r[extra].is_number() ? "=" + number(r[extra]) : std::string()) +
-               (std::string(extra) == "mla" ? mla_ranks(r[extra]) : std::string());
+        pos = (pos == "-" ? std::string() : pos + ", ") + extra +
+              (r[extra].is_number() ? "=" + number(r[extra]) : std::string()) +
+              (std::string(extra) == "mla" ? mla_ranks(r[extra]) : std::string());
     rows.push_back({number(r["layer"]), type, number(r["num_heads"]), number(r["num_kv_heads"]),
                     number(r["head_size"]), pos,
                     r["sliding_window"].is_null() ? "-" : number(r["sliding_window"]),

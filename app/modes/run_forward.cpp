@@ -89,6 +89,17 @@ int run_forward(const Options& opt) {
   const auto t_start = Clock::now();
   attn::Config cfg = load_config_with_flags(opt);
   const bool to_dir = !cfg.output_dir.empty();
+  // One layer of a model given a folder (of layer_N.npy, as --layer all reads).
+  const std::string in_path = opt.input.value_or(cfg.input_path);
+  if (!cfg.model.empty() && cfg.layer && !in_path.empty() && in_path != "-" &&
+      attn::is_directory(in_path)) {
+    const std::string l = std::to_string(*cfg.layer);
+    throw attn::Error(attn::Exit::no_input,
+                      in_path + ": is a folder, expected a file (a folder of layer_N.npy is " +
+                          "read by --layer all, a range A-B or a list; for layer " + l +
+                          " alone, --input " + in_path + (in_path.back() == '/' ? "" : "/") +
+                          "layer_" + l + ".npy)");
+  }
   if (opt.attn_stdout && to_dir)
     throw attn::Error(
         attn::Exit::usage,

@@ -9,6 +9,7 @@
 // Letters: B batch, H heads, S sequence, C hidden.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -88,6 +89,23 @@ std::vector<std::size_t> pick_layers(const Options& opt, const attn::ModelFolder
   return runs;
 }
 
+// "1 layer", "2 layers".
+std::string counted(std::size_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+// The model view's columns: "4 heads", "1 head", or with --average-heads
+// "the mean of the heads".
+std::string heads_text(bool mean, std::size_t drawn) {
+  return mean ? std::string("the mean of the heads") : counted(drawn, "head");
+}
+
+// "700 queries", or with --queries / --keys "100 of 700 queries".
+std::string axis_text(std::size_t picked, std::size_t all, const char* what) {
+  return (picked ? std::to_string(picked) + " of " : std::string()) + std::to_string(all) + " " +
+         what;
+}
+
 // The model view's listeners on one layer: every drawn head of batch entry
 // --batch-index captured as thumbnails, and the summary figures.
 void plan_model_view(const Options& opt, const RunSession& session, const SessionInput& in,
@@ -159,6 +177,8 @@ int run_layers(const Options& opt) {
   for (const std::string& p : opt.plots) plot_files.emplace_back(p);
   const bool view = !plot_files.empty();
   ModelView mv;
+  bool mean_heads = false;                          // --average-heads: one column, the heads' mean
+  std::size_t picked_queries = 0, picked_keys = 0;  // --queries / --keys (0 = all)
   std::vector<std::unique_ptr<attn::OutputDir>> staged;
   nlohmann::json runs = nlohmann::json::array();
   double compute_ms = 0, load_ms = 0;
@@ -186,10 +206,19 @@ int run_layers(const Options& opt) {
       mv.heads = drawn;
       mv.L = cur.in.x.shape[1];
       mv.T = session.map_keys(cur.in);
+      const attn::MapSelection sel = session.selection(cur.in);
+      picked_queries = sel.queries.size();
+      picked_keys = sel.keys.size();
       mv.recent = opt.recent.value_or(64);
+      mean_heads = cur.cfg->output_average_heads;
     }
     compute_ms += res.compute_ms;
     const nlohmann::json run = session.stage(out, cur.in, res, cur.cfg->output_attention);
+    if (view) {
+      std::vector<std::string> files = out.names();
+      std::sort(files.begin(), files.end());
+      mv.layers.back().files = std::move(files);
+    }
     print_stats_table(res.stats, name, opt.quiet);
     runs.push_back({{"layer", cur.layer},
                     {"dir", name},
@@ -217,10 +246,20 @@ int run_layers(const Options& opt) {
                   {"load_note", "each layer loads while the one before computes"}};
   top.add("run.json", j.dump(2) + "\n");
   if (view) {
-    mv.title = model_name(m.dir) + ", " + std::to_string(layers.size()) + " layers";
-    mv.subtitle = std::to_string(mv.heads.size()) + " heads x " + std::to_string(layers.size()) +
-                  " layers, " + std::to_string(mv.L) + " queries x " + std::to_string(mv.T) +
-                  " keys, batch entry " + std::to_string(opt.batch_index);
+    mv.title = model_name(m.dir) + ", " + counted(layers.size(), "layer");
+    // --average-heads draws one column, the mean of the heads (labelled 0).
+    const std::string heads = heads_text(mean_heads, mv.heads.size());
+    mv.subtitle = heads + " x " + counted(layers.size(), "layer") + ", " +
+                  axis_text(picked_queries, mv.L, "queries") + " x " +
+                  axis_text(picked_keys, mv.T, "keys") + ", batch entry " +
+                  std::to_string(opt.batch_index);
+    if (!skipped.empty()) {
+      std::string s;
+      for (const nlohmann::json& k : skipped)
+        s += (s.empty() ? "" : ", ") + std::to_string(k["layer"].get<std::size_t>());
+      mv.subtitle += "; not run: " + std::string(skipped.size() == 1 ? "layer " : "layers ") + s +
+                     " (" + skipped[0]["type"].get<std::string>() + ")";
+    }
     const std::string page = render_model_view(mv);
     for (PlotFile& f : plot_files) f.stage_bytes(page);
   }
@@ -228,7 +267,7 @@ int run_layers(const Options& opt) {
   for (PlotFile& f : plot_files) outputs.push_back(&f.staged());
   for (auto& d : staged) outputs.push_back(d.get());
   attn::commit_together(outputs);
-  spdlog::info("wrote {} layer folders and {}/run.json", layers.size(), top.dir());
+  spdlog::info("wrote {} and {}/run.json", counted(layers.size(), "layer folder"), top.dir());
   for (const std::string& p : opt.plots) spdlog::info("wrote {}", p);
   return 0;
 }

@@ -87,7 +87,7 @@ std::string render_model_view(const ModelView& v) {
     if (l.cells.shape != std::vector<std::size_t>{H, nq, nk} || l.figures.size() != H)
       throw attn::Error(attn::Exit::software, "model view: layer " + std::to_string(l.layer) +
                                                   " has cells " + attn::shape_str(l.cells.shape));
-    nlohmann::json j = {{"layer", l.layer}, {"type", l.type}, {"dir", l.dir}};
+    nlohmann::json j = {{"layer", l.layer}, {"type", l.type}, {"dir", l.dir}, {"files", l.files}};
     j["max"] = nlohmann::json::array();
     j["figures"] = nlohmann::json::array();
     j["raw"] = nlohmann::json::array();

@@ -27,9 +27,10 @@ constexpr std::size_t kModelViewMapKeys = 512;
 
 struct ModelViewLayer {
   std::int64_t layer = 0;
-  std::string type;    // "full_attention", "sliding_attention", ...
-  std::string dir;     // its results' folder, as the run names it
-  attn::Tensor cells;  // (H', Nq, Nk) block maxima of the drawn batch entry
+  std::string type;                // "full_attention", "sliding_attention", ...
+  std::string dir;                 // its results' folder, as the run names it
+  std::vector<std::string> files;  // the files written there ("context.npy", ...)
+  attn::Tensor cells;              // (H', Nq, Nk) block maxima of the drawn batch entry
   // Per head: mean over the entry's rows of entropy (nats), weight on the
   // first key, weight on the recent keys, distance (tokens). Rows holding a
   // non-finite figure (only under --allow-nonfinite) are left out.

@@ -99,7 +99,7 @@ function pick(li, hi) {
     tr.insertCell().textContent = k;
     const td = tr.insertCell(); td.textContent = v; td.className = "v";
   }
-  document.getElementById("dfiles").textContent = L.dir ? "this layer's files: " + L.dir + "/ (attention.npy, context.npy, run.json)" : "";
+  document.getElementById("dfiles").textContent = L.dir ? "this layer's files: " + L.dir + "/ (" + L.files.join(", ") + ")" : "";
   const h = document.getElementById("hover");
   h.style.display = "block";
   h.style.left = (LEFT + hi * (TILE + GAP) - 2) + "px";

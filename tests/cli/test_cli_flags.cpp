@@ -52,6 +52,9 @@ TEST_CASE("cli_flags: --help shows a usage line per mode and no file a clone lac
   CHECK(has(r.out, "--dump-weights [DIR|FILE]"));  // the folder is optional
   CHECK(has(r.out, "-o,--out-dir DIR"));
   CHECK(has(r.out, "--labels-file FILE"));
+  CHECK(has(r.out, "--model DIR|FILE.gguf"));  // a GGUF file too
+  CHECK(has(r.out, "or last:4"));
+  CHECK(has(r.out, "a (layers, B, S, C) stack, or a folder of layer_N.npy"));  // --input
   CHECK_FALSE(has(r.out, "CONTRACT"));
   CHECK_FALSE(has(r.out, "--completion"));  // hidden: for packagers
 }
@@ -94,6 +97,28 @@ TEST_CASE("cli_flags: conflicting flags exit 64 with one line naming both") {
     check_cli_failure(run(base + flags), 64, culprits);
   }
   CHECK(std::distance(fs::directory_iterator(t.path), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("cli_flags: an empty value (an unset shell variable) is exit 64 naming the flag") {
+  // --layer "" printed the model's table (exit 0) and --heads "" drew every
+  // head, as if the flag were absent; --model "" asked for a --config.
+  attn::test::TempDir t;
+  const std::string model = q(source_path("data/tiny-llama"));
+  const std::string input = q(source_path("data/tiny-llama-hidden.npy"));
+  const std::string out = " -o " + q(t / "o");
+  check_cli_failure(run(bin() + " --model " + model + " --layer ''"), 64,
+                    {"--layer", "empty string"});
+  check_cli_failure(run(bin() + " --model " + model + " --layer '' --input " + input + out), 64,
+                    {"--layer", "empty string"});
+  check_cli_failure(run(bin() + " --model '' --layer 1 --input " + input + out), 64,
+                    {"--model", "empty string"});
+  check_cli_failure(run(bin() + " --model " + model + " --layer 1 --input ''" + out), 64,
+                    {"--input", "empty string"});
+  check_cli_failure(
+      run(bin() + " --model " + model + " --layer 1 --input " + input + out + " --heads ''"), 64,
+      {"--heads", "empty string"});
+  check_cli_failure(run(bin() + " --config ''"), 64, {"--config", "empty string"});
+  CHECK(!fs::exists(t / "o"));
 }
 
 TEST_CASE("cli_flags: --format npy refuses a terminal unless -o - asks for the bytes") {
@@ -185,6 +210,10 @@ TEST_CASE("cli_flags: the bash completion is generated from the options and work
   CHECK(has(words("attn-run --layout \"\"", 2), "torch_mha"));
   CHECK(words("attn-run --config warner_ca", 2) == "warner_causal.json");
   CHECK(words("attn-run --threads \"\"", 2).empty());
+  // --model takes a folder or a GGUF file: both complete.
+  CHECK(words("attn-run --model ../tests/golden/gguf/llama/mod", 2) ==
+        "../tests/golden/gguf/llama/model.gguf");
+  CHECK(has(words("attn-run --model ../data/tiny-l", 2) + " ", "../data/tiny-llama "));
   // --dump-weights takes an optional folder: a flag may follow it.
   CHECK(words("attn-run --dump-weights --layo", 2) == "--layout");
   CHECK(words("attn-run -", 1).find("--merge-summaries") != std::string::npos);
@@ -200,6 +229,9 @@ TEST_CASE("cli_flags: the man page documents every flag and formats cleanly") {
     for (char c : f) roff += c == '-' ? std::string("\\-") : std::string(1, c);
     CHECK_MESSAGE(has(page, roff), f, " is not in docs/attn-run.1");
   }
+  // The model modes name GGUF files and --layer all's form.
+  CHECK(has(page, ".BI \\-\\-model \" DIR|FILE.gguf\""));
+  CHECK(has(page, ".IR all | A\\-B | LIST"));
   if (run("command -v groff").exit_code != 0) {
     MESSAGE("skipping the groff check: no groff");
     return;

@@ -15,6 +15,7 @@
 #include "attn/npy.h"
 #include "attn/state_dict.h"
 #include "check_close.h"
+#include "cli_checks.h"
 #include "test_util.h"
 
 using namespace attn;
@@ -105,6 +106,13 @@ TEST_CASE("cli gguf: --model FILE.gguf --layer N runs, run.json names each tenso
   CHECK(run["gguf_types"]["blk.1.attn_k.weight"] == "Q4_0");
   CHECK(run["gguf_types"]["blk.1.attn_output.weight"] == "IQ4_NL");
   CHECK(run["config"]["weights_prefix"] == "blk.1.");
+}
+
+TEST_CASE("cli gguf: a missing --input is usage (64), as for a model folder") {
+  // Was exit 78 "input: no input given; set \"input\" in the config": a
+  // --model FILE.gguf run has no config to set it in.
+  test::check_cli_failure(attn_run("--model " + test::q(golden("model.gguf")) + " --layer 1"), 64,
+                          {"--input", "needed with --model", "hidden_size = 32"});
 }
 
 TEST_CASE("cli gguf: the layer listing and the weights dump") {

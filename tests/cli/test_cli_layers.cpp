@@ -233,6 +233,10 @@ TEST_CASE("cli_layers: what is refused, before anything is written") {
   check_cli_failure(run(bin() + " --model " + model + " --layer all --input " + q(t / "fold") +
                         " -o " + q(t / "o")),
                     66, {"layer_1.npy", "missing"});
+  // --layer N given such a folder: which --layer reads it, and the file for layer N.
+  check_cli_failure(run(bin() + " --model " + model + " --layer 0 --input " + q(t / "fold/") +
+                        " -o " + q(t / "o")),
+                    66, {"is a folder", "--layer all", "fold/layer_0.npy)"});
   // A layer's input that fails after the first layer computed: no output at all.
   attn::test::write_text(t / "fold/layer_1.npy", "\x93NUMPY garbage");
   auto late = run(bin() + " --model " + model + " --layer all --input " + q(t / "fold") + " -o " +
@@ -240,4 +244,91 @@ TEST_CASE("cli_layers: what is refused, before anything is written") {
   check_cli_failure(late, 65, {"layer_1.npy"});
   CHECK(!fs::exists(t / "o/layer_0"));
   CHECK(!fs::exists(t / "o/run.json"));
+}
+
+TEST_CASE("cli_layers: an input of another rank is one error line; a (layers, S, C) one is named") {
+  attn::test::TempDir t;
+  const std::string model = q(src("data/tiny-llama"));
+  const attn::Tensor h = npy(src("data/tiny-llama-hidden.npy"));  // (S, C)
+  const std::string out = " -o " + q(t / "o");
+  // (1, 2, 1, S, C): was a warning ("one input for every layer") and then
+  // the first layer's error, two lines.
+  save(t / "five.npy", stack({stack({h, h}, true)}, false));
+  check_cli_failure(
+      run(bin() + " --model " + model + " --layer all --input " + q(t / "five.npy") + out), 65,
+      {"five.npy", "(layers, B, S, C)", "(1, 2, 1, 6, 64)"});
+  attn::Tensor row({64});
+  save(t / "row.npy", row);
+  check_cli_failure(
+      run(bin() + " --model " + model + " --layer all --input " + q(t / "row.npy") + out), 65,
+      {"row.npy", "(64,)"});
+  check_cli_failure(run(bin() + " --model " + model + " --layer all --input - " + out + " < " +
+                        q(t / "five.npy")),
+                    65, {"-: ", "(1, 2, 1, 6, 64)"});
+  CHECK(!fs::exists(t / "o"));
+  // --layer N given a stack: the error says which --layer reads one.
+  save(t / "stack.npy", stack({h, h}, true));
+  check_cli_failure(
+      run(bin() + " --model " + model + " --layer 1 --input " + q(t / "stack.npy") + out), 65,
+      {"stack.npy", "(2, 1, 6, 64)", "--layer all"});
+  // (layers, S, C) with as many entries as layers runs as one (B, S, C)
+  // input, and the warning says how to make it a stack.
+  save(t / "ls.npy", stack({h, h}, false));  // (2, S, C)
+  auto r = run(bin() + " --model " + model + " --layer all --input " + q(t / "ls.npy") + out);
+  CHECK(r.exit_code == 0);
+  CHECK_MESSAGE(r.err.find("(2, 6, 64)") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("(layers, 1, S, C)") != std::string::npos, r.err);
+  auto one = run(bin() + " --model " + model + " --layer all --input " +
+                 q(src("data/tiny-llama-hidden.npy")) + " -o " + q(t / "o2"));
+  CHECK(one.exit_code == 0);
+  CHECK_MESSAGE(one.err.find("(layers, 1, S, C)") == std::string::npos, one.err);
+}
+
+TEST_CASE("cli_layers: the model view's subtitle counts rightly and names the layers not run") {
+  attn::test::TempDir t;
+  auto meta_of = [](const std::string& path) {
+    const std::string page = attn::test::read_text(path);
+    const auto a = page.find("id=\"meta\">") + 10, b = page.find("</script>", a);
+    return nlohmann::json::parse(page.substr(a, b - a));
+  };
+  // One layer, --average-heads: "1 layer", and the one column is the mean.
+  auto r = run(bin() + " --model " + q(src("data/tiny-llama")) + " --layer last:1 --input " +
+               q(src("data/tiny-llama-hidden-layers.npy")) + " -o " + q(t / "o") + " --plot " +
+               q(t / "m.html") + " --average-heads");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_MESSAGE(r.err.find("wrote 1 layer folder and") != std::string::npos, r.err);
+  nlohmann::json meta = meta_of(t / "m.html");
+  CHECK(meta["title"] == "tiny-llama, 1 layer");
+  CHECK(meta["subtitle"].get<std::string>().rfind("the mean of the heads x 1 layer,", 0) == 0);
+  // --queries / --keys: the subtitle gives the part drawn (was "6 queries x 6 keys").
+  r = run(bin() + " -q --model " + q(src("data/tiny-llama")) + " --layer all --input " +
+          q(src("data/tiny-llama-hidden-layers.npy")) + " -o " + q(t / "s") + " --plot " +
+          q(t / "s.html") + " --queries last:2 --keys 0-2");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_MESSAGE(meta_of(t / "s.html")["subtitle"].get<std::string>().find(
+                    "2 of 6 queries x 3 of 6 keys") != std::string::npos,
+                meta_of(t / "s.html")["subtitle"]);
+  // Qwen3-Next: the linear-attention layers skipped are named.
+  const std::string qn = src("tests/golden/folders/qwen3_next");
+  const attn::Tensor x = npy(qn + "/layer1/input.npy");  // (B, S, C)
+  save(t / "stack.npy", stack({x, x}, false));           // the two attention layers
+  r = run(bin() + " -q --model " + q(qn + "/model") + " --layer all --input " + q(t / "stack.npy") +
+          " -o " + q(t / "q") + " --plot " + q(t / "q.html") + " --heads 2");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  meta = meta_of(t / "q.html");
+  const std::string sub = meta["subtitle"];
+  CHECK_MESSAGE(sub.rfind("1 head x 2 layers,", 0) == 0, sub);
+  CHECK_MESSAGE(sub.find("not run: layers 0, 2 (linear_attention)") != std::string::npos, sub);
+  // The files a layer's panel lists are those written: none of attention.npy
+  // under --no-attn (the page named it always).
+  REQUIRE(meta["layers"][0]["files"] ==
+          nlohmann::json({"attention.npy", "context.npy", "run.json"}));
+  r = run(bin() + " -q --model " + q(qn + "/model") + " --layer all --input " + q(t / "stack.npy") +
+          " -o " + q(t / "n") + " --plot " + q(t / "n.html") + " --no-attn --top-k 2");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(meta_of(t / "n.html")["layers"][1]["files"] ==
+        nlohmann::json({"context.npy", "run.json", "topk_indices.npy", "topk_values.npy"}));
+  CHECK(!fs::exists(t / "n/layer_3/attention.npy"));
+  CHECK(attn::test::read_text(t / "n.html").find("(attention.npy, context.npy, run.json)") ==
+        std::string::npos);
 }

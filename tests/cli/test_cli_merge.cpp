@@ -159,3 +159,18 @@ TEST_CASE("cli_merge: --shard auto takes K and N from a Slurm array task's varia
     CHECK_FALSE(fs::exists(t / "rx"));
   }
 }
+
+TEST_CASE("cli_merge: a shard's info line counts its result folders rightly") {
+  attn::test::TempDir t;
+  // 5 inputs in 5 shards: one result folder each ("1 result folder", not "folders").
+  auto r = run(bin() + " --threads 1 --config " + attn::test::quoted_config("warner_causal.json") +
+               " --input-list " + q(source_path("docs/list_example/inputs.txt")) + " -o " +
+               q(t / "o") + " --shard 0/5");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_MESSAGE(r.err.find("wrote 1 result folder and ") != std::string::npos, r.err);
+  r = run(bin() + " --threads 1 --config " + attn::test::quoted_config("warner_causal.json") +
+          " --input-list " + q(source_path("docs/list_example/inputs.txt")) + " -o " + q(t / "p") +
+          " --shard 0/2");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_MESSAGE(r.err.find("wrote 3 result folders and ") != std::string::npos, r.err);
+}

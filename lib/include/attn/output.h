@@ -42,6 +42,8 @@ class OutputDir {
   const std::string& dir() const { return dir_; }
   // Where its temporaries live: the folder itself, or the staging folder.
   const std::string& staging() const { return staging_; }
+  // The names of the files staged so far, in the order added ("context.npy").
+  std::vector<std::string> names() const;
 
   // Stage `name` with these bytes: written now, made durable with the other
   // files at the commit. Exit::cant_create / Exit::io on failure.

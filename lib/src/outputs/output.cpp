@@ -357,6 +357,12 @@ void OutputDir::flush_staged() {
   }
 }
 
+std::vector<std::string> OutputDir::names() const {
+  std::vector<std::string> out;
+  for (const Staged& f : staged_) out.push_back(f.final_path.substr(dir_.size() + 1));
+  return out;
+}
+
 void OutputDir::commit() { commit_together({this}); }
 
 void flush_together(const std::vector<OutputDir*>& dirs) {

@@ -138,7 +138,11 @@ Tensor batch_input(Tensor t, const Config& cfg, const std::string& name, bool* b
   if (t.ndim() != 2 && t.ndim() != 3)
     throw Error(Exit::data, name +
                                 ": expected token embeddings of shape (S, C) or (B, S, C), found " +
-                                shape_str(t.shape));
+                                shape_str(t.shape) +
+                                (t.ndim() == 4 ? " (a stack of each layer's hidden states, "
+                                                 "(layers, B, S, C), is read by --layer all, "
+                                                 "a range A-B or a list)"
+                                               : ""));
   *batched = t.ndim() == 3;
   const std::string as_found = shape_str(t.shape);  // messages give the file's own shape
   if (!*batched) t.shape.insert(t.shape.begin(), 1);
@@ -286,7 +290,9 @@ LoadedRun load_run(const Config& cfg, const LoadOptions& opt) {
     // A --model run has no config to set it in: the flag is missing (usage).
     const std::string folder_json =
         cfg.model + (!cfg.model.empty() && cfg.model.back() == '/' ? "" : "/") + "config.json";
-    if (cfg.file.empty() || (!cfg.model.empty() && cfg.file == folder_json))
+    // (A GGUF model's "config" is the .gguf file itself.)
+    if (cfg.file.empty() ||
+        (!cfg.model.empty() && (cfg.file == folder_json || cfg.file == cfg.model)))
       throw Error(Exit::usage,
                   "--input: needed with --model: the layer's input hidden states, (S, C) or "
                   "(B, S, C) as .npy or JSON (- = stdin), C = hidden_size = " +
