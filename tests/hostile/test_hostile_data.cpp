@@ -360,3 +360,29 @@ TEST_CASE("hostile data: --show escapes labels and never cuts an escape in half"
   CHECK(r.out.find('\a') == std::string::npos);
   CHECK(r.out.find("\\e]0;") != std::string::npos);  // shown, escaped
 }
+
+TEST_CASE("hostile data: a NaN query under --allow-nonfinite gives NaN as torch does, not zeros") {
+  // Token 3 of the tiny Llama's input is NaN: its q, k and v rows are NaN.
+  // In torch (eager softmax, then P @ v) row 3's weights are NaN and every
+  // row's P @ v meets v[3] (a masked weight 0 times NaN is NaN): every
+  // context row is NaN. The kernels used to take row 3's NaN scores for a
+  // fully masked row: zeros, and a "every key masked" warning.
+  attn::test::TempDir t;
+  attn::Tensor x = attn::read_npy_f32(source_path("data/tiny-llama-hidden.npy"), false);  // (6, 64)
+  for (std::size_t c = 0; c < 64; ++c) x.data[3 * 64 + c] = NAN;
+  write_text(t / "x.npy", attn::encode_npy(x));
+  for (const char* maps : {"--no-attn", ""}) {
+    CAPTURE(maps);
+    const std::string out = t / (std::string("o") + maps);
+    RunResult r = run(bin() + " --model " + q(source_path("data/tiny-llama")) +
+                      " --layer 1 --allow-nonfinite --input " + q(t / "x.npy") + " -o " + q(out) +
+                      " " + maps);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.err.find("masked") == std::string::npos);
+    const attn::Tensor ctx = attn::read_npy_f32(out + "/context.npy", true);  // (6, 64)
+    for (std::size_t i = 0; i < 6; ++i) {
+      CAPTURE(i);
+      CHECK(std::isnan(ctx.data[i * 64]));
+    }
+  }
+}

@@ -49,7 +49,8 @@ std::size_t attend_maps(const HeadView& hv, std::size_t i0, std::size_t n, Scrat
   for (std::size_t r = 0; r < n; ++r) {
     float* row = rows + r * Tx;
     const float keys_max = std::max(row_max(row + kb, len), row_max(row + hv.T, extra));
-    if (keys_max == kNegInf) {  // no allowed key: zero weights
+    if (keys_max == kNegInf && !any_nan(row + kb, len) &&
+        !any_nan(row + hv.T, extra)) {  // no allowed key: zero weights (NaN scores: NaN)
       std::memset(row + kb, 0, len * sizeof(float));
       std::memset(row + hv.T, 0, extra * sizeof(float));
       ++masked_rows;

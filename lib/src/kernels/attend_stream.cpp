@@ -32,7 +32,7 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
     const std::size_t cols = causal_prefix(hv, i0 + r, j0, mb);
     std::memset(row + cols, 0, (mb - cols) * sizeof(float));
     const float tile_max = row_max(row, cols);
-    if (tile_max == kNegInf) {  // no allowed key in this tile for this row
+    if (tile_max == kNegInf && !any_nan(row, cols)) {  // no allowed key in this tile for this row
       std::memset(row, 0, cols * sizeof(float));
       continue;
     }

@@ -20,6 +20,11 @@ namespace attn::kernels {
 // Largest value of row[0..n); -inf when n == 0.
 float row_max(const float* row, std::size_t n);
 
+// True when row[0..n) holds a NaN. row_max skips NaN, so a row of NaN scores
+// (a NaN query under --allow-nonfinite) looks fully masked: the kernels ask
+// this before giving such a row zeros, and give it NaN as torch does.
+bool any_nan(const float* row, std::size_t n);
+
 // row[j] = exp(row[j] - shift) in place and returns the sum of the new row.
 // Entries equal to -inf (masked) become exactly 0. `shift` should be the
 // row's max; when a score is NaN, or +inf (so the shift is too), the sum

@@ -93,6 +93,12 @@ float row_max(const float* row, std::size_t n) {
   return best;
 }
 
+bool any_nan(const float* row, std::size_t n) {
+  for (std::size_t j = 0; j < n; ++j)
+    if (row[j] != row[j]) return true;
+  return false;
+}
+
 float exp_shift_sum(float* row, std::size_t n, float shift) {
   const Batch s(shift);
   Batch sum(0.0f);
