@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
@@ -190,6 +191,8 @@ TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
       {"modernbert", "modernbert", 3},
       {"t5", "t5", 2},
       {"umt5", "umt5", 2},
+      {"gemma4", "gemma4_text", 4},
+      {"gemma4_e2b", "gemma4_text", 5},
   };
 
   for (const auto& [name, type, layers] : files) {
@@ -203,5 +206,35 @@ TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
     const test::RunResult text = attn_run("--model " + test::q(file));
     CHECK(text.exit_code == 0);
     CHECK(text.out.find(type) != std::string::npos);
+  }
+}
+
+TEST_CASE("cli gguf: Gemma 4's --layer all runs the layers with their own K/V, skips the shared") {
+  // gemma4_e2b: 5 layers, attention.shared_kv_layers 2 (layers 3 and 4 reuse the K/V of the
+  // last earlier layer of their type: 1 and 2), each input by layer number.
+  namespace fs = std::filesystem;
+  const std::string g = test::source_path("tests/golden/gguf/gemma4_e2b");
+  test::TempDir t;
+  fs::create_directories(t / "in");
+  for (int l = 0; l < 5; ++l)
+    fs::copy_file(g + (l == 2 ? "/layer2/input.npy" : "/layer1/input.npy"),
+                  t / ("in/layer_" + std::to_string(l) + ".npy"));
+  const test::RunResult r =
+      attn_run("--model " + test::q(g + "/model.gguf") + " --layer all --input " +
+               test::q(t / "in") + " -o " + test::q(t / "out"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("layer 3: reuses the keys and values of layer 1, not run") != std::string::npos);
+  const json run = json::parse(test::read_text(t / "out/run.json"));
+  CHECK(run["layers"] == json({0, 1, 2}));
+  CHECK(run["skipped"][0]["layer"] == 3);
+  CHECK(run["skipped"][0]["kv_shared_from"] == 1);
+  CHECK(run["skipped"][1]["layer"] == 4);
+  CHECK(run["skipped"][1]["kv_shared_from"] == 2);
+  CHECK(!fs::exists(t / "out/layer_3"));
+  for (int l : {1, 2}) {
+    const std::string got = t / ("out/layer_" + std::to_string(l) + "/context.npy");
+    const std::string want = g + "/layer" + std::to_string(l) + "/expected/context.npy";
+    test::check_close(to_float32(read_npy(got), "context.npy", false),
+                      to_float32(read_npy(want), "expected", false), "context.npy");
   }
 }

@@ -3,6 +3,8 @@
 // src/llama-arch.cpp).
 #include "family/gguf_table.h"
 
+#include "family/gguf_gemma4.h"
+
 namespace attn::family {
 
 namespace {
@@ -128,6 +130,13 @@ void add_v3_archs(std::vector<GgufArch>& t) {
   }
   a = arch_of("deepseek2", "deepseek_v3", false);
   a.mla = true;
+  t.push_back(a);
+  // Gemma 4 (Gemma4Model, a Gemma3Model with norm_shift 0: q/k norm weights
+  // stored as w, which Gemma 4 multiplies by), NEOX rope unpermuted; its
+  // per-layer-type keys are gguf_gemma4.cpp's. llama.cpp hard-codes scale 1,
+  // as the row does.
+  a = arch_of("gemma4", "gemma4_text", false);
+  a.per_layer_type = gguf_gemma4;
   t.push_back(a);
   t.push_back(arch_of("llama4", "llama4_text", false,
                       {{"attention_chunk_size", 8192},
