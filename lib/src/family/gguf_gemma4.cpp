@@ -48,7 +48,8 @@ std::optional<std::int64_t> gemma4_size(const GgufFile& f, const std::string& ke
 std::vector<bool> gemma4_sliding(const GgufFile& f, const std::string& key, std::int64_t layers) {
   const GgufValue* v = f.find(key);
   if (!v) gemma4_bad(f, key, "is missing (Gemma 4's layer types: true for a sliding layer)");
-  if (v->type() == detail::GgufType::boolean) return std::vector<bool>(std::size_t(layers), v->to_bool());
+  if (v->type() == detail::GgufType::boolean)
+    return std::vector<bool>(std::size_t(layers), v->to_bool());
   if (!v->is_array() || v->element_type() != detail::GgufType::boolean ||
       v->size() != std::uint64_t(layers))
     gemma4_bad(f, key,
@@ -76,9 +77,8 @@ std::optional<std::int64_t> gemma4_kv_heads(const GgufFile& f, const std::string
       gemma4_bad(f, key, "expected integers in [1, 16777216], found " + std::to_string(x));
     if (n && *n != x)
       gemma4_bad(f, key,
-                 std::string("different values for the ") +
-                     (of_sliding ? "sliding" : "full") + " layers (" + v->summary() +
-                     ") are not supported");
+                 std::string("different values for the ") + (of_sliding ? "sliding" : "full") +
+                     " layers (" + v->summary() + ") are not supported");
     n = x;
   }
   return n;
@@ -135,9 +135,9 @@ void gguf_gemma4(const GgufFile& f, const std::string& p, std::int64_t layers, j
   if (const GgufValue* v = f.find(p + "attention.shared_kv_layers")) {
     shared = v->is_integer() ? v->to_int() : -1;
     if (shared < 0 || shared >= layers)
-      gemma4_bad(f, p + "attention.shared_kv_layers",
-                 "expected an integer in [0, " + std::to_string(layers - 1) + "], found " +
-                     v->summary());
+      gemma4_bad(
+          f, p + "attention.shared_kv_layers",
+          "expected an integer in [0, " + std::to_string(layers - 1) + "], found " + v->summary());
   }
   hf["num_kv_shared_layers"] = shared;
 
@@ -170,15 +170,16 @@ void gguf_gemma4(const GgufFile& f, const std::string& p, std::int64_t layers, j
   } else if (kv_full && *kv_full != kv) {
     json per_layer = json::object();  // the hook's per-layer override of a full layer
     for (std::int64_t l = 0; l < layers; ++l)
-      if (!sliding[std::size_t(l)]) per_layer[std::to_string(l)] = {{"num_key_value_heads", *kv_full}};
+      if (!sliding[std::size_t(l)])
+        per_layer[std::to_string(l)] = {{"num_key_value_heads", *kv_full}};
     hf["per_layer_config"] = per_layer;
   }
 
   // Rope per layer type. rope.dimension_count is the whole full head (the
   // fraction is in rope_freqs.weight); rope.dimension_count_swa the sliding
   // head (its default rope turns it whole).
-  for (const auto& [key, want] : {std::pair{p + "rope.dimension_count", D_full},
-                                  {p + "rope.dimension_count_swa", D_swa}})
+  for (const auto& [key, want] :
+       {std::pair{p + "rope.dimension_count", D_full}, {p + "rope.dimension_count_swa", D_swa}})
     if (const auto n = gemma4_size(f, key, false); n && *n != want)
       gemma4_bad(f, key,
                  "expected the head size " + std::to_string(want) +
@@ -193,7 +194,8 @@ void gguf_gemma4(const GgufFile& f, const std::string& p, std::int64_t layers, j
                  std::string("expected a number, found ") + detail::gguf_type_name(v->type()));
     theta_swa = v->to_double();
     if (!std::isfinite(theta_swa) || theta_swa <= 0)
-      gemma4_bad(f, p + "rope.freq_base_swa", "expected a finite number > 0, found " + v->summary());
+      gemma4_bad(f, p + "rope.freq_base_swa",
+                 "expected a finite number > 0, found " + v->summary());
   }
   hf.erase("rope_theta");
   hf.erase("partial_rotary_factor");

@@ -131,13 +131,6 @@ void add_v3_archs(std::vector<GgufArch>& t) {
   a = arch_of("deepseek2", "deepseek_v3", false);
   a.mla = true;
   t.push_back(a);
-  // Gemma 4 (Gemma4Model, a Gemma3Model with norm_shift 0: q/k norm weights
-  // stored as w, which Gemma 4 multiplies by), NEOX rope unpermuted; its
-  // per-layer-type keys are gguf_gemma4.cpp's. llama.cpp hard-codes scale 1,
-  // as the row does.
-  a = arch_of("gemma4", "gemma4_text", false);
-  a.per_layer_type = gguf_gemma4;
-  t.push_back(a);
   t.push_back(arch_of("llama4", "llama4_text", false,
                       {{"attention_chunk_size", 8192},
                        {"no_rope_layer_interval", 4},
@@ -145,6 +138,13 @@ void add_v3_archs(std::vector<GgufArch>& t) {
                        {"attn_temperature_tuning", true},
                        {"floor_scale", 8192},
                        {"attn_scale", 0.1}}));
+  // Gemma 4 (Gemma4Model, a Gemma3Model with norm_shift 0: q/k norm weights
+  // stored as w, which Gemma 4 multiplies by), NEOX rope unpermuted; its
+  // per-layer-type keys are gguf_gemma4.cpp's. llama.cpp hard-codes scale 1,
+  // as the row does.
+  a = arch_of("gemma4", "gemma4_text", false);
+  a.per_layer_type = gguf_gemma4;
+  t.push_back(a);
 }
 
 }  // namespace
