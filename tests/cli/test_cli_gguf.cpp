@@ -83,15 +83,22 @@ Image llama_file(const std::string& arch, std::uint32_t heads, std::uint32_t lay
 
 // A 2-layer gemma4 file (C 32, 2 heads; layer 0 sliding, D 8; layer 1 full, D 16, k_eq_v when
 // `v1` is false), F32 zeros but rope_freqs.weight (`factors`), as Gemma4Model writes it;
-// `skip` leaves one metadata key out, `rope_dims` is rope.dimension_count.
+// `skip` leaves one metadata key out, `rope_dims` is rope.dimension_count; with `kv_full` > 1,
+// head_count_kv is one per layer [1, kv_full] and layer 1's attn_k / attn_v hold kv_full heads.
 Image gemma4_file(const std::vector<float>& factors, const std::string& skip = "",
-                  std::uint32_t rope_dims = 16, bool v1 = true) {
+                  std::uint32_t rope_dims = 16, bool v1 = true, std::uint32_t kv_full = 1) {
   std::vector<std::pair<std::string, std::function<void(Image&)>>> kv = {
       {"general.architecture", [](Image& g) { g.u32(8), g.str("gemma4"); }},
       {"gemma4.block_count", [](Image& g) { g.u32(4), g.u32(2); }},
       {"gemma4.embedding_length", [](Image& g) { g.u32(4), g.u32(32); }},
       {"gemma4.attention.head_count", [](Image& g) { g.u32(4), g.u32(2); }},
-      {"gemma4.attention.head_count_kv", [](Image& g) { g.u32(4), g.u32(1); }},
+      {"gemma4.attention.head_count_kv",
+       [kv_full](Image& g) {
+         if (kv_full == 1)
+           g.u32(4), g.u32(1);  // a u32 for every layer
+         else
+           g.u32(9), g.u32(4), g.u64(2), g.u32(1), g.u32(kv_full);  // an array of 2 u32
+       }},
       {"gemma4.attention.key_length", [](Image& g) { g.u32(4), g.u32(16); }},
       {"gemma4.attention.key_length_swa", [](Image& g) { g.u32(4), g.u32(8); }},
       {"gemma4.attention.sliding_window", [](Image& g) { g.u32(4), g.u32(4); }},
@@ -100,13 +107,19 @@ Image gemma4_file(const std::vector<float>& factors, const std::string& skip = "
       {"gemma4.rope.dimension_count", [rope_dims](Image& g) { g.u32(4), g.u32(rope_dims); }},
   };
   std::vector<std::tuple<std::string, std::uint64_t, std::uint64_t>> tensors = {
-      {"rope_freqs.weight", factors.size(), 1}, {"blk.0.attn_q.weight", 32, 16},
-      {"blk.0.attn_k.weight", 32, 8},           {"blk.0.attn_v.weight", 32, 8},
-      {"blk.0.attn_q_norm.weight", 8, 1},       {"blk.0.attn_k_norm.weight", 8, 1},
-      {"blk.0.attn_output.weight", 16, 32},     {"blk.1.attn_q.weight", 32, 32},
-      {"blk.1.attn_k.weight", 32, 16},          {"blk.1.attn_q_norm.weight", 16, 1},
-      {"blk.1.attn_k_norm.weight", 16, 1},      {"blk.1.attn_output.weight", 32, 32}};
-  if (v1) tensors.push_back({"blk.1.attn_v.weight", 32, 16});
+      {"rope_freqs.weight", factors.size(), 1},
+      {"blk.0.attn_q.weight", 32, 16},
+      {"blk.0.attn_k.weight", 32, 8},
+      {"blk.0.attn_v.weight", 32, 8},
+      {"blk.0.attn_q_norm.weight", 8, 1},
+      {"blk.0.attn_k_norm.weight", 8, 1},
+      {"blk.0.attn_output.weight", 16, 32},
+      {"blk.1.attn_q.weight", 32, 32},
+      {"blk.1.attn_k.weight", 32, 16 * kv_full},
+      {"blk.1.attn_q_norm.weight", 16, 1},
+      {"blk.1.attn_k_norm.weight", 16, 1},
+      {"blk.1.attn_output.weight", 32, 32}};
+  if (v1) tensors.push_back({"blk.1.attn_v.weight", 32, 16 * kv_full});
   Image g;
   g.b = "GGUF";
   g.u32(3), g.u64(tensors.size()), g.u64(kv.size() - (skip.empty() ? 0 : 1));
@@ -306,6 +319,16 @@ TEST_CASE("cli gguf: Gemma 4 files that cannot be Gemma 4 are one line, exit 65"
   gemma4_file(quarter, "", 16, false).save(f);
   CHECK(load_model_config(f, 1).k_eq_v);  // no attn_v on the full layer
   CHECK(load_model_config(f, 0).head_size == 8);
+  // head_count_kv per layer: the full layer's own count, with attn_v (per_layer_config) and
+  // without (num_global_key_value_heads, k_eq_v).
+  gemma4_file(quarter, "", 16, true, 2).save(f);
+  CHECK(load_model_config(f, 1).kv_heads() == 2);
+  CHECK(!load_model_config(f, 1).k_eq_v);
+  CHECK(load_model_config(f, 0).kv_heads() == 1);
+  gemma4_file(quarter, "", 16, false, 2).save(f);
+  CHECK(load_model_config(f, 1).kv_heads() == 2);
+  CHECK(load_model_config(f, 1).k_eq_v);
+  CHECK(load_model_config(f, 0).kv_heads() == 1);
 
   gemma4_file({1, 1, 0.5f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f}).save(f);
   check_one_line(attn_run("--model " + test::q(f)), 65,
