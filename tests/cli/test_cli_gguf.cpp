@@ -7,11 +7,14 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "attn/config.h"
 #include "attn/npy.h"
 #include "attn/state_dict.h"
 #include "check_close.h"
@@ -76,6 +79,68 @@ Image llama_file(const std::string& arch, std::uint32_t heads, std::uint32_t lay
   }
   g.pad();
   g.b += std::string(std::size_t(at), '\0');
+  return g;
+}
+
+// A 2-layer gemma4 file (C 32, 2 heads; layer 0 sliding, D 8; layer 1 full, D 16, k_eq_v when
+// `v1` is false), F32 zeros but rope_freqs.weight (`factors`), as Gemma4Model writes it;
+// `skip` leaves one metadata key out, `rope_dims` is rope.dimension_count; with `kv_full` > 1,
+// head_count_kv is one per layer [1, kv_full] and layer 1's attn_k / attn_v hold kv_full heads.
+Image gemma4_file(const std::vector<float>& factors, const std::string& skip = "",
+                  std::uint32_t rope_dims = 16, bool v1 = true, std::uint32_t kv_full = 1) {
+  std::vector<std::pair<std::string, std::function<void(Image&)>>> kv = {
+      {"general.architecture", [](Image& g) { g.u32(8), g.str("gemma4"); }},
+      {"gemma4.block_count", [](Image& g) { g.u32(4), g.u32(2); }},
+      {"gemma4.embedding_length", [](Image& g) { g.u32(4), g.u32(32); }},
+      {"gemma4.attention.head_count", [](Image& g) { g.u32(4), g.u32(2); }},
+      {"gemma4.attention.head_count_kv",
+       [kv_full](Image& g) {
+         if (kv_full == 1)
+           g.u32(4), g.u32(1);  // a u32 for every layer
+         else
+           g.u32(9), g.u32(4), g.u64(2), g.u32(1), g.u32(kv_full);  // an array of 2 u32
+       }},
+      {"gemma4.attention.key_length", [](Image& g) { g.u32(4), g.u32(16); }},
+      {"gemma4.attention.key_length_swa", [](Image& g) { g.u32(4), g.u32(8); }},
+      {"gemma4.attention.sliding_window", [](Image& g) { g.u32(4), g.u32(4); }},
+      {"gemma4.attention.sliding_window_pattern",
+       [](Image& g) { g.u32(9), g.u32(7), g.u64(2), g.b.push_back(1), g.b.push_back(0); }},
+      {"gemma4.rope.dimension_count", [rope_dims](Image& g) { g.u32(4), g.u32(rope_dims); }},
+  };
+  std::vector<std::tuple<std::string, std::uint64_t, std::uint64_t>> tensors = {
+      {"rope_freqs.weight", factors.size(), 1},
+      {"blk.0.attn_q.weight", 32, 16},
+      {"blk.0.attn_k.weight", 32, 8},
+      {"blk.0.attn_v.weight", 32, 8},
+      {"blk.0.attn_q_norm.weight", 8, 1},
+      {"blk.0.attn_k_norm.weight", 8, 1},
+      {"blk.0.attn_output.weight", 16, 32},
+      {"blk.1.attn_q.weight", 32, 32},
+      {"blk.1.attn_k.weight", 32, 16 * kv_full},
+      {"blk.1.attn_q_norm.weight", 16, 1},
+      {"blk.1.attn_k_norm.weight", 16, 1},
+      {"blk.1.attn_output.weight", 32, 32}};
+  if (v1) tensors.push_back({"blk.1.attn_v.weight", 32, 16 * kv_full});
+  Image g;
+  g.b = "GGUF";
+  g.u32(3), g.u64(tensors.size()), g.u64(kv.size() - (skip.empty() ? 0 : 1));
+  for (const auto& [key, write] : kv)
+    if (key != skip) g.str(key), write(g);
+  std::uint64_t at = 0;
+  for (const auto& [name, ne0, ne1] : tensors) {
+    g.tensor(name,
+             ne1 == 1 ? std::vector<std::uint64_t>{ne0} : std::vector<std::uint64_t>{ne0, ne1}, 0,
+             at);
+    at += (ne0 * ne1 * 4 + 31) / 32 * 32;
+  }
+  g.pad();
+  for (float x : factors) {
+    std::uint32_t u;
+    std::memcpy(&u, &x, 4);
+    g.u32(u);
+  }
+  g.pad();
+  g.b += std::string(std::size_t(at - (factors.size() * 4 + 31) / 32 * 32), '\0');
   return g;
 }
 
@@ -198,6 +263,8 @@ TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
       {"modernbert", "modernbert", 3},
       {"t5", "t5", 2},
       {"umt5", "umt5", 2},
+      {"gemma4", "gemma4_text", 4},
+      {"gemma4_e2b", "gemma4_text", 5},
   };
 
   for (const auto& [name, type, layers] : files) {
@@ -212,4 +279,78 @@ TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
     CHECK(text.exit_code == 0);
     CHECK(text.out.find(type) != std::string::npos);
   }
+}
+
+TEST_CASE("cli gguf: Gemma 4's --layer all runs the layers with their own K/V, skips the shared") {
+  // gemma4_e2b: 5 layers, attention.shared_kv_layers 2 (layers 3 and 4 reuse the K/V of the
+  // last earlier layer of their type: 1 and 2), each input by layer number.
+  namespace fs = std::filesystem;
+  const std::string g = test::source_path("tests/golden/gguf/gemma4_e2b");
+  test::TempDir t;
+  fs::create_directories(t / "in");
+  for (int l = 0; l < 5; ++l)
+    fs::copy_file(g + (l == 2 ? "/layer2/input.npy" : "/layer1/input.npy"),
+                  t / ("in/layer_" + std::to_string(l) + ".npy"));
+  const test::RunResult r =
+      attn_run("--model " + test::q(g + "/model.gguf") + " --layer all --input " +
+               test::q(t / "in") + " -o " + test::q(t / "out"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("layer 3: reuses the keys and values of layer 1, not run") != std::string::npos);
+  const json run = json::parse(test::read_text(t / "out/run.json"));
+  CHECK(run["layers"] == json({0, 1, 2}));
+  CHECK(run["skipped"][0]["layer"] == 3);
+  CHECK(run["skipped"][0]["kv_shared_from"] == 1);
+  CHECK(run["skipped"][1]["layer"] == 4);
+  CHECK(run["skipped"][1]["kv_shared_from"] == 2);
+  CHECK(!fs::exists(t / "out/layer_3"));
+  for (int l : {1, 2}) {
+    const std::string got = t / ("out/layer_" + std::to_string(l) + "/context.npy");
+    const std::string want = g + "/layer" + std::to_string(l) + "/expected/context.npy";
+    test::check_close(to_float32(read_npy(got), "context.npy", false),
+                      to_float32(read_npy(want), "expected", false), "context.npy");
+  }
+}
+
+TEST_CASE("cli gguf: Gemma 4 files that cannot be Gemma 4 are one line, exit 65") {
+  test::TempDir t;
+  const std::vector<float> quarter = {1, 1, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f};
+  const std::string f = t / "g.gguf";
+  // The file as the converter writes it lists; its full layer 1 turns 2 pairs of 8 (0.25).
+  gemma4_file(quarter).save(f);
+  const test::RunResult ok = attn_run("--model " + test::q(f) + " --format json");
+  REQUIRE_MESSAGE(ok.exit_code == 0, ok.err);
+  CHECK(json::parse(ok.out)["layers"].size() == 2);
+  const Config full = load_model_config(f, 1);
+  CHECK(full.head_size == 16);
+  CHECK(!full.k_eq_v);
+  CHECK(full.rope->scaling->partial_rotary_factor == 0.25);
+  gemma4_file(quarter, "", 16, false).save(f);
+  CHECK(load_model_config(f, 1).k_eq_v);  // no attn_v on the full layer
+  CHECK(load_model_config(f, 0).head_size == 8);
+  // head_count_kv per layer: the full layer's own count, with attn_v (per_layer_config) and
+  // without (num_global_key_value_heads, k_eq_v).
+  gemma4_file(quarter, "", 16, true, 2).save(f);
+  CHECK(load_model_config(f, 1).kv_heads() == 2);
+  CHECK(!load_model_config(f, 1).k_eq_v);
+  CHECK(load_model_config(f, 0).kv_heads() == 1);
+  gemma4_file(quarter, "", 16, false, 2).save(f);
+  CHECK(load_model_config(f, 1).kv_heads() == 2);
+  CHECK(load_model_config(f, 1).k_eq_v);
+  CHECK(load_model_config(f, 0).kv_heads() == 1);
+
+  gemma4_file({1, 1, 0.5f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f}).save(f);
+  check_one_line(attn_run("--model " + test::q(f)), 65,
+                 "rope_freqs.weight: expected 1 for each turned pair, then 1e30");
+  gemma4_file({1, 1, 1e30f, 1e30f}).save(f);
+  check_one_line(attn_run("--model " + test::q(f)), 65,
+                 "rope_freqs.weight: expected 8 factors (attention.key_length / 2), found 4");
+  gemma4_file(quarter, "gemma4.attention.key_length_swa").save(f);
+  check_one_line(attn_run("--model " + test::q(f)), 65,
+                 "gemma4.attention.key_length_swa: is missing (Gemma 4 needs it)");
+  gemma4_file(quarter, "gemma4.attention.sliding_window_pattern").save(f);
+  check_one_line(attn_run("--model " + test::q(f)), 65,
+                 "gemma4.attention.sliding_window_pattern: is missing");
+  gemma4_file(quarter, "", 8).save(f);
+  check_one_line(attn_run("--model " + test::q(f)), 65,
+                 "gemma4.rope.dimension_count: expected the head size 16");
 }

@@ -42,7 +42,9 @@ def heldout_specs():
         cfg = s["config"]
         n = next(cfg[k] for k in ("num_hidden_layers", "n_layer", "num_layers") if k in cfg)
         settings, _ = mg.family_of(cfg)
-        s["layers"] = [i for i in range(n) if settings(cfg, i).get("runs", True)]
+        # the layers that run: not Qwen3-Next's linear ones, not Gemma 4's shared-K/V ones
+        s["layers"] = [i for i in range(n) if settings(cfg, i).get("runs", True)
+                       and not settings(cfg, i).get("shared", False)]
         out.append(s)
     return out
 

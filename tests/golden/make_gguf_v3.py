@@ -75,11 +75,17 @@ def t5_weights(s, g):
         sd["relative_attention_bias.weight"] = r(s["buckets"], H)
     return sd
 MLA_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2")
+GEMMA4_TYPES = ("gemma4", "gemma4_text")
 
 
 def mla():
     import make_families_v3_mla  # noqa: E402  (points make_folders' lookups at its own)
     return make_families_v3_mla
+
+
+def gemma4():
+    import make_families_v3_gemma4  # noqa: E402  (imported late, as mla())
+    return make_families_v3_gemma4
 
 
 def family_of(cfg):
@@ -95,6 +101,8 @@ def family_of(cfg):
         return hf_settings, layer_attention
     if mt in T5_TYPES:
         return t5_settings, t5_layer_attention
+    if mt in GEMMA4_TYPES:
+        return gemma4().settings, gemma4().layer_attention
     return feat.settings, feat.layer_attention
 
 
@@ -111,6 +119,9 @@ def hf_weights(cfg, s, layer, g):
     if cfg["model_type"] in T5_TYPES:
         return OrderedDict((k, v.numpy()) for k, v in t5_weights(s, g).items())
     p = s["prefix"]
+    if cfg["model_type"] in GEMMA4_TYPES:  # the block's other tensors drawn too, not written
+        return OrderedDict((k[len(p):], v.numpy()) for k, v in gemma4().layer_weights(s, g, 0).items()
+                           if k.startswith(p))
     return OrderedDict((k[len(p):], v.numpy()) for k, v in feat.layer_weights(s, layer, g).items()
                        if k.startswith(p))
 
@@ -325,6 +336,55 @@ def t5_metadata(w, arch, cfg, n_layers):  # T5Model.set_gguf_parameters
     w.add(a + "decoder_start_token_id", 0)
 
 
+def gemma4_metadata(w, arch, cfg, n_layers):
+    """Gemma4Model.set_gguf_parameters over Gemma3Model's and TextModel's (conversion/gemma.py):
+    key_length / value_length the full layers' head (global_head_dim), *_swa the sliding ones',
+    head_count_kv one per layer when num_global_key_value_heads is set, the layer types as one
+    bool per layer (true: sliding), rope.freq_base the full layers' theta and freq_base_swa the
+    sliding ones', rope.dimension_count the whole full head (the fraction is rope_freqs.weight)."""
+    t = gemma4().text_config(cfg)
+    a = arch + "."
+    w.add("general.architecture", arch)
+    w.add("general.name", "attn-run golden " + arch)
+    w.add(a + "block_count", n_layers)
+    w.add(a + "context_length", t["max_position_embeddings"])
+    w.add(a + "embedding_length", t["hidden_size"])
+    w.add(a + "feed_forward_length", t.get("intermediate_size", 8))
+    w.add(a + "attention.head_count", t["num_attention_heads"])
+    swa = [lt == "sliding_attention" for lt in t["layer_types"]]
+    if t["num_global_key_value_heads"] is not None:
+        w.add(a + "attention.head_count_kv", [t["num_key_value_heads"] if s else
+                                              t["num_global_key_value_heads"] for s in swa])
+    else:
+        w.add(a + "attention.head_count_kv", t["num_key_value_heads"])
+    rp = t["rope_parameters"]
+    w.add(a + "rope.freq_base", float(rp["full_attention"]["rope_theta"]))
+    w.add(a + "rope.freq_base_swa", float(rp["sliding_attention"]["rope_theta"]))
+    w.add(a + "attention.layer_norm_rms_epsilon", float(t["rms_norm_eps"]))
+    w.add(a + "attention.sliding_window", t["sliding_window"])
+    w.add(a + "attention.shared_kv_layers", t["num_kv_shared_layers"])
+    w.add(a + "embedding_length_per_layer_input", t.get("hidden_size_per_layer_input") or 0)
+    w.add(a + "attention.sliding_window_pattern", swa)
+    w.add(a + "attention.key_length", t["global_head_dim"])
+    w.add(a + "attention.value_length", t["global_head_dim"])
+    w.add(a + "attention.key_length_swa", t["head_dim"])
+    w.add(a + "attention.value_length_swa", t["head_dim"])
+    w.add(a + "rope.dimension_count", t["global_head_dim"])
+    w.add(a + "rope.dimension_count_swa", int(t["head_dim"] * (t.get("partial_rotary_factor")
+                                                                 or 1.0)))
+    if t.get("final_logit_softcapping"):
+        w.add(a + "final_logit_softcapping", float(t["final_logit_softcapping"]))
+
+
+def gemma4_rope_freqs(cfg):
+    """Gemma4Model.generate_extra_tensors: the full layers' proportional rope as ggml divisors,
+    1 for each of the int(D * p / 2) turned pairs and 1e30 for the others."""
+    t = gemma4().text_config(cfg)
+    D, p = t["global_head_dim"], t["rope_parameters"]["full_attention"]["partial_rotary_factor"]
+    n_rot = int(D * p / 2)
+    return np.array([1.0] * n_rot + [1e30] * (D // 2 - n_rot), np.float32)
+
+
 def linear_attention_tensors(w, p, s, r):
     """A Qwen3-Next linear-attention layer's tensors as the converter names them (not read)."""
     C = s["C"]
@@ -357,6 +417,9 @@ def make_v3(spec):
     sc = cfg.get("rope_scaling") or {}
     if sc.get("rope_type") == "llama3":  # LlamaModel.generate_extra_tensors
         ff = llama3_factors(float(cfg["rope_theta"]), s0["D"], sc)
+        w.add_tensor("rope_freqs.weight", ff.shape, ID["F32"], ff.tobytes())
+    if arch == "gemma4":
+        ff = gemma4_rope_freqs(cfg)
         w.add_tensor("rope_freqs.weight", ff.shape, ID["F32"], ff.tobytes())
     per_layer = {}
     blk = spec.get("blk", "blk.")
@@ -685,6 +748,46 @@ def specs_v3():
                      "num_decoder_layers": 1, "relative_attention_num_buckets": 8,
                      "relative_attention_max_distance": 128, "layer_norm_epsilon": 1e-06,
                      "feed_forward_proj": "relu", "vocab_size": 12}),
+        # Gemma 4 31B's shape, shrunk (Gemma4ForCausalLM's text config): k_eq_v on the full layers
+        # (no attn_v; KV heads 2 -> 1 there, head_count_kv per layer), global_head_dim 16 beside
+        # head_dim 8, the full layers' proportional rope (a quarter) as rope_freqs.weight.
+        dict(name="gemma4", arch="gemma4", seed=54, layers=[0, 1], S=8,
+             metadata=gemma4_metadata,
+             types={"attn_q": "Q8_0", "attn_k": "Q4_1", "attn_v": "Q5_0", "attn_output": "Q8_0"},
+             config={"architectures": ["Gemma4ForCausalLM"], "model_type": "gemma4_text",
+                     "hidden_size": 32, "intermediate_size": 8, "num_hidden_layers": 4,
+                     "num_attention_heads": 4, "num_key_value_heads": 2,
+                     "num_global_key_value_heads": 1, "head_dim": 8, "global_head_dim": 16,
+                     "attention_k_eq_v": True, "num_kv_shared_layers": 0, "sliding_window": 3,
+                     "layer_types": ["sliding_attention", "full_attention", "sliding_attention",
+                                     "full_attention"],
+                     "rope_parameters": {
+                         "full_attention": {"partial_rotary_factor": 0.25,
+                                            "rope_theta": 1000000.0,
+                                            "rope_type": "proportional"},
+                         "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"}},
+                     "rms_norm_eps": 1e-06, "attention_bias": False,
+                     "max_position_embeddings": 262144, "final_logit_softcapping": 30.0,
+                     "vocab_size": 12, "hidden_size_per_layer_input": 0}),
+        # Gemma 4 E2B's shape: no k_eq_v (the full layers keep attn_v and num_key_value_heads),
+        # the last two layers sharing K/V (shared_kv_layers 2: no attn_k / attn_v there), the
+        # class's default ropes with other bases.
+        dict(name="gemma4_e2b", arch="gemma4", seed=55, layers=[1, 2], S=9,
+             metadata=gemma4_metadata,
+             types={"attn_q": "Q4_0", "attn_k": "Q8_0", "attn_v": "F16", "attn_output": "Q5_1"},
+             config={"architectures": ["Gemma4ForCausalLM"], "model_type": "gemma4_text",
+                     "hidden_size": 32, "intermediate_size": 8, "num_hidden_layers": 5,
+                     "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 8,
+                     "global_head_dim": 16, "attention_k_eq_v": False,
+                     "num_kv_shared_layers": 2, "sliding_window": 4,
+                     "layer_types": ["sliding_attention", "sliding_attention", "full_attention",
+                                     "sliding_attention", "full_attention"],
+                     "rope_parameters": {
+                         "full_attention": {"partial_rotary_factor": 0.25, "rope_theta": 500000.0,
+                                            "rope_type": "proportional"},
+                         "sliding_attention": {"rope_theta": 20000.0, "rope_type": "default"}},
+                     "rms_norm_eps": 1e-06, "max_position_embeddings": 131072, "vocab_size": 12,
+                     "hidden_size_per_layer_input": 4}),
         # UMT5: a table in every block.
         dict(name="umt5", arch="t5", seed=48, layers=[1], S=8, blk="enc.blk.",
              metadata=t5_metadata,

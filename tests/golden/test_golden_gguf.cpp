@@ -89,8 +89,9 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // internlm2 (1), smollm3 (2), starcoder (2), starcoder_mha (1), phi2 (2), llama4 (2),
   // deepseek_v3 (2), deepseek_v2_lite (1), bert (2), modernbert (2), t5 (2), umt5 (1),
   // qwen3_5 (2), deepseek_v2_lite_old (1, attn_kv_b whole); the MoE architectures of dense
-  // rows: qwen3moe (1), granitemoe (1); llama4_maverick (1, no q/k norms), llama4_mobilellm (1).
-  CHECK(names.size() == 55);
+  // rows: qwen3moe (1), granitemoe (1); llama4_maverick (1, no q/k norms), llama4_mobilellm (1);
+  // gemma4 (2: a sliding layer and a k_eq_v full one), gemma4_e2b (2: with attn_v).
+  CHECK(names.size() == 59);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -251,4 +252,48 @@ TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
   CHECK(layer("t5", 1).relative_bias->max_distance == 128);  // llama.cpp's
   CHECK(type_of("umt5") == "umt5");                          // a table in every block
   CHECK(layer("umt5", 1).relative_bias->table.empty());
+}
+
+TEST_CASE("golden gguf: Gemma 4's per-layer-type keys map onto the gemma4_text row") {
+  auto layer = [](const std::string& name, std::int64_t n) {
+    return load_model_config(gguf_root() + "/" + name + "/model.gguf", n);
+  };
+  const ModelFolder m = open_model_folder(gguf_root() + "/gemma4/model.gguf");
+  CHECK(m.model_type == "gemma4_text");
+  CHECK(m.gguf_architecture == "gemma4");
+  // Sliding layer: key_length_swa, head_count_kv's entry, rope.freq_base_swa, whole head.
+  const Config s = layer("gemma4", 0);
+  CHECK(s.head_size == 8);
+  CHECK(s.kv_heads() == 2);
+  CHECK(s.sliding_window == 3);
+  CHECK(s.rope->theta == 10000.0);
+  CHECK(s.rope->rotary_dim == 8);
+  CHECK(!s.rope->scaling);
+  CHECK(s.scale == 1.0);
+  CHECK(s.qk_norm->weight_offset == 0);  // stored as w (norm_shift 0), multiplied by w
+  CHECK(s.v_norm.has_value());
+  CHECK(!s.k_eq_v);
+  // Full layer: key_length, k_eq_v (no attn_v), head_count_kv's entry, rope_freqs.weight's
+  // 2 turned pairs of 8 as the proportional fraction 0.25 at rope.freq_base.
+  const Config f = layer("gemma4", 1);
+  CHECK(f.head_size == 16);
+  CHECK(f.kv_heads() == 1);
+  CHECK(f.k_eq_v);
+  CHECK(!f.sliding_window);
+  CHECK(f.rope->theta == 1e6);
+  CHECK(f.rope->rotary_dim == 16);
+  REQUIRE(f.rope->scaling.has_value());
+  CHECK(f.rope->scaling->type == "proportional");
+  CHECK(f.rope->scaling->partial_rotary_factor == 0.25);
+  // E2B's shape: attn_v on the full layers (no k_eq_v), one head_count_kv for all, and the
+  // last shared_kv_layers layers refused (their K/V are an earlier layer's).
+  CHECK(!layer("gemma4_e2b", 2).k_eq_v);
+  CHECK(layer("gemma4_e2b", 2).kv_heads() == 1);
+  CHECK(layer("gemma4_e2b", 2).rope->theta == 500000.0);
+  CHECK(layer("gemma4_e2b", 1).rope->theta == 20000.0);
+  CHECK(layer("gemma4_e2b", 1).sliding_window == 4);
+  const ModelFolder e2b = open_model_folder(gguf_root() + "/gemma4_e2b/model.gguf");
+  CHECK(e2b.hf["num_kv_shared_layers"] == 2);
+  CHECK_THROWS(layer("gemma4_e2b", 3));
+  CHECK_THROWS(layer("gemma4_e2b", 4));
 }

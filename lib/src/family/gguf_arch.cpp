@@ -217,8 +217,11 @@ GgufModel gguf_model(const GgufFile& f) {
     if (!n) gguf_bad(f, p + "attention.head_count", "is missing");
     return *n;
   }();
+  // (An architecture with its own per-layer-type mapping reads head_count_kv itself.)
   const std::int64_t Hkv =
-      gguf_size(f, p + "attention.head_count_kv", 1, kGgufMaxSize, layers).value_or(H);
+      a->per_layer_type
+          ? H
+          : gguf_size(f, p + "attention.head_count_kv", 1, kGgufMaxSize, layers).value_or(H);
   std::int64_t D = gguf_size(f, p + "attention.key_length", 1, kGgufMaxSize).value_or(C / H);
   if (D < 1) gguf_bad(f, p + "embedding_length", "is smaller than the number of heads");
   if (a->mla) {
@@ -280,6 +283,11 @@ GgufModel gguf_model(const GgufFile& f) {
   }
   for (const auto& [suffix, key] : a->int_keys)
     if (auto v = gguf_size(f, p + suffix, 1, INT64_MAX)) hf[key] = *v;
+
+  if (a->per_layer_type) {  // Gemma 4: sizes, KV heads and ropes per layer type
+    a->per_layer_type(f, p, layers, hf);
+    return m;
+  }
 
   // rope scaling: rope.scaling.* keys, or Llama 3's per-pair divisors in
   // rope_freqs.weight (llama.cpp divides each angle by its factor: with

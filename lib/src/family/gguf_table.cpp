@@ -3,6 +3,8 @@
 // src/llama-arch.cpp).
 #include "family/gguf_table.h"
 
+#include "family/gguf_gemma4.h"
+
 namespace attn::family {
 
 namespace {
@@ -136,6 +138,13 @@ void add_v3_archs(std::vector<GgufArch>& t) {
                        {"attn_temperature_tuning", true},
                        {"floor_scale", 8192},
                        {"attn_scale", 0.1}}));
+  // Gemma 4 (Gemma4Model, a Gemma3Model with norm_shift 0: q/k norm weights
+  // stored as w, which Gemma 4 multiplies by), NEOX rope unpermuted; its
+  // per-layer-type keys are gguf_gemma4.cpp's. llama.cpp hard-codes scale 1,
+  // as the row does.
+  a = arch_of("gemma4", "gemma4_text", false);
+  a.per_layer_type = gguf_gemma4;
+  t.push_back(a);
 }
 
 }  // namespace

@@ -11,6 +11,10 @@
 #include <utility>
 #include <vector>
 
+namespace attn::detail {
+class GgufFile;
+}
+
 namespace attn::family {
 
 // One GGUF architecture.
@@ -47,6 +51,12 @@ struct GgufArch {
   bool mla = false;
   // Where layer N's tensors are: "blk.N." (T5's encoder: "enc.blk.N.").
   const char* blk = "blk.";
+  // The architecture's own mapping of what differs per layer type (Gemma 4's
+  // head sizes, KV heads and ropes: gguf_gemma4.cpp), run after the common
+  // keys with the file, "{arch}." and the number of layers; the common code
+  // then leaves head_count_kv and rope_freqs.weight to it.
+  void (*per_layer_type)(const detail::GgufFile&, const std::string&, std::int64_t,
+                         nlohmann::json&) = nullptr;
 };
 
 // The architectures in table order (CONTRACT.md v2's, then v3's families).
