@@ -43,15 +43,20 @@ struct LoadedLayer {
   double load_ms = 0;
 };
 
+// The flags of a single run of `layer`: --layer N in place of the list.
+Options layer_options(const Options& opt, std::int64_t layer) {
+  Options one = opt;
+  one.layer = layer;
+  one.layers.reset();
+  return one;
+}
+
 LoadedLayer load_layer(const Options& opt, const LayerInputs& inputs, std::size_t position,
                        std::int64_t layer) {
   const auto t0 = Clock::now();
   LoadedLayer l;
   l.layer = layer;
-  Options one = opt;
-  one.layer = layer;
-  one.layers.reset();
-  l.cfg = std::make_unique<attn::Config>(load_config_with_flags(one));
+  l.cfg = std::make_unique<attn::Config>(load_config_with_flags(layer_options(opt, layer)));
   check_init_memory(*l.cfg);
   l.model.weights = attn::load_model_weights(*l.cfg, opt.allow_nonfinite, &l.model.layout,
                                              &l.model.layout_detected, &l.model.weights_source);
@@ -148,10 +153,7 @@ int run_layers(const Options& opt) {
   }
 
   // The first layer's config says where the results go and what the input is.
-  Options first = opt;
-  first.layer = std::int64_t(layers[0]);
-  first.layers.reset();
-  const attn::Config cfg0 = load_config_with_flags(first);
+  const attn::Config cfg0 = load_config_with_flags(layer_options(opt, std::int64_t(layers[0])));
   if (cfg0.output_dir.empty())
     throw attn::Error(attn::Exit::usage,
                       "--layer " + opt.layer_flag +
