@@ -17,16 +17,6 @@ namespace {
 // A number for JSON: null for NaN (a head whose rows were all masked).
 nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
-// The markers in the order they appear; each value is never searched again.
-void fill(std::string& page, const std::string& marker, const std::string& value,
-          std::size_t* from) {
-  const std::size_t at = page.find(marker, *from);
-  if (at == std::string::npos)
-    throw attn::Error(attn::Exit::software, "model_view_page.html: no " + marker);
-  page.replace(at, marker.size(), value);
-  *from = at + value.size();
-}
-
 }  // namespace
 
 ModelViewLayer model_view_layer(std::int64_t layer, std::string type, std::string dir,
@@ -106,10 +96,11 @@ std::string render_model_view(const ModelView& v) {
   }
   std::string page = kModelViewHtml;
   std::size_t at = 0;
-  fill(page, "@TITLE@", xml_escape(v.title) + " \xE2\x80\x94 model view", &at);
-  fill(page, "@META@", script_json(meta), &at);
-  fill(page, "@CELLS@", base64(bytes), &at);
-  fill(page, "@SCRIPT@", kModelViewScript, &at);
+  fill_marker(page, "model_view_page.html", "@TITLE@",
+              xml_escape(v.title) + " \xE2\x80\x94 model view", &at);
+  fill_marker(page, "model_view_page.html", "@META@", script_json(meta), &at);
+  fill_marker(page, "model_view_page.html", "@CELLS@", base64(bytes), &at);
+  fill_marker(page, "model_view_page.html", "@SCRIPT@", kModelViewScript, &at);
   return page;
 }
 

@@ -57,15 +57,6 @@ std::vector<std::string> cell_labels(const std::vector<std::string>& labels, std
   return out;
 }
 
-void replace_once(std::string& s, const std::string& marker, const std::string& value,
-                  std::size_t* from) {
-  const std::size_t at = s.find(marker, *from);
-  if (at == std::string::npos)
-    throw attn::Error(attn::Exit::software, "plot_html_page.html: no " + marker);
-  s.replace(at, marker.size(), value);
-  *from = at + value.size();
-}
-
 }  // namespace
 
 std::string render_html(const MapPicture& full) {
@@ -118,10 +109,11 @@ std::string render_html(const MapPicture& full) {
 
   std::string page = kPageHtml;
   std::size_t at = 0;
-  replace_once(page, "@TITLE@", xml_escape(pic.title) + " \xE2\x80\x94 attention maps", &at);
-  replace_once(page, "@META@", script_json(meta), &at);
-  replace_once(page, "@MAPS@", base64(maps), &at);
-  replace_once(page, "@SCRIPT@", kPageScript, &at);
+  fill_marker(page, "plot_html_page.html", "@TITLE@",
+              xml_escape(pic.title) + " \xE2\x80\x94 attention maps", &at);
+  fill_marker(page, "plot_html_page.html", "@META@", script_json(meta), &at);
+  fill_marker(page, "plot_html_page.html", "@MAPS@", base64(maps), &at);
+  fill_marker(page, "plot_html_page.html", "@SCRIPT@", kPageScript, &at);
   return page;
 }
 

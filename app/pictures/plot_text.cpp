@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "attn/error.h"
 #include "attn/escape.h"
 
 namespace app {
@@ -150,6 +151,15 @@ std::string script_json(const nlohmann::json& j) {
       out += c;
   }
   return out;
+}
+
+void fill_marker(std::string& page, const char* template_name, const std::string& marker,
+                 const std::string& value, std::size_t* from) {
+  const std::size_t at = page.find(marker, *from);
+  if (at == std::string::npos)
+    throw attn::Error(attn::Exit::software, std::string(template_name) + ": no " + marker);
+  page.replace(at, marker.size(), value);
+  *from = at + value.size();
 }
 
 }  // namespace app

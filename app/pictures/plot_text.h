@@ -37,6 +37,13 @@ std::string fit_columns(std::string_view s, std::size_t cols);
 // "</script>" or "<!--"), for the pages' embedded data.
 std::string script_json(const nlohmann::json& j);
 
+// A page template's next marker (at or after *from) replaced by `value`;
+// *from moves past it, so a value is never searched for markers (the pages'
+// markers are filled in the order they appear). Exit::software naming
+// `template_name` when the marker is missing.
+void fill_marker(std::string& page, const char* template_name, const std::string& marker,
+                 const std::string& value, std::size_t* from);
+
 // RFC 4648 base64 (with padding): PNG images in SVG, the HTML page's maps.
 std::string base64(std::string_view bytes);
 
