@@ -70,4 +70,8 @@ void ProgressSink::write_rows(std::size_t, std::size_t, std::size_t, std::size_t
   progress_.advance(n);
 }
 
+void ProgressSink::write_digests(std::size_t, std::size_t, std::size_t, const attn::RowDigests& d) {
+  progress_.advance(d.n);
+}
+
 }  // namespace app

@@ -28,6 +28,16 @@ class TeeSink : public attn::AttentionSink {
                   const float* rows) override {
     for (auto* s : sinks_) s->write_rows(b, h, i0, n, rows);
   }
+  attn::DigestRequest digest_request() const override {
+    attn::DigestRequest r;
+    r.rows = false;
+    for (auto* s : sinks_) r = attn::merge(r, s->digest_request());
+    return r;
+  }
+  void write_digests(std::size_t b, std::size_t h, std::size_t i0,
+                     const attn::RowDigests& d) override {
+    for (auto* s : sinks_) s->write_digests(b, h, i0, d);
+  }
 
  private:
   std::vector<attn::AttentionSink*> sinks_;
@@ -77,6 +87,13 @@ class ProgressSink : public attn::AttentionSink {
  public:
   explicit ProgressSink(Progress& p) : progress_(p) {}
   void write_rows(std::size_t, std::size_t, std::size_t, std::size_t n, const float*) override;
+  // Counts digested rows as well: it never asks for rows itself.
+  attn::DigestRequest digest_request() const override {
+    attn::DigestRequest r;
+    r.rows = false;
+    return r;
+  }
+  void write_digests(std::size_t, std::size_t, std::size_t, const attn::RowDigests& d) override;
 
  private:
   Progress& progress_;

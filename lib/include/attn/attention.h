@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "attn/digest.h"
 #include "attn/linear.h"
 #include "attn/masks.h"
 #include "attn/positions.h"
@@ -92,6 +93,14 @@ class AttentionSink {
   virtual ~AttentionSink() = default;
   virtual void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
                           const float* rows) = 0;
+  // What this sink (and any it forwards to) needs: by default the rows. A
+  // chain needing no rows is handed digests instead (attn/digest.h): the
+  // forward pass then streams, and calls write_digests for every block
+  // where it called write_rows (write_rows still comes for a block whose
+  // scores are not finite, under --allow-nonfinite).
+  virtual DigestRequest digest_request() const { return {}; }
+  virtual void write_digests(std::size_t /*b*/, std::size_t /*h*/, std::size_t /*i0*/,
+                             const RowDigests& /*d*/) {}
 };
 
 // Collects the maps in memory: a (B, H, L, T) tensor (T = L by default).

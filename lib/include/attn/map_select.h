@@ -33,6 +33,9 @@ class SelectSink : public AttentionSink {
   SelectSink(std::size_t H, std::size_t L, std::size_t T, MapSelection sel, AttentionSink& next);
   void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
                   const float* rows) override;
+  // `next`'s request; rows when keys are picked (reductions of picked keys).
+  DigestRequest digest_request() const override;
+  void write_digests(std::size_t b, std::size_t h, std::size_t i0, const RowDigests& d) override;
 
   std::size_t heads() const { return H_out_; }    // H'
   std::size_t queries() const { return L_out_; }  // L'
@@ -41,6 +44,11 @@ class SelectSink : public AttentionSink {
  private:
   std::size_t T_, H_out_, L_out_, T_out_;
   std::vector<std::ptrdiff_t> head_slot_, query_slot_;  // -1 = not kept
+  // Calls fn(h', i', r, len) for each run of consecutive selected rows of the
+  // block: rows [r, r + len) go out as h', queries i'.. (none when h is not kept).
+  template <class Fn>
+  void for_each_run(std::size_t h, std::size_t i0, std::size_t n, Fn fn) const;
+
   std::vector<std::size_t> keys_;
   AttentionSink& next_;
 };

@@ -49,6 +49,9 @@ class SummarySink : public AttentionSink {
               std::vector<std::size_t> query_position);
   void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
                   const float* rows) override;
+  // No rows needed: the streaming pass's summary (attn/digest.h).
+  DigestRequest digest_request() const override;
+  void write_digests(std::size_t b, std::size_t h, std::size_t i0, const RowDigests& d) override;
 
   const Tensor& rows() const { return rows_; }  // (B, H, L, 5)
   // (H, bins): the weight each head put at each distance bin, over every row.

@@ -35,11 +35,18 @@ class TopKSink : public AttentionSink {
            int values_file, int indices_file);
   void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
                   const float* rows) override;
+  // No rows needed: the streaming pass's top-k (attn/digest.h).
+  DigestRequest digest_request() const override;
+  void write_digests(std::size_t b, std::size_t h, std::size_t i0, const RowDigests& d) override;
 
   Tensor values;                      // (B, H, L, K) in memory
   std::vector<std::int64_t> indices;  // (B, H, L, K) in memory
 
  private:
+  // Rows [i0, i0 + n) of (b, h): K values and indices per row, `stride` apart.
+  void store(std::size_t b, std::size_t h, std::size_t i0, std::size_t n, const float* values,
+             const std::int64_t* indices, std::size_t stride);
+
   std::size_t H_, L_, T_, K_;
   OutputDir* out_ = nullptr;
   int values_file_ = -1, indices_file_ = -1;

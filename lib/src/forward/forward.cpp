@@ -21,6 +21,7 @@
 #include "attn/error.h"
 #include "forward/stages.h"
 #include "kernels/kernels.h"
+#include "kernels/row_digest.h"
 
 namespace attn {
 namespace {
@@ -248,6 +249,10 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
   const int workers = static_cast<int>(std::min<std::size_t>(threads, chunk * H * n_blocks));
   std::vector<kernels::Scratch> scratch(static_cast<std::size_t>(workers));
   std::vector<std::vector<float>> map_rows(opt.attention ? workers : 0);
+  // Sinks that need no rows (top-k, summary) get digests of the streaming pass.
+  const DigestRequest digest_req =
+      opt.attention ? opt.attention->digest_request() : DigestRequest{};
+  std::vector<kernels::RowDigest> digests(opt.attention && !digest_req.rows ? workers : 0);
   std::vector<double> flops(static_cast<std::size_t>(workers), 0.0);
   std::vector<std::int64_t> masked(static_cast<std::size_t>(workers), 0);
   detail::Projected p;
@@ -319,7 +324,18 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
       flops[worker] += 4.0 * double(n) * double(keys.end - keys.begin + (Tx - T)) * double(D);
 
       auto& sc = scratch[static_cast<std::size_t>(worker)];
-      if (opt.attention) {
+      if (!digests.empty()) {
+        auto& digest = digests[static_cast<std::size_t>(worker)];
+        digest.begin(digest_req, hv, i0, n);
+        const std::size_t masked_here = kernels::attend_stream(hv, i0, n, sc, &digest);
+        if (!digest.fallback) {
+          masked[worker] += std::int64_t(masked_here);
+          opt.attention->write_digests(b, h, i0,
+                                       digest.finish(sc.m.data(), sc.l.data(), sc.allowed.data()));
+          return;
+        }
+      }
+      if (opt.attention) {  // the rows, or a digest's block with a non-finite score
         auto& rows = map_rows[static_cast<std::size_t>(worker)];
         rows.resize(n * Tx);
         masked[worker] += std::int64_t(kernels::attend_maps(hv, i0, n, sc, rows.data()));

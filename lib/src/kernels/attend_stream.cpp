@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "kernels/kernels.h"
+#include "kernels/row_digest.h"
 
 namespace attn::kernels {
 namespace {
@@ -19,9 +20,10 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // One online-softmax step over a scored tile (n, mb): rescale what was
 // accumulated to each row's new running max, exponentiate the tile in place,
-// then acc += P v[j0:j0+mb].
+// then acc += P v[j0:j0+mb]. With a digest, the raw scores and the
+// exponentials update its row states too.
 void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0,
-                     std::size_t mb, float* tile, Scratch& sc) {
+                     std::size_t mb, float* tile, Scratch& sc, RowDigest* digest) {
   const std::size_t D = hv.D;
   float* acc = sc.acc.data();  // (n, D)
   float* m = sc.m.data();      // (n) running max of the scores
@@ -39,7 +41,12 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
     sc.allowed[r] = 1;
     const float m_new = std::max(m[r], tile_max);
     const float factor = std::exp(m[r] - m_new);  // 0 when m[r] was -inf
-    const float s = exp_shift_sum(row, cols, m_new);
+    if (digest) {
+      digest->scores(r, j0, row, cols);
+      if (m_new != m[r]) digest->rescale(r, m[r], m_new);
+    }
+    const float s =
+        digest ? digest->exp_tile(r, j0, row, cols, m_new) : exp_shift_sum(row, cols, m_new);
     check_row_sum(hv, i0 + r, s);
     if (factor != 1.0f) {
       scale_row(acc + r * D, D, factor);
@@ -55,7 +62,8 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
 
 }  // namespace
 
-std::size_t attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& sc) {
+std::size_t attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& sc,
+                          RowDigest* digest) {
   const std::size_t D = hv.D;
   const KeySpan keys = block_keys(hv, i0, n);
 
@@ -71,14 +79,17 @@ std::size_t attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scr
   for (std::size_t j0 = keys.begin; j0 < keys.end; j0 += kKeyBlock) {
     const std::size_t mb = std::min(kKeyBlock, keys.end - j0);
     score_tile(hv, i0, n, j0, mb, tile, mb);
-    accumulate_tile(hv, i0, n, j0, mb, tile, sc);
+    accumulate_tile(hv, i0, n, j0, mb, tile, sc, digest);
   }
   // torch MHA's bias_kv / zero_attn keys, after the T real ones.
   if (hv.T_ext > hv.T) {
     const std::size_t mb = hv.T_ext - hv.T;
     score_tile(hv, i0, n, hv.T, mb, tile, mb);
-    accumulate_tile(hv, i0, n, hv.T, mb, tile, sc);
+    accumulate_tile(hv, i0, n, hv.T, mb, tile, sc, digest);
   }
+
+  // A non-finite score: y (which may alias q) stays untouched for the maps path.
+  if (digest && digest->fallback) return 0;
 
   // y = acc / l; a row with no allowed key gets zeros, never NaN (with a sink
   // its acc is 0 and l = 1: zeros as well).

@@ -270,8 +270,13 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
 // Streaming path: y rows [i0, i0+n) by online softmax over key tiles
 // (running max and sum in float32, score tile n x kKeyBlock in cache, P·V by
 // GEMM); tiles outside block_keys are skipped. Returns the rows with no
-// allowed key (their y = 0).
-std::size_t attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& scratch);
+// allowed key (their y = 0). With `digest` (begun for this block) the map
+// reductions are computed on the way (row_digest.h): call its finish with
+// scratch.m, scratch.l and scratch.allowed after; when it asks for the
+// fallback (a NaN or +inf score) y is not written: run attend_maps instead.
+class RowDigest;
+std::size_t attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& scratch,
+                          RowDigest* digest = nullptr);
 
 // Maps path: exact softmax rows [i0, i0+n) written to rows (n, T') row-major
 // (zeros where not allowed; keys outside block_keys filled, not computed) and

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -158,6 +159,25 @@ std::size_t first_above(const float* p, std::size_t from, std::size_t n, float t
   for (; j < n; ++j)
     if (p[j] > t) return j;
   return n;
+}
+
+void top_k_update(const float* p, std::size_t n, std::int64_t j0, std::size_t K, float* values,
+                  std::int64_t* indices, std::size_t& kept) {
+  for (std::size_t j = 0;; ++j) {
+    if ((j = first_above(p, j, n,
+                         kept == K ? values[K - 1] : -std::numeric_limits<float>::infinity())) == n)
+      return;
+    const float v = p[j];
+    // A later key goes after every kept value it does not exceed.
+    std::size_t at = kept < K ? kept++ : K - 1;
+    while (at > 0 && values[at - 1] < v) {
+      values[at] = values[at - 1];
+      indices[at] = indices[at - 1];
+      --at;
+    }
+    values[at] = v;
+    indices[at] = j0 + std::int64_t(j);
+  }
 }
 
 bool top_k_by_slices(const float* p, std::size_t n, std::size_t K, float* values,

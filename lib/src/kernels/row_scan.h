@@ -29,6 +29,15 @@ double sum_range(const float* p, std::size_t lo, std::size_t hi);
 // weights rarely beat its K-th largest so far).
 std::size_t first_above(const float* p, std::size_t from, std::size_t n, float t);
 
+// Streams p[0..n), whose key indices are j0.., into the kept list
+// values/indices[0..kept) (at most K, decreasing, equal values by increasing
+// index; the keys come in increasing index, so a later equal value never
+// displaces a kept one). A value enters when it is above -inf (masked scores
+// never do, nor NaN) and, once K are kept, above the K-th: one vectorized
+// compare per value skips the rest.
+void top_k_update(const float* p, std::size_t n, std::int64_t j0, std::size_t K, float* values,
+                  std::int64_t* indices, std::size_t& kept);
+
 // The K largest of p[0..n), decreasing, equal values by increasing index
 // (values[K], indices[K]), for n >= kTopKGroups * K: the row is cut into
 // kTopKGroups slices of m = n / kTopKGroups; the elementwise maximum of the

@@ -51,11 +51,10 @@ SelectSink::SelectSink(std::size_t H, std::size_t L, std::size_t T, MapSelection
     if (j >= T) throw Error(Exit::software, "map selection: key index " + std::to_string(j));
 }
 
-void SelectSink::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
-                            const float* rows /* (n, T') */) {
+template <class Fn>
+void SelectSink::for_each_run(std::size_t h, std::size_t i0, std::size_t n, Fn fn) const {
   const std::ptrdiff_t hs = head_slot_.at(h);
   if (hs < 0) return;
-  std::vector<float> gathered;  // (run, S') when keys are picked
   std::size_t r = 0;
   while (r < n) {
     const std::ptrdiff_t first = query_slot_[i0 + r];
@@ -66,17 +65,35 @@ void SelectSink::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::s
     // A run of rows whose slots follow each other goes out as one block.
     std::size_t len = 1;
     while (r + len < n && query_slot_[i0 + r + len] == first + std::ptrdiff_t(len)) ++len;
-    const float* src = rows + r * T_;
-    if (keys_.empty()) {
-      next_.write_rows(b, std::size_t(hs), std::size_t(first), len, src);
-    } else {
-      gathered.resize(len * T_out_);
-      for (std::size_t k = 0; k < len; ++k)
-        for (std::size_t c = 0; c < T_out_; ++c) gathered[k * T_out_ + c] = src[k * T_ + keys_[c]];
-      next_.write_rows(b, std::size_t(hs), std::size_t(first), len, gathered.data());
-    }
+    fn(std::size_t(hs), std::size_t(first), r, len);
     r += len;
   }
+}
+
+void SelectSink::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
+                            const float* rows /* (n, T') */) {
+  std::vector<float> gathered;  // (run, S') when keys are picked
+  for_each_run(h, i0, n, [&](std::size_t hs, std::size_t first, std::size_t r, std::size_t len) {
+    const float* src = rows + r * T_;
+    if (keys_.empty()) {
+      next_.write_rows(b, hs, first, len, src);
+      return;
+    }
+    gathered.resize(len * T_out_);
+    for (std::size_t k = 0; k < len; ++k)
+      for (std::size_t c = 0; c < T_out_; ++c) gathered[k * T_out_ + c] = src[k * T_ + keys_[c]];
+    next_.write_rows(b, hs, first, len, gathered.data());
+  });
+}
+
+DigestRequest SelectSink::digest_request() const {
+  return keys_.empty() ? next_.digest_request() : DigestRequest{};
+}
+
+void SelectSink::write_digests(std::size_t b, std::size_t h, std::size_t i0, const RowDigests& d) {
+  for_each_run(h, i0, d.n, [&](std::size_t hs, std::size_t first, std::size_t r, std::size_t len) {
+    next_.write_digests(b, hs, first, d.rows(r, len));
+  });
 }
 
 }  // namespace attn

@@ -98,6 +98,28 @@ void SummarySink::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::
   blocks_[{b, h, i0}] = std::move(hist);
 }
 
+DigestRequest SummarySink::digest_request() const {
+  DigestRequest r;
+  r.rows = false;
+  r.summary = true;
+  r.recent = W_;
+  return r;
+}
+
+void SummarySink::write_digests(std::size_t b, std::size_t h, std::size_t i0, const RowDigests& d) {
+  if (d.columns != kSummaryColumns || d.bins < bins_)
+    throw Error(Exit::software, "summary: digests without the summary");
+  std::copy(d.summary, d.summary + d.n * kSummaryColumns,
+            rows_.ptr() + ((b * H_ + h) * L_ + i0) * kSummaryColumns);
+  // The rows' bins summed in row order, as write_rows sums them; a row's
+  // bins past bins_ hold no weight (its distances stay below them).
+  std::vector<double> hist(bins_, 0.0);
+  for (std::size_t r = 0; r < d.n; ++r)
+    for (std::size_t k = 0; k < bins_; ++k) hist[k] += d.histogram[r * d.bins + k];
+  std::lock_guard<std::mutex> lock(mutex_);
+  blocks_[{b, h, i0}] = std::move(hist);
+}
+
 std::vector<std::vector<double>> SummarySink::histograms() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<std::vector<double>> out(H_, std::vector<double>(bins_, 0.0));

@@ -1,0 +1,46 @@
+// Row digests: the map reductions (--top-k, --summary) computed by the
+// streaming kernel's online pass, so a run that writes no maps never forms a
+// softmax row. A sink chain says what it needs (AttentionSink::digest_request);
+// when no listener needs the rows themselves the forward pass streams and
+// hands each block's digests to AttentionSink::write_digests.
+//
+// Without maps in the same run the digests come from the online pass and
+// equal the reductions of the maps within float rounding (top-k: the same
+// keys but where two weights round to the same float); with maps written,
+// the reductions are computed from the rows themselves.
+//
+// Letters: n rows of a block, K kept weights per row, T' keys of a row.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace attn {
+
+// What a chain of sinks needs from each block of rows.
+struct DigestRequest {
+  bool rows = true;        // some listener needs the weights themselves (the maps path)
+  std::size_t top_k = 0;   // the K largest weights per row (0 = none)
+  bool summary = false;    // the summary columns and distance histograms (map_summary.h)
+  std::size_t recent = 0;  // W of the summary's recent column
+};
+
+// Both requests at once (a tee of two chains): rows when either needs them.
+DigestRequest merge(const DigestRequest& a, const DigestRequest& b);
+
+// One block's digests, rows [i0, i0 + n) of (b, h), row-major with the strides given.
+struct RowDigests {
+  std::size_t n = 0;
+  std::size_t K = 0;                           // kept per row (>= the request's top_k)
+  const float* topk_values = nullptr;          // (n, K) decreasing, ties to the lower key index
+  const std::int64_t* topk_indices = nullptr;  // (n, K) of the T' columns
+  std::size_t columns = 0;                     // summary columns per row (kSummaryColumns)
+  const float* summary = nullptr;     // (n, columns) in map_summary.h's SummaryColumn order
+  std::size_t bins = 0;               // distance bins per row (>= the sink's own)
+  const double* histogram = nullptr;  // (n, bins): the row's weight per distance bin
+
+  // Rows [r, r + len) of this block.
+  RowDigests rows(std::size_t r, std::size_t len) const;
+};
+
+}  // namespace attn

@@ -1,0 +1,54 @@
+// The vectorized exp of the softmax (Cephes expf in xsimd lanes), shared by
+// the softmax pieces (softmax.cpp) and the online row digests (row_digest.cpp)
+// so both give the same weights bit for bit.
+#pragma once
+
+// GCC 12 reports a false -Wmaybe-uninitialized inside its own AVX-512
+// intrinsics as instantiated by xsimd 8.1; silence it for that header only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <xsimd/xsimd.hpp>
+#pragma GCC diagnostic pop
+
+#include <cstddef>
+#include <cstdint>
+
+namespace attn::kernels {
+
+using Batch = xsimd::batch<float>;
+using IntBatch = xsimd::batch<std::int32_t>;
+constexpr std::size_t kLanes = Batch::size;
+
+// Cephes expf (Moshier): exp(x) = 2^n * exp(r), n = round(x / ln 2),
+// r = x - n ln 2 in two parts, exp(r) by a degree-6 polynomial. Inputs below
+// kUnder give exactly 0 (masked scores are -inf, and exp(-87) < float's
+// normal range anyway).
+constexpr float kOver = 88.0f;
+constexpr float kUnder = -87.0f;
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f;
+constexpr float kLn2Lo = -2.12194440e-4f;
+constexpr float kP0 = 1.9875691500e-4f, kP1 = 1.3981999507e-3f, kP2 = 8.3334519073e-3f,
+                kP3 = 4.1665795894e-2f, kP4 = 1.6666665459e-1f, kP5 = 5.0000001201e-1f;
+
+inline Batch exp_batch(Batch x) {
+  const auto underflow = x < Batch(kUnder);
+  x = xsimd::min(x, Batch(kOver));
+  x = xsimd::max(x, Batch(kUnder));
+  const Batch n = xsimd::nearbyint(x * Batch(kLog2e));
+  Batch r = xsimd::fnma(n, Batch(kLn2Hi), x);
+  r = xsimd::fnma(n, Batch(kLn2Lo), r);
+  Batch p = Batch(kP0);
+  p = xsimd::fma(p, r, Batch(kP1));
+  p = xsimd::fma(p, r, Batch(kP2));
+  p = xsimd::fma(p, r, Batch(kP3));
+  p = xsimd::fma(p, r, Batch(kP4));
+  p = xsimd::fma(p, r, Batch(kP5));
+  p = xsimd::fma(p, r * r, r + Batch(1.0f));
+  // 2^n built in the exponent field: (n + 127) << 23, exact in float.
+  const IntBatch bits = xsimd::to_int((n + Batch(127.0f)) * Batch(8388608.0f));
+  const Batch pow2n = xsimd::bitwise_cast<Batch>(bits);
+  return xsimd::select(underflow, Batch(0.0f), p * pow2n);
+}
+
+}  // namespace attn::kernels
