@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/attention.h"
 #include "attn/tensor.h"
 
 namespace attn {
@@ -76,5 +77,20 @@ void write_text(const std::string& path, const std::string& text);
 
 // Deterministic pseudo-random tensor for tests (values in [-1, 1)).
 Tensor random_tensor(std::vector<std::size_t> shape, unsigned seed);
+
+// Forwards rows only: its default digest_request asks for rows, so the
+// forward pass takes the maps path and `next` (top-k, summary) reduces the
+// exact softmax rows, not the streaming pass's digests (attn/digest.h).
+class RowsOnly : public AttentionSink {
+ public:
+  explicit RowsOnly(AttentionSink& next) : next_(next) {}
+  void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
+                  const float* rows) override {
+    next_.write_rows(b, h, i0, n, rows);
+  }
+
+ private:
+  AttentionSink& next_;
+};
 
 }  // namespace attn::test

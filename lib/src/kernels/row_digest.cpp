@@ -84,32 +84,39 @@ float RowDigest::exp_tile(std::size_t r, std::size_t j0, float* row, std::size_t
   Batch to_query = Batch(float(i0_ + r) - float(j0)) - Batch::load_aligned(kIota);
   Batch sum(0.0f), plogp(0.0f), dist(0.0f);
   auto bad = Batch(0.0f) != Batch(0.0f);
-  // One lane step: e = exp(s - m) stored, and its terms of l, A and the distance.
+  // One lane step: e = exp(s - m), and its terms of A and the distance.
   const auto step = [&](const Batch& s) {
     const Batch d = s - shift;
-    bad = bad || (d != d);  // NaN score, or +inf - +inf
+    bad = bad || xsimd::isnan(d);  // NaN score, or +inf - +inf
     const Batch e = exp_batch(d);
-    sum += e;
     plogp = xsimd::fma(e, xsimd::max(d, under), plogp);  // e = 0 below kUnder: -inf * 0 avoided
     dist = xsimd::fma(e, xsimd::abs(to_query), dist);
     to_query -= Batch(float(kLanes));
     return e;
   };
+  // The row's sum in exp_shift_sum's order (lanes, then the tail one by one),
+  // so l and the context are those of the run without digests, bit for bit.
   std::size_t j = 0;
-  for (; j + kLanes <= cols; j += kLanes)
-    step(Batch::load_unaligned(row + j)).store_unaligned(row + j);
+  for (; j + kLanes <= cols; j += kLanes) {
+    const Batch e = step(Batch::load_unaligned(row + j));
+    e.store_unaligned(row + j);
+    sum += e;
+  }
+  float total = xsimd::hadd(sum);
   if (j < cols) {  // the tail through a padded lane buffer: -inf gives e = 0
     alignas(64) float tail[kLanes];
     const std::size_t left = cols - j;
     for (std::size_t t = 0; t < kLanes; ++t) tail[t] = t < left ? row[j + t] : kNegInf;
     step(Batch::load_aligned(tail)).store_aligned(tail);
-    std::copy(tail, tail + left, row + j);
+    for (std::size_t t = 0; t < left; ++t) {
+      row[j + t] = tail[t];
+      total += tail[t];
+    }
   }
   if (xsimd::any(bad)) {
     fallback = true;
     return std::numeric_limits<float>::quiet_NaN();
   }
-  const float total = xsimd::hadd(sum);
   l_keys_[r] += total;
   plogp_[r] += xsimd::hadd(plogp);
   if (j0 < T_) {  // key positions (the extra columns have none)

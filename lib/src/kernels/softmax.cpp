@@ -67,7 +67,7 @@ float exp_shift_sum(float* row, std::size_t n, float shift) {
   std::size_t j = 0;
   for (; j + kLanes <= n; j += kLanes) {
     const Batch d = Batch::load_unaligned(row + j) - s;
-    bad = bad || (d != d);
+    bad = bad || xsimd::isnan(d);  // not d != d: an ordered compare, false for NaN
     const Batch e = exp_batch(d);
     e.store_unaligned(row + j);
     sum += e;

@@ -3,6 +3,8 @@
 // from the maps a TensorSink collects. Each case runs the forward pass three
 // times: the streaming path (no sink), the maps path with the full maps, and
 // the maps path feeding the selection / reductions; the contexts must agree.
+// The reductions here get the rows (test::RowsOnly); test_map_digests checks
+// the streaming pass's digests against them.
 //
 // Letters: B batch, S sequence, C hidden, H heads, Hkv key/value heads,
 // D head size; H', L', S' the selection.
@@ -223,7 +225,9 @@ TEST_CASE("map_topk: values and indices equal the stable sort of the full maps' 
       sel.queries = {20, 0, 1, 2, 11};
       TopKSink topk(B, 2, 5, S, K);
       SelectSink select(H, S, S, sel, topk);
-      const Runs r = run_case(c, &select, 3);
+      test::RowsOnly rows_only(
+          select);  // the maps path's reduction (test_map_digests: the online one)
+      const Runs r = run_case(c, &rows_only, 3);
       std::size_t differ = 0;
       for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < 2; ++h)
@@ -258,7 +262,9 @@ TEST_CASE("map_summary: the columns and histograms equal the reductions of the f
     sel.queries = {0, 1, 7, 20, 19};
     SummarySink summary(B, 2, S, S, W, sel.queries);
     SelectSink select(H, S, S, sel, summary);
-    const Runs r = run_case(c, &select, 3);
+    test::RowsOnly rows_only(
+        select);  // the maps path's reduction (test_map_digests: the online one)
+    const Runs r = run_case(c, &rows_only, 3);
     std::vector<std::vector<double>> want_hist(2, std::vector<double>(distance_bins(S - 1), 0.0));
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t h = 0; h < 2; ++h)
