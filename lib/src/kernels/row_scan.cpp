@@ -168,13 +168,13 @@ void top_k_update(const float* p, std::size_t n, std::int64_t j0, std::size_t K,
                          kept == K ? values[K - 1] : -std::numeric_limits<float>::infinity())) == n)
       return;
     const float v = p[j];
-    // Its place: after every kept value >= v (a later key goes after equal
-    // ones), counted without branches; then the tail moves down one.
-    std::size_t at = 0;
-    for (std::size_t k = 0; k < kept; ++k) at += values[k] >= v;
-    const std::size_t moved = (kept < K ? kept++ : K - 1) - at;
-    std::memmove(values + at + 1, values + at, moved * sizeof(float));
-    std::memmove(indices + at + 1, indices + at, moved * sizeof(std::int64_t));
+    // A later key goes after every kept value it does not exceed.
+    std::size_t at = kept < K ? kept++ : K - 1;
+    while (at > 0 && values[at - 1] < v) {
+      values[at] = values[at - 1];
+      indices[at] = indices[at - 1];
+      --at;
+    }
     values[at] = v;
     indices[at] = j0 + std::int64_t(j);
   }
