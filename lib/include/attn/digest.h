@@ -17,6 +17,23 @@
 
 namespace attn {
 
+// --summary's columns, per row.
+enum SummaryColumn : std::size_t {
+  kEntropy = 0,   // -sum p ln p over the row (nats); a row summing below 0.999 (sinks) is
+                  // renormalized first, as --stats does
+  kFirstKey = 1,  // p_0: the weight on key 0
+  kRecent = 2,    // sum of p_j over the last W keys up to the query: i - W < j <= i
+  kMeanDist = 3,  // sum_j p_j |i - j| / sum_j p_j over the T key positions (0: no weight)
+  kArgmax = 4,    // the first j of the largest weight (numpy's argmax), of the T' columns
+  kSummaryColumns = 5
+};
+// Bins of attended distances |i - j|: bin 0 holds distance 0, bin k >= 1
+// the distances [2^(k-1), 2^k). `bins` for distances up to max_distance.
+std::size_t distance_bins(std::size_t max_distance);
+// Bin k's distances [lo, hi): {0}, then [2^(k-1), 2^k).
+std::size_t distance_bin_lo(std::size_t k);
+std::size_t distance_bin_hi(std::size_t k);
+
 // What a chain of sinks needs from each block of rows.
 struct DigestRequest {
   bool rows = true;        // some listener needs the weights themselves (the maps path)
@@ -35,9 +52,9 @@ struct RowDigests {
   const float* topk_values = nullptr;          // (n, K) decreasing, ties to the lower key index
   const std::int64_t* topk_indices = nullptr;  // (n, K) of the T' columns
   std::size_t columns = 0;                     // summary columns per row (kSummaryColumns)
-  const float* summary = nullptr;     // (n, columns) in map_summary.h's SummaryColumn order
-  std::size_t bins = 0;               // distance bins per row (>= the sink's own)
-  const double* histogram = nullptr;  // (n, bins): the row's weight per distance bin
+  const float* summary = nullptr;              // (n, columns) in SummaryColumn order
+  std::size_t bins = 0;                        // distance bins per row (>= the sink's own)
+  const double* histogram = nullptr;           // (n, bins): the row's weight per distance bin
 
   // Rows [r, r + len) of this block.
   RowDigests rows(std::size_t r, std::size_t len) const;

@@ -19,28 +19,13 @@
 
 namespace attn {
 
-// --summary's columns, per row.
-enum SummaryColumn : std::size_t {
-  kEntropy = 0,   // -sum p ln p over the row (nats); a row summing below 0.999 (sinks) is
-                  // renormalized first, as --stats does
-  kFirstKey = 1,  // p_0: the weight on key 0
-  kRecent = 2,    // sum of p_j over the last W keys up to the query: i - W < j <= i
-  kMeanDist = 3,  // sum_j p_j |i - j| / sum_j p_j over the T key positions (0: no weight)
-  kArgmax = 4,    // the first j of the largest weight (numpy's argmax), of the T' columns
-  kSummaryColumns = 5
-};
 // Their names in summary.csv and summary.json, in that order.
 const std::vector<std::string>& summary_column_names();
 
-// Bins of attended distances |i - j|: bin 0 holds distance 0, bin k >= 1
-// the distances [2^(k-1), 2^k). `bins` for distances up to max_distance.
-std::size_t distance_bins(std::size_t max_distance);
-
-// --summary: per row the five columns above; per head the attention weight
-// summed over every row it received, by distance bin (a histogram of
-// attended distances). Rows arrive as (b, h, i) of (B, H, L) with T' weights
-// each; query_position[i] is row i's position (its index in the full map,
-// under --queries) for the distances. The extra T' - T columns have no
+// --summary: per row the five columns of SummaryColumn (attn/digest.h); per head the attention
+// weight summed over every row it received, by distance bin (a histogram of attended distances).
+// Rows arrive as (b, h, i) of (B, H, L) with T' weights each; query_position[i] is row i's position
+// (its index in the full map, under --queries) for the distances. The extra T' - T columns have no
 // position: they count in the entropy and argmax only. Thread-safe; the
 // histograms are summed in (b, h, row) order whatever the threads did.
 class SummarySink : public AttentionSink {

@@ -9,7 +9,6 @@
 #include <limits>
 #include <utility>
 
-#include "attn/map_summary.h"
 #include "kernels/kernels.h"
 #include "kernels/row_scan.h"
 #include "kernels/vec_exp.h"
@@ -22,14 +21,12 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // As the maps' SummarySink: a row summing below this is renormalized for its entropy.
 constexpr double kSummaryRowSumOne = 0.999;
 
-// The distance bin of d: 0 for 0, k for [2^(k-1), 2^k) (map_summary.h).
+// The distance bin of d: 0 for 0, k for [2^(k-1), 2^k) (attn/digest.h).
 std::size_t bin_of(std::size_t d) {
   std::size_t k = 0;
   while (d) ++k, d >>= 1;
   return k;
 }
-std::size_t bin_lo(std::size_t k) { return k == 0 ? 0 : std::size_t(1) << (k - 1); }
-std::size_t bin_hi(std::size_t k) { return std::size_t(1) << k; }
 
 }  // namespace
 
@@ -138,7 +135,7 @@ void RowDigest::add_position_sums(std::size_t r, std::size_t j0, const float* e,
   for (std::size_t j = j0; j < end;) {
     const std::size_t k = bin_of(j <= i ? i - j : j - i);
     const std::size_t stop =
-        j <= i ? std::min(end, i - bin_lo(k) + 1) : std::min(end, i + bin_hi(k));
+        j <= i ? std::min(end, i - distance_bin_lo(k) + 1) : std::min(end, i + distance_bin_hi(k));
     hist[k] += sum_range(e, j - j0, stop - j0);
     j = stop;
   }

@@ -25,22 +25,12 @@ double range_sum(const float* p, std::ptrdiff_t lo, std::ptrdiff_t hi, std::size
   return lo < hi ? kernels::sum_range(p, std::size_t(lo), std::size_t(hi)) : 0.0;
 }
 
-// Distances [lo, hi) of bin k: {0}, then [2^(k-1), 2^k).
-std::size_t bin_lo(std::size_t k) { return k == 0 ? 0 : std::size_t(1) << (k - 1); }
-std::size_t bin_hi(std::size_t k) { return k == 0 ? 1 : std::size_t(1) << k; }
-
 }  // namespace
 
 const std::vector<std::string>& summary_column_names() {
   static const std::vector<std::string> names = {"entropy", "first_key", "recent", "mean_distance",
                                                  "argmax"};
   return names;
-}
-
-std::size_t distance_bins(std::size_t max_distance) {
-  std::size_t k = 1;  // bin 0 holds distance 0
-  while (max_distance >= bin_hi(k - 1)) ++k;
-  return k;
 }
 
 SummarySink::SummarySink(std::size_t B, std::size_t H, std::size_t T, std::size_t T_row,
@@ -83,7 +73,8 @@ void SummarySink::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::
     }
     const std::ptrdiff_t ii = std::ptrdiff_t(i);
     for (std::size_t k = 0; k < bins_; ++k) {
-      const std::ptrdiff_t lo = std::ptrdiff_t(bin_lo(k)), hi = std::ptrdiff_t(bin_hi(k));
+      const std::ptrdiff_t lo = std::ptrdiff_t(distance_bin_lo(k)),
+                           hi = std::ptrdiff_t(distance_bin_hi(k));
       double s = range_sum(p, ii + lo, ii + hi, T_);               // keys after the query
       if (k > 0) s += range_sum(p, ii - hi + 1, ii - lo + 1, T_);  // keys before it
       hist[k] += s;
@@ -161,7 +152,7 @@ nlohmann::json summary_json(const SummarySink& s, const std::vector<std::size_t>
   const auto hists = s.histograms();
   nlohmann::json bins = nlohmann::json::array();
   for (std::size_t k = 0; k < (hists.empty() ? 0 : hists[0].size()); ++k)
-    bins.push_back({{"from", bin_lo(k)}, {"to", bin_hi(k)}});
+    bins.push_back({{"from", distance_bin_lo(k)}, {"to", distance_bin_hi(k)}});
   j["distance_bins"] = bins;
   j["histogram_note"] =
       "per head, the attention weight at each distance |query - key| summed over every "

@@ -1,4 +1,5 @@
-// Row digests' block views and the merge of two requests (attn/digest.h).
+// Row digests' block views, the merge of two requests and the distance bins
+// (attn/digest.h).
 //
 // Letters: K kept per row.
 #include "attn/digest.h"
@@ -6,6 +7,15 @@
 #include <algorithm>
 
 namespace attn {
+
+std::size_t distance_bin_lo(std::size_t k) { return k == 0 ? 0 : std::size_t(1) << (k - 1); }
+std::size_t distance_bin_hi(std::size_t k) { return k == 0 ? 1 : std::size_t(1) << k; }
+
+std::size_t distance_bins(std::size_t max_distance) {
+  std::size_t k = 1;  // bin 0 holds distance 0
+  while (max_distance >= distance_bin_hi(k - 1)) ++k;
+  return k;
+}
 
 RowDigests RowDigests::rows(std::size_t r, std::size_t len) const {
   RowDigests d = *this;
