@@ -42,7 +42,7 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
     const float m_new = std::max(m[r], tile_max);
     const float factor = std::exp(m[r] - m_new);  // 0 when m[r] was -inf
     if (digest) {
-      digest->scores(r, j0, row, cols);
+      digest->scores(r, j0, row, cols, tile_max);
       if (m_new != m[r]) digest->rescale(r, m[r], m_new);
     }
     const float s =

@@ -52,11 +52,12 @@ void RowDigest::begin(const DigestRequest& req, const HeadView& hv, std::size_t 
   first_.assign(n, kNegInf);
 }
 
-void RowDigest::scores(std::size_t r, std::size_t j0, const float* s, std::size_t cols) {
+void RowDigest::scores(std::size_t r, std::size_t j0, const float* s, std::size_t cols, float max) {
   if (j0 == 0 && cols && summary_) first_[r] = s[0];
-  if (keep_)
-    top_k_update(s, cols, std::int64_t(j0), keep_, top_s_.data() + r * keep_,
-                 top_j_.data() + r * keep_, kept_[r]);
+  if (!keep_) return;
+  float* values = top_s_.data() + r * keep_;
+  if (kept_[r] == keep_ && !(max > values[keep_ - 1])) return;  // most tiles of a long row
+  top_k_update(s, cols, std::int64_t(j0), keep_, values, top_j_.data() + r * keep_, kept_[r]);
 }
 
 void RowDigest::rescale(std::size_t r, float m_old, float m_new) {

@@ -32,8 +32,9 @@ class RowDigest {
   // Starts the block of rows [i0, i0 + n) of hv for `req` (req.rows false).
   void begin(const DigestRequest& req, const HeadView& hv, std::size_t i0, std::size_t n);
 
-  // Row r's raw scores s[0..cols) of keys j0.. (masked: -inf), before their exp.
-  void scores(std::size_t r, std::size_t j0, const float* s, std::size_t cols);
+  // Row r's raw scores s[0..cols) of keys j0.. (masked: -inf), before their
+  // exp, and their max (a tile not above the row's K-th is skipped at once).
+  void scores(std::size_t r, std::size_t j0, const float* s, std::size_t cols, float max);
   // Row r's running max rises from m_old to m_new: its sums rescale as l does.
   void rescale(std::size_t r, float m_old, float m_new);
   // row[j] = exp(row[j] - m) in place (the same exp as exp_shift_sum) and
