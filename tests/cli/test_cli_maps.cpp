@@ -168,6 +168,7 @@ TEST_CASE("cli_maps: --top-k equals the stable sort of the full maps' rows") {
         REQUIRE(run(base + q(t / "k") + " --top-k " + std::to_string(K) + extra).exit_code == 0);
         CHECK(fs::exists(t / "k/attention.npy") == (extra != " --no-attn"));
         const bool picked = extra.find("--heads") != std::string::npos;
+        const bool online = extra == " --no-attn";  // no maps: the streaming pass's top-k
         const std::vector<std::size_t> hs =
             picked ? std::vector<std::size_t>{1} : attn::selected_or_all({}, H);
         const std::vector<std::size_t> qs =
@@ -189,8 +190,18 @@ TEST_CASE("cli_maps: --top-k equals the stable sort of the full maps' rows") {
               std::stable_sort(order.begin(), order.end(),
                                [&](std::size_t x, std::size_t y) { return row[x] > row[y]; });
               for (std::size_t k = 0; k < K; ++k, ++at) {
-                differ += indices[at] != std::int64_t(order[k]);
-                differ += values.data[at] != row[order[k]];
+                const float want = row[order[k]];
+                if (!online) {  // reduced from the maps' own rows: bit for bit
+                  differ += indices[at] != std::int64_t(order[k]);
+                  differ += values.data[at] != want;
+                  continue;
+                }
+                // The streaming pass's top-k (attn/digest.h): within float rounding, and
+                // another key only where its weight ties the k-th within rounding.
+                differ += !(std::abs(values.data[at] - want) <= 1e-5f * want + 1e-9f);
+                differ += indices[at] != std::int64_t(order[k]) &&
+                          !(indices[at] >= 0 && std::size_t(indices[at]) < T &&
+                            std::abs(row[indices[at]] - want) <= 2e-6f);
               }
             }
         CHECK(differ == 0);
@@ -261,11 +272,15 @@ TEST_CASE("cli_maps: --summary equals the reductions of the full maps") {
             }
             const float* v = got.ptr() + at;
             at += 5;
+            // With --no-attn the streaming pass's summary (attn/digest.h): within float
+            // rounding, the argmax another key only where the weights tie within rounding.
+            const std::size_t am_got = std::size_t(v[4]);
             bad += std::abs(v[0] - ent) > 1e-5;
-            bad += v[1] != p[0];
+            bad += picked ? !(std::abs(v[1] - p[0]) <= 2e-6f) : v[1] != p[0];
             bad += std::abs(v[2] - recent) > 1e-6;
             bad += std::abs(v[3] - dist / total) > 1e-5;
-            bad += v[4] != float(am);
+            bad +=
+                picked ? !(am_got < T && std::abs(p[am_got] - p[am]) <= 2e-6f) : v[4] != float(am);
           }
       CHECK(bad == 0);
       const std::string csv = attn::test::read_text(t / "s/summary.csv");
