@@ -265,6 +265,9 @@ TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
       {"umt5", "umt5", 2},
       {"gemma4", "gemma4_text", 4},
       {"gemma4_e2b", "gemma4_text", 5},
+      {"gpt2", "gpt2", 2},
+      {"falcon", "falcon", 2},
+      {"falcon_mq", "falcon", 2},
   };
 
   for (const auto& [name, type, layers] : files) {

@@ -21,7 +21,8 @@ bit-exact NumPy dequantizers and brought back to Hugging Face's order (Q/K rows 
 CONTRACT.md v3's families (starcoder2 ... t5) are make_gguf_v3.py's, which this script runs after
 its own.
 
-Deterministic (fixed seeds). Usage: /usr/bin/python3 tests/golden/make_gguf.py
+Deterministic (fixed seeds). Usage: /usr/bin/python3 tests/golden/make_gguf.py [NAME ...]
+(names: only those files of this script's specs again).
 """
 import json
 import math
@@ -155,6 +156,27 @@ def metadata(w, arch, cfg, s, n_layers):
     w.add("general.file_type", 1)
 
 
+def own_metadata(w, arch, cfg, s, n_layers):
+    """GPT2Model's and FalconModel's set_gguf_parameters: their own few keys (no rope, no
+    head_count_kv for GPT-2; Falcon's head_count_kv always, 1 when the config has none)."""
+    a = arch + "."
+    w.add("general.architecture", arch)
+    w.add("general.name", "attn-run golden " + arch)
+    if arch == "falcon":
+        w.add(a + "context_length", 2048)
+        w.add(a + "tensor_data_layout", "jploski")
+    w.add(a + "block_count", n_layers)
+    if arch == "gpt2":
+        w.add(a + "context_length", cfg["n_ctx"])
+    w.add(a + "embedding_length", s["C"])
+    w.add(a + "feed_forward_length", 4 * s["C"])
+    w.add(a + "attention.head_count", s["H"])
+    if arch == "falcon":
+        w.add(a + "attention.head_count_kv", s["Hkv"])
+    w.add(a + "attention.layer_norm_epsilon", float(cfg.get("layer_norm_epsilon", 1e-5)))
+    w.add("general.file_type", 1)
+
+
 def make(spec):
     name, arch, cfg = spec["name"], spec["arch"], spec["config"]
     types = spec["types"]
@@ -165,7 +187,7 @@ def make(spec):
     n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer", "num_layers") if k in cfg)
     w = GGUFWriter(version=spec.get("version", 3))
     s0 = hf_settings(cfg, 0)
-    metadata(w, arch, cfg, s0, n_layers)
+    (own_metadata if arch in ("gpt2", "falcon") else metadata)(w, arch, cfg, s0, n_layers)
     C = s0["C"]
     r = lambda *shape: 0.3 * torch.randn(*shape, generator=g, dtype=torch.float64)  # noqa: E731
     w.add_tensor("token_embd.weight", (12, C), ID["F32"], r(12, C).numpy().astype(np.float32).tobytes())
@@ -209,12 +231,34 @@ def make(spec):
                 b = order(r(3 * H * D).numpy()).astype(np.float32)
                 w.add_tensor(p + "attn_qkv.bias", b.shape, ID["F32"], b.tobytes())
                 lsd["query_key_value.bias"] = torch.tensor(back(b.astype(np.float64)))
+        elif s["layout"] == "gpt2":  # GPT2Model: Conv1D (in, out) transposed to (out, in)
+            for gname, hfname, cols in (("attn_qkv", "c_attn", 3 * C), ("attn_output", "c_proj", C)):
+                tname = types.get(gname, "F32")
+                raw, got = stored(tname, r(C, cols).numpy().T, rng)
+                w.add_tensor(p + gname + ".weight", (cols, C), ID[tname], raw)
+                lsd[hfname + ".weight"] = torch.tensor(np.ascontiguousarray(got.T))
+                b = r(cols).numpy().astype(np.float32)
+                w.add_tensor(p + gname + ".bias", b.shape, ID["F32"], b.tobytes())
+                lsd[hfname + ".bias"] = torch.tensor(b.astype(np.float64))
+        elif s["layout"] == "falcon":  # FalconModel: KV groups [q..., k, v] -> [Q | K | V]
+            G = H // Hkv + 2
+            hf = r((H + 2 * Hkv) * D, C).numpy().reshape(Hkv, G, D, C)
+            conv = np.concatenate([hf[:, :-2].reshape(-1, C), hf[:, -2].reshape(-1, C),
+                                   hf[:, -1].reshape(-1, C)])
+            tname = types.get("attn_qkv", "F32")
+            raw, got = stored(tname, conv, rng)
+            w.add_tensor(p + "attn_qkv.weight", conv.shape, ID[tname], raw)
+            q, k, v = np.split(got, [H * D, (H + Hkv) * D])
+            lsd["query_key_value.weight"] = torch.tensor(np.concatenate(
+                [q.reshape(Hkv, G - 2, D, C), k.reshape(Hkv, 1, D, C), v.reshape(Hkv, 1, D, C)],
+                1).reshape(-1, C))
         else:
             weight("attn_q", "q_proj", H * D, C, H if perm else None, s["qkv_bias"])
             weight("attn_k", "k_proj", Hkv * D, C, Hkv if perm else None, s["qkv_bias"])
             weight("attn_v", "v_proj", Hkv * D, C, None, s["qkv_bias"])
-        weight("attn_output", "dense" if s["layout"] == "neox" else "o_proj", C, H * D, None,
-               s["o_bias"])
+        if s["layout"] != "gpt2":
+            weight("attn_output", "dense" if s["layout"] in ("neox", "falcon") else "o_proj", C,
+                   H * D, None, s["o_bias"])
         if s["qk_norm"]:
             shift = 1.0 if arch in ("gemma2", "gemma3") else 0.0
             whole = s["qk_norm"][1] == "all"  # OLMo 2: over all heads' q (H*D) and k (Hkv*D)
@@ -360,10 +404,36 @@ def specs():
                      "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
                                       "original_max_position_embeddings": 128,
                                       "rope_type": "yarn", "truncate": False}}),
+        # GPT-2: attn_qkv / attn_output transposed from Conv1D, with biases; no rope.
+        dict(name="gpt2", arch="gpt2", seed=25, layers=[1],
+             types={"attn_qkv": "Q8_0", "attn_output": "F16"},
+             config={"model_type": "gpt2", "n_embd": 32, "n_head": 4, "n_layer": 2, "n_ctx": 64,
+                     "n_positions": 64, "layer_norm_epsilon": 1e-5}),
+        # Falcon-40B's shape (new_decoder_architecture, 2 KV groups) and Falcon-7B's
+        # (multi-query: one K/V head), attn_qkv reordered to [Q | K | V].
+        dict(name="falcon", arch="falcon", seed=26, layers=[0, 1],
+             types={"attn_qkv": "Q8_0", "attn_output": "Q4_0"},
+             config={"model_type": "falcon", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_kv_heads": 2, "num_key_value_heads": 2, "num_hidden_layers": 2,
+                     "new_decoder_architecture": True, "alibi": False, "bias": False,
+                     "rope_theta": 10000.0, "layer_norm_epsilon": 1e-5}),
+        dict(name="falcon_mq", arch="falcon", seed=27, layers=[1],
+             types={"attn_qkv": "BF16", "attn_output": "Q8_0"},
+             config={"model_type": "falcon", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_hidden_layers": 2, "multi_query": True,
+                     "new_decoder_architecture": False, "alibi": False, "bias": False,
+                     "rope_theta": 10000.0, "layer_norm_epsilon": 1e-5}),
     ]
 
 
-def main():
+def main(only=()):
+    """Every file, or (names given) only those of specs() again, the others left as they are."""
+    if only:
+        for spec in specs():
+            if spec["name"] in only:
+                shutil.rmtree(os.path.join(OUT, spec["name"]), ignore_errors=True)
+                make(spec)
+        return
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
     os.makedirs(OUT)
@@ -374,4 +444,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

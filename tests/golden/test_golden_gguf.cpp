@@ -90,8 +90,10 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // deepseek_v3 (2), deepseek_v2_lite (1), bert (2), modernbert (2), t5 (2), umt5 (1),
   // qwen3_5 (2), deepseek_v2_lite_old (1, attn_kv_b whole); the MoE architectures of dense
   // rows: qwen3moe (1), granitemoe (1); llama4_maverick (1, no q/k norms), llama4_mobilellm (1);
-  // gemma4 (2: a sliding layer and a k_eq_v full one), gemma4_e2b (2: with attn_v).
-  CHECK(names.size() == 59);
+  // gemma4 (2: a sliding layer and a k_eq_v full one), gemma4_e2b (2: with attn_v); gpt2 (1,
+  // attn_qkv transposed from Conv1D), falcon (2, KV groups reordered to [Q | K | V]),
+  // falcon_mq (1, one K/V head).
+  CHECK(names.size() == 63);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -160,6 +162,18 @@ TEST_CASE("golden gguf: the metadata maps onto the family rows") {
   CHECK(layer("olmo2", 1).qk_norm->scope_all);
   CHECK(layer("bloom", 1).alibi.has_value());
   CHECK(layer("gpt_neox", 0).rope->rotary_dim == 4);
+  CHECK(open_model_folder(gguf_root() + "/gpt2/model.gguf").model_type == "gpt2");
+  CHECK(layer("gpt2", 1).layout == Layout::fused);  // [Q | K | V] rows, not Conv1D's
+  CHECK(layer("gpt2", 1).qkv_bias);
+  CHECK(layer("gpt2", 1).out_bias);
+  CHECK(!layer("gpt2", 1).rope);  // learned positions, outside the attention
+  CHECK(layer("gpt2", 1).causal);
+  CHECK(open_model_folder(gguf_root() + "/falcon/model.gguf").model_type == "falcon");
+  CHECK(layer("falcon", 0).layout == Layout::fused);
+  CHECK(layer("falcon", 0).kv_heads() == 2);
+  CHECK(layer("falcon", 0).rope->style == RopeStyle::half);
+  CHECK(!layer("falcon", 0).qkv_bias);
+  CHECK(layer("falcon_mq", 1).kv_heads() == 1);
 }
 
 TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
