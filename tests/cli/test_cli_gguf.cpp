@@ -60,16 +60,24 @@ struct Image {
 };
 
 // A llama layer 0 of C = 256, 4 heads of 64: attn_q of type `q_type` (its
-// bytes per 256-element row `q_row_bytes`), k, v and output F16 (zeros).
+// bytes per 256-element row `q_row_bytes`), k, v and output F16 (zeros);
+// head_count an array of i32 (one per layer, as gguf-py writes a list) when
+// `head_array` is given.
 Image llama_file(const std::string& arch, std::uint32_t heads, std::uint32_t layers,
-                 std::uint32_t q_type, std::uint64_t q_row_bytes) {
+                 std::uint32_t q_type, std::uint64_t q_row_bytes,
+                 const std::vector<std::uint32_t>& head_array = {}) {
   Image g;
   g.b = "GGUF";
   g.u32(3), g.u64(4), g.u64(4);
   g.kv_str("general.architecture", arch);
   g.kv_u32(arch + ".block_count", layers);
   g.kv_u32(arch + ".embedding_length", 256);
-  g.kv_u32(arch + ".attention.head_count", heads);
+  if (head_array.empty()) {
+    g.kv_u32(arch + ".attention.head_count", heads);
+  } else {
+    g.str(arch + ".attention.head_count"), g.u32(9), g.u32(5), g.u64(head_array.size());
+    for (std::uint32_t h : head_array) g.u32(h);
+  }
   const std::uint64_t f16 = 256 * 256 * 2, q = 256 * q_row_bytes;
   g.tensor("blk.0.attn_q.weight", {256, 256}, q_type, 0);
   std::uint64_t at = (q + 31) / 32 * 32;
@@ -217,6 +225,17 @@ TEST_CASE("cli gguf: files that lie are one line, exit 65 (or 78 for an unknown 
   llama_file("llama", 0, 1, 1, 512).save(t / "zero_heads.gguf");
   check_one_line(attn_run("--model " + test::q(t / "zero_heads.gguf")), 65,
                  "llama.attention.head_count: expected an integer in [1, ");
+
+  // head_count one per layer: 3 values for 2 layers, or a layer's 0 heads.
+  llama_file("llama", 4, 2, 1, 512, {4, 4, 4}).save(t / "heads3.gguf");
+  check_one_line(attn_run("--model " + test::q(t / "heads3.gguf")), 65,
+                 "llama.attention.head_count: expected an integer or one per layer (2 integers), "
+                 "found [i32 x 3");
+  llama_file("llama", 4, 2, 1, 512, {4, 0}).save(t / "heads_zero.gguf");
+  const test::RunResult listed2 =
+      attn_run("--model " + test::q(t / "heads_zero.gguf") + " --format json");
+  CHECK(listed2.exit_code != 0);  // layer 1 has no attention: the listing says why
+  CHECK(listed2.err.find("layer 1 has 0 attention heads") != std::string::npos);
 
   llama_file("llama", 4, 2000000000u, 1, 512).save(t / "many_layers.gguf");
   check_one_line(attn_run("--model " + test::q(t / "many_layers.gguf")), 65,

@@ -38,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 from gguf_quants import F16_SCALES, ID, TYPES, dequantize, random_blocks  # noqa: E402
-from gguf_write import GGUFWriter  # noqa: E402
+from gguf_write import GGUFWriter, Value  # noqa: E402
 from make_folders import hf_settings, layer_attention  # noqa: E402
 
 OUT = os.path.join(HERE, "gguf")
@@ -109,7 +109,9 @@ def llama3_factors(theta, R, sc):  # LlamaModel.generate_extra_tensors: rope_fre
     return np.array(out, np.float32)
 
 
-def metadata(w, arch, cfg, s, n_layers):
+def metadata(w, arch, cfg, s, n_layers, layer_heads=None):
+    """The converter's keys; layer_heads [(H, Hkv) per layer]: head_count and head_count_kv as
+    arrays of one i32 per layer, as gguf-py's add_head_count(list) writes them (OpenELM)."""
     a = arch + "."
     w.add("general.architecture", arch)
     w.add("general.name", "attn-run golden " + arch)
@@ -117,8 +119,12 @@ def metadata(w, arch, cfg, s, n_layers):
     w.add(a + "context_length", cfg.get("max_position_embeddings", 2048))
     w.add(a + "embedding_length", s["C"])
     w.add(a + "feed_forward_length", 8)
-    w.add(a + "attention.head_count", s["H"])
-    w.add(a + "attention.head_count_kv", s["Hkv"])
+    if layer_heads:
+        for key, i in (("attention.head_count", 0), ("attention.head_count_kv", 1)):
+            w.add(a + key, Value("array", [Value("i32", h[i]) for h in layer_heads], "i32"))
+    else:
+        w.add(a + "attention.head_count", s["H"])
+        w.add(a + "attention.head_count_kv", s["Hkv"])
     if "head_dim" in cfg:
         w.add(a + "attention.key_length", s["D"])
         w.add(a + "attention.value_length", s["D"])
@@ -187,7 +193,10 @@ def make(spec):
     n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer", "num_layers") if k in cfg)
     w = GGUFWriter(version=spec.get("version", 3))
     s0 = hf_settings(cfg, 0)
-    (own_metadata if arch in ("gpt2", "falcon") else metadata)(w, arch, cfg, s0, n_layers)
+    if arch in ("gpt2", "falcon"):
+        own_metadata(w, arch, cfg, s0, n_layers)
+    else:
+        metadata(w, arch, cfg, s0, n_layers, spec.get("layer_heads"))
     C = s0["C"]
     r = lambda *shape: 0.3 * torch.randn(*shape, generator=g, dtype=torch.float64)  # noqa: E731
     w.add_tensor("token_embd.weight", (12, C), ID["F32"], r(12, C).numpy().astype(np.float32).tobytes())
@@ -198,6 +207,8 @@ def make(spec):
     per_layer = {}
     for layer in range(n_layers):
         s = hf_settings(cfg, layer)
+        if spec.get("layer_heads"):  # the layer's own counts (llama.cpp's n_head(il))
+            s = dict(s, H=spec["layer_heads"][layer][0], Hkv=spec["layer_heads"][layer][1])
         H, Hkv, D = s["H"], s["Hkv"], s["D"]
         p = f"blk.{layer}."
         lsd = OrderedDict()
@@ -404,6 +415,15 @@ def specs():
                      "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
                                       "original_max_position_embeddings": 128,
                                       "rope_type": "yarn", "truncate": False}}),
+        # Head counts per layer (arrays of i32, as OpenELM's converter writes them): layer 1
+        # has 2 heads and 1 KV head where layer 0 has 4 and 2; Q/K permuted per layer.
+        dict(name="llama_layer_heads", arch="llama", seed=28, layers=[0, 1],
+             layer_heads=[(4, 2), (2, 1)],
+             types={"attn_q": "Q8_0", "attn_k": "F16", "attn_v": "Q8_0", "attn_output": "Q8_0"},
+             config={"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "head_dim": 16, "num_hidden_layers": 2,
+                     "max_position_embeddings": 64, "rms_norm_eps": 1e-5,
+                     "rope_theta": 10000.0, "attention_bias": False}),
         # GPT-2: attn_qkv / attn_output transposed from Conv1D, with biases; no rope.
         dict(name="gpt2", arch="gpt2", seed=25, layers=[1],
              types={"attn_qkv": "Q8_0", "attn_output": "F16"},

@@ -92,8 +92,8 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // rows: qwen3moe (1), granitemoe (1); llama4_maverick (1, no q/k norms), llama4_mobilellm (1);
   // gemma4 (2: a sliding layer and a k_eq_v full one), gemma4_e2b (2: with attn_v); gpt2 (1,
   // attn_qkv transposed from Conv1D), falcon (2, KV groups reordered to [Q | K | V]),
-  // falcon_mq (1, one K/V head).
-  CHECK(names.size() == 63);
+  // falcon_mq (1, one K/V head); llama_layer_heads (2: head_count / head_count_kv arrays).
+  CHECK(names.size() == 65);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -115,8 +115,9 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
 TEST_CASE("golden gguf: llama-like files without the Q/K un-permutation do not match") {
   // The same case with blk.N.attn_q/attn_k read in the file's (permuted) row
   // order: the un-permutation is what makes it equal the Hugging Face layer.
-  for (const char* name : {"llama/layer0", "llama_kquants/layer1", "granite/layer1",
-                           "internlm2/layer1", "smollm3/layer2", "granitemoe/layer0"}) {
+  for (const char* name :
+       {"llama/layer0", "llama_kquants/layer1", "granite/layer1", "internlm2/layer1",
+        "smollm3/layer2", "granitemoe/layer0", "llama_layer_heads/layer1"}) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
     Config cfg = load_config(dir + "/case.json");
@@ -174,6 +175,11 @@ TEST_CASE("golden gguf: the metadata maps onto the family rows") {
   CHECK(layer("falcon", 0).rope->style == RopeStyle::half);
   CHECK(!layer("falcon", 0).qkv_bias);
   CHECK(layer("falcon_mq", 1).kv_heads() == 1);
+  // head_count [4, 2], head_count_kv [2, 1]: each layer its own (llama.cpp's n_head(il)).
+  CHECK(layer("llama_layer_heads", 0).num_heads == 4);
+  CHECK(layer("llama_layer_heads", 0).kv_heads() == 2);
+  CHECK(layer("llama_layer_heads", 1).num_heads == 2);
+  CHECK(layer("llama_layer_heads", 1).kv_heads() == 1);
 }
 
 TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
