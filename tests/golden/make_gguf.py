@@ -193,6 +193,12 @@ def make(spec):
     n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer", "num_layers") if k in cfg)
     w = GGUFWriter(version=spec.get("version", 3))
     s0 = hf_settings(cfg, 0)
+    freqs = None
+    if spec.get("rope_freqs"):  # Llama 3's divisors beside another scaling: both apply
+        freqs = llama3_factors(float(cfg["rope_theta"]), s0["rope"]["R"], spec["rope_freqs"])
+        cfg = dict(cfg, rope_scaling=dict(cfg["rope_scaling"],
+                                          freq_factors=freqs.astype(np.float64).tolist()))
+        s0 = hf_settings(cfg, 0)
     if arch in ("gpt2", "falcon"):
         own_metadata(w, arch, cfg, s0, n_layers)
     else:
@@ -204,6 +210,8 @@ def make(spec):
     if sc.get("rope_type") == "llama3":
         ff = llama3_factors(float(cfg["rope_theta"]), s0["rope"]["R"], sc)
         w.add_tensor("rope_freqs.weight", ff.shape, ID["F32"], ff.tobytes())
+    if freqs is not None:
+        w.add_tensor("rope_freqs.weight", freqs.shape, ID["F32"], freqs.tobytes())
     per_layer = {}
     for layer in range(n_layers):
         s = hf_settings(cfg, layer)
@@ -424,6 +432,17 @@ def specs():
                      "num_key_value_heads": 2, "head_dim": 16, "num_hidden_layers": 2,
                      "max_position_embeddings": 64, "rms_norm_eps": 1e-5,
                      "rope_theta": 10000.0, "attention_bias": False}),
+        # rope_freqs.weight (Llama 3's divisors) with rope.scaling.type linear: ggml divides by
+        # both (freq_scale * theta / freq_factors); positions past original 32 via S = 40.
+        dict(name="llama_freqs_linear", arch="llama", seed=29, layers=[1], S=40,
+             rope_freqs={"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                         "original_max_position_embeddings": 32, "rope_type": "llama3"},
+             types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "F16", "attn_output": "F16"},
+             config={"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 2,
+                     "max_position_embeddings": 256, "rms_norm_eps": 1e-5,
+                     "rope_theta": 500000.0, "rope_scaling": {"rope_type": "linear", "factor": 2.0},
+                     "attention_bias": False}),
         # GPT-2: attn_qkv / attn_output transposed from Conv1D, with biases; no rope.
         dict(name="gpt2", arch="gpt2", seed=25, layers=[1],
              types={"attn_qkv": "Q8_0", "attn_output": "F16"},

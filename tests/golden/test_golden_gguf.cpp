@@ -92,8 +92,9 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // rows: qwen3moe (1), granitemoe (1); llama4_maverick (1, no q/k norms), llama4_mobilellm (1);
   // gemma4 (2: a sliding layer and a k_eq_v full one), gemma4_e2b (2: with attn_v); gpt2 (1,
   // attn_qkv transposed from Conv1D), falcon (2, KV groups reordered to [Q | K | V]),
-  // falcon_mq (1, one K/V head); llama_layer_heads (2: head_count / head_count_kv arrays).
-  CHECK(names.size() == 65);
+  // falcon_mq (1, one K/V head); llama_layer_heads (2: head_count / head_count_kv arrays);
+  // llama_freqs_linear (1: rope_freqs.weight and rope.scaling.type linear, both applied).
+  CHECK(names.size() == 66);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -154,7 +155,11 @@ TEST_CASE("golden gguf: the metadata maps onto the family rows") {
   CHECK(layer("gpt_oss", 1).sinks);
   CHECK(layer("gpt_oss", 0).sliding_window == 3);
   CHECK(layer("llama", 0).weights_prefix == "blk.0.");
-  CHECK(layer("llama", 1).rope->scaling.has_value());  // rope_freqs.weight
+  // rope_freqs.weight: Llama 3's rule as stored divisors (rope_type llama3, freq_factors).
+  REQUIRE(layer("llama", 1).rope->scaling.has_value());
+  CHECK(layer("llama", 1).rope->scaling->type == "llama3");
+  CHECK(layer("llama", 1).rope->scaling->freq_factors.size() == 4);
+  CHECK(layer("llama", 1).rope->scaling->long_factor.empty());
   CHECK(layer("qwen2", 0).qkv_bias);
   CHECK(layer("phi3", 1).rope->rotary_dim == 6);  // rope.dimension_count
   CHECK(layer("phi3", 1).rope->scaling->long_factor == std::vector<double>{1.0, 1.5, 2.0});

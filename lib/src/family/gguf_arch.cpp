@@ -302,10 +302,9 @@ GgufModel gguf_model(const GgufFile& f) {
     return m;
   }
 
-  // rope scaling: rope.scaling.* keys, or Llama 3's per-pair divisors in
-  // rope_freqs.weight (llama.cpp divides each angle by its factor: with
-  // longrope's one set of factors for every length and attention_factor 1,
-  // attn-run computes the same inv_freq = base^(-2i/R) / factor[i]).
+  // rope scaling: rope.scaling.* keys, and rope_freqs.weight's per-pair
+  // divisors (llama.cpp divides each angle by its factor: inv_freq =
+  // base^(-2i/R) / factor[i], rope.scaling.freq_factors).
   json scaling = nullptr;
   std::string type;
   if (const GgufValue* t = f.find(p + "rope.scaling.type")) type = t->to_string();
@@ -334,16 +333,12 @@ GgufModel gguf_model(const GgufFile& f) {
         f, p + "rope.scaling.type",
         "\"" + printable_prefix(type, 40) + "\" is not supported (none, linear, yarn, longrope)");
   }
-  if (scaling.is_null()) {
-    const std::vector<double> ff = gguf_factors(f, "rope_freqs.weight", std::size_t(R / 2));
-    if (!ff.empty()) {
-      scaling = {{"rope_type", "longrope"},
-                 {"long_factor", ff},
-                 {"short_factor", ff},
-                 {"attention_factor", 1.0},
-                 {"original_max_position_embeddings",
-                  hf.value("max_position_embeddings", std::int64_t(1) << 20)}};
-    }
+  // rope_freqs.weight: per-pair divisors that ggml applies after any scaling
+  // type (LlamaModel writes Llama 3's rule as them: then it is llama3's rope).
+  const std::vector<double> ff = gguf_factors(f, "rope_freqs.weight", std::size_t(R / 2));
+  if (!ff.empty()) {
+    if (scaling.is_null()) scaling = {{"rope_type", "llama3"}};
+    scaling["freq_factors"] = ff;
   }
   if (!scaling.is_null()) hf["rope_scaling"] = scaling;
   return m;
