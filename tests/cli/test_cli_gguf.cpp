@@ -237,6 +237,11 @@ TEST_CASE("cli gguf: files that lie are one line, exit 65 (or 78 for an unknown 
   CHECK(listed2.exit_code != 0);  // layer 1 has no attention: the listing says why
   CHECK(listed2.err.find("layer 1 has 0 attention heads") != std::string::npos);
 
+  // gguf-py's big-endian writer (heldout_gguf_py.py): refused, saying why.
+  check_one_line(
+      attn_run("--model " + test::q(test::source_path("tests/golden/gguf_py_big_endian.gguf"))), 65,
+      "a big-endian GGUF file (only little-endian files are read)");
+
   llama_file("llama", 4, 2000000000u, 1, 512).save(t / "many_layers.gguf");
   check_one_line(attn_run("--model " + test::q(t / "many_layers.gguf")), 65,
                  "llama.block_count: expected an integer in [1, 4096], found 2000000000");
