@@ -109,7 +109,7 @@ def llama3_factors(theta, R, sc):  # LlamaModel.generate_extra_tensors: rope_fre
     return np.array(out, np.float32)
 
 
-def metadata(w, arch, cfg, s, n_layers, layer_heads=None):
+def metadata(w, arch, cfg, s, n_layers, layer_heads=None, swa_base=False):
     """The converter's keys; layer_heads [(H, Hkv) per layer]: head_count and head_count_kv as
     arrays of one i32 per layer, as gguf-py's add_head_count(list) writes them (OpenELM)."""
     a = arch + "."
@@ -130,6 +130,8 @@ def metadata(w, arch, cfg, s, n_layers, layer_heads=None):
         w.add(a + "attention.value_length", s["D"])
     if arch != "gemma2":  # the gemma2 converter writes no freq_base: llama.cpp's 10000 applies
         w.add(a + "rope.freq_base", float(cfg.get("rope_theta", 10000.0)))
+    if swa_base:  # today's TextModel: rope_local_base_freq as rope.freq_base_swa
+        w.add(a + "rope.freq_base_swa", float(cfg["rope_local_base_freq"]))
     if s["rope"] and s["rope"]["R"] != s["D"]:
         w.add(a + "rope.dimension_count", s["rope"]["R"])
     w.add(a + "attention.layer_norm_rms_epsilon", float(cfg.get("rms_norm_eps", 1e-6)))
@@ -202,7 +204,7 @@ def make(spec):
     if arch in ("gpt2", "falcon"):
         own_metadata(w, arch, cfg, s0, n_layers)
     else:
-        metadata(w, arch, cfg, s0, n_layers, spec.get("layer_heads"))
+        metadata(w, arch, cfg, s0, n_layers, spec.get("layer_heads"), spec.get("swa_base", False))
     C = s0["C"]
     r = lambda *shape: 0.3 * torch.randn(*shape, generator=g, dtype=torch.float64)  # noqa: E731
     w.add_tensor("token_embd.weight", (12, C), ID["F32"], r(12, C).numpy().astype(np.float32).tobytes())
@@ -443,6 +445,16 @@ def specs():
                      "max_position_embeddings": 256, "rms_norm_eps": 1e-5,
                      "rope_theta": 500000.0, "rope_scaling": {"rope_type": "linear", "factor": 2.0},
                      "attention_bias": False}),
+        # Gemma 3 as today's converter writes it: the sliding layers' base (20000 here, not
+        # llama.cpp's old 10000) in rope.freq_base_swa; layer 0 slides, layer 5 is global.
+        dict(name="gemma3_swa_base", arch="gemma3", seed=30, layers=[0, 5], swa_base=True,
+             types={"attn_q": "Q8_0", "attn_k": "F16"},
+             config={"model_type": "gemma3_text", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 6,
+                     "query_pre_attn_scalar": 8, "max_position_embeddings": 128,
+                     "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+                     "rope_local_base_freq": 20000.0, "sliding_window_pattern": 6,
+                     "sliding_window": 4}),
         # GPT-2: attn_qkv / attn_output transposed from Conv1D, with biases; no rope.
         dict(name="gpt2", arch="gpt2", seed=25, layers=[1],
              types={"attn_qkv": "Q8_0", "attn_output": "F16"},

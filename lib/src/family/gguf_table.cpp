@@ -199,6 +199,12 @@ const std::vector<GgufArch>& gguf_table() {
         {"qwen2moe", "qwen2"},
         {"qwen3moe", "qwen3"},
     };
+    // Gemma 3: today's converter (TextModel) writes the sliding layers' base
+    // (rope_local_base_freq) as rope.freq_base_swa; older files leave it to
+    // llama.cpp's 10000.
+    for (GgufArch& a : t)
+      if (std::string(a.architecture) == "gemma3")
+        a.keys = {{"rope.freq_base_swa", "rope_local_base_freq"}};
     add_v3_archs(t);
     return t;
   }();
