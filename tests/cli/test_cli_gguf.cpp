@@ -231,6 +231,18 @@ TEST_CASE("cli gguf: files that lie are one line, exit 65 (or 78 for an unknown 
   check_one_line(attn_run("--model " + test::q(t / "heads3.gguf")), 65,
                  "llama.attention.head_count: expected an integer or one per layer (2 integers), "
                  "found [i32 x 3");
+  Image bools = llama_file("llama", 4, 2, 1, 512);  // a 3-bool pattern for 2 layers
+  bools.b.replace(8, 16, std::string("\4\0\0\0\0\0\0\0\5\0\0\0\0\0\0\0", 16));
+  {
+    Image extra;
+    extra.str("llama.attention.sliding_window_pattern"), extra.u32(9), extra.u32(7), extra.u64(3);
+    extra.b += std::string("\1\0\1", 3);
+    bools.b.insert(24, extra.b);  // after the header, before general.architecture
+  }
+  bools.save(t / "pattern3.gguf");
+  check_one_line(attn_run("--model " + test::q(t / "pattern3.gguf")), 65,
+                 "llama.attention.sliding_window_pattern: expected a bool per layer (2, true for "
+                 "a sliding layer) or an integer, found [bool x 3");
   llama_file("llama", 4, 2, 1, 512, {4, 0}).save(t / "heads_zero.gguf");
   const test::RunResult listed2 =
       attn_run("--model " + test::q(t / "heads_zero.gguf") + " --format json");

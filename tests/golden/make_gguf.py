@@ -132,6 +132,9 @@ def metadata(w, arch, cfg, s, n_layers, layer_heads=None, swa_base=False):
         w.add(a + "rope.freq_base", float(cfg.get("rope_theta", 10000.0)))
     if swa_base:  # today's TextModel: rope_local_base_freq as rope.freq_base_swa
         w.add(a + "rope.freq_base_swa", float(cfg["rope_local_base_freq"]))
+    if cfg.get("layer_types"):  # add_sliding_window_pattern([t == "sliding_attention" ...])
+        w.add(a + "attention.sliding_window_pattern",
+              [t == "sliding_attention" for t in cfg["layer_types"]])
     if s["rope"] and s["rope"]["R"] != s["D"]:
         w.add(a + "rope.dimension_count", s["rope"]["R"])
     w.add(a + "attention.layer_norm_rms_epsilon", float(cfg.get("rms_norm_eps", 1e-6)))
@@ -455,6 +458,16 @@ def specs():
                      "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
                      "rope_local_base_freq": 20000.0, "sliding_window_pattern": 6,
                      "sliding_window": 4}),
+        # Layer types as one bool per layer in attention.sliding_window_pattern (as the
+        # converters that read layer_types write it), not Gemma 3's period 6: 1 global, 2 local.
+        dict(name="gemma3_swa_layers", arch="gemma3", seed=31, layers=[0, 1], S=9,
+             types={"attn_q": "Q8_0", "attn_v": "F16"},
+             config={"model_type": "gemma3_text", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 3,
+                     "query_pre_attn_scalar": 8, "max_position_embeddings": 128,
+                     "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+                     "rope_local_base_freq": 10000.0, "sliding_window": 3,
+                     "layer_types": ["full_attention", "sliding_attention", "sliding_attention"]}),
         # GPT-2: attn_qkv / attn_output transposed from Conv1D, with biases; no rope.
         dict(name="gpt2", arch="gpt2", seed=25, layers=[1],
              types={"attn_qkv": "Q8_0", "attn_output": "F16"},

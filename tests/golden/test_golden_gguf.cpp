@@ -96,8 +96,8 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // llama_freqs_linear (1: rope_freqs.weight and rope.scaling.type linear, both applied);
   // written by llama.cpp's gguf-py (heldout_gguf_py.py): gemma4_gguf_py (2, head_count_kv an
   // i32 array), falcon_gguf_py (2, general.alignment 64); gemma3_swa_base (2,
-  // rope.freq_base_swa).
-  CHECK(names.size() == 72);
+  // rope.freq_base_swa); gemma3_swa_layers (2, sliding_window_pattern one bool per layer).
+  CHECK(names.size() == 74);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -153,6 +153,9 @@ TEST_CASE("golden gguf: the metadata maps onto the family rows") {
   CHECK(layer("gemma3", 5).qk_norm->weight_offset == 0);      // stored as 1 + w
   CHECK(layer("gemma3_swa_base", 0).rope->theta == 20000.0);  // rope.freq_base_swa
   CHECK(layer("gemma3_swa_base", 5).rope->theta == 1e6);
+  CHECK(!layer("gemma3_swa_layers", 0).sliding_window);  // [false, true, true], not period 6
+  CHECK(layer("gemma3_swa_layers", 1).sliding_window == 3);
+  CHECK(layer("gemma3_swa_layers", 1).rope->theta == 10000.0);
   CHECK(layer("gemma2", 0).rope->theta == 10000.0);  // no freq_base in the file
   CHECK(layer("gemma2", 0).softcap == 2.0);
   CHECK(layer("gemma2", 0).sliding_window == 4);

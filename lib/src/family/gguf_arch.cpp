@@ -19,7 +19,7 @@
 #include "containers/readers.h"
 #include "containers/stored.h"
 #include "family/gguf_kv_b.h"
-#include "family/gguf_layer_heads.h"
+#include "family/gguf_per_layer.h"
 #include "family/gguf_table.h"
 
 namespace attn::family {
@@ -225,7 +225,7 @@ GgufModel gguf_model(const GgufFile& f) {
     if (!n) gguf_bad(f, p + "embedding_length", "is missing");
     return *n;
   }();
-  // Heads: one count for every layer, or one per layer (gguf_layer_heads.h).
+  // Heads: one count for every layer, or one per layer (gguf_per_layer.h).
   const std::vector<std::int64_t> heads =
       gguf_layer_ints(f, p + "attention.head_count", layers, 0, kGgufMaxSize);
   if (heads.empty()) gguf_bad(f, p + "attention.head_count", "is missing");
@@ -294,8 +294,20 @@ GgufModel gguf_model(const GgufFile& f) {
     const detail::GgufTensorInfo* qkv = f.find_tensor("blk.0.attn_qkv.weight");
     hf["multi_query"] = !(qkv && H > 1 && qkv->rows() == std::uint64_t(3 * C));
   }
+  // A per-layer bool pattern (gguf-py's add_sliding_window_pattern(list)) says
+  // which layers slide: the row's layer_types (an integer period stays the
+  // architecture's own rule: llama.cpp hard-codes Gemma 3's and Cohere 2's).
+  std::vector<bool> sliding;
+  if (!a->per_layer_type)
+    sliding = gguf_sliding_layers(f, p + "attention.sliding_window_pattern", layers);
+  if (!sliding.empty()) {
+    json types = json::array();
+    for (bool s : sliding) types.push_back(s ? "sliding_attention" : "full_attention");
+    hf["layer_types"] = types;
+  }
   for (const auto& [suffix, key] : a->int_keys)
-    if (auto v = gguf_size(f, p + suffix, 1, INT64_MAX, layers)) hf[key] = *v;
+    if (!(suffix == std::string("attention.sliding_window_pattern") && !sliding.empty()))
+      if (auto v = gguf_size(f, p + suffix, 1, INT64_MAX, layers)) hf[key] = *v;
 
   if (a->per_layer_type) {  // Gemma 4: sizes, KV heads and ropes per layer type
     a->per_layer_type(f, p, layers, hf);

@@ -1,9 +1,10 @@
-// Per-layer head counts of a GGUF file (private to lib/src/family). llama.cpp
-// reads {arch}.attention.head_count and head_count_kv with get_key_or_arr: one
-// integer for every layer, or an array of one per layer (OpenELM's converter
-// writes arrays; gguf-py's add_head_count / add_head_count_kv take either).
-// The row maps one size for the model; the layers whose counts differ from it
-// get their own num_heads / num_kv_heads when the layer's config is made.
+// Per-layer metadata of a GGUF file (private to lib/src/family). llama.cpp
+// reads {arch}.attention.head_count, head_count_kv and sliding_window_pattern
+// with get_key_or_arr: one value for every layer, or an array of one per layer
+// (OpenELM's converter writes head arrays; gguf-py's add_head_count /
+// add_head_count_kv / add_sliding_window_pattern take either). The row maps one
+// size for the model; the layers whose counts differ from it get their own
+// num_heads / num_kv_heads when the layer's config is made.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,14 @@ namespace attn::family {
 // value out of range.
 std::vector<std::int64_t> gguf_layer_ints(const detail::GgufFile& f, const std::string& key,
                                           std::int64_t layers, std::int64_t lo, std::int64_t hi);
+
+// attention.sliding_window_pattern as bools: one per layer (true: the layer
+// slides, llama.cpp's swa_layers), or one bool for every layer. Empty when the
+// key is absent or an integer (a period, which the architecture's own rule
+// reads). Exit::data naming the file and key for an array of another type or
+// length.
+std::vector<bool> gguf_sliding_layers(const detail::GgufFile& f, const std::string& key,
+                                      std::int64_t layers);
 
 // The model-wide head counts (hf's num_attention_heads / num_key_value_heads)
 // from the per-layer ones: layer 0's, or the first layer with heads (a layer

@@ -1,7 +1,8 @@
-// Per-layer head counts of a GGUF file (gguf_layer_heads.h), as llama.cpp's
-// llama_model_loader::get_key_or_arr reads them (src/llama-model-loader.cpp:
-// an array must hold exactly n_layer values; llama_hparams::n_head(il)).
-#include "family/gguf_layer_heads.h"
+// Per-layer metadata of a GGUF file (gguf_per_layer.h), as llama.cpp's
+// llama_model_loader::get_key_or_arr reads it (src/llama-model-loader.cpp:
+// an array must hold exactly n_layer values; llama_hparams::n_head(il),
+// swa_layers).
+#include "family/gguf_per_layer.h"
 
 #include "attn/error.h"
 #include "attn/escape.h"
@@ -17,7 +18,8 @@ using nlohmann::json;
 
 constexpr std::int64_t kMaxHeads = std::int64_t(1) << 24;  // as gguf_arch.cpp's sizes
 
-[[noreturn]] void heads_bad(const GgufFile& f, const std::string& key, const std::string& what) {
+[[noreturn]] void per_layer_bad(const GgufFile& f, const std::string& key,
+                                const std::string& what) {
   throw Error(Exit::data, printable(f.path()) + ": " + printable(key) + ": " + what);
 }
 
@@ -28,22 +30,38 @@ std::vector<std::int64_t> gguf_layer_ints(const GgufFile& f, const std::string& 
   const GgufValue* v = f.find(key);
   if (!v) return {};
   if (v->is_array() && v->size() != std::uint64_t(layers))
-    heads_bad(f, key,
-              "expected an integer or one per layer (" + std::to_string(layers) +
-                  " integers), found " + v->summary());
+    per_layer_bad(f, key,
+                  "expected an integer or one per layer (" + std::to_string(layers) +
+                      " integers), found " + v->summary());
   if (!v->is_array() && !v->is_integer())
-    heads_bad(f, key,
-              std::string("expected an integer, found ") + detail::gguf_type_name(v->type()));
+    per_layer_bad(f, key,
+                  std::string("expected an integer, found ") + detail::gguf_type_name(v->type()));
   std::vector<std::int64_t> out;
   for (std::int64_t l = 0; l < layers; ++l) {
     const std::int64_t n = v->int_for_layer(std::uint64_t(l));
     if (n < lo || n > hi)
-      heads_bad(f, key,
-                "expected integers in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                    "], found " + std::to_string(n) +
-                    (v->is_array() ? " for layer " + std::to_string(l) : ""));
+      per_layer_bad(f, key,
+                    "expected integers in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                        "], found " + std::to_string(n) +
+                        (v->is_array() ? " for layer " + std::to_string(l) : ""));
     out.push_back(n);
   }
+  return out;
+}
+
+std::vector<bool> gguf_sliding_layers(const GgufFile& f, const std::string& key,
+                                      std::int64_t layers) {
+  const GgufValue* v = f.find(key);
+  if (!v || v->is_integer()) return {};
+  if (v->type() == detail::GgufType::boolean)
+    return std::vector<bool>(std::size_t(layers), v->to_bool());
+  if (!v->is_array() || v->element_type() != detail::GgufType::boolean ||
+      v->size() != std::uint64_t(layers))
+    per_layer_bad(f, key,
+                  "expected a bool per layer (" + std::to_string(layers) +
+                      ", true for a sliding layer) or an integer, found " + v->summary());
+  std::vector<bool> out;
+  for (const GgufValue& e : v->elements()) out.push_back(e.to_bool());
   return out;
 }
 
@@ -52,9 +70,9 @@ void gguf_heads(const GgufFile& f, const std::string& head_key, const std::vecto
   std::size_t first = 0;  // the first layer with heads and KV heads
   while (first < H.size() && (H[first] == 0 || Hkv[first] == 0)) ++first;
   if (first == H.size())
-    heads_bad(f, head_key,
-              "expected an integer in [1, " + std::to_string(kMaxHeads) +
-                  "] for some layer (heads and KV heads), found none (no attention to run)");
+    per_layer_bad(f, head_key,
+                  "expected an integer in [1, " + std::to_string(kMaxHeads) +
+                      "] for some layer (heads and KV heads), found none (no attention to run)");
   hf["num_attention_heads"] = H[first];
   hf["num_key_value_heads"] = Hkv[first];
   bool differ = false;
