@@ -20,7 +20,6 @@ test_cli_gguf).
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -33,8 +32,7 @@ sys.path.insert(0, os.path.join(WT, "scripts"))
 import gguf  # noqa: E402  (llama.cpp's gguf-py, from PYTHONPATH)
 import make_gguf as mg  # noqa: E402
 import make_gguf_v3 as mg3  # noqa: E402
-
-BIN = os.environ.get("ATTN_BIN", os.path.join(WT, "build", "attn-run"))
+import heldout_gguf  # noqa: E402  (its check_file, with ATTN_BIN)
 
 # gguf_write.Value type names as gguf-py's value types.
 VALUE_TYPES = {"u8": gguf.GGUFValueType.UINT8, "i8": gguf.GGUFValueType.INT8,
@@ -127,29 +125,10 @@ def write(out, names=None, writer=GgufPyWriter):
 installed = []  # make_gguf_v3's decoders installed (once: they replace make_folders' lookups)
 
 
-def rel(a, b):
-    return float(np.abs(a.astype(np.float64) - b).max() / max(np.abs(b).max(), 1e-30))
-
-
 def check(out, specs):
     worst_all, failed = 0.0, []
     for spec in specs:
-        root = os.path.join(out, spec["name"])
-        worst = 0.0
-        for layer in spec["layers"]:
-            d = os.path.join(root, f"layer{layer}")
-            o = os.path.join(d, "out")
-            r = subprocess.run([BIN, "--model", os.path.join(root, "model.gguf"), "--layer",
-                                str(layer), "--input", os.path.join(d, "input.npy"), "-o", o],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                failed.append(f"{spec['name']} layer {layer}: exit {r.returncode}: {r.stderr}")
-                continue
-            for what in ("context", "attention"):
-                got = np.load(os.path.join(o, what + ".npy"))
-                want = np.load(os.path.join(d, "expected", what + ".npy"))
-                worst = max(worst, rel(got, want))
-            shutil.rmtree(o)
+        worst = heldout_gguf.check_file(os.path.join(out, spec["name"]), spec, failed)
         print(f"  {spec['name']:28s} layers {spec['layers']}: worst {worst:.2e}")
         worst_all = max(worst_all, worst)
     for f in failed:
