@@ -62,13 +62,14 @@ struct Image {
 // A llama layer 0 of C = 256, 4 heads of 64: attn_q of type `q_type` (its
 // bytes per 256-element row `q_row_bytes`), k, v and output F16 (zeros);
 // head_count an array of i32 (one per layer, as gguf-py writes a list) when
-// `head_array` is given.
+// `head_array` is given; `extra` more metadata keys (each its key, type and value).
 Image llama_file(const std::string& arch, std::uint32_t heads, std::uint32_t layers,
                  std::uint32_t q_type, std::uint64_t q_row_bytes,
-                 const std::vector<std::uint32_t>& head_array = {}) {
+                 const std::vector<std::uint32_t>& head_array = {},
+                 const std::vector<Image>& extra = {}) {
   Image g;
   g.b = "GGUF";
-  g.u32(3), g.u64(4), g.u64(4);
+  g.u32(3), g.u64(4), g.u64(4 + extra.size());
   g.kv_str("general.architecture", arch);
   g.kv_u32(arch + ".block_count", layers);
   g.kv_u32(arch + ".embedding_length", 256);
@@ -78,6 +79,7 @@ Image llama_file(const std::string& arch, std::uint32_t heads, std::uint32_t lay
     g.str(arch + ".attention.head_count"), g.u32(9), g.u32(5), g.u64(head_array.size());
     for (std::uint32_t h : head_array) g.u32(h);
   }
+  for (const Image& kv : extra) g.b += kv.b;
   const std::uint64_t f16 = 256 * 256 * 2, q = 256 * q_row_bytes;
   g.tensor("blk.0.attn_q.weight", {256, 256}, q_type, 0);
   std::uint64_t at = (q + 31) / 32 * 32;
@@ -157,6 +159,7 @@ test::RunResult attn_run(const std::string& args) {
 }
 
 void check_one_line(const test::RunResult& r, int code, const std::string& text) {
+  INFO("stderr: " << r.err);
   CHECK(r.exit_code == code);
   CHECK(r.out.empty());
   CHECK(r.err.find(text) != std::string::npos);
@@ -231,18 +234,18 @@ TEST_CASE("cli gguf: files that lie are one line, exit 65 (or 78 for an unknown 
   check_one_line(attn_run("--model " + test::q(t / "heads3.gguf")), 65,
                  "llama.attention.head_count: expected an integer or one per layer (2 integers), "
                  "found [i32 x 3");
-  Image bools = llama_file("llama", 4, 2, 1, 512);  // a 3-bool pattern for 2 layers
-  bools.b.replace(8, 16, std::string("\4\0\0\0\0\0\0\0\5\0\0\0\0\0\0\0", 16));
-  {
-    Image extra;
-    extra.str("llama.attention.sliding_window_pattern"), extra.u32(9), extra.u32(7), extra.u64(3);
-    extra.b += std::string("\1\0\1", 3);
-    bools.b.insert(24, extra.b);  // after the header, before general.architecture
-  }
-  bools.save(t / "pattern3.gguf");
+  Image pattern3;  // a 3-bool sliding_window_pattern for 2 layers
+  pattern3.str("llama.attention.sliding_window_pattern"), pattern3.u32(9), pattern3.u32(7);
+  pattern3.u64(3), pattern3.b += std::string("\1\0\1", 3);
+  llama_file("llama", 4, 2, 1, 512, {}, {pattern3}).save(t / "pattern3.gguf");
   check_one_line(attn_run("--model " + test::q(t / "pattern3.gguf")), 65,
                  "llama.attention.sliding_window_pattern: expected a bool per layer (2, true for "
                  "a sliding layer) or an integer, found [bool x 3");
+  Image kv2;  // heads [4, 3] over 2 KV heads
+  kv2.kv_u32("llama.attention.head_count_kv", 2);
+  llama_file("llama", 4, 2, 1, 512, {4, 3}, {kv2}).save(t / "heads_kv.gguf");
+  check_one_line(attn_run("--model " + test::q(t / "heads_kv.gguf")), 65,
+                 "llama.attention.head_count_kv: layer 1's 2 KV heads do not divide its 3 heads");
   llama_file("llama", 4, 2, 1, 512, {4, 0}).save(t / "heads_zero.gguf");
   const test::RunResult listed2 =
       attn_run("--model " + test::q(t / "heads_zero.gguf") + " --format json");

@@ -76,8 +76,13 @@ void gguf_heads(const GgufFile& f, const std::string& head_key, const std::vecto
   hf["num_attention_heads"] = H[first];
   hf["num_key_value_heads"] = Hkv[first];
   bool differ = false;
-  for (std::size_t l = 0; l < H.size(); ++l)
+  for (std::size_t l = 0; l < H.size(); ++l) {
     differ = differ || H[l] != H[first] || Hkv[l] != Hkv[first];
+    if (Hkv[l] != 0 && H[l] % Hkv[l] != 0)  // (head_key + "_kv": attention.head_count_kv)
+      per_layer_bad(f, head_key + "_kv",
+                    "layer " + std::to_string(l) + "'s " + std::to_string(Hkv[l]) +
+                        " KV heads do not divide its " + std::to_string(H[l]) + " heads");
+  }
   if (differ) hf["gguf_layer_heads"] = {{"num_heads", H}, {"num_kv_heads", Hkv}};
 }
 
@@ -100,10 +105,6 @@ void gguf_layer_heads_of(const json& hf, std::int64_t layer, json& out) {
                                  (H == 0 ? "0 attention heads" : "0 KV heads") +
                                  " in the GGUF metadata (llama.cpp runs no attention there), so "
                                  "attn-run has none to run");
-  if (H % Hkv != 0)
-    throw Error(Exit::data, "GGUF attention.head_count_kv: layer " + std::to_string(layer) + "'s " +
-                                std::to_string(Hkv) + " KV heads do not divide its " +
-                                std::to_string(H) + " heads");
   out["num_heads"] = H;
   if (Hkv != H)
     out["num_kv_heads"] = Hkv;

@@ -37,7 +37,8 @@ std::vector<bool> gguf_sliding_layers(const detail::GgufFile& f, const std::stri
 // The model-wide head counts (hf's num_attention_heads / num_key_value_heads)
 // from the per-layer ones: layer 0's, or the first layer with heads (a layer
 // with 0 heads runs no attention in llama.cpp). Where any layer differs, hf
-// keeps both lists under "gguf_layer_heads" for gguf_layer_heads_of.
+// keeps both lists under "gguf_layer_heads" for gguf_layer_heads_of. Exit::data
+// naming head_count_kv for a layer whose KV heads do not divide its heads.
 void gguf_heads(const detail::GgufFile& f, const std::string& head_key,
                 const std::vector<std::int64_t>& H, const std::vector<std::int64_t>& Hkv,
                 nlohmann::json& hf);
