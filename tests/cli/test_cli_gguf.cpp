@@ -246,6 +246,12 @@ TEST_CASE("cli gguf: files that lie are one line, exit 65 (or 78 for an unknown 
   llama_file("llama", 4, 2, 1, 512, {4, 3}, {kv2}).save(t / "heads_kv.gguf");
   check_one_line(attn_run("--model " + test::q(t / "heads_kv.gguf")), 65,
                  "llama.attention.head_count_kv: layer 1's 2 KV heads do not divide its 3 heads");
+  Image clamp;  // MPT's clip_qkv (attention.clamp_kqv), which attn-run does not run
+  clamp.str("mpt.attention.clamp_kqv"), clamp.u32(6), clamp.u32(0x41000000);  // 8.0f
+  llama_file("mpt", 4, 1, 1, 512, {}, {clamp}).save(t / "mpt_clamp.gguf");
+  const test::RunResult clamped = attn_run("--model " + test::q(t / "mpt_clamp.gguf"));
+  CHECK(clamped.exit_code == 65);
+  CHECK(clamped.err.find("clip_qkv") != std::string::npos);
   llama_file("llama", 4, 2, 1, 512, {4, 0}).save(t / "heads_zero.gguf");
   const test::RunResult listed2 =
       attn_run("--model " + test::q(t / "heads_zero.gguf") + " --format json");
@@ -307,6 +313,7 @@ TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
       {"gpt2", "gpt2", 2},
       {"falcon", "falcon", 2},
       {"falcon_mq", "falcon", 2},
+      {"mpt", "mpt", 2},
   };
 
   for (const auto& [name, type, layers] : files) {

@@ -168,8 +168,9 @@ def metadata(w, arch, cfg, s, n_layers, layer_heads=None, swa_base=False):
 
 
 def own_metadata(w, arch, cfg, s, n_layers):
-    """GPT2Model's and FalconModel's set_gguf_parameters: their own few keys (no rope, no
-    head_count_kv for GPT-2; Falcon's head_count_kv always, 1 when the config has none)."""
+    """GPT2Model's, FalconModel's and MPTModel's set_gguf_parameters: their own few keys (no
+    rope, no head_count_kv for GPT-2 and MPT; Falcon's head_count_kv always, 1 when the config
+    has none; MPT's max_alibi_bias)."""
     a = arch + "."
     w.add("general.architecture", arch)
     w.add("general.name", "attn-run golden " + arch)
@@ -177,14 +178,17 @@ def own_metadata(w, arch, cfg, s, n_layers):
         w.add(a + "context_length", 2048)
         w.add(a + "tensor_data_layout", "jploski")
     w.add(a + "block_count", n_layers)
-    if arch == "gpt2":
-        w.add(a + "context_length", cfg["n_ctx"])
+    if arch in ("gpt2", "mpt"):
+        w.add(a + "context_length", cfg["n_ctx"] if arch == "gpt2" else cfg["max_seq_len"])
     w.add(a + "embedding_length", s["C"])
     w.add(a + "feed_forward_length", 4 * s["C"])
     w.add(a + "attention.head_count", s["H"])
     if arch == "falcon":
         w.add(a + "attention.head_count_kv", s["Hkv"])
     w.add(a + "attention.layer_norm_epsilon", float(cfg.get("layer_norm_epsilon", 1e-5)))
+    if arch == "mpt":  # MPTModel: the ALiBi bias bound, 0.0 without ALiBi
+        ac = cfg["attn_config"]
+        w.add(a + "attention.max_alibi_bias", float(ac["alibi_bias_max"]) if ac["alibi"] else 0.0)
     w.add("general.file_type", 1)
 
 
@@ -195,7 +199,8 @@ def make(spec):
     os.makedirs(root)
     g = torch.Generator().manual_seed(spec["seed"])
     rng = np.random.default_rng(spec["seed"])
-    n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer", "num_layers") if k in cfg)
+    n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+                    if k in cfg)
     w = GGUFWriter(version=spec.get("version", 3))
     s0 = hf_settings(cfg, 0)
     freqs = None
@@ -204,7 +209,7 @@ def make(spec):
         cfg = dict(cfg, rope_scaling=dict(cfg["rope_scaling"],
                                           freq_factors=freqs.astype(np.float64).tolist()))
         s0 = hf_settings(cfg, 0)
-    if arch in ("gpt2", "falcon"):
+    if arch in ("gpt2", "falcon", "mpt"):
         own_metadata(w, arch, cfg, s0, n_layers)
     else:
         metadata(w, arch, cfg, s0, n_layers, spec.get("layer_heads"), spec.get("swa_base", False))
@@ -241,8 +246,8 @@ def make(spec):
                 lsd[hfname + ".bias"] = torch.tensor(unpermute(back_b, perm) if perm else back_b)
 
         perm = arch == "llama"
-        if s["layout"] == "phi3":
-            weight("attn_qkv", "qkv_proj", (H + 2 * Hkv) * D, C)
+        if s["layout"] in ("phi3", "mpt"):  # [Q | K | V] rows as Hugging Face keeps them
+            weight("attn_qkv", "qkv_proj" if s["layout"] == "phi3" else "Wqkv", (H + 2 * Hkv) * D, C)
         elif s["layout"] == "neox":  # GPTNeoXModel / BloomModel: per head [q|k|v] -> [Q|K|V]
             order = lambda t: t.reshape(H, 3, D, *t.shape[1:]).swapaxes(0, 1).reshape(t.shape)  # noqa
             back = lambda t: t.reshape(3, H, D, *t.shape[1:]).swapaxes(0, 1).reshape(t.shape)  # noqa
@@ -281,8 +286,8 @@ def make(spec):
             weight("attn_k", "k_proj", Hkv * D, C, Hkv if perm else None, s["qkv_bias"])
             weight("attn_v", "v_proj", Hkv * D, C, None, s["qkv_bias"])
         if s["layout"] != "gpt2":
-            weight("attn_output", "dense" if s["layout"] in ("neox", "falcon") else "o_proj", C,
-                   H * D, None, s["o_bias"])
+            out = {"neox": "dense", "falcon": "dense", "mpt": "out_proj"}.get(s["layout"], "o_proj")
+            weight("attn_output", out, C, H * D, None, s["o_bias"])
         if s["qk_norm"]:
             shift = 1.0 if arch in ("gemma2", "gemma3") else 0.0
             whole = s["qk_norm"][1] == "all"  # OLMo 2: over all heads' q (H*D) and k (Hkv*D)
@@ -468,6 +473,12 @@ def specs():
                      "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
                      "rope_local_base_freq": 10000.0, "sliding_window": 3,
                      "layer_types": ["full_attention", "sliding_attention", "sliding_attention"]}),
+        # MPT (MPT-7B's kind): Wqkv unchanged as attn_qkv, ALiBi (bias bound 8), no biases.
+        dict(name="mpt", arch="mpt", seed=32, layers=[1],
+             types={"attn_qkv": "Q8_0", "attn_output": "Q5_1"},
+             config={"model_type": "mpt", "d_model": 32, "n_heads": 4, "n_layers": 2,
+                     "max_seq_len": 64, "no_bias": True,
+                     "attn_config": {"alibi": True, "alibi_bias_max": 8, "clip_qkv": None}}),
         # GPT-2: attn_qkv / attn_output transposed from Conv1D, with biases; no rope.
         dict(name="gpt2", arch="gpt2", seed=25, layers=[1],
              types={"attn_qkv": "Q8_0", "attn_output": "F16"},

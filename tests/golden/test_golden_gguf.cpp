@@ -96,8 +96,9 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // llama_freqs_linear (1: rope_freqs.weight and rope.scaling.type linear, both applied);
   // written by llama.cpp's gguf-py (heldout_gguf_py.py): gemma4_gguf_py (2, head_count_kv an
   // i32 array), falcon_gguf_py (2, general.alignment 64); gemma3_swa_base (2,
-  // rope.freq_base_swa); gemma3_swa_layers (2, sliding_window_pattern one bool per layer).
-  CHECK(names.size() == 74);
+  // rope.freq_base_swa); gemma3_swa_layers (2, sliding_window_pattern one bool per layer);
+  // mpt (1, ALiBi from attention.max_alibi_bias).
+  CHECK(names.size() == 75);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -188,6 +189,11 @@ TEST_CASE("golden gguf: the metadata maps onto the family rows") {
   CHECK(layer("falcon", 0).rope->style == RopeStyle::half);
   CHECK(!layer("falcon", 0).qkv_bias);
   CHECK(layer("falcon_mq", 1).kv_heads() == 1);
+  CHECK(open_model_folder(gguf_root() + "/mpt/model.gguf").model_type == "mpt");
+  CHECK(layer("mpt", 1).layout == Layout::fused);
+  CHECK(layer("mpt", 1).alibi.has_value());
+  CHECK(!layer("mpt", 1).rope);
+  CHECK(!layer("mpt", 1).qkv_bias);
   // head_count [4, 2], head_count_kv [2, 1]: each layer its own (llama.cpp's n_head(il)).
   CHECK(layer("llama_layer_heads", 0).num_heads == 4);
   CHECK(layer("llama_layer_heads", 0).kv_heads() == 2);

@@ -294,6 +294,17 @@ GgufModel gguf_model(const GgufFile& f) {
     const detail::GgufTensorInfo* qkv = f.find_tensor("blk.0.attn_qkv.weight");
     hf["multi_query"] = !(qkv && H > 1 && qkv->rows() == std::uint64_t(3 * C));
   }
+  // MPT (MPTModel): its attention settings as MptConfig's attn_config: ALiBi
+  // when attention.max_alibi_bias > 0 (the converter writes 0 without), clip_qkv
+  // from attention.clamp_kqv and qk_ln from attn_q_norm (both refused by the row).
+  if (arch == "mpt") {
+    const double max_bias = gguf_number(f, p + "attention.max_alibi_bias").value_or(0.0);
+    json attn = {{"alibi", max_bias > 0}, {"alibi_bias_max", max_bias}};
+    if (const auto clip = gguf_number(f, p + "attention.clamp_kqv")) attn["clip_qkv"] = *clip;
+    if (qk_norm) attn["qk_ln"] = true;
+    hf["attn_config"] = attn;
+    hf["no_bias"] = !bias;
+  }
   // A per-layer bool pattern (gguf-py's add_sliding_window_pattern(list)) says
   // which layers slide: the row's layer_types (an integer period stays the
   // architecture's own rule: llama.cpp hard-codes Gemma 3's and Cohere 2's).

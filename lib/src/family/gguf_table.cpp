@@ -178,6 +178,9 @@ const std::vector<GgufArch>& gguf_table() {
         // c_proj to Linear's (out, in), so attn_qkv holds the rows [Q | K | V]
         // (fused) with its bias; learned positions are outside the attention.
         {"gpt2", "gpt2", false, false, 10000.0, 0, json::object(), "fused"},
+        // MPT (MPTModel): Wqkv as attn_qkv ([Q | K | V]), ALiBi from the file
+        // (gguf_arch.cpp writes its attn_config).
+        {"mpt", "mpt", false, false, 10000.0, 0, json::object(), "fused"},
         // Falcon (FalconModel): query_key_value's KV groups [q..., k, v] are
         // reordered to [Q (H*D) | K (Hkv*D) | V (Hkv*D)] (its "jploski" layout),
         // head_count_kv always written (1 for the multi-query 7B); NEOX rope
