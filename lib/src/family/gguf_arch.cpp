@@ -235,6 +235,11 @@ GgufModel gguf_model(const GgufFile& f) {
   if (!a->per_layer_type && !a->mla)
     kv_heads = gguf_layer_ints(f, p + "attention.head_count_kv", layers, 0, kGgufMaxSize);
   if (kv_heads.empty()) kv_heads = heads;
+  if (a->per_layer_type && std::set<std::int64_t>(heads.begin(), heads.end()).size() > 1)
+    gguf_bad(f, p + "attention.head_count",
+             "different values per layer are not supported for " + arch +
+                 " (its KV heads are "
+                 "mapped per layer type)");
   gguf_heads(f, p + "attention.head_count", heads, kv_heads, hf);
   const std::int64_t H = hf["num_attention_heads"];
   std::int64_t D = gguf_size(f, p + "attention.key_length", 1, kGgufMaxSize).value_or(C / H);
