@@ -252,6 +252,12 @@ TEST_CASE("cli gguf: files that lie are one line, exit 65 (or 78 for an unknown 
   const test::RunResult clamped = attn_run("--model " + test::q(t / "mpt_clamp.gguf"));
   CHECK(clamped.exit_code == 65);
   CHECK(clamped.err.find("clip_qkv") != std::string::npos);
+  Image layout;  // a Falcon whose attn_qkv is not in the converter's order
+  layout.kv_str("falcon.tensor_data_layout", "per KV group");
+  llama_file("falcon", 4, 1, 1, 512, {}, {layout}).save(t / "falcon_layout.gguf");
+  check_one_line(attn_run("--model " + test::q(t / "falcon_layout.gguf")), 65,
+                 "falcon.tensor_data_layout: expected \"jploski\" (attn_qkv as [Q | K | V]), "
+                 "found \"per KV group\"");
   llama_file("llama", 4, 2, 1, 512, {4, 0}).save(t / "heads_zero.gguf");
   const test::RunResult listed2 =
       attn_run("--model " + test::q(t / "heads_zero.gguf") + " --format json");

@@ -299,6 +299,12 @@ GgufModel gguf_model(const GgufFile& f) {
     const detail::GgufTensorInfo* qkv = f.find_tensor("blk.0.attn_qkv.weight");
     hf["multi_query"] = !(qkv && H > 1 && qkv->rows() == std::uint64_t(3 * C));
   }
+  // Falcon: attn_qkv is read in the converter's "jploski" order ([Q | K | V]);
+  // another declared layout would be read wrongly.
+  if (const GgufValue* l = f.find(p + "tensor_data_layout"); l && arch == "falcon")
+    if (l->type() != detail::GgufType::string || l->to_string() != "jploski")
+      gguf_bad(f, p + "tensor_data_layout",
+               "expected \"jploski\" (attn_qkv as [Q | K | V]), found " + l->summary());
   // MPT (MPTModel): its attention settings as MptConfig's attn_config: ALiBi
   // when attention.max_alibi_bias > 0 (the converter writes 0 without), clip_qkv
   // from attention.clamp_kqv and qk_ln from attn_q_norm (both refused by the row).
