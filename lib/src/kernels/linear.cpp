@@ -184,8 +184,8 @@ struct QkvOut {
     const QkvOut& out;
     std::size_t p0, p1, n0, n1;
     float* stage;
-    // Columns n0 .. n0 + mr of one part (q, k or v) and, in v, of one panel
-    // of one head, transposed as a block; others column by column.
+    // Columns c0 .. c0 + mr within one part (q, k or v) and, in v, within
+    // one panel of one head go transposed as a block; others column by column.
     void block(std::size_t c0, std::size_t mr, std::size_t p, std::size_t rows,
                const float* t) const {
       const kernels::QkvPanels& o = out.o;
@@ -196,8 +196,7 @@ struct QkvOut {
         return kernels::transpose_block(t, kNR, mr, rows, stage + (p - p0) * kNR * width + c0 - n0,
                                         width);
       }
-      const std::size_t d = (c0 - HD - KV) % o.D;
-      if (c0 >= HD + KV && d % kNR + mr <= kNR)
+      if (c0 >= HD + KV && (c0 - HD - KV) % o.D % kNR + mr <= kNR)
         return kernels::transpose_block(t, kNR, mr, rows, v_at(p, c0), kNR);
       for (std::size_t r = 0; r < mr; ++r) column(c0 + r, p, rows, t + r * kNR);
     }
