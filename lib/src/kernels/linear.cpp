@@ -127,9 +127,9 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
       for (std::size_t p = p0; p < p1; ++p) {
         const std::size_t rows = std::min(kNR, M - p * kNR);  // of x, = columns of the block
         alignas(64) float t[kMR * kNR];  // row r: output column r0 + r, with the bias
-        // W's next rows into cache (from L3) during the last panel (a
-        // prefetch past W's end is harmless).
-        const float* next = p + 1 == p1 && r0 + kMR < n1 ? W.data + (r0 + kMR) * K : nullptr;
+        // W's next MR rows into cache (from L3) during the last panel, when
+        // the task has them all.
+        const float* next = p + 1 == p1 && r0 + 2 * kMR <= n1 ? W.data + (r0 + kMR) * K : nullptr;
         kernels::micro::with_rows(mr, [&](auto MR) {
           kernels::micro::block<MR>(W.data + r0 * K, K, group + (p - p0) * K * kNR, kNR, K, next,
                                     [&](std::size_t r, Batch lo, Batch hi) {
