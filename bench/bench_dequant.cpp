@@ -60,14 +60,15 @@ int main(int argc, char** argv) {
     std::memset(out.data(), 0, out_bytes);
     asm volatile("" : : "r"(out.data()) : "memory");  // keep the stores
   });
-  std::printf("one core; %zu elements (%.0f MiB of float32 out); GB/s of float32 written, "
-              "median and best of %d\n",
-              n, double(out_bytes) / (1 << 20), reps);
+  std::printf(
+      "one core; %zu elements (%.0f MiB of float32 out); GB/s of float32 written, "
+      "median and best of %d\n",
+      n, double(out_bytes) / (1 << 20), reps);
   std::printf("%-8s %10s %10s %12s\n", "type", "median", "best", "memset/type");
   std::printf("%-8s %10.1f %10.1f %12s\n", "memset", ms.median, ms.best, "1.00");
 
-  const GgmlType types[] = {GgmlType::q4_k, GgmlType::q6_k, GgmlType::q5_k, GgmlType::q8_0,
-                            GgmlType::q4_0, GgmlType::q2_k, GgmlType::q3_k, GgmlType::iq4_xs,
+  const GgmlType types[] = {GgmlType::q4_k,  GgmlType::q6_k, GgmlType::q5_k, GgmlType::q8_0,
+                            GgmlType::q4_0,  GgmlType::q2_k, GgmlType::q3_k, GgmlType::iq4_xs,
                             GgmlType::mxfp4, GgmlType::bf16, GgmlType::f16};
   std::mt19937_64 rng(1);
   for (GgmlType t : types) {

@@ -19,19 +19,20 @@
 namespace app {
 namespace {
 
-// Streams each block of attention rows into attention.npy as it is computed.
+// Streams each block of attention rows into attention.npy as it is computed
+// (attn::BlockWriter: the compute threads only copy the block).
 class FileSink : public attn::AttentionSink {
  public:
   FileSink(attn::OutputDir& out, int handle, std::size_t H, std::size_t L, std::size_t T)
-      : out_(out), handle_(handle), H_(H), L_(L), T_(T) {}
+      : writer_(out, handle), H_(H), L_(L), T_(T) {}
   void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
                   const float* rows) override {
-    out_.write_at(handle_, ((b * H_ + h) * L_ + i0) * T_, rows, n * T_);
+    writer_.write(((b * H_ + h) * L_ + i0) * T_ * sizeof(float), rows, n * T_ * sizeof(float));
   }
+  void finish() { writer_.finish(); }
 
  private:
-  attn::OutputDir& out_;
-  int handle_;
+  attn::BlockWriter writer_;
   std::size_t H_, L_, T_;
 };
 
@@ -137,6 +138,7 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   };
   const auto t0 = Clock::now();
   res.forward = attn::forward(w, spec, in.forward_inputs(), res.context, fo);
+  if (file) file->finish();  // the maps' last blocks on the disk
   res.compute_ms = ms_since(t0) - res.context_write_ms;
   res.context_written = context_file >= 0;
   if (progress) progress->finish();

@@ -60,16 +60,26 @@ struct Image {
 };
 
 // A llama layer 0 of C = 256, 4 heads of 64: attn_q of type `q_type` (its
-// bytes per 256-element row `q_row_bytes`), k, v and output F16 (zeros).
+// bytes per 256-element row `q_row_bytes`), k, v and output F16 (zeros);
+// head_count an array of i32 (one per layer, as gguf-py writes a list) when
+// `head_array` is given; `extra` more metadata keys (each its key, type and value).
 Image llama_file(const std::string& arch, std::uint32_t heads, std::uint32_t layers,
-                 std::uint32_t q_type, std::uint64_t q_row_bytes) {
+                 std::uint32_t q_type, std::uint64_t q_row_bytes,
+                 const std::vector<std::uint32_t>& head_array = {},
+                 const std::vector<Image>& extra = {}) {
   Image g;
   g.b = "GGUF";
-  g.u32(3), g.u64(4), g.u64(4);
+  g.u32(3), g.u64(4), g.u64(4 + extra.size());
   g.kv_str("general.architecture", arch);
   g.kv_u32(arch + ".block_count", layers);
   g.kv_u32(arch + ".embedding_length", 256);
-  g.kv_u32(arch + ".attention.head_count", heads);
+  if (head_array.empty()) {
+    g.kv_u32(arch + ".attention.head_count", heads);
+  } else {
+    g.str(arch + ".attention.head_count"), g.u32(9), g.u32(5), g.u64(head_array.size());
+    for (std::uint32_t h : head_array) g.u32(h);
+  }
+  for (const Image& kv : extra) g.b += kv.b;
   const std::uint64_t f16 = 256 * 256 * 2, q = 256 * q_row_bytes;
   g.tensor("blk.0.attn_q.weight", {256, 256}, q_type, 0);
   std::uint64_t at = (q + 31) / 32 * 32;
@@ -149,6 +159,7 @@ test::RunResult attn_run(const std::string& args) {
 }
 
 void check_one_line(const test::RunResult& r, int code, const std::string& text) {
+  INFO("stderr: " << r.err);
   CHECK(r.exit_code == code);
   CHECK(r.out.empty());
   CHECK(r.err.find(text) != std::string::npos);
@@ -218,6 +229,46 @@ TEST_CASE("cli gguf: files that lie are one line, exit 65 (or 78 for an unknown 
   check_one_line(attn_run("--model " + test::q(t / "zero_heads.gguf")), 65,
                  "llama.attention.head_count: expected an integer in [1, ");
 
+  // head_count one per layer: 3 values for 2 layers, or a layer's 0 heads.
+  llama_file("llama", 4, 2, 1, 512, {4, 4, 4}).save(t / "heads3.gguf");
+  check_one_line(attn_run("--model " + test::q(t / "heads3.gguf")), 65,
+                 "llama.attention.head_count: expected an integer or one per layer (2 integers), "
+                 "found [i32 x 3");
+  Image pattern3;  // a 3-bool sliding_window_pattern for 2 layers
+  pattern3.str("llama.attention.sliding_window_pattern"), pattern3.u32(9), pattern3.u32(7);
+  pattern3.u64(3), pattern3.b += std::string("\1\0\1", 3);
+  llama_file("llama", 4, 2, 1, 512, {}, {pattern3}).save(t / "pattern3.gguf");
+  check_one_line(attn_run("--model " + test::q(t / "pattern3.gguf")), 65,
+                 "llama.attention.sliding_window_pattern: expected a bool per layer (2, true for "
+                 "a sliding layer) or an integer, found [bool x 3");
+  Image kv2;  // heads [4, 3] over 2 KV heads
+  kv2.kv_u32("llama.attention.head_count_kv", 2);
+  llama_file("llama", 4, 2, 1, 512, {4, 3}, {kv2}).save(t / "heads_kv.gguf");
+  check_one_line(attn_run("--model " + test::q(t / "heads_kv.gguf")), 65,
+                 "llama.attention.head_count_kv: layer 1's 2 KV heads do not divide its 3 heads");
+  Image clamp;  // MPT's clip_qkv (attention.clamp_kqv), which attn-run does not run
+  clamp.str("mpt.attention.clamp_kqv"), clamp.u32(6), clamp.u32(0x41000000);  // 8.0f
+  llama_file("mpt", 4, 1, 1, 512, {}, {clamp}).save(t / "mpt_clamp.gguf");
+  const test::RunResult clamped = attn_run("--model " + test::q(t / "mpt_clamp.gguf"));
+  CHECK(clamped.exit_code == 65);
+  CHECK(clamped.err.find("clip_qkv") != std::string::npos);
+  Image layout;  // a Falcon whose attn_qkv is not in the converter's order
+  layout.kv_str("falcon.tensor_data_layout", "per KV group");
+  llama_file("falcon", 4, 1, 1, 512, {}, {layout}).save(t / "falcon_layout.gguf");
+  check_one_line(attn_run("--model " + test::q(t / "falcon_layout.gguf")), 65,
+                 "falcon.tensor_data_layout: expected \"jploski\" (attn_qkv as [Q | K | V]), "
+                 "found \"per KV group\"");
+  llama_file("llama", 4, 2, 1, 512, {4, 0}).save(t / "heads_zero.gguf");
+  const test::RunResult listed2 =
+      attn_run("--model " + test::q(t / "heads_zero.gguf") + " --format json");
+  CHECK(listed2.exit_code != 0);  // layer 1 has no attention: the listing says why
+  CHECK(listed2.err.find("layer 1 has 0 attention heads") != std::string::npos);
+
+  // gguf-py's big-endian writer (heldout_gguf_py.py): refused, saying why.
+  check_one_line(
+      attn_run("--model " + test::q(test::source_path("tests/golden/gguf_py_big_endian.gguf"))), 65,
+      "a big-endian GGUF file (only little-endian files are read)");
+
   llama_file("llama", 4, 2000000000u, 1, 512).save(t / "many_layers.gguf");
   check_one_line(attn_run("--model " + test::q(t / "many_layers.gguf")), 65,
                  "llama.block_count: expected an integer in [1, 4096], found 2000000000");
@@ -265,6 +316,10 @@ TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
       {"umt5", "umt5", 2},
       {"gemma4", "gemma4_text", 4},
       {"gemma4_e2b", "gemma4_text", 5},
+      {"gpt2", "gpt2", 2},
+      {"falcon", "falcon", 2},
+      {"falcon_mq", "falcon", 2},
+      {"mpt", "mpt", 2},
   };
 
   for (const auto& [name, type, layers] : files) {

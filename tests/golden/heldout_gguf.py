@@ -53,6 +53,26 @@ def rel(a, b):
     return float(np.abs(a.astype(np.float64) - b).max() / max(np.abs(b).max(), 1e-30))
 
 
+def check_file(root, spec, failed):
+    """Runs attn-run on each of spec's layers of root/model.gguf; the worst relative error of
+    context and maps against root/layer<N>/expected (a run that fails goes to `failed`)."""
+    worst = 0.0
+    for layer in spec["layers"]:
+        d = os.path.join(root, f"layer{layer}")
+        o = os.path.join(d, "out")
+        r = subprocess.run([BIN, "--model", os.path.join(root, "model.gguf"), "--layer",
+                            str(layer), "--input", os.path.join(d, "input.npy"), "-o", o],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            failed.append(f"{spec['name']} layer {layer}: exit {r.returncode}: {r.stderr}")
+            continue
+        for what in ("context", "attention"):
+            got = np.load(os.path.join(o, what + ".npy"))
+            want = np.load(os.path.join(d, "expected", what + ".npy"))
+            worst = max(worst, rel(got, want))
+    return worst
+
+
 def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
@@ -62,21 +82,7 @@ def main():
     worst_all, failed = 0.0, []
     for spec in heldout_specs():
         mg.make_v3(spec)
-        root = os.path.join(OUT, spec["name"])
-        worst = 0.0
-        for layer in spec["layers"]:
-            d = os.path.join(root, f"layer{layer}")
-            o = os.path.join(d, "out")
-            r = subprocess.run([BIN, "--model", os.path.join(root, "model.gguf"), "--layer",
-                                str(layer), "--input", os.path.join(d, "input.npy"), "-o", o],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                failed.append(f"{spec['name']} layer {layer}: exit {r.returncode}: {r.stderr}")
-                continue
-            for what in ("context", "attention"):
-                got = np.load(os.path.join(o, what + ".npy"))
-                want = np.load(os.path.join(d, "expected", what + ".npy"))
-                worst = max(worst, rel(got, want))
+        worst = check_file(os.path.join(OUT, spec["name"]), spec, failed)
         print(f"  {spec['name']:28s} layers {spec['layers']}: worst {worst:.2e}")
         if worst > 1e-5:
             failed.append(f"{spec['name']}: {worst:.2e} > 1e-5")

@@ -21,7 +21,8 @@ bit-exact NumPy dequantizers and brought back to Hugging Face's order (Q/K rows 
 CONTRACT.md v3's families (starcoder2 ... t5) are make_gguf_v3.py's, which this script runs after
 its own.
 
-Deterministic (fixed seeds). Usage: /usr/bin/python3 tests/golden/make_gguf.py
+Deterministic (fixed seeds). Usage: /usr/bin/python3 tests/golden/make_gguf.py [NAME ...]
+(names: only those files of this script's specs again).
 """
 import json
 import math
@@ -37,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 from gguf_quants import F16_SCALES, ID, TYPES, dequantize, random_blocks  # noqa: E402
-from gguf_write import GGUFWriter  # noqa: E402
+from gguf_write import GGUFWriter, Value  # noqa: E402
 from make_folders import hf_settings, layer_attention  # noqa: E402
 
 OUT = os.path.join(HERE, "gguf")
@@ -108,7 +109,9 @@ def llama3_factors(theta, R, sc):  # LlamaModel.generate_extra_tensors: rope_fre
     return np.array(out, np.float32)
 
 
-def metadata(w, arch, cfg, s, n_layers):
+def metadata(w, arch, cfg, s, n_layers, layer_heads=None, swa_base=False):
+    """The converter's keys; layer_heads [(H, Hkv) per layer]: head_count and head_count_kv as
+    arrays of one i32 per layer, as gguf-py's add_head_count(list) writes them (OpenELM)."""
     a = arch + "."
     w.add("general.architecture", arch)
     w.add("general.name", "attn-run golden " + arch)
@@ -116,13 +119,22 @@ def metadata(w, arch, cfg, s, n_layers):
     w.add(a + "context_length", cfg.get("max_position_embeddings", 2048))
     w.add(a + "embedding_length", s["C"])
     w.add(a + "feed_forward_length", 8)
-    w.add(a + "attention.head_count", s["H"])
-    w.add(a + "attention.head_count_kv", s["Hkv"])
+    if layer_heads:
+        for key, i in (("attention.head_count", 0), ("attention.head_count_kv", 1)):
+            w.add(a + key, Value("array", [Value("i32", h[i]) for h in layer_heads], "i32"))
+    else:
+        w.add(a + "attention.head_count", s["H"])
+        w.add(a + "attention.head_count_kv", s["Hkv"])
     if "head_dim" in cfg:
         w.add(a + "attention.key_length", s["D"])
         w.add(a + "attention.value_length", s["D"])
     if arch != "gemma2":  # the gemma2 converter writes no freq_base: llama.cpp's 10000 applies
         w.add(a + "rope.freq_base", float(cfg.get("rope_theta", 10000.0)))
+    if swa_base:  # today's TextModel: rope_local_base_freq as rope.freq_base_swa
+        w.add(a + "rope.freq_base_swa", float(cfg["rope_local_base_freq"]))
+    if cfg.get("layer_types"):  # add_sliding_window_pattern([t == "sliding_attention" ...])
+        w.add(a + "attention.sliding_window_pattern",
+              [t == "sliding_attention" for t in cfg["layer_types"]])
     if s["rope"] and s["rope"]["R"] != s["D"]:
         w.add(a + "rope.dimension_count", s["rope"]["R"])
     w.add(a + "attention.layer_norm_rms_epsilon", float(cfg.get("rms_norm_eps", 1e-6)))
@@ -155,6 +167,31 @@ def metadata(w, arch, cfg, s, n_layers):
     w.add("general.file_type", 1)
 
 
+def own_metadata(w, arch, cfg, s, n_layers):
+    """GPT2Model's, FalconModel's and MPTModel's set_gguf_parameters: their own few keys (no
+    rope, no head_count_kv for GPT-2 and MPT; Falcon's head_count_kv always, 1 when the config
+    has none; MPT's max_alibi_bias)."""
+    a = arch + "."
+    w.add("general.architecture", arch)
+    w.add("general.name", "attn-run golden " + arch)
+    if arch == "falcon":
+        w.add(a + "context_length", 2048)
+        w.add(a + "tensor_data_layout", "jploski")
+    w.add(a + "block_count", n_layers)
+    if arch in ("gpt2", "mpt"):
+        w.add(a + "context_length", cfg["n_ctx"] if arch == "gpt2" else cfg["max_seq_len"])
+    w.add(a + "embedding_length", s["C"])
+    w.add(a + "feed_forward_length", 4 * s["C"])
+    w.add(a + "attention.head_count", s["H"])
+    if arch == "falcon":
+        w.add(a + "attention.head_count_kv", s["Hkv"])
+    w.add(a + "attention.layer_norm_epsilon", float(cfg.get("layer_norm_epsilon", 1e-5)))
+    if arch == "mpt":  # MPTModel: the ALiBi bias bound, 0.0 without ALiBi
+        ac = cfg["attn_config"]
+        w.add(a + "attention.max_alibi_bias", float(ac["alibi_bias_max"]) if ac["alibi"] else 0.0)
+    w.add("general.file_type", 1)
+
+
 def make(spec):
     name, arch, cfg = spec["name"], spec["arch"], spec["config"]
     types = spec["types"]
@@ -162,10 +199,20 @@ def make(spec):
     os.makedirs(root)
     g = torch.Generator().manual_seed(spec["seed"])
     rng = np.random.default_rng(spec["seed"])
-    n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer", "num_layers") if k in cfg)
+    n_layers = next(cfg[k] for k in ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+                    if k in cfg)
     w = GGUFWriter(version=spec.get("version", 3))
     s0 = hf_settings(cfg, 0)
-    metadata(w, arch, cfg, s0, n_layers)
+    freqs = None
+    if spec.get("rope_freqs"):  # Llama 3's divisors beside another scaling: both apply
+        freqs = llama3_factors(float(cfg["rope_theta"]), s0["rope"]["R"], spec["rope_freqs"])
+        cfg = dict(cfg, rope_scaling=dict(cfg["rope_scaling"],
+                                          freq_factors=freqs.astype(np.float64).tolist()))
+        s0 = hf_settings(cfg, 0)
+    if arch in ("gpt2", "falcon", "mpt"):
+        own_metadata(w, arch, cfg, s0, n_layers)
+    else:
+        metadata(w, arch, cfg, s0, n_layers, spec.get("layer_heads"), spec.get("swa_base", False))
     C = s0["C"]
     r = lambda *shape: 0.3 * torch.randn(*shape, generator=g, dtype=torch.float64)  # noqa: E731
     w.add_tensor("token_embd.weight", (12, C), ID["F32"], r(12, C).numpy().astype(np.float32).tobytes())
@@ -173,9 +220,13 @@ def make(spec):
     if sc.get("rope_type") == "llama3":
         ff = llama3_factors(float(cfg["rope_theta"]), s0["rope"]["R"], sc)
         w.add_tensor("rope_freqs.weight", ff.shape, ID["F32"], ff.tobytes())
+    if freqs is not None:
+        w.add_tensor("rope_freqs.weight", freqs.shape, ID["F32"], freqs.tobytes())
     per_layer = {}
     for layer in range(n_layers):
         s = hf_settings(cfg, layer)
+        if spec.get("layer_heads"):  # the layer's own counts (llama.cpp's n_head(il))
+            s = dict(s, H=spec["layer_heads"][layer][0], Hkv=spec["layer_heads"][layer][1])
         H, Hkv, D = s["H"], s["Hkv"], s["D"]
         p = f"blk.{layer}."
         lsd = OrderedDict()
@@ -195,8 +246,8 @@ def make(spec):
                 lsd[hfname + ".bias"] = torch.tensor(unpermute(back_b, perm) if perm else back_b)
 
         perm = arch == "llama"
-        if s["layout"] == "phi3":
-            weight("attn_qkv", "qkv_proj", (H + 2 * Hkv) * D, C)
+        if s["layout"] in ("phi3", "mpt"):  # [Q | K | V] rows as Hugging Face keeps them
+            weight("attn_qkv", "qkv_proj" if s["layout"] == "phi3" else "Wqkv", (H + 2 * Hkv) * D, C)
         elif s["layout"] == "neox":  # GPTNeoXModel / BloomModel: per head [q|k|v] -> [Q|K|V]
             order = lambda t: t.reshape(H, 3, D, *t.shape[1:]).swapaxes(0, 1).reshape(t.shape)  # noqa
             back = lambda t: t.reshape(3, H, D, *t.shape[1:]).swapaxes(0, 1).reshape(t.shape)  # noqa
@@ -209,12 +260,34 @@ def make(spec):
                 b = order(r(3 * H * D).numpy()).astype(np.float32)
                 w.add_tensor(p + "attn_qkv.bias", b.shape, ID["F32"], b.tobytes())
                 lsd["query_key_value.bias"] = torch.tensor(back(b.astype(np.float64)))
+        elif s["layout"] == "gpt2":  # GPT2Model: Conv1D (in, out) transposed to (out, in)
+            for gname, hfname, cols in (("attn_qkv", "c_attn", 3 * C), ("attn_output", "c_proj", C)):
+                tname = types.get(gname, "F32")
+                raw, got = stored(tname, r(C, cols).numpy().T, rng)
+                w.add_tensor(p + gname + ".weight", (cols, C), ID[tname], raw)
+                lsd[hfname + ".weight"] = torch.tensor(np.ascontiguousarray(got.T))
+                b = r(cols).numpy().astype(np.float32)
+                w.add_tensor(p + gname + ".bias", b.shape, ID["F32"], b.tobytes())
+                lsd[hfname + ".bias"] = torch.tensor(b.astype(np.float64))
+        elif s["layout"] == "falcon":  # FalconModel: KV groups [q..., k, v] -> [Q | K | V]
+            G = H // Hkv + 2
+            hf = r((H + 2 * Hkv) * D, C).numpy().reshape(Hkv, G, D, C)
+            conv = np.concatenate([hf[:, :-2].reshape(-1, C), hf[:, -2].reshape(-1, C),
+                                   hf[:, -1].reshape(-1, C)])
+            tname = types.get("attn_qkv", "F32")
+            raw, got = stored(tname, conv, rng)
+            w.add_tensor(p + "attn_qkv.weight", conv.shape, ID[tname], raw)
+            q, k, v = np.split(got, [H * D, (H + Hkv) * D])
+            lsd["query_key_value.weight"] = torch.tensor(np.concatenate(
+                [q.reshape(Hkv, G - 2, D, C), k.reshape(Hkv, 1, D, C), v.reshape(Hkv, 1, D, C)],
+                1).reshape(-1, C))
         else:
             weight("attn_q", "q_proj", H * D, C, H if perm else None, s["qkv_bias"])
             weight("attn_k", "k_proj", Hkv * D, C, Hkv if perm else None, s["qkv_bias"])
             weight("attn_v", "v_proj", Hkv * D, C, None, s["qkv_bias"])
-        weight("attn_output", "dense" if s["layout"] == "neox" else "o_proj", C, H * D, None,
-               s["o_bias"])
+        if s["layout"] != "gpt2":
+            out = {"neox": "dense", "falcon": "dense", "mpt": "out_proj"}.get(s["layout"], "o_proj")
+            weight("attn_output", out, C, H * D, None, s["o_bias"])
         if s["qk_norm"]:
             shift = 1.0 if arch in ("gemma2", "gemma3") else 0.0
             whole = s["qk_norm"][1] == "all"  # OLMo 2: over all heads' q (H*D) and k (Hkv*D)
@@ -360,10 +433,82 @@ def specs():
                      "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
                                       "original_max_position_embeddings": 128,
                                       "rope_type": "yarn", "truncate": False}}),
+        # Head counts per layer (arrays of i32, as OpenELM's converter writes them): layer 1
+        # has 2 heads and 1 KV head where layer 0 has 4 and 2; Q/K permuted per layer.
+        dict(name="llama_layer_heads", arch="llama", seed=28, layers=[0, 1],
+             layer_heads=[(4, 2), (2, 1)],
+             types={"attn_q": "Q8_0", "attn_k": "F16", "attn_v": "Q8_0", "attn_output": "Q8_0"},
+             config={"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "head_dim": 16, "num_hidden_layers": 2,
+                     "max_position_embeddings": 64, "rms_norm_eps": 1e-5,
+                     "rope_theta": 10000.0, "attention_bias": False}),
+        # rope_freqs.weight (Llama 3's divisors) with rope.scaling.type linear: ggml divides by
+        # both (freq_scale * theta / freq_factors); positions past original 32 via S = 40.
+        dict(name="llama_freqs_linear", arch="llama", seed=29, layers=[1], S=40,
+             rope_freqs={"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                         "original_max_position_embeddings": 32, "rope_type": "llama3"},
+             types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "F16", "attn_output": "F16"},
+             config={"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 2,
+                     "max_position_embeddings": 256, "rms_norm_eps": 1e-5,
+                     "rope_theta": 500000.0, "rope_scaling": {"rope_type": "linear", "factor": 2.0},
+                     "attention_bias": False}),
+        # Gemma 3 as today's converter writes it: the sliding layers' base (20000 here, not
+        # llama.cpp's old 10000) in rope.freq_base_swa; layer 0 slides, layer 5 is global.
+        dict(name="gemma3_swa_base", arch="gemma3", seed=30, layers=[0, 5], swa_base=True,
+             types={"attn_q": "Q8_0", "attn_k": "F16"},
+             config={"model_type": "gemma3_text", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 6,
+                     "query_pre_attn_scalar": 8, "max_position_embeddings": 128,
+                     "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+                     "rope_local_base_freq": 20000.0, "sliding_window_pattern": 6,
+                     "sliding_window": 4}),
+        # Layer types as one bool per layer in attention.sliding_window_pattern (as the
+        # converters that read layer_types write it), not Gemma 3's period 6: 1 global, 2 local.
+        dict(name="gemma3_swa_layers", arch="gemma3", seed=31, layers=[0, 1], S=9,
+             types={"attn_q": "Q8_0", "attn_v": "F16"},
+             config={"model_type": "gemma3_text", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 3,
+                     "query_pre_attn_scalar": 8, "max_position_embeddings": 128,
+                     "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+                     "rope_local_base_freq": 10000.0, "sliding_window": 3,
+                     "layer_types": ["full_attention", "sliding_attention", "sliding_attention"]}),
+        # MPT (MPT-7B's kind): Wqkv unchanged as attn_qkv, ALiBi (bias bound 8), no biases.
+        dict(name="mpt", arch="mpt", seed=32, layers=[1],
+             types={"attn_qkv": "Q8_0", "attn_output": "Q5_1"},
+             config={"model_type": "mpt", "d_model": 32, "n_heads": 4, "n_layers": 2,
+                     "max_seq_len": 64, "no_bias": True,
+                     "attn_config": {"alibi": True, "alibi_bias_max": 8, "clip_qkv": None}}),
+        # GPT-2: attn_qkv / attn_output transposed from Conv1D, with biases; no rope.
+        dict(name="gpt2", arch="gpt2", seed=25, layers=[1],
+             types={"attn_qkv": "Q8_0", "attn_output": "F16"},
+             config={"model_type": "gpt2", "n_embd": 32, "n_head": 4, "n_layer": 2, "n_ctx": 64,
+                     "n_positions": 64, "layer_norm_epsilon": 1e-5}),
+        # Falcon-40B's shape (new_decoder_architecture, 2 KV groups) and Falcon-7B's
+        # (multi-query: one K/V head), attn_qkv reordered to [Q | K | V].
+        dict(name="falcon", arch="falcon", seed=26, layers=[0, 1],
+             types={"attn_qkv": "Q8_0", "attn_output": "Q4_0"},
+             config={"model_type": "falcon", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_kv_heads": 2, "num_key_value_heads": 2, "num_hidden_layers": 2,
+                     "new_decoder_architecture": True, "alibi": False, "bias": False,
+                     "rope_theta": 10000.0, "layer_norm_epsilon": 1e-5}),
+        dict(name="falcon_mq", arch="falcon", seed=27, layers=[1],
+             types={"attn_qkv": "BF16", "attn_output": "Q8_0"},
+             config={"model_type": "falcon", "hidden_size": 32, "num_attention_heads": 4,
+                     "num_hidden_layers": 2, "multi_query": True,
+                     "new_decoder_architecture": False, "alibi": False, "bias": False,
+                     "rope_theta": 10000.0, "layer_norm_epsilon": 1e-5}),
     ]
 
 
-def main():
+def main(only=()):
+    """Every file, or (names given) only those of specs() again, the others left as they are."""
+    if only:
+        for spec in specs():
+            if spec["name"] in only:
+                shutil.rmtree(os.path.join(OUT, spec["name"]), ignore_errors=True)
+                make(spec)
+        return
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
     os.makedirs(OUT)
@@ -374,4 +519,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -28,7 +28,12 @@ def default_inv_freq(base, dim):
 
 
 def rope_params(theta, dim, mpe, scaling, seq_len):
-    """(inv_freq, attention_factor) as modeling_rope_utils computes them."""
+    """(inv_freq, attention_factor) as modeling_rope_utils computes them; a scaling's
+    "freq_factors" (GGUF's rope_freqs.weight) divide the result, as ggml_rope_ext does."""
+    if scaling is not None and "freq_factors" in scaling:
+        inv, att = rope_params(theta, dim, mpe, {k: v for k, v in scaling.items()
+                                                 if k != "freq_factors"}, seq_len)
+        return inv / torch.tensor(scaling["freq_factors"], dtype=torch.float64), att
     if scaling is None:
         return default_inv_freq(theta, dim), 1.0
     t = scaling.get("rope_type", scaling.get("type"))

@@ -90,8 +90,15 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
   // deepseek_v3 (2), deepseek_v2_lite (1), bert (2), modernbert (2), t5 (2), umt5 (1),
   // qwen3_5 (2), deepseek_v2_lite_old (1, attn_kv_b whole); the MoE architectures of dense
   // rows: qwen3moe (1), granitemoe (1); llama4_maverick (1, no q/k norms), llama4_mobilellm (1);
-  // gemma4 (2: a sliding layer and a k_eq_v full one), gemma4_e2b (2: with attn_v).
-  CHECK(names.size() == 59);
+  // gemma4 (2: a sliding layer and a k_eq_v full one), gemma4_e2b (2: with attn_v); gpt2 (1,
+  // attn_qkv transposed from Conv1D), falcon (2, KV groups reordered to [Q | K | V]),
+  // falcon_mq (1, one K/V head); llama_layer_heads (2: head_count / head_count_kv arrays);
+  // llama_freqs_linear (1: rope_freqs.weight and rope.scaling.type linear, both applied);
+  // written by llama.cpp's gguf-py (heldout_gguf_py.py): gemma4_gguf_py (2, head_count_kv an
+  // i32 array), falcon_gguf_py (2, general.alignment 64); gemma3_swa_base (2,
+  // rope.freq_base_swa); gemma3_swa_layers (2, sliding_window_pattern one bool per layer);
+  // mpt (1, ALiBi from attention.max_alibi_bias).
+  CHECK(names.size() == 75);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
@@ -113,8 +120,9 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
 TEST_CASE("golden gguf: llama-like files without the Q/K un-permutation do not match") {
   // The same case with blk.N.attn_q/attn_k read in the file's (permuted) row
   // order: the un-permutation is what makes it equal the Hugging Face layer.
-  for (const char* name : {"llama/layer0", "llama_kquants/layer1", "granite/layer1",
-                           "internlm2/layer1", "smollm3/layer2", "granitemoe/layer0"}) {
+  for (const char* name :
+       {"llama/layer0", "llama_kquants/layer1", "granite/layer1", "internlm2/layer1",
+        "smollm3/layer2", "granitemoe/layer0", "llama_layer_heads/layer1"}) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;
     Config cfg = load_config(dir + "/case.json");
@@ -143,15 +151,24 @@ TEST_CASE("golden gguf: the metadata maps onto the family rows") {
   CHECK(layer("gemma3", 0).rope->theta == 10000.0);
   CHECK(!layer("gemma3", 5).sliding_window);
   CHECK(layer("gemma3", 5).rope->theta == 1e6);
-  CHECK(layer("gemma3", 5).qk_norm->weight_offset == 0);  // stored as 1 + w
-  CHECK(layer("gemma2", 0).rope->theta == 10000.0);       // no freq_base in the file
+  CHECK(layer("gemma3", 5).qk_norm->weight_offset == 0);      // stored as 1 + w
+  CHECK(layer("gemma3_swa_base", 0).rope->theta == 20000.0);  // rope.freq_base_swa
+  CHECK(layer("gemma3_swa_base", 5).rope->theta == 1e6);
+  CHECK(!layer("gemma3_swa_layers", 0).sliding_window);  // [false, true, true], not period 6
+  CHECK(layer("gemma3_swa_layers", 1).sliding_window == 3);
+  CHECK(layer("gemma3_swa_layers", 1).rope->theta == 10000.0);
+  CHECK(layer("gemma2", 0).rope->theta == 10000.0);  // no freq_base in the file
   CHECK(layer("gemma2", 0).softcap == 2.0);
   CHECK(layer("gemma2", 0).sliding_window == 4);
   CHECK(!layer("gemma2", 1).sliding_window);
   CHECK(layer("gpt_oss", 1).sinks);
   CHECK(layer("gpt_oss", 0).sliding_window == 3);
   CHECK(layer("llama", 0).weights_prefix == "blk.0.");
-  CHECK(layer("llama", 1).rope->scaling.has_value());  // rope_freqs.weight
+  // rope_freqs.weight: Llama 3's rule as stored divisors (rope_type llama3, freq_factors).
+  REQUIRE(layer("llama", 1).rope->scaling.has_value());
+  CHECK(layer("llama", 1).rope->scaling->type == "llama3");
+  CHECK(layer("llama", 1).rope->scaling->freq_factors.size() == 4);
+  CHECK(layer("llama", 1).rope->scaling->long_factor.empty());
   CHECK(layer("qwen2", 0).qkv_bias);
   CHECK(layer("phi3", 1).rope->rotary_dim == 6);  // rope.dimension_count
   CHECK(layer("phi3", 1).rope->scaling->long_factor == std::vector<double>{1.0, 1.5, 2.0});
@@ -160,6 +177,28 @@ TEST_CASE("golden gguf: the metadata maps onto the family rows") {
   CHECK(layer("olmo2", 1).qk_norm->scope_all);
   CHECK(layer("bloom", 1).alibi.has_value());
   CHECK(layer("gpt_neox", 0).rope->rotary_dim == 4);
+  CHECK(open_model_folder(gguf_root() + "/gpt2/model.gguf").model_type == "gpt2");
+  CHECK(layer("gpt2", 1).layout == Layout::fused);  // [Q | K | V] rows, not Conv1D's
+  CHECK(layer("gpt2", 1).qkv_bias);
+  CHECK(layer("gpt2", 1).out_bias);
+  CHECK(!layer("gpt2", 1).rope);  // learned positions, outside the attention
+  CHECK(layer("gpt2", 1).causal);
+  CHECK(open_model_folder(gguf_root() + "/falcon/model.gguf").model_type == "falcon");
+  CHECK(layer("falcon", 0).layout == Layout::fused);
+  CHECK(layer("falcon", 0).kv_heads() == 2);
+  CHECK(layer("falcon", 0).rope->style == RopeStyle::half);
+  CHECK(!layer("falcon", 0).qkv_bias);
+  CHECK(layer("falcon_mq", 1).kv_heads() == 1);
+  CHECK(open_model_folder(gguf_root() + "/mpt/model.gguf").model_type == "mpt");
+  CHECK(layer("mpt", 1).layout == Layout::fused);
+  CHECK(layer("mpt", 1).alibi.has_value());
+  CHECK(!layer("mpt", 1).rope);
+  CHECK(!layer("mpt", 1).qkv_bias);
+  // head_count [4, 2], head_count_kv [2, 1]: each layer its own (llama.cpp's n_head(il)).
+  CHECK(layer("llama_layer_heads", 0).num_heads == 4);
+  CHECK(layer("llama_layer_heads", 0).kv_heads() == 2);
+  CHECK(layer("llama_layer_heads", 1).num_heads == 2);
+  CHECK(layer("llama_layer_heads", 1).kv_heads() == 1);
 }
 
 TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {

@@ -67,6 +67,18 @@ class OutputDir {
   // left). A hint: nothing is reported.
   void start_writeback(int handle, std::size_t first, std::size_t count);
 
+  // A streamed .npy as BlockWriter writes it: this folder's descriptor (open
+  // until the commit), the data's byte offset, the final path for messages,
+  // and with `direct` a second descriptor of the file opened with O_DIRECT
+  // (the caller closes it; -1 where the file system refuses O_DIRECT).
+  struct StreamedFile {
+    int fd = -1;
+    int direct_fd = -1;
+    std::size_t data_offset = 0;
+    std::string path;
+  };
+  StreamedFile streamed_file(int handle, bool direct) const;
+
   // Delete `name` from the folder at commit (a stale result of an earlier
   // run that this run does not produce, e.g. attention.npy under --no-attn).
   void remove_on_commit(const std::string& name) { stale_.push_back(dir_ + "/" + name); }
@@ -101,6 +113,36 @@ class OutputDir {
   void flush_staged();
   Staged& stage(const std::string& name);  // register a temporary and open it
   void discard();
+};
+
+// Writes the blocks of one streamed .npy as compute threads hand them over,
+// without making those threads wait on the page cache: write() copies a
+// block into one of a few page-aligned buffers and returns; a writer thread
+// writes the block's whole pages with O_DIRECT (straight from the buffer:
+// copying hundreds of MB into fresh page-cache pages costs, on a VM, about
+// as much CPU as the attention that made the maps) and its partial end pages
+// through the page cache. Where O_DIRECT is refused (tmpfs, some FUSE) or
+// `direct` is false, every byte goes through the page cache as
+// write_bytes_at does. Call finish() before the folder's commit.
+class BlockWriter {
+ public:
+  BlockWriter(OutputDir& out, int handle, bool direct = true);
+  ~BlockWriter();  // stops the writer thread; blocks not yet written are dropped
+  BlockWriter(const BlockWriter&) = delete;
+  BlockWriter& operator=(const BlockWriter&) = delete;
+
+  // Queue `bytes` bytes for byte offset `first_byte` of the file's data.
+  // Thread-safe; waits while every buffer is queued for the disk. Throws the
+  // writer's error (Exit::io naming the file) once a write has failed.
+  void write(std::size_t first_byte, const void* data, std::size_t bytes);
+  // Wait until every queued block is written. Exit::io when one failed.
+  void finish();
+  // Whole pages bypass the page cache (false: O_DIRECT refused or not asked).
+  bool direct() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
 };
 
 // Commit several folders' staged files as one set: every file is flushed

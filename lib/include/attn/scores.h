@@ -33,6 +33,12 @@ struct RopeScaling {
   // (v3) proportional (Gemma 4's global layers): the first
   // floor(partial_rotary_factor * R / 2) frequencies theta^(-2i/R), the rest 0.
   std::optional<double> partial_rotary_factor;
+  // (v3) llama.cpp's rope_freqs.weight (R/2 numbers > 0): each inverse
+  // frequency is divided by its factor after the type's own rule, as ggml_rope_ext
+  // divides by freq_factors. With type llama3 they are its whole rule (what
+  // convert_hf_to_gguf.py's LlamaModel computed from factor, low_freq_factor,
+  // high_freq_factor and original_max_position_embeddings), those fields unused.
+  std::vector<double> freq_factors;
 };
 
 enum class RopeStyle { half, interleaved };  // rotate_half (HF) | GPT-J pairs

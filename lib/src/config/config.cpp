@@ -98,21 +98,14 @@ const std::vector<std::string>& rope_keys() {
 
 // Hugging Face's rope_scaling fields (CONTRACT.md "Positions").
 const std::vector<std::string>& rope_scaling_keys() {
-  static const std::vector<std::string> k = {"rope_type",
-                                             "type",
-                                             "factor",
-                                             "original_max_position_embeddings",
-                                             "low_freq_factor",
-                                             "high_freq_factor",
-                                             "beta_fast",
-                                             "beta_slow",
-                                             "attention_factor",
-                                             "mscale",
-                                             "mscale_all_dim",
-                                             "truncate",
-                                             "short_factor",
-                                             "long_factor",
-                                             "partial_rotary_factor"};
+  static const std::vector<std::string> k = {"rope_type",        "type",
+                                             "factor",           "original_max_position_embeddings",
+                                             "low_freq_factor",  "high_freq_factor",
+                                             "beta_fast",        "beta_slow",
+                                             "attention_factor", "mscale",
+                                             "mscale_all_dim",   "truncate",
+                                             "short_factor",     "long_factor",
+                                             "freq_factors",     "partial_rotary_factor"};
   return k;
 }
 

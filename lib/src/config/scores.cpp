@@ -90,6 +90,7 @@ std::optional<RopeScaling> read_scaling(const json& v, const std::string& name) 
   if (auto* f = field("truncate")) s.truncate = cj::get_bool(*f, at + "truncate");
   if (auto* f = field("short_factor")) s.short_factor = positive_list(*f, at + "short_factor");
   if (auto* f = field("long_factor")) s.long_factor = positive_list(*f, at + "long_factor");
+  if (auto* f = field("freq_factors")) s.freq_factors = positive_list(*f, at + "freq_factors");
   if (auto* f = field("partial_rotary_factor")) {
     s.partial_rotary_factor = cj::get_number(*f, at + "partial_rotary_factor");
     if (!(*s.partial_rotary_factor >= 0.0 && *s.partial_rotary_factor <= 1.0))
@@ -342,6 +343,11 @@ void resolve_rope(Config& c) {
     fail(c, "rope.rotary_dim",
          "expected an even integer in 2..head_size " + n(D) + ", found " + n(r.rotary_dim));
   }
+  if (r.scaling && !r.scaling->freq_factors.empty() &&
+      r.scaling->freq_factors.size() != std::size_t(r.rotary_dim / 2))
+    fail(c, "rope.scaling.freq_factors",
+         "needs rotary_dim / 2 = " + std::to_string(r.rotary_dim / 2) + " numbers, found " +
+             std::to_string(r.scaling->freq_factors.size()));
   if (r.scaling && r.scaling->type == "longrope") {
     const std::size_t half = static_cast<std::size_t>(r.rotary_dim / 2);
     for (const auto& [key, list] : {std::pair<const char*, const std::vector<double>*>{
@@ -541,6 +547,7 @@ void score_keys_to_json(const Config& c, json& j) {
       if (s.type == "yarn") o["truncate"] = s.truncate;
       if (!s.short_factor.empty()) o["short_factor"] = s.short_factor;
       if (!s.long_factor.empty()) o["long_factor"] = s.long_factor;
+      if (!s.freq_factors.empty()) o["freq_factors"] = s.freq_factors;
       put("partial_rotary_factor", s.partial_rotary_factor);
       rope["scaling"] = o;
     }

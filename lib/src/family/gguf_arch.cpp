@@ -19,6 +19,7 @@
 #include "containers/readers.h"
 #include "containers/stored.h"
 #include "family/gguf_kv_b.h"
+#include "family/gguf_per_layer.h"
 #include "family/gguf_table.h"
 
 namespace attn::family {
@@ -132,6 +133,18 @@ std::pair<std::string, std::string> block_name(const std::string& key) {
   return {"", ""};
 }
 
+// N of a block prefix "blk.N." (T5's "enc.blk.N."), -1 when it is not a number.
+std::int64_t block_number(const std::string& blk) {
+  const std::size_t end = blk.size() - 1, start = blk.rfind('.', end - 1) + 1;
+  if (start >= end || end - start > 9) return -1;
+  std::int64_t n = 0;
+  for (std::size_t i = start; i < end; ++i) {
+    if (blk[i] < '0' || blk[i] > '9') return -1;
+    n = n * 10 + (blk[i] - '0');
+  }
+  return n;
+}
+
 // DeepseekV2Model's sizes: q_lora_rank (absent: q_proj), kv_lora_rank, the
 // rope part rope.dimension_count; the q.k and v head sizes in
 // key_length_mla / value_length_mla, or (older files) key_length /
@@ -212,16 +225,23 @@ GgufModel gguf_model(const GgufFile& f) {
     if (!n) gguf_bad(f, p + "embedding_length", "is missing");
     return *n;
   }();
-  const std::int64_t H = [&] {
-    auto n = gguf_size(f, p + "attention.head_count", 1, kGgufMaxSize, layers);
-    if (!n) gguf_bad(f, p + "attention.head_count", "is missing");
-    return *n;
-  }();
-  // (An architecture with its own per-layer-type mapping reads head_count_kv itself.)
-  const std::int64_t Hkv =
-      a->per_layer_type
-          ? H
-          : gguf_size(f, p + "attention.head_count_kv", 1, kGgufMaxSize, layers).value_or(H);
+  // Heads: one count for every layer, or one per layer (gguf_per_layer.h).
+  const std::vector<std::int64_t> heads =
+      gguf_layer_ints(f, p + "attention.head_count", layers, 0, kGgufMaxSize);
+  if (heads.empty()) gguf_bad(f, p + "attention.head_count", "is missing");
+  // (An architecture with its own per-layer-type mapping reads head_count_kv
+  // itself; MLA gives every head its own keys.)
+  std::vector<std::int64_t> kv_heads;
+  if (!a->per_layer_type && !a->mla)
+    kv_heads = gguf_layer_ints(f, p + "attention.head_count_kv", layers, 0, kGgufMaxSize);
+  if (kv_heads.empty()) kv_heads = heads;
+  if (a->per_layer_type && std::set<std::int64_t>(heads.begin(), heads.end()).size() > 1)
+    gguf_bad(f, p + "attention.head_count",
+             "different values per layer are not supported for " + arch +
+                 " (its KV heads are "
+                 "mapped per layer type)");
+  gguf_heads(f, p + "attention.head_count", heads, kv_heads, hf);
+  const std::int64_t H = hf["num_attention_heads"];
   std::int64_t D = gguf_size(f, p + "attention.key_length", 1, kGgufMaxSize).value_or(C / H);
   if (D < 1) gguf_bad(f, p + "embedding_length", "is smaller than the number of heads");
   if (a->mla) {
@@ -233,8 +253,6 @@ GgufModel gguf_model(const GgufFile& f) {
   }
   hf["num_hidden_layers"] = layers;
   hf["hidden_size"] = C;
-  hf["num_attention_heads"] = H;
-  hf["num_key_value_heads"] = a->mla ? H : Hkv;  // MLA: every head its own keys
   if (!a->mla) hf["head_dim"] = D;
   hf["rope_theta"] = gguf_number(f, p + "rope.freq_base").value_or(a->theta);
   const std::int64_t R = gguf_size(f, p + "rope.dimension_count", 2, D).value_or(D);
@@ -281,18 +299,46 @@ GgufModel gguf_model(const GgufFile& f) {
     const detail::GgufTensorInfo* qkv = f.find_tensor("blk.0.attn_qkv.weight");
     hf["multi_query"] = !(qkv && H > 1 && qkv->rows() == std::uint64_t(3 * C));
   }
+  // Falcon: attn_qkv is read in the converter's "jploski" order ([Q | K | V]);
+  // another declared layout would be read wrongly.
+  if (const GgufValue* l = f.find(p + "tensor_data_layout"); l && arch == "falcon")
+    if (l->type() != detail::GgufType::string || l->to_string() != "jploski")
+      gguf_bad(f, p + "tensor_data_layout",
+               "expected \"jploski\" (attn_qkv as [Q | K | V]), found " + l->summary());
+  // MPT (MPTModel): its attention settings as MptConfig's attn_config: ALiBi
+  // when attention.max_alibi_bias > 0 (the converter writes 0 without), clip_qkv
+  // from attention.clamp_kqv and qk_ln from attn_q_norm (both refused by the row).
+  if (arch == "mpt") {
+    const double max_bias = gguf_number(f, p + "attention.max_alibi_bias").value_or(0.0);
+    json attn = {{"alibi", max_bias > 0}, {"alibi_bias_max", max_bias}};
+    if (const auto clip = gguf_number(f, p + "attention.clamp_kqv")) attn["clip_qkv"] = *clip;
+    if (qk_norm) attn["qk_ln"] = true;
+    hf["attn_config"] = attn;
+    hf["no_bias"] = !bias;
+  }
+  // A per-layer bool pattern (gguf-py's add_sliding_window_pattern(list)) says
+  // which layers slide: the row's layer_types (an integer period stays the
+  // architecture's own rule: llama.cpp hard-codes Gemma 3's and Cohere 2's).
+  std::vector<bool> sliding;
+  if (!a->per_layer_type)
+    sliding = gguf_sliding_layers(f, p + "attention.sliding_window_pattern", layers);
+  if (!sliding.empty()) {
+    json types = json::array();
+    for (bool s : sliding) types.push_back(s ? "sliding_attention" : "full_attention");
+    hf["layer_types"] = types;
+  }
   for (const auto& [suffix, key] : a->int_keys)
-    if (auto v = gguf_size(f, p + suffix, 1, INT64_MAX)) hf[key] = *v;
+    if (!(suffix == std::string("attention.sliding_window_pattern") && !sliding.empty()))
+      if (auto v = gguf_size(f, p + suffix, 1, INT64_MAX, layers)) hf[key] = *v;
 
   if (a->per_layer_type) {  // Gemma 4: sizes, KV heads and ropes per layer type
     a->per_layer_type(f, p, layers, hf);
     return m;
   }
 
-  // rope scaling: rope.scaling.* keys, or Llama 3's per-pair divisors in
-  // rope_freqs.weight (llama.cpp divides each angle by its factor: with
-  // longrope's one set of factors for every length and attention_factor 1,
-  // attn-run computes the same inv_freq = base^(-2i/R) / factor[i]).
+  // rope scaling: rope.scaling.* keys, and rope_freqs.weight's per-pair
+  // divisors (llama.cpp divides each angle by its factor: inv_freq =
+  // base^(-2i/R) / factor[i], rope.scaling.freq_factors).
   json scaling = nullptr;
   std::string type;
   if (const GgufValue* t = f.find(p + "rope.scaling.type")) type = t->to_string();
@@ -321,23 +367,21 @@ GgufModel gguf_model(const GgufFile& f) {
         f, p + "rope.scaling.type",
         "\"" + printable_prefix(type, 40) + "\" is not supported (none, linear, yarn, longrope)");
   }
-  if (scaling.is_null()) {
-    const std::vector<double> ff = gguf_factors(f, "rope_freqs.weight", std::size_t(R / 2));
-    if (!ff.empty()) {
-      scaling = {{"rope_type", "longrope"},
-                 {"long_factor", ff},
-                 {"short_factor", ff},
-                 {"attention_factor", 1.0},
-                 {"original_max_position_embeddings",
-                  hf.value("max_position_embeddings", std::int64_t(1) << 20)}};
-    }
+  // rope_freqs.weight: per-pair divisors that ggml applies after any scaling
+  // type (LlamaModel writes Llama 3's rule as them: then it is llama3's rope).
+  const std::vector<double> ff = gguf_factors(f, "rope_freqs.weight", std::size_t(R / 2));
+  if (!ff.empty()) {
+    if (scaling.is_null()) scaling = {{"rope_type", "llama3"}};
+    scaling["freq_factors"] = ff;
   }
   if (!scaling.is_null()) hf["rope_scaling"] = scaling;
   return m;
 }
 
-void gguf_layer_config(const std::string& architecture, std::int64_t layer, json& out) {
+void gguf_layer_config(const std::string& architecture, const json& hf, std::int64_t layer,
+                       json& out) {
   const GgufArch* a = gguf_arch_of(architecture);
+  gguf_layer_heads_of(hf, layer, out);
   out["weights_prefix"] = std::string(a ? a->blk : "blk.") + std::to_string(layer) + ".";
   json r = json::object();
   for (const auto& [from, to] : gguf_renames()) r[from] = to;
@@ -363,7 +407,6 @@ StateDict gguf_weights(const std::string& path) {
   const GgufFile f = detail::read_gguf(path);
   const GgufModel m = gguf_model(f);
   const GgufArch* a = gguf_arch_of(m.architecture);
-  const std::int64_t H = m.hf["num_attention_heads"], Hkv = m.hf["num_key_value_heads"];
   StateDict sd(path);
   // DeepSeek: each layer's attn_k_b / attn_v_b, and whether it has attn_kv_b.
   std::map<std::string,
@@ -381,6 +424,8 @@ StateDict gguf_weights(const std::string& path) {
       if (!attention) continue;  // norms, MLP, experts: not the attention's
       const bool q = name.compare(0, 7, "attn_q.") == 0, k = name.compare(0, 7, "attn_k.") == 0;
       if (a->permuted_qk && (q || k)) {
+        // (the layer's own head counts: the converter permuted per layer)
+        const auto [H, Hkv] = gguf_heads_at(m.hf, block_number(blk));
         auto s = std::make_shared<detail::Stored>(*e.stored);
         s->unpermute_heads = std::size_t(q ? H : Hkv);
         e.stored = std::move(s);

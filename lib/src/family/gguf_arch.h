@@ -37,10 +37,12 @@ struct GgufModel {
 // of the wrong type, a per-layer array of the wrong length, ...).
 GgufModel gguf_model(const detail::GgufFile& f);
 
-// Layer N's config over what the row mapped: weights_prefix "blk.N.", the
-// GGUF names renamed to the row's layout, the converter's +1 on q/k norm
-// weights accounted for.
-void gguf_layer_config(const std::string& architecture, std::int64_t layer, nlohmann::json& out);
+// Layer N's config over what the row mapped from `hf` (gguf_model's): its own
+// head counts where they differ per layer, weights_prefix "blk.N.", the GGUF
+// names renamed to the row's layout, the converter's +1 on q/k norm weights
+// accounted for.
+void gguf_layer_config(const std::string& architecture, const nlohmann::json& hf,
+                       std::int64_t layer, nlohmann::json& out);
 
 // The file's tensors as --model FILE.gguf reads them: each layer's attention
 // tensors (other block tensors left out), Q/K rows un-permuted where the

@@ -14,6 +14,7 @@
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "containers/gguf.h"
+#include "family/gguf_per_layer.h"
 
 namespace attn::family {
 
@@ -41,22 +42,6 @@ std::optional<std::int64_t> gemma4_size(const GgufFile& f, const std::string& ke
   if (n < 1 || n > (std::int64_t(1) << 24))
     gemma4_bad(f, key, "expected an integer in [1, 16777216], found " + std::to_string(n));
   return n;
-}
-
-// attention.sliding_window_pattern: one bool per layer (true: sliding), or one
-// for every layer (llama.cpp's get_key_or_arr).
-std::vector<bool> gemma4_sliding(const GgufFile& f, const std::string& key, std::int64_t layers) {
-  const GgufValue* v = f.find(key);
-  if (!v) gemma4_bad(f, key, "is missing (Gemma 4's layer types: true for a sliding layer)");
-  if (v->type() == detail::GgufType::boolean)
-    return std::vector<bool>(std::size_t(layers), v->to_bool());
-  if (!v->is_array() || v->element_type() != detail::GgufType::boolean ||
-      v->size() != std::uint64_t(layers))
-    gemma4_bad(f, key,
-               "expected a bool per layer (" + std::to_string(layers) + "), found " + v->summary());
-  std::vector<bool> out;
-  for (const GgufValue& e : v->elements()) out.push_back(e.to_bool());
-  return out;
 }
 
 // The one value of head_count_kv the layers of a type have (a number, or
@@ -113,8 +98,14 @@ double gemma4_fraction(const GgufFile& f, std::int64_t D) {
 }  // namespace
 
 void gguf_gemma4(const GgufFile& f, const std::string& p, std::int64_t layers, json& hf) {
-  const std::vector<bool> sliding =
-      gemma4_sliding(f, p + "attention.sliding_window_pattern", layers);
+  const std::string pattern_key = p + "attention.sliding_window_pattern";
+  const std::vector<bool> sliding = gguf_sliding_layers(f, pattern_key, layers);
+  if (sliding.empty())
+    gemma4_bad(f, pattern_key,
+               f.find(pattern_key)
+                   ? "expected a bool per layer (Gemma 4's layer types), found " +
+                         f.find(pattern_key)->summary()
+                   : "is missing (Gemma 4's layer types: true for a sliding layer)");
   json types = json::array();
   for (bool s : sliding) types.push_back(s ? "sliding_attention" : "full_attention");
   hf["layer_types"] = types;

@@ -174,6 +174,27 @@ const std::vector<GgufArch>& gguf_table() {
         // (reshape(H, 3, D, C) gathered by part), so the file's attn_qkv is fused.
         {"gptneox", "gpt_neox", false, false, 10000.0, 0, json::object(), "fused"},
         {"bloom", "bloom", false, false, 10000.0, 0, json::object(), "fused"},
+        // GPT-2 (GPT2Model): the converter transposes Conv1D's c_attn (C, 3C) and
+        // c_proj to Linear's (out, in), so attn_qkv holds the rows [Q | K | V]
+        // (fused) with its bias; learned positions are outside the attention.
+        {"gpt2", "gpt2", false, false, 10000.0, 0, json::object(), "fused"},
+        // MPT (MPTModel): Wqkv as attn_qkv ([Q | K | V]), ALiBi from the file
+        // (gguf_arch.cpp writes its attn_config).
+        {"mpt", "mpt", false, false, 10000.0, 0, json::object(), "fused"},
+        // Falcon (FalconModel): query_key_value's KV groups [q..., k, v] are
+        // reordered to [Q (H*D) | K (Hkv*D) | V (Hkv*D)] (its "jploski" layout),
+        // head_count_kv always written (1 for the multi-query 7B); NEOX rope
+        // (rotate_half) unpermuted. new_decoder_architecture makes the row read
+        // the KV heads from num_key_value_heads; its bias flag is "bias".
+        {"falcon",
+         "falcon",
+         false,
+         false,
+         10000.0,
+         0,
+         {{"new_decoder_architecture", true}, {"alibi", false}},
+         "fused",
+         "bias"},
         // gpt-oss: YaRN without truncation of the correction range (HF's config).
         {"gpt-oss", "gpt_oss", false, false, 150000.0},
         // The MoE variants of Qwen2 / Qwen3 (Qwen2MoeModel, Qwen3MoeModel): the
@@ -181,6 +202,12 @@ const std::vector<GgufArch>& gguf_table() {
         {"qwen2moe", "qwen2"},
         {"qwen3moe", "qwen3"},
     };
+    // Gemma 3: today's converter (TextModel) writes the sliding layers' base
+    // (rope_local_base_freq) as rope.freq_base_swa; older files leave it to
+    // llama.cpp's 10000.
+    for (GgufArch& a : t)
+      if (std::string(a.architecture) == "gemma3")
+        a.keys = {{"rope.freq_base_swa", "rope_local_base_freq"}};
     add_v3_archs(t);
     return t;
   }();

@@ -236,7 +236,7 @@ json layer_config(const ModelFolder& m, std::int64_t layer,
   } else {
     out =
         gguf_checked([&] { return family::map_layer(row, hf, layer, m.num_layers, weight_keys); });
-    family::gguf_layer_config(m.gguf_architecture, layer, out);
+    family::gguf_layer_config(m.gguf_architecture, m.hf, layer, out);
   }
   out["weights"] = m.weights;
   return out;

@@ -87,13 +87,14 @@ void yarn(const RopeSpec& s, const RopeScaling& sc, std::size_t R, RopeFrequenci
 }
 
 void llama3(const RopeSpec& s, const RopeScaling& sc, std::size_t R, RopeFrequencies& f) {
+  f.inv_freq = default_inv_freq(s.theta, R);
+  if (!sc.freq_factors.empty()) return;  // GGUF's rope_freqs: the rule's divisors as stored
   const double factor = need(sc.factor, "llama3", "factor");
   const double low_ff = need(sc.low_freq_factor, "llama3", "low_freq_factor");
   const double high_ff = need(sc.high_freq_factor, "llama3", "high_freq_factor");
   if (!sc.original_max_position_embeddings) missing("llama3", "original_max_position_embeddings");
   const double old_len = double(*sc.original_max_position_embeddings);
   const double low_wavelen = old_len / low_ff, high_wavelen = old_len / high_ff;
-  f.inv_freq = default_inv_freq(s.theta, R);
   for (double& inv : f.inv_freq) {
     const double wavelen = 2.0 * kPi / inv;
     if (wavelen > low_wavelen) {
@@ -179,6 +180,15 @@ RopeFrequencies rope_frequencies(const RopeSpec& s, std::int64_t seq_len) {
     throw Error(Exit::config,
                 "rope.scaling: unknown rope_type \"" + sc.type +
                     "\" (expected linear, dynamic, yarn, llama3, longrope or proportional)");
+  }
+  // llama.cpp's rope_freqs.weight: theta / freq_factors[i] after the type's rule
+  // (ggml_rope_ext; with yarn the ramp is by dimension, so dividing after is the same).
+  if (!sc.freq_factors.empty()) {
+    if (sc.freq_factors.size() != f.inv_freq.size())
+      throw Error(Exit::config,
+                  "rope.scaling.freq_factors: expected " + std::to_string(f.inv_freq.size()) +
+                      " numbers (rotary_dim / 2), found " + std::to_string(sc.freq_factors.size()));
+    for (std::size_t i = 0; i < f.inv_freq.size(); ++i) f.inv_freq[i] /= sc.freq_factors[i];
   }
   return f;
 }

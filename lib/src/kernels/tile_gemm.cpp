@@ -13,9 +13,6 @@
 // read in place; only a view starting inside a panel (keys from a padding
 // or window bound) gathers its panels, per call.
 #include <cblas.h>
-#if defined(__AVX__)
-#include <immintrin.h>
-#endif
 
 #include <algorithm>
 #include <cstddef>
@@ -24,6 +21,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/micro.h"
+#include "kernels/transpose.h"
 
 namespace attn::kernels {
 namespace {
@@ -59,28 +57,6 @@ std::size_t needed(std::size_t r0, std::size_t mr, std::ptrdiff_t offset, std::s
   if (last < 0) return 0;
   return std::min(m, static_cast<std::size_t>(last) + 1);
 }
-
-#if defined(__AVX__)
-// out[i][c] = in[c][i] for an 8 x 8 block: rows of in at stride ld_in, rows
-// of out at stride ld_out (unpack pairs, shuffle quads, swap 128-bit halves).
-inline void transpose_8x8(const float* in, std::size_t ld_in, float* out, std::size_t ld_out) {
-  __m256 r[8], t[8], u[8];
-  for (int c = 0; c < 8; ++c) r[c] = _mm256_loadu_ps(in + c * ld_in);
-  for (int c = 0; c < 8; c += 2) {
-    t[c] = _mm256_unpacklo_ps(r[c], r[c + 1]);      // c0 c'0 c1 c'1 | c4 c'4 c5 c'5
-    t[c + 1] = _mm256_unpackhi_ps(r[c], r[c + 1]);  // c2 c'2 c3 c'3 | c6 c'6 c7 c'7
-  }
-  for (int q = 0; q < 8; q += 4)
-    for (int h = 0; h < 2; ++h) {  // entries 0,1 (h = 0) or 2,3 (h = 1) of each half
-      u[q + 2 * h] = _mm256_shuffle_ps(t[q + h], t[q + 2 + h], _MM_SHUFFLE(1, 0, 1, 0));
-      u[q + 2 * h + 1] = _mm256_shuffle_ps(t[q + h], t[q + 2 + h], _MM_SHUFFLE(3, 2, 3, 2));
-    }
-  for (int i = 0; i < 4; ++i) {  // u[i]: entry i | i + 4 of in rows 0-3; u[i + 4]: of rows 4-7
-    _mm256_storeu_ps(out + i * ld_out, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
-    _mm256_storeu_ps(out + (i + 4) * ld_out, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
-  }
-}
-#endif
 
 // Per-thread buffer for gathered panels, grown on demand and reused.
 float* panel_buffer(std::size_t floats) {

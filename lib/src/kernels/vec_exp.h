@@ -10,6 +10,10 @@
 #include <xsimd/xsimd.hpp>
 #pragma GCC diagnostic pop
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include <cstddef>
 #include <cstdint>
 
@@ -31,6 +35,17 @@ constexpr float kLn2Lo = -2.12194440e-4f;
 constexpr float kP0 = 1.9875691500e-4f, kP1 = 1.3981999507e-3f, kP2 = 8.3334519073e-3f,
                 kP3 = 4.1665795894e-2f, kP4 = 1.6666665459e-1f, kP5 = 5.0000001201e-1f;
 
+// p * 2^n for whole n in [-126, 127] (2^n a normal float, so the product is
+// p * 2^n rounded once either way: the same bits). AVX-512's vscalefps in one
+// instruction; else 2^n built in the exponent field, (n + 127) << 23.
+inline Batch times_pow2(Batch p, Batch n) {
+#if defined(__AVX512F__)
+  if constexpr (kLanes == 16) return _mm512_scalef_ps(p, n);
+#endif
+  const IntBatch bits = xsimd::to_int((n + Batch(127.0f)) * Batch(8388608.0f));
+  return p * xsimd::bitwise_cast<Batch>(bits);
+}
+
 inline Batch exp_batch(Batch x) {
   const auto underflow = x < Batch(kUnder);
   x = xsimd::min(x, Batch(kOver));
@@ -45,10 +60,7 @@ inline Batch exp_batch(Batch x) {
   p = xsimd::fma(p, r, Batch(kP4));
   p = xsimd::fma(p, r, Batch(kP5));
   p = xsimd::fma(p, r * r, r + Batch(1.0f));
-  // 2^n built in the exponent field: (n + 127) << 23, exact in float.
-  const IntBatch bits = xsimd::to_int((n + Batch(127.0f)) * Batch(8388608.0f));
-  const Batch pow2n = xsimd::bitwise_cast<Batch>(bits);
-  return xsimd::select(underflow, Batch(0.0f), p * pow2n);
+  return xsimd::select(underflow, Batch(0.0f), times_pow2(p, n));
 }
 
 }  // namespace attn::kernels

@@ -327,6 +327,16 @@ void OutputDir::write_bytes_at(int handle, std::size_t first_byte, const void* d
   }
 }
 
+OutputDir::StreamedFile OutputDir::streamed_file(int handle, bool direct) const {
+  const Staged& st = staged_.at(static_cast<std::size_t>(handle));
+  StreamedFile f;
+  f.fd = st.fd;
+  f.data_offset = st.data_offset;
+  f.path = st.final_path;
+  if (direct) f.direct_fd = ::open(st.temp_path.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
+  return f;
+}
+
 void OutputDir::start_writeback(int handle, std::size_t first, std::size_t count) {
   const Staged& st = staged_.at(static_cast<std::size_t>(handle));
   ::sync_file_range(st.fd, static_cast<off_t>(st.data_offset + first * sizeof(float)),

@@ -180,3 +180,46 @@ TEST_CASE("relative_position_bucket: T5's buckets as torch computes them, both d
     CHECK(attn::relative_position_bucket(std::int64_t(1) << 40, s) == expected.back());
   }
 }
+
+TEST_CASE("rope_frequencies: freq_factors divide after the type's rule, as ggml's rope_freqs") {
+  // Llama 3's rule (factor 8, low 1, high 4, original 32) over R = 8 at theta 500000, as
+  // convert_hf_to_gguf.py's LlamaModel stores it: the divisor of each pair.
+  attn::RopeSpec hf;
+  hf.theta = 500000.0;
+  hf.rotary_dim = 8;
+  hf.scaling = attn::RopeScaling{};
+  hf.scaling->type = "llama3";
+  hf.scaling->factor = 8.0;
+  hf.scaling->low_freq_factor = 1.0;
+  hf.scaling->high_freq_factor = 4.0;
+  hf.scaling->original_max_position_embeddings = 32;
+  const std::vector<double> rule = attn::rope_frequencies(hf, 10).inv_freq;
+  attn::RopeSpec plain = hf;
+  plain.scaling.reset();
+  const std::vector<double> base = attn::rope_frequencies(plain, 10).inv_freq;
+  std::vector<double> ff;
+  for (std::size_t i = 0; i < base.size(); ++i) ff.push_back(base[i] / rule[i]);
+  CHECK(ff[0] == doctest::Approx(1.0));  // the fast pair turns as before
+  CHECK(ff[3] == doctest::Approx(8.0));  // the slow one 8 times slower
+
+  // llama3 given by its factors alone: the same frequencies (llama.cpp's freq / factor).
+  attn::RopeSpec gguf = plain;
+  gguf.scaling = attn::RopeScaling{};
+  gguf.scaling->type = "llama3";
+  gguf.scaling->freq_factors = ff;
+  const attn::RopeFrequencies f = attn::rope_frequencies(gguf, 10000);
+  for (std::size_t i = 0; i < ff.size(); ++i)
+    CHECK(f.inv_freq[i] == doctest::Approx(rule[i]).epsilon(1e-15));
+  CHECK(f.attention_factor == 1.0);
+
+  // With linear scaling the factors divide too (ggml: freq_scale * theta / freq_factors).
+  gguf.scaling->type = "linear";
+  gguf.scaling->factor = 2.0;
+  const attn::RopeFrequencies lin = attn::rope_frequencies(gguf, 10);
+  for (std::size_t i = 0; i < ff.size(); ++i)
+    CHECK(lin.inv_freq[i] == doctest::Approx(base[i] / 2.0 / ff[i]).epsilon(1e-15));
+
+  gguf.scaling->freq_factors.pop_back();  // R/2 - 1 factors
+  CHECK_THROWS_WITH_AS(attn::rope_frequencies(gguf, 10), doctest::Contains("freq_factors"),
+                       attn::Error);
+}
