@@ -11,6 +11,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/row_scan.h"
+#include "kernels/top_k_list.h"
 #include "kernels/vec_exp.h"
 
 namespace attn::kernels {
@@ -43,9 +44,9 @@ void RowDigest::begin(const DigestRequest& req, const HeadView& hv, std::size_t 
   has_sink_ = hv.has_sink;
   sink_ = hv.sink;
   fallback = false;
-  top_s_.resize(n * keep_);
-  top_j_.resize(n * keep_);
-  kept_.assign(n, 0);
+  width_ = top_k_list_width(keep_);
+  top_s_.assign(n * width_, kNegInf);
+  top_j_.assign(n * width_, 0);
   if (!summary_) return;
   for (auto* v : {&l_keys_, &plogp_, &l_pos_, &dist_, &recent_}) v->assign(n, 0.0);
   hist_.assign(n * bins_, 0.0);
@@ -55,9 +56,11 @@ void RowDigest::begin(const DigestRequest& req, const HeadView& hv, std::size_t 
 void RowDigest::scores(std::size_t r, std::size_t j0, const float* s, std::size_t cols, float max) {
   if (j0 == 0 && cols && summary_) first_[r] = s[0];
   if (!keep_) return;
-  float* values = top_s_.data() + r * keep_;
-  if (kept_[r] == keep_ && !(max > values[keep_ - 1])) return;  // most tiles of a long row
-  top_k_update(s, cols, std::int64_t(j0), keep_, values, top_j_.data() + r * keep_, kept_[r]);
+  float* values = top_s_.data() + r * width_;
+  if (!(max > values[keep_ - 1])) return;  // most tiles of a long row
+  std::int32_t* keys = top_j_.data() + r * width_;
+  for (std::size_t j = 0; (j = first_above(s, j, cols, values[keep_ - 1])) < cols; ++j)
+    top_k_list_insert(values, keys, keep_, width_, s[j], std::int32_t(j0 + j));
 }
 
 void RowDigest::rescale(std::size_t r, float m_old, float m_new) {
@@ -156,9 +159,9 @@ RowDigests RowDigest::finish(const float* m, const float* l, const std::uint8_t*
     if (allowed[r]) {
       // p = e (1 / l) as the maps path scales its rows; weights 0 (underflow) drop out.
       const float inv = 1.0f / l[r];
-      for (std::size_t k = 0; k < kept_[r]; ++k) {
-        const float w = exp_approx(top_s_[r * keep_ + k] - m[r]) * inv;
-        if (w > 0.0f) top.emplace_back(w, top_j_[r * keep_ + k]);
+      for (std::size_t k = 0; k < keep_ && top_s_[r * width_ + k] != kNegInf; ++k) {
+        const float w = exp_approx(top_s_[r * width_ + k] - m[r]) * inv;
+        if (w > 0.0f) top.emplace_back(w, top_j_[r * width_ + k]);
       }
       // Rounding may tie weights of distinct scores: the maps order them by index.
       std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {

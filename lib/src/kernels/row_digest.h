@@ -56,13 +56,14 @@ class RowDigest {
   void finish_summary(std::size_t r, float m, std::int64_t argmax);
   void add_position_sums(std::size_t r, std::size_t j0, const float* e, std::size_t cols);
 
-  std::size_t n_ = 0, i0_ = 0, T_ = 0, Tx_ = 0, W_ = 0, K_ = 0, keep_ = 0, bins_ = 0;
+  std::size_t n_ = 0, i0_ = 0, T_ = 0, Tx_ = 0, W_ = 0, K_ = 0, keep_ = 0, width_ = 0, bins_ = 0;
   bool summary_ = false, has_sink_ = false;
   float sink_ = 0.0f;
-  // Per row: the kept scores (n, keep) and their keys, how many are kept.
+  // Per row: the kept scores (n, width) and their keys (top_k_list.h: keep
+  // slots rounded up to whole vectors, the free ones -inf; keys fit int32, as
+  // a row of 2^31 keys would be 8 GB of scores per query).
   std::vector<float> top_s_;
-  std::vector<std::int64_t> top_j_;
-  std::vector<std::size_t> kept_;
+  std::vector<std::int32_t> top_j_;
   // Per row, at the running max: l_keys, A, the sums over key positions
   // (weight, weight x distance, the recent window), key 0's raw score, and
   // the distance bins (n, bins).

@@ -158,10 +158,12 @@ MapSelection selection() {
 TEST_CASE("map digests: top-k and summary of the online pass equal the maps' reductions") {
   const MapSelection sel = selection();
   const std::size_t Hs = sel.heads.size(), Ls = sel.queries.size();
+  // K = 8 fills part of one vector of the kept list (top_k_list.h), 37 three.
   for (const Case& c : cases())
-    for (int threads : {1, 3}) {
+    for (const auto& [threads, K] : {std::pair<int, std::size_t>{1, 8}, {3, 8}, {2, 37}}) {
       CAPTURE(c.name);
       CAPTURE(threads);
+      CAPTURE(K);
       const Inputs in = inputs_for(c);
       // The full maps, to judge ties.
       TensorSink full(B, H, S, in.Tx);
