@@ -19,6 +19,14 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// top_k_list.h's slots (4 bytes) in a 64-byte cache line.
+constexpr std::size_t kListAlign = 16;
+template <class T>
+T* aligned(T* p) {
+  static_assert(sizeof(T) * kListAlign == 64);
+  return reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(p) + 63) / 64 * 64);
+}
+
 // As the maps' SummarySink: a row summing below this is renormalized for its entropy.
 constexpr double kSummaryRowSumOne = 0.999;
 
@@ -45,8 +53,12 @@ void RowDigest::begin(const DigestRequest& req, const HeadView& hv, std::size_t 
   sink_ = hv.sink;
   fallback = false;
   width_ = top_k_list_width(keep_);
-  top_s_.assign(n * width_, kNegInf);
-  top_j_.assign(n * width_, 0);
+  // Each row's list on whole cache lines: an insertion's vector loads then
+  // take the previous insertion's stores straight from the store queue.
+  top_s_.assign(n * width_ + kListAlign, kNegInf);
+  top_j_.assign(n * width_ + kListAlign, 0);
+  top_values_ = aligned(top_s_.data());
+  top_keys_ = aligned(top_j_.data());
   if (!summary_) return;
   for (auto* v : {&l_keys_, &plogp_, &l_pos_, &dist_, &recent_}) v->assign(n, 0.0);
   hist_.assign(n * bins_, 0.0);
@@ -56,11 +68,10 @@ void RowDigest::begin(const DigestRequest& req, const HeadView& hv, std::size_t 
 void RowDigest::scores(std::size_t r, std::size_t j0, const float* s, std::size_t cols, float max) {
   if (j0 == 0 && cols && summary_) first_[r] = s[0];
   if (!keep_) return;
-  float* values = top_s_.data() + r * width_;
+  float* values = top_values_ + r * width_;
   if (!(max > values[keep_ - 1])) return;  // most tiles of a long row
-  std::int32_t* keys = top_j_.data() + r * width_;
-  for (std::size_t j = 0; (j = first_above(s, j, cols, values[keep_ - 1])) < cols; ++j)
-    top_k_list_insert(values, keys, keep_, width_, s[j], std::int32_t(j0 + j));
+  std::int32_t* keys = top_keys_ + r * width_;
+  top_k_list_add(s, cols, std::int32_t(j0), keep_, width_, values, keys);
 }
 
 void RowDigest::rescale(std::size_t r, float m_old, float m_new) {
@@ -159,9 +170,9 @@ RowDigests RowDigest::finish(const float* m, const float* l, const std::uint8_t*
     if (allowed[r]) {
       // p = e (1 / l) as the maps path scales its rows; weights 0 (underflow) drop out.
       const float inv = 1.0f / l[r];
-      for (std::size_t k = 0; k < keep_ && top_s_[r * width_ + k] != kNegInf; ++k) {
-        const float w = exp_approx(top_s_[r * width_ + k] - m[r]) * inv;
-        if (w > 0.0f) top.emplace_back(w, top_j_[r * width_ + k]);
+      for (std::size_t k = 0; k < keep_ && top_values_[r * width_ + k] != kNegInf; ++k) {
+        const float w = exp_approx(top_values_[r * width_ + k] - m[r]) * inv;
+        if (w > 0.0f) top.emplace_back(w, top_keys_[r * width_ + k]);
       }
       // Rounding may tie weights of distinct scores: the maps order them by index.
       std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {

@@ -64,6 +64,8 @@ class RowDigest {
   // a row of 2^31 keys would be 8 GB of scores per query).
   std::vector<float> top_s_;
   std::vector<std::int32_t> top_j_;
+  float* top_values_ = nullptr;  // in top_s_, top_j_: 64-byte aligned
+  std::int32_t* top_keys_ = nullptr;
   // Per row, at the running max: l_keys, A, the sums over key positions
   // (weight, weight x distance, the recent window), key 0's raw score, and
   // the distance bins (n, bins).

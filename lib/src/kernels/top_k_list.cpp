@@ -1,0 +1,78 @@
+// The streaming top-k's kept list (top_k_list.h).
+#include "kernels/top_k_list.h"
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+
+#include "kernels/row_scan.h"
+
+namespace attn::kernels {
+namespace {
+
+// Insert (v, key) after every kept score >= v; the last slot drops out.
+// v is not NaN. AVX-512: v at or below values[K - 1] lands beyond slot K - 1
+// and changes only slots the list does not use; otherwise v must be above it.
+void insert(float* values, std::int32_t* keys, std::size_t K, std::size_t width, float v,
+            std::int32_t key) {
+#if defined(__AVX512F__)
+  (void)K;
+  const __m512 vv = _mm512_set1_ps(v);
+  unsigned at = 0;  // the slot v takes: how many kept scores are >= v
+  for (std::size_t c = 0; c < width; c += kTopKListLanes)
+    at += unsigned(
+        __builtin_popcount(_mm512_cmp_ps_mask(_mm512_load_ps(values + c), vv, _CMP_GE_OQ)));
+  const __m512i at_v = _mm512_set1_epi32(int(at)), kv = _mm512_set1_epi32(key);
+  __m512i slot = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  __m512i prev_v = _mm512_castps_si512(vv), prev_k = kv;  // slot -1's, for lane 0
+  for (std::size_t c = 0; c < width; c += kTopKListLanes) {
+    const __m512i x = _mm512_load_si512(values + c), xk = _mm512_load_si512(keys + c);
+    const __mmask16 after = _mm512_cmpgt_epi32_mask(slot, at_v);  // slots that shift by one
+    const __mmask16 here = _mm512_cmpeq_epi32_mask(slot, at_v);
+    // [slot c - 1, slots c .. c + 14]
+    __m512i out = _mm512_mask_alignr_epi32(x, after, x, prev_v, 15);
+    __m512i out_k = _mm512_mask_alignr_epi32(xk, after, xk, prev_k, 15);
+    out = _mm512_mask_mov_epi32(out, here, _mm512_castps_si512(vv));
+    out_k = _mm512_mask_mov_epi32(out_k, here, kv);
+    _mm512_store_si512(values + c, out);
+    _mm512_store_si512(keys + c, out_k);
+    prev_v = x, prev_k = xk;
+    slot = _mm512_add_epi32(slot, _mm512_set1_epi32(int(kTopKListLanes)));
+  }
+#else
+  (void)width;
+  std::size_t at = K - 1;
+  while (at > 0 && values[at - 1] < v) {
+    values[at] = values[at - 1];
+    keys[at] = keys[at - 1];
+    --at;
+  }
+  values[at] = v;
+  keys[at] = key;
+#endif
+}
+
+}  // namespace
+
+void top_k_list_add(const float* s, std::size_t n, std::int32_t key0, std::size_t K,
+                    std::size_t width, float* values, std::int32_t* keys) {
+#if defined(__AVX512F__)
+  const __m512 t = _mm512_set1_ps(values[K - 1]);
+  for (std::size_t j = 0; j < n; j += 16) {
+    const __mmask16 live = n - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - j)) - 1);
+    unsigned bits =
+        _mm512_mask_cmp_ps_mask(live, _mm512_maskz_loadu_ps(live, s + j), t, _CMP_GT_OQ);
+    for (; bits; bits &= bits - 1) {
+      const unsigned b = unsigned(__builtin_ctz(bits));
+      insert(values, keys, K, width, s[j + b], key0 + std::int32_t(j + b));
+    }
+  }
+#else
+  for (std::size_t j = 0; (j = first_above(s, j, n, values[K - 1])) < n; ++j)
+    insert(values, keys, K, width, s[j], key0 + std::int32_t(j));
+#endif
+}
+
+}  // namespace attn::kernels
