@@ -123,22 +123,29 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   fo.threads = plan.threads;
   fo.check_overflow = plan.check_overflow;
   // Each chunk's context rows are checked as they are done; with a context
-  // file they go to the disk while the next chunk computes.
+  // file they go to the disk (BlockWriter's thread) while the next chunk computes.
   const int context_file = plan.out && !plan.context_file_shape.empty()
                                ? plan.out->add_streamed_npy("context.npy", plan.context_file_shape)
                                : -1;
+  std::optional<attn::BlockWriter> context_writer;
+  if (context_file >= 0) context_writer.emplace(*plan.out, context_file);
   fo.context_done = [&](std::size_t b0, std::size_t nb) {
     if (plan.check_overflow) check_context_finite(res.context, b0, nb);
-    if (context_file < 0) return;
+    if (!context_writer) return;
     const auto t_write = Clock::now();
     const std::size_t row = res.context.shape[1] * res.context.shape[2];  // L * O
-    plan.out->write_at(context_file, b0 * row, res.context.ptr() + b0 * row, nb * row);
-    plan.out->start_writeback(context_file, b0 * row, nb * row);
+    context_writer->write(b0 * row * sizeof(float), res.context.ptr() + b0 * row,
+                          nb * row * sizeof(float));
     res.context_write_ms += ms_since(t_write);
   };
   const auto t0 = Clock::now();
   res.forward = attn::forward(w, spec, in.forward_inputs(), res.context, fo);
   if (file) file->finish();  // the maps' last blocks on the disk
+  if (context_writer) {
+    const auto t_write = Clock::now();
+    context_writer->finish();
+    res.context_write_ms += ms_since(t_write);
+  }
   res.compute_ms = ms_since(t0) - res.context_write_ms;
   res.context_written = context_file >= 0;
   if (progress) progress->finish();

@@ -62,10 +62,6 @@ class OutputDir {
                        const std::string& descr, std::size_t item_size);
   // Write `bytes` bytes at byte offset `first_byte` of a streamed .npy's data.
   void write_bytes_at(int handle, std::size_t first_byte, const void* data, std::size_t bytes);
-  // Start writing floats [first, first + count) of a streamed .npy to the
-  // disk without waiting (so the commit's flush waits only for what is
-  // left). A hint: nothing is reported.
-  void start_writeback(int handle, std::size_t first, std::size_t count);
 
   // A streamed .npy as BlockWriter writes it: this folder's descriptor (open
   // until the commit), the data's byte offset, the final path for messages,

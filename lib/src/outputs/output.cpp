@@ -337,12 +337,6 @@ OutputDir::StreamedFile OutputDir::streamed_file(int handle, bool direct) const 
   return f;
 }
 
-void OutputDir::start_writeback(int handle, std::size_t first, std::size_t count) {
-  const Staged& st = staged_.at(static_cast<std::size_t>(handle));
-  ::sync_file_range(st.fd, static_cast<off_t>(st.data_offset + first * sizeof(float)),
-                    static_cast<off_t>(count * sizeof(float)), SYNC_FILE_RANGE_WRITE);
-}
-
 void OutputDir::check_name(const std::string& name) const {
   errno = 0;
   const long name_max = ::pathconf(dir_.c_str(), _PC_NAME_MAX);
