@@ -134,12 +134,13 @@ float RowDigest::exp_tile(std::size_t r, std::size_t j0, float* row, std::size_t
   if (j0 < T_) {  // key positions (the extra columns have none)
     l_pos_[r] += total;
     dist_[r] += xsimd::hadd(dist);
-    add_position_sums(r, j0, row, cols);
+    add_position_sums(r, j0, row, cols, total);
   }
   return total;
 }
 
-void RowDigest::add_position_sums(std::size_t r, std::size_t j0, const float* e, std::size_t cols) {
+void RowDigest::add_position_sums(std::size_t r, std::size_t j0, const float* e, std::size_t cols,
+                                  float total) {
   const std::size_t i = i0_ + r, end = j0 + cols;
   // recent: keys i - W < j <= i
   const std::size_t lo = std::max(j0, i + 1 >= W_ ? i + 1 - W_ : 0), hi = std::min(end, i + 1);
@@ -151,7 +152,8 @@ void RowDigest::add_position_sums(std::size_t r, std::size_t j0, const float* e,
     const std::size_t k = bin_of(j <= i ? i - j : j - i);
     const std::size_t stop =
         j <= i ? std::min(end, i - distance_bin_lo(k) + 1) : std::min(end, i + distance_bin_hi(k));
-    hist[k] += sum_range(e, j - j0, stop - j0);
+    // A tile inside one bin (every tile past distance 2 x 256) adds its sum.
+    hist[k] += j == j0 && stop == end ? double(total) : sum_range(e, j - j0, stop - j0);
     j = stop;
   }
 }

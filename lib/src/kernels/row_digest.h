@@ -54,7 +54,9 @@ class RowDigest {
 
  private:
   void finish_summary(std::size_t r, float m, std::int64_t argmax);
-  void add_position_sums(std::size_t r, std::size_t j0, const float* e, std::size_t cols);
+  // e[0..cols) = exp(s - m) of keys j0.., summing to `total`.
+  void add_position_sums(std::size_t r, std::size_t j0, const float* e, std::size_t cols,
+                         float total);
 
   std::size_t n_ = 0, i0_ = 0, T_ = 0, Tx_ = 0, W_ = 0, K_ = 0, keep_ = 0, width_ = 0, bins_ = 0;
   bool summary_ = false, has_sink_ = false;
