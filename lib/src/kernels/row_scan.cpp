@@ -161,8 +161,9 @@ std::size_t first_above(const float* p, std::size_t from, std::size_t n, float t
   return n;
 }
 
-void top_k_update(const float* p, std::size_t n, std::int64_t j0, std::size_t K, float* values,
-                  std::int64_t* indices, std::size_t& kept) {
+template <class Index>
+void top_k_update(const float* p, std::size_t n, Index j0, std::size_t K, float* values,
+                  Index* indices, std::size_t& kept) {
   for (std::size_t j = 0;; ++j) {
     if ((j = first_above(p, j, n,
                          kept == K ? values[K - 1] : -std::numeric_limits<float>::infinity())) == n)
@@ -176,9 +177,13 @@ void top_k_update(const float* p, std::size_t n, std::int64_t j0, std::size_t K,
       --at;
     }
     values[at] = v;
-    indices[at] = j0 + std::int64_t(j);
+    indices[at] = j0 + Index(j);
   }
 }
+template void top_k_update(const float*, std::size_t, std::int64_t, std::size_t, float*,
+                           std::int64_t*, std::size_t&);
+template void top_k_update(const float*, std::size_t, std::int32_t, std::size_t, float*,
+                           std::int32_t*, std::size_t&);
 
 bool top_k_by_slices(const float* p, std::size_t n, std::size_t K, float* values,
                      std::int64_t* indices) {

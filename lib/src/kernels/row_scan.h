@@ -34,9 +34,11 @@ std::size_t first_above(const float* p, std::size_t from, std::size_t n, float t
 // index; the keys come in increasing index, so a later equal value never
 // displaces a kept one). A value enters when it is above -inf (masked scores
 // never do, nor NaN) and, once K are kept, above the K-th: one vectorized
-// compare per value skips the rest.
-void top_k_update(const float* p, std::size_t n, std::int64_t j0, std::size_t K, float* values,
-                  std::int64_t* indices, std::size_t& kept);
+// compare per value skips the rest. Index: std::int64_t (the maps' rows) or
+// std::int32_t (top_k_list's keys).
+template <class Index>
+void top_k_update(const float* p, std::size_t n, Index j0, std::size_t K, float* values,
+                  Index* indices, std::size_t& kept);
 
 // The K largest of p[0..n), decreasing, equal values by increasing index
 // (values[K], indices[K]), for n >= kTopKGroups * K: the row is cut into

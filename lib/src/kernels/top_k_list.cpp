@@ -5,20 +5,17 @@
 #include <immintrin.h>
 #endif
 
-#include <algorithm>
-
 #include "kernels/row_scan.h"
 
 namespace attn::kernels {
+
+#if defined(__AVX512F__)
 namespace {
 
-// Insert (v, key) after every kept score >= v; the last slot drops out.
-// v is not NaN. AVX-512: v at or below values[K - 1] lands beyond slot K - 1
-// and changes only slots the list does not use; otherwise v must be above it.
-void insert(float* values, std::int32_t* keys, std::size_t K, std::size_t width, float v,
-            std::int32_t key) {
-#if defined(__AVX512F__)
-  (void)K;
+// Insert (v, key) after every kept score >= v; the last slot drops out. v is
+// not NaN; v at or below values[K - 1] lands beyond slot K - 1 and changes
+// only slots the list does not use.
+void insert(float* values, std::int32_t* keys, std::size_t width, float v, std::int32_t key) {
   const __m512 vv = _mm512_set1_ps(v);
   unsigned at = 0;  // the slot v takes: how many kept scores are >= v
   for (std::size_t c = 0; c < width; c += kTopKListLanes)
@@ -41,20 +38,10 @@ void insert(float* values, std::int32_t* keys, std::size_t K, std::size_t width,
     prev_v = x, prev_k = xk;
     slot = _mm512_add_epi32(slot, _mm512_set1_epi32(int(kTopKListLanes)));
   }
-#else
-  (void)width;
-  std::size_t at = K - 1;
-  while (at > 0 && values[at - 1] < v) {
-    values[at] = values[at - 1];
-    keys[at] = keys[at - 1];
-    --at;
-  }
-  values[at] = v;
-  keys[at] = key;
-#endif
 }
 
 }  // namespace
+#endif
 
 void top_k_list_add(const float* s, std::size_t n, std::int32_t key0, std::size_t K,
                     std::size_t width, float* values, std::int32_t* keys) {
@@ -66,12 +53,13 @@ void top_k_list_add(const float* s, std::size_t n, std::int32_t key0, std::size_
         _mm512_mask_cmp_ps_mask(live, _mm512_maskz_loadu_ps(live, s + j), t, _CMP_GT_OQ);
     for (; bits; bits &= bits - 1) {
       const unsigned b = unsigned(__builtin_ctz(bits));
-      insert(values, keys, K, width, s[j + b], key0 + std::int32_t(j + b));
+      insert(values, keys, width, s[j + b], key0 + std::int32_t(j + b));
     }
   }
 #else
-  for (std::size_t j = 0; (j = first_above(s, j, n, values[K - 1])) < n; ++j)
-    insert(values, keys, K, width, s[j], key0 + std::int32_t(j));
+  (void)width;
+  std::size_t kept = K;  // the free slots are -inf: a full list whose K-th is -inf
+  top_k_update(s, n, key0, K, values, keys, kept);
 #endif
 }
 

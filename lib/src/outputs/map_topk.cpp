@@ -14,7 +14,7 @@ void top_k_row(const float* row, std::size_t n, std::size_t K, float* values,
                std::int64_t* indices) {
   if (kernels::top_k_by_slices(row, n, K, values, indices)) return;
   std::size_t kept = 0;  // weights are >= 0: every one enters while fewer than K are kept
-  kernels::top_k_update(row, n, 0, K, values, indices, kept);
+  kernels::top_k_update(row, n, std::int64_t{0}, K, values, indices, kept);
 }
 
 TopKSink::TopKSink(std::size_t B, std::size_t H, std::size_t L, std::size_t T, std::size_t K)
@@ -59,22 +59,27 @@ void TopKSink::store(std::size_t b, std::size_t h, std::size_t i0, std::size_t n
                      const float* v /* (n, stride) */, const std::int64_t* idx,
                      std::size_t stride) {
   const std::size_t first = ((b * H_ + h) * L_ + i0) * K_;  // element offset of the block
-  if (!out_) {
+  // (n, K): the first K of each row's stride (a merged request may keep more).
+  std::vector<float> vals;
+  std::vector<std::int64_t> keys;
+  if (stride != K_) {
+    vals.resize(n * K_);
+    keys.resize(n * K_);
     for (std::size_t r = 0; r < n; ++r) {
-      std::copy(v + r * stride, v + r * stride + K_, values.ptr() + first + r * K_);
-      std::copy(idx + r * stride, idx + r * stride + K_, indices.data() + first + r * K_);
+      std::copy(v + r * stride, v + r * stride + K_, vals.data() + r * K_);
+      std::copy(idx + r * stride, idx + r * stride + K_, keys.data() + r * K_);
     }
+    v = vals.data();
+    idx = keys.data();
+  }
+  if (!out_) {
+    std::copy(v, v + n * K_, values.ptr() + first);
+    std::copy(idx, idx + n * K_, indices.data() + first);
     return;
   }
-  std::vector<float> vals(n * K_);
-  std::vector<std::int64_t> keys(n * K_);
-  for (std::size_t r = 0; r < n; ++r) {
-    std::copy(v + r * stride, v + r * stride + K_, vals.data() + r * K_);
-    std::copy(idx + r * stride, idx + r * stride + K_, keys.data() + r * K_);
-  }
-  out_->write_at(values_file_, first, vals.data(), vals.size());
-  out_->write_bytes_at(indices_file_, first * sizeof(std::int64_t), keys.data(),
-                       keys.size() * sizeof(std::int64_t));
+  out_->write_at(values_file_, first, v, n * K_);
+  out_->write_bytes_at(indices_file_, first * sizeof(std::int64_t), idx,
+                       n * K_ * sizeof(std::int64_t));
 }
 
 }  // namespace attn
