@@ -106,16 +106,13 @@ struct BlockWriter::State {
   void run() {
     for (;;) {
       Piece pc;
+      bool skip;
       {
         std::unique_lock<std::mutex> lock(m);
         has_work.wait(lock, [&] { return closing || !queue.empty(); });
         if (queue.empty()) return;
         pc = queue.front();
         queue.pop_front();
-      }
-      bool skip;
-      {
-        std::lock_guard<std::mutex> lock(m);
         skip = dropping || error;
       }
       if (!skip) try {
