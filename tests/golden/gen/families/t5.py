@@ -49,7 +49,7 @@ def read(cfg):
             "every_layer_table": mt == "umt5"}
 
 
-def attention(t, prefix, kind, layer):
+def layer_of(t, prefix, kind, layer):
     """The Layer of an encoder or decoder ("decoder") self-attention, or the cross-attention
     ("cross"); its table (self-attention) under TABLE beside the module's own tensors."""
     rb = None if kind == "cross" else {"table": TABLE, "buckets": t["buckets"],
@@ -70,7 +70,7 @@ def num_layers(cfg):
 
 def settings(cfg, layer):
     """Encoder block `layer`'s self-attention."""
-    return attention(read(cfg), self_prefix("encoder", layer), "encoder", layer)
+    return layer_of(read(cfg), self_prefix("encoder", layer), "encoder", layer)
 
 
 def attention_weights(a, g, table=None):
@@ -106,7 +106,7 @@ def model(cfg, layers, g):
     for stack, n in (("encoder", t["encoder_layers"]), ("decoder", t["decoder_layers"])):
         for i in range(n):
             b = f"{stack}.block.{i}."
-            a = attention(t, b + "layer.0.SelfAttention.", "encoder", i)
+            a = layer_of(t, b + "layer.0.SelfAttention.", "encoder", i)
             sd.update((a.prefix + k, v) for k, v in attention_weights(a, g).items())
             sd[b + "layer.0.layer_norm.weight"] = 1.0 + r(C, k=0.1)
             if stack == "decoder":
@@ -159,7 +159,7 @@ def folder_cases(fam, spec, root, stored, layers, g, rn):
             extra["encoder_states.npy"] = kv.float().numpy()
             cj.update({"weights_prefix": prefix, "relative_bias": None,
                        "kv_input": "encoder_states.npy"})
-        a = attention(t, prefix, kind, layer)
+        a = layer_of(t, prefix, kind, layer)
         with torch.no_grad():
             ctx, maps = reference.attention(a, lsd, x, keep, None, kv)
         if keep is not None:
