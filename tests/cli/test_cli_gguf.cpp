@@ -264,7 +264,7 @@ TEST_CASE("cli gguf: files that lie are one line, exit 65 (or 78 for an unknown 
   CHECK(listed2.exit_code != 0);  // layer 1 has no attention: the listing says why
   CHECK(listed2.err.find("layer 1 has 0 attention heads") != std::string::npos);
 
-  // gguf-py's big-endian writer (heldout_gguf_py.py): refused, saying why.
+  // gguf-py's big-endian writer (tests/golden/generate.py --gguf-py): refused, saying why.
   check_one_line(
       attn_run("--model " + test::q(test::source_path("tests/golden/gguf_py_big_endian.gguf"))), 65,
       "a big-endian GGUF file (only little-endian files are read)");

@@ -1,6 +1,7 @@
 // Golden tests of Hugging Face model folders (CONTRACT.md v2 "Model folders",
-// issue 11) against PyTorch: every tests/golden/folders/<name>/ (written by
-// make_folders.py) holds model/ — config.json in the family's own spelling and
+// issue 11) against PyTorch: every tests/golden/folders/<name>/ (written by the
+// golden package, tests/golden/generate.py; listed in tests/golden/manifest.json)
+// holds model/ — config.json in the family's own spelling and
 // a whole tiny model's weights under their real names, in the container a hub
 // folder has — and layer<N>/ cases with torch's context and maps computed from
 // the family's published attention. Each case runs as the executable runs it:
@@ -28,6 +29,7 @@
 #include "attn/run.h"
 #include "check_close.h"
 #include "expect_error.h"
+#include "golden_manifest.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -95,9 +97,16 @@ void check_run(const Config& cfg, const LoadOptions& lo, const std::string& dir,
   }
 }
 
-void check_case(const std::string& name) {
+void check_case(const test::GoldenCase& entry) {
+  const std::string& name = entry.name;
   const std::string dir = folders_root() + "/" + name;
   const json c = json::parse(test::read_text(dir + "/case.json"));
+  // The manifest's checks are what the case's files say.
+  const bool as_model =
+      !(c.contains("attention_mask") || c.contains("positions") || c.contains("weights_prefix"));
+  CHECK(entry.has("config"));
+  CHECK(entry.has("model") == as_model);
+  CHECK(entry.has("residual_norm") == fs::exists(dir + "/expected/residual_norm.npy"));
 
   // --config case.json: the folder's layer under the case's own keys.
   const Config cfg = load_config(dir + "/case.json");
@@ -108,8 +117,7 @@ void check_case(const std::string& name) {
 
   // --model DIR --layer N --input FILE: only the folder's settings (not for
   // cases that pick another module by weights_prefix: T5's decoder).
-  if (c.contains("attention_mask") || c.contains("positions") || c.contains("weights_prefix"))
-    return;
+  if (!as_model) return;
   INFO("as --model DIR --layer N");
   // A case of a folder's other tower names it (a CLIPModel's vision tower: --model-type).
   const Config flags = load_config("", ModelFlags{dir + "/../model", c["layer"].get<std::int64_t>(),
@@ -122,30 +130,29 @@ void check_case(const std::string& name) {
 }  // namespace
 
 TEST_CASE("golden folders: every model_type's layers match PyTorch") {
+  // The cases on disk are the manifest's (every FOLDERS spec of tests/golden/gen/families:
+  // layer<N>/, T5's decoder_self<N>/ and decoder_cross<N>/, a CLIPModel's vision_layer<N>/).
+  const std::vector<test::GoldenCase> manifest = test::golden_manifest("folders");
   const std::vector<std::string> names = case_names();
-  // make_folders.py writes 22 folders (every model_type CONTRACT.md lists, Falcon three
-  // times: new_decoder_architecture with n_head_kv, multi_query, ALiBi; OPT twice: OPT-350m's
-  // post-norm) and 39 layer cases;
-  // make_families_v3_decoders.py 10 folders and 19 cases (phi with qk_layernorm among them);
-  // make_families_v3_t5.py 4 folders (t5 twice: T5 and Flan-T5; mt5, umt5) and 10 cases (encoder
-  // layers, the decoder's self- and cross-attention); make_families_v3_encoders.py 9 folders and 18
-  // cases (one of a CLIPModel's vision tower); make_families_v3_features.py 6 folders (stablelm,
-  // cohere2, llama4, qwen3_next, qwen3_5, cohere) and 12 layer cases; make_families_v3_mla.py 5
-  // folders (DeepSeek-V2-Lite, V3, V3 as v5 saves it, Kimi-K2, Kimi-K2.5's wrapper) and 7 cases;
-  // make_families_v3_gemma4.py 2 folders (gemma4 with k_eq_v, gemma4_text) and 4 cases.
-  CHECK(names.size() == 39 + 19 + 10 + 18 + 12 + 7 + 4);
-  std::vector<std::string> families;
-  for (const std::string& name : names) {
-    families.push_back(name.substr(0, name.find('/')));
-    CAPTURE(name);
+  CHECK(names == test::golden_case_names("folders"));
+  std::vector<std::string> folders, listed;
+  for (const test::GoldenCase& entry : manifest) {
+    folders.push_back(entry.name.substr(0, entry.name.find('/')));
+    listed.push_back(entry.folder);
+    CAPTURE(entry.name);
     try {
-      check_case(name);
+      check_case(entry);
     } catch (const std::exception& e) {
-      FAIL_CHECK(name << ": " << e.what());
+      FAIL_CHECK(entry.name << ": " << e.what());
     }
   }
-  families.erase(std::unique(families.begin(), families.end()), families.end());
-  CHECK(families.size() == 22 + 10 + 4 + 9 + 6 + 5 + 2);
+  CHECK(folders == listed);
+  folders.erase(std::unique(folders.begin(), folders.end()), folders.end());
+  std::vector<std::string> on_disk;
+  for (const auto& model : fs::directory_iterator(folders_root()))
+    if (model.is_directory()) on_disk.push_back(model.path().filename().string());
+  std::sort(on_disk.begin(), on_disk.end());
+  CHECK(on_disk == folders);  // no folder without cases
 }
 
 TEST_CASE("golden folders: Gemma 4's layers have their own sizes, k_eq_v, v_norm, shared K/V") {
@@ -451,17 +458,16 @@ TEST_CASE("golden folders: every family of the table has a golden folder") {
 // (issue 30) A post-norm family's attention module returns LayerNorm(o_proj(context) + input)
 // (BertAttention, through BertSelfOutput; DistilBERT's TransformerBlock sa_layer_norm, OPT-350m's
 // OPTDecoderLayer self_attn_layer_norm):
-// expected/residual_norm.npy (make_folders.py, make_families_v3_encoders.py) is that output, which
+// expected/residual_norm.npy (the manifest's "residual_norm" cases) is that output, which
 // --with-residual-norm and the config key "residual_norm": true give.
 TEST_CASE("golden folders: --with-residual-norm matches BertAttention's output") {
   std::vector<std::string> with_norm;
   for (const std::string& name : case_names())
     if (fs::exists(folders_root() + "/" + name + "/expected/residual_norm.npy"))
       with_norm.push_back(name);
-  // bert, roberta, OPT-350m (make_folders.py); distilbert, electra, xlm_roberta (v3 encoders)
-  CHECK(with_norm == std::vector<std::string>{"bert/layer0", "distilbert/layer2", "electra/layer2",
-                                              "opt_350m/layer1", "roberta/layer1",
-                                              "xlm_roberta/layer0"});
+  // bert, roberta, xlm_roberta, electra (BertSelfOutput), distilbert, OPT-350m
+  CHECK(with_norm == test::golden_case_names("folders", "residual_norm"));
+  CHECK_FALSE(with_norm.empty());
   for (const std::string& name : with_norm) {
     CAPTURE(name);
     const std::string dir = folders_root() + "/" + name;

@@ -1,5 +1,5 @@
 // Golden tests of GGUF files (CONTRACT.md "(v3) GGUF", issue 25) against
-// PyTorch: every tests/golden/gguf/<name>/ (written by make_gguf.py) holds a
+// PyTorch: every tests/golden/gguf/<name>/ (written by tests/golden/generate.py) holds a
 // model.gguf as llama.cpp's converter writes it (its metadata, Q/K rows
 // permuted for llama, Gemma's 1 + w norms, Llama 3's rope_freqs.weight, the
 // tensors in F32/F16/BF16 and in block types) and layer<N>/ cases with torch's
@@ -23,6 +23,7 @@
 #include "attn/run.h"
 #include "attn/state_dict.h"
 #include "check_close.h"
+#include "golden_manifest.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -80,25 +81,12 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequantized weights") {
+  // The cases on disk are the manifest's: every GGUF spec of tests/golden/gen/families (the
+  // converters' architectures, every dequantized block type but MXFP4, GGUF v2 and v3,
+  // per-layer head counts, rope_freqs.weight, gguf-py's own files: an i32 head_count_kv array,
+  // general.alignment 64).
   const std::vector<std::string> names = case_names();
-  // make_gguf.py: llama (Q8_0 Q4_0 Q5_1 IQ4_NL, rope_freqs), llama_kquants (Q4_K Q6_K Q2_K
-  // Q3_K, GGUF v2), mistral (as llama), qwen2, qwen3, gemma2, gemma3, phi3 (fused qkv,
-  // LongRoPE factors as tensors), gpt_oss, gemma, olmo2, gpt_neox and bloom (attn_qkv
-  // reordered to [Q | K | V]): 17 layer cases. CONTRACT.md v3's families (issue 24):
-  // starcoder2 (2), granite (1), qwen3_next (2), command_r (2), cohere2 (2), stablelm (2),
-  // internlm2 (1), smollm3 (2), starcoder (2), starcoder_mha (1), phi2 (2), llama4 (2),
-  // deepseek_v3 (2), deepseek_v2_lite (1), bert (2), modernbert (2), t5 (2), umt5 (1),
-  // qwen3_5 (2), deepseek_v2_lite_old (1, attn_kv_b whole); the MoE architectures of dense
-  // rows: qwen3moe (1), granitemoe (1); llama4_maverick (1, no q/k norms), llama4_mobilellm (1);
-  // gemma4 (2: a sliding layer and a k_eq_v full one), gemma4_e2b (2: with attn_v); gpt2 (1,
-  // attn_qkv transposed from Conv1D), falcon (2, KV groups reordered to [Q | K | V]),
-  // falcon_mq (1, one K/V head); llama_layer_heads (2: head_count / head_count_kv arrays);
-  // llama_freqs_linear (1: rope_freqs.weight and rope.scaling.type linear, both applied);
-  // written by llama.cpp's gguf-py (heldout_gguf_py.py): gemma4_gguf_py (2, head_count_kv an
-  // i32 array), falcon_gguf_py (2, general.alignment 64); gemma3_swa_base (2,
-  // rope.freq_base_swa); gemma3_swa_layers (2, sliding_window_pattern one bool per layer);
-  // mpt (1, ALiBi from attention.max_alibi_bias).
-  CHECK(names.size() == 75);
+  CHECK(names == test::golden_case_names("gguf"));
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string dir = gguf_root() + "/" + name;

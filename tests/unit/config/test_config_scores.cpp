@@ -4,6 +4,7 @@
 // the golden variants' configs, and model folders merged under a config.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "attn/error.h"
 #include "attn/positions.h"
 #include "expect_error.h"
+#include "golden_manifest.h"
 #include "test_util.h"
 
 using attn::Config;
@@ -641,7 +643,7 @@ TEST_CASE("config scores: Hugging Face's and torch's names get attn-run's key") 
 
 TEST_CASE("config scores: the golden variants' configs parse") {
   const fs::path root = attn::test::source_path("tests/golden/variants");
-  std::size_t n = 0;
+  std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(root)) {
     const fs::path file = entry.path() / "config.json";
     if (!fs::exists(file)) continue;
@@ -649,10 +651,10 @@ TEST_CASE("config scores: the golden variants' configs parse") {
     const Config c = attn::load_config(file.string());
     CHECK(c.input_path == (entry.path() / "input.npy").string());
     CHECK(c.weights == (entry.path() / "weights").string());
-    ++n;
+    names.push_back(entry.path().filename().string());
   }
-  CHECK(n == 24);  // make_variants.py: v2's 12, T5's two, v3's five (gate, qk_norm kinds, chunk,
-                   // temperature), three of mla, Gemma 4's two (v_norm, k_eq_v)
+  std::sort(names.begin(), names.end());
+  CHECK(names == attn::test::golden_case_names("variants"));  // tests/golden/manifest.json
   auto load = [&](const char* name) {
     return attn::load_config((root / name / "config.json").string());
   };

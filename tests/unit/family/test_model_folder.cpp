@@ -453,7 +453,7 @@ TEST_CASE("model folder: the README lists exactly the family table's model_types
   CHECK(listed == attn::supported_model_types());
 }
 
-// ---- CONTRACT.md v3's decoders (make_families_v3_decoders.py has their golden folders) --------
+// ---- CONTRACT.md v3's decoders (tests/golden/gen/families has their golden folders) ----------
 
 TEST_CASE("model folder: StarCoder (gpt_bigcode) multi_query, and without it the neox layout") {
   const json c = Folder("starcoder").layer(39);
