@@ -4,10 +4,18 @@
 // errors, tests) is this table, in this order: its groups of rows are
 // families_core.cpp, families_decoders.cpp, families_encoders.cpp and
 // families_features.cpp (table.h).
+#include <stdexcept>
+
 #include "family/family_row.h"
 #include "family/table.h"
 
 namespace attn::family {
+
+const Row& Table::of(const std::string& type) const {
+  for (const Row& r : rows_)
+    if (r.model_type == type) return r;
+  throw std::logic_error("family table: no row " + type + " to derive from");
+}
 
 const std::vector<Row>& rows() {
   static const std::vector<Row> t = [] {

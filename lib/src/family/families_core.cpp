@@ -42,6 +42,9 @@ void add_core_rows(Table& t) {
       .with_layout("gpt2")
       .biases(fixed(true), fixed(true))
       .with_hook(hooks::gpt2_scale);
+  // BertSelfAttention: the base row of the BERT-like encoders (RoBERTa, XLM-RoBERTa and
+  // ELECTRA's self-attention are copies of it): query, key, value and BertSelfOutput.dense
+  // with bias, causal only as a decoder (is_decoder).
   t.row("bert")
       .at({"bert.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
       .with_layout("bert")
@@ -49,13 +52,9 @@ void add_core_rows(Table& t) {
       .biases(fixed(true), fixed(true))
       .with_residual_norm(bert_self_output("BertAttention"))
       .with_hook(hooks::bert_absolute_positions);
-  t.row("roberta")
+  t.row("roberta", t.of("bert"))
       .at({"roberta.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
-      .with_layout("bert")
-      .causal_unless_encoder()
-      .biases(fixed(true), fixed(true))
-      .with_residual_norm(bert_self_output("RobertaAttention"))
-      .with_hook(hooks::bert_absolute_positions);
+      .with_residual_norm(bert_self_output("RobertaAttention"));
   t.row("llama").bias("attention_bias", false).with_rope(10000.0);
   t.row("mistral")
       .bias("attention_bias", false)

@@ -1,5 +1,6 @@
-// More encoders (table.h): the BERT-like XLM-RoBERTa and ELECTRA, DistilBERT, ViT,
-// CLIP's two towers and ModernBERT.
+// More encoders (table.h): the BERT-like XLM-RoBERTa and ELECTRA (derived from
+// the RoBERTa and BERT rows), DistilBERT, ViT, CLIP's two towers and
+// ModernBERT.
 #include "family/hooks.h"
 #include "family/table.h"
 
@@ -41,20 +42,12 @@ WindowRule modernbert_window() {
 }  // namespace
 
 void add_encoder_rows(Table& t) {
-  t.row("xlm-roberta")  // XLMRobertaSelfAttention is BertSelfAttention; base_model_prefix "roberta"
-      .at({"roberta.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
-      .with_layout("bert")
-      .causal_unless_encoder()
-      .biases(fixed(true), fixed(true))
-      .with_residual_norm(bert_self_output("XLMRobertaAttention"))
-      .with_hook(hooks::bert_absolute_positions);
-  t.row("electra")  // ElectraSelfAttention is BertSelfAttention (embedding_size is the embeddings')
+  // XLMRobertaSelfAttention is RobertaSelfAttention (base_model_prefix "roberta").
+  t.row("xlm-roberta", t.of("roberta")).with_residual_norm(bert_self_output("XLMRobertaAttention"));
+  // ElectraSelfAttention is BertSelfAttention (embedding_size is the embeddings').
+  t.row("electra", t.of("bert"))
       .at({"electra.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
-      .with_layout("bert")
-      .causal_unless_encoder()
-      .biases(fixed(true), fixed(true))
-      .with_residual_norm(bert_self_output("ElectraAttention"))
-      .with_hook(hooks::bert_absolute_positions);
+      .with_residual_norm(bert_self_output("ElectraAttention"));
   t.row("distilbert")  // MultiHeadSelfAttention: q_lin, k_lin, v_lin, out_lin, all with bias
       .at({"distilbert.transformer.layer.{N}.attention.", "transformer.layer.{N}.attention."})
       .rename("q_lin.", "q_proj.")

@@ -1,9 +1,10 @@
 // One Hugging Face model_type as data (CONTRACT.md "(v3) Model families"):
 // how its config.json names sizes, positions, windows and per-layer patterns,
 // its tensor names for one layer, and the features it switches on. The table
-// is families.cpp; layer_map.cpp applies a row to one layer; what no rule
-// here can say is a named hook (hooks.cpp). Adding a family is a row and a
-// golden fixture (docs/adding-a-family.md).
+// is families.cpp (its rows in families_*.cpp, built with table.h);
+// layer_map.cpp applies a row to one layer; what no rule here can say is a
+// named hook (hooks.cpp). Adding a family is a row and a golden fixture
+// (docs/adding-a-family.md).
 #pragma once
 
 #include <cstdint>
@@ -212,7 +213,8 @@ struct Row {
   Row& with_mla() { return mla = true, *this; }
   Row& with_residual_norm(ResidualNormRule r) { return residual_norm = std::move(r), *this; }
   Row& shares_kv(const char* key) { return kv_shared_key = key, *this; }
-  Row& with_defaults(json d) { return defaults = std::move(d), *this; }
+  // Added to the defaults so far (a row derived from a base row overrides its keys).
+  Row& with_defaults(const json& d) { return defaults.update(d), *this; }
   Row& with_hook(Hook h) { return hook = std::move(h), *this; }
 };
 

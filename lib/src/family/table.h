@@ -1,9 +1,13 @@
 // Building the family table (private to lib/src/family): the rows are added in
 // the supported list's order by families.cpp, each group of rows in a file of
-// its own (families_*.cpp), from rule helpers the groups share.
+// its own (families_*.cpp), from rule helpers the groups share. A row may be
+// derived from a base row (an earlier row, or a base that is no row of its
+// own) and override its fields, as gemma.cpp derives a model's config from a
+// base config.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,11 +19,19 @@ class Table {
  public:
   // A new row: the usual decoder prefixes, every other field its default.
   Row& row(const char* type) {
-    rows_.emplace_back();
-    rows_.back().model_type = type;
-    rows_.back().prefixes = {"model.layers.{N}.self_attn.", "layers.{N}.self_attn."};
+    Row r;
+    r.prefixes = {"model.layers.{N}.self_attn.", "layers.{N}.self_attn."};
+    return row(type, std::move(r));
+  }
+  // A new row that starts as `base` (taken by value: a copy of an earlier row
+  // stays valid while the table grows).
+  Row& row(const char* type, Row base) {
+    base.model_type = type;
+    rows_.push_back(std::move(base));
     return rows_.back();
   }
+  // An earlier row, to derive from.
+  const Row& of(const std::string& type) const;
   std::vector<Row> take() { return std::move(rows_); }
 
  private:
