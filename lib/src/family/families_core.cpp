@@ -20,6 +20,37 @@ WindowRule qwen_window() {
 
 ScaleRule inverse_sqrt_of(const char* key) { return {ScaleRule::inverse_sqrt_of_key, key}; }
 
+// modeling_gpt2.GPT2Attention._attn: divide by sqrt(D) when scale_attn_weights,
+// and by (layer + 1) when scale_attn_by_inverse_layer_idx.
+ScaleRule gpt2_scale() {
+  ScaleRule s;
+  s.enable_key = "scale_attn_weights";
+  s.by_layer_key = "scale_attn_by_inverse_layer_idx";
+  return s;
+}
+
+// BertSelfAttention adds relative position embeddings inside the attention for
+// "relative_key" / "relative_key_query"; "absolute" lives outside it (BertEmbeddings).
+Refusal bert_absolute_positions() {
+  Refusal r;
+  r.key = "position_embedding_type";
+  r.values = {"absolute"};
+  r.typed = true;  // a string
+  r.why = "{value} is not supported (only \"absolute\", which lives outside the attention layer)";
+  return r;
+}
+
+// An attn_config setting of MPT's that attn-run does not run (Mosaic's clip_qkv clamp,
+// qk_ln's norms, its own rope): unset or false.
+Refusal mpt_unless_false(const char* key) {
+  Refusal r;
+  r.within = "attn_config";
+  r.key = key;
+  r.values = {false};
+  r.why = "is not supported by attn-run";
+  return r;
+}
+
 // OPTDecoderLayer with do_layer_norm_before false (OPT-350m): self_attn_layer_norm(residual +
 // attention), nn.LayerNorm's eps 1e-5; outside OPTAttention. With true (the default, every
 // other OPT), the same norm comes before the attention.
@@ -41,7 +72,7 @@ void add_core_rows(Table& t) {
       .at({"h.{N}.attn.", "transformer.h.{N}.attn."})
       .with_layout("gpt2")
       .biases(fixed(true), fixed(true))
-      .with_hook(hooks::gpt2_scale);
+      .with_scale(gpt2_scale());
   // BertSelfAttention: the base row of the BERT-like encoders (RoBERTa, XLM-RoBERTa and
   // ELECTRA's self-attention are copies of it): query, key, value and BertSelfOutput.dense
   // with bias, causal only as a decoder (is_decoder).
@@ -51,7 +82,7 @@ void add_core_rows(Table& t) {
       .causal_unless_encoder()
       .biases(fixed(true), fixed(true))
       .with_residual_norm(bert_self_output("BertAttention"))
-      .with_hook(hooks::bert_absolute_positions);
+      .refuse(bert_absolute_positions());
   t.row("roberta", t.of("bert"))
       .at({"roberta.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
       .with_residual_norm(bert_self_output("RobertaAttention"));
@@ -138,6 +169,9 @@ void add_core_rows(Table& t) {
       .at({"transformer.blocks.{N}.attn.", "blocks.{N}.attn."})
       .with_layout("fused")
       .biases({"no_bias", false, true}, {"no_bias", false, true})
+      .refuse(mpt_unless_false("clip_qkv"))
+      .refuse(mpt_unless_false("qk_ln"))
+      .refuse(mpt_unless_false("rope"))
       .with_hook(hooks::mpt_attn_config);
   t.row("opt")
       .at({"model.decoder.layers.{N}.self_attn.", "decoder.layers.{N}.self_attn."})

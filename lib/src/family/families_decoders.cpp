@@ -47,6 +47,15 @@ WindowRule sliding_where_no_rope() {
   return w;
 }
 
+// modeling_gpt_bigcode.GPTBigCodeAttention: scores scaled by 1/sqrt(D) when
+// scale_attn_weights (scale_attention_softmax_in_fp32 divides by layer + 1 and
+// multiplies back: no change).
+ScaleRule bigcode_scale() {
+  ScaleRule s;
+  s.enable_key = "scale_attn_weights";
+  return s;
+}
+
 }  // namespace
 
 void add_decoder_rows(Table& t) {
@@ -56,6 +65,7 @@ void add_decoder_rows(Table& t) {
       .rename("c_attn.", "Wqkv.")
       .rename("c_proj.", "Wo.")
       .biases(fixed(true), fixed(true))
+      .with_scale(bigcode_scale())
       .with_hook(hooks::gpt_bigcode_heads);
   t.row("starcoder2")
       .bias("use_bias", true)

@@ -1,7 +1,6 @@
 // More encoders (table.h): the BERT-like XLM-RoBERTa and ELECTRA (derived from
 // the RoBERTa and BERT rows), DistilBERT, ViT, CLIP's two towers and
 // ModernBERT.
-#include "family/hooks.h"
 #include "family/table.h"
 
 namespace attn::family {
@@ -31,11 +30,18 @@ RopeRule modernbert_rope() {
 
 // ModernBERT: layer % global_attn_every_n_layers != 0 is local, a symmetric window of
 // local_attention // 2 keys each side: the contract's bidirectional W = that + 1.
+// ModernBertAttention.__init__ gives those layers the local window whatever layer_types says,
+// while ModernBertModel takes each layer's rope from rope_parameters[layer_types[layer_id]]: a
+// layer_types that disagrees with the period would mix a global window with a local base (or
+// the reverse), which no attn-run layer type means.
 WindowRule modernbert_window() {
   WindowRule w = global_every(3, "global_attn_every_n_layers", true);
   w.window_key = "local_attention";
   w.div = 2;
   w.add = 1;
+  w.layer_types_agree =
+      "ModernBertAttention takes its window from the period and its rope from "
+      "layer_types";
   return w;
 }
 
@@ -93,7 +99,6 @@ void add_encoder_rows(Table& t) {
       .bias("attention_bias", false)
       .with_rope(160000.0, modernbert_rope())
       .with_window(modernbert_window())
-      .with_hook(hooks::modernbert_window_of_layer)
       .with_defaults({{"hidden_size", 768},
                       {"num_attention_heads", 12},
                       {"num_hidden_layers", 22},

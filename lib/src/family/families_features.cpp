@@ -18,11 +18,34 @@ WindowRule every_nth_full(std::int64_t period, const char* key, const char* type
   return w;
 }
 
+// Gemma 4's use_bidirectional_attention: "vision" (the released checkpoints) is causal for
+// text; "all" makes every layer bidirectional with the window W // 2 + 1, whose bound
+// (exclusive or inclusive) the masking code of transformers' releases does not agree on:
+// refused rather than guessed.
+Refusal gemma4_all_bidirectional() {
+  Refusal r;
+  r.key = "use_bidirectional_attention";
+  r.values = {"all"};
+  r.values_run = false;  // the value refused; any other runs
+  r.why =
+      "{value} (every token both ways) is not supported for Gemma 4 yet; a plain --config with "
+      "\"attention\": \"multi\" and the layer's sliding_window runs such a layer";
+  return r;
+}
+
 // Pairs (x[2i], x[2i+1]), or as config.json's `key` says when it has it.
 RopeRule interleaved_rope(const char* key) {
   RopeRule r;
   r.interleaved = true;
   r.interleave_key = key;
+  return r;
+}
+
+// UMT5 (modeling_umt5.UMT5LayerSelfAttention): UMT5Attention(config,
+// has_relative_attention_bias=True) in every block, each its own table.
+RelativeBiasRule per_layer_table() {
+  RelativeBiasRule r;
+  r.first_block = false;
   return r;
 }
 
@@ -64,6 +87,7 @@ void add_feature_rows(Table& t) {
       .with_window(gemma4_window)
       .with_rope(10000.0)
       .shares_kv("num_kv_shared_layers")
+      .refuse(gemma4_all_bidirectional())
       .with_hook(hooks::gemma4_layers)
       .with_defaults({{"hidden_size", 2304},
                       {"num_hidden_layers", 30},
@@ -168,7 +192,7 @@ void add_feature_rows(Table& t) {
       .bidirectional_attention()
       .biases(fixed(false), fixed(false))
       .with_scale({ScaleRule::one, nullptr})
-      .with_hook(hooks::t5_relative_bias)
+      .with_relative_bias({})
       .with_defaults({{"d_model", 512},
                       {"d_kv", 64},
                       {"num_heads", 8},
@@ -176,7 +200,7 @@ void add_feature_rows(Table& t) {
                       {"relative_attention_num_buckets", 32},
                       {"relative_attention_max_distance", 128}});
   t.row("mt5", t.of("t5")).with_defaults({{"num_heads", 6}, {"num_layers", 8}});
-  t.row("umt5", t.of("mt5")).with_hook(hooks::umt5_relative_bias);
+  t.row("umt5", t.of("mt5")).with_relative_bias(per_layer_table());
 }
 
 }  // namespace attn::family
