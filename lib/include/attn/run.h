@@ -101,7 +101,8 @@ std::optional<Mask> read_padding_mask(const Config& cfg, const std::optional<std
 Mask batch_mask(const Mask& m, std::size_t B, std::size_t S, const std::string& name,
                 const std::string& input = "");
 
-// What the forward pass applies for a resolved config: cfg.spec.
-const AttentionSpec& attention_spec(const Config& cfg);
+// What the forward pass applies for a resolved config: a copy of cfg.spec
+// (which forward() can take as it is).
+AttentionSpec attention_spec(const Config& cfg);
 
 }  // namespace attn

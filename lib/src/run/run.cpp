@@ -190,7 +190,7 @@ Mask batch_mask(const Mask& m, std::size_t B, std::size_t S, const std::string& 
                               shape_str(m.shape));
 }
 
-const AttentionSpec& attention_spec(const Config& cfg) { return cfg.spec; }
+AttentionSpec attention_spec(const Config& cfg) { return cfg.spec; }
 
 Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layout, bool* detected,
                            std::string* source) {
