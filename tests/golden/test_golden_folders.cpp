@@ -111,13 +111,32 @@ void check_case(const test::GoldenCase& entry) {
   // --config case.json: the folder's layer under the case's own keys.
   const Config cfg = load_config(dir + "/case.json");
   REQUIRE(cfg.from_model != nullptr);
-  CHECK(cfg.layer == c["layer"].get<std::int64_t>());
+  // An encoder-decoder's decoder module: "decoder_layer" [+ "cross_attention"].
+  const bool decoder = c.contains("decoder_layer");
+  if (decoder) {
+    CHECK(cfg.layer == c["decoder_layer"].get<std::int64_t>());
+    CHECK(cfg.module == (c.value("cross_attention", false) ? "decoder_cross" : "decoder_self"));
+  } else if (!c.contains("weights_prefix")) {
+    CHECK(cfg.layer == c["layer"].get<std::int64_t>());
+  }
   CHECK(cfg.weights.find("/model/") != std::string::npos);  // the folder's weights
   check_run(cfg, {}, dir, true);
 
   // --model DIR --layer N --input FILE: only the folder's settings (not for
   // cases that pick another module by weights_prefix: T5's decoder).
   if (!as_model) return;
+  if (decoder) {  // --model DIR --decoder-layer N [--cross --encoder-output FILE]
+    INFO("as --model DIR --decoder-layer N");
+    ModelFlags flags;
+    flags.model = dir + "/../model";
+    flags.decoder_layer = c["decoder_layer"].get<std::int64_t>();
+    flags.cross = c.value("cross_attention", false);
+    if (flags.cross) flags.encoder_output = dir + "/" + c["kv_input"].get<std::string>();
+    LoadOptions lo;
+    lo.input_path = dir + "/input.npy";
+    check_run(load_config("", flags), lo, dir, true);
+    return;
+  }
   INFO("as --model DIR --layer N");
   // A case of a folder's other tower names it (a CLIPModel's vision tower: --model-type).
   const Config flags = load_config("", ModelFlags{dir + "/../model", c["layer"].get<std::int64_t>(),

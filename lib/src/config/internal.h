@@ -14,6 +14,7 @@
 
 #include "attn/config.h"
 #include "attn/error.h"
+#include "attn/model_folder.h"
 
 namespace attn::config_detail {
 
@@ -109,8 +110,15 @@ void check_inline(const Config& c);
 // came from --layer (messages name the flag). `model_type`: open_model_folder's.
 // `flag_residual_norm`: --with-residual-norm (the family's norm; Exit::usage
 // naming the flag when it has none).
+// The layer a run picked: its number, which module of it (an encoder-decoder's
+// decoder modules), and whether a flag said so (errors then name the flag).
+struct Selection {
+  std::optional<std::int64_t> layer;
+  Module module = Module::layer;
+  bool flag = false;
+};
 void read_with_model(Config& c, const json& root, const KeyName& config_name,
-                     const std::string& model_dir, std::int64_t layer, bool flag_layer,
+                     const std::string& model_dir, Selection pick,
                      const std::string& model_type = "", bool flag_residual_norm = false);
 
 // ---- config/mla.cpp ----

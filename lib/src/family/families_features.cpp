@@ -180,11 +180,17 @@ void add_feature_rows(Table& t) {
 
   // modeling_t5.T5Attention: q, k, v, o without bias, H * d_kv wide, no
   // 1/sqrt(d_kv), the relative position bias of block 0 in every layer; --layer N
-  // is encoder block N (the decoder's self- and cross-attention: weights_prefix,
-  // causal, kv_input, see the README). T5Config's defaults; MT5Config's and
-  // UMT5Config's differ in the heads and layers.
+  // is encoder block N, --decoder-layer N [--cross] the decoder's causal
+  // self-attention (the decoder's block-0 table, one-directional) and its
+  // EncDecAttention (no table). T5Config's defaults (num_decoder_layers unset:
+  // num_layers); MT5Config's and UMT5Config's differ in the heads and layers.
+  DecoderRule t5_decoder;
+  t5_decoder.self_prefixes = {"decoder.block.{N}.layer.0.SelfAttention."};
+  t5_decoder.cross_prefixes = {"decoder.block.{N}.layer.1.EncDecAttention."};
+  t5_decoder.decoder_layers_key = "num_decoder_layers";
   t.row("t5")
       .at({"encoder.block.{N}.layer.0.SelfAttention."})
+      .with_decoder(t5_decoder)
       .rename("q.", "q_proj.")
       .rename("k.", "k_proj.")
       .rename("v.", "v_proj.")

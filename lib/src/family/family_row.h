@@ -54,6 +54,10 @@ struct RopeRule {
   const char* no_rope_key = nullptr;
   const char* no_rope_interval_key = nullptr;
   std::int64_t no_rope_interval = 0;
+  // Rope only when config.json's string enable_key is enable_value (Granite
+  // 4.0-H's position_embedding_type "rope"; unset or "nope": no positions).
+  const char* enable_key = nullptr;
+  const char* enable_value = nullptr;
 };
 
 // Which layers slide (a local window) when config.json lists no layer_types
@@ -88,6 +92,11 @@ struct WindowRule {
   // The last layer is full attention whatever the pattern or layer_types say
   // (Gemma4TextConfig.__post_init__ forces it, with a warning).
   bool last_full = false;
+  // global_every: the global layer's place in each period, layer % N == offset
+  // (Jamba's attn_layer_offset), read from offset_key when set; without one,
+  // global_first says (0 or N - 1).
+  const char* offset_key = nullptr;
+  std::int64_t offset = -1;
   // global_every: a config.json that lists layer_types as well must agree
   // with the period on every layer it runs, or the layer is refused naming
   // both; set to why they must (the family takes one thing from each).
@@ -105,6 +114,9 @@ struct ScaleRule {
   // default false).
   const char* enable_key = nullptr;
   const char* by_layer_key = nullptr;
+  // inverse_sqrt_head: also times config.json's number (Falcon-H1's key_multiplier, which
+  // multiplies k after its projection: the same scores), when set.
+  const char* times_key = nullptr;
 };
 
 // T5's relative position bias (modeling_t5.T5Attention.compute_bias): a
@@ -175,6 +187,39 @@ struct ResidualNormRule {
   const char* before_key = nullptr;
 };
 
+// An encoder-decoder (BART, Whisper, Marian, M2M-100, T5): the row's prefixes
+// and layer numbers are the encoder's; each decoder layer holds a causal
+// self-attention and a cross-attention over the encoder's output (kv_input,
+// the encoder's padding on its keys), reached by --decoder-layer N [--cross]
+// or by naming their weights_prefix (model_folder.h Module).
+struct DecoderRule {
+  bool on = false;
+  std::vector<std::string> self_prefixes, cross_prefixes;  // "{N}" = the decoder layer
+  // The stacks' layer and head counts where the family names them apart
+  // (BART's encoder_layers, encoder_attention_heads, decoder_layers,
+  // decoder_attention_heads); null: the model's own (T5's num_heads and
+  // num_layers; its num_decoder_layers, when unset, is num_layers).
+  const char* encoder_layers_key = nullptr;
+  const char* encoder_heads_key = nullptr;
+  const char* decoder_layers_key = nullptr;
+  const char* decoder_heads_key = nullptr;
+};
+
+// What each layer of a hybrid model is where the family says it its own way:
+// a list of layer kinds in its own words (Granite 4.0-H's layer_types of
+// "attention" and "mamba"; Nemotron-H's layers_block_type) or one letter per
+// layer (Nemotron-H's hybrid_override_pattern "M-M*-"), each mapped to
+// attn-run's layer type ("full_attention", or a kind it does not run:
+// "mamba", "mlp", "moe"). layer_types is read through the same names.
+struct LayerKindsRule {
+  std::vector<const char*> list_keys;  // read after layer_types
+  const char* pattern_key = nullptr;
+  std::vector<std::pair<std::string, std::string>> names;  // the family's word or letter -> type
+  // The list (or pattern) has one entry per layer and so gives their number
+  // (NemotronHConfig's num_hidden_layers is len(layers_block_type)).
+  bool counts_layers = false;
+};
+
 struct Row;
 // One layer being mapped: what the row and the config.json say, and the
 // attn-run config keys built so far (`out`). A hook reads and changes it.
@@ -183,6 +228,9 @@ struct LayerContext {
   const HfConfig& hf;
   std::int64_t layer = 0, num_layers = 0;
   std::string layer_type;  // "full_attention", "sliding_attention", "chunked_attention"
+  // An encoder-decoder's module: 0 the layer's own (the encoder's), 1 the
+  // decoder's self-attention, 2 its cross-attention (model_folder.h Module).
+  int module = 0;
   std::int64_t C = 0, H = 0, Hkv = 0, D = 0;
   json out = json::object();
 };
@@ -217,6 +265,8 @@ struct Row {
   // Gemma 4's num_kv_shared_layers: the last n layers reuse the keys and values
   // of the last earlier layer of their type (layer_map.h kv_shared_source).
   const char* kv_shared_key = nullptr;
+  DecoderRule decoder;   // an encoder-decoder's decoder, none unless on
+  LayerKindsRule kinds;  // a hybrid's own names of its layers' kinds
   // The configuration class's defaults for keys a config.json may leave out
   // (save_pretrained writes every key; a nested text_config keeps only the
   // ones that differ, and hand-trimmed folders exist).
@@ -261,6 +311,11 @@ struct Row {
   }
   Row& with_residual_norm(ResidualNormRule r) { return residual_norm = std::move(r), *this; }
   Row& shares_kv(const char* key) { return kv_shared_key = key, *this; }
+  Row& with_decoder(DecoderRule d) {
+    d.on = true;
+    return decoder = std::move(d), *this;
+  }
+  Row& with_kinds(LayerKindsRule k) { return kinds = std::move(k), *this; }
   // Added to the defaults so far (a row derived from a base row overrides its keys).
   Row& with_defaults(const json& d) { return defaults.update(d), *this; }
   Row& refuse(Refusal r) { return refusals.push_back(std::move(r)), *this; }

@@ -43,6 +43,8 @@ void add_core_rows(Table& t);     // GPT-2, BERT, RoBERTa, Llama ... gpt-oss
 void add_decoder_rows(Table& t);  // StarCoder ... SmolLM3
 void add_encoder_rows(Table& t);  // XLM-RoBERTa ... ModernBERT
 void add_feature_rows(Table& t);  // gated attention ... MLA, relative position bias
+void add_seq2seq_rows(Table& t);  // BART ... Whisper: encoder-decoders
+void add_hybrid_rows(Table& t);   // Granite 4.0-H ... Jamba: attention among Mamba layers
 
 // ---- Rule helpers shared by the groups -----------------------------------------------------
 
