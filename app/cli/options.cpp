@@ -341,7 +341,7 @@ void apply_layer_flag(Options& opt) {
 }
 
 std::string model_summary_folder(const Options& opt) {
-  if (opt.layer || opt.layers || opt.decoder_layer) return "";
+  if (opt.layer || opt.layers || opt.decoder_layer || opt.cross || opt.encoder_output) return "";
   if (!opt.model.empty()) return opt.config.empty() ? opt.model : "";
   // A Hugging Face config.json as --config means --model of its folder.
   return opt.config.empty() ? "" : attn::hf_config_folder(opt.config);

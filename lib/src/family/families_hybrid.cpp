@@ -95,11 +95,11 @@ void add_hybrid_rows(Table& t) {
                       {"head_dim", 128},
                       {"hybrid_override_pattern", "ME*-"}});
   // modeling_falcon_h1.FalconH1Attention (LlamaAttention, rope) beside the Mamba mixer in
-  // every layer: k times key_multiplier; FalconH1DecoderLayer feeds it
-  // input_layernorm(h) * attention_in_multiplier (its output's attention_out_multiplier
-  // comes after the attention module, as Granite's residual_multiplier).
+  // every layer: k times key_multiplier. Its input is FalconH1DecoderLayer's
+  // input_layernorm(h) * attention_in_multiplier, what the module receives (the input
+  // given); attention_out_multiplier comes after the module, as Granite's residual_multiplier.
   t.row("falcon_h1")
-      .bias("attention_bias", false)
+      .biases(fixed(false), fixed(false))  // FalconH1Config sets attention_bias = False
       .with_rope(100000.0)
       .with_scale(falcon_h1_scale())
       .with_defaults({{"hidden_size", 4096},
