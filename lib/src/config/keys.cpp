@@ -210,15 +210,6 @@ const Keys<Config>& config_key_table() {
          out["model"] = c.model.empty() ? json(nullptr) : json(c.model);
        }},
       {"layer", "an integer >= 0", nullptr, as_is("layer", in(&Config::layer))},
-      // an encoder-decoder's decoder layer, its self- or cross-attention (config/model.cpp)
-      {"decoder_layer", "an integer >= 0", nullptr,
-       [](const Config& c, const Config&, json& out) {
-         out["decoder_layer"] = c.module.empty() || !c.layer ? json(nullptr) : json(*c.layer);
-       }},
-      {"cross_attention", "true or false", nullptr,
-       [](const Config& c, const Config&, json& out) {
-         out["cross_attention"] = c.module == "decoder_cross";
-       }},
       {"weights_rename", "an object {\"<key start>\": \"<replacement>\"}",
        [](Config&, Config& c, const json& v, const std::string& at) {
          // weights_rename: {"q_lin.": "q_proj.", ...}: a layer key (weights_prefix
@@ -271,6 +262,15 @@ const Keys<Config>& config_key_table() {
       object("v_norm", "an object {\"kind\": \"rms\", \"eps\": number} or null",
              in_spec(&AttentionSpec::v_norm), v_norm_keys),
       flag("k_eq_v", in(&Config::k_eq_v)),
+      // an encoder-decoder's decoder layer, its self- or cross-attention (config/model.cpp)
+      {"decoder_layer", "an integer >= 0", nullptr,
+       [](const Config& c, const Config&, json& out) {
+         out["decoder_layer"] = c.module.empty() || !c.layer ? json(nullptr) : json(*c.layer);
+       }},
+      {"cross_attention", "true or false", nullptr,
+       [](const Config& c, const Config&, json& out) {
+         out["cross_attention"] = c.module == "decoder_cross";
+       }},
   };
   return k;
 }
