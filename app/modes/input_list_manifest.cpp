@@ -8,12 +8,15 @@
 #include "attn/escape.h"
 #include "attn/files.h"
 #include "attn/output.h"
+#include "modes/run_fingerprint.h"
 
 namespace app {
 namespace {
 
 constexpr std::size_t kMaxManifestBytes = std::size_t(256) << 20;
 constexpr const char* kManifestKind = "attn-run input-list manifest";
+// 2: the fingerprint is one entry per setting (run_fingerprint.h).
+constexpr int kManifestFormat = 2;
 
 // The manifest on disk, or null when there is none. Exit 65 when unreadable as one.
 nlohmann::json read_list_manifest(const std::string& path) {
@@ -48,18 +51,13 @@ ListManifest::ListManifest(std::string dir, nlohmann::json fingerprint)
   const std::string path = dir_ + "/manifest.json";
   const nlohmann::json m = read_list_manifest(path);
   if (m.is_null()) return;
-  for (const auto& [part, what] : {std::pair{"config", "the config (as resolved, flags included)"},
-                                   {"weights", "the weights"},
-                                   {"flags", "the flags"}}) {
-    const nlohmann::json was = m["fingerprint"].value(part, nlohmann::json());
-    if (was != fingerprint_[part])
-      throw attn::Error(attn::Exit::cant_create,
-                        attn::printable(path) + ": the results in this folder were made by " +
-                            "another run: " + what + " differ (" + part + " was " +
-                            attn::printable(was.dump()) + ", now " +
-                            attn::printable(fingerprint_[part].dump()) +
-                            "); use another --out-dir, or remove the folder to start over");
-  }
+  if (m.value("format", 1) != kManifestFormat)
+    throw attn::Error(attn::Exit::cant_create,
+                      attn::printable(path) +
+                          ": made by an earlier attn-run, whose manifest does not record every "
+                          "setting that changes the results; use another --out-dir, or remove "
+                          "the folder to start over");
+  check_same_settings(m["fingerprint"], fingerprint_, path);
   for (const auto& [name, entry] : m["inputs"].items())
     if (entry.is_object() && entry.value("state", "") == "done" &&
         attn::is_directory(dir_ + "/" + name) &&
@@ -84,6 +82,7 @@ void ListManifest::mark_done(const std::vector<std::pair<std::string, std::strin
   if (m.is_null() || m["fingerprint"] != fingerprint_) {
     m = nlohmann::json::object();
     m["kind"] = kManifestKind;
+    m["format"] = kManifestFormat;
     m["fingerprint"] = fingerprint_;
     m["inputs"] = nlohmann::json::object();
   }

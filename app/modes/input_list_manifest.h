@@ -14,9 +14,9 @@ namespace app {
 
 class ListManifest {
  public:
-  // Reads DIR/manifest.json when present. Exit 73 naming what differs when
-  // its fingerprint is not `fingerprint` ({"config", "weights", "flags"}),
-  // 65 when it is not a manifest of this kind.
+  // Reads DIR/manifest.json when present. Exit 73 naming each setting that
+  // differs when its fingerprint is not `fingerprint` (run_fingerprint.h),
+  // or when it is not a manifest of this kind.
   ListManifest(std::string dir, nlohmann::json fingerprint);
 
   // True when `name`'s results were committed by an earlier run with this

@@ -267,8 +267,8 @@ TEST_CASE("hostile outputs: a rerun after SIGTERM skips what DIR/manifest.json r
 
   // Another config, other flags or other weights: 73 naming which, nothing written.
   const auto before = snapshot(out);
-  check_cli_failure(run(bin() + " " + args + " --no-attn"), 73, {"manifest.json", "config"});
-  check_cli_failure(run(bin() + " " + args + " --stats"), 73, {"manifest.json", "flags"});
+  check_cli_failure(run(bin() + " " + args + " --no-attn"), 73, {"manifest.json", "--no-attn"});
+  check_cli_failure(run(bin() + " " + args + " --stats"), 73, {"manifest.json", "--stats"});
   fs::copy(fixtures() + "/weights", t / "w", fs::copy_options::recursive);
   check_cli_failure(run(bin() + " " + args + " --weights " + q(t / "w")), 73,
                     {"manifest.json", "weights"});
