@@ -133,3 +133,89 @@ TEST_CASE("hostile batches: a sharded model's shard replaced since is 73 naming 
                     73, {"--layer"});
   CHECK(snapshot(out) == before);
 }
+
+namespace {
+// The result folders in `out` (hidden ones, a run's staging, are not
+// results); each must hold an input's complete results.
+std::size_t whole_result_folders(const std::string& out) {
+  std::size_t n = 0;
+  for (const auto& e : fs::directory_iterator(out)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_directory() || name[0] == '.') continue;
+    CAPTURE(name);
+    CHECK(fs::exists(e.path() / "context.npy"));
+    CHECK(fs::exists(e.path() / "attention.npy"));
+    CHECK(fs::exists(e.path() / "run.json"));
+    ++n;
+  }
+  return n;
+}
+
+// A result folder's arrays (run.json's timings differ from run to run).
+std::string arrays_of(const std::string& dir) {
+  return attn::test::read_text(dir + "/context.npy") +
+         attn::test::read_text(dir + "/attention.npy");
+}
+}  // namespace
+
+TEST_CASE("hostile batches: SIGKILL inside a commit leaves whole result folders or none") {
+  for (const int nth : {1, 2, 5}) {
+    CAPTURE(nth);
+    attn::test::TempDir t;
+    const std::string list = random_list(t.path, 8, {5, 4});
+    const std::string out = t / "out";
+    const std::string args =
+        "-q --config " + base_cfg() + " --input-list " + q(list) + " --out-dir " + q(out);
+    // The commit's nth rename done, SIGKILL: no handler runs, nothing cleans up.
+    RunResult r = signalled_at("rename:" + std::to_string(nth), args, "KILL");
+    CHECK_MESSAGE(r.exit_code == 128 + 9, "stderr: " << r.err);
+    // (A commit's renames: its folders, then the manifest.)
+    const std::size_t whole = whole_result_folders(out);
+    CHECK(whole >= 1);
+    CHECK(whole <= std::size_t(nth));
+    // The rerun removes the killed run's staging and completes the batch.
+    RunResult again = run(bin() + " " + args);
+    REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+    CHECK(whole_result_folders(out) == 8);
+    CHECK(temporaries(t.path).empty());
+  }
+}
+
+TEST_CASE("hostile batches: SIGKILL while results are redone leaves each folder old or new") {
+  attn::test::TempDir t;
+  std::string list = random_list(t.path, 8, {5, 4});
+  const std::string out = t / "out";
+  const std::string args =
+      "-q --config " + base_cfg() + " --input-list " + q(list) + " --out-dir " + q(out);
+  REQUIRE(run(bin() + " " + args).exit_code == 0);
+  write_text(out + "/x_1/notes.txt", "mine");  // a file of the user's in a result folder
+  std::vector<std::string> old_arrays, new_arrays;
+  for (int i = 0; i < 8; ++i) old_arrays.push_back(arrays_of(out + "/x_" + std::to_string(i)));
+  // New inputs (other values), their results made elsewhere for reference.
+  for (int i = 0; i < 8; ++i)
+    write_text(t / ("x_" + std::to_string(i) + ".npy"),
+               attn::encode_npy(attn::test::random_tensor({5, 4}, 90 + unsigned(i))));
+  const std::string ref = t / "ref";
+  REQUIRE(run(bin() + " -q --config " + base_cfg() + " --input-list " + q(list) + " --out-dir " +
+              q(ref))
+              .exit_code == 0);
+  for (int i = 0; i < 8; ++i) new_arrays.push_back(arrays_of(ref + "/x_" + std::to_string(i)));
+
+  RunResult r = signalled_at("rename:3", args, "KILL");
+  CHECK_MESSAGE(r.exit_code == 128 + 9, "stderr: " << r.err);
+  std::size_t redone = 0;
+  for (int i = 0; i < 8; ++i) {
+    CAPTURE(i);
+    const std::string now = arrays_of(out + "/x_" + std::to_string(i));
+    CHECK((now == old_arrays[i] || now == new_arrays[i]));  // never one file of each
+    redone += now == new_arrays[i] ? 1 : 0;
+  }
+  CHECK(redone >= 1);
+  CHECK(redone <= 3);
+  CHECK(attn::test::read_text(out + "/x_1/notes.txt") == "mine");
+  RunResult again = run(bin() + " " + args);
+  REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  for (int i = 0; i < 8; ++i) CHECK(arrays_of(out + "/x_" + std::to_string(i)) == new_arrays[i]);
+  CHECK(attn::test::read_text(out + "/x_1/notes.txt") == "mine");
+  CHECK(temporaries(t.path).empty());
+}
