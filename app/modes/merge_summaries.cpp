@@ -48,6 +48,19 @@ bool is_shard_summary(const json& j) {
   });
 }
 
+// A result folder's name as --input-list writes it: one plain name inside
+// DIR (its input's file name without .npy). Anything else ("../outside", an
+// absolute path, "a/b") would point the merged summary outside DIR: "" when
+// fine, else why not.
+std::string bad_folder_name(const std::string& name) {
+  if (name.empty()) return "an empty name";
+  if (name == "." || name == "..") return "not a folder inside the out-dir";
+  if (name.find('/') != std::string::npos) return "a path, not a folder name inside the out-dir";
+  if (name.find('\0') != std::string::npos) return "a NUL character";
+  if (name.rfind(".attn-run-tmp-", 0) == 0) return "a staging folder of attn-run";
+  return "";
+}
+
 double number_or_zero(const json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
 }
@@ -73,6 +86,14 @@ std::vector<ShardSummary> read_summaries(const std::string& dir) {
     if (!is_shard_summary(s.body))
       throw Error(Exit::data, attn::printable(path) +
                                   ": not a summary written by attn-run --input-list --shard");
+    for (std::size_t i = 0; i < s.body["inputs"].size(); ++i) {
+      const std::string folder = s.body["inputs"][i]["dir"].get<std::string>();
+      const std::string why = bad_folder_name(folder);
+      if (!why.empty())
+        throw Error(Exit::data, attn::printable(path) + ": inputs[" + std::to_string(i) +
+                                    "].dir \"" + attn::printable(folder) + "\" is " + why +
+                                    " (expected a result folder's name)");
+    }
     out.push_back(std::move(s));
   }
   if (ec) throw Error(Exit::no_input, attn::printable(dir) + ": cannot list: " + ec.message());

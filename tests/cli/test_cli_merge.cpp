@@ -174,3 +174,24 @@ TEST_CASE("cli_merge: a shard's info line counts its result folders rightly") {
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK_MESSAGE(r.err.find("wrote 3 result folders and ") != std::string::npos, r.err);
 }
+
+TEST_CASE("cli_merge: a summary's result folder outside the out-dir is refused") {
+  attn::test::TempDir t;
+  const std::string dir = t / "r";
+  run_shards(dir, 2, {0, 1});
+  // A folder beside the out-dir, holding what looks like a result.
+  fs::create_directories(t / "outside");
+  attn::test::write_text(t / "outside/context.npy", "x");
+  const json good = read_json(dir + "/summary-1-of-2.json");
+  for (const std::string bad : {"../outside", "..", ".", "/tmp", "a/b", ""}) {
+    CAPTURE(bad);
+    json j = good;
+    j["inputs"][0]["dir"] = bad;
+    attn::test::write_text(dir + "/summary-1-of-2.json", j.dump(2));
+    const auto before = attn::test::snapshot(dir);
+    check_cli_failure(run(bin() + " --merge-summaries " + q(dir)), 65,
+                      {"summary-1-of-2.json", "inputs[0].dir", "expected a result folder's name"});
+    CHECK(attn::test::snapshot(dir) == before);
+    CHECK_FALSE(fs::exists(dir + "/summary.json"));
+  }
+}
