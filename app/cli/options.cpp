@@ -244,7 +244,10 @@ Shard slurm_shard() {
         "--shard auto: SLURM_ARRAY_TASK_ID " + std::to_string(id) + " gives no shard K in 0.." +
             std::to_string(*count ? *count - 1 : 0) + " (K = ID - " + std::to_string(first) +
             ", N = " + std::to_string(*count) + "; arrays with a step are not supported)");
-  return Shard{id - first, *count};
+  Shard s{id - first, *count, true, id, first, {}};
+  s.given = "SLURM_ARRAY_TASK_ID=" + std::to_string(id) + " of " + std::to_string(*count) +
+            " tasks from " + std::to_string(first);
+  return s;
 }
 
 }  // namespace
@@ -262,8 +265,10 @@ Shard parse_shard(const std::string& spec) {
     if (t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) throw bad();
     return std::size_t(std::stoul(t));
   };
-  Shard s{number(spec.substr(0, slash)), number(spec.substr(slash + 1))};
+  Shard s{number(spec.substr(0, slash)), number(spec.substr(slash + 1)), false, 0, 0, {}};
   if (s.n == 0 || s.k >= s.n) throw bad();
+  s.task = s.k;
+  s.given = "--shard " + spec;
   return s;
 }
 

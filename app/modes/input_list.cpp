@@ -60,7 +60,8 @@ int run_input_list(const Options& opt) {
     throw attn::Error(attn::Exit::usage,
                       "--input-list: needs --out-dir DIR (each input's results "
                       "go to DIR/<input name>/)");
-  const Shard shard = opt.shard_spec ? parse_shard(*opt.shard_spec) : Shard{};
+  const Shard shard =
+      opt.shard_spec ? shard_in_batch(parse_shard(*opt.shard_spec), cfg.output_dir) : Shard{};
   const std::string& list = *opt.input_list;
   const std::vector<ListEntry> entries = read_list(list);
   std::vector<const ListEntry*> mine;
@@ -90,6 +91,7 @@ int run_input_list(const Options& opt) {
   // A rerun (after preemption) skips what an earlier run with the same
   // fingerprint committed; another run's folder is refused (73).
   ListManifest manifest(cfg.output_dir, run_fingerprint(opt, cfg, session.model().weights_source));
+  if (opt.shard_spec) manifest.set_split(shard.n, shard.first_task);
   std::map<std::string, std::string> path_of;  // result folder name -> input path
   for (const ListEntry* e : mine) path_of[e->name] = e->path;
   nlohmann::json done = nlohmann::json::array();
