@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "attn/cpus.h"
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "attn/files.h"
@@ -190,7 +191,8 @@ void setup_options(CLI::App& app, Options& opt) {
       ->type_name("DIR");
 
   auto* run = app.add_option_group("Run", "How to run");
-  run->add_option("--threads", opt.threads, "worker threads (default: all cores)")
+  run->add_option("--threads", opt.threads,
+                  "worker threads (default: the CPUs this process may use)")
       ->type_name("N")
       ->check(CLI::Range(1, 1024));
   run->add_flag("-q,--quiet", opt.quiet, "print nothing but errors");
@@ -443,7 +445,7 @@ bool ends_with_ext(const std::string& p, const char* ext) {
 }
 
 int worker_threads(const Options& opt) {
-  return opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  return opt.threads > 0 ? opt.threads : attn::available_cpus();
 }
 
 attn::Config load_config_with_flags(const Options& opt) {

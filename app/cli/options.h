@@ -35,7 +35,7 @@ struct Options {
   Format format = Format::text;
   std::string format_name = "text";
   bool format_given = false;  // --format on the command line (--show refuses it)
-  int threads = 0;            // 0 = all cores
+  int threads = 0;            // 0 = the CPUs this process may use (attn/cpus.h)
   bool quiet = false, verbose = false;
   bool allow_nonfinite = false;
   bool dump_weights = false;
