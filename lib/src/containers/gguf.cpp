@@ -332,7 +332,7 @@ GgufFile read_gguf(const std::string& path) {
       parse_gguf(e.head_n > 0 ? e.head : kEmpty, e.head_n, path, nullptr);  // throws
   });
   const std::uint8_t* bytes = m->size() > 0 ? m->data() : kEmpty;
-  GgufFile f = parse_gguf(bytes, m->size(), path, m);
+  GgufFile f = reading(*m, path, [&] { return parse_gguf(bytes, m->size(), path, m); });
   f.mapped_ = m;
   return f;
 }
@@ -348,7 +348,14 @@ void dequantize_rows(const GgufFile& file, const GgufTensorInfo& t, std::uint64_
                                 std::to_string(first_row + n_rows) + " asked of " +
                                 std::to_string(t.rows()));
   const std::uint8_t* src = file.bytes() + t.offset + first_row * t.row_bytes();
-  kernels::dequantize_row(t.type, src, dst, std::size_t(n_rows * t.row_length()));
+  if (!file.mapped()) {  // parse_gguf's bytes: nothing can change under them
+    kernels::dequantize_row(t.type, src, dst, std::size_t(n_rows * t.row_length()));
+    return;
+  }
+  reading(*file.mapped(), what, [&] {
+    kernels::dequantize_row(t.type, src, dst, std::size_t(n_rows * t.row_length()));
+    return true;
+  });
 }
 
 std::vector<float> dequantize_tensor(const GgufFile& file, const GgufTensorInfo& t) {

@@ -16,6 +16,7 @@
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "containers/gguf.h"
+#include "containers/mapped_file.h"
 #include "containers/readers.h"
 #include "containers/stored.h"
 #include "family/gguf_kv_b.h"
@@ -405,7 +406,7 @@ void gguf_layer_config(const std::string& architecture, const json& hf, std::int
 
 StateDict gguf_weights(const std::string& path) {
   const GgufFile f = detail::read_gguf(path);
-  const GgufModel m = gguf_model(f);
+  const GgufModel m = detail::reading(*f.mapped(), path, [&] { return gguf_model(f); });
   const GgufArch* a = gguf_arch_of(m.architecture);
   StateDict sd(path);
   // DeepSeek: each layer's attn_k_b / attn_v_b, and whether it has attn_kv_b.
