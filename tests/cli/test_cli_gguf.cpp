@@ -409,3 +409,45 @@ TEST_CASE("cli gguf: Gemma 4 files that cannot be Gemma 4 are one line, exit 65"
   check_one_line(attn_run("--model " + test::q(f)), 65,
                  "gemma4.rope.dimension_count: expected the head size 16");
 }
+
+TEST_CASE("cli gguf: a 3 GiB file whose layer is small runs under ulimit -v 2000000") {
+  // Layer 0 of a llama file (C 256, 4 heads, F16 zeros but attn_q), then a
+  // 3 GiB token_embd.weight left as a hole (a sparse file: no disk used).
+  // Only the header and the layer's tensors are mapped, not the file.
+  test::TempDir t;
+  Image g;
+  g.b = "GGUF";
+  g.u32(3), g.u64(5), g.u64(4);
+  g.kv_str("general.architecture", "llama");
+  g.kv_u32("llama.block_count", 1);
+  g.kv_u32("llama.embedding_length", 256);
+  g.kv_u32("llama.attention.head_count", 4);
+  const std::uint64_t f16 = 256 * 256 * 2, big_rows = (std::uint64_t(3) << 30) / (256 * 4);
+  std::uint64_t at = 0;
+  for (const char* name : {"blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight",
+                           "blk.0.attn_output.weight"}) {
+    g.tensor(name, {256, 256}, 1, at);
+    at += f16;
+  }
+  g.tensor("token_embd.weight", {256, big_rows}, 0, at);
+  g.pad();
+  const std::uint64_t header = g.b.size();
+  for (std::uint64_t i = 0; i < 256 * 256; ++i) g.b += std::string("\x00\x3c", 2);  // q = 1.0
+  g.b += std::string(std::size_t(3 * f16), '\0');
+  g.save(t / "big.gguf");
+  std::filesystem::resize_file(t / "big.gguf", header + at + big_rows * 256 * 4);
+  REQUIRE(std::filesystem::file_size(t / "big.gguf") > (std::uint64_t(3) << 30));
+  test::write_text(t / "x.npy", attn::encode_npy(test::random_tensor({4, 256}, 3)));
+
+  const std::string limited = "ulimit -v 2000000; " + test::quoted_binary();
+  auto r = test::run("bash -c " + test::q(limited + " -q --model " + test::q(t / "big.gguf") +
+                                          " --layer 0 --input " + test::q(t / "x.npy") + " -o " +
+                                          test::q(t / "o")));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // v is zero: the context is zero, whatever the maps.
+  const Tensor c = to_float32(read_npy(t / "o/context.npy"), "context.npy", false);
+  CHECK(c.shape == std::vector<std::size_t>{4, 256});
+  // The layer listing reads the header only.
+  r = test::run("bash -c " + test::q(limited + " --model " + test::q(t / "big.gguf")));
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+}

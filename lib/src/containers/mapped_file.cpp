@@ -201,8 +201,8 @@ struct OpenFd {
 
 }  // namespace
 
-std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path,
-                                                   const EndsCheck& check) {
+std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, const EndsCheck& check,
+                                                   bool whole) {
   std::shared_ptr<MappedFile> f(new MappedFile);
   f->path_ = path;
   // The mapping keeps the file; no descriptor stays open past this function
@@ -227,6 +227,13 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path,
     pread_all(fd.fd, tail.data(), n, f->size_ - n, path);
     check(FileEnds{head.data(), n, tail.data(), n, f->size_});
   }
+  if (!whole) {  // spans are mapped as they are read (window)
+    f->fd_ = ::dup(fd.fd);
+    if (f->fd_ < 0)
+      throw Error(Exit::no_input, path + ": cannot open (" + std::strerror(errno) + ")");
+    ::fcntl(f->fd_, F_SETFD, FD_CLOEXEC);
+    return f;
+  }
   void* p = f->size_ > 0 ? ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd.fd, 0) : nullptr;
   if (p == MAP_FAILED && errno == ENOMEM) cannot_map(path, f->size_, "the file is");
   if (p == MAP_FAILED)
@@ -239,6 +246,28 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path,
 MappedFile::~MappedFile() {
   map_remove(slot_);
   if (data_ != nullptr && !streamed_) ::munmap(const_cast<std::uint8_t*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::shared_ptr<const MappedFile::Window> MappedFile::window(std::size_t offset,
+                                                             std::size_t length) const {
+  static const std::uint8_t kEmpty[1] = {0};
+  if (data_ != nullptr) return std::make_shared<Window>(data_ + offset, nullptr, 0, nullptr);
+  if (length == 0) return std::make_shared<Window>(kEmpty, nullptr, 0, nullptr);
+  const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
+  const std::size_t first = offset / page * page, mapped = offset - first + length;
+  void* p = ::mmap(nullptr, mapped, PROT_READ, MAP_PRIVATE, fd_, off_t(first));
+  if (p == MAP_FAILED && errno == ENOMEM) cannot_map(path_, length, "a span of");
+  if (p == MAP_FAILED)
+    throw Error(Exit::no_input, path_ + ": cannot map the file (" + std::strerror(errno) + ")");
+  void* slot = map_add(p, mapped, &lost_);
+  return std::make_shared<Window>(static_cast<const std::uint8_t*>(p) + (offset - first), p, mapped,
+                                  slot);
+}
+
+MappedFile::Window::~Window() {
+  map_remove(slot_);
+  if (base_) ::munmap(base_, mapped_);
 }
 
 void MappedFile::check_intact(const std::string& name) const {
@@ -321,7 +350,9 @@ bool MappedRegion::read(std::size_t offset, std::size_t length, void* dst,
 ByteView MappedRegion::bytes(const std::string& name) const {
   file_->check_intact(name);
   test_pause_before_read();
-  return {file_->data() + offset_, length_, file_};
+  if (file_->data()) return {file_->data() + offset_, length_, file_};
+  const auto w = file_->window(offset_, length_);  // the file is mapped a span at a time
+  return {w->data(), length_, w};
 }
 
 void MappedRegion::done(std::size_t offset, std::size_t length) const {

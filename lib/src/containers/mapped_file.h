@@ -53,15 +53,24 @@ class MappedFile {
   // so a huge file with a bad header fails at once, whatever its size and
   // the address space allowed. A file the address space cannot map is
   // Exit::unavailable saying how large it is.
+  // With `whole` false nothing is mapped (data() is null): the caller maps
+  // the spans it reads with window() (a GGUF file: its header and the
+  // layer's tensors, not the whole file).
   static std::shared_ptr<const MappedFile> open(const std::string& path,
-                                                const EndsCheck& check = {});
+                                                const EndsCheck& check = {}, bool whole = true);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
   const std::string& path() const { return path_; }
-  const std::uint8_t* data() const { return data_; }
+  const std::uint8_t* data() const { return data_; }  // the whole file, or null (see open)
   std::size_t size() const { return size_; }
+
+  // Bytes [offset, offset + length) of the file mapped on their own (the
+  // pages around them), while the returned handle lives. Exit::unavailable
+  // when the address space cannot map them.
+  class Window;
+  std::shared_ptr<const Window> window(std::size_t offset, std::size_t length) const;
 
   // Exit::no_input naming `name` and the file when it was truncated while
   // in use: it is now shorter than when it was opened (touching the lost
@@ -79,6 +88,7 @@ class MappedFile {
  private:
   MappedFile() = default;
   std::vector<std::uint8_t> stream_;       // a FIFO's bytes (data_ points here), else empty
+  int fd_ = -1;                            // opened without `whole`: for window()
   mutable std::atomic<bool> lost_{false};  // a read faulted past the file's end (SIGBUS)
   void* slot_ = nullptr;                   // the whole mapping's entry in the SIGBUS list
   bool streamed_ = false;
@@ -86,6 +96,22 @@ class MappedFile {
   unsigned long long dev_ = 0, ino_ = 0;
   const std::uint8_t* data_ = nullptr;
   std::size_t size_ = 0;
+};
+
+class MappedFile::Window {
+ public:
+  Window(const std::uint8_t* data, void* base, std::size_t mapped, void* slot)
+      : data_(data), base_(base), mapped_(mapped), slot_(slot) {}
+  ~Window();
+  Window(const Window&) = delete;
+  Window& operator=(const Window&) = delete;
+  const std::uint8_t* data() const { return data_; }  // the bytes asked for
+
+ private:
+  const std::uint8_t* data_;
+  void* base_;          // the mapping (page-aligned)
+  std::size_t mapped_;  // its length
+  void* slot_;          // its entry in the SIGBUS handler's list
 };
 
 // Runs f, which reads `file`'s mapping, and returns what it returns; when the
