@@ -97,10 +97,11 @@ std::optional<RopeScaling> read_scaling(const json& v, const std::string& name) 
       bad(at + "partial_rotary_factor",
           "expected a number from 0 to 1 (the rotated share of the head), found " + f->dump());
   }
-  // llama3 blends between the two wavelengths: they must be apart.
+  // llama3 blends between the two wavelengths. Equal factors leave no band
+  // to blend (Llama 4 ships high = low = 1; transformers accepts them).
   if (type == "llama3" && s.low_freq_factor && s.high_freq_factor &&
-      !(*s.high_freq_factor > *s.low_freq_factor))
-    bad(at + "high_freq_factor", "expected a number > low_freq_factor " +
+      *s.high_freq_factor < *s.low_freq_factor)
+    bad(at + "high_freq_factor", "expected a number >= low_freq_factor " +
                                      json(*s.low_freq_factor).dump() + ", found " +
                                      json(*s.high_freq_factor).dump());
   return s;
