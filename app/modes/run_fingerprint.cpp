@@ -163,8 +163,6 @@ nlohmann::json run_fingerprint(const Options& opt, const attn::Config& cfg,
   std::string labels_flag;
   const auto labels = flag_labels(opt, &labels_flag);
   fp["--labels"] = labels ? nlohmann::json(*labels) : nlohmann::json();
-  fp["--plot"] = opt.plots;
-  fp["--batch-index"] = opt.plots.empty() ? nlohmann::json() : nlohmann::json(opt.batch_index);
   fp["--padding-mask"] = opt.padding_mask ? file_identity(*opt.padding_mask) : nlohmann::json();
   // The config as resolved (flags applied), key by key; where the results
   // go, the input and the weights are entries of their own.

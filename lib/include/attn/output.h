@@ -36,8 +36,10 @@ class OutputDir {
   // folder to `dir` (an existing `dir` is swapped for it whole, its files
   // that this commit neither writes nor removes carried over), so `dir`
   // never holds part of its files, whatever kills the run. Exit::cant_create
-  // when a file is in the way.
-  OutputDir(std::string dir, std::string staging_dir);
+  // when a file is in the way. With `replace` false, a `dir` that exists by
+  // the commit (made meanwhile by another commit) gets the files one by one
+  // instead, beside what it holds (open_output_dir's folders).
+  OutputDir(std::string dir, std::string staging_dir, bool replace = true);
   ~OutputDir();  // removes every temporary not committed
   OutputDir(const OutputDir&) = delete;
   OutputDir& operator=(const OutputDir&) = delete;
@@ -102,6 +104,7 @@ class OutputDir {
   std::string dir_;
   std::string staging_;    // where the temporaries live: dir_, or its parent until the commit
   bool deferred_ = false;  // dir_ is created at the commit
+  bool replace_ = true;    // deferred: an existing dir_ is swapped whole (else merged into)
   std::vector<Staged> staged_;
   std::vector<std::string> stale_;
   bool committed_ = false;

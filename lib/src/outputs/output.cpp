@@ -221,8 +221,8 @@ OutputDir::OutputDir(std::string dir) : dir_(std::move(dir)) {
   staging_ = dir_;
 }
 
-OutputDir::OutputDir(std::string dir, std::string staging_dir)
-    : dir_(std::move(dir)), staging_(std::move(staging_dir)), deferred_(true) {
+OutputDir::OutputDir(std::string dir, std::string staging_dir, bool replace)
+    : dir_(std::move(dir)), staging_(std::move(staging_dir)), deferred_(true), replace_(replace) {
   struct stat st {};
   if (::lstat(dir_.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) &&
       !(S_ISLNK(st.st_mode) && is_directory(dir_)))
@@ -248,7 +248,7 @@ std::unique_ptr<OutputDir> open_output_dir(const std::string& dir) {
     throw Error(Exit::cant_create,
                 dir + ": cannot create output folder: " + parent + " is not writable");
   remove_dead_temporaries(parent);
-  return std::make_unique<OutputDir>(dir, parent);
+  return std::make_unique<OutputDir>(dir, parent, false);
 }
 
 namespace {
@@ -474,7 +474,7 @@ void OutputDir::commit_deferred() {
   struct stat st {};
   if (::lstat(dir_.c_str(), &st) != 0) {  // absent: the staging folder becomes it
     if (::rename(hidden_.c_str(), dir_.c_str()) != 0) fail(Exit::io, "cannot rename into place");
-  } else if (S_ISDIR(st.st_mode)) {
+  } else if (S_ISDIR(st.st_mode) && replace_) {
     // An earlier result folder: swapped whole for the new one. What the
     // old one holds that this commit neither writes nor removes (a user's
     // notes) stays: files are linked into the new set before the swap (so a
@@ -507,8 +507,9 @@ void OutputDir::commit_deferred() {
     for (const std::string& name : moved)
       ::rename((old + "/" + name).c_str(), (dir_ + "/" + name).c_str());
     fs::remove_all(old, ec);
-  } else if (S_ISLNK(st.st_mode) && is_directory(dir_)) {
-    // A result folder linked elsewhere by the user: its files go there one by one.
+  } else if ((S_ISLNK(st.st_mode) && is_directory(dir_)) || (S_ISDIR(st.st_mode) && !replace_)) {
+    // A folder linked elsewhere by the user, or one made meanwhile that is
+    // not this commit's to replace: the files go into it one by one.
     for (Staged& f : staged_)
       if (::rename(f.temp_path.c_str(), f.final_path.c_str()) != 0)
         fail(Exit::io, fs::path(f.final_path).filename().string() + ": cannot rename into place");
