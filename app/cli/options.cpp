@@ -239,8 +239,11 @@ Shard slurm_shard() {
                             ") is below SLURM_ARRAY_TASK_MIN (" + std::to_string(*min) + ")");
     count = max - *min + 1;
   }
+  if (*count == 0)  // only COUNT can say 0 (MAX - MIN + 1 is at least 1)
+    throw attn::Error(attn::Exit::usage,
+                      "--shard auto: SLURM_ARRAY_TASK_COUNT: expected at least 1 task, found 0");
   const std::size_t first = min.value_or(0);
-  if (*count == 0 || id < first || id - first >= *count)
+  if (id < first || id - first >= *count)
     throw attn::Error(
         attn::Exit::usage,
         "--shard auto: SLURM_ARRAY_TASK_ID " + std::to_string(id) + " gives no shard K in 0.." +

@@ -158,6 +158,7 @@ TEST_CASE("cli_merge: --shard auto takes K and N from a Slurm array task's varia
       {"SLURM_ARRAY_TASK_ID=x1 SLURM_ARRAY_TASK_COUNT=3 ", {"SLURM_ARRAY_TASK_ID", "'x1'"}},
       {"SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=-3 ", {"SLURM_ARRAY_TASK_COUNT", "'-3'"}},
       {"SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_COUNT=3 ", {"SLURM_ARRAY_TASK_ID 5", "0..2"}},
+      {"SLURM_ARRAY_TASK_ID=0 SLURM_ARRAY_TASK_COUNT=0 ", {"SLURM_ARRAY_TASK_COUNT", "found 0"}},
   };
   for (const auto& c : bad) {
     CAPTURE(c.env);

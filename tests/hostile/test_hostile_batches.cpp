@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -218,4 +219,17 @@ TEST_CASE("hostile batches: SIGKILL while results are redone leaves each folder 
   for (int i = 0; i < 8; ++i) CHECK(arrays_of(out + "/x_" + std::to_string(i)) == new_arrays[i]);
   CHECK(attn::test::read_text(out + "/x_1/notes.txt") == "mine");
   CHECK(temporaries(t.path).empty());
+}
+
+TEST_CASE("hostile batches: a 4 MB line of a list on standard input is not echoed whole") {
+  attn::test::TempDir t;
+  const std::string line(std::size_t(4) << 20, 'a');
+  write_text(t / "list.txt", line + ".npy\n");
+  const RunResult r = run("cat " + q(t / "list.txt") + " | " + bin() + " -q --config " +
+                          base_cfg() + " --input-list - --out-dir " + q(t / "out"));
+  CHECK(r.exit_code != 0);
+  CHECK(r.out.empty());
+  CHECK_MESSAGE(r.err.size() < 4000, r.err.substr(0, 300));
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.rfind("attn-run: error: ", 0) == 0);
 }

@@ -37,6 +37,9 @@ class StateDict {
   // the first use of a key opens its shard (header only).
   const TensorInfo* find(const std::string& key) const;
   bool contains(const std::string& key) const { return entries_.count(key) != 0; }
+  // The key as the file names it ("blk.1.attn_q.weight" for a GGUF layer's
+  // "q_proj.weight", the prefix put back): what messages quote. `key` when absent.
+  const std::string& file_key(const std::string& key) const;
   std::size_t size() const { return keys_.size(); }
   bool empty() const { return keys_.empty(); }
 

@@ -92,9 +92,26 @@ namespace {
 // causal: T5's bidirectional = not is_decoder), so a decoder run with causal
 // true gets the one-directional buckets. `table` "" = the layer's own.
 void relative_bias_of(LayerContext& c, const std::string& table) {
-  json r = {
-      {"num_buckets", c.hf.integer_or("relative_attention_num_buckets", 1, INT64_MAX, 32)},
-      {"max_distance", c.hf.integer_or("relative_attention_max_distance", 1, INT64_MAX, 128)}};
+  // T5's buckets (T5Attention._relative_position_bucket): half per side when
+  // bidirectional, half of a side's exact, the rest logarithmic up to
+  // max_distance. Checked here so a message names the config.json's fields.
+  const bool bidirectional = c.out.value("attention", "multi") != "causal";
+  const std::int64_t buckets = c.hf.integer_or("relative_attention_num_buckets", 1, INT64_MAX, 32);
+  const std::int64_t distance =
+      c.hf.integer_or("relative_attention_max_distance", 1, INT64_MAX, 128);
+  const std::int64_t min_buckets = bidirectional ? 4 : 2;
+  if (buckets < min_buckets)
+    c.hf.fail("relative_attention_num_buckets",
+              "expected an integer >= " + std::to_string(min_buckets) + " (" +
+                  (bidirectional ? "half the buckets per side, " : "") +
+                  "half of a side's buckets exact), found " + std::to_string(buckets));
+  const std::int64_t max_exact = (bidirectional ? buckets / 2 : buckets) / 2;
+  if (distance <= max_exact)
+    c.hf.fail("relative_attention_max_distance",
+              "expected an integer > " + std::to_string(max_exact) +
+                  " (past the exact buckets of " + "relative_attention_num_buckets " +
+                  std::to_string(buckets) + "), found " + std::to_string(distance));
+  json r = {{"num_buckets", buckets}, {"max_distance", distance}};
   if (!table.empty()) r["table"] = table;
   c.out["relative_bias"] = r;
 }

@@ -322,6 +322,18 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
   c.Hkv = size_field(hf, "num_kv_heads", false, c.H);
   c.D = size_field(hf, "head_size", false, c.C / c.H);
   if (c.D < 1) hf.fail("head_dim", "is missing and hidden_size / num_attention_heads is 0");
+  // Without a head size of its own the modeling code divides the width by
+  // the heads (and refuses a remainder: GPT2Attention, GPTBigCodeAttention,
+  // BertSelfAttention, ...): named as this config.json spells them.
+  const auto spelled = [&](const char* ours) {
+    for (const char* k : spellings_of(ours))
+      if (hf.has(k)) return std::string(k);
+    return std::string(ours);
+  };
+  if (c.C % c.H != 0 && spelled("head_size") == "head_size")
+    hf.fail(spelled("num_heads"),
+            "expected a divisor of " + spelled("hidden_size") + " " + std::to_string(c.C) +
+                " (the head size is their quotient), found " + std::to_string(c.H));
   if (c.Hkv > c.H || c.H % c.Hkv != 0)
     hf.fail(hf.first_set({"num_key_value_heads", "num_kv_heads", "n_head_kv"}),
             "expected a divisor of the " + std::to_string(c.H) + " attention heads, found " +

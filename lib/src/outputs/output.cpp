@@ -370,10 +370,11 @@ OutputDir::StreamedFile OutputDir::streamed_file(int handle, bool direct) const 
 void OutputDir::check_name(const std::string& name) const {
   errno = 0;
   const long name_max = ::pathconf(dir_.c_str(), _PC_NAME_MAX);
-  if (name_max > 0 && name.size() > static_cast<std::size_t>(name_max))
-    throw Error(Exit::cant_create, dir_ + "/" + name + ": name is " + std::to_string(name.size()) +
-                                       " bytes long; the file system allows at most " +
-                                       std::to_string(name_max));
+  if (name_max > 0 && name.size() > static_cast<std::size_t>(name_max))  // a huge one quoted cut
+    throw Error(Exit::cant_create,
+                dir_ + "/" + (name.size() > 300 ? name.substr(0, 300) + "..." : name) +
+                    ": name is " + std::to_string(name.size()) +
+                    " bytes long; the file system allows at most " + std::to_string(name_max));
 }
 
 void OutputDir::flush_staged() {

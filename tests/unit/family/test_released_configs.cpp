@@ -78,3 +78,34 @@ TEST_CASE("released configs: every family's config.json as released loads, every
     CHECK(covered.count(type) == 1);  // each family's released file is in the collection
   }
 }
+
+TEST_CASE("released configs: a value the modeling code refuses is named as config.json spells it") {
+  const fs::path tmp = fs::temp_directory_path() / ("attn-lies-" + std::to_string(::getpid()));
+  const auto refused = [&](const std::string& name, const json& changes) {
+    std::ifstream in(kDir + "/" + name + ".json");
+    json c = json::parse(in);
+    c.merge_patch(changes);
+    const fs::path dir = tmp / name;
+    fs::create_directories(dir);
+    std::ofstream(dir / "config.json") << c.dump();
+    std::ofstream(dir / "model.safetensors") << "";
+    try {
+      attn::layer_config(attn::open_model_folder(dir.string()), 0);
+    } catch (const attn::Error& e) {
+      CHECK(e.code() == attn::Exit::config);
+      return std::string(e.what());
+    }
+    FAIL("accepted");
+    return std::string();
+  };
+  // GPTBigCodeAttention: embed_dim must be divisible by num_heads.
+  std::string m = refused("gpt_bigcode", {{"n_head", 15}});
+  CHECK_MESSAGE(m.find("\"n_head\"") != std::string::npos, m);
+  CHECK_MESSAGE(m.find("n_embd 2048") != std::string::npos, m);
+  // T5's buckets: too few for two sides, a max distance inside the exact ones.
+  m = refused("t5", {{"relative_attention_num_buckets", 3}});
+  CHECK_MESSAGE(m.find("\"relative_attention_num_buckets\"") != std::string::npos, m);
+  m = refused("t5", {{"relative_attention_max_distance", 4}});
+  CHECK_MESSAGE(m.find("\"relative_attention_max_distance\"") != std::string::npos, m);
+  fs::remove_all(tmp);
+}
