@@ -264,7 +264,7 @@ TEST_CASE("cli gguf: files that lie are one line, exit 65 (or 78 for an unknown 
   CHECK(listed2.exit_code != 0);  // layer 1 has no attention: the listing says why
   CHECK(listed2.err.find("layer 1 has 0 attention heads") != std::string::npos);
 
-  // gguf-py's big-endian writer (heldout_gguf_py.py): refused, saying why.
+  // gguf-py's big-endian writer (tests/golden/generate.py --gguf-py): refused, saying why.
   check_one_line(
       attn_run("--model " + test::q(test::source_path("tests/golden/gguf_py_big_endian.gguf"))), 65,
       "a big-endian GGUF file (only little-endian files are read)");
@@ -378,7 +378,7 @@ TEST_CASE("cli gguf: Gemma 4 files that cannot be Gemma 4 are one line, exit 65"
   const Config full = load_model_config(f, 1);
   CHECK(full.head_size == 16);
   CHECK(!full.k_eq_v);
-  CHECK(full.rope->scaling->partial_rotary_factor == 0.25);
+  CHECK(full.spec.rope->scaling->partial_rotary_factor == 0.25);
   gemma4_file(quarter, "", 16, false).save(f);
   CHECK(load_model_config(f, 1).k_eq_v);  // no attn_v on the full layer
   CHECK(load_model_config(f, 0).head_size == 8);

@@ -219,7 +219,7 @@ TEST_CASE("cli_model_summary: T5's encoder layers show the relative bias of bloc
 }
 
 TEST_CASE("cli_model_summary: DeepSeek's mla layers show their latent ranks") {
-  // The golden folders of make_families_v3_mla.py: V2-Lite (q_lora_rank null) and V3.
+  // The golden folders of gen/families/deepseek.py: V2-Lite (q_lora_rank null) and V3.
   const std::string lite = attn::test::source_path("tests/golden/folders/deepseek_v2_lite/model");
   const json j = summary_json(lite);
   REQUIRE(j["layers"].size() == 3);
@@ -235,7 +235,7 @@ TEST_CASE("cli_model_summary: DeepSeek's mla layers show their latent ranks") {
 }
 
 TEST_CASE("cli_model_summary: Gemma 4's layers list their own sizes; shared K/V is not run") {
-  // make_families_v3_gemma4.py's folders: full layers with global_head_dim 16 and (k_eq_v)
+  // gen/families/gemma4.py's folders: full layers with global_head_dim 16 and (k_eq_v)
   // one KV head beside sliding layers of head_dim 8 and 2 KV heads.
   const std::string g4 = attn::test::source_path("tests/golden/folders/gemma4/model");
   const json j = summary_json(g4);

@@ -1,6 +1,6 @@
 // Golden tests: attn-run against PyTorch's own numbers.
 //
-// Every folder under tests/golden/cases (written by tests/golden/make_golden.py
+// Every folder under tests/golden/cases (written by tests/golden/generate.py
 // from the tutorial modules, see tests/golden/README.md) is an ordinary
 // attn-run config plus PyTorch's expected/context.npy and
 // expected/attention.npy. Each case runs through the same loading path as the
@@ -24,6 +24,7 @@
 #include "attn/npy.h"
 #include "attn/run.h"
 #include "attn/tensor.h"
+#include "golden_manifest.h"
 #include "reference.h"
 #include "test_util.h"
 
@@ -34,8 +35,9 @@ namespace {
 
 constexpr double kTolerance = 1e-5;  // relative to the output's scale (CONTRACT.md)
 
-// Folders under tests/golden/<set>: "cases" (make_golden.py, the tutorials'
-// modules) or "families" (make_families.py, the model families' layers).
+// Folders under tests/golden/<set>: "cases" (the tutorials' modules) or
+// "families" (the model families' layers without positions), both written by
+// tests/golden/generate.py.
 std::vector<std::string> case_names(const std::string& set = "cases") {
   std::vector<std::string> names;
   const std::string root = attn::test::source_path("tests/golden/" + set);
@@ -121,7 +123,7 @@ void check_case(const std::string& name) {
   // The plain-loop reference on the same loaded weights: when it agrees with
   // PyTorch and forward() does not, the kernel is wrong, not the loader.
   attn::ref::Result r = attn::ref::attention(attn::ref::from_weights(run.weights), run.x, pad,
-                                             spec.scale, spec.causal);
+                                             float(spec.scale), spec.causal);
   attn::test::Diff dr = attn::test::compare(r.context, want_context);
   CHECK_MESSAGE(dr.relative() <= kTolerance, name, ": reference context ",
                 attn::test::describe(dr));
@@ -188,18 +190,29 @@ void check_cases(const std::vector<std::string>& names) {
 
 }  // namespace
 
+namespace {
+
+// The manifest's cases of a set, as case_names gives them ("<set>/<case>").
+std::vector<std::string> manifest_names(const std::string& set) {
+  std::vector<std::string> names;
+  for (const std::string& c : attn::test::golden_case_names(set)) names.push_back(set + "/" + c);
+  return names;
+}
+
+}  // namespace
+
 TEST_CASE("golden: every PyTorch case matches (context, streamed context, attention)") {
   const std::vector<std::string> names = case_names();
-  // make_golden.py writes 83 cases; a missing folder would silently shrink coverage.
-  CHECK(names.size() >= 80);
+  // The cases on disk are the manifest's (a missing folder would silently shrink coverage).
+  CHECK(names == manifest_names("cases"));
   check_cases(names);
 }
 
-TEST_CASE("golden: every model family's layer matches PyTorch (make_families.py)") {
+TEST_CASE("golden: every model family's layer matches PyTorch (families/)") {
+  // proj: Llama GQA/MQA/sharded, Qwen2, OPT, Whisper; bert; neox; falcon multi_query and
+  // grouped; Phi-3; MPT: the manifest's "families" set.
   const std::vector<std::string> names = case_names("families");
-  // make_families.py writes 12 cases (proj: Llama GQA/MQA/sharded, Qwen2, OPT, Whisper;
-  // bert; neox; falcon multi_query and grouped; Phi-3; MPT).
-  CHECK(names.size() == 12);
+  CHECK(names == manifest_names("families"));
   check_cases(names);
 }
 

@@ -1,5 +1,5 @@
 // Golden tests of CONTRACT.md v2's positions, masks and variants against
-// PyTorch: every folder under tests/golden/variants (make_variants.py: each
+// PyTorch: every folder under tests/golden/variants (tests/golden/generate.py: each
 // family's attention written in torch from its published modeling code) runs
 // through the executable's loading path (load_config, load_run,
 // attention_spec) and forward() on both kernels, batched as written and each
@@ -17,6 +17,7 @@
 #include "attn/npy.h"
 #include "attn/run.h"
 #include "check_close.h"
+#include "golden_manifest.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -152,13 +153,12 @@ void check_variant(const std::string& name) {
 
 TEST_CASE("golden variants: every positions / masks / variants case matches PyTorch") {
   const std::vector<std::string> names = variant_names();
-  // make_variants.py writes 17 cases: Llama 3 GQA and MQA (llama3 rope, left and right
-  // padding), Mistral, Gemma 2, Qwen3, Gemma 3, gpt-oss, GPT-NeoX, BLOOM, MPT, and two
-  // torch MHA cross-attention cases; then v3's: T5's relative bias, encoder and decoder;
-  // Qwen3-Next's gate, qk_norm kinds (Cohere, Phi, Llama 4); three of DeepSeek's mla (V3 with
-  // yarn's mscale and interleaved rope, V2-Lite's q_proj and complex rope, rope_interleave false);
-  // Gemma 4's v_norm, on a global layer with k_eq_v and proportional rope and a sliding one.
-  CHECK(names.size() == 24);
+  // The manifest's variants (every family's VARIANTS): Llama 3 GQA and MQA (llama3 rope, left
+  // and right padding), Mistral, Gemma 2, Qwen3, Gemma 3, gpt-oss, GPT-NeoX, BLOOM, MPT, two
+  // torch MHA cross-attention cases, T5's relative bias (encoder and decoder), Qwen3-Next's
+  // gate, qk_norm kinds (Cohere, Phi, Llama 4), Llama 4's chunks and temperature, three of
+  // DeepSeek's mla, Gemma 4's v_norm and k_eq_v.
+  CHECK(names == test::golden_case_names("variants"));
   for (const std::string& name : names) {
     try {
       check_variant(name);

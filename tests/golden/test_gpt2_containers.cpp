@@ -2,12 +2,16 @@
 // a two-layer state dict in each container users bring (folder of .npy,
 // np.savez, np.savez_compressed, .safetensors), run end to end through the
 // binary and compared with Hugging Face GPT2Attention's output computed by
-// PyTorch (tests/golden/make_gpt2_containers.py, make_init_golden.py).
+// PyTorch (tests/golden/generate.py: gen/sets/init.py).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "attn/npy.h"
+#include "golden_manifest.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -16,10 +20,10 @@ TEST_CASE("gpt2_containers: layer 1 of every container gives HF GPT2Attention's 
   const attn::Tensor want = attn::to_float32(
       attn::read_npy(attn::test::source_path("tests/golden/init/gpt2_expected/context_h1.npy")),
       "context_h1", false);
-  int n = 0;
+  std::vector<std::string> configs;
   for (const auto& e : fs::directory_iterator(attn::test::source_path("tests/golden/gpt2"))) {
     if (e.path().extension() != ".json") continue;
-    ++n;
+    configs.push_back(e.path().filename().string());
     CAPTURE(e.path().filename().string());
     auto r = attn::test::run("'" + attn::test::binary() + "' --config '" + e.path().string() +
                              "' --format npy");
@@ -30,7 +34,8 @@ TEST_CASE("gpt2_containers: layer 1 of every container gives HF GPT2Attention's 
     CHECK(d.shape_ok);
     CHECK(d.relative() < 1e-5);
   }
-  CHECK(n == 4);
+  std::sort(configs.begin(), configs.end());
+  CHECK(configs == attn::test::golden_case_names("gpt2"));  // one per container
 }
 
 TEST_CASE("gpt2_containers: forcing a layout the keys do not fit names the missing key") {

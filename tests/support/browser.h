@@ -3,6 +3,7 @@
 // built, --screenshot to look at it.
 #pragma once
 
+#include <cstdlib>
 #include <string>
 
 #include "test_util.h"
@@ -10,9 +11,11 @@
 namespace attn::test {
 
 // A headless chromium with a profile folder of its own (so concurrent tests
-// never share one); present is false where chromium is not installed.
+// never share one); present is false where chromium is not installed, or
+// when ATTN_TEST_NO_BROWSER is set (the sanitizer run: chromium is not our code).
 struct Browser {
-  bool present = run("command -v chromium").exit_code == 0;
+  bool present =
+      std::getenv("ATTN_TEST_NO_BROWSER") == nullptr && run("command -v chromium").exit_code == 0;
   TempDir profile;
 
   // chromium on file://`page` with `args` (e.g. "--dump-dom"). The page

@@ -1,9 +1,10 @@
 // One Hugging Face model_type as data (CONTRACT.md "(v3) Model families"):
 // how its config.json names sizes, positions, windows and per-layer patterns,
-// its tensor names for one layer, and the features it switches on. The table
-// is families.cpp; layer_map.cpp applies a row to one layer; what no rule
-// here can say is a named hook (hooks.cpp). Adding a family is a row and a
-// golden fixture (docs/adding-a-family.md).
+// its tensor names for one layer, the features it switches on and the
+// settings it refuses. The table is families.cpp (its rows in families_*.cpp,
+// built with table.h); layer_map.cpp applies a row to one layer; what no rule
+// here can say is a named hook (hooks.cpp), one family's own logic. Adding a
+// family is a row and a golden fixture (docs/adding-a-family.md).
 #pragma once
 
 #include <cstdint>
@@ -87,12 +88,54 @@ struct WindowRule {
   // The last layer is full attention whatever the pattern or layer_types say
   // (Gemma4TextConfig.__post_init__ forces it, with a warning).
   bool last_full = false;
+  // global_every: a config.json that lists layer_types as well must agree
+  // with the period on every layer it runs, or the layer is refused naming
+  // both; set to why they must (the family takes one thing from each).
+  const char* layer_types_agree = nullptr;
 };
 
 // The softmax scale: 1/sqrt(D) unless the family says otherwise.
 struct ScaleRule {
   enum Kind { inverse_sqrt_head, inverse_sqrt_of_key, value_of_key, one } kind = inverse_sqrt_head;
   const char* key = nullptr;  // query_pre_attn_scalar (1/sqrt), attention_multiplier (as is)
+  // inverse_sqrt_head only, each written as the layer's "scale" when set: a
+  // config.json bool that, when false, makes the scale 1 (GPT-2's
+  // scale_attn_weights, default true), and one that, when true, also divides
+  // it by the layer's number, layer + 1 (scale_attn_by_inverse_layer_idx,
+  // default false).
+  const char* enable_key = nullptr;
+  const char* by_layer_key = nullptr;
+};
+
+// T5's relative position bias (modeling_t5.T5Attention.compute_bias): a
+// table of num_buckets x H learned logits, the bucket of each (query, key)
+// distance up to max_distance, as attn-run's "relative_bias". The table is
+// the first block's (`first_block`: T5Stack gives block 0 the table and
+// passes its bias on to every later block of the stack; its name is the
+// row's first prefix at layer 0 + `table`), or each layer's own (UMT5).
+struct RelativeBiasRule {
+  bool on = false;
+  bool first_block = true;
+  const char* table = "relative_attention_bias.weight";
+  const char* buckets_key = "relative_attention_num_buckets";
+  std::int64_t buckets = 32;
+  const char* distance_key = "relative_attention_max_distance";
+  std::int64_t distance = 128;
+};
+
+// A config.json setting attn-run does not run, refused by name. When `key`
+// is set (present and not null; inside the object `within` when given, MPT's
+// attn_config), its value must be one of `values` (`values_run`), or must
+// not be (!`values_run`). `typed` (string or boolean `values`): a value of
+// another JSON type is refused as the wrong type first. `why` follows the key in the
+// message, "{value}" standing for the value as config.json writes it.
+struct Refusal {
+  const char* within = nullptr;
+  const char* key = nullptr;
+  std::vector<json> values;
+  bool values_run = true;
+  bool typed = false;
+  std::string why;
 };
 
 // q/k norms: kind "rms" | "layer" | "l2", scope "head" | "all", weight offset
@@ -169,6 +212,7 @@ struct Row {
   // DeepSeek's multi-head latent attention: config.json's q_lora_rank,
   // kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim as "mla".
   bool mla = false;
+  RelativeBiasRule relative_bias;
   ResidualNormRule residual_norm;  // none unless name is set
   // Gemma 4's num_kv_shared_layers: the last n layers reuse the keys and values
   // of the last earlier layer of their type (layer_map.h kv_shared_source).
@@ -177,6 +221,7 @@ struct Row {
   // (save_pretrained writes every key; a nested text_config keeps only the
   // ones that differ, and hand-trimmed folders exist).
   json defaults = json::object();
+  std::vector<Refusal> refusals;  // checked in order, before the hook
   Hook hook;
 
   // Setters, so the table reads as rows of data.
@@ -210,9 +255,15 @@ struct Row {
   Row& with_sinks() { return sinks = true, *this; }
   Row& with_gate() { return gate = true, *this; }
   Row& with_mla() { return mla = true, *this; }
+  Row& with_relative_bias(RelativeBiasRule r) {
+    r.on = true;
+    return relative_bias = r, *this;
+  }
   Row& with_residual_norm(ResidualNormRule r) { return residual_norm = std::move(r), *this; }
   Row& shares_kv(const char* key) { return kv_shared_key = key, *this; }
-  Row& with_defaults(json d) { return defaults = std::move(d), *this; }
+  // Added to the defaults so far (a row derived from a base row overrides its keys).
+  Row& with_defaults(const json& d) { return defaults.update(d), *this; }
+  Row& refuse(Refusal r) { return refusals.push_back(std::move(r)), *this; }
   Row& with_hook(Hook h) { return hook = std::move(h), *this; }
 };
 

@@ -1,7 +1,7 @@
-// Family quirks no row rule can say (hooks.h).
+// Family quirks no row rule can say (hooks.h): each follows its family's code in
+// transformers (models/<family>/modeling_<family>.py, configuration_<family>.py).
 #include "family/hooks.h"
 
-#include <cmath>
 #include <cstdint>
 
 #include "attn/error.h"
@@ -9,26 +9,8 @@
 
 namespace attn::family::hooks {
 
-// modeling_gpt2.GPT2Attention._attn: divide by sqrt(D) when
-// scale_attn_weights, and by (layer + 1) when scale_attn_by_inverse_layer_idx.
-void gpt2_scale(LayerContext& c) {
-  double scale = c.hf.boolean_or("scale_attn_weights", true) ? 1.0 / std::sqrt(double(c.D)) : 1.0;
-  if (c.hf.boolean_or("scale_attn_by_inverse_layer_idx", false)) scale /= double(c.layer + 1);
-  c.out["scale"] = scale;
-}
-
-// BertSelfAttention adds relative position embeddings inside the attention
-// for "relative_key" / "relative_key_query"; "absolute" lives outside it.
-void bert_absolute_positions(LayerContext& c) {
-  const std::string pos = c.hf.string("position_embedding_type").value_or("absolute");
-  if (pos != "absolute")
-    c.hf.fail("position_embedding_type",
-              "\"" + pos +
-                  "\" is not supported (only \"absolute\", which lives outside the attention "
-                  "layer)");
-}
-
-// Phi3Config._rope_scaling_adjustment: the early "su" (and "yarn") names mean longrope.
+// configuration_phi3.Phi3Config._rope_scaling_adjustment: the early "su" (and "yarn") names
+// mean longrope.
 void phi3_longrope_names(LayerContext& c) {
   if (!c.out.contains("rope") || !c.out["rope"].contains("scaling")) return;
   json& s = c.out["rope"]["scaling"];
@@ -51,15 +33,14 @@ void falcon_architecture(LayerContext& c) {
   }
 }
 
-// MPT keeps its attention settings in attn_config (Mosaic's own code reads
-// them; MptAttentionConfig's alibi defaults to true, alibi_bias_max to 8).
+// MPT keeps its attention settings in attn_config (configuration_mpt.MptAttentionConfig:
+// alibi defaults to true, alibi_bias_max to 8; modeling_mpt.MptAttention's softmax_scale, and
+// Mosaic's own code, llm-foundry's attention.py, for kv_n_heads and multi-query). The row
+// refuses clip_qkv, qk_ln and rope.
 void mpt_attn_config(LayerContext& c) {
   const json empty = json::object();
   const std::optional<HfConfig> given = c.hf.object("attn_config");
   const HfConfig a = given ? *given : HfConfig(empty, c.hf.file(), "attn_config.");
-  for (const char* unsupported : {"clip_qkv", "qk_ln", "rope"})
-    if (a.has(unsupported) && a.raw()[unsupported] != false)
-      a.fail(unsupported, "is not supported by attn-run");
   if (a.has("kv_n_heads")) c.out["num_kv_heads"] = *a.integer("kv_n_heads", 1, c.H);
   if (a.has("softmax_scale")) c.out["scale"] = a.positive_or("softmax_scale", 1.0);
   // Multi-query keeps one K and one V head (Mosaic's MultiQueryAttention).
@@ -71,9 +52,7 @@ void mpt_attn_config(LayerContext& c) {
 // modeling_gpt_bigcode.GPTBigCodeAttention: c_attn is an nn.Linear. With
 // multi_query (the default) its rows are [q (C) | k (D) | v (D)], one KV head:
 // the fused layout; without, c_attn's output is viewed (H, 3D), per head
-// [q, k, v]: the neox layout. Scores are scaled by 1/sqrt(D) when
-// scale_attn_weights (scale_attention_softmax_in_fp32 divides by layer + 1
-// and multiplies back: no change).
+// [q, k, v]: the neox layout. (Its scale is the row's rule.)
 void gpt_bigcode_heads(LayerContext& c) {
   if (c.hf.boolean_or("multi_query", true)) {
     c.out["num_kv_heads"] = 1;
@@ -82,71 +61,6 @@ void gpt_bigcode_heads(LayerContext& c) {
     c.out["layout"] = "neox";
     c.out["weights_rename"] = {{"c_attn.", "query_key_value."}, {"c_proj.", "dense."}};
   }
-  c.out["scale"] = c.hf.boolean_or("scale_attn_weights", true) ? 1.0 / std::sqrt(double(c.D)) : 1.0;
-}
-
-namespace {
-
-// relative_bias from T5Config's relative_attention_num_buckets and
-// relative_attention_max_distance; bidirectional is left to its default (not
-// causal: T5's bidirectional = not is_decoder), so a decoder run with causal
-// true gets the one-directional buckets. `table` "" = the layer's own.
-void relative_bias_of(LayerContext& c, const std::string& table) {
-  // T5's buckets (T5Attention._relative_position_bucket): half per side when
-  // bidirectional, half of a side's exact, the rest logarithmic up to
-  // max_distance. Checked here so a message names the config.json's fields.
-  const bool bidirectional = c.out.value("attention", "multi") != "causal";
-  const std::int64_t buckets = c.hf.integer_or("relative_attention_num_buckets", 1, INT64_MAX, 32);
-  const std::int64_t distance =
-      c.hf.integer_or("relative_attention_max_distance", 1, INT64_MAX, 128);
-  const std::int64_t min_buckets = bidirectional ? 4 : 2;
-  if (buckets < min_buckets)
-    c.hf.fail("relative_attention_num_buckets",
-              "expected an integer >= " + std::to_string(min_buckets) + " (" +
-                  (bidirectional ? "half the buckets per side, " : "") +
-                  "half of a side's buckets exact), found " + std::to_string(buckets));
-  const std::int64_t max_exact = (bidirectional ? buckets / 2 : buckets) / 2;
-  if (distance <= max_exact)
-    c.hf.fail("relative_attention_max_distance",
-              "expected an integer > " + std::to_string(max_exact) +
-                  " (past the exact buckets of " + "relative_attention_num_buckets " +
-                  std::to_string(buckets) + "), found " + std::to_string(distance));
-  json r = {{"num_buckets", buckets}, {"max_distance", distance}};
-  if (!table.empty()) r["table"] = table;
-  c.out["relative_bias"] = r;
-}
-
-}  // namespace
-
-// modeling_t5.T5Attention.compute_bias: the table relative_attention_bias
-// exists in block 0 only (T5Stack: has_relative_attention_bias=bool(i == 0))
-// and its position_bias is passed on to every later block of the stack. The
-// table's key follows the layer's prefix, block 0 (layer_map picks the prefix
-// after the hook: T5's checkpoints all use the first).
-void t5_relative_bias(LayerContext& c) {
-  std::string table = c.row.prefixes.front();
-  table.replace(table.find("{N}"), 3, "0");
-  relative_bias_of(c, table + "relative_attention_bias.weight");
-}
-
-// modeling_umt5.UMT5LayerSelfAttention: UMT5Attention(config,
-// has_relative_attention_bias=True) in every block, each its own table.
-void umt5_relative_bias(LayerContext& c) { relative_bias_of(c, ""); }
-
-// ModernBertAttention.__init__ gives layer_id % global_attn_every_n_layers != 0 the local window
-// whatever layer_types says, while ModernBertModel takes each layer's rope from
-// rope_parameters[layer_types[layer_id]]: a layer_types that disagrees with the period mixes a
-// global window with a local base (or the reverse), which no attn-run layer type means.
-void modernbert_window_of_layer(LayerContext& c) {
-  if (!c.hf.has("layer_types")) return;
-  const std::int64_t n = c.hf.integer_or("global_attn_every_n_layers", 1, INT64_MAX, 3);
-  const bool local = c.layer % n != 0;
-  if (local != (c.layer_type == "sliding_attention"))
-    c.hf.fail("layer_types[" + std::to_string(c.layer) + "]",
-              "is \"" + c.layer_type + "\" but global_attn_every_n_layers " + std::to_string(n) +
-                  " makes layer " + std::to_string(c.layer) + (local ? " local" : " global") +
-                  " (ModernBertAttention takes its window from the period and its rope from "
-                  "layer_types); attn-run runs layers where both agree");
 }
 
 // Llama 4 (modeling_llama4.Llama4TextAttention, Llama4TextDecoderLayer):
@@ -185,7 +99,7 @@ void llama4_layers(LayerContext& c) {
         {"attn_scale", hf.number("attn_scale", -1e300, false, 1e300).value_or(0.1)}};
 }
 
-// Cohere 2 (modular_cohere2.Cohere2Attention): rotary only where the layer
+// Cohere 2 (modeling_cohere2.Cohere2Attention): rotary only where the layer
 // slides (self.sliding_window is not None); head_dim is always hidden_size /
 // num_attention_heads (Cohere2Config.__post_init__ sets it so).
 void cohere2_rope_on_sliding(LayerContext& c) {
@@ -227,16 +141,6 @@ void gemma4_layers(LayerContext& c) {
     c.out.erase("num_kv_heads");
   if (c.out.contains("rope")) c.out["rope"]["rotary_dim"] = D;
   c.out["v_norm"] = {{"kind", "rms"}, {"eps", hf.positive_or("rms_norm_eps", 1e-6)}};
-  // "vision" (the released checkpoints) is causal for text; "all" makes every layer
-  // bidirectional with the window W // 2 + 1, whose bound (exclusive or inclusive) the
-  // masking code of transformers' releases does not agree on: refused rather than guessed.
-  const json& bidi = hf.raw().contains("use_bidirectional_attention")
-                         ? hf.raw()["use_bidirectional_attention"]
-                         : json(nullptr);
-  if (bidi == "all")
-    hf.fail("use_bidirectional_attention",
-            "\"all\" (every token both ways) is not supported for Gemma 4 yet; a plain --config "
-            "with \"attention\": \"multi\" and the layer's sliding_window runs such a layer");
 }
 
 }  // namespace attn::family::hooks

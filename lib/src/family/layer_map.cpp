@@ -28,6 +28,11 @@ std::int64_t size_field(const HfConfig& hf, const std::string& ours, bool requir
   hf.fail(keys.front(), "is missing (an integer >= 1; also read as " + also + ")");
 }
 
+std::string with_layer(std::string p, std::int64_t layer) {
+  const std::size_t at = p.find("{N}");
+  return at == std::string::npos ? p : p.replace(at, 3, std::to_string(layer));
+}
+
 bool bias_of(const HfConfig& hf, const BiasRule& b) {
   if (!b.key) return b.fallback;
   const std::optional<bool> v = hf.boolean(b.key);
@@ -177,8 +182,14 @@ void map_window(LayerContext& c) {
 void map_scale(LayerContext& c) {
   const ScaleRule& s = c.row.scale;
   switch (s.kind) {
-    case ScaleRule::inverse_sqrt_head:
-      return;  // attn-run's default, 1/sqrt(D)
+    case ScaleRule::inverse_sqrt_head: {
+      if (!s.enable_key && !s.by_layer_key) return;  // attn-run's default, 1/sqrt(D)
+      double scale =
+          !s.enable_key || c.hf.boolean_or(s.enable_key, true) ? 1.0 / std::sqrt(double(c.D)) : 1.0;
+      if (s.by_layer_key && c.hf.boolean_or(s.by_layer_key, false)) scale /= double(c.layer + 1);
+      c.out["scale"] = scale;
+      return;
+    }
     case ScaleRule::inverse_sqrt_of_key:
       if (c.hf.has(s.key)) c.out["scale"] = 1.0 / std::sqrt(c.hf.positive_or(s.key, 1.0));
       return;
@@ -229,6 +240,77 @@ void map_mla(LayerContext& c) {
   if (c.out.contains("rope")) c.out["rope"]["rotary_dim"] = rope;
 }
 
+// The row's relative position bias (family_row.h RelativeBiasRule) as "relative_bias".
+void map_relative_bias(LayerContext& c) {
+  const RelativeBiasRule& r = c.row.relative_bias;
+  if (!r.on) return;
+  // T5's buckets (T5Attention._relative_position_bucket): half per side when
+  // bidirectional, half of a side's exact, the rest logarithmic up to
+  // max_distance. Checked here so a message names the config.json's fields.
+  const bool bidirectional = c.out.value("attention", "multi") != "causal";
+  const std::int64_t buckets = c.hf.integer_or(r.buckets_key, 1, INT64_MAX, r.buckets);
+  const std::int64_t distance = c.hf.integer_or(r.distance_key, 1, INT64_MAX, r.distance);
+  const std::int64_t min_buckets = bidirectional ? 4 : 2;
+  if (buckets < min_buckets)
+    c.hf.fail(r.buckets_key, "expected an integer >= " + std::to_string(min_buckets) + " (" +
+                                 (bidirectional ? "half the buckets per side, " : "") +
+                                 "half of a side's buckets exact), found " +
+                                 std::to_string(buckets));
+  const std::int64_t max_exact = (bidirectional ? buckets / 2 : buckets) / 2;
+  if (distance <= max_exact)
+    c.hf.fail(r.distance_key, "expected an integer > " + std::to_string(max_exact) +
+                                  " (past the exact buckets of " + r.buckets_key + " " +
+                                  std::to_string(buckets) + "), found " +
+                                  std::to_string(distance));
+  json bias = {{"num_buckets", buckets}, {"max_distance", distance}};
+  // Left to attn-run's defaults: the layer's own table, and bidirectional (T5's
+  // bidirectional = not is_decoder), so a decoder run with causal true gets the
+  // one-directional buckets.
+  if (r.first_block) bias["table"] = with_layer(c.row.prefixes.front(), 0) + r.table;
+  c.out["relative_bias"] = bias;
+}
+
+// The row's refusals (family_row.h Refusal): a setting it does not run, named.
+void check_refusals(const LayerContext& c) {
+  for (const Refusal& r : c.row.refusals) {
+    std::optional<HfConfig> nested;
+    if (r.within && !(nested = c.hf.object(r.within))) continue;
+    const HfConfig& hf = nested ? *nested : c.hf;
+    if (!hf.has(r.key)) continue;
+    json value = hf.raw()[r.key];
+    if (r.typed && !r.values.empty()) {
+      if (r.values.front().is_string()) value = *hf.string(r.key);
+      if (r.values.front().is_boolean()) value = *hf.boolean(r.key);
+    }
+    const bool listed = std::find(r.values.begin(), r.values.end(), value) != r.values.end();
+    if (listed == r.values_run) continue;
+    std::string why = r.why;
+    const std::size_t at = why.find("{value}");
+    if (at != std::string::npos)
+      why.replace(at, 7, value.is_string() ? "\"" + value.get<std::string>() + "\"" : value.dump());
+    hf.fail(r.key, why);
+  }
+}
+
+// The row's layer_types_agree (family_row.h WindowRule): config.json's
+// layer_types entry and the period make the same layer local or global.
+void check_layer_type_agrees(const LayerContext& c) {
+  const WindowRule& w = c.row.window;
+  if (!w.layer_types_agree || w.kind != WindowRule::global_every || !c.hf.has("layer_types"))
+    return;
+  const std::int64_t n =
+      w.period_key ? c.hf.integer_or(w.period_key, 1, INT64_MAX, w.period) : w.period;
+  if (n <= 0) return;
+  const bool local = w.global_first ? c.layer % n != 0 : (c.layer + 1) % n != 0;
+  if (local == (c.layer_type == w.local_type)) return;
+  const std::string layer = std::to_string(c.layer);
+  c.hf.fail("layer_types[" + layer + "]",
+            "is \"" + c.layer_type + "\" but " +
+                (w.period_key ? std::string(w.period_key) : std::string("the period")) + " " +
+                std::to_string(n) + " makes layer " + layer + (local ? " local" : " global") +
+                " (" + w.layer_types_agree + "); attn-run runs layers where both agree");
+}
+
 // The family's LayerNorm over o_proj's output plus the input, named under the
 // layer's module: the attention prefix without its last part
 // ("bert.encoder.layer.3.attention." -> "bert.encoder.layer.3.").
@@ -240,11 +322,6 @@ void map_residual_norm(LayerContext& c, const std::string& attention_prefix) {
   layer = dot == std::string::npos ? std::string() : layer.substr(0, dot + 1);
   c.out["residual_norm"] = {{"eps", first_positive(c.hf, r.eps_keys, r.eps)},
                             {"prefix", layer + r.name}};
-}
-
-std::string with_layer(std::string p, std::int64_t layer) {
-  const std::size_t at = p.find("{N}");
-  return at == std::string::npos ? p : p.replace(at, 3, std::to_string(layer));
 }
 
 }  // namespace
@@ -366,6 +443,9 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
   if (row.sinks) c.out["sinks"] = true;
   if (row.gate) c.out["gate"] = true;
   map_mla(c);
+  map_relative_bias(c);
+  check_refusals(c);
+  check_layer_type_agrees(c);
   if (row.hook) row.hook(c);
 
   // The prefix the weights really use, among the family's.

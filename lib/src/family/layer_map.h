@@ -36,8 +36,9 @@ std::optional<std::int64_t> kv_shared_source(const Row& row, const HfConfig& hf,
 
 // attn-run config keys for the layer (model_folder.h's layer_config):
 // sizes, kind, layout and its tensor renames, biases, positions, window,
-// scale, softcap, qk_norm, sinks, gate, then the row's hook, and the
-// weights_prefix the file really uses among the row's (`weight_keys`).
+// scale, softcap, qk_norm, sinks, gate, mla, relative bias; then the row's
+// refusals and consistency checks, the row's hook, and the weights_prefix
+// the file really uses among the row's (`weight_keys`).
 // `residual_norm`: also the row's residual_norm ({eps, prefix}) when it has one.
 json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int64_t num_layers,
                const std::vector<std::string>& weight_keys, bool residual_norm = false);

@@ -453,7 +453,7 @@ TEST_CASE("model folder: the README lists exactly the family table's model_types
   CHECK(listed == attn::supported_model_types());
 }
 
-// ---- CONTRACT.md v3's decoders (make_families_v3_decoders.py has their golden folders) --------
+// ---- CONTRACT.md v3's decoders (tests/golden/gen/families has their golden folders) ----------
 
 TEST_CASE("model folder: StarCoder (gpt_bigcode) multi_query, and without it the neox layout") {
   const json c = Folder("starcoder").layer(39);
@@ -800,4 +800,67 @@ TEST_CASE("model folder: Gemma 4 as the hub ships it (gemma4 with text_config, p
     CHECK(std::string(e.what()).find("\"use_bidirectional_attention\": \"all\"") !=
           std::string::npos);
   }
+}
+
+TEST_CASE("model folder: the rules several families share (refusals, scale keys, relative bias)") {
+  // MPT's attn_config: clip_qkv, qk_ln and rope run only unset (null) or false, else refused
+  // naming the nested key.
+  json mpt = {{"model_type", "mpt"}, {"d_model", 32}, {"n_heads", 4}, {"n_layers", 2}};
+  mpt["attn_config"] = {{"clip_qkv", nullptr}, {"qk_ln", false}, {"rope", false}};
+  CHECK(layer_of(mpt, 0)["alibi"]["max_bias"] == 8.0);
+  for (const char* key : {"clip_qkv", "qk_ln", "rope"}) {
+    CAPTURE(key);
+    json bad = mpt;
+    bad["attn_config"][key] = key == std::string("clip_qkv") ? json(8) : json(true);
+    const std::string message = "\"attn_config." + std::string(key) + "\": is not supported";
+    CHECK_THROWS_WITH(layer_of(bad, 0), doctest::Contains(message.c_str()));
+  }
+  // BERT's position_embedding_type, for every row derived from BERT's: "absolute" (or unset)
+  // runs, anything else is refused naming the value; not a string is the wrong type.
+  for (const char* type : {"bert", "roberta", "xlm-roberta", "electra"}) {
+    CAPTURE(type);
+    json b = small(type);
+    CHECK(layer_of(b, 0)["layout"] == "bert");
+    b["position_embedding_type"] = "absolute";
+    CHECK(layer_of(b, 0)["attention"] == "multi");
+    b["position_embedding_type"] = "relative_key_query";
+    CHECK_THROWS_WITH(layer_of(b, 0),
+                      doctest::Contains("\"position_embedding_type\": \"relative_key_query\" is "
+                                        "not supported (only \"absolute\""));
+    b["position_embedding_type"] = 3;
+    CHECK_THROWS_WITH(layer_of(b, 0), doctest::Contains("expected a string, found 3"));
+  }
+  // GPT-2: 1/sqrt(D) unless scale_attn_weights is false, divided by layer + 1 with
+  // scale_attn_by_inverse_layer_idx; written into every layer's config.
+  json gpt2 = {{"model_type", "gpt2"}, {"n_embd", 32}, {"n_head", 2}, {"n_layer", 4}};
+  CHECK(layer_of(gpt2, 2)["scale"] == 0.25);
+  gpt2["scale_attn_by_inverse_layer_idx"] = true;
+  CHECK(layer_of(gpt2, 2)["scale"].get<double>() == doctest::Approx(0.25 / 3));
+  gpt2["scale_attn_weights"] = false;
+  CHECK(layer_of(gpt2, 3)["scale"] == 0.25);              // 1 / (3 + 1)
+  CHECK(!layer_of(small("llama"), 0).contains("scale"));  // attn-run's default
+  // T5 and mT5 read block 0's relative bias table in every layer; UMT5 each layer's own.
+  json t5 = {{"model_type", "t5"}, {"d_model", 32},   {"d_kv", 8},
+             {"num_heads", 4},     {"num_layers", 3}, {"relative_attention_num_buckets", 16}};
+  for (const char* type : {"t5", "mt5"}) {
+    t5["model_type"] = type;
+    const json r = layer_of(t5, 2)["relative_bias"];
+    CHECK(r["num_buckets"] == 16);
+    CHECK(r["max_distance"] == 128);
+    CHECK(r["table"] == "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
+  }
+  t5["model_type"] = "umt5";
+  CHECK(!layer_of(t5, 2)["relative_bias"].contains("table"));
+  CHECK(layer_of(t5, 2)["scale"] == 1.0);
+  // Derived rows keep their base's defaults and override their own: mT5's 6 heads, Kimi-K2's
+  // DeepSeek-V3 ranks.
+  CHECK(layer_of({{"model_type", "mt5"}, {"d_model", 48}}, 0)["num_heads"] == 6);
+  const json kimi =
+      layer_of({{"model_type", "kimi_k2"}, {"num_hidden_layers", 1}, {"q_lora_rank", 64}}, 0);
+  CHECK(kimi["hidden_size"] == 7168);
+  CHECK(kimi["num_heads"] == 128);
+  CHECK(kimi["mla"]["q_lora_rank"] == 64);
+  CHECK(kimi["mla"]["kv_lora_rank"] == 512);
+  CHECK(kimi["mla"]["qk_rope_head_dim"] == 64);
+  CHECK(kimi["rope"]["style"] == "interleaved");
 }

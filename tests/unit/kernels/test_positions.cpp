@@ -1,4 +1,4 @@
-// positions.h against tests/golden/positions/cases.json (make_positions.py:
+// positions.h against tests/golden/positions/cases.json (tests/golden/gen/positions.py:
 // transformers' modeling_rope_utils, HF/GPT-J rotations, BLOOM/MPT slopes, in
 // torch float64).
 #include <doctest/doctest.h>

@@ -2,7 +2,7 @@
 // manifest.json holds, for each tutorial module and nn.MultiheadAttention
 // (kdim/vdim, add_bias_kv, bias or not) at several seeds and sizes,
 // the SHA-256 of every parameter's float32 bytes as torch.manual_seed(seed)
-// plus the constructor produced them (tests/golden/make_init_golden.py).
+// plus the constructor produced them (tests/golden/gen/sets/init.py).
 // A hash match is a bit-for-bit match of every element.
 #include <doctest/doctest.h>
 

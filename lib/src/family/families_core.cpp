@@ -1,0 +1,203 @@
+// The core families (table.h): GPT-2, BERT, RoBERTa, Llama, Mistral, Mixtral,
+// Qwen2 and 3, Gemma 1 to 3, Phi-3, GPT-NeoX, Falcon, BLOOM, MPT, OPT, OLMo 2
+// and gpt-oss, each as its configuration_<type>.py and modeling_<type>.py in
+// transformers read config.json.
+#include "family/hooks.h"
+#include "family/table.h"
+
+namespace attn::family {
+
+namespace {
+
+// Qwen2 / Qwen3: layers from max_window_layers up slide when use_sliding_window.
+WindowRule qwen_window() {
+  WindowRule w;
+  w.kind = WindowRule::from_layer;
+  w.enable_key = "use_sliding_window";
+  w.from_key = "max_window_layers";
+  return w;
+}
+
+ScaleRule inverse_sqrt_of(const char* key) { return {ScaleRule::inverse_sqrt_of_key, key}; }
+
+// modeling_gpt2.GPT2Attention._attn: divide by sqrt(D) when scale_attn_weights,
+// and by (layer + 1) when scale_attn_by_inverse_layer_idx.
+ScaleRule gpt2_scale() {
+  ScaleRule s;
+  s.enable_key = "scale_attn_weights";
+  s.by_layer_key = "scale_attn_by_inverse_layer_idx";
+  return s;
+}
+
+// BertSelfAttention adds relative position embeddings inside the attention for
+// "relative_key" / "relative_key_query"; "absolute" lives outside it (BertEmbeddings).
+Refusal bert_absolute_positions() {
+  Refusal r;
+  r.key = "position_embedding_type";
+  r.values = {"absolute"};
+  r.typed = true;  // a string
+  r.why = "{value} is not supported (only \"absolute\", which lives outside the attention layer)";
+  return r;
+}
+
+// An attn_config setting of MPT's that attn-run does not run (Mosaic's clip_qkv clamp,
+// qk_ln's norms, its own rope): unset or false.
+Refusal mpt_unless_false(const char* key) {
+  Refusal r;
+  r.within = "attn_config";
+  r.key = key;
+  r.values = {false};
+  r.why = "is not supported by attn-run";
+  return r;
+}
+
+// OPTDecoderLayer with do_layer_norm_before false (OPT-350m): self_attn_layer_norm(residual +
+// attention), nn.LayerNorm's eps 1e-5; outside OPTAttention. With true (the default, every
+// other OPT), the same norm comes before the attention.
+ResidualNormRule opt_post_norm() {
+  ResidualNormRule r;
+  r.name = "self_attn_layer_norm.";
+  r.eps_keys = {};
+  r.eps = 1e-5;
+  r.module = "OPTDecoderLayer";
+  r.in_attention = false;
+  r.before_key = "do_layer_norm_before";
+  return r;
+}
+
+}  // namespace
+
+void add_core_rows(Table& t) {
+  t.row("gpt2")
+      .at({"h.{N}.attn.", "transformer.h.{N}.attn."})
+      .with_layout("gpt2")
+      .biases(fixed(true), fixed(true))
+      .with_scale(gpt2_scale());
+  // BertSelfAttention: the base row of the BERT-like encoders (RoBERTa, XLM-RoBERTa and
+  // ELECTRA's self-attention are copies of it): query, key, value and BertSelfOutput.dense
+  // with bias, causal only as a decoder (is_decoder).
+  t.row("bert")
+      .at({"bert.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
+      .with_layout("bert")
+      .causal_unless_encoder()
+      .biases(fixed(true), fixed(true))
+      .with_residual_norm(bert_self_output("BertAttention"))
+      .refuse(bert_absolute_positions());
+  t.row("roberta", t.of("bert"))
+      .at({"roberta.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
+      .with_residual_norm(bert_self_output("RobertaAttention"));
+  t.row("llama").bias("attention_bias", false).with_rope(10000.0);
+  t.row("mistral")
+      .bias("attention_bias", false)
+      .with_rope(10000.0)
+      .with_window(every_layer())
+      .with_defaults({{"sliding_window", 4096}});
+  t.row("mixtral")
+      .bias("attention_bias", false)
+      .with_rope(10000.0)
+      .with_window(every_layer())
+      .with_defaults({{"rope_theta", 1e6}});
+  t.row("qwen2")
+      .biases(fixed(true), fixed(false))  // Qwen2Attention: q/k/v with bias, o_proj without
+      .with_rope(10000.0)
+      .with_window(qwen_window())
+      .with_defaults({{"sliding_window", 4096}, {"max_window_layers", 28}});
+  t.row("qwen3")
+      .bias("attention_bias", false)
+      .with_qk_norm(rms_norm("head", 0))
+      .with_rope(10000.0)
+      .with_window(qwen_window())
+      .with_defaults({{"head_dim", 128}, {"sliding_window", 4096}, {"max_window_layers", 28}});
+  t.row("gemma")
+      .bias("attention_bias", false)
+      .with_rope(10000.0)
+      .with_defaults({{"head_dim", 256}});
+  t.row("gemma2")
+      .bias("attention_bias", false)
+      .with_rope(10000.0)
+      .with_scale(inverse_sqrt_of("query_pre_attn_scalar"))
+      .softcap("attn_logit_softcapping")
+      .with_window(global_every(2))  // even layers slide
+      .with_defaults({{"head_dim", 256},
+                      {"query_pre_attn_scalar", 256},
+                      {"attn_logit_softcapping", 50.0},
+                      {"sliding_window", 4096}});
+  t.row("gemma3_text")
+      .wrapped_in("gemma3", "text_config")
+      .at({"model.layers.{N}.self_attn.", "language_model.model.layers.{N}.self_attn.",
+           "model.language_model.layers.{N}.self_attn.", "layers.{N}.self_attn."})
+      .bias("attention_bias", false)
+      .with_qk_norm(rms_norm("head", 1))
+      .with_scale(inverse_sqrt_of("query_pre_attn_scalar"))
+      .softcap("attn_logit_softcapping")
+      .with_window(global_every(6, "sliding_window_pattern"))  // 5 local : 1 global
+      .with_rope(1e6, local_base("rope_local_base_freq", 10000.0))
+      .with_defaults({{"hidden_size", 2304},
+                      {"num_hidden_layers", 26},
+                      {"num_attention_heads", 8},
+                      {"num_key_value_heads", 4},
+                      {"head_dim", 256},
+                      {"query_pre_attn_scalar", 256},
+                      {"sliding_window", 4096},
+                      {"rope_theta", 1e6},
+                      {"rope_local_base_freq", 10000.0},
+                      {"max_position_embeddings", 131072}});
+  t.row("phi3")
+      .with_layout("fused")
+      .biases(fixed(false), fixed(false))
+      .with_rope(10000.0)
+      .with_window(every_layer())
+      .with_hook(hooks::phi3_longrope_names);
+  t.row("gpt_neox")
+      .at({"gpt_neox.layers.{N}.attention.", "layers.{N}.attention."})
+      .with_layout("neox")
+      .bias("attention_bias", true)
+      .with_rope(10000.0, rope_keys({"rope_theta", "rotary_emb_base"},
+                                    {"rotary_pct", "partial_rotary_factor"}, 0.25));
+  t.row("falcon")
+      .at({"transformer.h.{N}.self_attention.", "h.{N}.self_attention."})
+      .with_layout("falcon")
+      .bias("bias", false)
+      .with_rope(10000.0)
+      .with_hook(hooks::falcon_architecture);
+  t.row("bloom")
+      .at({"transformer.h.{N}.self_attention.", "h.{N}.self_attention."})
+      .with_layout("neox")
+      .biases(fixed(true), fixed(true))
+      .with_alibi();
+  t.row("mpt")
+      .at({"transformer.blocks.{N}.attn.", "blocks.{N}.attn."})
+      .with_layout("fused")
+      .biases({"no_bias", false, true}, {"no_bias", false, true})
+      .refuse(mpt_unless_false("clip_qkv"))
+      .refuse(mpt_unless_false("qk_ln"))
+      .refuse(mpt_unless_false("rope"))
+      .with_hook(hooks::mpt_attn_config);
+  t.row("opt")
+      .at({"model.decoder.layers.{N}.self_attn.", "decoder.layers.{N}.self_attn."})
+      .bias("enable_bias", true)
+      .with_residual_norm(opt_post_norm());
+  t.row("olmo2")
+      .bias("attention_bias", false)
+      .with_qk_norm(rms_norm("all", 0))
+      .with_rope(10000.0)
+      .with_defaults({{"rms_norm_eps", 1e-5}});
+  t.row("gpt_oss")
+      .bias("attention_bias", true)
+      .with_sinks()
+      .with_rope(150000.0)
+      .with_window(global_every(2))  // even layers slide (config.json lists layer_types)
+      .with_defaults({{"num_attention_heads", 64},
+                      {"num_key_value_heads", 8},
+                      {"head_dim", 64},
+                      {"sliding_window", 128},
+                      {"rope_scaling",
+                       {{"rope_type", "yarn"},
+                        {"factor", 32.0},
+                        {"beta_fast", 32.0},
+                        {"beta_slow", 1.0},
+                        {"truncate", false},
+                        {"original_max_position_embeddings", 4096}}}});
+}
+
+}  // namespace attn::family

@@ -1,0 +1,103 @@
+// Building the family table (private to lib/src/family): the rows are added in
+// the supported list's order by families.cpp, each group of rows in a file of
+// its own (families_*.cpp), from rule helpers the groups share. A row may be
+// derived from a base row (an earlier row, or a base that is no row of its
+// own) and override its fields, as gemma.cpp derives a model's config from a
+// base config.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "family/family_row.h"
+
+namespace attn::family {
+
+class Table {
+ public:
+  // A new row: the usual decoder prefixes, every other field its default.
+  Row& row(const char* type) {
+    Row r;
+    r.prefixes = {"model.layers.{N}.self_attn.", "layers.{N}.self_attn."};
+    return row(type, std::move(r));
+  }
+  // A new row that starts as `base` (taken by value: a copy of an earlier row
+  // stays valid while the table grows).
+  Row& row(const char* type, Row base) {
+    base.model_type = type;
+    rows_.push_back(std::move(base));
+    return rows_.back();
+  }
+  // An earlier row, to derive from.
+  const Row& of(const std::string& type) const;
+  std::vector<Row> take() { return std::move(rows_); }
+
+ private:
+  std::vector<Row> rows_;
+};
+
+// The groups of rows, in the supported list's order (families.cpp).
+void add_core_rows(Table& t);     // GPT-2, BERT, RoBERTa, Llama ... gpt-oss
+void add_decoder_rows(Table& t);  // StarCoder ... SmolLM3
+void add_encoder_rows(Table& t);  // XLM-RoBERTa ... ModernBERT
+void add_feature_rows(Table& t);  // gated attention ... MLA, relative position bias
+
+// ---- Rule helpers shared by the groups -----------------------------------------------------
+
+inline BiasRule fixed(bool on) { return {nullptr, on, false}; }
+
+inline WindowRule every_layer() {
+  WindowRule w;
+  w.kind = WindowRule::all;
+  return w;
+}
+
+// Every period-th layer global, the rest sliding; counted from the last of
+// each period unless global_first.
+inline WindowRule global_every(std::int64_t period, const char* period_key = nullptr,
+                               bool global_first = false) {
+  WindowRule w;
+  w.kind = WindowRule::global_every;
+  w.period = period;
+  w.period_key = period_key;
+  w.global_first = global_first;
+  return w;
+}
+
+inline QkNormRule rms_norm(const char* scope, int offset) {
+  QkNormRule q;
+  q.scope = scope;
+  q.offset = offset;
+  return q;
+}
+
+inline RopeRule rope_keys(std::vector<const char*> theta_keys,
+                          std::vector<const char*> fraction_keys, double fraction) {
+  RopeRule r;
+  r.theta_keys = std::move(theta_keys);
+  r.fraction_keys = std::move(fraction_keys);
+  r.fraction = fraction;
+  return r;
+}
+
+// Sliding layers' own rope base.
+inline RopeRule local_base(const char* key, double theta) {
+  RopeRule r;
+  r.local_theta_key = key;
+  r.local_theta = theta;
+  return r;
+}
+
+// BertSelfOutput (RoBERTa's, XLM-RoBERTa's and ELECTRA's are copies of it):
+// LayerNorm(dense(h) + input_tensor) with layer_norm_eps, inside `module`
+// (BertAttention), so its output is what users compare with.
+inline ResidualNormRule bert_self_output(const char* module) {
+  ResidualNormRule r;
+  r.name = "attention.output.LayerNorm.";
+  r.module = module;
+  return r;
+}
+
+}  // namespace attn::family

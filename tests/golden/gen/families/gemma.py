@@ -1,0 +1,44 @@
+"""Gemma: modeling_gemma.GemmaAttention (LlamaAttention; head_dim 256 unless given)."""
+from .. import hf
+
+MODEL_TYPES = ("gemma",)
+CLASS_DEFAULTS = dict(rope_theta=10000.0, head_dim=256, attention_bias=False)
+
+
+def settings(cfg, layer):
+    cfg = hf.with_defaults(cfg, CLASS_DEFAULTS)
+    a = hf.decoder(cfg, "gemma", layer, bias_key="attention_bias")
+    return a.replace(rope=hf.rope(cfg, a.D, cfg["rope_theta"], scaling=hf.get(cfg, "rope_scaling"),
+                                  params=hf.v5_params(cfg)))
+
+
+FOLDERS = [
+    dict(name="gemma", seed=9, container="safetensors", dtype="f16", layers=[0, 1], S=7,
+         config={"architectures": ["GemmaForCausalLM"], "model_type": "gemma",
+                 "head_dim": 16, "hidden_act": "gelu_pytorch_tanh", "hidden_size": 32,
+                 "intermediate_size": 8, "max_position_embeddings": 64,
+                 "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 1,
+                 "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "vocab_size": 12}),
+]
+
+HELDOUT = [
+    # Gemma without head_dim: GemmaConfig's default 256
+    dict(name="gemma_nohd", seed=109, container="safetensors", dtype="bf16", layers=[0], S=6,
+         config={"model_type": "gemma", "hidden_size": 32, "num_attention_heads": 2,
+                 "num_hidden_layers": 1, "num_key_value_heads": 1,
+                 "max_position_embeddings": 64}),
+    dict(name="gemma", seed=119, container="safetensors", dtype="f32", layers=[1], B=2, S=8,
+         pad="right",
+         config={"model_type": "gemma", "head_dim": 8, "hidden_size": 24,
+                 "num_attention_heads": 3, "num_hidden_layers": 2, "num_key_value_heads": 3,
+                 "rope_theta": 20000.0, "max_position_embeddings": 64}),
+]
+
+GGUF = [
+    dict(name="gemma", arch="gemma", writer="by_layout", seed=20, layers=[0],
+         types={"attn_q": "Q4_1", "attn_k": "Q5_1"},
+         config={"model_type": "gemma", "hidden_size": 32, "num_attention_heads": 4,
+                 "num_key_value_heads": 1, "head_dim": 16, "num_hidden_layers": 1,
+                 "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
+                 "rope_theta": 10000.0}),
+]
