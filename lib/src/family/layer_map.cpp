@@ -260,8 +260,7 @@ void map_relative_bias(LayerContext& c) {
   if (distance <= max_exact)
     c.hf.fail(r.distance_key, "expected an integer > " + std::to_string(max_exact) +
                                   " (past the exact buckets of " + r.buckets_key + " " +
-                                  std::to_string(buckets) + "), found " +
-                                  std::to_string(distance));
+                                  std::to_string(buckets) + "), found " + std::to_string(distance));
   json bias = {{"num_buckets", buckets}, {"max_distance", distance}};
   // Left to attn-run's defaults: the layer's own table, and bidirectional (T5's
   // bidirectional = not is_decoder), so a decoder run with causal true gets the
