@@ -293,7 +293,7 @@ TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
       {"starcoder2", "starcoder2", 2},
       {"granite", "granite", 2},
       {"granitemoe", "granite", 1},
-      {"qwen3moe", "qwen3", 1},
+      {"qwen3moe", "qwen3_moe", 1},
       {"qwen3_next", "qwen3_next", 4},
       {"qwen3_5", "qwen3_5_text", 4},
       {"command_r", "cohere", 2},
@@ -320,6 +320,17 @@ TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
       {"falcon", "falcon", 2},
       {"falcon_mq", "falcon", 2},
       {"mpt", "mpt", 2},
+      {"glm4", "glm4", 2},
+      {"glm4moe", "glm4_moe", 2},
+      {"exaone4", "exaone4", 64},
+      {"exaone4_swa_off", "exaone4", 2},
+      {"ernie4_5", "ernie4_5", 2},
+      {"ernie4_5_moe", "ernie4_5_moe", 2},
+      {"seed_oss", "seed_oss", 2},
+      {"apertus", "apertus", 2},
+      {"qwen2_moe", "qwen2_moe", 2},
+      {"qwen3_moe", "qwen3_moe", 2},
+      {"olmo3", "olmo3", 4},
   };
 
   for (const auto& [name, type, layers] : files) {

@@ -266,14 +266,16 @@ GgufModel gguf_model(const GgufFile& f) {
   if (a->big_layers) hf["query_pre_attn_scalar"] = layers == a->big_layers ? C / H : D;
   // Biases and q/k norms: as the file has them in any layer (Qwen2's row fixes
   // its own biases; Qwen3-Next's layer 0 has no attention).
-  bool bias = false, qk_norm = false;
+  bool bias = false, out_bias = false, qk_norm = false;
   for (const detail::GgufTensorInfo& t : f.tensors()) {
     const std::string n = block_name(t.name).second;
     bias = bias || n == "attn_q.bias" || n == "attn_qkv.bias";
+    out_bias = out_bias || n == "attn_output.bias";
     qk_norm = qk_norm || n == "attn_q_norm.weight";
   }
   hf["attention_bias"] = bias;
   hf[a->bias_key] = bias;
+  if (a->out_bias_key) hf[a->out_bias_key] = out_bias;
   if (a->qk_norm_key) hf[a->qk_norm_key] = qk_norm;
   // LayerNorm epsilons (Cohere's and StableLM's q/k LayerNorms read layer_norm_eps).
   if (auto e = gguf_number(f, p + "attention.layer_norm_epsilon")) hf["layer_norm_eps"] = *e;
@@ -284,6 +286,10 @@ GgufModel gguf_model(const GgufFile& f) {
   if (arch == "modern-bert") hf["global_rope_theta"] = hf["rope_theta"];
   if (std::string(a->blk) == "enc.blk." && f.find_tensor("enc.blk.1.attn_rel_b.weight"))
     m.model_type = hf["model_type"] = "umt5";  // a table in every block
+  // Olmo3ForCausalLM converts as olmo2 with a window (Olmo2Model.set_gguf_parameters), which
+  // llama.cpp runs on 3 sliding layers of 4 unless the file's pattern says, their rope
+  // unscaled (rope_freq_scale_train_swa 1): OLMo 3's row.
+  if (arch == "olmo2" && hf.contains("sliding_window")) m.model_type = hf["model_type"] = "olmo3";
   // Llama 4 Maverick (128 experts) has no q/k norms (use_qk_norm false), which
   // llama.cpp tells by the expert count (load_hparams: not LLM_TYPE_17B_128E).
   if (arch == "llama4" && gguf_size(f, p + "expert_count", 0, INT64_MAX).value_or(0) == 128)
@@ -330,6 +336,12 @@ GgufModel gguf_model(const GgufFile& f) {
   for (const auto& [suffix, key] : a->int_keys)
     if (!(suffix == std::string("attention.sliding_window_pattern") && !sliding.empty()))
       if (auto v = gguf_size(f, p + suffix, 1, INT64_MAX, layers)) hf[key] = *v;
+  // EXAONE 4: llama.cpp slides (4096 unless the file says, 3 layers of 4 unless its pattern
+  // says) only at the 32B depth, 64 layers; any other depth runs every layer full, with rope.
+  if (arch == "exaone4" && layers != 64) {
+    hf["sliding_window"] = nullptr;
+    hf.erase("layer_types");
+  }
 
   if (a->per_layer_type) {  // Gemma 4: sizes, KV heads and ropes per layer type
     a->per_layer_type(f, p, layers, hf);
