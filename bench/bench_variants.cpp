@@ -145,7 +145,7 @@ bool part1(const Options& o) {
   rope.spec.rope = RopeSpec{};
   rope.spec.rope->rotary_dim = 64;
   Variant alibi{"causal + alibi (12 heads)", causal(64)};
-  for (double s : alibi_slopes(12)) alibi.spec.alibi_slopes.push_back(float(s));
+  alibi.spec.alibi = AlibiSpec{8.0, alibi_slopes(12)};
   const std::vector<Variant> vs = {plain, rope, alibi};
   bool ok = true;
   if (o.validate)

@@ -181,7 +181,7 @@ int run_dump_weights(const Options& opt) {
   const attn::Layout target = opt.layout ? *attn::parse_layout(*opt.layout) : loaded_layout;
   attn::StateDict sd = attn::export_weights(w, target);
   // T5's relative position bias table rides along under the layer's own name,
-  // where relative_bias finds it without a table key (dumped.relative_bias below).
+  // where relative_bias finds it without a table key (dumped.spec.relative_bias below).
   if (!w.relative_bias.data.empty()) sd.add("relative_attention_bias.weight", w.relative_bias);
 
   // Keys in the layout's constructor order, as a state_dict lists them.
@@ -230,7 +230,7 @@ int run_dump_weights(const Options& opt) {
   dumped.layout = target;
   dumped.init_seed.reset();
   dumped.weights_prefix.clear();  // the dumped keys are the layer's own
-  if (dumped.relative_bias) dumped.relative_bias->table.clear();
+  if (dumped.spec.relative_bias) dumped.spec.relative_bias->table.clear();
   if (to == DumpTo::safetensors || to == DumpTo::npz) {
     const auto [dir, name] = split_path(opt.dump_dir);
     dumped.weights = name;  // a config saved beside the file reads it

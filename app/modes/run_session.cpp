@@ -46,7 +46,7 @@ void check_forward_memory(const Options& opt, const attn::LoadedRun& model, cons
 // LayerNorm(o_proj + input) while the context is o_proj's output says so.
 void note_residual_norm(const attn::Config& cfg) {
   static bool said = false;
-  if (said || cfg.residual_norm || !cfg.residual_norm_in_attention) return;
+  if (said || cfg.spec.residual_norm || !cfg.residual_norm_in_attention) return;
   said = true;
   spdlog::info(
       "the context is the output projection without the residual add and LayerNorm {} applies; "

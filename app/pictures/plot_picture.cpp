@@ -48,32 +48,33 @@ void add_score_facts(const attn::Config& cfg, std::vector<std::pair<std::string,
     f.emplace_back("keys and values", "cross-attention from key_input " +
                                           source_text(cfg.key_input) + ", value_input " +
                                           source_text(cfg.value_input));
-  if (cfg.add_bias_kv || cfg.add_zero_attn)
-    f.emplace_back("extra key columns", std::string(cfg.add_bias_kv ? "bias_kv" : "") +
-                                            (cfg.add_bias_kv && cfg.add_zero_attn ? ", " : "") +
-                                            (cfg.add_zero_attn ? "zero_attn" : "") +
-                                            " (torch MHA)");
+  if (cfg.add_bias_kv || cfg.spec.add_zero_attn)
+    f.emplace_back("extra key columns",
+                   std::string(cfg.add_bias_kv ? "bias_kv" : "") +
+                       (cfg.add_bias_kv && cfg.spec.add_zero_attn ? ", " : "") +
+                       (cfg.spec.add_zero_attn ? "zero_attn" : "") + " (torch MHA)");
   if (cfg.num_kv_heads && *cfg.num_kv_heads != cfg.num_heads)
     f.emplace_back("kv heads", std::to_string(*cfg.num_kv_heads) + " (grouped-query attention)");
-  if (cfg.rope) {
-    const auto& r = *cfg.rope;
+  if (cfg.spec.rope) {
+    const auto& r = *cfg.spec.rope;
     f.emplace_back("rope", "theta " + num_text(r.theta) + ", rotary_dim " +
                                std::to_string(r.rotary_dim) + ", " +
                                (r.style == attn::RopeStyle::half ? "half" : "interleaved") +
                                (r.scaling ? ", scaling " + r.scaling->type : ""));
   }
   if (cfg.positions.given()) f.emplace_back("positions", source_text(cfg.positions));
-  if (cfg.alibi)
-    f.emplace_back("alibi", cfg.alibi->slopes.empty()
-                                ? "max_bias " + num_text(cfg.alibi->max_bias)
-                                : std::to_string(cfg.alibi->slopes.size()) + " slopes given");
-  if (cfg.sliding_window) f.emplace_back("sliding window", std::to_string(*cfg.sliding_window));
-  if (cfg.softcap) f.emplace_back("softcap", num_text(*cfg.softcap));
-  if (cfg.qk_norm)
-    f.emplace_back("qk_norm", std::string(cfg.qk_norm->scope_all ? "all" : "head") + ", eps " +
-                                  num_text(cfg.qk_norm->eps) +
-                                  (cfg.qk_norm->weight_offset ? ", weight offset 1" : ""));
-  if (cfg.sinks) f.emplace_back("sinks", "one logit per head: rows sum to less than 1");
+  if (cfg.spec.alibi)
+    f.emplace_back("alibi", !cfg.alibi_slopes_given
+                                ? "max_bias " + num_text(cfg.spec.alibi->max_bias)
+                                : std::to_string(cfg.spec.alibi->slopes.size()) + " slopes given");
+  if (cfg.spec.sliding_window)
+    f.emplace_back("sliding window", std::to_string(*cfg.spec.sliding_window));
+  if (cfg.spec.softcap) f.emplace_back("softcap", num_text(*cfg.spec.softcap));
+  if (cfg.spec.qk_norm)
+    f.emplace_back("qk_norm", std::string(cfg.spec.qk_norm->scope_all ? "all" : "head") + ", eps " +
+                                  num_text(cfg.spec.qk_norm->eps) +
+                                  (cfg.spec.qk_norm->weight_offset ? ", weight offset 1" : ""));
+  if (cfg.spec.sinks) f.emplace_back("sinks", "one logit per head: rows sum to less than 1");
 }
 
 // A run of a model folder's layer is titled by the folder and the layer
@@ -93,14 +94,14 @@ std::string kv_heads_text(const attn::Config& cfg) {
 
 // How positions enter the scores: ", rope theta 10000", ", alibi", "".
 std::string positions_text(const attn::Config& cfg) {
-  if (cfg.rope) return ", rope theta " + num_text(cfg.rope->theta);
-  if (cfg.alibi) return ", alibi";
+  if (cfg.spec.rope) return ", rope theta " + num_text(cfg.spec.rope->theta);
+  if (cfg.spec.alibi) return ", alibi";
   return "";
 }
 
 // ", window 4096" for a sliding-window layer, else "".
 std::string window_text(const attn::Config& cfg) {
-  return cfg.sliding_window ? ", window " + std::to_string(*cfg.sliding_window) : "";
+  return cfg.spec.sliding_window ? ", window " + std::to_string(*cfg.spec.sliding_window) : "";
 }
 
 bool is_html(const std::string& p) {
@@ -205,7 +206,7 @@ std::vector<std::string> key_labels(const attn::Config& cfg,
   }
   // torch MHA appends bias_k, then a zero key, after the T keys.
   if (cfg.add_bias_kv) keys.push_back("bias_kv");
-  if (cfg.add_zero_attn) keys.push_back("zero_attn");
+  if (cfg.spec.add_zero_attn) keys.push_back("zero_attn");
   if (keys.size() != T_map)
     throw attn::Error(attn::Exit::software, "pictures: " + std::to_string(keys.size()) +
                                                 " key labels (T = " + std::to_string(T) +
@@ -226,12 +227,12 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
   pic.title = picture_title(cfg);
   pic.subtitle =
       attn::kind_name(cfg.kind) +
-      (cfg.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") + ", " +
+      (cfg.spec.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") + ", " +
       std::to_string(H) + (H == 1 ? " head" : " heads") + kv_heads_text(cfg) + positions_text(cfg) +
       window_text(cfg) + ", layout " + attn::layout_name(model.layout) +
       (square ? "; S = " + std::to_string(L)
               : "; L = " + std::to_string(L) + " queries x T = " + std::to_string(T) + " keys");
-  if (cfg.sinks) pic.subtitle += "; sinks: rows sum to less than 1";
+  if (cfg.spec.sinks) pic.subtitle += "; sinks: rows sum to less than 1";
   if (cfg.output_average_heads) {
     pic.mean_of = H;
     pic.subtitle += "; drawn: the mean of the " + std::to_string(H) + " heads (--average-heads)";
@@ -245,7 +246,7 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
   pic.T = T;
   pic.heads = cap.heads();
   pic.cells = cap.cells();
-  pic.sinks = cfg.sinks;
+  pic.sinks = cfg.spec.sinks;
 
   const std::string seq = cfg.cross() ? "L" : "S";
   pic.query = opt.show_query.value_or(L - 1);
@@ -263,7 +264,7 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
   f.emplace_back("layer", cfg.weights_prefix.empty() ? "whole file (no weights_prefix)"
                                                      : "weights_prefix " + cfg.weights_prefix);
   add_score_facts(cfg, f);
-  std::string masks = cfg.causal ? "causal" : "";
+  std::string masks = cfg.spec.causal ? "causal" : "";
   const auto add_mask = [&masks](const std::string& m) {
     masks += (masks.empty() ? "" : "; ") + m;
   };

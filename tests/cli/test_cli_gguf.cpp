@@ -389,7 +389,7 @@ TEST_CASE("cli gguf: Gemma 4 files that cannot be Gemma 4 are one line, exit 65"
   const Config full = load_model_config(f, 1);
   CHECK(full.head_size == 16);
   CHECK(!full.k_eq_v);
-  CHECK(full.rope->scaling->partial_rotary_factor == 0.25);
+  CHECK(full.spec.rope->scaling->partial_rotary_factor == 0.25);
   gemma4_file(quarter, "", 16, false).save(f);
   CHECK(load_model_config(f, 1).k_eq_v);  // no attn_v on the full layer
   CHECK(load_model_config(f, 0).head_size == 8);

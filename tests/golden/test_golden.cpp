@@ -123,7 +123,7 @@ void check_case(const std::string& name) {
   // The plain-loop reference on the same loaded weights: when it agrees with
   // PyTorch and forward() does not, the kernel is wrong, not the loader.
   attn::ref::Result r = attn::ref::attention(attn::ref::from_weights(run.weights), run.x, pad,
-                                             spec.scale, spec.causal);
+                                             float(spec.scale), spec.causal);
   attn::test::Diff dr = attn::test::compare(r.context, want_context);
   CHECK_MESSAGE(dr.relative() <= kTolerance, name, ": reference context ",
                 attn::test::describe(dr));

@@ -165,31 +165,31 @@ TEST_CASE("golden folders: Gemma 4's layers have their own sizes, k_eq_v, v_norm
   const Config local = folder("gemma4", 0), global = folder("gemma4", 1);
   CHECK(local.head_size == 8);
   CHECK(local.kv_heads() == 2);
-  CHECK(local.sliding_window == 3);
+  CHECK(local.spec.sliding_window == 3);
   CHECK_FALSE(local.k_eq_v);
-  CHECK(local.rope->rotary_dim == 8);
-  CHECK(local.rope->theta == 10000.0);
-  CHECK_FALSE(local.rope->scaling.has_value());
-  CHECK(local.v_norm->eps == 1e-6);
-  CHECK(local.scale == 1.0);
-  CHECK(local.qk_norm->weight_offset == 0);
+  CHECK(local.spec.rope->rotary_dim == 8);
+  CHECK(local.spec.rope->theta == 10000.0);
+  CHECK_FALSE(local.spec.rope->scaling.has_value());
+  CHECK(local.spec.v_norm->eps == 1e-6);
+  CHECK(local.spec.scale == 1.0);
+  CHECK(local.spec.qk_norm->weight_offset == 0);
   CHECK(local.weights_prefix == "model.language_model.layers.0.self_attn.");
   CHECK(global.head_size == 16);
   CHECK(global.kv_heads() == 1);
   CHECK(global.k_eq_v);
-  CHECK_FALSE(global.sliding_window.has_value());
-  CHECK(global.rope->rotary_dim == 16);
-  CHECK(global.rope->theta == 1000000.0);
-  CHECK(global.rope->scaling->type == "proportional");
-  CHECK(*global.rope->scaling->partial_rotary_factor == 0.25);
-  CHECK(global.v_norm.has_value());
+  CHECK_FALSE(global.spec.sliding_window.has_value());
+  CHECK(global.spec.rope->rotary_dim == 16);
+  CHECK(global.spec.rope->theta == 1000000.0);
+  CHECK(global.spec.rope->scaling->type == "proportional");
+  CHECK(*global.spec.rope->scaling->partial_rotary_factor == 0.25);
+  CHECK(global.spec.v_norm.has_value());
   // gemma4_text (Gemma4ForCausalLM): no k_eq_v, so the full layer keeps its KV heads and its
   // v_proj; the class's default rope_parameters; the last 2 layers reuse layers 1 and 2's K/V.
   const Config full = folder("gemma4_text", 2);
   CHECK(full.head_size == 16);
   CHECK(full.kv_heads() == 1);
   CHECK_FALSE(full.k_eq_v);
-  CHECK(full.rope->scaling->type == "proportional");
+  CHECK(full.spec.rope->scaling->type == "proportional");
   CHECK(full.weights_prefix == "model.layers.2.self_attn.");
   test::expect_error([&] { folder("gemma4_text", 3); }, Exit::usage, "--layer: layer 3 of ",
                      "reuses the keys and values of layer 1");
@@ -205,10 +205,10 @@ TEST_CASE("golden folders: v3's gated, qk_norm-kind families are mapped per laye
   };
   // Qwen3-Next: full_attention_interval 2 makes layers 1 and 3 full attention.
   const Config next = folder("qwen3_next", 3);
-  CHECK(next.gate);
-  CHECK(next.rope->rotary_dim == 4);  // partial_rotary_factor 0.25 of 16
-  CHECK(next.qk_norm->weight_offset == 1);
-  CHECK(next.qk_norm->kind == QkNormKind::rms);
+  CHECK(next.spec.gate);
+  CHECK(next.spec.rope->rotary_dim == 4);  // partial_rotary_factor 0.25 of 16
+  CHECK(next.spec.qk_norm->weight_offset == 1);
+  CHECK(next.spec.qk_norm->kind == QkNormKind::rms);
   CHECK(next.weights_prefix == "model.layers.3.self_attn.");
   // Linear-attention layers are refused, naming the type and the layers that run.
   test::expect_error([&] { folder("qwen3_next", 2); }, Exit::usage, "--layer: layer 2 of ",
@@ -217,46 +217,46 @@ TEST_CASE("golden folders: v3's gated, qk_norm-kind families are mapped per laye
                      "its attention layers are 1, 3");
   // Qwen3.5: the multimodal wrapper's text_config, layer_types, v5 rope_parameters.
   const Config q35 = folder("qwen3_5", 2);
-  CHECK(q35.gate);
+  CHECK(q35.spec.gate);
   CHECK(q35.kv_heads() == 1);
-  CHECK(q35.rope->theta == 10000000.0);
-  CHECK(q35.rope->rotary_dim == 2);
+  CHECK(q35.spec.rope->theta == 10000000.0);
+  CHECK(q35.spec.rope->rotary_dim == 2);
   CHECK(q35.weights_prefix == "model.language_model.layers.2.self_attn.");
   test::expect_error([&] { folder("qwen3_5", 0); }, Exit::usage, "--layer: layer 0 of ",
                      "linear_attention");
   // Cohere: interleaved rope, per-head LayerNorm q/k norms from use_qk_norm.
   const Config cohere = folder("cohere", 1);
-  CHECK(cohere.rope->style == RopeStyle::interleaved);
-  CHECK(cohere.qk_norm->kind == QkNormKind::layer);
-  CHECK(cohere.qk_norm->per_head);
-  CHECK(cohere.qk_norm->eps == 1e-5);
-  CHECK_FALSE(cohere.gate);
+  CHECK(cohere.spec.rope->style == RopeStyle::interleaved);
+  CHECK(cohere.spec.qk_norm->kind == QkNormKind::layer);
+  CHECK(cohere.spec.qk_norm->per_head);
+  CHECK(cohere.spec.qk_norm->eps == 1e-5);
+  CHECK_FALSE(cohere.spec.gate);
   // Llama 4 (in llama4's text_config): 3 rope layers of 4 are chunked with L2 q/k norms, the
   // 4th has no rope and tunes its queries' temperature.
   const Config chunked = folder("llama4", 1), nope = folder("llama4", 3);
-  CHECK(chunked.attention_chunk == 3);
-  CHECK(chunked.qk_norm->kind == QkNormKind::l2);
-  CHECK(chunked.rope->style == RopeStyle::interleaved);
-  CHECK(chunked.rope->scaling->type == "llama3");
-  CHECK_FALSE(chunked.attn_temperature.has_value());
+  CHECK(chunked.spec.attention_chunk == 3);
+  CHECK(chunked.spec.qk_norm->kind == QkNormKind::l2);
+  CHECK(chunked.spec.rope->style == RopeStyle::interleaved);
+  CHECK(chunked.spec.rope->scaling->type == "llama3");
+  CHECK_FALSE(chunked.spec.attn_temperature.has_value());
   CHECK(chunked.weights_prefix == "language_model.model.layers.1.self_attn.");
-  CHECK_FALSE(nope.rope.has_value());
-  CHECK_FALSE(nope.qk_norm.has_value());
-  CHECK_FALSE(nope.attention_chunk.has_value());
-  CHECK(nope.attn_temperature->floor_scale == 4.0);
-  CHECK(nope.attn_temperature->attn_scale == doctest::Approx(0.1));
+  CHECK_FALSE(nope.spec.rope.has_value());
+  CHECK_FALSE(nope.spec.qk_norm.has_value());
+  CHECK_FALSE(nope.spec.attention_chunk.has_value());
+  CHECK(nope.spec.attn_temperature->floor_scale == 4.0);
+  CHECK(nope.spec.attn_temperature->attn_scale == doctest::Approx(0.1));
   // Cohere 2: sliding layers rotate (interleaved), the global one has no rope.
-  CHECK(folder("cohere2", 2).sliding_window == 3);
-  CHECK(folder("cohere2", 2).rope->style == RopeStyle::interleaved);
-  CHECK_FALSE(folder("cohere2", 3).sliding_window.has_value());
-  CHECK_FALSE(folder("cohere2", 3).rope.has_value());
+  CHECK(folder("cohere2", 2).spec.sliding_window == 3);
+  CHECK(folder("cohere2", 2).spec.rope->style == RopeStyle::interleaved);
+  CHECK_FALSE(folder("cohere2", 3).spec.sliding_window.has_value());
+  CHECK_FALSE(folder("cohere2", 3).spec.rope.has_value());
   // StableLM: partial rotary, q/k/v bias, one LayerNorm per head under q_layernorm.norms.{h}.
   const Config stablelm = folder("stablelm", 1);
-  CHECK(stablelm.rope->rotary_dim == 2);
+  CHECK(stablelm.spec.rope->rotary_dim == 2);
   CHECK(stablelm.qkv_bias);
   CHECK_FALSE(stablelm.out_bias);
-  CHECK(stablelm.qk_norm->kind == QkNormKind::layer);
-  CHECK(stablelm.qk_norm->per_head);
+  CHECK(stablelm.spec.qk_norm->kind == QkNormKind::layer);
+  CHECK(stablelm.spec.qk_norm->per_head);
 }
 
 TEST_CASE("golden folders: each folder's config.json is its family's, mapped per layer") {
@@ -266,71 +266,71 @@ TEST_CASE("golden folders: each folder's config.json is its family's, mapped per
     return load_model_config(folders_root() + "/" + name + "/model", layer);
   };
   const Config g3_local = folder("gemma3", 0), g3_global = folder("gemma3", 2);
-  CHECK(g3_local.sliding_window == 3);
-  CHECK(g3_local.rope->theta == 10000.0);
-  CHECK(!g3_global.sliding_window);
-  CHECK(g3_global.rope->theta == 1000000.0);
-  CHECK(folder("gemma2", 0).sliding_window == 4);
-  CHECK(!folder("gemma2", 1).sliding_window);
-  CHECK(folder("gemma2", 1).softcap == 2.0);
-  CHECK(!folder("qwen2", 0).sliding_window);
-  CHECK(folder("qwen2", 2).sliding_window == 3);
-  CHECK(folder("gpt_oss", 0).sliding_window == 3);
-  CHECK(!folder("gpt_oss", 1).sliding_window);
-  CHECK(folder("gpt_oss", 1).sinks);
+  CHECK(g3_local.spec.sliding_window == 3);
+  CHECK(g3_local.spec.rope->theta == 10000.0);
+  CHECK(!g3_global.spec.sliding_window);
+  CHECK(g3_global.spec.rope->theta == 1000000.0);
+  CHECK(folder("gemma2", 0).spec.sliding_window == 4);
+  CHECK(!folder("gemma2", 1).spec.sliding_window);
+  CHECK(folder("gemma2", 1).spec.softcap == 2.0);
+  CHECK(!folder("qwen2", 0).spec.sliding_window);
+  CHECK(folder("qwen2", 2).spec.sliding_window == 3);
+  CHECK(folder("gpt_oss", 0).spec.sliding_window == 3);
+  CHECK(!folder("gpt_oss", 1).spec.sliding_window);
+  CHECK(folder("gpt_oss", 1).spec.sinks);
   CHECK(folder("falcon", 0).kv_heads() == 2);  // n_head_kv
   CHECK(folder("falcon_mq", 0).kv_heads() == 1);
-  CHECK(folder("falcon_rw", 0).alibi.has_value());
-  CHECK(folder("bloom", 1).alibi.has_value());
-  CHECK(folder("mpt", 0).alibi.has_value());
-  CHECK(folder("gpt_neox", 0).rope->rotary_dim == 4);
-  CHECK(folder("phi3", 0).rope->rotary_dim == 6);
-  CHECK(folder("olmo2", 0).rope->theta == 500000.0);  // transformers v5 rope_parameters
-  CHECK(folder("gpt2", 2).scale == doctest::Approx(1.0 / (std::sqrt(6.0) * 3.0)));
-  CHECK(folder("bert", 0).causal == false);
+  CHECK(folder("falcon_rw", 0).spec.alibi.has_value());
+  CHECK(folder("bloom", 1).spec.alibi.has_value());
+  CHECK(folder("mpt", 0).spec.alibi.has_value());
+  CHECK(folder("gpt_neox", 0).spec.rope->rotary_dim == 4);
+  CHECK(folder("phi3", 0).spec.rope->rotary_dim == 6);
+  CHECK(folder("olmo2", 0).spec.rope->theta == 500000.0);  // transformers v5 rope_parameters
+  CHECK(folder("gpt2", 2).spec.scale == doctest::Approx(1.0 / (std::sqrt(6.0) * 3.0)));
+  CHECK(folder("bert", 0).spec.causal == false);
   // v3's decoders
   CHECK(folder("gpt_bigcode", 0).kv_heads() == 1);  // multi_query
   CHECK(folder("gpt_bigcode_mha", 0).kv_heads() == 3);
-  CHECK(folder("starcoder2", 1).sliding_window == 4);
-  CHECK(folder("granite", 0).scale == 0.125);  // attention_multiplier
-  CHECK(folder("phi", 0).rope->rotary_dim == 4);
-  CHECK(folder("gptj", 0).rope->rotary_dim == 8);
-  CHECK(folder("gptj", 0).rope->style == RopeStyle::interleaved);
+  CHECK(folder("starcoder2", 1).spec.sliding_window == 4);
+  CHECK(folder("granite", 0).spec.scale == 0.125);  // attention_multiplier
+  CHECK(folder("phi", 0).spec.rope->rotary_dim == 4);
+  CHECK(folder("gptj", 0).spec.rope->rotary_dim == 8);
+  CHECK(folder("gptj", 0).spec.rope->style == RopeStyle::interleaved);
   CHECK(folder("internlm2", 0).kv_heads() == 2);
-  CHECK(folder("smollm3", 2).rope.has_value());
-  CHECK(!folder("smollm3", 3).rope.has_value());  // no_rope_layers
-  CHECK(!folder("smollm3_swa", 0).sliding_window);
-  CHECK(folder("smollm3_swa", 1).sliding_window == 3);
-  CHECK(!folder("smollm3_swa", 1).rope.has_value());
+  CHECK(folder("smollm3", 2).spec.rope.has_value());
+  CHECK(!folder("smollm3", 3).spec.rope.has_value());  // no_rope_layers
+  CHECK(!folder("smollm3_swa", 0).spec.sliding_window);
+  CHECK(folder("smollm3_swa", 1).spec.sliding_window == 3);
+  CHECK(!folder("smollm3_swa", 1).spec.rope.has_value());
   // T5's family: scale 1, no biases, d_kv heads, block 0's table for every
   // encoder layer (UMT5: each layer's own), T5Config's default max_distance.
   const Config t5 = folder("t5", 2);
-  CHECK(t5.scale == 1.0);
+  CHECK(t5.spec.scale == 1.0);
   CHECK(t5.head_size == 6);
   CHECK_FALSE(t5.qkv_bias);
   CHECK_FALSE(t5.out_bias);
-  REQUIRE(t5.relative_bias.has_value());
-  CHECK(t5.relative_bias->table ==
+  REQUIRE(t5.spec.relative_bias.has_value());
+  CHECK(t5.spec.relative_bias->table ==
         "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
-  CHECK(t5.relative_bias->num_buckets == 8);
-  CHECK(t5.relative_bias->max_distance == 128);
-  CHECK(t5.relative_bias->bidirectional);
-  CHECK(folder("flan_t5", 1).relative_bias->num_buckets == 32);
-  CHECK(folder("umt5", 2).relative_bias->table.empty());
+  CHECK(t5.spec.relative_bias->num_buckets == 8);
+  CHECK(t5.spec.relative_bias->max_distance == 128);
+  CHECK(t5.spec.relative_bias->bidirectional);
+  CHECK(folder("flan_t5", 1).spec.relative_bias->num_buckets == 32);
+  CHECK(folder("umt5", 2).spec.relative_bias->table.empty());
   // DeepSeek's mla: q_lora_rank null (V2-Lite), D = max(Dn + Dr, Dv), rope on the Dr part,
   // the scale with yarn's mscale_all_dim squared, rope_interleave false, v5's head_dim ignored.
   const Config lite = folder("deepseek_v2_lite", 0), v3 = folder("deepseek_v3", 1);
   REQUIRE(lite.mla.has_value());
   CHECK(lite.mla->q_lora_rank == 0);
-  CHECK(lite.rope->style == RopeStyle::interleaved);
+  CHECK(lite.spec.rope->style == RopeStyle::interleaved);
   const double m = 0.1 * 0.707 * std::log(40.0) + 1.0;
-  CHECK(lite.scale == doctest::Approx(m * m / std::sqrt(12.0)));
+  CHECK(lite.spec.scale == doctest::Approx(m * m / std::sqrt(12.0)));
   CHECK(v3.mla->q_lora_rank == 24);
   CHECK(v3.head_size == 12);
-  CHECK(v3.rope->rotary_dim == 4);
+  CHECK(v3.spec.rope->rotary_dim == 4);
   const Config v5 = folder("deepseek_v3_v5", 0);
   CHECK(v5.head_size == 12);
-  CHECK(v5.rope->style == RopeStyle::half);
+  CHECK(v5.spec.rope->style == RopeStyle::half);
   CHECK(v5.qkv_bias);
   const Config k25 = folder("kimi_k25", 0);  // kimi_k2 nested in kimi_k25's text_config
   CHECK(k25.weights_prefix == "language_model.model.layers.0.self_attn.");
@@ -404,9 +404,9 @@ TEST_CASE(
     return load_config(path);
   };
   const Config c2 = config("decoder.block.2.layer.0.SelfAttention.");
-  REQUIRE(c2.relative_bias.has_value());
-  CHECK(c2.relative_bias->table.empty());
-  CHECK_FALSE(c2.relative_bias->bidirectional);
+  REQUIRE(c2.spec.relative_bias.has_value());
+  CHECK(c2.spec.relative_bias->table.empty());
+  CHECK_FALSE(c2.spec.relative_bias->bidirectional);
   try {
     (void)load_run(c2, LoadOptions{});
     FAIL("no error");
@@ -480,8 +480,8 @@ TEST_CASE("golden folders: --with-residual-norm matches BertAttention's output")
     c["residual_norm"] = true;
     const Config by_key = parse_config(c.dump(), dir + "/case.json");
     for (const Config* cfg : {&by_flag, &by_key}) {
-      REQUIRE(cfg->residual_norm.has_value());
-      const std::string& prefix = cfg->residual_norm->prefix;
+      REQUIRE(cfg->spec.residual_norm.has_value());
+      const std::string& prefix = cfg->spec.residual_norm->prefix;
       // The layer's own norm: BertSelfOutput's, DistilBERT's or OPT-350m's.
       const auto ends_with = [&](const std::string& tail) {
         return prefix.size() >= tail.size() &&
@@ -501,7 +501,7 @@ TEST_CASE("golden folders: --with-residual-norm matches BertAttention's output")
     }
     // Without it the context is the output projection's: not BertAttention's output.
     const Config plain = load_config(dir + "/case.json");
-    CHECK_FALSE(plain.residual_norm.has_value());
+    CHECK_FALSE(plain.spec.residual_norm.has_value());
     const Tensor ctx = run_forward(load_run(plain, {}), attention_spec(plain), false).context;
     float diff = 0.0f;
     for (std::size_t i = 0; i < ctx.size(); ++i)

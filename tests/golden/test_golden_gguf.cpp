@@ -135,52 +135,52 @@ TEST_CASE("golden gguf: the metadata maps onto the family rows") {
   CHECK(m.model_type == "gemma3_text");
   CHECK(m.gguf_architecture == "gemma3");
   CHECK(m.num_layers == 6);
-  CHECK(layer("gemma3", 0).sliding_window == 3);  // llama.cpp's period 6: 0-4 slide
-  CHECK(layer("gemma3", 0).rope->theta == 10000.0);
-  CHECK(!layer("gemma3", 5).sliding_window);
-  CHECK(layer("gemma3", 5).rope->theta == 1e6);
-  CHECK(layer("gemma3", 5).qk_norm->weight_offset == 0);      // stored as 1 + w
-  CHECK(layer("gemma3_swa_base", 0).rope->theta == 20000.0);  // rope.freq_base_swa
-  CHECK(layer("gemma3_swa_base", 5).rope->theta == 1e6);
-  CHECK(!layer("gemma3_swa_layers", 0).sliding_window);  // [false, true, true], not period 6
-  CHECK(layer("gemma3_swa_layers", 1).sliding_window == 3);
-  CHECK(layer("gemma3_swa_layers", 1).rope->theta == 10000.0);
-  CHECK(layer("gemma2", 0).rope->theta == 10000.0);  // no freq_base in the file
-  CHECK(layer("gemma2", 0).softcap == 2.0);
-  CHECK(layer("gemma2", 0).sliding_window == 4);
-  CHECK(!layer("gemma2", 1).sliding_window);
-  CHECK(layer("gpt_oss", 1).sinks);
-  CHECK(layer("gpt_oss", 0).sliding_window == 3);
+  CHECK(layer("gemma3", 0).spec.sliding_window == 3);  // llama.cpp's period 6: 0-4 slide
+  CHECK(layer("gemma3", 0).spec.rope->theta == 10000.0);
+  CHECK(!layer("gemma3", 5).spec.sliding_window);
+  CHECK(layer("gemma3", 5).spec.rope->theta == 1e6);
+  CHECK(layer("gemma3", 5).spec.qk_norm->weight_offset == 0);      // stored as 1 + w
+  CHECK(layer("gemma3_swa_base", 0).spec.rope->theta == 20000.0);  // rope.freq_base_swa
+  CHECK(layer("gemma3_swa_base", 5).spec.rope->theta == 1e6);
+  CHECK(!layer("gemma3_swa_layers", 0).spec.sliding_window);  // [false, true, true], not period 6
+  CHECK(layer("gemma3_swa_layers", 1).spec.sliding_window == 3);
+  CHECK(layer("gemma3_swa_layers", 1).spec.rope->theta == 10000.0);
+  CHECK(layer("gemma2", 0).spec.rope->theta == 10000.0);  // no freq_base in the file
+  CHECK(layer("gemma2", 0).spec.softcap == 2.0);
+  CHECK(layer("gemma2", 0).spec.sliding_window == 4);
+  CHECK(!layer("gemma2", 1).spec.sliding_window);
+  CHECK(layer("gpt_oss", 1).spec.sinks);
+  CHECK(layer("gpt_oss", 0).spec.sliding_window == 3);
   CHECK(layer("llama", 0).weights_prefix == "blk.0.");
   // rope_freqs.weight: Llama 3's rule as stored divisors (rope_type llama3, freq_factors).
-  REQUIRE(layer("llama", 1).rope->scaling.has_value());
-  CHECK(layer("llama", 1).rope->scaling->type == "llama3");
-  CHECK(layer("llama", 1).rope->scaling->freq_factors.size() == 4);
-  CHECK(layer("llama", 1).rope->scaling->long_factor.empty());
+  REQUIRE(layer("llama", 1).spec.rope->scaling.has_value());
+  CHECK(layer("llama", 1).spec.rope->scaling->type == "llama3");
+  CHECK(layer("llama", 1).spec.rope->scaling->freq_factors.size() == 4);
+  CHECK(layer("llama", 1).spec.rope->scaling->long_factor.empty());
   CHECK(layer("qwen2", 0).qkv_bias);
-  CHECK(layer("phi3", 1).rope->rotary_dim == 6);  // rope.dimension_count
-  CHECK(layer("phi3", 1).rope->scaling->long_factor == std::vector<double>{1.0, 1.5, 2.0});
-  CHECK(layer("phi3", 1).sliding_window == 5);
+  CHECK(layer("phi3", 1).spec.rope->rotary_dim == 6);  // rope.dimension_count
+  CHECK(layer("phi3", 1).spec.rope->scaling->long_factor == std::vector<double>{1.0, 1.5, 2.0});
+  CHECK(layer("phi3", 1).spec.sliding_window == 5);
   CHECK(layer("mistral", 0).kv_heads() == 1);
-  CHECK(layer("olmo2", 1).qk_norm->scope_all);
-  CHECK(layer("bloom", 1).alibi.has_value());
-  CHECK(layer("gpt_neox", 0).rope->rotary_dim == 4);
+  CHECK(layer("olmo2", 1).spec.qk_norm->scope_all);
+  CHECK(layer("bloom", 1).spec.alibi.has_value());
+  CHECK(layer("gpt_neox", 0).spec.rope->rotary_dim == 4);
   CHECK(open_model_folder(gguf_root() + "/gpt2/model.gguf").model_type == "gpt2");
   CHECK(layer("gpt2", 1).layout == Layout::fused);  // [Q | K | V] rows, not Conv1D's
   CHECK(layer("gpt2", 1).qkv_bias);
   CHECK(layer("gpt2", 1).out_bias);
-  CHECK(!layer("gpt2", 1).rope);  // learned positions, outside the attention
-  CHECK(layer("gpt2", 1).causal);
+  CHECK(!layer("gpt2", 1).spec.rope);  // learned positions, outside the attention
+  CHECK(layer("gpt2", 1).spec.causal);
   CHECK(open_model_folder(gguf_root() + "/falcon/model.gguf").model_type == "falcon");
   CHECK(layer("falcon", 0).layout == Layout::fused);
   CHECK(layer("falcon", 0).kv_heads() == 2);
-  CHECK(layer("falcon", 0).rope->style == RopeStyle::half);
+  CHECK(layer("falcon", 0).spec.rope->style == RopeStyle::half);
   CHECK(!layer("falcon", 0).qkv_bias);
   CHECK(layer("falcon_mq", 1).kv_heads() == 1);
   CHECK(open_model_folder(gguf_root() + "/mpt/model.gguf").model_type == "mpt");
   CHECK(layer("mpt", 1).layout == Layout::fused);
-  CHECK(layer("mpt", 1).alibi.has_value());
-  CHECK(!layer("mpt", 1).rope);
+  CHECK(layer("mpt", 1).spec.alibi.has_value());
+  CHECK(!layer("mpt", 1).spec.rope);
   CHECK(!layer("mpt", 1).qkv_bias);
   // head_count [4, 2], head_count_kv [2, 1]: each layer its own (llama.cpp's n_head(il)).
   CHECK(layer("llama_layer_heads", 0).num_heads == 4);
@@ -199,60 +199,60 @@ TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
   CHECK(type_of("starcoder2") == "starcoder2");
   CHECK(layer("starcoder2", 0).qkv_bias);  // use_bias from the file's attn_q.bias
   CHECK(layer("starcoder2", 0).out_bias);
-  CHECK(!layer("starcoder2", 0).sliding_window);  // the converter writes none
-  CHECK(layer("starcoder2", 1).rope->theta == 100000.0);
+  CHECK(!layer("starcoder2", 0).spec.sliding_window);  // the converter writes none
+  CHECK(layer("starcoder2", 1).spec.rope->theta == 100000.0);
   CHECK(type_of("granite") == "granite");
-  CHECK(layer("granite", 1).scale == 0.125);  // attention.scale
+  CHECK(layer("granite", 1).spec.scale == 0.125);  // attention.scale
   CHECK(layer("granite", 1).kv_heads() == 1);
   CHECK(!layer("granite", 1).qkv_bias);
   CHECK(type_of("granitemoe") == "granite");
-  CHECK(layer("granitemoe", 0).scale == 0.0625);
+  CHECK(layer("granitemoe", 0).spec.scale == 0.0625);
   CHECK(type_of("qwen3moe") == "qwen3_moe");
-  CHECK(layer("qwen3moe", 0).qk_norm.has_value());
+  CHECK(layer("qwen3moe", 0).spec.qk_norm.has_value());
   CHECK(type_of("qwen3_next") == "qwen3_next");
-  CHECK(layer("qwen3_next", 1).gate);
-  CHECK(layer("qwen3_next", 3).qk_norm->weight_offset == 0);  // stored as 1 + w
-  CHECK(layer("qwen3_next", 3).rope->rotary_dim == 4);
+  CHECK(layer("qwen3_next", 1).spec.gate);
+  CHECK(layer("qwen3_next", 3).spec.qk_norm->weight_offset == 0);  // stored as 1 + w
+  CHECK(layer("qwen3_next", 3).spec.rope->rotary_dim == 4);
   CHECK_THROWS(layer("qwen3_next", 0));  // linear attention (full_attention_interval 2)
   CHECK(type_of("qwen3_5") == "qwen3_5_text");
-  CHECK(layer("qwen3_5", 3).gate);
-  CHECK(layer("qwen3_5", 3).qk_norm->weight_offset == 0);
+  CHECK(layer("qwen3_5", 3).spec.gate);
+  CHECK(layer("qwen3_5", 3).spec.qk_norm->weight_offset == 0);
   CHECK_THROWS(layer("qwen3_5", 2));
   CHECK(type_of("command_r") == "cohere");
-  CHECK(layer("command_r", 0).qk_norm.has_value());  // use_qk_norm from attn_q_norm
-  CHECK(layer("command_r", 0).rope->style == RopeStyle::interleaved);
+  CHECK(layer("command_r", 0).spec.qk_norm.has_value());  // use_qk_norm from attn_q_norm
+  CHECK(layer("command_r", 0).spec.rope->style == RopeStyle::interleaved);
   CHECK(type_of("cohere2") == "cohere2");
-  CHECK(layer("cohere2", 2).sliding_window == 3);
-  CHECK(!layer("cohere2", 3).sliding_window);
-  CHECK(!layer("cohere2", 3).rope);
+  CHECK(layer("cohere2", 2).spec.sliding_window == 3);
+  CHECK(!layer("cohere2", 3).spec.sliding_window);
+  CHECK(!layer("cohere2", 3).spec.rope);
   CHECK(type_of("stablelm") == "stablelm");
   CHECK(layer("stablelm", 0).qkv_bias);  // use_qkv_bias
   CHECK(!layer("stablelm", 0).out_bias);
-  CHECK(layer("stablelm", 1).rope->rotary_dim == 2);
-  CHECK(layer("stablelm", 1).rope->theta == 10000.0);  // no freq_base in the file
+  CHECK(layer("stablelm", 1).spec.rope->rotary_dim == 2);
+  CHECK(layer("stablelm", 1).spec.rope->theta == 10000.0);  // no freq_base in the file
   CHECK(type_of("internlm2") == "internlm2");
   CHECK(layer("internlm2", 1).kv_heads() == 2);
   CHECK(layer("internlm2", 1).layout == Layout::proj);  // attn_q/k/v, not wqkv
   CHECK(type_of("smollm3") == "smollm3");
-  CHECK(layer("smollm3", 2).rope.has_value());
-  CHECK(!layer("smollm3", 3).rope);  // llama.cpp's every 4th layer
+  CHECK(layer("smollm3", 2).spec.rope.has_value());
+  CHECK(!layer("smollm3", 3).spec.rope);  // llama.cpp's every 4th layer
   CHECK(type_of("starcoder") == "gpt_bigcode");
   CHECK(layer("starcoder", 0).kv_heads() == 1);
   CHECK(layer("starcoder_mha", 1).kv_heads() == 2);  // attn_qkv of 3C rows
   CHECK(layer("starcoder_mha", 1).layout == Layout::neox);
   CHECK(type_of("phi2") == "phi");
-  CHECK(layer("phi2", 0).rope->rotary_dim == 6);
+  CHECK(layer("phi2", 0).spec.rope->rotary_dim == 6);
   CHECK(layer("phi2", 0).qkv_bias);
   CHECK(type_of("llama4") == "llama4_text");
-  CHECK(layer("llama4", 1).attention_chunk == 8192);  // llama.cpp's, not in the file
-  CHECK(layer("llama4", 1).qk_norm->kind == QkNormKind::l2);
-  CHECK(layer("llama4", 1).rope->scaling.has_value());  // rope_freqs.weight
-  CHECK(!layer("llama4", 3).rope);
-  CHECK(layer("llama4", 3).attn_temperature->floor_scale == 8192.0);
-  CHECK(layer("llama4_maverick", 1).attention_chunk == 8192);
-  CHECK(!layer("llama4_maverick", 1).qk_norm);           // 128 experts: use_qk_norm false
-  CHECK(layer("llama4_mobilellm", 3).rope.has_value());  // sliding_window 0: rope everywhere
-  CHECK(!layer("llama4_mobilellm", 3).attention_chunk);
+  CHECK(layer("llama4", 1).spec.attention_chunk == 8192);  // llama.cpp's, not in the file
+  CHECK(layer("llama4", 1).spec.qk_norm->kind == QkNormKind::l2);
+  CHECK(layer("llama4", 1).spec.rope->scaling.has_value());  // rope_freqs.weight
+  CHECK(!layer("llama4", 3).spec.rope);
+  CHECK(layer("llama4", 3).spec.attn_temperature->floor_scale == 8192.0);
+  CHECK(layer("llama4_maverick", 1).spec.attention_chunk == 8192);
+  CHECK(!layer("llama4_maverick", 1).spec.qk_norm);           // 128 experts: use_qk_norm false
+  CHECK(layer("llama4_mobilellm", 3).spec.rope.has_value());  // sliding_window 0: rope everywhere
+  CHECK(!layer("llama4_mobilellm", 3).spec.attention_chunk);
   CHECK(type_of("deepseek_v3") == "deepseek_v3");
   const Config v3 = layer("deepseek_v3", 1);
   REQUIRE(v3.mla.has_value());
@@ -266,19 +266,19 @@ TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
   CHECK(layer("deepseek_v2_lite_old", 1).mla->qk_nope_head_dim == 8);  // from key_length
   CHECK(layer("deepseek_v2_lite_old", 1).mla->v_head_dim == 8);
   CHECK(type_of("bert") == "bert");
-  CHECK(!layer("bert", 0).causal);
+  CHECK(!layer("bert", 0).spec.causal);
   CHECK(layer("bert", 0).qkv_bias);
   CHECK(type_of("modernbert") == "modernbert");
-  CHECK(!layer("modernbert", 0).sliding_window);  // global_attn_every_n_layers 3, from 0
-  CHECK(layer("modernbert", 0).rope->theta == 160000.0);
-  CHECK(layer("modernbert", 1).sliding_window.has_value());
-  CHECK(layer("modernbert", 1).rope->theta == 10000.0);  // rope.freq_base_swa
+  CHECK(!layer("modernbert", 0).spec.sliding_window);  // global_attn_every_n_layers 3, from 0
+  CHECK(layer("modernbert", 0).spec.rope->theta == 160000.0);
+  CHECK(layer("modernbert", 1).spec.sliding_window.has_value());
+  CHECK(layer("modernbert", 1).spec.rope->theta == 10000.0);  // rope.freq_base_swa
   CHECK(type_of("t5") == "t5");
   CHECK(layer("t5", 1).weights_prefix == "enc.blk.1.");
-  CHECK(layer("t5", 1).relative_bias->table == "enc.blk.0.attn_rel_b.weight");
-  CHECK(layer("t5", 1).relative_bias->max_distance == 128);  // llama.cpp's
-  CHECK(type_of("umt5") == "umt5");                          // a table in every block
-  CHECK(layer("umt5", 1).relative_bias->table.empty());
+  CHECK(layer("t5", 1).spec.relative_bias->table == "enc.blk.0.attn_rel_b.weight");
+  CHECK(layer("t5", 1).spec.relative_bias->max_distance == 128);  // llama.cpp's
+  CHECK(type_of("umt5") == "umt5");                               // a table in every block
+  CHECK(layer("umt5", 1).spec.relative_bias->table.empty());
 }
 
 TEST_CASE("golden gguf: the decoders of families_text.cpp map onto their rows") {
@@ -289,22 +289,22 @@ TEST_CASE("golden gguf: the decoders of families_text.cpp map onto their rows") 
     return open_model_folder(gguf_root() + "/" + name + "/model.gguf").model_type;
   };
   CHECK(type_of("glm4") == "glm4");
-  CHECK(layer("glm4", 0).rope->rotary_dim == 8);  // rope.dimension_count, half of 16
-  CHECK(layer("glm4", 0).rope->style == RopeStyle::interleaved);
+  CHECK(layer("glm4", 0).spec.rope->rotary_dim == 8);  // rope.dimension_count, half of 16
+  CHECK(layer("glm4", 0).spec.rope->style == RopeStyle::interleaved);
   CHECK(layer("glm4", 0).qkv_bias);
   CHECK(!layer("glm4", 0).out_bias);
   CHECK(type_of("glm4moe") == "glm4_moe");
-  CHECK(layer("glm4moe", 1).rope->style == RopeStyle::half);
-  CHECK(layer("glm4moe", 1).qk_norm.has_value());  // use_qk_norm from attn_q_norm
+  CHECK(layer("glm4moe", 1).spec.rope->style == RopeStyle::half);
+  CHECK(layer("glm4moe", 1).spec.qk_norm.has_value());  // use_qk_norm from attn_q_norm
   CHECK(type_of("exaone4") == "exaone4");
-  CHECK(layer("exaone4", 2).sliding_window == 3);  // the file's window at 64 layers
-  CHECK(layer("exaone4", 2).rope->scaling.has_value());
-  CHECK(!layer("exaone4", 3).sliding_window);
-  CHECK(!layer("exaone4", 3).rope);                    // global NoPE
-  CHECK(!layer("exaone4_swa_off", 0).sliding_window);  // llama.cpp: no window below 64 layers
-  CHECK(layer("exaone4_swa_off", 1).rope.has_value());
+  CHECK(layer("exaone4", 2).spec.sliding_window == 3);  // the file's window at 64 layers
+  CHECK(layer("exaone4", 2).spec.rope->scaling.has_value());
+  CHECK(!layer("exaone4", 3).spec.sliding_window);
+  CHECK(!layer("exaone4", 3).spec.rope);                    // global NoPE
+  CHECK(!layer("exaone4_swa_off", 0).spec.sliding_window);  // llama.cpp: no window below 64 layers
+  CHECK(layer("exaone4_swa_off", 1).spec.rope.has_value());
   CHECK(type_of("ernie4_5") == "ernie4_5");
-  CHECK(layer("ernie4_5", 1).rope->style == RopeStyle::interleaved);
+  CHECK(layer("ernie4_5", 1).spec.rope->style == RopeStyle::interleaved);
   CHECK(type_of("ernie4_5_moe") == "ernie4_5_moe");
   CHECK(layer("ernie4_5_moe", 0).qkv_bias);  // use_bias from attn_q.bias
   CHECK(layer("ernie4_5_moe", 0).out_bias);
@@ -312,18 +312,18 @@ TEST_CASE("golden gguf: the decoders of families_text.cpp map onto their rows") 
   CHECK(layer("seed_oss", 0).qkv_bias);
   CHECK(layer("seed_oss", 0).out_bias);  // attention_out_bias from attn_output.bias
   CHECK(type_of("apertus") == "apertus");
-  CHECK(layer("apertus", 1).qk_norm.has_value());
-  CHECK(layer("apertus", 1).rope->scaling.has_value());  // rope_freqs.weight
+  CHECK(layer("apertus", 1).spec.qk_norm.has_value());
+  CHECK(layer("apertus", 1).spec.rope->scaling.has_value());  // rope_freqs.weight
   CHECK(type_of("qwen2_moe") == "qwen2_moe");
   CHECK(layer("qwen2_moe", 1).qkv_bias);
   CHECK(!layer("qwen2_moe", 1).out_bias);
   CHECK(type_of("qwen3_moe") == "qwen3_moe");
   CHECK(layer("qwen3_moe", 0).head_size == 16);  // key_length, not C / H
   CHECK(type_of("olmo3") == "olmo3");            // olmo2 with a window
-  CHECK(layer("olmo3", 0).sliding_window == 3);
-  CHECK(!layer("olmo3", 0).rope->scaling);  // the sliding layers' rope unscaled
-  CHECK(!layer("olmo3", 3).sliding_window);
-  CHECK(layer("olmo3", 3).rope->scaling.has_value());
+  CHECK(layer("olmo3", 0).spec.sliding_window == 3);
+  CHECK(!layer("olmo3", 0).spec.rope->scaling);  // the sliding layers' rope unscaled
+  CHECK(!layer("olmo3", 3).spec.sliding_window);
+  CHECK(layer("olmo3", 3).spec.rope->scaling.has_value());
   CHECK(type_of("olmo2") == "olmo2");  // without a window, OLMo 2's row
 }
 
@@ -338,13 +338,13 @@ TEST_CASE("golden gguf: Gemma 4's per-layer-type keys map onto the gemma4_text r
   const Config s = layer("gemma4", 0);
   CHECK(s.head_size == 8);
   CHECK(s.kv_heads() == 2);
-  CHECK(s.sliding_window == 3);
-  CHECK(s.rope->theta == 10000.0);
-  CHECK(s.rope->rotary_dim == 8);
-  CHECK(!s.rope->scaling);
-  CHECK(s.scale == 1.0);
-  CHECK(s.qk_norm->weight_offset == 0);  // stored as w (norm_shift 0), multiplied by w
-  CHECK(s.v_norm.has_value());
+  CHECK(s.spec.sliding_window == 3);
+  CHECK(s.spec.rope->theta == 10000.0);
+  CHECK(s.spec.rope->rotary_dim == 8);
+  CHECK(!s.spec.rope->scaling);
+  CHECK(s.spec.scale == 1.0);
+  CHECK(s.spec.qk_norm->weight_offset == 0);  // stored as w (norm_shift 0), multiplied by w
+  CHECK(s.spec.v_norm.has_value());
   CHECK(!s.k_eq_v);
   // Full layer: key_length, k_eq_v (no attn_v), head_count_kv's entry, rope_freqs.weight's
   // 2 turned pairs of 8 as the proportional fraction 0.25 at rope.freq_base.
@@ -352,19 +352,19 @@ TEST_CASE("golden gguf: Gemma 4's per-layer-type keys map onto the gemma4_text r
   CHECK(f.head_size == 16);
   CHECK(f.kv_heads() == 1);
   CHECK(f.k_eq_v);
-  CHECK(!f.sliding_window);
-  CHECK(f.rope->theta == 1e6);
-  CHECK(f.rope->rotary_dim == 16);
-  REQUIRE(f.rope->scaling.has_value());
-  CHECK(f.rope->scaling->type == "proportional");
-  CHECK(f.rope->scaling->partial_rotary_factor == 0.25);
+  CHECK(!f.spec.sliding_window);
+  CHECK(f.spec.rope->theta == 1e6);
+  CHECK(f.spec.rope->rotary_dim == 16);
+  REQUIRE(f.spec.rope->scaling.has_value());
+  CHECK(f.spec.rope->scaling->type == "proportional");
+  CHECK(f.spec.rope->scaling->partial_rotary_factor == 0.25);
   // E2B's shape: attn_v on the full layers (no k_eq_v), one head_count_kv for all, and the
   // last shared_kv_layers layers refused (their K/V are an earlier layer's).
   CHECK(!layer("gemma4_e2b", 2).k_eq_v);
   CHECK(layer("gemma4_e2b", 2).kv_heads() == 1);
-  CHECK(layer("gemma4_e2b", 2).rope->theta == 500000.0);
-  CHECK(layer("gemma4_e2b", 1).rope->theta == 20000.0);
-  CHECK(layer("gemma4_e2b", 1).sliding_window == 4);
+  CHECK(layer("gemma4_e2b", 2).spec.rope->theta == 500000.0);
+  CHECK(layer("gemma4_e2b", 1).spec.rope->theta == 20000.0);
+  CHECK(layer("gemma4_e2b", 1).spec.sliding_window == 4);
   const ModelFolder e2b = open_model_folder(gguf_root() + "/gemma4_e2b/model.gguf");
   CHECK(e2b.hf["num_kv_shared_layers"] == 2);
   CHECK_THROWS(layer("gemma4_e2b", 3));

@@ -167,6 +167,11 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
     max_pos = *std::max_element(in.positions->data.begin(), in.positions->data.end());
   RopeFrequencies freqs;
   if (spec.rope) freqs = rope_frequencies(*spec.rope, max_pos + 1);
+  // The scores' settings in float32, as the forward pass takes them.
+  const double scale = double(float(spec.scale));
+  const double softcap = spec.softcap ? double(float(*spec.softcap)) : 0.0;
+  const std::size_t window = spec.sliding_window ? std::size_t(*spec.sliding_window) : 0;
+  const std::size_t chunk = spec.attention_chunk ? std::size_t(*spec.attention_chunk) : 0;
   auto pos = [&](std::size_t b, std::size_t i) -> std::int64_t {
     return in.positions ? in.positions->data[b * L + i] : std::int64_t(i);
   };
@@ -229,11 +234,11 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
         for (std::size_t j = 0; j < Tx; ++j) {
           double dot = 0.0;
           for (std::size_t d = 0; d < Dq; ++d) dot += q[i][h * Dq + d] * k[j][gk * Dq + d];
-          s[j] = double(spec.scale) * dot;                                             // 3.
-          if (spec.softcap > 0) s[j] = spec.softcap * std::tanh(s[j] / spec.softcap);  // 4.
-          if (j >= T) continue;            // the extra keys: allowed, nothing added
-          if (!spec.alibi_slopes.empty())  // 5.
-            s[j] += double(spec.alibi_slopes[h]) * double(pos(b, j) - pos(b, i));
+          s[j] = scale * dot;                                           // 3.
+          if (softcap > 0) s[j] = softcap * std::tanh(s[j] / softcap);  // 4.
+          if (j >= T) continue;  // the extra keys: allowed, nothing added
+          if (spec.alibi)        // 5.
+            s[j] += double(float(spec.alibi->slopes[h])) * double(pos(b, j) - pos(b, i));
           if (spec.relative_bias) {  // 5. T5's bucket of pos_j - pos_i, the table's column h
             const std::int64_t bucket =
                 relative_position_bucket(pos(b, j) - pos(b, i), *spec.relative_bias);
@@ -247,10 +252,9 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
               ok[j] = false;
           }
           if (spec.causal && j > i) ok[j] = false;  // 7.
-          if (spec.sliding_window && !(i < j + spec.sliding_window)) ok[j] = false;
-          if (spec.sliding_window && !spec.causal && !(j < i + spec.sliding_window)) ok[j] = false;
-          if (spec.attention_chunk && i / spec.attention_chunk != j / spec.attention_chunk)
-            ok[j] = false;  // (v3) attention_chunk
+          if (window && !(i < j + window)) ok[j] = false;
+          if (window && !spec.causal && !(j < i + window)) ok[j] = false;
+          if (chunk && i / chunk != j / chunk) ok[j] = false;  // (v3) attention_chunk
           if (in.key_padding && in.key_padding->data[b * T + j]) ok[j] = false;
           if (s[j] == -inf) ok[j] = false;
         }

@@ -31,43 +31,6 @@
 
 namespace attn {
 
-// What the scores of CONTRACT.md "Scores, in order" apply, resolved for one
-// run (attention_spec() in run.h builds it from a config).
-struct AttentionSpec {
-  float scale = 1.0f;   // multiplies q k^T
-  bool causal = false;  // mask keys after the query position
-  // each off by default:
-  std::optional<RopeSpec> rope;     // on q and k after the projection (and qk_norm); rotary_dim set
-  std::vector<float> alibi_slopes;  // (H): s += slope_h * (pos_j - pos_i); empty = no alibi
-  std::size_t sliding_window =
-      0;                 // W: keys with i - W < j (and j - i < W when not causal); 0 = none
-  float softcap = 0.0f;  // s = c * tanh(s / c); 0 = none
-  std::optional<QkNormSpec> qk_norm;  // RMSNorm of q and k (weights in Weights::q_norm/k_norm)
-  bool sinks = false;                 // Weights::sinks joins every softmax row as a dropped column
-  // T5: s += Weights::relative_bias[bucket(pos_j - pos_i), h] after alibi, before attn_mask
-  std::optional<RelativeBiasSpec> relative_bias;
-  bool add_zero_attn = false;  // torch MHA: a zero key and value appended (after bias_kv)
-  // (v3) each off by default:
-  bool gate = false;  // each head's context * sigmoid(x Wg^T + bg) (Weights::w_gate, b_gate)
-  std::size_t attention_chunk = 0;  // n: query i sees key j only when i / n == j / n; 0 = none
-  // q times log1p(floor((pos + 1) / floor_scale)) * attn_scale + 1 after rope (positions or 0..L-1)
-  std::optional<AttnTemperature> attn_temperature;
-  // eps: context = LayerNorm(o_proj(y) + x) with Weights::residual_norm_weight
-  // and _bias (BertSelfOutput), after the output projection; self-attention, O == C.
-  std::optional<double> residual_norm_eps;
-  // v's heads RMS-normalized without a weight after the projection (Gemma 4)
-  std::optional<VNormSpec> v_norm;
-  // torch MHA's add_bias_kv is on when Weights::bias_k is set.
-
-  // The version 1 spec: scale and causal only.
-  static AttentionSpec plain(float scale, bool causal) {
-    AttentionSpec s;
-    s.scale = scale;
-    s.causal = causal;
-    return s;
-  }
-};
-
 // The tensors of one forward pass. Letters: L queries, T keys (T = L for
 // self-attention), Ck and Cv the key and value source widths.
 struct ForwardInputs {

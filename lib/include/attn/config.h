@@ -32,16 +32,8 @@ struct ArrayKey {
   bool given() const { return !path.empty() || inline_value.has_value(); }
 };
 
-// (v3) residual_norm: the context is LayerNorm(o_proj(attention) + input),
-// the LayerNorm a post-norm family applies after its attention (BertSelfOutput:
-// LayerNorm(dense(h) + input_tensor)), with the weight and bias under `prefix`
-// (full keys of the weights file, not under weights_prefix).
-struct ResidualNormSpec {
-  double eps = 1e-12;  // BertConfig's layer_norm_eps
-  std::string prefix;  // resolved: weights_prefix + "output.LayerNorm." unless given
-  bool prefix_given = false;
-};
-
+// Each config key lands in one field, here or in `spec` (config/keys.cpp
+// lists them: reader, checks, default and run.json form).
 struct Config {
   std::string file;  // the config file as given (for messages); "" if from a string
   std::string dir;   // its folder: relative paths in the config resolve against it
@@ -53,12 +45,9 @@ struct Config {
   std::int64_t head_size = 0;                // D (resolved default)
   std::int64_t out_size = 0;                 // O when out_proj (resolved default); = H*D otherwise
   bool out_proj = true;
-  bool causal = false;
   std::optional<std::int64_t> context_size;  // longest S accepted
   bool qkv_bias = true;
   bool out_bias = true;
-  double scale = 0.0;  // resolved: 1/sqrt(D) unless given
-  bool scale_given = false;
   double dropout = 0.0, attn_drop = 0.0, out_drop = 0.0;  // accepted, unused
 
   std::optional<Layout> layout;
@@ -79,29 +68,20 @@ struct Config {
   bool output_attention = true;
   bool output_average_heads = false;  // output.average_heads / --average-heads
 
-  // ---- positions, masks and variants (CONTRACT.md "Scores, in order") ----
-  std::optional<RopeSpec> rope;                // rotary_dim resolved (default D)
-  ArrayKey<PositionIds> positions;             // (S,) or (B, S); none = 0..S-1
-  std::optional<AlibiSpec> alibi;              // none = alibi false
-  std::optional<std::int64_t> sliding_window;  // W
-  std::optional<double> softcap;
-  std::optional<QkNormSpec> qk_norm;
-  bool sinks = false;
-  // v3: T5's relative position bias (bidirectional resolved: !causal unless given)
-  std::optional<RelativeBiasSpec> relative_bias;
-  bool relative_bias_bidirectional_given = false;
-  // ---- (v3) more of the forward pass (CONTRACT.md "(v3) More of the forward pass") ----
-  bool gate = false;  // q_proj rows (H, 2D): per head [query | gate]; context * sigmoid(gate)
-  std::optional<std::int64_t> attention_chunk;      // query i sees key j when i / n == j / n
-  std::optional<AttnTemperature> attn_temperature;  // q scaled per position (Llama 4)
-  std::optional<VNormSpec> v_norm;                  // v's heads RMS-normalized, no weight (Gemma 4)
+  // ---- what the forward pass applies (CONTRACT.md "Scores, in order"), resolved:
+  // scale (1/sqrt(D) unless given), causal, rope (rotary_dim: D unless given),
+  // alibi (its slopes), sliding_window, softcap, qk_norm, sinks, relative_bias
+  // (bidirectional: !causal unless given), add_zero_attn, gate, attention_chunk,
+  // attn_temperature, residual_norm (its prefix: weights_prefix +
+  // "output.LayerNorm." unless given; none = o_proj's output as is), v_norm.
+  AttentionSpec spec;
+
+  ArrayKey<PositionIds> positions;  // (S,) or (B, S); none = 0..S-1
   bool k_eq_v = false;  // v = k_proj's output (before k's norm and rope); no v_proj (Gemma 4)
   std::optional<MlaSpec> mla;     // DeepSeek's latent attention: sets D, rope's part and the scale
   ArrayKey<Mask> attention_mask;  // Hugging Face's: 1 = attend (not with padding_mask)
   ArrayKey<AttnMask> attn_mask;   // torch's: bool (true = blocked) or float (added)
 
-  // ---- (v3) what the context is (issue 30) ----
-  std::optional<ResidualNormSpec> residual_norm;  // none = o_proj's output as is
   // From a model folder whose family has such a norm (model_folder.h
   // residual_norm_of): Hugging Face's module whose output includes it
   // ("BertAttention"), and whether that module is the attention's own. "" else.
@@ -112,7 +92,7 @@ struct Config {
   ArrayKey<Tensor> kv_input;                // (T, Ck) or (B, T, Ck): keys and values from here
   ArrayKey<Tensor> key_input, value_input;  // torch MHA's separate sources (both or neither)
   std::int64_t kdim = 0, vdim = 0;          // resolved: hidden_size unless given
-  bool add_bias_kv = false, add_zero_attn = false;
+  bool add_bias_kv = false;
   bool batch_first = true;             // false: input (S, B, C), context (S, B, O)
   std::vector<std::string> kv_labels;  // labels of the T keys (cross-attention pictures)
 
@@ -134,16 +114,22 @@ struct Config {
   bool head_size_given = false;
   bool out_size_given = false;
   bool causal_given = false;
+  bool scale_given = false;
   // A bias the config asks for explicitly (qkv_bias/out_bias, or bias, given
   // true) must be in the weights; otherwise a missing bias is zero
   // (CONTRACT.md "Weight layouts").
   bool qkv_bias_given = false;
   bool out_bias_given = false;
   // Given explicitly, else derived: rope.rotary_dim (= head_size), kdim
-  // and vdim (= hidden_size; with kv_input, an unset one follows the other).
+  // and vdim (= hidden_size; with kv_input, an unset one follows the other),
+  // alibi.slopes (from max_bias), relative_bias.bidirectional (= !causal),
+  // residual_norm.prefix.
   bool rotary_dim_given = false;
   bool kdim_given = false;
   bool vdim_given = false;
+  bool alibi_slopes_given = false;
+  bool relative_bias_bidirectional_given = false;
+  bool residual_norm_prefix_given = false;
 
   std::int64_t kv_heads() const { return num_kv_heads.value_or(num_heads); }  // Hkv
   // Keys and values come from another source than the queries.
@@ -232,7 +218,7 @@ Geometry geometry_of(const Config& cfg);
 // family's module that includes them when there is one.
 std::string output_description(const Config& c);
 
-// Known keys in table order (for suggestions and docs).
+// Known top-level keys in table order (config/keys.cpp; for suggestions and docs).
 const std::vector<std::string>& config_keys();
 
 // Largest config file accepted (load_config) and largest size or head count.

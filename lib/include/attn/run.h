@@ -101,9 +101,8 @@ std::optional<Mask> read_padding_mask(const Config& cfg, const std::optional<std
 Mask batch_mask(const Mask& m, std::size_t B, std::size_t S, const std::string& name,
                 const std::string& input = "");
 
-// AttentionSpec from config: scale, causal and every v2 score setting (rope
-// with rotary_dim resolved, alibi slopes for num_heads, sliding_window,
-// softcap, qk_norm, sinks, add_zero_attn).
+// What the forward pass applies for a resolved config: a copy of cfg.spec
+// (which forward() can take as it is).
 AttentionSpec attention_spec(const Config& cfg);
 
 }  // namespace attn

@@ -1,7 +1,7 @@
 // The settings of the score features of CONTRACT.md "Scores, in order" and
-// "Positions", and torch's attn_mask, as plain data: the config reads them
-// (config.h), the forward pass applies them (attention.h, positions.h,
-// masks.h). Nothing here computes.
+// "Positions", gathered in AttentionSpec, and torch's attn_mask, as plain
+// data: the config reads them into its spec (config.h), the forward pass
+// applies them (attention.h, positions.h, masks.h). Nothing here computes.
 //
 // Letters: B batch, H heads, L queries, T keys, D head size, R rotary_dim
 // (even, <= D).
@@ -104,7 +104,9 @@ struct MlaSpec {
 // alibi: true, {"max_bias": x} or {"slopes": [H numbers]}.
 struct AlibiSpec {
   double max_bias = 8.0;
-  std::vector<double> slopes;  // H values when given; empty = BLOOM/MPT's formula with max_bias
+  // One per head: as given, or BLOOM/MPT's formula with max_bias (filled as a
+  // config is resolved).
+  std::vector<double> slopes;
 };
 
 // relative_bias (v3): T5's bucketed relative position bias
@@ -118,6 +120,54 @@ struct RelativeBiasSpec {
   // The table's full key in the weights (T5 keeps one table in block 0 of
   // each stack); "" = relative_attention_bias.weight under weights_prefix.
   std::string table;
+};
+
+// residual_norm: the context is LayerNorm(o_proj(attention) + input),
+// the LayerNorm a post-norm family applies after its attention (BertSelfOutput:
+// LayerNorm(dense(h) + input_tensor)), with the weight and bias under `prefix`
+// (full keys of the weights file, not under weights_prefix).
+struct ResidualNormSpec {
+  double eps = 1e-12;  // BertConfig's layer_norm_eps
+  std::string prefix;  // resolved: weights_prefix + "output.LayerNorm." unless given
+};
+
+// What the scores of CONTRACT.md "Scores, in order" apply, for one run: a
+// config's (Config::spec, filled as the config is resolved) or built by hand.
+// Each is off by default.
+struct AttentionSpec {
+  double scale = 1.0;   // multiplies q k^T (in float32)
+  bool causal = false;  // mask keys after the query position
+  // On q and k after the projection (and qk_norm); rotary_dim even, in 2..D.
+  std::optional<RopeSpec> rope;
+  // s += slope_h * (pos_j - pos_i): slopes holds one per head (H).
+  std::optional<AlibiSpec> alibi;
+  // W > 0: keys with i - W < j (and j - i < W when not causal).
+  std::optional<std::int64_t> sliding_window;
+  std::optional<double> softcap;      // c > 0: s = c * tanh(s / c)
+  std::optional<QkNormSpec> qk_norm;  // RMSNorm of q and k (weights in Weights::q_norm/k_norm)
+  bool sinks = false;                 // Weights::sinks joins every softmax row as a dropped column
+  // T5: s += Weights::relative_bias[bucket(pos_j - pos_i), h] after alibi, before attn_mask
+  std::optional<RelativeBiasSpec> relative_bias;
+  bool add_zero_attn = false;  // torch MHA: a zero key and value appended (after bias_kv)
+  bool gate = false;  // each head's context * sigmoid(x Wg^T + bg) (Weights::w_gate, b_gate)
+  // n > 0: query i sees key j only when i / n == j / n.
+  std::optional<std::int64_t> attention_chunk;
+  // q times log1p(floor((pos + 1) / floor_scale)) * attn_scale + 1 after rope (positions or 0..L-1)
+  std::optional<AttnTemperature> attn_temperature;
+  // context = LayerNorm(o_proj(y) + x) with Weights::residual_norm_weight and
+  // _bias (BertSelfOutput), after the output projection; self-attention, O == C.
+  std::optional<ResidualNormSpec> residual_norm;
+  // v's heads RMS-normalized without a weight after the projection (Gemma 4)
+  std::optional<VNormSpec> v_norm;
+  // torch MHA's add_bias_kv is on when Weights::bias_k is set.
+
+  // The version 1 spec: scale and causal only.
+  static AttentionSpec plain(float scale, bool causal) {
+    AttentionSpec s;
+    s.scale = scale;
+    s.causal = causal;
+    return s;
+  }
 };
 
 // torch's attn_mask as given, before its shape is resolved against a run:

@@ -174,20 +174,22 @@ void read_key_mask(ArrayKey<Mask>& k, const Config& c, const json& v, const std:
   k.inline_value = std::move(m);
 }
 
-void read_positions(Config& c, const json& v, const std::string& name) {
-  c.positions = {};
+void read_positions(ArrayKey<PositionIds>& k, const Config& c, const json& v,
+                    const std::string& name) {
+  k = {};
   if (v.is_string()) {
-    c.positions.path = path_value(c, v, name);
+    k.path = path_value(c, v, name);
     return;
   }
   expect_path_or_array(v, name);
-  c.positions.inline_value = positions_from_json(v, name);
+  k.inline_value = positions_from_json(v, name);
 }
 
-void read_attn_mask(Config& c, const json& v, const std::string& name) {
-  c.attn_mask = {};
+void read_attn_mask(ArrayKey<AttnMask>& k, const Config& c, const json& v,
+                    const std::string& name) {
+  k = {};
   if (v.is_string()) {
-    c.attn_mask.path = path_value(c, v, name);
+    k.path = path_value(c, v, name);
     return;
   }
   expect_path_or_array(v, name);
@@ -206,7 +208,7 @@ void read_attn_mask(Config& c, const json& v, const std::string& name) {
         "expected a nested array of shape (L, S), (B, L, S), (B*H, L, S), (B, 1, L, S) or "
         "(B, H, L, S), found shape " +
             shape_str(m.shape()));
-  c.attn_mask.inline_value = std::move(m);
+  k.inline_value = std::move(m);
 }
 
 void read_source(ArrayKey<Tensor>& k, const Config& c, const json& v, const std::string& name) {

@@ -1,7 +1,8 @@
 // The config key "mla" (CONTRACT.md "(v3) More of the forward pass"):
 // DeepSeek's multi-head latent attention, as modeling_deepseek_v2.py and
-// modeling_deepseek_v3.py build their attention. Read strictly here, checked
-// against the other keys (resolve_mla), and the softmax scale it implies.
+// modeling_deepseek_v3.py build their attention. Read by the key table
+// (config/keys.cpp); checked here against the other keys (resolve_mla), and
+// the softmax scale it implies.
 //
 // Letters: Rq q_lora_rank, Rkv kv_lora_rank, Dn qk_nope_head_dim, Dr
 // qk_rope_head_dim, Dv v_head_dim, H heads.
@@ -9,54 +10,14 @@
 
 #include "attn/error.h"
 #include "config/internal.h"
-#include "config/json.h"
 
 namespace attn::config_detail {
-namespace {
 
-namespace cj = config_json;
-
-// A size field of "mla": an integer in 1..kMaxSize.
-std::int64_t mla_size(const json& o, const char* key, const std::string& name) {
-  const std::string at = name + "." + key;
-  if (!o.contains(key))
-    bad(at, "required key missing (an integer > 0, config.json's " + std::string(key) + ")");
-  const std::int64_t v = cj::get_int(o.at(key), at);
-  if (v < 1 || v > kMaxSize)
-    bad(at,
-        "expected an integer in 1.." + std::to_string(kMaxSize) + ", found " + std::to_string(v));
-  return v;
-}
-
-}  // namespace
-
-const std::vector<std::string>& mla_keys() {
-  static const std::vector<std::string> k = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-                                             "qk_rope_head_dim", "v_head_dim"};
-  return k;
-}
-
-void read_mla(Config& c, const json& v, const std::string& name) {
-  c.mla.reset();
-  if (v.is_null()) return;
-  if (!v.is_object())
-    bad(name,
-        "expected an object {q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, "
-        "v_head_dim} or null, found " +
-            cj::describe(v));
-  MlaSpec m;
-  // null (DeepSeek-V2-Lite) or left out: q_proj instead of q_a_proj + q_b_proj.
-  if (v.contains("q_lora_rank") && !v.at("q_lora_rank").is_null())
-    m.q_lora_rank = mla_size(v, "q_lora_rank", name);
-  m.kv_lora_rank = mla_size(v, "kv_lora_rank", name);
-  m.qk_nope_head_dim = mla_size(v, "qk_nope_head_dim", name);
-  m.qk_rope_head_dim = mla_size(v, "qk_rope_head_dim", name);
-  m.v_head_dim = mla_size(v, "v_head_dim", name);
+void check_mla(MlaSpec& m, const json&, const std::string& at) {
   if (m.qk_rope_head_dim % 2 != 0)
-    bad(name + ".qk_rope_head_dim",
+    bad(at + ".qk_rope_head_dim",
         "rope rotates pairs of dimensions: expected an even number, found " +
             std::to_string(m.qk_rope_head_dim));
-  c.mla = m;
 }
 
 void resolve_mla(Config& c) {
@@ -79,8 +40,8 @@ void resolve_mla(Config& c) {
   if (c.cross()) why = c.kv_input.given() ? "kv_input" : "key_input";
   if (!why && (c.kdim_given || c.vdim_given)) why = c.kdim_given ? "kdim" : "vdim";
   if (!why && c.add_bias_kv) why = "add_bias_kv";
-  if (!why && c.add_zero_attn) why = "add_zero_attn";
-  if (!why && c.qk_norm) why = "qk_norm";
+  if (!why && c.spec.add_zero_attn) why = "add_zero_attn";
+  if (!why && c.spec.qk_norm) why = "qk_norm";
   if (why)
     fail(c, why,
          "not with mla (DeepSeek's self-attention projects q, k and v from the input through its "
@@ -95,10 +56,10 @@ void resolve_mla(Config& c) {
     fail(c, "init",
          "mla is DeepSeek's attention, not a tutorial module with a seeded constructor: give "
          "\"weights\"");
-  if (c.rope && c.rotary_dim_given && c.rope->rotary_dim != m.qk_rope_head_dim)
+  if (c.spec.rope && c.rotary_dim_given && c.spec.rope->rotary_dim != m.qk_rope_head_dim)
     fail(c, "rope.rotary_dim",
          "with mla rope rotates the qk_rope_head_dim part (" + std::to_string(m.qk_rope_head_dim) +
-             "), found " + std::to_string(c.rope->rotary_dim) + ": leave rotary_dim out");
+             "), found " + std::to_string(c.spec.rope->rotary_dim) + ": leave rotary_dim out");
 }
 
 double mla_scale(const Config& c) {
@@ -108,28 +69,15 @@ double mla_scale(const Config& c) {
   // with rope scaling that has mscale_all_dim, the scale gains yarn's mscale
   // twice, yarn_get_mscale(factor, mscale_all_dim) = 0.1 * m * ln(factor) + 1
   // (1 for factor <= 1).
-  if (c.rope && c.rope->scaling && c.rope->scaling->mscale_all_dim &&
-      *c.rope->scaling->mscale_all_dim != 0.0) {
-    const double factor = c.rope->scaling->factor.value_or(1.0);
+  const RopeScaling* s = c.spec.rope && c.spec.rope->scaling ? &*c.spec.rope->scaling : nullptr;
+  if (s && s->mscale_all_dim && *s->mscale_all_dim != 0.0) {
+    const double factor = s->factor.value_or(1.0);
     if (factor > 1.0) {
-      const double ms = 0.1 * *c.rope->scaling->mscale_all_dim * std::log(factor) + 1.0;
+      const double ms = 0.1 * *s->mscale_all_dim * std::log(factor) + 1.0;
       scale *= ms * ms;
     }
   }
   return scale;
-}
-
-void mla_to_json(const Config& c, json& j) {
-  if (!c.mla) {
-    j["mla"] = nullptr;
-    return;
-  }
-  const MlaSpec& m = *c.mla;
-  j["mla"] = {{"q_lora_rank", m.q_lora_rank ? json(m.q_lora_rank) : json(nullptr)},
-              {"kv_lora_rank", m.kv_lora_rank},
-              {"qk_nope_head_dim", m.qk_nope_head_dim},
-              {"qk_rope_head_dim", m.qk_rope_head_dim},
-              {"v_head_dim", m.v_head_dim}};
 }
 
 }  // namespace attn::config_detail

@@ -97,18 +97,23 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
                                 "), the run has L = " + std::to_string(L) +
                                 " queries and T = " + std::to_string(T) + " keys");
   if (spec.rope) {
-    const auto R = static_cast<std::size_t>(spec.rope->rotary_dim);
-    if (R == 0 || R % 2 || R > g.D)
-      throw Error(Exit::config, "rope.rotary_dim: expected an even number in 2.." +
-                                    std::to_string(g.D) + ", found " + std::to_string(R));
+    // A config's rotary_dim is checked as it is resolved (2..D, even); an odd
+    // or empty one fails in rope_frequencies.
+    assert(spec.rope->rotary_dim <= std::int64_t(g.D));
     if (in.key)
       throw Error(Exit::config,
                   "rope: needs self-attention (keys at the queries' positions), found a key input");
   }
-  if (!spec.alibi_slopes.empty()) {
-    if (spec.alibi_slopes.size() != g.H)
+  if (spec.sliding_window && *spec.sliding_window < 1)
+    throw Error(Exit::config, "sliding_window: expected an integer > 0, found " +
+                                  std::to_string(*spec.sliding_window));
+  if (spec.attention_chunk && *spec.attention_chunk < 1)
+    throw Error(Exit::config, "attention_chunk: expected an integer > 0, found " +
+                                  std::to_string(*spec.attention_chunk));
+  if (spec.alibi) {
+    if (spec.alibi->slopes.size() != g.H)
       throw Error(Exit::config, "alibi: expected " + std::to_string(g.H) + " slopes, found " +
-                                    std::to_string(spec.alibi_slopes.size()));
+                                    std::to_string(spec.alibi->slopes.size()));
     if (in.key)
       throw Error(
           Exit::config,
@@ -164,7 +169,7 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
   if (spec.sinks && w.sinks.size() != g.H)
     throw Error(Exit::data, "sinks: expected one logit per head (" + std::to_string(g.H) +
                                 "), found " + shape_str(w.sinks.shape));
-  if (spec.residual_norm_eps) {
+  if (spec.residual_norm) {
     if (in.key)
       throw Error(Exit::config,
                   "residual_norm: needs self-attention (it adds the queries' input), found a key "
@@ -235,7 +240,7 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
   // alibi and the relative bias: the positions of queries and keys
   // (self-attention: the same).
   std::vector<std::int64_t> iota;
-  const bool by_position = !spec.alibi_slopes.empty() || spec.relative_bias;
+  const bool by_position = spec.alibi || spec.relative_bias;
   if (by_position && !in.positions) {
     iota.resize(L);
     for (std::size_t i = 0; i < L; ++i) iota[i] = std::int64_t(i);
@@ -258,6 +263,14 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
   detail::Projected p;
   RelativeBiasTable rel;
   if (spec.relative_bias) rel = relative_bias_table(w, *spec.relative_bias, in.positions, L);
+  // The scores' settings as the kernels take them: float32, 0 = none.
+  const float scale = static_cast<float>(spec.scale);
+  const float softcap = spec.softcap ? static_cast<float>(*spec.softcap) : 0.0f;
+  const std::size_t window = spec.sliding_window ? std::size_t(*spec.sliding_window) : 0;
+  const std::size_t attention_chunk = spec.attention_chunk ? std::size_t(*spec.attention_chunk) : 0;
+  std::vector<float> slopes;  // (H)
+  if (spec.alibi)
+    for (double s : spec.alibi->slopes) slopes.push_back(static_cast<float>(s));
 
   for (std::size_t b0 = 0; b0 < B; b0 += chunk) {
     const std::size_t nb = std::min(chunk, B - b0);
@@ -283,14 +296,14 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
       hv.T = T;
       hv.T_ext = Tx;
       hv.D = D;
-      hv.scale = spec.scale;
-      hv.softcap = spec.softcap;
+      hv.scale = scale;
+      hv.softcap = softcap;
       hv.causal = spec.causal;
-      hv.window = spec.sliding_window;
-      hv.chunk = spec.attention_chunk;
-      if (!spec.alibi_slopes.empty()) {
+      hv.window = window;
+      hv.chunk = attention_chunk;
+      if (spec.alibi) {
         hv.alibi = true;
-        hv.alibi_slope = spec.alibi_slopes[h];
+        hv.alibi_slope = slopes[h];
       }
       if (by_position) {
         hv.pos_q = in.positions ? in.positions->data.data() + b * L : iota.data();
@@ -371,8 +384,8 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
         std::copy(p.q + r * p.ld_q, p.q + r * p.ld_q + HD, out + r * O);
     }
     // 10. residual_norm: LayerNorm(out + x) (O == C, self-attention: checked).
-    if (spec.residual_norm_eps)
-      detail::apply_residual_norm(w, *spec.residual_norm_eps, in.x->ptr() + b0 * L * g.C, out,
+    if (spec.residual_norm)
+      detail::apply_residual_norm(w, spec.residual_norm->eps, in.x->ptr() + b0 * L * g.C, out,
                                   nb * L);
     if (opt.context_done) opt.context_done(b0, nb);
   }

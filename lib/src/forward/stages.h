@@ -97,7 +97,7 @@ void pack_keys_values(const Geometry& g, Projected& p, int threads);
 // (modeling_qwen3_next: attn_output * torch.sigmoid(gate)).
 void apply_gate(const Geometry& g, Projected& p, int threads);
 
-// After step 9 (the output projection), for spec.residual_norm_eps: each of
+// After step 9 (the output projection), for spec.residual_norm: each of
 // the `rows` rows of `out` (C wide) becomes LayerNorm(out + x) with
 // w.residual_norm_weight and _bias, in place (modeling_bert.BertSelfOutput:
 // LayerNorm(hidden_states + input_tensor); forward/residual_norm.cpp).

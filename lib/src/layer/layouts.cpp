@@ -22,13 +22,13 @@ Dims dims_of(const Config& cfg) {
   d.out_bias = cfg.out_proj && cfg.out_bias;
   d.split_kv = d.Ck != d.C || d.Cv != d.C;
   d.bias_kv = cfg.add_bias_kv;
-  if (cfg.qk_norm && cfg.qk_norm->has_weight()) {
-    d.qk_norm = cfg.qk_norm->scope_all ? QkNorm::all : QkNorm::head;
-    d.qk_per_head = cfg.qk_norm->per_head;
-    d.qk_bias = cfg.qk_norm->bias;
+  if (cfg.spec.qk_norm && cfg.spec.qk_norm->has_weight()) {
+    d.qk_norm = cfg.spec.qk_norm->scope_all ? QkNorm::all : QkNorm::head;
+    d.qk_per_head = cfg.spec.qk_norm->per_head;
+    d.qk_bias = cfg.spec.qk_norm->bias;
   }
-  d.sinks = cfg.sinks;
-  d.gate = cfg.gate;
+  d.sinks = cfg.spec.sinks;
+  d.gate = cfg.spec.gate;
   d.k_eq_v = cfg.k_eq_v;
   return d;
 }

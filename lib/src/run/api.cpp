@@ -96,8 +96,8 @@ Output detail::run_attention(const Layer& layer, Tensor&& x_in, const RunSpec& s
   std::optional<TensorSink> sink;
   if (spec.maps) opt.attention = &sink.emplace(B, H, S);
   Tensor context;
-  const ForwardStats st = forward(layer.weights, attention_spec(layer.config), x,
-                                  mask ? &*mask : nullptr, context, opt);
+  const ForwardStats st =
+      forward(layer.weights, layer.config.spec, x, mask ? &*mask : nullptr, context, opt);
   Output out{to_array<3>(std::move(context)), std::nullopt, st.fully_masked_rows};
   if (sink) out.maps.emplace(to_array<4>(std::move(sink->maps)));
   return out;

@@ -39,8 +39,8 @@ std::string nearest_norms(const StateDict& all, const std::string& key) {
 }  // namespace
 
 void load_residual_norm(const StateDict& all, const Config& cfg, bool allow_nonfinite, Weights& w) {
-  if (!cfg.residual_norm) return;
-  const std::string& prefix = cfg.residual_norm->prefix;
+  if (!cfg.spec.residual_norm) return;
+  const std::string& prefix = cfg.spec.residual_norm->prefix;
   const std::vector<std::size_t> shape = {std::size_t(cfg.hidden_size)};
   const std::string weight = prefix + "weight", bias = prefix + "bias";
   const TensorInfo* info = all.find(weight);

@@ -13,7 +13,6 @@
 #include "attn/files.h"
 #include "attn/nested_array.h"
 #include "attn/npy.h"
-#include "attn/positions.h"
 #include "attn/state_dict.h"
 #include "containers/mapped_file.h"
 #include "containers/npy_internal.h"
@@ -37,7 +36,7 @@ bool looks_like_npy(const std::vector<std::uint8_t>& b) {
 Tensor relative_bias_table(const StateDict& all, StateDict& layer, const Config& cfg,
                            bool allow_nonfinite) {
   const std::string own = "relative_attention_bias.weight";
-  if (!cfg.relative_bias) {
+  if (!cfg.spec.relative_bias) {
     if (layer.contains(own))
       throw Error(Exit::data, cfg.weights + ": key \"" + cfg.weights_prefix + own +
                                   "\" (T5's relative position bias) found but config "
@@ -45,7 +44,7 @@ Tensor relative_bias_table(const StateDict& all, StateDict& layer, const Config&
                                   "use it");
     return {};
   }
-  const RelativeBiasSpec& r = *cfg.relative_bias;
+  const RelativeBiasSpec& r = *cfg.spec.relative_bias;
   const bool named = !r.table.empty();
   const StateDict& from = named ? all : layer;
   const std::string key = named ? r.table : own;
@@ -191,31 +190,7 @@ Mask batch_mask(const Mask& m, std::size_t B, std::size_t S, const std::string& 
                               shape_str(m.shape));
 }
 
-AttentionSpec attention_spec(const Config& cfg) {
-  AttentionSpec s;
-  s.scale = static_cast<float>(cfg.scale);
-  s.causal = cfg.causal;
-  s.rope = cfg.rope;
-  if (s.rope && s.rope->rotary_dim == 0) s.rope->rotary_dim = cfg.head_size;
-  if (cfg.alibi) {
-    const std::vector<double> slopes =
-        cfg.alibi->slopes.empty() ? alibi_slopes(std::size_t(cfg.num_heads), cfg.alibi->max_bias)
-                                  : cfg.alibi->slopes;
-    for (double v : slopes) s.alibi_slopes.push_back(static_cast<float>(v));
-  }
-  s.sliding_window = cfg.sliding_window ? std::size_t(*cfg.sliding_window) : 0;
-  s.softcap = cfg.softcap ? static_cast<float>(*cfg.softcap) : 0.0f;
-  s.qk_norm = cfg.qk_norm;
-  s.sinks = cfg.sinks;
-  s.relative_bias = cfg.relative_bias;
-  s.add_zero_attn = cfg.add_zero_attn;
-  s.gate = cfg.gate;
-  s.attention_chunk = cfg.attention_chunk ? std::size_t(*cfg.attention_chunk) : 0;
-  s.attn_temperature = cfg.attn_temperature;
-  if (cfg.residual_norm) s.residual_norm_eps = cfg.residual_norm->eps;
-  s.v_norm = cfg.v_norm;
-  return s;
-}
+AttentionSpec attention_spec(const Config& cfg) { return cfg.spec; }
 
 Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layout, bool* detected,
                            std::string* source) {
@@ -250,7 +225,7 @@ Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layo
   }
   if (cfg.init_seed) {
     if (!cfg.layout) throw Error(Exit::config, "layout: required with \"init\"");
-    if (cfg.relative_bias)
+    if (cfg.spec.relative_bias)
       throw Error(Exit::config,
                   "relative_bias: its table (relative_attention_bias.weight) comes from "
                   "\"weights\"; \"init\" follows the tutorial modules, which have none");

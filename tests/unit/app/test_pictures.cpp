@@ -180,17 +180,17 @@ TEST_CASE("pictures: key labels for self-attention, cross-attention and torch MH
   CHECK(app::key_labels(cfg, q, 3, 3) == q);  // self-attention: the query tokens
   cfg.add_bias_kv = true;
   CHECK(app::key_labels(cfg, q, 3, 4) == std::vector<std::string>{"a", "b", "c", "bias_kv"});
-  cfg.add_zero_attn = true;
+  cfg.spec.add_zero_attn = true;
   CHECK(app::key_labels(cfg, q, 3, 5) ==
         std::vector<std::string>{"a", "b", "c", "bias_kv", "zero_attn"});
   cfg.add_bias_kv = false;
   CHECK(app::key_labels(cfg, q, 3, 4) == std::vector<std::string>{"a", "b", "c", "zero_attn"});
-  cfg.add_zero_attn = false;
+  cfg.spec.add_zero_attn = false;
 
   cfg.kv_input.path = "kv.npy";  // cross-attention: keys from another source
   CHECK(app::key_labels(cfg, q, 4, 4) == std::vector<std::string>{"0", "1", "2", "3"});
   cfg.kv_labels = {"w", "x", "y", "z"};
-  cfg.add_zero_attn = true;
+  cfg.spec.add_zero_attn = true;
   CHECK(app::key_labels(cfg, q, 4, 5) == std::vector<std::string>{"w", "x", "y", "z", "zero_attn"});
   cfg.kv_labels = {"w", "x"};  // a wrong count: positions (and a warning)
   CHECK(app::key_labels(cfg, q, 4, 5) == std::vector<std::string>{"0", "1", "2", "3", "zero_attn"});
@@ -483,9 +483,9 @@ TEST_CASE("pictures: make_picture says what a cross-attention or averaged run dr
   cfg.head_size = 4;
   cfg.kv_input.path = "kv.npy";
   cfg.add_bias_kv = true;
-  cfg.add_zero_attn = true;
-  cfg.sinks = true;
-  cfg.sliding_window = 4;
+  cfg.spec.add_zero_attn = true;
+  cfg.spec.sinks = true;
+  cfg.spec.sliding_window = 4;
   attn::LoadedRun model;
   model.weights_source = "init(seed=1)";
   app::SessionInput in;

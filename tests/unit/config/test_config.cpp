@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,11 +56,11 @@ TEST_CASE("config: defaults of a minimal single-head config") {
   CHECK(c.head_size == 2);  // Warner: hidden_size//4
   CHECK(c.out_size == 8);   // Wo maps back to hidden_size
   CHECK(c.out_proj);
-  CHECK_FALSE(c.causal);
+  CHECK_FALSE(c.spec.causal);
   CHECK_FALSE(c.context_size.has_value());
   CHECK(c.qkv_bias);
   CHECK(c.out_bias);
-  CHECK(c.scale == doctest::Approx(1.0 / std::sqrt(2.0)).epsilon(1e-15));
+  CHECK(c.spec.scale == doctest::Approx(1.0 / std::sqrt(2.0)).epsilon(1e-15));
   CHECK_FALSE(c.scale_given);
   CHECK(c.dropout == 0.0);
   CHECK(c.attn_drop == 0.0);
@@ -99,22 +100,22 @@ TEST_CASE("config: multi and causal split out_size into num_heads heads") {
       parse_config(R"({"attention": "multi", "hidden_size": 12, "num_heads": 3})", "c.json");
   CHECK(m.head_size == 4);
   CHECK(m.out_size == 12);
-  CHECK_FALSE(m.causal);
+  CHECK_FALSE(m.spec.causal);
   const Config c =
       parse_config(R"({"attention": "causal", "hidden_size": 768, "num_heads": 12})", "c.json");
   CHECK(c.kind == Kind::causal);
-  CHECK(c.causal);  // default true for "causal"
+  CHECK(c.spec.causal);  // default true for "causal"
   CHECK(c.head_size == 64);
-  CHECK(c.scale == doctest::Approx(0.125));
+  CHECK(c.spec.scale == doctest::Approx(0.125));
   const Config o = parse_config(
       R"({"attention": "multi", "hidden_size": 4, "out_size": 6, "num_heads": 2})", "c.json");
   CHECK(o.head_size == 3);
   CHECK(o.out_size == 6);
   const Config mc =
       parse_config(R"({"attention": "multi", "hidden_size": 4, "causal": true})", "c.json");
-  CHECK(mc.causal);
+  CHECK(mc.spec.causal);
   CHECK(parse_config(R"({"attention": "causal", "hidden_size": 4, "causal": true})", "c.json")
-            .causal);
+            .spec.causal);
   // An explicit head size overrides the split.
   const Config h = parse_config(
       R"({"attention": "multi", "hidden_size": 6, "num_heads": 4, "head_size": 5})", "c.json");
@@ -131,8 +132,8 @@ TEST_CASE("config: Raschka's MultiHeadAttention(d_in=3, d_out=2, num_heads=2, qk
   CHECK(c.out_size == 2);
   CHECK_FALSE(c.qkv_bias);
   CHECK(c.out_bias);  // nn.Linear(d_out, d_out) keeps its default bias
-  CHECK(c.scale == 1.0);
-  CHECK(c.causal);
+  CHECK(c.spec.scale == 1.0);
+  CHECK(c.spec.causal);
   REQUIRE(c.context_size.has_value());
   CHECK(*c.context_size == 6);
 }
@@ -184,7 +185,7 @@ TEST_CASE("config: scale, dropout, layout, init, weights_prefix, labels, output 
     "init": {"seed": 18446744073709551615}, "weights_prefix": "transformer.h.0.attn.",
     "labels": ["a", "b"], "output": {"dir": "out", "attention": false}})",
                                 "cfg/c.json");
-  CHECK(c.scale == 0.25);
+  CHECK(c.spec.scale == 0.25);
   CHECK(c.scale_given);
   CHECK(c.dropout == doctest::Approx(0.1));
   CHECK(c.attn_drop == 0.5);
@@ -259,7 +260,7 @@ TEST_CASE("config: resolve_config is idempotent and follows changed fields") {
   c.out_size_given = true;
   attn::resolve_config(c);
   CHECK(c.head_size == 2);
-  CHECK(c.scale == doctest::Approx(1.0 / std::sqrt(2.0)));
+  CHECK(c.spec.scale == doctest::Approx(1.0 / std::sqrt(2.0)));
   // And the rules still hold after changes.
   c.kind = Kind::single;
   CHECK_THROWS_AS(attn::resolve_config(c), Error);
@@ -332,6 +333,31 @@ TEST_CASE("config: config_keys lists the table in order") {
         "init",        "input",        "padding_mask", "labels"})
     CHECK(std::find(k.begin(), k.end(), key) != k.end());
   CHECK(attn::kind_name(Kind::multi) == "multi");
+}
+
+TEST_CASE("config: run.json writes back every key of the table, and only those") {
+  // The table's rows are the one list of keys: each has its run.json entry
+  // ("bias" is written as qkv_bias and out_bias), and run.json's config holds
+  // nothing else but what the model folder said.
+  const nlohmann::json j = attn::config_to_json(parse_config(
+      R"({"attention": "multi", "hidden_size": 8, "num_heads": 2, "rope": {},
+          "qk_norm": {}, "alibi": true, "relative_bias": {}, "residual_norm": true,
+          "attn_temperature": {}, "v_norm": {}})",
+      "c.json"));
+  std::set<std::string> written;
+  for (const auto& [key, value] : j.items()) written.insert(key);
+  std::set<std::string> known(attn::config_keys().begin(), attn::config_keys().end());
+  known.erase("bias");
+  known.insert("from_model");
+  CHECK(written == known);
+  // Each object's fields, as resolved.
+  CHECK(j["rope"].size() == 5);
+  CHECK(j["qk_norm"].size() == 6);
+  CHECK(j["alibi"] == nlohmann::json{{"max_bias", 8.0}, {"slopes", {0.0625, 0.00390625}}});
+  CHECK(j["relative_bias"]["bidirectional"] == true);  // not causal
+  CHECK(j["residual_norm"]["prefix"] == "output.LayerNorm.");
+  CHECK(j["attn_temperature"] == nlohmann::json{{"floor_scale", 8192.0}, {"attn_scale", 0.1}});
+  CHECK(j["v_norm"] == nlohmann::json{{"kind", "rms"}, {"eps", 1e-6}});
 }
 
 // Each bad config: the exit code is Exit::config and the message starts with

@@ -43,9 +43,9 @@ TEST_CASE("config mla: head size, rope's part, the scale, run.json") {
   const Config c = parse(mla_config(R"("rope": {"theta": 10000})"));
   REQUIRE(c.mla.has_value());
   CHECK(c.mla->q_lora_rank == 12);
-  CHECK(c.head_size == 12);        // max(8 + 4, 6)
-  CHECK(c.rope->rotary_dim == 4);  // qk_rope_head_dim
-  CHECK(c.scale == doctest::Approx(1.0 / std::sqrt(12.0)).epsilon(1e-15));
+  CHECK(c.head_size == 12);             // max(8 + 4, 6)
+  CHECK(c.spec.rope->rotary_dim == 4);  // qk_rope_head_dim
+  CHECK(c.spec.scale == doctest::Approx(1.0 / std::sqrt(12.0)).epsilon(1e-15));
   const json j = attn::config_to_json(c);
   CHECK(j["mla"]["q_lora_rank"] == 12);
   CHECK(j["mla"]["v_head_dim"] == 6);
@@ -56,7 +56,7 @@ TEST_CASE("config mla: head size, rope's part, the scale, run.json") {
       "qk_nope_head_dim": 4, "qk_rope_head_dim": 2, "v_head_dim": 9})"));
   CHECK(wide.mla->q_lora_rank == 0);
   CHECK(wide.head_size == 9);
-  CHECK(wide.scale == doctest::Approx(1.0 / std::sqrt(6.0)).epsilon(1e-15));
+  CHECK(wide.spec.scale == doctest::Approx(1.0 / std::sqrt(6.0)).epsilon(1e-15));
   CHECK(attn::config_to_json(wide)["mla"]["q_lora_rank"].is_null());
   CHECK_FALSE(parse(R"({"attention": "multi", "hidden_size": 8})").mla.has_value());
 }
@@ -67,19 +67,19 @@ TEST_CASE("config mla: yarn's mscale_all_dim enters the scale squared (DeepSeek-
       "scaling": {"type": "yarn", "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
                   "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1}})"));
   const double m3 = 0.1 * 1.0 * std::log(40.0) + 1.0;
-  CHECK(v3.scale == doctest::Approx(m3 * m3 / std::sqrt(12.0)).epsilon(1e-12));
+  CHECK(v3.spec.scale == doctest::Approx(m3 * m3 / std::sqrt(12.0)).epsilon(1e-12));
   // DeepSeek-V2-Lite's: 0.707.
   const Config v2 = parse(mla_config(R"("rope": {"theta": 10000, "max_position_embeddings": 163840,
       "scaling": {"type": "yarn", "factor": 40, "mscale": 0.707, "mscale_all_dim": 0.707,
                   "original_max_position_embeddings": 4096}})"));
   const double m2 = 0.1 * 0.707 * std::log(40.0) + 1.0;
-  CHECK(v2.scale == doctest::Approx(m2 * m2 / std::sqrt(12.0)).epsilon(1e-12));
+  CHECK(v2.spec.scale == doctest::Approx(m2 * m2 / std::sqrt(12.0)).epsilon(1e-12));
   // Without mscale_all_dim (or factor <= 1) the scale stays 1/sqrt(Dn + Dr).
   const Config plain = parse(mla_config(R"("rope": {"theta": 10000, "max_position_embeddings": 8192,
       "scaling": {"type": "yarn", "factor": 4, "original_max_position_embeddings": 2048}})"));
-  CHECK(plain.scale == doctest::Approx(1.0 / std::sqrt(12.0)).epsilon(1e-15));
+  CHECK(plain.spec.scale == doctest::Approx(1.0 / std::sqrt(12.0)).epsilon(1e-15));
   // A given scale wins.
-  CHECK(parse(mla_config(R"("scale": 0.25)")).scale == 0.25);
+  CHECK(parse(mla_config(R"("scale": 0.25)")).spec.scale == 0.25);
 }
 
 TEST_CASE("config mla: misuses name the key") {

@@ -36,18 +36,18 @@ void expect_config_error(const std::string& text, const std::string& part) {
 
 TEST_CASE("config residual_norm: forms, defaults, run.json") {
   const Config off = parse(bert_config(""));
-  CHECK_FALSE(off.residual_norm.has_value());
+  CHECK_FALSE(off.spec.residual_norm.has_value());
   CHECK(attn::config_to_json(off)["residual_norm"].is_null());
   CHECK(attn::output_description(off) ==
         "the output projection, without residual add or LayerNorm");
   for (const char* v : {"false", "null"})
-    CHECK_FALSE(parse(bert_config(std::string("\"residual_norm\": ") + v)).residual_norm);
+    CHECK_FALSE(parse(bert_config(std::string("\"residual_norm\": ") + v)).spec.residual_norm);
 
   // true: BertConfig's eps, BertSelfOutput's LayerNorm beside the layer's output.dense.
   const Config on = parse(bert_config(R"("residual_norm": true)"));
-  REQUIRE(on.residual_norm.has_value());
-  CHECK(on.residual_norm->eps == 1e-12);
-  CHECK(on.residual_norm->prefix == "bert.encoder.layer.3.attention.output.LayerNorm.");
+  REQUIRE(on.spec.residual_norm.has_value());
+  CHECK(on.spec.residual_norm->eps == 1e-12);
+  CHECK(on.spec.residual_norm->prefix == "bert.encoder.layer.3.attention.output.LayerNorm.");
   const json j = attn::config_to_json(on);
   CHECK(j["residual_norm"]["eps"] == 1e-12);
   CHECK(j["residual_norm"]["prefix"] == "bert.encoder.layer.3.attention.output.LayerNorm.");
@@ -56,15 +56,15 @@ TEST_CASE("config residual_norm: forms, defaults, run.json") {
   // An object: its own eps and a full key prefix (DistilBERT's sa_layer_norm).
   const Config obj = parse(bert_config(
       R"("residual_norm": {"eps": 1e-5, "prefix": "distilbert.transformer.layer.0.sa_layer_norm."})"));
-  CHECK(obj.residual_norm->eps == 1e-5);
-  CHECK(obj.residual_norm->prefix == "distilbert.transformer.layer.0.sa_layer_norm.");
-  CHECK(parse(bert_config(R"("residual_norm": {})")).residual_norm->prefix ==
+  CHECK(obj.spec.residual_norm->eps == 1e-5);
+  CHECK(obj.spec.residual_norm->prefix == "distilbert.transformer.layer.0.sa_layer_norm.");
+  CHECK(parse(bert_config(R"("residual_norm": {})")).spec.residual_norm->prefix ==
         "bert.encoder.layer.3.attention.output.LayerNorm.");
 
   // Resolving again (after flags) keeps it.
   Config again = on;
   attn::resolve_config(again);
-  CHECK(again.residual_norm->prefix == on.residual_norm->prefix);
+  CHECK(again.spec.residual_norm->prefix == on.spec.residual_norm->prefix);
 
   // A model family's module named in the description (set from a model folder).
   Config bert = off;
@@ -72,7 +72,7 @@ TEST_CASE("config residual_norm: forms, defaults, run.json") {
   bert.residual_norm_in_attention = true;
   CHECK(attn::output_description(bert).find("BertAttention's output adds the input") !=
         std::string::npos);
-  bert.residual_norm = on.residual_norm;
+  bert.spec.residual_norm = on.spec.residual_norm;
   CHECK(attn::output_description(bert).find("LayerNorm of BertAttention") != std::string::npos);
 }
 

@@ -53,13 +53,13 @@ std::string tiny_llama() { return attn::test::source_path("data/tiny-llama"); }
 TEST_CASE("config scores: a version 1 config gets every v2 default") {
   const Config c = parse(multi(""));
   CHECK_FALSE(c.num_kv_heads.has_value());
-  CHECK_FALSE(c.rope.has_value());
+  CHECK_FALSE(c.spec.rope.has_value());
   CHECK_FALSE(c.positions.given());
-  CHECK_FALSE(c.alibi.has_value());
-  CHECK_FALSE(c.sliding_window.has_value());
-  CHECK_FALSE(c.softcap.has_value());
-  CHECK_FALSE(c.qk_norm.has_value());
-  CHECK_FALSE(c.sinks);
+  CHECK_FALSE(c.spec.alibi.has_value());
+  CHECK_FALSE(c.spec.sliding_window.has_value());
+  CHECK_FALSE(c.spec.softcap.has_value());
+  CHECK_FALSE(c.spec.qk_norm.has_value());
+  CHECK_FALSE(c.spec.sinks);
   CHECK_FALSE(c.attention_mask.given());
   CHECK_FALSE(c.attn_mask.given());
   CHECK_FALSE(c.cross());
@@ -67,7 +67,7 @@ TEST_CASE("config scores: a version 1 config gets every v2 default") {
   CHECK(c.kdim == 8);
   CHECK(c.vdim == 8);
   CHECK_FALSE(c.add_bias_kv);
-  CHECK_FALSE(c.add_zero_attn);
+  CHECK_FALSE(c.spec.add_zero_attn);
   CHECK(c.batch_first);
   CHECK(c.kv_labels.empty());
   CHECK_FALSE(c.output_average_heads);
@@ -78,67 +78,68 @@ TEST_CASE("config scores: a version 1 config gets every v2 default") {
 
 TEST_CASE("config scores: rope with every field, and its defaults") {
   const Config d = parse(multi(R"("rope": {})"));
-  REQUIRE(d.rope.has_value());
-  CHECK(d.rope->theta == 10000.0);
-  CHECK(d.rope->rotary_dim == 4);  // D
-  CHECK(d.rope->style == attn::RopeStyle::half);
-  CHECK_FALSE(d.rope->max_position_embeddings.has_value());
-  CHECK_FALSE(d.rope->scaling.has_value());
-  CHECK_FALSE(parse(multi(R"("rope": null)")).rope.has_value());
+  REQUIRE(d.spec.rope.has_value());
+  CHECK(d.spec.rope->theta == 10000.0);
+  CHECK(d.spec.rope->rotary_dim == 4);  // D
+  CHECK(d.spec.rope->style == attn::RopeStyle::half);
+  CHECK_FALSE(d.spec.rope->max_position_embeddings.has_value());
+  CHECK_FALSE(d.spec.rope->scaling.has_value());
+  CHECK_FALSE(parse(multi(R"("rope": null)")).spec.rope.has_value());
 
   const Config c = parse(R"({"attention": "causal", "hidden_size": 32, "num_heads": 2, "rope": {
       "theta": 500000, "rotary_dim": 8, "style": "interleaved", "max_position_embeddings": 256,
       "scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1, "high_freq_factor": 4,
                   "original_max_position_embeddings": 32}}})");
-  REQUIRE(c.rope.has_value());
-  CHECK(c.rope->theta == 500000.0);
-  CHECK(c.rope->rotary_dim == 8);
-  CHECK(c.rope->style == attn::RopeStyle::interleaved);
-  CHECK(*c.rope->max_position_embeddings == 256);
-  REQUIRE(c.rope->scaling.has_value());
-  CHECK(c.rope->scaling->type == "llama3");
-  CHECK(*c.rope->scaling->factor == 8.0);
-  CHECK(*c.rope->scaling->low_freq_factor == 1.0);
-  CHECK(*c.rope->scaling->high_freq_factor == 4.0);
-  CHECK(*c.rope->scaling->original_max_position_embeddings == 32);
+  REQUIRE(c.spec.rope.has_value());
+  CHECK(c.spec.rope->theta == 500000.0);
+  CHECK(c.spec.rope->rotary_dim == 8);
+  CHECK(c.spec.rope->style == attn::RopeStyle::interleaved);
+  CHECK(*c.spec.rope->max_position_embeddings == 256);
+  REQUIRE(c.spec.rope->scaling.has_value());
+  CHECK(c.spec.rope->scaling->type == "llama3");
+  CHECK(*c.spec.rope->scaling->factor == 8.0);
+  CHECK(*c.spec.rope->scaling->low_freq_factor == 1.0);
+  CHECK(*c.spec.rope->scaling->high_freq_factor == 4.0);
+  CHECK(*c.spec.rope->scaling->original_max_position_embeddings == 32);
 
   // The default rotary_dim follows head_size when a later change re-resolves.
   Config r = parse(multi(R"("rope": {"theta": 100})"));
   r.head_size = 6;
   r.head_size_given = true;
   attn::resolve_config(r);
-  CHECK(r.rope->rotary_dim == 6);
+  CHECK(r.spec.rope->rotary_dim == 6);
 }
 
 TEST_CASE("config scores: rope scaling as Hugging Face writes each type") {
   const std::string pre = R"({"attention": "causal", "hidden_size": 16, "num_heads": 2, "rope": {)";
   const Config lin = parse(pre + R"("scaling": {"type": "linear", "factor": 2}}})");
-  CHECK(lin.rope->scaling->type == "linear");
+  CHECK(lin.spec.rope->scaling->type == "linear");
   const Config dyn = parse(
       pre + R"("max_position_embeddings": 64, "scaling": {"rope_type": "dynamic", "factor": 2}}})");
-  CHECK(dyn.rope->scaling->type == "dynamic");
+  CHECK(dyn.spec.rope->scaling->type == "dynamic");
   // gpt-oss's yarn, both names of the type given and agreeing.
   const Config yarn =
       parse(pre + R"("theta": 150000, "scaling": {"rope_type": "yarn", "type": "yarn",
       "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "original_max_position_embeddings": 4096,
       "truncate": false, "mscale": 1, "mscale_all_dim": 1, "attention_factor": 1.2}}})");
-  CHECK(yarn.rope->scaling->type == "yarn");
-  CHECK_FALSE(yarn.rope->scaling->truncate);
-  CHECK(*yarn.rope->scaling->attention_factor == 1.2);
-  CHECK(*yarn.rope->scaling->beta_slow == 1.0);
+  CHECK(yarn.spec.rope->scaling->type == "yarn");
+  CHECK_FALSE(yarn.spec.rope->scaling->truncate);
+  CHECK(*yarn.spec.rope->scaling->attention_factor == 1.2);
+  CHECK(*yarn.spec.rope->scaling->beta_slow == 1.0);
   // Phi-3's longrope: rotary_dim / 2 = 4 factors each.
   const Config lr = parse(pre + R"("max_position_embeddings": 1024, "scaling": {"type": "longrope",
       "short_factor": [1, 1, 1, 1], "long_factor": [1, 2, 3, 4], "original_max_position_embeddings": 64}}})");
-  CHECK(lr.rope->scaling->long_factor == std::vector<double>{1, 2, 3, 4});
+  CHECK(lr.spec.rope->scaling->long_factor == std::vector<double>{1, 2, 3, 4});
   // "default" is no scaling, as in transformers.
-  CHECK_FALSE(parse(pre + R"("scaling": {"rope_type": "default"}}})").rope->scaling.has_value());
-  CHECK_FALSE(parse(pre + R"("scaling": null}})").rope->scaling.has_value());
+  CHECK_FALSE(
+      parse(pre + R"("scaling": {"rope_type": "default"}}})").spec.rope->scaling.has_value());
+  CHECK_FALSE(parse(pre + R"("scaling": null}})").spec.rope->scaling.has_value());
   // A field the type does not use is accepted (transformers only warns).
   CHECK(
       parse(
           pre +
           R"("scaling": {"rope_type": "linear", "factor": 2, "original_max_position_embeddings": 8}}})")
-          .rope->scaling.has_value());
+          .spec.rope->scaling.has_value());
 }
 
 TEST_CASE("config scores: rope errors name the field") {
@@ -239,13 +240,14 @@ TEST_CASE("config scores: positions, (S,) or (B, S) integers >= 0") {
 }
 
 TEST_CASE("config scores: alibi true, max_bias or slopes") {
-  CHECK_FALSE(parse(multi(R"("alibi": false)")).alibi.has_value());
+  CHECK_FALSE(parse(multi(R"("alibi": false)")).spec.alibi.has_value());
   const Config t = parse(multi(R"("alibi": true)"));
-  REQUIRE(t.alibi.has_value());
-  CHECK(t.alibi->max_bias == 8.0);
-  CHECK(t.alibi->slopes.empty());
-  CHECK(parse(multi(R"("alibi": {"max_bias": 16})")).alibi->max_bias == 16.0);
-  CHECK(parse(multi(R"("alibi": {"slopes": [0.5, -0.25]})")).alibi->slopes ==
+  REQUIRE(t.spec.alibi.has_value());
+  CHECK(t.spec.alibi->max_bias == 8.0);
+  CHECK_FALSE(t.alibi_slopes_given);  // BLOOM's and MPT's slopes for max_bias 8, H = 2
+  CHECK(t.spec.alibi->slopes == attn::alibi_slopes(2, 8.0));
+  CHECK(parse(multi(R"("alibi": {"max_bias": 16})")).spec.alibi->max_bias == 16.0);
+  CHECK(parse(multi(R"("alibi": {"slopes": [0.5, -0.25]})")).spec.alibi->slopes ==
         std::vector<double>{0.5, -0.25});
   expect_config_error(multi(R"("alibi": {"slopes": [0.5]})"), "alibi.slopes",
                       "num_heads 2), found 1");
@@ -262,9 +264,9 @@ TEST_CASE("config scores: alibi true, max_bias or slopes") {
 
 TEST_CASE("config scores: sliding_window, softcap, sinks") {
   const Config c = parse(multi(R"("sliding_window": 3, "softcap": 50.0, "sinks": true)"));
-  CHECK(*c.sliding_window == 3);
-  CHECK(*c.softcap == 50.0);
-  CHECK(c.sinks);
+  CHECK(*c.spec.sliding_window == 3);
+  CHECK(*c.spec.softcap == 50.0);
+  CHECK(c.spec.sinks);
   expect_config_error(multi(R"("sliding_window": 0)"), "sliding_window", "> 0");
   expect_config_error(multi(R"("sliding_window": -4)"), "sliding_window");
   expect_config_error(multi(R"("sliding_window": 2.5)"), "sliding_window", "integer");
@@ -277,23 +279,23 @@ TEST_CASE("config scores: sliding_window, softcap, sinks") {
 
 TEST_CASE("config scores: relative_bias (v3, T5)") {
   const Config d = parse(multi(R"("relative_bias": {})"));
-  REQUIRE(d.relative_bias.has_value());
-  CHECK(d.relative_bias->num_buckets == 32);  // T5Config's defaults
-  CHECK(d.relative_bias->max_distance == 128);
-  CHECK(d.relative_bias->bidirectional);  // not causal: T5's encoder
-  CHECK(d.relative_bias->table.empty());
+  REQUIRE(d.spec.relative_bias.has_value());
+  CHECK(d.spec.relative_bias->num_buckets == 32);  // T5Config's defaults
+  CHECK(d.spec.relative_bias->max_distance == 128);
+  CHECK(d.spec.relative_bias->bidirectional);  // not causal: T5's encoder
+  CHECK(d.spec.relative_bias->table.empty());
   const Config dec = parse(R"({"attention": "causal", "hidden_size": 8, "num_heads": 2, "scale": 1,
                 "relative_bias": {"num_buckets": 8, "max_distance": 20,
                 "table": "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"}})");
-  CHECK_FALSE(dec.relative_bias->bidirectional);  // causal: T5's decoder
-  CHECK(dec.relative_bias->num_buckets == 8);
-  CHECK(dec.relative_bias->max_distance == 20);
-  CHECK(dec.relative_bias->table ==
+  CHECK_FALSE(dec.spec.relative_bias->bidirectional);  // causal: T5's decoder
+  CHECK(dec.spec.relative_bias->num_buckets == 8);
+  CHECK(dec.spec.relative_bias->max_distance == 20);
+  CHECK(dec.spec.relative_bias->table ==
         "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
   CHECK(parse(multi(R"("causal": true, "relative_bias": {"bidirectional": true})"))
-            .relative_bias->bidirectional);
+            .spec.relative_bias->bidirectional);
   CHECK(parse(multi(R"("relative_bias": {}, "positions": [3, 4, 5])")).positions.given());
-  CHECK_FALSE(parse(multi(R"("relative_bias": null)")).relative_bias.has_value());
+  CHECK_FALSE(parse(multi(R"("relative_bias": null)")).spec.relative_bias.has_value());
 
   expect_config_error(multi(R"("relative_bias": true)"), "relative_bias", "an object");
   // T5Config's spellings name attn-run's keys
@@ -323,15 +325,15 @@ TEST_CASE("config scores: relative_bias (v3, T5)") {
 
 TEST_CASE("config scores: qk_norm") {
   const Config d = parse(multi(R"("qk_norm": {})"));
-  REQUIRE(d.qk_norm.has_value());
-  CHECK(d.qk_norm->eps == 1e-6);
-  CHECK_FALSE(d.qk_norm->scope_all);
-  CHECK(d.qk_norm->weight_offset == 0);
+  REQUIRE(d.spec.qk_norm.has_value());
+  CHECK(d.spec.qk_norm->eps == 1e-6);
+  CHECK_FALSE(d.spec.qk_norm->scope_all);
+  CHECK(d.spec.qk_norm->weight_offset == 0);
   const Config c = parse(multi(R"("qk_norm": {"eps": 1e-5, "scope": "all", "weight_offset": 1})"));
-  CHECK(c.qk_norm->eps == 1e-5);
-  CHECK(c.qk_norm->scope_all);
-  CHECK(c.qk_norm->weight_offset == 1);
-  CHECK_FALSE(parse(multi(R"("qk_norm": null)")).qk_norm.has_value());
+  CHECK(c.spec.qk_norm->eps == 1e-5);
+  CHECK(c.spec.qk_norm->scope_all);
+  CHECK(c.spec.qk_norm->weight_offset == 1);
+  CHECK_FALSE(parse(multi(R"("qk_norm": null)")).spec.qk_norm.has_value());
   expect_config_error(multi(R"("qk_norm": {"scope": "layer"})"), "qk_norm.scope", "\"head\"");
   expect_config_error(multi(R"("qk_norm": {"weight_offset": 2})"), "qk_norm.weight_offset",
                       "found 2");
@@ -415,7 +417,7 @@ TEST_CASE("config scores: cross-attention sources, kdim and vdim") {
   CHECK(kvs.kdim == 3);
   CHECK(kvs.vdim == 2);
   CHECK(kvs.add_bias_kv);
-  CHECK(kvs.add_zero_attn);
+  CHECK(kvs.spec.add_zero_attn);
   const Config paths = parse_config(
       multi(R"("key_input": "k.npy", "value_input": "v.npy", "kdim": 12)"), "d/c.json");
   CHECK(paths.key_input.path == "d/k.npy");
@@ -660,16 +662,16 @@ TEST_CASE("config scores: the golden variants' configs parse") {
   };
 
   const Config t5 = load("t5_decoder_relative_bias");
-  REQUIRE(t5.relative_bias.has_value());
-  CHECK_FALSE(t5.relative_bias->bidirectional);  // causal: the decoder's buckets
-  CHECK(t5.relative_bias->table ==
+  REQUIRE(t5.spec.relative_bias.has_value());
+  CHECK_FALSE(t5.spec.relative_bias->bidirectional);  // causal: the decoder's buckets
+  CHECK(t5.spec.relative_bias->table ==
         "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
-  CHECK(t5.scale == 1.0);
+  CHECK(t5.spec.scale == 1.0);
 
   const Config mistral = load("mistral_window");
-  CHECK(*mistral.sliding_window == 3);
+  CHECK(*mistral.spec.sliding_window == 3);
   CHECK(mistral.kv_heads() == 2);
-  CHECK(mistral.rope->rotary_dim == 8);
+  CHECK(mistral.spec.rope->rotary_dim == 8);
   CHECK(mistral.attention_mask.path == (root / "mistral_window" / "attention_mask.npy").string());
   CHECK(mistral.positions.path == (root / "mistral_window" / "positions.npy").string());
   for (const char* name : {"mha_cross_bool_mask", "mha_cross_float_mask_avg"}) {
@@ -680,26 +682,26 @@ TEST_CASE("config scores: the golden variants' configs parse") {
     CHECK(m.vdim == 10);
     CHECK_FALSE(m.batch_first);
     CHECK(m.add_bias_kv);
-    CHECK(m.add_zero_attn);
+    CHECK(m.spec.add_zero_attn);
     CHECK(m.key_input.path == (root / name / "key.npy").string());
     CHECK(m.attn_mask.path == (root / name / "attn_mask.npy").string());
     CHECK(m.output_average_heads == (std::string(name) == "mha_cross_float_mask_avg"));
   }
   const Config g2 = load("gemma2_softcap_window");
-  CHECK(*g2.softcap == 2.0);
-  CHECK(g2.scale == doctest::Approx(0.20412414523193154));
-  CHECK(g2.rope->rotary_dim == 16);
+  CHECK(*g2.spec.softcap == 2.0);
+  CHECK(g2.spec.scale == doctest::Approx(0.20412414523193154));
+  CHECK(g2.spec.rope->rotary_dim == 16);
   const Config g3 = load("gemma3_qknorm_offset");
-  CHECK(g3.qk_norm->weight_offset == 1);
+  CHECK(g3.spec.qk_norm->weight_offset == 1);
   const Config oss = load("gptoss_sinks_window");
-  CHECK(oss.sinks);
-  CHECK(oss.rope->scaling->type == "yarn");
-  CHECK_FALSE(oss.rope->scaling->truncate);
-  CHECK(load("llama3_gqa_rope_left").rope->scaling->type == "llama3");
-  CHECK(load("neox_partial_rotary").rope->rotary_dim == 4);
-  CHECK(load("mpt_alibi_h12").alibi->max_bias == 16.0);
-  CHECK(load("bloom_alibi_h6").alibi->max_bias == 8.0);
-  CHECK(load("qwen3_qknorm").qk_norm->scope_all == false);
+  CHECK(oss.spec.sinks);
+  CHECK(oss.spec.rope->scaling->type == "yarn");
+  CHECK_FALSE(oss.spec.rope->scaling->truncate);
+  CHECK(load("llama3_gqa_rope_left").spec.rope->scaling->type == "llama3");
+  CHECK(load("neox_partial_rotary").spec.rope->rotary_dim == 4);
+  CHECK(load("mpt_alibi_h12").spec.alibi->max_bias == 16.0);
+  CHECK(load("bloom_alibi_h6").spec.alibi->max_bias == 8.0);
+  CHECK(load("qwen3_qknorm").spec.qk_norm->scope_all == false);
 }
 
 TEST_CASE("config scores: --model DIR --layer N reads the folder's layer") {
@@ -719,12 +721,12 @@ TEST_CASE("config scores: --model DIR --layer N reads the folder's layer") {
   CHECK_FALSE(c.qkv_bias_given);
   CHECK(c.weights == tiny_llama() + "/model.safetensors");
   CHECK(c.weights_prefix == "model.layers.1.self_attn.");
-  REQUIRE(c.rope.has_value());
-  CHECK(c.rope->theta == 10000.0);
-  CHECK(c.rope->rotary_dim == 16);
-  CHECK(*c.rope->max_position_embeddings == 128);
-  CHECK_FALSE(c.rope->scaling.has_value());
-  CHECK(c.scale == doctest::Approx(0.25));
+  REQUIRE(c.spec.rope.has_value());
+  CHECK(c.spec.rope->theta == 10000.0);
+  CHECK(c.spec.rope->rotary_dim == 16);
+  CHECK(*c.spec.rope->max_position_embeddings == 128);
+  CHECK_FALSE(c.spec.rope->scaling.has_value());
+  CHECK(c.spec.scale == doctest::Approx(0.25));
   REQUIRE(c.from_model != nullptr);
   CHECK((*c.from_model)["weights_prefix"] == "model.layers.1.self_attn.");
   const json j = attn::config_to_json(c);
@@ -784,10 +786,10 @@ TEST_CASE("config scores: model + layer in a config: the config's keys override 
   CHECK(*c.layer == 0);
   CHECK(c.weights_prefix == "model.layers.0.self_attn.");
   CHECK(c.weights == tmp / rel + "/model.safetensors");
-  CHECK(*c.sliding_window == 8);
-  CHECK(c.rope->theta == 20000.0);  // overridden
-  CHECK(c.rope->rotary_dim == 16);  // kept from the folder
-  CHECK(*c.rope->max_position_embeddings == 128);
+  CHECK(*c.spec.sliding_window == 8);
+  CHECK(c.spec.rope->theta == 20000.0);  // overridden
+  CHECK(c.spec.rope->rotary_dim == 16);  // kept from the folder
+  CHECK(*c.spec.rope->max_position_embeddings == 128);
   CHECK_FALSE(c.qkv_bias);
   CHECK_FALSE(c.qkv_bias_given);
   CHECK(c.input_path == tmp / "in.npy");
@@ -801,7 +803,7 @@ TEST_CASE("config scores: model + layer in a config: the config's keys override 
   const Config n = attn::load_config(tmp / "n.json", {"", 1});
   CHECK(*n.layer == 1);
   CHECK(n.weights_prefix == "model.layers.1.self_attn.");
-  CHECK_FALSE(n.rope.has_value());
+  CHECK_FALSE(n.spec.rope.has_value());
   CHECK(n.num_heads == 2);
   CHECK(n.kv_heads() == 2);
   CHECK(n.weights == tmp / "w.safetensors");
@@ -878,23 +880,23 @@ TEST_CASE("config scores: every model folder fixture's layers parse through the 
     return attn::load_model_config((fs::path(tmp.path) / name).string(), l);
   };
   const Config llama = layer("llama3", 5);
-  CHECK(llama.rope->scaling->type == "llama3");
-  CHECK(*llama.rope->scaling->original_max_position_embeddings == 8192);
+  CHECK(llama.spec.rope->scaling->type == "llama3");
+  CHECK(*llama.spec.rope->scaling->original_max_position_embeddings == 8192);
   CHECK(llama.kv_heads() == 8);
   const Config g2 = layer("gemma2", 0);
-  CHECK(g2.sliding_window.has_value());
-  CHECK(*g2.softcap == 50.0);
-  CHECK_FALSE(layer("gemma2", 1).sliding_window.has_value());
-  CHECK(layer("qwen3", 0).qk_norm.has_value());
+  CHECK(g2.spec.sliding_window.has_value());
+  CHECK(*g2.spec.softcap == 50.0);
+  CHECK_FALSE(layer("gemma2", 1).spec.sliding_window.has_value());
+  CHECK(layer("qwen3", 0).spec.qk_norm.has_value());
   const Config oss = layer("gpt_oss", 0);
-  CHECK(oss.sinks);
-  CHECK(oss.rope->scaling->type == "yarn");
+  CHECK(oss.spec.sinks);
+  CHECK(oss.spec.rope->scaling->type == "yarn");
   const Config phi = layer("phi3", 0);
-  CHECK(phi.rope->scaling->type == "longrope");
-  CHECK(phi.rope->scaling->short_factor.size() == std::size_t(phi.rope->rotary_dim / 2));
-  CHECK(layer("pythia", 0).rope->rotary_dim == layer("pythia", 0).head_size / 4);
-  CHECK(layer("bloom", 0).alibi.has_value());
-  CHECK(layer("mpt", 0).alibi.has_value());
+  CHECK(phi.spec.rope->scaling->type == "longrope");
+  CHECK(phi.spec.rope->scaling->short_factor.size() == std::size_t(phi.spec.rope->rotary_dim / 2));
+  CHECK(layer("pythia", 0).spec.rope->rotary_dim == layer("pythia", 0).head_size / 4);
+  CHECK(layer("bloom", 0).spec.alibi.has_value());
+  CHECK(layer("mpt", 0).spec.alibi.has_value());
 }
 
 TEST_CASE(
@@ -911,9 +913,9 @@ TEST_CASE(
 }
 
 TEST_CASE("config v3: gate, a bool, off by default, in run.json") {
-  CHECK_FALSE(parse(multi("")).gate);
+  CHECK_FALSE(parse(multi("")).spec.gate);
   const Config c = parse(multi(R"("gate": true)"));
-  CHECK(c.gate);
+  CHECK(c.spec.gate);
   CHECK(attn::config_to_json(c)["gate"] == true);
   CHECK(attn::config_to_json(parse(multi("")))["gate"] == false);
   expect_config_error(multi(R"("gate": 1)"), "gate", "expected");
@@ -922,17 +924,17 @@ TEST_CASE("config v3: gate, a bool, off by default, in run.json") {
 
 TEST_CASE("config v3: qk_norm kind, per_head and bias") {
   using attn::QkNormKind;
-  CHECK(parse(multi(R"("qk_norm": {})")).qk_norm->kind == QkNormKind::rms);
+  CHECK(parse(multi(R"("qk_norm": {})")).spec.qk_norm->kind == QkNormKind::rms);
   const Config layer =
       parse(multi(R"("qk_norm": {"kind": "layer", "per_head": true, "bias": true, "eps": 1e-5})"));
-  CHECK(layer.qk_norm->kind == QkNormKind::layer);
-  CHECK(layer.qk_norm->per_head);
-  CHECK(layer.qk_norm->bias);
-  CHECK(layer.qk_norm->has_weight());
+  CHECK(layer.spec.qk_norm->kind == QkNormKind::layer);
+  CHECK(layer.spec.qk_norm->per_head);
+  CHECK(layer.spec.qk_norm->bias);
+  CHECK(layer.spec.qk_norm->has_weight());
   CHECK(attn::config_to_json(layer)["qk_norm"]["kind"] == "layer");
   const Config l2 = parse(multi(R"("qk_norm": {"kind": "l2"})"));
-  CHECK(l2.qk_norm->kind == QkNormKind::l2);
-  CHECK_FALSE(l2.qk_norm->has_weight());
+  CHECK(l2.spec.qk_norm->kind == QkNormKind::l2);
+  CHECK_FALSE(l2.spec.qk_norm->has_weight());
   expect_config_error(multi(R"("qk_norm": {"kind": "batch"})"), "qk_norm.kind", "expected \"rms\"");
   expect_config_error(multi(R"("qk_norm": {"kind": "l2", "weight_offset": 1})"),
                       "qk_norm.weight_offset", "has no weight");
@@ -945,9 +947,9 @@ TEST_CASE("config v3: qk_norm kind, per_head and bias") {
 }
 
 TEST_CASE("config v3: attention_chunk, an integer > 0, never with cross-attention") {
-  CHECK_FALSE(parse(multi("")).attention_chunk.has_value());
+  CHECK_FALSE(parse(multi("")).spec.attention_chunk.has_value());
   const Config c = parse(multi(R"("attention_chunk": 8192, "causal": true)"));
-  CHECK(*c.attention_chunk == 8192);
+  CHECK(*c.spec.attention_chunk == 8192);
   CHECK(attn::config_to_json(c)["attention_chunk"] == 8192);
   CHECK(attn::config_to_json(parse(multi("")))["attention_chunk"].is_null());
   expect_config_error(multi(R"("attention_chunk": 0)"), "attention_chunk",
@@ -958,13 +960,13 @@ TEST_CASE("config v3: attention_chunk, an integer > 0, never with cross-attentio
 }
 
 TEST_CASE("config v3: attn_temperature {floor_scale, attn_scale}, Llama 4's defaults") {
-  CHECK_FALSE(parse(multi("")).attn_temperature.has_value());
+  CHECK_FALSE(parse(multi("")).spec.attn_temperature.has_value());
   const Config d = parse(multi(R"("attn_temperature": {})"));
-  CHECK(d.attn_temperature->floor_scale == 8192.0);
-  CHECK(d.attn_temperature->attn_scale == doctest::Approx(0.1));
+  CHECK(d.spec.attn_temperature->floor_scale == 8192.0);
+  CHECK(d.spec.attn_temperature->attn_scale == doctest::Approx(0.1));
   const Config c = parse(multi(R"("attn_temperature": {"floor_scale": 16, "attn_scale": 0.5})"));
-  CHECK(c.attn_temperature->floor_scale == 16.0);
-  CHECK(c.attn_temperature->attn_scale == 0.5);
+  CHECK(c.spec.attn_temperature->floor_scale == 16.0);
+  CHECK(c.spec.attn_temperature->attn_scale == 0.5);
   CHECK(attn::config_to_json(c)["attn_temperature"] ==
         json{{"floor_scale", 16.0}, {"attn_scale", 0.5}});
   CHECK(attn::config_to_json(parse(multi("")))["attn_temperature"].is_null());
@@ -984,12 +986,12 @@ TEST_CASE("config v3: attn_temperature {floor_scale, attn_scale}, Llama 4's defa
 
 TEST_CASE("config v3: v_norm {kind rms, eps}, k_eq_v, rope scaling proportional (Gemma 4)") {
   const Config off = parse(multi(""));
-  CHECK_FALSE(off.v_norm.has_value());
+  CHECK_FALSE(off.spec.v_norm.has_value());
   CHECK_FALSE(off.k_eq_v);
   CHECK(attn::config_to_json(off)["v_norm"].is_null());
-  CHECK(parse(multi(R"("v_norm": {})")).v_norm->eps == doctest::Approx(1e-6));
+  CHECK(parse(multi(R"("v_norm": {})")).spec.v_norm->eps == doctest::Approx(1e-6));
   const Config c = parse(multi(R"("v_norm": {"kind": "rms", "eps": 1e-5}, "k_eq_v": true)"));
-  CHECK(c.v_norm->eps == doctest::Approx(1e-5));
+  CHECK(c.spec.v_norm->eps == doctest::Approx(1e-5));
   CHECK(c.k_eq_v);
   CHECK(attn::config_to_json(c)["v_norm"] == json{{"kind", "rms"}, {"eps", 1e-5}});
   CHECK(attn::config_to_json(c)["k_eq_v"] == true);
@@ -1000,8 +1002,8 @@ TEST_CASE("config v3: v_norm {kind rms, eps}, k_eq_v, rope scaling proportional 
   expect_config_error(multi(R"("k_eq_v": 1)"), "k_eq_v");
   const Config r = parse(multi(
       R"("rope": {"theta": 1e6, "scaling": {"rope_type": "proportional", "partial_rotary_factor": 0.25}})"));
-  CHECK(r.rope->scaling->type == "proportional");
-  CHECK(*r.rope->scaling->partial_rotary_factor == 0.25);
+  CHECK(r.spec.rope->scaling->type == "proportional");
+  CHECK(*r.spec.rope->scaling->partial_rotary_factor == 0.25);
   CHECK(attn::config_to_json(r)["rope"]["scaling"]["partial_rotary_factor"] == 0.25);
   expect_config_error(
       multi(R"("rope": {"scaling": {"rope_type": "proportional", "partial_rotary_factor": 2}})"),

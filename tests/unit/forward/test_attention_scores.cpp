@@ -289,7 +289,7 @@ TEST_CASE("attention v2: alibi with 6 and 12 heads, positions and left padding")
     c.O = 24;
     c.spec.causal = true;
     c.spec.scale = 0.5f;
-    for (double s : alibi_slopes(H, 8.0)) c.spec.alibi_slopes.push_back(float(s));
+    c.spec.alibi = AlibiSpec{8.0, alibi_slopes(H, 8.0)};
     c.padding = pad_right_left(c.B, c.L, 3);
     c.positions = positions_of(*c.padding, 0);
     check_case(c);
@@ -333,7 +333,7 @@ TEST_CASE(
   c.Hkv = 2;
   c.spec.scale = 0.5f;
   c.spec.softcap = 3.0f;
-  for (double s : alibi_slopes(c.H, 8.0)) c.spec.alibi_slopes.push_back(float(s));
+  c.spec.alibi = AlibiSpec{8.0, alibi_slopes(c.H, 8.0)};
   c.spec.relative_bias = relative_bias(16, 20, true);
   c.spec.sliding_window = 5;
   c.padding = pad_right_left(c.B, c.L, 2);
@@ -659,9 +659,20 @@ TEST_CASE("attention v2: misuses are clear errors") {
   }
   {
     AttentionSpec s;
-    s.alibi_slopes = {1.0f, 0.5f};
+    s.alibi = AlibiSpec{8.0, {1.0, 0.5}};
     test::expect_error([&] { forward(w, s, t.in, ctx, {}); }, Exit::config,
                        "alibi: expected 4 slopes");
+  }
+  {
+    // A window or chunk is given as n > 0 (none: left unset).
+    AttentionSpec s;
+    s.sliding_window = 0;
+    test::expect_error([&] { forward(w, s, t.in, ctx, {}); }, Exit::config,
+                       "sliding_window: expected an integer > 0, found 0");
+    s.sliding_window.reset();
+    s.attention_chunk = -2;
+    test::expect_error([&] { forward(w, s, t.in, ctx, {}); }, Exit::config,
+                       "attention_chunk: expected an integer > 0, found -2");
   }
   {
     Tensor key = test::random_tensor({c.B, 3, c.C}, 3);
@@ -871,7 +882,7 @@ TEST_CASE("attention v3: attention_chunk, causal and not, with window and paddin
     Tensor chunked, full;
     forward(w, c.spec, t.in, chunked, {});
     AttentionSpec off = c.spec;
-    off.attention_chunk = 0;
+    off.attention_chunk.reset();
     forward(w, off, t.in, full, {});
     CHECK(test::compare(chunked, full).max_abs > 1e-3);
     Tensor key = test::random_tensor({c.B, 3, c.C}, 3);
@@ -1139,7 +1150,7 @@ TEST_CASE("fast path: windows, sinks, temperature, softcap and the gate after it
     check_fast(c);
     c.gate = true;
     c.spec.gate = true;
-    c.spec.softcap = 0.0f;
+    c.spec.softcap.reset();
     c.spec.rope = rope(16);
     check_fast(c);
   }

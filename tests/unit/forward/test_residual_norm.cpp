@@ -94,7 +94,7 @@ TEST_CASE("residual_norm: LayerNorm(o_proj + x) on both kernels, every chunk") {
         Tensor ctx;
         forward(w, plain, x, nullptr, ctx, opt);
         AttentionSpec normed = plain;
-        normed.residual_norm_eps = 1e-12;
+        normed.residual_norm = ResidualNormSpec{1e-12, ""};
         Tensor got;
         std::size_t rows_done = 0;
         opt.context_done = [&](std::size_t b0, std::size_t nb) {
@@ -114,7 +114,7 @@ TEST_CASE("residual_norm: LayerNorm(o_proj + x) on both kernels, every chunk") {
   Weights w = bert_layer(8, 2, 5);
   Tensor zero_x({1, 3, 8});
   AttentionSpec spec = AttentionSpec::plain(0.5f, false);
-  spec.residual_norm_eps = 1e-5;
+  spec.residual_norm = ResidualNormSpec{1e-5, ""};
   w.w_out = Tensor({8, 8});
   w.b_out = Tensor({8});
   Tensor got;
@@ -126,7 +126,7 @@ TEST_CASE("residual_norm: LayerNorm(o_proj + x) on both kernels, every chunk") {
 TEST_CASE("residual_norm: self-attention with O == C and (C) weights only") {
   const std::size_t C = 8, H = 2;
   AttentionSpec spec = AttentionSpec::plain(0.5f, false);
-  spec.residual_norm_eps = 1e-12;
+  spec.residual_norm = ResidualNormSpec{1e-12, ""};
   const Tensor x = test::random_tensor({1, 3, C}, 3);
   Tensor out;
   {

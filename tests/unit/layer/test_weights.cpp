@@ -33,7 +33,7 @@ Config make_cfg(std::int64_t C, std::int64_t H, std::int64_t D, std::int64_t O, 
   c.out_size = out_proj ? O : H * D;
   c.qkv_bias = qkv_bias, c.out_bias = out_bias;
   c.kind = H == 1 ? Kind::single : Kind::multi;
-  c.scale = 1.0 / std::sqrt(double(D));
+  c.spec.scale = 1.0 / std::sqrt(double(D));
   return c;
 }
 
@@ -484,7 +484,7 @@ Mat layout_forward(const StateDict& sd, Layout l, const Config& c, const Mat& x,
   for (const auto& k : sd.keys()) t[k] = sd.read_f32(k, true);
   auto opt = [&](const std::string& k) { return t.count(k) ? &t.at(k) : nullptr; };
   const std::size_t H = c.num_heads, D = c.head_size, HD = H * D;
-  const double scale = c.scale;
+  const double scale = c.spec.scale;
   switch (l) {
     case Layout::fused: {  // Warner: Wqkv(x).reshape(B, S, 3, nh, hd)
       const Mat qkv = linear(x, S, t.at("Wqkv.weight"), opt("Wqkv.bias"));
@@ -559,7 +559,7 @@ TEST_CASE("weights: canonical weights compute what each layout's own module comp
       for (bool causal : {false, true}) {
         const Mat want = layout_forward(sd, l, c, xd, S, causal);
         const Tensor got =
-            ref::attention(ref::from_weights(w), x, nullptr, c.scale, causal).context;
+            ref::attention(ref::from_weights(w), x, nullptr, c.spec.scale, causal).context;
         Tensor expected({1, S, std::size_t(c.out_features())});
         REQUIRE(want.size() == expected.size());
         for (std::size_t i = 0; i < want.size(); ++i) expected.data[i] = float(want[i]);

@@ -31,7 +31,7 @@ Config cfg_of(std::int64_t C, std::int64_t H, std::int64_t Hkv, std::int64_t D) 
   c.kind = Kind::multi;
   c.hidden_size = C, c.num_heads = H, c.num_kv_heads = Hkv, c.head_size = D;
   c.out_size = C;
-  c.scale = 1.0 / std::sqrt(double(D));
+  c.spec.scale = 1.0 / std::sqrt(double(D));
   return c;
 }
 
@@ -226,10 +226,10 @@ namespace {
 // cfg with qk_norm (scope "head" or "all") and sinks as Qwen3 / OLMo 2 / gpt-oss set them.
 Config with_extras(Config c, bool qk_norm, bool scope_all, bool sinks) {
   if (qk_norm) {
-    c.qk_norm = QkNormSpec{};
-    c.qk_norm->scope_all = scope_all;
+    c.spec.qk_norm = QkNormSpec{};
+    c.spec.qk_norm->scope_all = scope_all;
   }
-  c.sinks = sinks;
+  c.spec.sinks = sinks;
   return c;
 }
 
@@ -237,12 +237,12 @@ Config with_extras(Config c, bool qk_norm, bool scope_all, bool sinks) {
 Weights numbered_extras(const Config& c) {
   Weights w = numbered(c);
   const Geometry g = geometry_of(c);
-  if (c.qk_norm) {
-    const bool all = c.qk_norm->scope_all;
+  if (c.spec.qk_norm) {
+    const bool all = c.spec.qk_norm->scope_all;
     w.q_norm = test::random_tensor({all ? g.q_rows() : g.D}, 11);
     w.k_norm = test::random_tensor({all ? g.kv_rows() : g.D}, 12);
   }
-  if (c.sinks) w.sinks = test::random_tensor({g.H}, 13);
+  if (c.spec.sinks) w.sinks = test::random_tensor({g.H}, 13);
   return w;
 }
 
@@ -465,7 +465,7 @@ TEST_CASE("families: a layout that cannot hold the geometry is a config error") 
 
 TEST_CASE("families v3: a gated q_proj (H, 2D) per head [query | gate], round trip and hints") {
   Config c = cfg_of(8, 2, 1, 4);  // H*D = 8
-  c.gate = true;
+  c.spec.gate = true;
   Weights w = numbered(c);
   w.w_gate = Tensor({8, 8});
   w.b_gate = Tensor({8});
@@ -488,7 +488,7 @@ TEST_CASE("families v3: a gated q_proj (H, 2D) per head [query | gate], round tr
   CHECK(same(back.b_gate, w.b_gate));
   // The config without gate: the doubled rows say what to set.
   Config plain = c;
-  plain.gate = false;
+  plain.spec.gate = false;
   test::expect_error([&] { load_weights(sd, plain, Layout::proj, "w", false); }, Exit::data,
                      "w: key \"q_proj.weight\": expected shape (8, 8), found (16, 8)",
                      "set \"gate\": true");
@@ -502,7 +502,7 @@ TEST_CASE("families v3: per-head q/k norms (H, D) with biases, and StableLM's no
   n.kind = QkNormKind::layer;
   n.per_head = true;
   n.bias = true;
-  c.qk_norm = n;
+  c.spec.qk_norm = n;
   Weights w = numbered(c);
   w.q_norm = test::random_tensor({3, 4}, 21);
   w.k_norm = test::random_tensor({1, 4}, 22);
@@ -540,7 +540,7 @@ TEST_CASE("families v3: per-head q/k norms (H, D) with biases, and StableLM's no
 
   // Shared (D) weights where the config says per head, and the other way round.
   Config shared = c;
-  shared.qk_norm->per_head = false;
+  shared.spec.qk_norm->per_head = false;
   test::expect_error([&] { load_weights(sd, shared, Layout::proj, "w", false); }, Exit::data,
                      "w: key \"q_norm.weight\": expected shape (4,), found (3, 4)",
                      "set qk_norm \"per_head\": true");
@@ -548,7 +548,7 @@ TEST_CASE("families v3: per-head q/k norms (H, D) with biases, and StableLM's no
   Config l2 = cfg_of(12, 3, 1, 4);
   QkNormSpec two;
   two.kind = QkNormKind::l2;
-  l2.qk_norm = two;
+  l2.spec.qk_norm = two;
   for (const auto& p : expected_params(l2, Layout::proj))
     CHECK(p.key.find("norm") == std::string::npos);
 }

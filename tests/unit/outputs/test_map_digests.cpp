@@ -77,11 +77,13 @@ Weights weights_for(const Case& c) {
 
 AttentionSpec spec_for(const Case& c) {
   AttentionSpec s = AttentionSpec::plain(0.35f, c.causal);
-  s.sliding_window = c.window;
+  if (c.window) s.sliding_window = c.window;
   s.sinks = c.sinks;
   s.add_zero_attn = c.extra_keys;
-  if (c.alibi)
-    for (std::size_t h = 0; h < H; ++h) s.alibi_slopes.push_back(std::pow(2.0f, -float(h + 1)));
+  if (c.alibi) {
+    s.alibi = AlibiSpec{};
+    for (std::size_t h = 0; h < H; ++h) s.alibi->slopes.push_back(std::pow(2.0f, -float(h + 1)));
+  }
   return s;
 }
 

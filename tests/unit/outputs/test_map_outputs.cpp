@@ -68,7 +68,7 @@ Weights weights_for(const Case& c) {
 
 AttentionSpec spec_for(const Case& c) {
   AttentionSpec s = AttentionSpec::plain(0.5f, c.causal);
-  s.sliding_window = c.window;
+  if (c.window) s.sliding_window = c.window;
   s.sinks = c.sinks;
   return s;
 }
