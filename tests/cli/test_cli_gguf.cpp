@@ -420,3 +420,24 @@ TEST_CASE("cli gguf: Gemma 4 files that cannot be Gemma 4 are one line, exit 65"
   check_one_line(attn_run("--model " + test::q(f)), 65,
                  "gemma4.rope.dimension_count: expected the head size 16");
 }
+
+TEST_CASE("cli gguf: EXAONE 4 slides by llama.cpp's period, not the converter's bool pattern") {
+  test::TempDir t;
+  const std::string f = t / "e.gguf";
+  // A 64-layer file whose bool pattern says every layer slides: llama_model_exaone4 reads the
+  // pattern only as an integer (get_key_or_arr skips an array), so every 4th layer is full.
+  Image window, bools, period;
+  window.kv_u32("exaone4.attention.sliding_window", 3);
+  bools.str("exaone4.attention.sliding_window_pattern"), bools.u32(9), bools.u32(7), bools.u64(64);
+  bools.b += std::string(64, '\1');
+  llama_file("exaone4", 4, 64, 1, 512, {}, {window, bools}).save(f);
+  CHECK(load_model_config(f, 0).spec.sliding_window == 3);
+  CHECK(load_model_config(f, 0).spec.rope.has_value());
+  CHECK(!load_model_config(f, 3).spec.sliding_window);
+  CHECK(!load_model_config(f, 3).spec.rope);  // global NoPE
+  // An integer pattern is llama.cpp's period.
+  period.kv_u32("exaone4.attention.sliding_window_pattern", 2);
+  llama_file("exaone4", 4, 64, 1, 512, {}, {window, period}).save(f);
+  CHECK(!load_model_config(f, 1).spec.sliding_window);
+  CHECK(load_model_config(f, 2).spec.sliding_window == 3);
+}

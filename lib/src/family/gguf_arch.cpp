@@ -336,10 +336,11 @@ GgufModel gguf_model(const GgufFile& f) {
   for (const auto& [suffix, key] : a->int_keys)
     if (!(suffix == std::string("attention.sliding_window_pattern") && !sliding.empty()))
       if (auto v = gguf_size(f, p + suffix, 1, INT64_MAX, layers)) hf[key] = *v;
-  // EXAONE 4: llama.cpp slides (4096 unless the file says, 3 layers of 4 unless its pattern
-  // says) only at the 32B depth, 64 layers; any other depth runs every layer full, with rope.
-  if (arch == "exaone4" && layers != 64) {
-    hf["sliding_window"] = nullptr;
+  // EXAONE 4: llama.cpp slides (4096 unless the file says) only at the 32B depth, 64 layers,
+  // by an integer period (4 unless attention.sliding_window_pattern is one: its loader skips
+  // the converter's bool array); any other depth runs every layer full, with rope.
+  if (arch == "exaone4") {
+    if (layers != 64) hf["sliding_window"] = nullptr;
     hf.erase("layer_types");
   }
 

@@ -26,9 +26,10 @@ void add_text_archs(std::vector<GgufArch>& t) {
   GgufArch a = entry("glm4moe", "glm4_moe");
   a.qk_norm_key = "use_qk_norm";
   t.push_back(a);
-  // EXAONE 4 (Exaone4Model): NEOX rope; the window and its per-layer pattern as written
-  // (sliding_window_pattern bools, else an integer period), which llama.cpp reads only at 64
-  // layers, its window then 4096 unless the file says (gguf_model); llama3 as rope_freqs.weight.
+  // EXAONE 4 (Exaone4Model): NEOX rope; llama.cpp's window only at 64 layers, 4096 unless the
+  // file says, every 4th layer full unless the file's sliding_window_pattern is another integer
+  // (the converter's bool array is skipped by llama_model_exaone4's get_key_or_arr: gguf_model);
+  // llama3 as rope_freqs.weight.
   a = entry("exaone4", "exaone4");
   a.fixed = {{"sliding_window", 4096}};
   a.int_keys = {{"attention.sliding_window_pattern", "sliding_window_pattern"}};

@@ -2,9 +2,9 @@
 on q and k (x * w) before rope; a layer slides when config.layer_types says "sliding_attention"
 (Exaone4Config.__post_init__: every sliding_window_pattern-th layer full when config.json lists
 none), and ropes only when `self.sliding_window is None or self.is_sliding`: the full layers of a
-hybrid model (sliding_window set) are NoPE. llama.cpp's exaone4 hard-codes the window (4096, 3
-sliding layers of 4 unless the file's pattern says) for the 64-layer model only; any other depth
-runs every layer full with rope there."""
+hybrid model (sliding_window set) are NoPE. llama.cpp's exaone4 hard-codes the window (4096 unless the
+file says; 3 sliding layers of 4 unless an integer pattern says: its loader skips the converter's
+bool array) for the 64-layer model only; any other depth runs every layer full with rope there."""
 from .. import gguf, hf
 from ..reference import QkNorm
 
