@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attn/config.h"
+#include "attn/model_folder.h"
 #include "attn/npy.h"
 #include "attn/state_dict.h"
 #include "check_close.h"
@@ -421,7 +422,7 @@ TEST_CASE("cli gguf: Gemma 4 files that cannot be Gemma 4 are one line, exit 65"
                  "gemma4.rope.dimension_count: expected the head size 16");
 }
 
-TEST_CASE("cli gguf: EXAONE 4 slides by llama.cpp's period, not the converter's bool pattern") {
+TEST_CASE("cli gguf: EXAONE 4 and OLMo 3 slide by llama.cpp's period, not the bool pattern") {
   test::TempDir t;
   const std::string f = t / "e.gguf";
   // A 64-layer file whose bool pattern says every layer slides: llama_model_exaone4 reads the
@@ -440,4 +441,14 @@ TEST_CASE("cli gguf: EXAONE 4 slides by llama.cpp's period, not the converter's 
   llama_file("exaone4", 4, 64, 1, 512, {}, {window, period}).save(f);
   CHECK(!load_model_config(f, 1).spec.sliding_window);
   CHECK(load_model_config(f, 2).spec.sliding_window == 3);
+  // OLMo 3 (olmo2 with a window): llama_model_olmo2 skips the bool array too.
+  Image olmo_window, olmo_bools;
+  olmo_window.kv_u32("olmo2.attention.sliding_window", 3);
+  olmo_bools.str("olmo2.attention.sliding_window_pattern"), olmo_bools.u32(9), olmo_bools.u32(7),
+      olmo_bools.u64(4);
+  olmo_bools.b += std::string(4, '\1');
+  llama_file("olmo2", 4, 4, 1, 512, {}, {olmo_window, olmo_bools}).save(f);
+  CHECK(open_model_folder(f).model_type == "olmo3");
+  CHECK(load_model_config(f, 2).spec.sliding_window == 3);
+  CHECK(!load_model_config(f, 3).spec.sliding_window);
 }

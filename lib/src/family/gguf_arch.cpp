@@ -287,8 +287,8 @@ GgufModel gguf_model(const GgufFile& f) {
   if (std::string(a->blk) == "enc.blk." && f.find_tensor("enc.blk.1.attn_rel_b.weight"))
     m.model_type = hf["model_type"] = "umt5";  // a table in every block
   // Olmo3ForCausalLM converts as olmo2 with a window (Olmo2Model.set_gguf_parameters), which
-  // llama.cpp runs on 3 sliding layers of 4 unless the file's pattern says, their rope
-  // unscaled (rope_freq_scale_train_swa 1): OLMo 3's row.
+  // llama.cpp runs on 3 sliding layers of 4, their rope unscaled (rope_freq_scale_train_swa
+  // 1): OLMo 3's row.
   if (arch == "olmo2" && hf.contains("sliding_window")) m.model_type = hf["model_type"] = "olmo3";
   // Llama 4 Maverick (128 experts) has no q/k norms (use_qk_norm false), which
   // llama.cpp tells by the expert count (load_hparams: not LLM_TYPE_17B_128E).
@@ -343,6 +343,8 @@ GgufModel gguf_model(const GgufFile& f) {
     if (layers != 64) hf["sliding_window"] = nullptr;
     hf.erase("layer_types");
   }
+  // OLMo 3 likewise: llama_model_olmo2 skips the converter's bool pattern (period 4).
+  if (m.model_type == "olmo3") hf.erase("layer_types");
 
   if (a->per_layer_type) {  // Gemma 4: sizes, KV heads and ropes per layer type
     a->per_layer_type(f, p, layers, hf);
