@@ -1,6 +1,6 @@
 // More decoder language models on the forward pass's existing features
 // (table.h): GLM-4 and GLM-4.5/4.6, EXAONE 4, ERNIE 4.5 (dense and MoE),
-// Seed-OSS, Apertus, Qwen2-MoE and Qwen3-MoE, OLMo 3 and GPT-Neo, each as its
+// Seed-OSS, Apertus, Qwen2-MoE and Qwen3-MoE, OLMo 3, Persimmon and GPT-Neo, each as its
 // configuration_<type>.py and modeling_<type>.py in transformers read config.json.
 #include "family/table.h"
 
@@ -185,6 +185,29 @@ void add_text_rows(Table& t) {
                       {"rms_norm_eps", 1e-5},
                       {"max_position_embeddings", 2048},
                       {"sliding_window", 4096}});
+  // PersimmonAttention: query_key_value (bias) viewed (H, 3, D) per head, GPT-NeoX's layout;
+  // with qk_layernorm (default true) an nn.LayerNorm(head_dim) with a bias on q and on k
+  // before rope; rotate_half on the first partial_rotary_factor (0.5) of the head; dense with
+  // bias. PersimmonConfig's defaults.
+  QkNormRule persimmon_norm;
+  persimmon_norm.kind = "layer";
+  persimmon_norm.enable_key = "qk_layernorm";
+  persimmon_norm.eps_keys = {"layer_norm_eps"};
+  persimmon_norm.eps = 1e-5;
+  persimmon_norm.bias = true;
+  t.row("persimmon")
+      .with_layout("neox")
+      .rename("q_layernorm.", "q_norm.")
+      .rename("k_layernorm.", "k_norm.")
+      .biases(fixed(true), fixed(true))
+      .with_rope(25000.0, partial(0.5, /*interleaved=*/false))
+      .with_qk_norm(persimmon_norm)
+      .with_defaults({{"hidden_size", 4096},
+                      {"num_hidden_layers", 36},
+                      {"num_attention_heads", 64},
+                      {"qk_layernorm", true},
+                      {"layer_norm_eps", 1e-5},
+                      {"max_position_embeddings", 16384}});
   // GPTNeoSelfAttention: q/k/v_proj without bias, out_proj with; no 1/sqrt(D) (scale 1);
   // global and local layers (gpt_neo_window). GPTNeoConfig's defaults.
   t.row("gpt_neo")

@@ -318,3 +318,27 @@ TEST_CASE("families text: Mistral 3 nests a mistral text model; another text mod
   hf["text_config"]["model_type"] = "llama";  // not the mistral row's: no row holds it
   CHECK_THROWS_WITH(type_of(hf), doctest::Contains("model_type \"mistral3\" is not supported"));
 }
+
+TEST_CASE("families text: Persimmon's per-head query_key_value and q/k LayerNorms with biases") {
+  const json p = layer_of(fixture("persimmon"), 35);
+  CHECK(p["layout"] == "neox");
+  CHECK(p["weights_prefix"] == "model.layers.35.self_attn.");
+  CHECK(p["head_size"] == 64);
+  CHECK(p["qkv_bias"] == true);
+  CHECK(p["out_bias"] == true);
+  CHECK(p["rope"]["theta"] == 25000.0);
+  CHECK(p["rope"]["rotary_dim"] == 32);
+  CHECK(p["qk_norm"]["kind"] == "layer");
+  CHECK(p["qk_norm"]["bias"] == true);
+  CHECK(p["qk_norm"]["eps"] == 1e-5);
+  // PersimmonConfig's defaults: qk_layernorm on, rope_theta 25000, half the head rotated.
+  json bare = {{"model_type", "persimmon"},
+               {"hidden_size", 32},
+               {"num_attention_heads", 4},
+               {"num_hidden_layers", 1}};
+  CHECK(layer_of(bare, 0)["qk_norm"]["kind"] == "layer");
+  CHECK(layer_of(bare, 0)["rope"]["theta"] == 25000.0);
+  CHECK(layer_of(bare, 0)["rope"]["rotary_dim"] == 4);
+  bare["qk_layernorm"] = false;
+  CHECK(!layer_of(bare, 0).contains("qk_norm"));
+}
