@@ -1,7 +1,8 @@
 // More decoder language models on the forward pass's existing features
 // (table.h): GLM-4 and GLM-4.5/4.6, EXAONE 4, ERNIE 4.5 (dense and MoE),
-// Seed-OSS, Apertus, Qwen2-MoE and Qwen3-MoE, OLMo 3, Persimmon and GPT-Neo, each as its
+// Seed-OSS, Apertus, Qwen2-MoE and Qwen3-MoE, OLMo 3, Phi-MoE, Persimmon and GPT-Neo, each as its
 // configuration_<type>.py and modeling_<type>.py in transformers read config.json.
+#include "family/hf_config.h"
 #include "family/table.h"
 
 namespace attn::family {
@@ -44,6 +45,29 @@ WindowRule gpt_neo_window() {
   w.global_name = "global";
   w.window_key = "window_size";
   return w;
+}
+
+// PhimoeRotaryEmbedding: a rope_scaling (longrope) multiplies cos and sin by its short_mscale
+// (positions up to original_max_position_embeddings) or long_mscale (past them) instead of
+// longrope's own attention factor. attn-run has one factor for every position: the two equal
+// (Phi-3.5-MoE's) run, others are refused.
+void phimoe_mscale(LayerContext& c) {
+  if (!c.out.contains("rope") || !c.out["rope"].contains("scaling")) return;
+  json& s = c.out["rope"]["scaling"];
+  const char* key = c.hf.first_set({"rope_scaling", "rope_parameters"});
+  const auto mscale = [&](const char* k) {
+    if (!s.contains(k) || !s[k].is_number() || !(s[k].get<double>() > 0.0))
+      c.hf.fail(key, std::string("expected ") + k + ", a number > 0 (PhimoeRotaryEmbedding)");
+    return s[k].get<double>();
+  };
+  const double short_m = mscale("short_mscale"), long_m = mscale("long_mscale");
+  if (short_m != long_m)
+    c.hf.fail(key,
+              "short_mscale and long_mscale differ (attn-run runs one attention factor for "
+              "every position; Phi-3.5-MoE's are equal)");
+  s.erase("short_mscale");
+  s.erase("long_mscale");
+  s["attention_factor"] = short_m;
 }
 
 }  // namespace
@@ -185,6 +209,20 @@ void add_text_rows(Table& t) {
                       {"rms_norm_eps", 1e-5},
                       {"max_position_embeddings", 2048},
                       {"sliding_window", 4096}});
+  // PhimoeAttention is LlamaAttention: q/k/v and o_proj with attention_bias; every layer slides
+  // when sliding_window is set (MixtralModel's mask); longrope with Phi-MoE's mscale
+  // (phimoe_mscale). PhimoeConfig's defaults.
+  t.row("phimoe")
+      .bias("attention_bias", false)
+      .with_rope(1000000.0)
+      .with_window(every_layer())
+      .with_hook(phimoe_mscale)
+      .with_defaults({{"hidden_size", 4096},
+                      {"num_hidden_layers", 32},
+                      {"num_attention_heads", 32},
+                      {"num_key_value_heads", 8},
+                      {"rms_norm_eps", 1e-5},
+                      {"max_position_embeddings", 131072}});
   // PersimmonAttention: query_key_value (bias) viewed (H, 3, D) per head, GPT-NeoX's layout;
   // with qk_layernorm (default true) an nn.LayerNorm(head_dim) with a bias on q and on k
   // before rope; rotate_half on the first partial_rotary_factor (0.5) of the head; dense with

@@ -342,3 +342,31 @@ TEST_CASE("families text: Persimmon's per-head query_key_value and q/k LayerNorm
   bare["qk_layernorm"] = false;
   CHECK(!layer_of(bare, 0).contains("qk_norm"));
 }
+
+TEST_CASE("families text: Phi-MoE's longrope takes its mscale as the attention factor") {
+  // Phi-3.5-MoE's config.json (its factor lists shortened to the head's 64 pairs).
+  json hf = fixture("phimoe");
+  const json l = layer_of(hf, 31);
+  CHECK(l["head_size"] == 128);
+  CHECK(l["num_kv_heads"] == 8);
+  CHECK(l["qkv_bias"] == true);
+  CHECK(l["out_bias"] == true);
+  CHECK(l["sliding_window"] == 131072);
+  CHECK(l["rope"]["scaling"]["attention_factor"] == 1.243163121016122);
+  CHECK(!l["rope"]["scaling"].contains("short_mscale"));
+  hf["rope_scaling"]["long_mscale"] = 1.5;
+  CHECK_THROWS_WITH(layer_of(hf, 0), doctest::Contains("\"rope_scaling\": short_mscale and "
+                                                       "long_mscale differ"));
+  hf["rope_scaling"].erase("long_mscale");
+  CHECK_THROWS_WITH(layer_of(hf, 0), doctest::Contains("expected long_mscale"));
+  // No rope_scaling: PhimoeConfig's rope_theta 1e6, no factor; no window.
+  const json bare = layer_of({{"model_type", "phimoe"},
+                              {"hidden_size", 32},
+                              {"num_attention_heads", 4},
+                              {"num_key_value_heads", 2},
+                              {"num_hidden_layers", 1}},
+                             0);
+  CHECK(bare["rope"]["theta"] == 1000000.0);
+  CHECK(!bare["rope"].contains("scaling"));
+  CHECK(!bare.contains("sliding_window"));
+}

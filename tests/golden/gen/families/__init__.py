@@ -9,7 +9,7 @@ NAMES = [
     "mpt", "opt", "whisper", "olmo2", "gpt_oss", "gpt_bigcode", "starcoder2", "granite", "gptj",
     "internlm2", "smollm3", "qwen3_next", "cohere", "stablelm", "llama4", "deepseek", "t5",
     "torch_mha", "glm", "exaone4", "ernie", "seed_oss", "apertus", "qwen_moe", "olmo3",
-    "gpt_neo", "esm", "dinov2", "siglip", "mistral3", "persimmon",
+    "gpt_neo", "esm", "dinov2", "siglip", "mistral3", "persimmon", "phimoe",
 ]
 
 
