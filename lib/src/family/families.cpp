@@ -2,8 +2,8 @@
 // (family_row.h), each as its configuration_<type>.py and modeling_<type>.py
 // in transformers read config.json. The supported list (CONTRACT.md, README,
 // errors, tests) is this table, in this order: its groups of rows are
-// families_core.cpp, families_decoders.cpp, families_encoders.cpp and
-// families_features.cpp (table.h).
+// families_core.cpp, families_decoders.cpp, families_encoders.cpp,
+// families_features.cpp, families_text.cpp and families_towers.cpp (table.h).
 #include <stdexcept>
 
 #include "family/family_row.h"
@@ -24,6 +24,8 @@ const std::vector<Row>& rows() {
     add_decoder_rows(table);
     add_encoder_rows(table);
     add_feature_rows(table);
+    add_text_rows(table);
+    add_tower_rows(table);
     return table.take();
   }();
   return t;
