@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attn/config.h"
+#include "attn/model_folder.h"
 #include "attn/npy.h"
 #include "attn/state_dict.h"
 #include "check_close.h"
@@ -293,7 +294,7 @@ TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
       {"starcoder2", "starcoder2", 2},
       {"granite", "granite", 2},
       {"granitemoe", "granite", 1},
-      {"qwen3moe", "qwen3", 1},
+      {"qwen3moe", "qwen3_moe", 1},
       {"qwen3_next", "qwen3_next", 4},
       {"qwen3_5", "qwen3_5_text", 4},
       {"command_r", "cohere", 2},
@@ -320,6 +321,17 @@ TEST_CASE("cli gguf: the layer listing of each architecture's golden file") {
       {"falcon", "falcon", 2},
       {"falcon_mq", "falcon", 2},
       {"mpt", "mpt", 2},
+      {"glm4", "glm4", 2},
+      {"glm4moe", "glm4_moe", 2},
+      {"exaone4", "exaone4", 64},
+      {"exaone4_swa_off", "exaone4", 2},
+      {"ernie4_5", "ernie4_5", 2},
+      {"ernie4_5_moe", "ernie4_5_moe", 2},
+      {"seed_oss", "seed_oss", 2},
+      {"apertus", "apertus", 2},
+      {"qwen2_moe", "qwen2_moe", 2},
+      {"qwen3_moe", "qwen3_moe", 2},
+      {"olmo3", "olmo3", 4},
   };
 
   for (const auto& [name, type, layers] : files) {
@@ -408,6 +420,43 @@ TEST_CASE("cli gguf: Gemma 4 files that cannot be Gemma 4 are one line, exit 65"
   gemma4_file(quarter, "", 8).save(f);
   check_one_line(attn_run("--model " + test::q(f)), 65,
                  "gemma4.rope.dimension_count: expected the head size 16");
+}
+
+TEST_CASE("cli gguf: EXAONE 4 and OLMo 3 slide by llama.cpp's period, not the bool pattern") {
+  test::TempDir t;
+  const std::string f = t / "e.gguf";
+  // A 64-layer file whose bool pattern says every layer slides: llama_model_exaone4 reads the
+  // pattern only as an integer (get_key_or_arr skips an array), so every 4th layer is full.
+  Image window, bools, period;
+  window.kv_u32("exaone4.attention.sliding_window", 3);
+  bools.str("exaone4.attention.sliding_window_pattern"), bools.u32(9), bools.u32(7), bools.u64(64);
+  bools.b += std::string(64, '\1');
+  llama_file("exaone4", 4, 64, 1, 512, {}, {window, bools}).save(f);
+  CHECK(load_model_config(f, 0).spec.sliding_window == 3);
+  CHECK(load_model_config(f, 0).spec.rope.has_value());
+  CHECK(!load_model_config(f, 3).spec.sliding_window);
+  CHECK(!load_model_config(f, 3).spec.rope);  // global NoPE
+  // An integer pattern is llama.cpp's period.
+  period.kv_u32("exaone4.attention.sliding_window_pattern", 2);
+  llama_file("exaone4", 4, 64, 1, 512, {}, {window, period}).save(f);
+  CHECK(!load_model_config(f, 1).spec.sliding_window);
+  CHECK(load_model_config(f, 2).spec.sliding_window == 3);
+  // OLMo 3 (olmo2 with a window): llama_model_olmo2 skips the bool array too.
+  Image olmo_window, olmo_bools;
+  olmo_window.kv_u32("olmo2.attention.sliding_window", 3);
+  olmo_bools.str("olmo2.attention.sliding_window_pattern"), olmo_bools.u32(9), olmo_bools.u32(7),
+      olmo_bools.u64(4);
+  olmo_bools.b += std::string(4, '\1');
+  llama_file("olmo2", 4, 4, 1, 512, {}, {olmo_window, olmo_bools}).save(f);
+  CHECK(open_model_folder(f).model_type == "olmo3");
+  CHECK(load_model_config(f, 2).spec.sliding_window == 3);
+  CHECK(!load_model_config(f, 3).spec.sliding_window);
+  // A window of 0: llama.cpp's OLMo 2 (no sliding layer), whatever the pattern.
+  olmo_window = Image();
+  olmo_window.kv_u32("olmo2.attention.sliding_window", 0);
+  llama_file("olmo2", 4, 4, 1, 512, {}, {olmo_window, olmo_bools}).save(f);
+  CHECK(open_model_folder(f).model_type == "olmo2");
+  CHECK(!load_model_config(f, 2).spec.sliding_window);
 }
 
 TEST_CASE("cli gguf: a 3 GiB file whose layer is small runs under ulimit -v 2000000") {

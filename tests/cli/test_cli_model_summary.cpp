@@ -268,3 +268,40 @@ TEST_CASE("cli_model_summary: Gemma 4's layers list their own sizes; shared K/V 
   CHECK(t["layers"][4]["kv_shared_from"] == 2);
   CHECK(summary(text).out.find("full (K/V of layer 2, not run)") != std::string::npos);
 }
+
+TEST_CASE("cli_model_summary: the layers of families_text.cpp and families_towers.cpp") {
+  const auto golden = [](const std::string& name) {
+    return attn::test::source_path("tests/golden/folders/" + name + "/model");
+  };
+  // EXAONE 4: sliding layers with rope and their window, the full layer NoPE.
+  const json e = summary_json(golden("exaone4"));
+  CHECK(e["model_type"] == "exaone4");
+  CHECK(e["layers"][0]["type"] == "sliding_attention");
+  CHECK(e["layers"][0]["sliding_window"] == 3);
+  CHECK(e["layers"][0]["rope"]["scaling"]["rope_type"] == "llama3");
+  CHECK(e["layers"][3]["type"] == "full_attention");
+  CHECK(e["layers"][3]["rope"].is_null());
+  CHECK(e["layers"][3]["sliding_window"].is_null());
+  // GLM-4: rope in pairs on half the head.
+  CHECK(summary(golden("glm4")).out.find("rope theta=10000 rotary 6/12 interleaved") !=
+        std::string::npos);
+  // GPT-Neo: global and local layers from attention_layers, no positions in the layer.
+  const json n = summary_json(golden("gpt_neo"));
+  CHECK(n["layers"][0]["type"] == "full_attention");
+  CHECK(n["layers"][1]["type"] == "sliding_attention");
+  CHECK(n["layers"][1]["sliding_window"] == 3);
+  CHECK(n["layers"][1]["rope"].is_null());
+  CHECK(n["layers"][1]["tensors"] == 5);  // q, k, v, out_proj and its bias: not the buffers
+  // OLMo 3: the sliding layers' rope unscaled, the full layer's yarn.
+  const json o = summary_json(golden("olmo3"));
+  CHECK_FALSE(o["layers"][2]["rope"].contains("scaling"));
+  CHECK(o["layers"][3]["rope"]["scaling"]["rope_type"] == "yarn");
+  // ESM-2: rotary in a bidirectional encoder.
+  const json s = summary_json(golden("esm2"));
+  CHECK(s["model_type"] == "esm");
+  CHECK(s["layers"][1]["rope"]["theta"] == 10000.0);
+  // Mistral 3 lists its text model's layers, under model.language_model.
+  const json m = summary_json(golden("mistral3"));
+  CHECK(m["model_type"] == "mistral");
+  CHECK(m["layers"][1]["weights_prefix"] == "model.language_model.layers.1.self_attn.");
+}

@@ -207,7 +207,7 @@ TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
   CHECK(!layer("granite", 1).qkv_bias);
   CHECK(type_of("granitemoe") == "granite");
   CHECK(layer("granitemoe", 0).spec.scale == 0.0625);
-  CHECK(type_of("qwen3moe") == "qwen3");
+  CHECK(type_of("qwen3moe") == "qwen3_moe");
   CHECK(layer("qwen3moe", 0).spec.qk_norm.has_value());
   CHECK(type_of("qwen3_next") == "qwen3_next");
   CHECK(layer("qwen3_next", 1).spec.gate);
@@ -279,6 +279,52 @@ TEST_CASE("golden gguf: CONTRACT.md v3's families map onto their rows") {
   CHECK(layer("t5", 1).spec.relative_bias->max_distance == 128);  // llama.cpp's
   CHECK(type_of("umt5") == "umt5");                               // a table in every block
   CHECK(layer("umt5", 1).spec.relative_bias->table.empty());
+}
+
+TEST_CASE("golden gguf: the decoders of families_text.cpp map onto their rows") {
+  auto layer = [](const std::string& name, std::int64_t n) {
+    return load_model_config(gguf_root() + "/" + name + "/model.gguf", n);
+  };
+  auto type_of = [](const std::string& name) {
+    return open_model_folder(gguf_root() + "/" + name + "/model.gguf").model_type;
+  };
+  CHECK(type_of("glm4") == "glm4");
+  CHECK(layer("glm4", 0).spec.rope->rotary_dim == 8);  // rope.dimension_count, half of 16
+  CHECK(layer("glm4", 0).spec.rope->style == RopeStyle::interleaved);
+  CHECK(layer("glm4", 0).qkv_bias);
+  CHECK(!layer("glm4", 0).out_bias);
+  CHECK(type_of("glm4moe") == "glm4_moe");
+  CHECK(layer("glm4moe", 1).spec.rope->style == RopeStyle::half);
+  CHECK(layer("glm4moe", 1).spec.qk_norm.has_value());  // use_qk_norm from attn_q_norm
+  CHECK(type_of("exaone4") == "exaone4");
+  CHECK(layer("exaone4", 2).spec.sliding_window == 3);  // the file's window at 64 layers
+  CHECK(layer("exaone4", 2).spec.rope->scaling.has_value());
+  CHECK(!layer("exaone4", 3).spec.sliding_window);
+  CHECK(!layer("exaone4", 3).spec.rope);                    // global NoPE
+  CHECK(!layer("exaone4_swa_off", 0).spec.sliding_window);  // llama.cpp: no window below 64 layers
+  CHECK(layer("exaone4_swa_off", 1).spec.rope.has_value());
+  CHECK(type_of("ernie4_5") == "ernie4_5");
+  CHECK(layer("ernie4_5", 1).spec.rope->style == RopeStyle::interleaved);
+  CHECK(type_of("ernie4_5_moe") == "ernie4_5_moe");
+  CHECK(layer("ernie4_5_moe", 0).qkv_bias);  // use_bias from attn_q.bias
+  CHECK(layer("ernie4_5_moe", 0).out_bias);
+  CHECK(type_of("seed_oss") == "seed_oss");
+  CHECK(layer("seed_oss", 0).qkv_bias);
+  CHECK(layer("seed_oss", 0).out_bias);  // attention_out_bias from attn_output.bias
+  CHECK(type_of("apertus") == "apertus");
+  CHECK(layer("apertus", 1).spec.qk_norm.has_value());
+  CHECK(layer("apertus", 1).spec.rope->scaling.has_value());  // rope_freqs.weight
+  CHECK(type_of("qwen2_moe") == "qwen2_moe");
+  CHECK(layer("qwen2_moe", 1).qkv_bias);
+  CHECK(!layer("qwen2_moe", 1).out_bias);
+  CHECK(type_of("qwen3_moe") == "qwen3_moe");
+  CHECK(layer("qwen3_moe", 0).head_size == 16);  // key_length, not C / H
+  CHECK(type_of("olmo3") == "olmo3");            // olmo2 with a window
+  CHECK(layer("olmo3", 0).spec.sliding_window == 3);
+  CHECK(!layer("olmo3", 0).spec.rope->scaling);  // the sliding layers' rope unscaled
+  CHECK(!layer("olmo3", 3).spec.sliding_window);
+  CHECK(layer("olmo3", 3).spec.rope->scaling.has_value());
+  CHECK(type_of("olmo2") == "olmo2");  // without a window, OLMo 2's row
 }
 
 TEST_CASE("golden gguf: Gemma 4's per-layer-type keys map onto the gemma4_text row") {

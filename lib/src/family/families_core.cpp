@@ -87,7 +87,13 @@ void add_core_rows(Table& t) {
       .at({"roberta.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
       .with_residual_norm(bert_self_output("RobertaAttention"));
   t.row("llama").bias("attention_bias", false).with_rope(10000.0);
+  // Mistral 3 (Mistral3ForConditionalGeneration: Mistral Small 3.1 / 3.2, Magistral, Devstral)
+  // nests a mistral text model as text_config, its layers under model.language_model (today's
+  // checkpoints) or language_model.model (before transformers 4.52).
   t.row("mistral")
+      .wrapped_in("mistral3", "text_config", /*typed=*/true)
+      .at({"model.layers.{N}.self_attn.", "model.language_model.layers.{N}.self_attn.",
+           "language_model.model.layers.{N}.self_attn.", "layers.{N}.self_attn."})
       .bias("attention_bias", false)
       .with_rope(10000.0)
       .with_window(every_layer())

@@ -29,8 +29,8 @@ WindowRule all_layers(const char* type) {
 // position_embedding_type is "rope" (the released checkpoints say "nope").
 RopeRule granite_rope() {
   RopeRule r;
-  r.enable_key = "position_embedding_type";
-  r.enable_value = "rope";
+  r.on_key = "position_embedding_type";
+  r.on_value = "rope";
   return r;
 }
 

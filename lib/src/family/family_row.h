@@ -54,10 +54,18 @@ struct RopeRule {
   const char* no_rope_key = nullptr;
   const char* no_rope_interval_key = nullptr;
   std::int64_t no_rope_interval = 0;
-  // Rope only when config.json's string enable_key is enable_value (Granite
-  // 4.0-H's position_embedding_type "rope"; unset or "nope": no positions).
-  const char* enable_key = nullptr;
-  const char* enable_value = nullptr;
+  // Rope only where config.json's on_key (or its default) is on_value: ESM's
+  // position_embedding_type "rotary" (its "absolute" positions live outside
+  // the attention). Always on when on_key is null.
+  const char* on_key = nullptr;
+  const char* on_value = nullptr;
+  // The full-attention layers have no rope when config.json sets the window
+  // (EXAONE 4's global NoPE layers: rope where `sliding_window is None or
+  // is_sliding`).
+  bool full_nope_with_window = false;
+  // The sliding layers take the rope base without rope_scaling, which extends
+  // the full layers only (OLMo 3: a "default" rope for sliding_attention).
+  bool sliding_unscaled = false;
 };
 
 // Which layers slide (a local window) when config.json lists no layer_types
@@ -71,9 +79,16 @@ struct RopeRule {
 //   from_layer    layers >= from_key slide when enable_key is true (Qwen2's
 //                 use_sliding_window and max_window_layers);
 //   no_rope       the layers without rope (RopeRule's no_rope_key) slide when
-//                 enable_key is true and the window is set (SmolLM3).
+//                 enable_key is true and the window is set (SmolLM3);
+//   listed        config.json names each layer's attention (GPT-Neo's
+//                 attention_layers, one of "global" / "local" per layer, or
+//                 its attention_types runs [[["global", "local"], n], ...]):
+//                 the layers named local_name slide.
+// `all` and `global_every` slide only when enable_key (if set) is true, and
+// `global_every` only below the layer below_key names (Qwen2-MoE's
+// use_sliding_window and max_window_layers).
 struct WindowRule {
-  enum Kind { none, all, global_every, from_layer, no_rope } kind = none;
+  enum Kind { none, all, global_every, from_layer, no_rope, listed } kind = none;
   const char* window_key = "sliding_window";
   const char* period_key = nullptr;
   std::int64_t period = 0;
@@ -81,6 +96,12 @@ struct WindowRule {
   const char* from_key = nullptr;
   std::int64_t from = 0;
   const char* enable_key = nullptr;
+  const char* below_key = nullptr;
+  // listed: the per-layer names, the runs that expand to them, and the two names.
+  const char* list_key = nullptr;
+  const char* runs_key = nullptr;
+  const char* local_name = nullptr;
+  const char* global_name = nullptr;
   // The contract's W from the family's number: W = value / div + add
   // (ModernBERT's local_attention covers half each side: W = n / 2 + 1).
   std::int64_t div = 1, add = 0;
@@ -237,11 +258,18 @@ struct LayerContext {
 // What a row cannot say: called last with the layer's config being built.
 using Hook = std::function<void(LayerContext&)>;
 
+// A folder whose config.json nests this model: the outer model_type and the
+// key, e.g. ("gemma3", "text_config"): the nested object is read as this
+// model_type. `typed`: only when the nested object's model_type, if it has
+// one, is this row's (Mistral 3 nests a mistral or a ministral3 text model).
+struct Wrapper {
+  std::string outer, key;
+  bool typed = false;
+};
+
 struct Row {
   std::string model_type;
-  // Folders whose config.json nests this model: (outer model_type, key), e.g.
-  // ("gemma3", "text_config"): the nested object is read as this model_type.
-  std::vector<std::pair<std::string, std::string>> wrappers;
+  std::vector<Wrapper> wrappers;
   std::vector<std::string> prefixes;  // "{N}" = the layer; the usual one first
   std::string layout = "proj";
   // Tensor names this family gives the layout's keys (after the prefix):
@@ -275,8 +303,8 @@ struct Row {
   Hook hook;
 
   // Setters, so the table reads as rows of data.
-  Row& wrapped_in(std::string outer, std::string key) {
-    wrappers.emplace_back(std::move(outer), std::move(key));
+  Row& wrapped_in(std::string outer, std::string key, bool typed = false) {
+    wrappers.push_back({std::move(outer), std::move(key), typed});
     return *this;
   }
   Row& at(std::vector<std::string> p) { return prefixes = std::move(p), *this; }

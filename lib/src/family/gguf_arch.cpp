@@ -276,14 +276,16 @@ GgufModel gguf_model(const GgufFile& f) {
   if (a->big_layers) hf["query_pre_attn_scalar"] = layers == a->big_layers ? C / H : D;
   // Biases and q/k norms: as the file has them in any layer (Qwen2's row fixes
   // its own biases; Qwen3-Next's layer 0 has no attention).
-  bool bias = false, qk_norm = false;
+  bool bias = false, out_bias = false, qk_norm = false;
   for (const detail::GgufTensorInfo& t : f.tensors()) {
     const std::string n = block_name(t.name).second;
     bias = bias || n == "attn_q.bias" || n == "attn_qkv.bias";
+    out_bias = out_bias || n == "attn_output.bias";
     qk_norm = qk_norm || n == "attn_q_norm.weight";
   }
   hf["attention_bias"] = bias;
   hf[a->bias_key] = bias;
+  if (a->out_bias_key) hf[a->out_bias_key] = out_bias;
   if (a->qk_norm_key) hf[a->qk_norm_key] = qk_norm;
   // LayerNorm epsilons (Cohere's and StableLM's q/k LayerNorms read layer_norm_eps).
   if (auto e = gguf_number(f, p + "attention.layer_norm_epsilon")) hf["layer_norm_eps"] = *e;
@@ -294,6 +296,10 @@ GgufModel gguf_model(const GgufFile& f) {
   if (arch == "modern-bert") hf["global_rope_theta"] = hf["rope_theta"];
   if (std::string(a->blk) == "enc.blk." && f.find_tensor("enc.blk.1.attn_rel_b.weight"))
     m.model_type = hf["model_type"] = "umt5";  // a table in every block
+  // Olmo3ForCausalLM converts as olmo2 with a window (Olmo2Model.set_gguf_parameters), which
+  // llama.cpp runs on 3 sliding layers of 4, their rope unscaled (rope_freq_scale_train_swa
+  // 1): OLMo 3's row.
+  if (arch == "olmo2" && hf.contains("sliding_window")) m.model_type = hf["model_type"] = "olmo3";
   // Llama 4 Maverick (128 experts) has no q/k norms (use_qk_norm false), which
   // llama.cpp tells by the expert count (load_hparams: not LLM_TYPE_17B_128E).
   if (arch == "llama4" && gguf_size(f, p + "expert_count", 0, INT64_MAX).value_or(0) == 128)
@@ -340,13 +346,24 @@ GgufModel gguf_model(const GgufFile& f) {
   for (const auto& [suffix, key] : a->int_keys)
     if (!(suffix == std::string("attention.sliding_window_pattern") && !sliding.empty()))
       if (auto v = gguf_size(f, p + suffix, 1, INT64_MAX, layers)) hf[key] = *v;
+  // EXAONE 4: llama.cpp slides (4096 unless the file says) only at the 32B depth, 64 layers,
+  // by an integer period (4 unless attention.sliding_window_pattern is one: its loader skips
+  // the converter's bool array); any other depth runs every layer full, with rope.
+  if (arch == "exaone4") {
+    if (layers != 64) hf["sliding_window"] = nullptr;
+    hf.erase("layer_types");
+  }
+  // OLMo 3 likewise: llama_model_olmo2 skips the converter's bool pattern (period 4, and no
+  // sliding layer without a window > 0).
+  if (arch == "olmo2") hf.erase("layer_types");
   // A window of 0 for a model whose layers slide (by the file's pattern or
   // the architecture's) is a lie: the family's default window is not taken
   // in its place. (Llama 4's 0 means "no chunks", read above.)
   const std::string row = a->model_type;
-  const bool slides = std::find(sliding.begin(), sliding.end(), true) != sliding.end() ||
-                      hf.contains("sliding_window_pattern") || row == "gemma2" ||
-                      row == "gemma4_text";
+  bool slides = std::find(sliding.begin(), sliding.end(), true) != sliding.end() ||
+                hf.contains("sliding_window_pattern") || row == "gemma2" || row == "gemma4_text";
+  if (arch == "exaone4") slides = layers == 64;  // llama.cpp's own rule, above
+  if (arch == "olmo2") slides = false;           // a window of 0: OLMo 2, no sliding layer
   if (window && *window == 0 && arch != "llama4" && slides)
     gguf_bad(f, p + "attention.sliding_window",
              "is 0, but " + arch + "'s sliding layers need a window of at least 1 token");

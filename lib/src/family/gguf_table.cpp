@@ -197,10 +197,6 @@ const std::vector<GgufArch>& gguf_table() {
          "bias"},
         // gpt-oss: YaRN without truncation of the correction range (HF's config).
         {"gpt-oss", "gpt_oss", false, false, 150000.0},
-        // The MoE variants of Qwen2 / Qwen3 (Qwen2MoeModel, Qwen3MoeModel): the
-        // same attention tensors and keys as the dense rows read.
-        {"qwen2moe", "qwen2"},
-        {"qwen3moe", "qwen3"},
     };
     // Gemma 3: today's converter (TextModel) writes the sliding layers' base
     // (rope_local_base_freq) as rope.freq_base_swa; older files leave it to
@@ -209,6 +205,7 @@ const std::vector<GgufArch>& gguf_table() {
       if (std::string(a.architecture) == "gemma3")
         a.keys = {{"rope.freq_base_swa", "rope_local_base_freq"}};
     add_v3_archs(t);
+    add_text_archs(t);
     return t;
   }();
   return t;

@@ -38,6 +38,9 @@ struct GgufArch {
   // The config.json key of the row's q/k/v bias flag, set from the file's
   // tensors (StarCoder2's use_bias, InternLM2's bias, StableLM's use_qkv_bias).
   const char* bias_key = "attention_bias";
+  // The config.json key of the row's output-projection bias flag, set from
+  // the file's attn_output.bias (Seed-OSS's attention_out_bias).
+  const char* out_bias_key = nullptr;
   // The config.json flag that turns the row's q/k norms on, set when the file
   // has attn_q_norm tensors (Cohere's use_qk_norm, StableLM's qk_layernorm).
   const char* qk_norm_key = nullptr;
@@ -59,8 +62,10 @@ struct GgufArch {
                          nlohmann::json&) = nullptr;
 };
 
-// The architectures in table order (CONTRACT.md v2's, then v3's families).
+// The architectures in table order (CONTRACT.md v2's, then v3's families, then
+// the decoders of families_text.cpp: gguf_table_text.cpp).
 const std::vector<GgufArch>& gguf_table();
+void add_text_archs(std::vector<GgufArch>& t);
 // The entry of a general.architecture, or nullptr.
 const GgufArch* gguf_arch_of(const std::string& name);
 

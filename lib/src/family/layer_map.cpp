@@ -96,6 +96,7 @@ void map_rope(LayerContext& c, bool sliding) {
     theta = hf.positive_or(r.local_theta_key, r.local_theta);
     if (!r.local_scaling) scaling = nullptr;
   }
+  if (sliding && r.sliding_unscaled && !local_from_v5) scaling = nullptr;
   double fraction = first_positive(hf, r.fraction_keys, r.fraction);
   if (params) fraction = params->positive_or("partial_rotary_factor", fraction);
   if (fraction > 1.0)
@@ -132,7 +133,7 @@ void map_rope(LayerContext& c, bool sliding) {
 bool has_rope(const Row& row, const HfConfig& hf, std::int64_t layer, std::int64_t num_layers) {
   const RopeRule& r = row.rope;
   if (!r.on) return false;
-  if (r.enable_key && hf.string(r.enable_key).value_or("") != r.enable_value) return false;
+  if (r.on_key && hf.string(r.on_key).value_or("") != r.on_value) return false;
   if (!r.no_rope_key) return true;
   if (std::optional<std::vector<std::int64_t>> list = hf.integers(r.no_rope_key, 0, 1)) {
     if (std::int64_t(list->size()) < num_layers)
@@ -154,6 +155,53 @@ std::int64_t global_place(const WindowRule& w, const HfConfig& hf, std::int64_t 
   return w.global_first ? 0 : n - 1;
 }
 
+// The row's per-layer attention names (WindowRule::listed): config.json's
+// list_key, else its runs_key expanded as GPTNeoConfig.expand_attention_types_params
+// ([[names, n], ...]: names repeated n times); both present must agree. Each
+// name is the rule's global_name or local_name, one per layer.
+std::vector<std::string> listed_names(const WindowRule& w, const HfConfig& hf,
+                                      std::int64_t num_layers) {
+  std::optional<std::vector<std::string>> names = hf.strings(w.list_key);
+  if (w.runs_key && hf.has(w.runs_key)) {
+    const json& runs = hf.raw()[w.runs_key];
+    const std::string bad = "expected a list of runs [[names...], count], each count at most " +
+                            std::to_string(num_layers);
+    if (!runs.is_array()) hf.fail(w.runs_key, bad);
+    std::vector<std::string> expanded;
+    for (const json& run : runs) {
+      if (!run.is_array() || run.size() != 2 || !run[0].is_array() || !run[1].is_number_integer() ||
+          run[1].get<std::int64_t>() < 0 || run[1].get<std::int64_t>() > num_layers)
+        hf.fail(w.runs_key, bad);
+      for (std::int64_t i = 0; i < run[1].get<std::int64_t>(); ++i)
+        for (const json& n : run[0]) {
+          if (!n.is_string()) hf.fail(w.runs_key, bad);
+          expanded.push_back(n.get<std::string>());
+        }
+    }
+    if (names && *names != expanded)
+      hf.fail(w.list_key, std::string("disagrees with ") + w.runs_key +
+                              " (the layers' attention types are read from both); attn-run "
+                              "runs a config.json where they agree");
+    if (!names) {
+      names = std::move(expanded);
+      if (std::int64_t(names->size()) != num_layers)
+        hf.fail(w.runs_key, "expands to " + std::to_string(names->size()) +
+                                " layers, expected one per layer (" + std::to_string(num_layers) +
+                                ")");
+    }
+  }
+  if (!names) hf.fail(w.list_key, "is missing (one attention type per layer)");
+  if (std::int64_t(names->size()) != num_layers)
+    hf.fail(w.list_key, "expected one entry per layer (" + std::to_string(num_layers) +
+                            "), found " + std::to_string(names->size()));
+  for (std::size_t i = 0; i < names->size(); ++i)
+    if ((*names)[i] != w.local_name && (*names)[i] != w.global_name)
+      hf.fail(std::string(w.list_key) + "[" + std::to_string(i) + "]",
+              "unknown attention type \"" + (*names)[i] + "\" (expected \"" + w.global_name +
+                  "\" or \"" + w.local_name + "\")");
+  return *names;
+}
+
 // Whether this layer slides, when config.json lists no layer_types.
 bool slides_by_rule(const Row& row, const HfConfig& hf, std::int64_t layer,
                     std::int64_t num_layers) {
@@ -162,13 +210,17 @@ bool slides_by_rule(const Row& row, const HfConfig& hf, std::int64_t layer,
     case WindowRule::none:
       return false;
     case WindowRule::all:
-      return true;
+      return !w.enable_key || hf.boolean_or(w.enable_key, false);
     case WindowRule::global_every: {
+      if (w.enable_key && !hf.boolean_or(w.enable_key, false)) return false;
+      if (w.below_key && layer >= hf.integer_or(w.below_key, 0, INT64_MAX, 0)) return false;
       const std::int64_t n =
           w.period_key ? hf.integer_or(w.period_key, 1, 1 << 20, w.period) : w.period;
       if (n <= 0) return false;
       return layer % n != global_place(w, hf, n);
     }
+    case WindowRule::listed:
+      return listed_names(w, hf, num_layers)[std::size_t(layer)] == w.local_name;
     case WindowRule::from_layer: {
       if (w.enable_key && !hf.boolean_or(w.enable_key, false)) return false;
       return layer >= (w.from_key ? hf.integer_or(w.from_key, 0, INT64_MAX, w.from) : w.from);
@@ -541,7 +593,8 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
   c.out["qkv_bias"] = bias_of(hf, row.qkv_bias);
   c.out["out_bias"] = bias_of(hf, row.out_bias);
   const bool sliding = c.layer_type == "sliding_attention";
-  if (has_rope(row, hf, layer, num_layers)) map_rope(c, sliding);
+  const bool nope = row.rope.full_nope_with_window && !sliding && hf.has(row.window.window_key);
+  if (has_rope(row, hf, layer, num_layers) && !nope) map_rope(c, sliding);
   if (row.alibi) c.out["alibi"] = true;
   map_window(c);
   map_scale(c);

@@ -51,13 +51,19 @@ bool is_file(const std::string& p) {
 // folder holds: a CLIPModel folder is clip_text_model (text_config) or
 // clip_vision_model (vision_config), as CLIPTextModel / CLIPVisionModel's
 // from_pretrained read it.
+// Whether `w` nests row `r`'s model in this config.json of model_type `type`.
+bool nests(const Row& r, const family::Wrapper& w, const std::string& type, const json& hf) {
+  if (w.outer != type || !hf.contains(w.key) || !hf[w.key].is_object()) return false;
+  const json& inner = hf[w.key];
+  return !w.typed || !inner.contains("model_type") || inner["model_type"] == r.model_type;
+}
+
 const Row* find_row(const std::string& type, const json& hf, const std::string& wanted,
                     std::string* nested_key) {
   for (const Row& r : family::rows())
-    for (const auto& [outer, key] : r.wrappers)
-      if ((wanted.empty() || r.model_type == wanted) && outer == type && hf.contains(key) &&
-          hf[key].is_object()) {
-        *nested_key = key;
+    for (const family::Wrapper& w : r.wrappers)
+      if ((wanted.empty() || r.model_type == wanted) && nests(r, w, type, hf)) {
+        *nested_key = w.key;
         return &r;
       }
   return wanted.empty() || wanted == type ? family::row_of(type) : nullptr;
@@ -68,8 +74,7 @@ std::string held_types(const std::string& type, const json& hf) {
   std::string s;
   for (const Row& r : family::rows()) {
     bool holds = r.model_type == type;
-    for (const auto& [outer, key] : r.wrappers)
-      holds = holds || (outer == type && hf.contains(key) && hf[key].is_object());
+    for (const family::Wrapper& w : r.wrappers) holds = holds || nests(r, w, type, hf);
     if (holds) s += (s.empty() ? "" : ", ") + r.model_type;
   }
   return s;

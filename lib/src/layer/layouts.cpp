@@ -99,6 +99,31 @@ void add_qkv(std::vector<Slot>& s, const Dims& d, const QkvNames& n, bool kqv_or
   add_linear(s, n.v, Part::qkv_weight, d.v_row0(), d.kv_rows(), C, d.qkv_bias);
 }
 
+// q_norm / k_norm [+ .bias] after the projections: StableLM's per-head modules
+// (q_norm.norms.{h}.weight), else one tensor each: (D) shared by the heads (Qwen3, Gemma 3,
+// Persimmon), (H*D) / (Hkv*D) over all heads (OLMo 2), (H, D) / (Hkv, D) per head (Cohere).
+void add_qk_norms(std::vector<Slot>& s, const Dims& d) {
+  if (d.qk_norm != QkNorm::none && d.qk_norm_list) {
+    // StableLM: q_norm.norms.{h}.weight (D), one module per head: the rows of (H, D)
+    for (const auto& [name, part, bias_part, heads] :
+         {std::tuple<const char*, Part, Part, std::size_t>{"q_norm", Part::q_norm,
+                                                           Part::q_norm_bias, d.H},
+          {"k_norm", Part::k_norm, Part::k_norm_bias, d.Hkv}})
+      for (std::size_t h = 0; h < heads; ++h) {
+        const std::string at = std::string(name) + ".norms." + std::to_string(h) + ".";
+        s.push_back({at + "weight", {}, {{part, 0, h, d.D}}, false, {d.D}});
+        if (d.qk_bias) s.push_back({at + "bias", {}, {{bias_part, 0, h, d.D}}, false, {d.D}});
+      }
+  } else if (d.qk_norm != QkNorm::none) {  // Qwen3, Gemma 3 (D); OLMo 2 (H*D), (Hkv*D)
+    // per head (Cohere): (H, D) and (Hkv, D), read as rows of D
+    const std::vector<std::size_t> sq = d.q_norm_shape(), sk = d.k_norm_shape();
+    s.push_back({"q_norm.weight", {}, {{Part::q_norm, 0, 0, sq[0]}}, false, sq});
+    if (d.qk_bias) s.push_back({"q_norm.bias", {}, {{Part::q_norm_bias, 0, 0, sq[0]}}, false, sq});
+    s.push_back({"k_norm.weight", {}, {{Part::k_norm, 0, 0, sk[0]}}, false, sk});
+    if (d.qk_bias) s.push_back({"k_norm.bias", {}, {{Part::k_norm_bias, 0, 0, sk[0]}}, false, sk});
+  }
+}
+
 // The interleaved fused projections, as pieces of the canonical q|k|v rows.
 // neox (GPT-NeoX, Pythia, BLOOM): viewed (H, 3, D), per head [q, k, v].
 // falcon: viewed (Hkv, H/Hkv + 2, D), per KV group [q of its heads..., k, v]
@@ -204,27 +229,7 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
         add_qkv(s, d, {"q_proj", "k_proj", "v_proj"}, false);
       }
       add_linear(s, "o_proj", Part::out_weight, 0, O, HD, d.out_bias, {"out_proj"});
-      if (d.qk_norm != QkNorm::none && d.qk_norm_list) {
-        // StableLM: q_norm.norms.{h}.weight (D), one module per head: the rows of (H, D)
-        for (const auto& [name, part, bias_part, heads] :
-             {std::tuple<const char*, Part, Part, std::size_t>{"q_norm", Part::q_norm,
-                                                               Part::q_norm_bias, d.H},
-              {"k_norm", Part::k_norm, Part::k_norm_bias, d.Hkv}})
-          for (std::size_t h = 0; h < heads; ++h) {
-            const std::string at = std::string(name) + ".norms." + std::to_string(h) + ".";
-            s.push_back({at + "weight", {}, {{part, 0, h, d.D}}, false, {d.D}});
-            if (d.qk_bias) s.push_back({at + "bias", {}, {{bias_part, 0, h, d.D}}, false, {d.D}});
-          }
-      } else if (d.qk_norm != QkNorm::none) {  // Qwen3, Gemma 3 (D); OLMo 2 (H*D), (Hkv*D)
-        // per head (Cohere): (H, D) and (Hkv, D), read as rows of D
-        const std::vector<std::size_t> sq = d.q_norm_shape(), sk = d.k_norm_shape();
-        s.push_back({"q_norm.weight", {}, {{Part::q_norm, 0, 0, sq[0]}}, false, sq});
-        if (d.qk_bias)
-          s.push_back({"q_norm.bias", {}, {{Part::q_norm_bias, 0, 0, sq[0]}}, false, sq});
-        s.push_back({"k_norm.weight", {}, {{Part::k_norm, 0, 0, sk[0]}}, false, sk});
-        if (d.qk_bias)
-          s.push_back({"k_norm.bias", {}, {{Part::k_norm_bias, 0, 0, sk[0]}}, false, sk});
-      }
+      add_qk_norms(s, d);
       if (d.sinks) s.push_back({"sinks", {}, {{Part::sinks, 0, 0, d.H}}, false, {d.H}});  // gpt-oss
       break;
     case Layout::bert:  // BertSelfAttention (self.*) and BertSelfOutput's dense
@@ -242,6 +247,7 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
         s.push_back(
             {"query_key_value.bias", {}, interleaved(d, layout, Part::qkv_bias), false, {QKV}});
       add_linear(s, "dense", Part::out_weight, 0, O, HD, d.out_bias);
+      if (layout == Layout::neox) add_qk_norms(s, d);  // Persimmon's q/k LayerNorms
       break;
   }
   return s;
@@ -259,10 +265,10 @@ std::string fit_problem(const Dims& d, Layout layout) {
     return "layout " + name +
            " has no bias_k/bias_v (add_bias_kv is "
            "torch.nn.MultiheadAttention's): use layout torch_mha";
-  if (d.qk_norm != QkNorm::none && layout != Layout::proj)
+  if (d.qk_norm != QkNorm::none && layout != Layout::proj && layout != Layout::neox)
     return "layout " + name +
            " has no q_norm.weight/k_norm.weight (qk_norm): use layout proj "
-           "(Qwen3, Gemma 3, OLMo 2)";
+           "(Qwen3, Gemma 3, OLMo 2) or neox (Persimmon)";
   if (d.sinks && layout != Layout::proj)
     return "layout " + name + " has no sinks: use layout proj (gpt-oss)";
   if (d.gate && layout != Layout::proj)

@@ -154,12 +154,14 @@ def layer_cases(fam, spec, root, stored, layers, g, rn):
         keep = keep_mask(B, S, pad)
         pos = (keep.cumsum(-1) - 1).clamp(min=0) if pad else torch.arange(S).expand(B, S)
         pos = pos + spec.get("offset", 0)
+        if getattr(fam, "SEQUENCE_POSITIONS", False):  # ESM: 0..S-1 whatever the padding
+            pos = torch.arange(S).expand(B, S)
         ctx, maps = forward(fam, s, lsd, x, keep if pad else None, pos)
         case, extra = {"model": "../model", "layer": layer, "input": "input.npy"}, {}
         if pad:
             extra["attention_mask.npy"] = keep.numpy()
             case["attention_mask"] = "attention_mask.npy"
-        if needs_positions(spec, s):
+        if needs_positions(spec, s) and not getattr(fam, "SEQUENCE_POSITIONS", False):
             extra["positions.npy"] = pos.numpy()
             case["positions"] = "positions.npy"
         unbatched = spec.get("unbatched", False)

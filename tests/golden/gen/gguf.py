@@ -21,7 +21,8 @@ config (the Hugging Face config.json it comes from) and one of two writers:
                (so in its folders' order), then `to_gguf` (the family's, or the generic rename
                with "permute" for LlamaModel subclasses and "norm_plus_one" for Qwen3-Next) and
                undone by `from_gguf`; metadata by `text_model_metadata` or the spec's "metadata",
-               then the spec's "extra" keys.
+               then the spec's "extra" keys; the expected output from the config as llama.cpp
+               runs the file (the spec's "runs_as" keys over "config").
 """
 import math
 import os
@@ -407,9 +408,12 @@ def write_by_family(fam, spec, root, writer):
         f32(w, "rope_freqs.weight", fam.gguf_rope_freqs(cfg))
     convert_to = getattr(fam, "to_gguf", to_gguf)
     convert_from = getattr(fam, "from_gguf", from_gguf)
+    # spec["runs_as"]: config.json's keys as llama.cpp runs the file, where its hard-coded
+    # rules differ from Hugging Face's (EXAONE 4's window on the 64-layer model only)
+    runs = dict(cfg, **spec.get("runs_as", {}))
     per_layer = {}
     for layer in range(n_layers):
-        s = fam.settings(cfg, layer)
+        s = fam.settings(runs, layer)
         if spec.get("converter"):
             s = s.replace(extra=dict(s.extra, **spec["converter"]))
         p = f"{spec.get('blk', 'blk.')}{layer}."

@@ -23,12 +23,12 @@ namespace {
 
 const std::string kDir = std::string(ATTN_SOURCE_DIR) + "/tests/fixtures/released_configs";
 
-// The model_types a config.json holds: its own, or its towers' (CLIP).
+// The model_types a config.json holds: its own, or its towers' (CLIP, SigLIP, SigLIP 2).
 std::vector<std::string> types_of(const json& c) {
   std::vector<std::string> out;
   for (const char* tower : {"text_config", "vision_config"})
     if (c.contains(tower) && c[tower].is_object() && c[tower].contains("model_type") &&
-        (c["model_type"] == "clip"))
+        (c["model_type"] == "clip" || c["model_type"] == "siglip" || c["model_type"] == "siglip2"))
       out.push_back(c[tower]["model_type"].get<std::string>());
   if (out.empty()) out.push_back("");  // the first the folder holds
   return out;
