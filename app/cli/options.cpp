@@ -86,6 +86,9 @@ void setup_options(CLI::App& app, Options& opt) {
                "context = LayerNorm(output projection + input), as BertAttention returns it "
                "(bert, roberta, xlm-roberta, electra; distilbert's sa_layer_norm; OPT-350m's "
                "self_attn_layer_norm)");
+  in->add_flag("--residual", opt.residual,
+               "the input is the residual stream entering the block (transformers' "
+               "output_hidden_states): the block's own pre-attention norm is applied first");
   in->add_option("--weights", opt.weights,
                  "weights: folder of <key>.npy, .npz, .safetensors, *.index.json or .pt")
       ->type_name("PATH");
@@ -344,7 +347,8 @@ void check_option_combinations(const Options& opt) {
                                       {opt.shard_spec.has_value(), "--shard"},
                                       {opt.dump_weights, "--dump-weights"},
                                       {opt.out_dir.has_value(), "--out-dir"},
-                                      {opt.with_residual_norm, "--with-residual-norm"}})
+                                      {opt.with_residual_norm, "--with-residual-norm"},
+                                      {opt.residual, "--residual"}})
       if (given)
         throw Error(Exit::usage, std::string("--merge-summaries: cannot be combined with ") + flag +
                                      " (it reads DIR/summary-K-of-N.json alone)");
@@ -354,7 +358,8 @@ void check_option_combinations(const Options& opt) {
     for (const auto& [given, flag] : {std::pair{opt.dump_weights, "--dump-weights"},
                                       {opt.input_list.has_value(), "--input-list"},
                                       {opt.out_dir.has_value(), "--out-dir"},
-                                      {opt.with_residual_norm, "--with-residual-norm"}})
+                                      {opt.with_residual_norm, "--with-residual-norm"},
+                                      {opt.residual, "--residual"}})
       if (given)
         throw Error(Exit::usage, std::string("--model: cannot be combined with ") + flag +
                                      " (alone, it prints a table of the model's layers)");
@@ -442,8 +447,8 @@ int worker_threads(const Options& opt) {
 }
 
 attn::Config load_config_with_flags(const Options& opt) {
-  attn::Config cfg =
-      attn::load_config(opt.config, {opt.model, opt.layer, opt.model_type, opt.with_residual_norm});
+  attn::Config cfg = attn::load_config(
+      opt.config, {opt.model, opt.layer, opt.model_type, opt.with_residual_norm, opt.residual});
   // Relative paths on the command line resolve against the working directory.
   if (opt.weights) {
     cfg.weights = *opt.weights;

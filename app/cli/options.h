@@ -29,6 +29,7 @@ struct Options {
   std::string layer_flag;           // --layer as given, before apply_layer_flag
   std::string model_type;           // --model-type TYPE ("" = the folder's first)
   bool with_residual_norm = false;  // context = LayerNorm(o_proj + input) (issue 30)
+  bool residual = false;            // the input is the residual stream: the block's norm first
   std::optional<std::string> weights, input, padding_mask, out_dir, layout;
   bool no_attn = false;
   bool average_heads = false;  // maps (B, L, S): the mean over heads

@@ -65,9 +65,12 @@ bool is_hf_config(const nlohmann::json& j);
 // `residual_norm`: also the family's LayerNorm over o_proj's output plus the
 // input, as config key residual_norm ({eps, prefix}), when the family has one
 // (residual_norm_of; not for GGUF files).
+// `input_norm`: also the block's pre-attention norm as config key input_norm
+// ({kind, eps, weight, bias, offset, module}; kind "none" for a post-norm
+// family), a GGUF file's blk.N.attn_norm as stored.
 nlohmann::json layer_config(const ModelFolder& m, std::int64_t layer,
                             const std::vector<std::string>& weight_keys = {},
-                            bool residual_norm = false);
+                            bool residual_norm = false, bool input_norm = false);
 
 // (v3) The LayerNorm a family applies over its attention's output plus the
 // layer's input (CONTRACT.md "residual_norm"): Hugging Face's module whose

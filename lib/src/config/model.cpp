@@ -47,7 +47,7 @@ json merge(json folder, const json& config) {
     if (value.is_null()) {
       folder.erase(key);
     } else if ((key == "rope" || key == "qk_norm" || key == "relative_bias" ||
-                key == "residual_norm") &&
+                key == "residual_norm" || key == "input_norm") &&
                value.is_object() && folder.contains(key) && folder[key].is_object()) {
       for (const auto& [field, v] : value.items()) {
         if (v.is_null()) {
@@ -103,6 +103,19 @@ bool asks_residual_norm(const json& root) {
   return v.is_object() || (v.is_boolean() && v.get<bool>());
 }
 
+// Whether a config's input_norm value asks for the norm (true or an object).
+bool asks_input_norm(const json& root) {
+  if (!root.contains("input_norm")) return false;
+  const json& v = root.at("input_norm");
+  return v.is_object() || (v.is_boolean() && v.get<bool>());
+}
+
+// --residual over the config's "input_norm": on (an object of the config's
+// stays, its fields kept over the model's).
+void input_norm_flag(json& root) {
+  if (!root.contains("input_norm") || !root.at("input_norm").is_object()) root["input_norm"] = true;
+}
+
 // A config's text with --model/--layer over its own "model"/"layer".
 Config config_from_text(const std::string& text, const std::string& file, const ModelFlags& flags) {
   Config c;
@@ -120,7 +133,7 @@ Config config_from_text(const std::string& text, const std::string& file, const 
                       "its own folder as the model: give --model or --config, not both");
     if (!flags.layer) throw Error(Exit::usage, hf_usage(fname, c.dir));
     read_with_model(c, json::object(), name, c.dir.empty() ? "." : c.dir, *flags.layer, true,
-                    flags.model_type, flags.residual_norm);
+                    flags.model_type, flags.residual_norm, flags.input_norm);
     return c;
   }
   // "model_type" beside a model picks the folder's tower (model_folder.h);
@@ -146,6 +159,7 @@ Config config_from_text(const std::string& text, const std::string& file, const 
   root.erase("model");
   root.erase("layer");
   if (flags.residual_norm) residual_norm_flag(root, fname);
+  if (flags.input_norm) input_norm_flag(root);
 
   if (!model.empty() && !layer) {
     if (!flags.model.empty())
@@ -170,9 +184,15 @@ Config config_from_text(const std::string& text, const std::string& file, const 
   }
   if (!model.empty()) {
     read_with_model(c, root, name, model, *layer, flags.layer.has_value(), model_type,
-                    flags.residual_norm);
+                    flags.residual_norm, flags.input_norm);
     return c;
   }
+  if (flags.input_norm && !root.at("input_norm").is_object())
+    throw Error(Exit::usage,
+                "--residual: applies the block's own norm from a model (--model DIR or FILE.gguf "
+                "--layer N); with a plain config give \"input_norm\": {\"kind\", \"eps\", "
+                "\"weight\", \"bias\", \"offset\"} in " +
+                    fname);
   read_config(c, root, name);
   return c;
 }
@@ -181,7 +201,7 @@ Config config_from_text(const std::string& text, const std::string& file, const 
 
 void read_with_model(Config& c, const json& root_in, const KeyName& config_name,
                      const std::string& model_dir, std::int64_t layer, bool flag_layer,
-                     const std::string& model_type, bool flag_residual_norm) {
+                     const std::string& model_type, bool flag_residual_norm, bool flag_input_norm) {
   const ModelFolder m = open_model_folder(model_dir, model_type);
   if (layer < 0 || layer >= m.num_layers) {
     const std::string what = "the model in " + model_dir + " has layers 0.." +
@@ -208,9 +228,15 @@ void read_with_model(Config& c, const json& root_in, const KeyName& config_name,
                     "; give {\"eps\": ..., \"prefix\": \"<the norm's key prefix>\"} to name one");
   }
   if (want_norm && root.at("residual_norm").is_boolean()) root.erase("residual_norm");
+  // input_norm: the block's pre-attention norm from the family row (or none
+  // for a post-norm family), asked by --residual, true or an object whose
+  // fields override the family's.
+  if (flag_input_norm) input_norm_flag(root);
+  const bool want_input_norm = asks_input_norm(root);
+  if (want_input_norm && root.at("input_norm").is_boolean()) root.erase("input_norm");
   // The weights' key names pick the prefix the file really uses.
   auto weights = std::make_shared<const StateDict>(open_model_weights(m));
-  const json from = layer_config(m, layer, weights->keys(), want_norm && norm);
+  const json from = layer_config(m, layer, weights->keys(), want_norm && norm, want_input_norm);
   const std::string folder_name =
       folder_config(model_dir) + " (layer " + std::to_string(layer) + ")";
   check_config_keys(from, folder_name);
@@ -261,7 +287,7 @@ Config load_config(const std::string& path, const ModelFlags& flags) {
   c.dir = flags.model;
   read_with_model(
       c, json::object(), [&](const std::string& k) { return c.file + ": " + k; }, flags.model,
-      *flags.layer, true, flags.model_type, flags.residual_norm);
+      *flags.layer, true, flags.model_type, flags.residual_norm, flags.input_norm);
   return c;
 }
 

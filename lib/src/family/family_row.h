@@ -175,6 +175,34 @@ struct ResidualNormRule {
   const char* before_key = nullptr;
 };
 
+// The block's pre-attention norm, applied to the residual stream when asked
+// (--residual, config "input_norm": true). The default is Llama's
+// input_layernorm (LlamaRMSNorm over rms_norm_eps); a family whose attention
+// sees the residual stream itself (post-norm: BERT, OLMo 2) has kind none.
+struct InputNormRule {
+  enum Kind { none, rms, layer } kind = rms;
+  // Its module under the block (the weight is name + "weight"); the first of
+  // these the weights hold (Falcon: ln_attn with new_decoder_architecture's
+  // two norms, else input_layernorm).
+  std::vector<const char*> names = {"input_layernorm."};
+  // How many trailing parts of the attention's prefix to drop for the block's
+  // module: 1 ("model.layers.3.self_attn." -> "model.layers.3."), 2 for ViT's
+  // "vit.encoder.layer.3.attention.attention.".
+  int up = 1;
+  std::vector<const char*> eps_keys = {"rms_norm_eps"};
+  double eps = 1e-6;
+  int offset = 0;  // 1: Gemma's x * (1 + w)
+  // kind layer: whether it has a bias (MPT's no_bias inverted, ModernBERT's norm_bias).
+  BiasRule bias = {nullptr, true, false};
+  // A config.json bool that, when false, makes the family post-norm (OPT's
+  // do_layer_norm_before, default true): kind none then.
+  const char* before_key = nullptr;
+  // Layer 0 has none (ModernBERT's attn_norm is nn.Identity on layer 0).
+  bool none_on_first = false;
+  // Hugging Face's class of the norm, for run.json ("LlamaRMSNorm").
+  const char* module = "LlamaRMSNorm";
+};
+
 struct Row;
 // One layer being mapped: what the row and the config.json say, and the
 // attn-run config keys built so far (`out`). A hook reads and changes it.
@@ -214,6 +242,7 @@ struct Row {
   bool mla = false;
   RelativeBiasRule relative_bias;
   ResidualNormRule residual_norm;  // none unless name is set
+  InputNormRule input_norm;        // Llama's input_layernorm unless set
   // Gemma 4's num_kv_shared_layers: the last n layers reuse the keys and values
   // of the last earlier layer of their type (layer_map.h kv_shared_source).
   const char* kv_shared_key = nullptr;
@@ -260,6 +289,7 @@ struct Row {
     return relative_bias = r, *this;
   }
   Row& with_residual_norm(ResidualNormRule r) { return residual_norm = std::move(r), *this; }
+  Row& with_input_norm(InputNormRule r) { return input_norm = std::move(r), *this; }
   Row& shares_kv(const char* key) { return kv_shared_key = key, *this; }
   // Added to the defaults so far (a row derived from a base row overrides its keys).
   Row& with_defaults(const json& d) { return defaults.update(d), *this; }

@@ -189,7 +189,8 @@ bool layer_runs(const ModelFolder& m, std::int64_t layer) {
 }
 
 json layer_config(const ModelFolder& m, std::int64_t layer,
-                  const std::vector<std::string>& weight_keys, bool residual_norm) {
+                  const std::vector<std::string>& weight_keys, bool residual_norm,
+                  bool input_norm) {
   if (layer < 0 || layer >= m.num_layers)
     throw Error(Exit::usage, "--layer: the model has layers 0.." +
                                  std::to_string(m.num_layers - 1) + ", found " +
@@ -232,10 +233,11 @@ json layer_config(const ModelFolder& m, std::int64_t layer,
   }
   json out;
   if (m.gguf_architecture.empty()) {
-    out = family::map_layer(row, hf, layer, m.num_layers, weight_keys, residual_norm);
+    out = family::map_layer(row, hf, layer, m.num_layers, weight_keys, residual_norm, input_norm);
   } else {
-    out =
-        gguf_checked([&] { return family::map_layer(row, hf, layer, m.num_layers, weight_keys); });
+    out = gguf_checked([&] {
+      return family::map_layer(row, hf, layer, m.num_layers, weight_keys, false, input_norm);
+    });
     family::gguf_layer_config(m.gguf_architecture, m.hf, layer, out);
   }
   out["weights"] = m.weights;
