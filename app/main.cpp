@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <string_view>
 
 #include "attn/attention.h"
 #include "attn/error.h"
@@ -21,12 +22,23 @@
 
 namespace {
 
+// A message escaped for one line of a terminal, and bounded: one that echoes
+// a huge input (a 4 MB line of an --input-list on stdin, a path as long)
+// keeps its start and its end, the middle cut.
+std::string shown(std::string_view message) {
+  constexpr std::size_t kHead = 1500, kTail = 500;
+  if (message.size() <= kHead + kTail + 100) return attn::printable(message);
+  return attn::printable_prefix(message.substr(0, kHead), kHead) + " [" +
+         std::to_string(message.size() - kHead - kTail) + " bytes cut] " +
+         attn::printable(message.substr(message.size() - kTail));
+}
+
 // The one place an error reaches stderr: the message (which may carry a
 // user's path, key, label or archive member name) is escaped here, so it stays
 // one line and holds no terminal command (CONTRACT.md "Exit codes").
 int fail(const std::string& message, attn::Exit code) {
   std::fflush(stdout);
-  std::fprintf(stderr, "attn-run: error: %s\n", attn::printable(message).c_str());
+  std::fprintf(stderr, "attn-run: error: %s\n", shown(message).c_str());
   return static_cast<int>(code);
 }
 
@@ -36,7 +48,7 @@ class EscapingSink : public spdlog::sinks::sink {
  public:
   EscapingSink() : inner_(std::make_shared<spdlog::sinks::stderr_color_sink_mt>()) {}
   void log(const spdlog::details::log_msg& msg) override {
-    const std::string text = attn::printable({msg.payload.data(), msg.payload.size()});
+    const std::string text = shown({msg.payload.data(), msg.payload.size()});
     spdlog::details::log_msg escaped = msg;
     escaped.payload = spdlog::string_view_t(text.data(), text.size());
     inner_->log(escaped);

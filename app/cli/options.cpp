@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "attn/cpus.h"
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "attn/files.h"
@@ -193,7 +194,8 @@ void setup_options(CLI::App& app, Options& opt) {
       ->type_name("DIR");
 
   auto* run = app.add_option_group("Run", "How to run");
-  run->add_option("--threads", opt.threads, "worker threads (default: all cores)")
+  run->add_option("--threads", opt.threads,
+                  "worker threads (default: the CPUs this process may use)")
       ->type_name("N")
       ->check(CLI::Range(1, 1024));
   run->add_flag("-q,--quiet", opt.quiet, "print nothing but errors");
@@ -240,14 +242,20 @@ Shard slurm_shard() {
                             ") is below SLURM_ARRAY_TASK_MIN (" + std::to_string(*min) + ")");
     count = max - *min + 1;
   }
+  if (*count == 0)  // only COUNT can say 0 (MAX - MIN + 1 is at least 1)
+    throw attn::Error(attn::Exit::usage,
+                      "--shard auto: SLURM_ARRAY_TASK_COUNT: expected at least 1 task, found 0");
   const std::size_t first = min.value_or(0);
-  if (*count == 0 || id < first || id - first >= *count)
+  if (id < first || id - first >= *count)
     throw attn::Error(
         attn::Exit::usage,
         "--shard auto: SLURM_ARRAY_TASK_ID " + std::to_string(id) + " gives no shard K in 0.." +
             std::to_string(*count ? *count - 1 : 0) + " (K = ID - " + std::to_string(first) +
             ", N = " + std::to_string(*count) + "; arrays with a step are not supported)");
-  return Shard{id - first, *count};
+  Shard s{id - first, *count, true, id, first, {}};
+  s.given = "SLURM_ARRAY_TASK_ID=" + std::to_string(id) + " of " + std::to_string(*count) +
+            " tasks from " + std::to_string(first);
+  return s;
 }
 
 }  // namespace
@@ -265,8 +273,10 @@ Shard parse_shard(const std::string& spec) {
     if (t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) throw bad();
     return std::size_t(std::stoul(t));
   };
-  Shard s{number(spec.substr(0, slash)), number(spec.substr(slash + 1))};
+  Shard s{number(spec.substr(0, slash)), number(spec.substr(slash + 1)), false, 0, 0, {}};
   if (s.n == 0 || s.k >= s.n) throw bad();
+  s.task = s.k;
+  s.given = "--shard " + spec;
   return s;
 }
 
@@ -443,7 +453,7 @@ bool ends_with_ext(const std::string& p, const char* ext) {
 }
 
 int worker_threads(const Options& opt) {
-  return opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  return opt.threads > 0 ? opt.threads : attn::available_cpus();
 }
 
 attn::Config load_config_with_flags(const Options& opt) {

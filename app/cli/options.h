@@ -36,7 +36,7 @@ struct Options {
   Format format = Format::text;
   std::string format_name = "text";
   bool format_given = false;  // --format on the command line (--show refuses it)
-  int threads = 0;            // 0 = all cores
+  int threads = 0;            // 0 = the CPUs this process may use (attn/cpus.h)
   bool quiet = false, verbose = false;
   bool allow_nonfinite = false;
   bool dump_weights = false;
@@ -75,9 +75,14 @@ constexpr const char* kStdoutDir = "-";
 // list, a range, last:N). Exit::usage naming --layer when malformed.
 void apply_layer_flag(Options& opt);
 
-// --shard K/N parsed; Exit::usage naming --shard when malformed.
+// --shard K/N parsed; Exit::usage naming --shard when malformed. With
+// "auto", the scheduler's array task: its id `task`, the array's first id
+// `first_task` (K = task - first_task), N the tasks the scheduler counts.
 struct Shard {
   std::size_t k = 0, n = 1;
+  bool from_scheduler = false;
+  std::size_t task = 0, first_task = 0;
+  std::string given;  // what set it, for messages: "--shard 3/8", "SLURM_ARRAY_TASK_ID=7 ..."
 };
 Shard parse_shard(const std::string& spec);
 

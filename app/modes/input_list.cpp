@@ -5,7 +5,6 @@
 //
 // Letters: B batch, H heads, S sequence, C hidden.
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -21,7 +20,6 @@
 #include "attn/npy.h"
 #include "attn/output.h"
 #include "attn/run.h"
-#include "attn/sha256.h"
 #include "cli/memory_check.h"
 #include "cli/progress.h"
 #include "cli/timing.h"
@@ -29,6 +27,7 @@
 #include "modes/input_list_file.h"
 #include "modes/input_list_manifest.h"
 #include "modes/modes.h"
+#include "modes/run_fingerprint.h"
 #include "modes/run_session.h"
 
 namespace app {
@@ -52,28 +51,6 @@ JobResult forward_naming_input(const RunSession& session, const SessionInput& in
   }
 }
 
-// What makes this run's results what they are (DIR/manifest.json): the
-// config as resolved with the flags (not where the results go), the weights
-// (their source, and the file's size and modification time), the flags that
-// change what is written.
-nlohmann::json list_fingerprint(const Options& opt, const attn::Config& cfg,
-                                const std::string& weights_source) {
-  nlohmann::json c = attn::config_to_json(cfg);
-  if (c.contains("output") && c["output"].is_object()) c["output"].erase("dir");
-  c.erase("weights");  // its own part of the fingerprint
-  nlohmann::json w = {{"source", weights_source}};
-  struct stat st {};
-  if (!cfg.weights.empty() && ::stat(cfg.weights.c_str(), &st) == 0) {
-    w["bytes"] = st.st_size;
-    w["modified_ns"] = std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  }
-  const nlohmann::json f = {
-      {"stats", opt.stats},
-      {"allow_nonfinite", opt.allow_nonfinite},
-      {"padding_mask", opt.padding_mask ? nlohmann::json(*opt.padding_mask) : nlohmann::json()}};
-  return {{"config", attn::sha256_hex(c.dump())}, {"weights", w}, {"flags", f}};
-}
-
 }  // namespace
 
 int run_input_list(const Options& opt) {
@@ -83,7 +60,8 @@ int run_input_list(const Options& opt) {
     throw attn::Error(attn::Exit::usage,
                       "--input-list: needs --out-dir DIR (each input's results "
                       "go to DIR/<input name>/)");
-  const Shard shard = opt.shard_spec ? parse_shard(*opt.shard_spec) : Shard{};
+  const Shard shard =
+      opt.shard_spec ? shard_in_batch(parse_shard(*opt.shard_spec), cfg.output_dir) : Shard{};
   const std::string& list = *opt.input_list;
   const std::vector<ListEntry> entries = read_list(list);
   std::vector<const ListEntry*> mine;
@@ -112,7 +90,8 @@ int run_input_list(const Options& opt) {
   for (const ListEntry* e : mine) ::rmdir((cfg.output_dir + "/" + e->name).c_str());
   // A rerun (after preemption) skips what an earlier run with the same
   // fingerprint committed; another run's folder is refused (73).
-  ListManifest manifest(cfg.output_dir, list_fingerprint(opt, cfg, session.model().weights_source));
+  ListManifest manifest(cfg.output_dir, run_fingerprint(opt, cfg, session.model().weights_source));
+  if (opt.shard_spec) manifest.set_split(shard.n, shard.first_task);
   std::map<std::string, std::string> path_of;  // result folder name -> input path
   for (const ListEntry* e : mine) path_of[e->name] = e->path;
   nlohmann::json done = nlohmann::json::array();

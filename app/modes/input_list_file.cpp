@@ -32,6 +32,14 @@ bool is_summary_name(const std::string& name) {
   return of != std::string::npos && digits(mid.substr(0, of)) && digits(mid.substr(of + 4));
 }
 
+// A list's line as messages quote it: at most 200 bytes (a line may be
+// megabytes long).
+std::string cut(const std::string& line) {
+  return line.size() <= 200
+             ? line
+             : line.substr(0, 200) + "... (" + std::to_string(line.size()) + " bytes)";
+}
+
 }  // namespace
 
 std::vector<ListEntry> read_list(const std::string& list) {
@@ -69,8 +77,8 @@ std::vector<ListEntry> read_list(const std::string& list) {
       e.name.resize(e.name.size() - 4);
     if (e.name.empty() || e.name == "." || e.name == "..")
       throw attn::Error(attn::Exit::data, list + ": line " + std::to_string(line_no) +
-                                              ": expected a path to a .npy file, found '" + line +
-                                              "'");
+                                              ": expected a path to a .npy file, found '" +
+                                              cut(line) + "'");
     entries.push_back(std::move(e));
   }
   if (entries.empty())
@@ -81,18 +89,19 @@ std::vector<ListEntry> read_list(const std::string& list) {
   std::map<std::string, const ListEntry*> seen;
   for (const auto& e : entries) {
     if (is_summary_name(e.name))
-      throw attn::Error(attn::Exit::data, list + ": input '" + e.written + "' (line " +
+      throw attn::Error(attn::Exit::data, list + ": input '" + cut(e.written) + "' (line " +
                                               std::to_string(e.line) +
                                               ") would write its results to '" + e.name +
                                               "/', the name of the list's summary file; "
                                               "rename it");
     auto [it, fresh] = seen.emplace(e.name, &e);
     if (!fresh)
-      throw attn::Error(attn::Exit::data, list + ": inputs '" + it->second->written + "' (line " +
-                                              std::to_string(it->second->line) + ") and '" +
-                                              e.written + "' (line " + std::to_string(e.line) +
-                                              ") would both write their results to '" + e.name +
-                                              "/'; rename one");
+      throw attn::Error(attn::Exit::data, list + ": inputs '" + cut(it->second->written) +
+                                              "' (line " + std::to_string(it->second->line) +
+                                              ") and '" + cut(e.written) + "' (line " +
+                                              std::to_string(e.line) +
+                                              ") would both write their results to '" +
+                                              cut(e.name) + "/'; rename one");
   }
   return entries;
 }

@@ -1,19 +1,25 @@
 #include "modes/input_list_manifest.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <optional>
+#include <regex>
 
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "attn/files.h"
 #include "attn/output.h"
+#include "modes/run_fingerprint.h"
 
 namespace app {
 namespace {
 
 constexpr std::size_t kMaxManifestBytes = std::size_t(256) << 20;
 constexpr const char* kManifestKind = "attn-run input-list manifest";
+// 2: the fingerprint is one entry per setting (run_fingerprint.h).
+constexpr int kManifestFormat = 2;
 
 // The manifest on disk, or null when there is none. Exit 65 when unreadable as one.
 nlohmann::json read_list_manifest(const std::string& path) {
@@ -48,18 +54,13 @@ ListManifest::ListManifest(std::string dir, nlohmann::json fingerprint)
   const std::string path = dir_ + "/manifest.json";
   const nlohmann::json m = read_list_manifest(path);
   if (m.is_null()) return;
-  for (const auto& [part, what] : {std::pair{"config", "the config (as resolved, flags included)"},
-                                   {"weights", "the weights"},
-                                   {"flags", "the flags"}}) {
-    const nlohmann::json was = m["fingerprint"].value(part, nlohmann::json());
-    if (was != fingerprint_[part])
-      throw attn::Error(attn::Exit::cant_create,
-                        attn::printable(path) + ": the results in this folder were made by " +
-                            "another run: " + what + " differ (" + part + " was " +
-                            attn::printable(was.dump()) + ", now " +
-                            attn::printable(fingerprint_[part].dump()) +
-                            "); use another --out-dir, or remove the folder to start over");
-  }
+  if (m.value("format", 1) != kManifestFormat)
+    throw attn::Error(attn::Exit::cant_create,
+                      attn::printable(path) +
+                          ": made by an earlier attn-run, whose manifest does not record every "
+                          "setting that changes the results; use another --out-dir, or remove "
+                          "the folder to start over");
+  check_same_settings(m["fingerprint"], fingerprint_, path);
   for (const auto& [name, entry] : m["inputs"].items())
     if (entry.is_object() && entry.value("state", "") == "done" &&
         attn::is_directory(dir_ + "/" + name) &&
@@ -84,13 +85,83 @@ void ListManifest::mark_done(const std::vector<std::pair<std::string, std::strin
   if (m.is_null() || m["fingerprint"] != fingerprint_) {
     m = nlohmann::json::object();
     m["kind"] = kManifestKind;
+    m["format"] = kManifestFormat;
     m["fingerprint"] = fingerprint_;
     m["inputs"] = nlohmann::json::object();
   }
   for (const auto& [name, entry] : inputs_.items()) m["inputs"][name] = entry;
+  if (!split_.is_null() && !m.contains("split")) m["split"] = split_;
   attn::OutputDir out(dir_);
   out.add("manifest.json", m.dump(2) + "\n");
   out.commit();
+}
+
+namespace {
+
+struct BatchSplit {
+  std::size_t n = 1, first_task = 0;
+  std::string where;  // the file that says so, for messages
+};
+
+// The split DIR's batch was run with, if any: its manifest's, else the N of
+// its summary-K-of-N.json files when they agree.
+std::optional<BatchSplit> batch_split(const std::string& dir) {
+  const std::string path = dir + "/manifest.json";
+  nlohmann::json m;
+  try {
+    m = read_list_manifest(path);
+  } catch (const attn::Error&) {
+    return std::nullopt;  // not a batch's: the manifest check names it
+  }
+  if (m.is_object() && m.contains("split") && m["split"].is_object()) {
+    const nlohmann::json& s = m["split"];
+    if (s.value("n", std::size_t(0)) >= 1)
+      return BatchSplit{s.value("n", std::size_t(1)), s.value("first_task", std::size_t(0)), path};
+  }
+  static const std::regex pattern(R"(summary-[0-9]{1,9}-of-([0-9]{1,9})\.json)");
+  std::optional<BatchSplit> found;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::smatch match;
+    if (!std::regex_match(name, match, pattern)) continue;
+    const std::size_t n = std::stoul(match[1]);
+    if (found && found->n != n) return std::nullopt;  // two splits: the merge names them
+    found = BatchSplit{n, 0, dir + "/" + name};
+  }
+  return found;
+}
+
+std::string range(std::size_t first, std::size_t n) {
+  return std::to_string(first) + (n > 1 ? "-" + std::to_string(first + n - 1) : std::string());
+}
+
+}  // namespace
+
+Shard shard_in_batch(const Shard& s, const std::string& dir) {
+  const std::optional<BatchSplit> split = batch_split(dir);
+  if (!split || split->n == s.n) return s;
+  const std::string batch = attn::printable(split->where) + ": this batch is split " +
+                            std::to_string(split->n) + " ways (--shard K/" +
+                            std::to_string(split->n) + ", K in 0.." + std::to_string(split->n - 1) +
+                            "; array tasks " + range(split->first_task, split->n) + ")";
+  if (s.from_scheduler && s.n == 1) {  // one task resubmitted: it joins the batch
+    if (s.task < split->first_task || s.task - split->first_task >= split->n)
+      throw attn::Error(attn::Exit::cant_create,
+                        batch + "; " + s.given + " is not one of its tasks; use another --out-dir");
+    Shard joined = s;
+    joined.k = s.task - split->first_task;
+    joined.n = split->n;
+    joined.first_task = split->first_task;
+    spdlog::info("--shard auto: task {} joins the batch in {} as shard {} of {}", s.task,
+                 attn::printable(dir), joined.k, joined.n);
+    return joined;
+  }
+  throw attn::Error(attn::Exit::cant_create, batch + "; " + s.given + " splits it " +
+                                                 std::to_string(s.n) + " ways; give --shard K/" +
+                                                 std::to_string(split->n) +
+                                                 " (or the same array), or use another --out-dir");
 }
 
 }  // namespace app

@@ -10,13 +10,15 @@
 #include <utility>
 #include <vector>
 
+#include "cli/options.h"
+
 namespace app {
 
 class ListManifest {
  public:
-  // Reads DIR/manifest.json when present. Exit 73 naming what differs when
-  // its fingerprint is not `fingerprint` ({"config", "weights", "flags"}),
-  // 65 when it is not a manifest of this kind.
+  // Reads DIR/manifest.json when present. Exit 73 naming each setting that
+  // differs when its fingerprint is not `fingerprint` (run_fingerprint.h),
+  // or when it is not a manifest of this kind.
   ListManifest(std::string dir, nlohmann::json fingerprint);
 
   // True when `name`'s results were committed by an earlier run with this
@@ -29,10 +31,27 @@ class ListManifest {
   // shards add to each other's).
   void mark_done(const std::vector<std::pair<std::string, std::string>>& inputs);
 
+  // Records the batch's split (N shards, the array's first task id) with the
+  // next mark_done, unless the manifest holds one already.
+  void set_split(std::size_t n, std::size_t first_task) {
+    split_ = {{"n", n}, {"first_task", first_task}};
+  }
+
  private:
   std::string dir_;
   nlohmann::json fingerprint_;
+  nlohmann::json split_;  // {"n", "first_task"} of a sharded run, else null
   nlohmann::json inputs_ = nlohmann::json::object();  // name -> {state, path, bytes, modified_ns}
 };
+
+// The shard this run is of the batch in DIR (CONTRACT.md "(v3) Many layers,
+// resumable batches"). A batch keeps its split (N shards) in DIR/manifest.json
+// (or, written by an earlier attn-run, in the N of its summary-K-of-N.json
+// files). A scheduler's single task resubmitted into the batch (a Slurm
+// --array=7: one task, K 0 of N 1) joins that split as shard ID - the
+// batch's first task id; any other split than the batch's is exit 73 naming
+// both, so one folder never holds two splits. `s` as given when DIR holds
+// no split yet.
+Shard shard_in_batch(const Shard& s, const std::string& dir);
 
 }  // namespace app

@@ -109,6 +109,11 @@ std::string LayerInputs::source(std::size_t position) const {
   return path_ + "[" + std::to_string(by_layer_number_ ? layers_.at(position) : position) + "]";
 }
 
+std::string LayerInputs::file(std::size_t position) const {
+  if (folder_) return layer_file(path_, layers_.at(position));
+  return path_ == "-" ? "" : path_;
+}
+
 const char* LayerInputs::kind() const {
   if (folder_) return "folder";
   return stack_ || whole_->ndim() == 4 ? "stack" : "shared";

@@ -31,6 +31,8 @@ class LayerInputs {
   // it came from ("h.npy[5]", "DIR/layer_5.npy").
   attn::Tensor at(std::size_t position) const;
   std::string source(std::size_t position) const;
+  // The file that input is read from ("" for standard input).
+  std::string file(std::size_t position) const;
   // "stack", "folder" or "shared" (one input for every layer), for run.json.
   const char* kind() const;
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -48,13 +49,47 @@ bool is_shard_summary(const json& j) {
   });
 }
 
+// A result folder's name as --input-list writes it: one plain name inside
+// DIR (its input's file name without .npy). Anything else ("../outside", an
+// absolute path, "a/b") would point the merged summary outside DIR: "" when
+// fine, else why not.
+std::string bad_folder_name(const std::string& name) {
+  if (name.empty()) return "an empty name";
+  if (name == "." || name == "..") return "not a folder inside the out-dir";
+  if (name.find('/') != std::string::npos) return "a path, not a folder name inside the out-dir";
+  if (name.find('\0') != std::string::npos) return "a NUL character";
+  if (name.rfind(".attn-run-tmp-", 0) == 0) return "a staging folder of attn-run";
+  return "";
+}
+
 double number_or_zero(const json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
 }
 
+// The split a batch's manifest records (--input-list keeps it in
+// DIR/manifest.json): N shards and the array's first task id.
+struct Split {
+  std::size_t n = 1, first_task = 0;
+};
+std::optional<Split> manifest_split(const std::string& dir) {
+  const std::string path = dir + "/manifest.json";
+  if (!fs::exists(path)) return std::nullopt;
+  const auto bytes = attn::read_file(path, kMaxSummaryBytes);
+  const json m = json::parse(bytes.begin(), bytes.end(), nullptr, false);
+  if (!m.is_object() || !m.contains("split") || !m["split"].is_object()) return std::nullopt;
+  const json& s = m["split"];
+  if (!s.contains("n") || !s["n"].is_number_unsigned() || s["n"].get<std::size_t>() == 0)
+    return std::nullopt;
+  return Split{s["n"].get<std::size_t>(),
+               s.contains("first_task") && s["first_task"].is_number_unsigned()
+                   ? s["first_task"].get<std::size_t>()
+                   : 0};
+}
+
 // DIR's summary-K-of-N.json files, read and checked to come from one split
-// of one list.
-std::vector<ShardSummary> read_summaries(const std::string& dir) {
+// of one list (the batch's `split` when known): the stale ones are named.
+std::vector<ShardSummary> read_summaries(const std::string& dir,
+                                         const std::optional<Split>& split) {
   if (!attn::is_directory(dir))
     throw Error(Exit::no_input, attn::printable(dir) +
                                     ": not a folder (expected the --out-dir "
@@ -73,6 +108,14 @@ std::vector<ShardSummary> read_summaries(const std::string& dir) {
     if (!is_shard_summary(s.body))
       throw Error(Exit::data, attn::printable(path) +
                                   ": not a summary written by attn-run --input-list --shard");
+    for (std::size_t i = 0; i < s.body["inputs"].size(); ++i) {
+      const std::string folder = s.body["inputs"][i]["dir"].get<std::string>();
+      const std::string why = bad_folder_name(folder);
+      if (!why.empty())
+        throw Error(Exit::data, attn::printable(path) + ": inputs[" + std::to_string(i) +
+                                    "].dir \"" + attn::printable(folder) + "\" is " + why +
+                                    " (expected a result folder's name)");
+    }
     out.push_back(std::move(s));
   }
   if (ec) throw Error(Exit::no_input, attn::printable(dir) + ": cannot list: " + ec.message());
@@ -81,11 +124,23 @@ std::vector<ShardSummary> read_summaries(const std::string& dir) {
                                     ": no summary-K-of-N.json (written by --input-list ... "
                                     "--shard K/N); nothing to merge");
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.k < b.k; });
+  // The batch's split: its manifest's, else the N most summaries have.
+  std::map<std::size_t, std::size_t> files_of;  // N -> summaries of that split
+  for (const ShardSummary& s : out) ++files_of[s.n];
+  std::size_t n = split ? split->n : 0;
+  for (const auto& [each, count] : files_of)
+    if (!split && (n == 0 || count > files_of[n])) n = each;
+  std::string stale;
+  for (const ShardSummary& s : out)
+    if (s.n != n || s.k >= s.n) stale += (stale.empty() ? "" : ", ") + s.file;
+  if (!stale.empty())
+    throw Error(Exit::data, attn::printable(dir) +
+                                ": summaries of different splits; the batch is split " +
+                                std::to_string(n) + " ways (" +
+                                (split ? std::string("manifest.json") : "most summaries") +
+                                "): remove the stale ones: " + stale);
   const ShardSummary& first = out.front();
   for (const ShardSummary& s : out) {
-    if (s.n != first.n || s.k >= s.n)
-      throw Error(Exit::data, attn::printable(dir) + ": " + first.file + " and " + s.file +
-                                  " come from different splits; remove the stale ones");
     for (const char* key : {"input_list", "list_inputs", "config"})
       if (s.body.value(key, json()) != first.body.value(key, json()))
         throw Error(Exit::data, attn::printable(dir) + ": " + first.file + " and " + s.file +
@@ -98,7 +153,9 @@ std::vector<ShardSummary> read_summaries(const std::string& dir) {
 
 int run_merge_summaries(const Options& opt) {
   const std::string& dir = *opt.merge_dir;
-  const std::vector<ShardSummary> shards = read_summaries(dir);
+  const std::optional<Split> split = manifest_split(dir);
+  const std::vector<ShardSummary> shards = read_summaries(dir, split);
+  const std::size_t first_task = split ? split->first_task : 0;
   const json& first = shards.front().body;
   const std::size_t n = shards.front().n;
   const std::size_t count = first["list_inputs"].get<std::size_t>();
@@ -154,19 +211,24 @@ int run_merge_summaries(const Options& opt) {
       names += " and " + std::to_string(missing.size() - kListedMissing) + " more";
     // Runs of consecutive shards as ranges, as Slurm's --array takes them:
     // "1-23" rather than 23 numbers, "0,2-4,7" for gaps.
-    std::string ks;
-    for (auto it = resubmit.begin(); it != resubmit.end();) {
-      const std::size_t first = *it;
-      std::size_t last = first;
-      while (++it != resubmit.end() && *it == last + 1) ++last;
-      ks += (ks.empty() ? "" : ",") + std::to_string(first) +
-            (last > first ? "-" + std::to_string(last) : std::string());
-    }
+    // The array's task ids are K + its first id (--array=1-16: K = ID - 1).
+    const auto ranges = [&](std::size_t offset) {
+      std::string ks;
+      for (auto it = resubmit.begin(); it != resubmit.end();) {
+        const std::size_t first = *it;
+        std::size_t last = first;
+        while (++it != resubmit.end() && *it == last + 1) ++last;
+        ks += (ks.empty() ? "" : ",") + std::to_string(first + offset) +
+              (last > first ? "-" + std::to_string(last + offset) : std::string());
+      }
+      return ks;
+    };
+    const std::string ks = ranges(0), tasks = ranges(first_task);
     throw Error(Exit::no_input, attn::printable(dir) + ": " + std::to_string(missing.size()) +
                                     " of " + std::to_string(count) +
                                     " inputs have no result: " + names + "; resubmit shard(s) " +
                                     ks + " of " + std::to_string(n) + " (--shard K/" +
-                                    std::to_string(n) + "; a Slurm array: --array=" + ks + ")");
+                                    std::to_string(n) + "; a Slurm array: --array=" + tasks + ")");
   }
 
   json merged = first;  // version, config, list, weights, layout: the same in every shard

@@ -3,8 +3,10 @@
 // are loaded on a helper thread while the layer before computes (so reading
 // layer N+1 overlaps layer N's compute; memory holds at most two layers'
 // weights); each layer's results go to DIR/layer_N/ (its own run.json, as a
-// single run writes), and DIR/run.json lists the layers. Nothing appears
-// before the one commit at the end.
+// single run writes), committed as the layer finishes with its entry in
+// DIR/manifest.json (layers_manifest.h), so a run killed at layer 30 keeps
+// 30 layers and its rerun computes the rest. DIR/run.json lists the layers,
+// and the model view (--plot) is drawn, at the end.
 //
 // Letters: B batch, H heads, S sequence, C hidden.
 #include <spdlog/spdlog.h>
@@ -25,7 +27,9 @@
 #include "cli/stdin_input.h"
 #include "cli/timing.h"
 #include "modes/layer_inputs.h"
+#include "modes/layers_manifest.h"
 #include "modes/modes.h"
+#include "modes/run_fingerprint.h"
 #include "modes/run_session.h"
 #include "pictures/map_capture.h"
 #include "pictures/model_view.h"
@@ -170,67 +174,124 @@ int run_layers(const Options& opt) {
   const LayerInputs inputs(input, std::move(stdin_bytes), std::size_t(m.num_layers), layers,
                            opt.allow_nonfinite);
 
-  // Checked before any compute; created (with its layer folders) at the commit.
-  const std::unique_ptr<attn::OutputDir> top_dir = attn::open_output_dir(cfg0.output_dir);
-  attn::OutputDir& top = *top_dir;
+  // Checked before any compute; created with the first layer's commit.
+  const std::string top_path = cfg0.output_dir;
+  attn::open_output_dir(top_path);
   // --plot FILE.html: the model view, each layer's thumbnails and figures.
   std::vector<PlotFile> plot_files;
   plot_files.reserve(opt.plots.size());
   for (const std::string& p : opt.plots) plot_files.emplace_back(p);
   const bool view = !plot_files.empty();
+
+  // The layers an earlier run committed with these settings from these
+  // inputs (DIR/manifest.json) are not computed again; one made with other
+  // settings is exit 73 naming them.
+  const LayersManifest manifest_in(top_path);
+  LayersManifest manifest(top_path);
+  std::vector<const nlohmann::json*> earlier(layers.size(), nullptr);
+  std::vector<nlohmann::json> fingerprints(layers.size()), input_ids(layers.size());
+  std::vector<std::size_t> todo;  // positions in `layers` to compute
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const attn::Config cfg =
+        i == 0 ? cfg0 : load_config_with_flags(layer_options(opt, std::int64_t(layers[i])));
+    const std::string source = !cfg.weights.empty() ? cfg.weights
+                               : cfg.init_seed ? "init(seed=" + std::to_string(*cfg.init_seed) + ")"
+                                               : std::string();
+    fingerprints[i] = run_fingerprint(opt, cfg, source);
+    const std::string file = inputs.file(i);
+    input_ids[i] = file.empty() ? nlohmann::json{{"path", ""}} : file_identity(file);
+    const std::string name = "layer_" + std::to_string(layers[i]);
+    const nlohmann::json* e = manifest_in.done(name, fingerprints[i], input_ids[i]);
+    // The model view needs each layer's tiles of this batch entry.
+    if (e && view &&
+        !(e->contains("view") &&
+          (*e)["view"].value("batch_index", std::size_t(-1)) == opt.batch_index))
+      e = nullptr;
+    earlier[i] = e;
+    if (!e) todo.push_back(i);
+  }
+
   ModelView mv;
   bool mean_heads = false;                          // --average-heads: one column, the heads' mean
   std::size_t picked_queries = 0, picked_keys = 0;  // --queries / --keys (0 = all)
-  std::vector<std::unique_ptr<attn::OutputDir>> staged;
-  nlohmann::json runs = nlohmann::json::array();
+  std::vector<nlohmann::json> runs_at(layers.size());
+  std::vector<ModelViewLayer> tiles(layers.size());
   double compute_ms = 0, load_ms = 0;
   Progress progress("layers", layers.size(), Progress::wanted(opt.quiet));
-  // Layer i computes while layer i + 1 loads.
-  auto load = [&](std::size_t i) { return load_layer(opt, inputs, i, std::int64_t(layers[i])); };
-  std::future<LoadedLayer> next = std::async(std::launch::async, load, 0);
-  for (std::size_t i = 0; i < layers.size(); ++i) {
+  const auto view_facts = [&](const nlohmann::json& v) {
+    mv.heads = v.at("heads").get<std::vector<std::size_t>>();
+    mv.L = v.at("L").get<std::size_t>();
+    mv.T = v.at("T").get<std::size_t>();
+    picked_queries = v.at("queries").get<std::size_t>();
+    picked_keys = v.at("keys").get<std::size_t>();
+    mv.recent = v.at("recent").get<std::size_t>();
+    mean_heads = v.at("mean_heads").get<bool>();
+  };
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    if (earlier[i]) {
+      runs_at[i] = (*earlier[i])["run"];
+      if (view) {
+        tiles[i] = view_from_json((*earlier[i])["view"]["tiles"]);
+        view_facts((*earlier[i])["view"]);
+      }
+      progress.advance(1);
+    }
+  // Layer i computes while layer i + 1 loads; each commits as it finishes.
+  auto load = [&](std::size_t k) {
+    return load_layer(opt, inputs, todo[k], std::int64_t(layers[todo[k]]));
+  };
+  std::future<LoadedLayer> next;
+  if (!todo.empty()) next = std::async(std::launch::async, load, 0);
+  for (std::size_t k = 0; k < todo.size(); ++k) {
+    const std::size_t i = todo[k];
     LoadedLayer cur = next.get();
-    if (i + 1 < layers.size()) next = std::async(std::launch::async, load, i + 1);
+    if (k + 1 < todo.size()) next = std::async(std::launch::async, load, k + 1);
     const std::string name = "layer_" + std::to_string(cur.layer);
     load_ms += cur.load_ms;
     const RunSession session(opt, *cur.cfg, std::move(cur.model));
-    staged.push_back(std::make_unique<attn::OutputDir>(top.dir() + "/" + name, top.staging()));
-    attn::OutputDir& out = *staged.back();
+    const std::unique_ptr<attn::OutputDir> top = attn::open_output_dir(top_path);
+    attn::OutputDir out(top_path + "/" + name, top->staging());
     JobPlan plan;
     plan.stats = opt.stats;
     plan.write_maps = cur.cfg->output_attention;
     std::vector<std::size_t> drawn;  // the model's numbers of the heads drawn
     if (view) plan_model_view(opt, session, cur.in, plan, drawn, name);
     const JobResult res = session.forward(cur.in, plan, &out, name);
-    if (view) {
-      mv.layers.push_back(model_view_layer(cur.layer, attn::layer_type(m, cur.layer), name,
-                                           *res.capture, *res.summary, opt.batch_index));
-      mv.heads = drawn;
-      mv.L = cur.in.x.shape[1];
-      mv.T = session.map_keys(cur.in);
-      const attn::MapSelection sel = session.selection(cur.in);
-      picked_queries = sel.queries.size();
-      picked_keys = sel.keys.size();
-      mv.recent = opt.recent.value_or(64);
-      mean_heads = cur.cfg->output_average_heads;
-    }
     compute_ms += res.compute_ms;
     const nlohmann::json run = session.stage(out, cur.in, res, cur.cfg->output_attention);
+    runs_at[i] = {
+        {"layer", cur.layer},           {"dir", name},
+        {"input", cur.in.input_source}, {"shapes", run["shapes"]},
+        {"timings", run["timings"]},    {"fully_masked_rows", res.forward.fully_masked_rows}};
+    nlohmann::json entry = {
+        {"fingerprint", fingerprints[i]}, {"input", input_ids[i]}, {"run", runs_at[i]}};
     if (view) {
+      tiles[i] = model_view_layer(cur.layer, attn::layer_type(m, cur.layer), name, *res.capture,
+                                  *res.summary, opt.batch_index);
       std::vector<std::string> files = out.names();
       std::sort(files.begin(), files.end());
-      mv.layers.back().files = std::move(files);
+      tiles[i].files = std::move(files);
+      const attn::MapSelection sel = session.selection(cur.in);
+      entry["view"] = {{"batch_index", opt.batch_index},
+                       {"heads", drawn},
+                       {"L", cur.in.x.shape[1]},
+                       {"T", session.map_keys(cur.in)},
+                       {"queries", sel.queries.size()},
+                       {"keys", sel.keys.size()},
+                       {"recent", opt.recent.value_or(64)},
+                       {"mean_heads", cur.cfg->output_average_heads},
+                       {"tiles", view_to_json(tiles[i])}};
+      view_facts(entry["view"]);
     }
     print_stats_table(res.stats, name, opt.quiet);
-    runs.push_back({{"layer", cur.layer},
-                    {"dir", name},
-                    {"input", cur.in.input_source},
-                    {"shapes", run["shapes"]},
-                    {"timings", run["timings"]},
-                    {"fully_masked_rows", res.forward.fully_masked_rows}});
+    manifest.record(name, std::move(entry), *top);
+    attn::commit_together({top.get(), &out});  // DIR (with the manifest) first
     progress.advance(1);
   }
   progress.finish();
+  nlohmann::json runs = nlohmann::json::array();
+  for (const nlohmann::json& r : runs_at) runs.push_back(r);
+  if (view) mv.layers = tiles;
 
   nlohmann::json j;
   j["attn_run_version"] = ATTN_VERSION;
@@ -246,7 +307,8 @@ int run_layers(const Options& opt) {
                   {"compute_ms", compute_ms},
                   {"total_ms", ms_since(t_start)},
                   {"load_note", "each layer loads while the one before computes"}};
-  top.add("run.json", j.dump(2) + "\n");
+  const std::unique_ptr<attn::OutputDir> top = attn::open_output_dir(top_path);
+  top->add("run.json", j.dump(2) + "\n");
   if (view) {
     mv.title = model_name(m.dir) + ", " + counted(layers.size(), "layer");
     // --average-heads draws one column, the mean of the heads (labelled 0).
@@ -265,11 +327,12 @@ int run_layers(const Options& opt) {
     const std::string page = render_model_view(mv);
     for (PlotFile& f : plot_files) f.stage_bytes(page);
   }
-  std::vector<attn::OutputDir*> outputs = {&top};  // DIR first: the layer folders go inside
+  std::vector<attn::OutputDir*> outputs = {top.get()};
   for (PlotFile& f : plot_files) outputs.push_back(&f.staged());
-  for (auto& d : staged) outputs.push_back(d.get());
   attn::commit_together(outputs);
-  spdlog::info("wrote {} and {}/run.json", counted(layers.size(), "layer folder"), top.dir());
+  const std::size_t before = layers.size() - todo.size();
+  spdlog::info("wrote {}{} and {}/run.json", counted(todo.size(), "layer folder"),
+               before ? " (" + std::to_string(before) + " done before)" : std::string(), top_path);
   for (const std::string& p : opt.plots) spdlog::info("wrote {}", p);
   return 0;
 }

@@ -241,3 +241,51 @@ TEST_CASE("cli_flags: the man page documents every flag and formats cleanly") {
   CHECK(r.exit_code == 0);
   CHECK_MESSAGE(r.err.empty(), r.err);
 }
+
+namespace {
+// run.json's threads of a run of the shipped config with `env` before the command.
+int threads_used(const std::string& env, const std::string& dir) {
+  auto r = run(env + " " + bin() + " -q --config " + cfg("warner_causal.json") + " -o " + q(dir));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string json = attn::test::read_text(dir + "/run.json");
+  const std::smatch m = [&] {
+    std::smatch found;
+    std::regex_search(json, found, std::regex(R"("threads": ([0-9]+))"));
+    return found;
+  }();
+  REQUIRE(m.size() == 2);
+  return std::stoi(m[1]);
+}
+}  // namespace
+
+TEST_CASE("cli_flags: the default threads follow the affinity mask and the cgroup's CPU quota") {
+  attn::test::TempDir t;
+  if (run("taskset -c 0 true").exit_code == 0) CHECK(threads_used("taskset -c 0", t / "a") == 1);
+  // A cgroup tree as Slurm or a container runtime makes it (read through
+  // the test hook ATTN_TEST_PROC_SELF in place of /proc/self).
+  const std::string fake = t / "proc", tree = t / "cg";
+  fs::create_directories(fake);
+  // cgroup v2: the job's own cpu.max unlimited, its parent's one CPU.
+  fs::create_directories(tree + "/v2/slurm/job_7");
+  attn::test::write_text(fake + "/cgroup", "0::/slurm/job_7\n");
+  attn::test::write_text(fake + "/mountinfo",
+                         "30 25 0:26 / " + tree + "/v2 rw,nosuid - cgroup2 cgroup2 rw\n");
+  attn::test::write_text(tree + "/v2/slurm/job_7/cpu.max", "max 100000\n");
+  attn::test::write_text(tree + "/v2/slurm/cpu.max", "100000 100000\n");
+  CHECK(threads_used("ATTN_TEST_PROC_SELF=" + q(fake), t / "b") == 1);
+  // cgroup v1 (cpu,cpuacct): half a CPU is one thread.
+  fs::create_directories(tree + "/v1/docker/abc");
+  attn::test::write_text(fake + "/cgroup", "4:cpu,cpuacct:/docker/abc\n1:name=systemd:/\n");
+  attn::test::write_text(fake + "/mountinfo",
+                         "35 25 0:30 / " + tree + "/v1 rw,nosuid - cgroup cgroup rw,cpu,cpuacct\n");
+  attn::test::write_text(tree + "/v1/docker/abc/cpu.cfs_quota_us", "50000\n");
+  attn::test::write_text(tree + "/v1/docker/abc/cpu.cfs_period_us", "100000\n");
+  CHECK(threads_used("ATTN_TEST_PROC_SELF=" + q(fake), t / "c") == 1);
+  // No quota: the affinity decides; --threads always wins.
+  attn::test::write_text(tree + "/v1/docker/abc/cpu.cfs_quota_us", "-1\n");
+  CHECK(threads_used("ATTN_TEST_PROC_SELF=" + q(fake), t / "d") >= 1);
+  auto r = run("taskset -c 0 " + bin() + " -q --threads 3 --config " + cfg("warner_causal.json") +
+               " -o " + q(t / "e"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(has(attn::test::read_text(t / "e/run.json"), "\"threads\": 3"));
+}

@@ -409,3 +409,126 @@ TEST_CASE("cli gguf: Gemma 4 files that cannot be Gemma 4 are one line, exit 65"
   check_one_line(attn_run("--model " + test::q(f)), 65,
                  "gemma4.rope.dimension_count: expected the head size 16");
 }
+
+TEST_CASE("cli gguf: a 3 GiB file whose layer is small runs under ulimit -v 2000000") {
+  // Layer 0 of a llama file (C 256, 4 heads, F16 zeros but attn_q), then a
+  // 3 GiB token_embd.weight left as a hole (a sparse file: no disk used).
+  // Only the header and the layer's tensors are mapped, not the file.
+  test::TempDir t;
+  Image g;
+  g.b = "GGUF";
+  g.u32(3), g.u64(5), g.u64(4);
+  g.kv_str("general.architecture", "llama");
+  g.kv_u32("llama.block_count", 1);
+  g.kv_u32("llama.embedding_length", 256);
+  g.kv_u32("llama.attention.head_count", 4);
+  const std::uint64_t f16 = 256 * 256 * 2, big_rows = (std::uint64_t(3) << 30) / (256 * 4);
+  std::uint64_t at = 0;
+  for (const char* name : {"blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight",
+                           "blk.0.attn_output.weight"}) {
+    g.tensor(name, {256, 256}, 1, at);
+    at += f16;
+  }
+  g.tensor("token_embd.weight", {256, big_rows}, 0, at);
+  g.pad();
+  const std::uint64_t header = g.b.size();
+  for (std::uint64_t i = 0; i < 256 * 256; ++i) g.b += std::string("\x00\x3c", 2);  // q = 1.0
+  g.b += std::string(std::size_t(3 * f16), '\0');
+  g.save(t / "big.gguf");
+  std::filesystem::resize_file(t / "big.gguf", header + at + big_rows * 256 * 4);
+  REQUIRE(std::filesystem::file_size(t / "big.gguf") > (std::uint64_t(3) << 30));
+  test::write_text(t / "x.npy", attn::encode_npy(test::random_tensor({4, 256}, 3)));
+
+  const std::string limited = "ulimit -v 2000000; " + test::quoted_binary();
+  auto r = test::run("bash -c " + test::q(limited + " -q --model " + test::q(t / "big.gguf") +
+                                          " --layer 0 --input " + test::q(t / "x.npy") + " -o " +
+                                          test::q(t / "o")));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // v is zero: the context is zero, whatever the maps.
+  const Tensor c = to_float32(read_npy(t / "o/context.npy"), "context.npy", false);
+  CHECK(c.shape == std::vector<std::size_t>{4, 256});
+  // The layer listing reads the header only.
+  r = test::run("bash -c " + test::q(limited + " --model " + test::q(t / "big.gguf")));
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+}
+
+namespace {
+// A GGUF file of one layer (C 16, 2 heads of 8), its metadata the
+// architecture's sizes plus `extra` (each one key, type and value), its
+// tensors F32 zeros of the given ne (ggml order).
+Image small_gguf(const std::string& arch, const std::vector<Image>& extra,
+                 const std::vector<std::pair<std::string, std::vector<std::uint64_t>>>& tensors) {
+  Image g;
+  g.b = "GGUF";
+  g.u32(3), g.u64(tensors.size()), g.u64(4 + extra.size());
+  g.kv_str("general.architecture", arch);
+  g.kv_u32(arch + ".block_count", 1);
+  g.kv_u32(arch + ".embedding_length", 16);
+  g.kv_u32(arch + ".attention.head_count", 2);
+  for (const Image& kv : extra) g.b += kv.b;
+  std::uint64_t at = 0;
+  std::vector<std::uint64_t> sizes;
+  for (const auto& [name, ne] : tensors) {
+    g.tensor(name, ne, 0, at);
+    std::uint64_t n = 4;
+    for (auto d : ne) n *= d;
+    at += (n + 31) / 32 * 32;
+  }
+  g.pad();
+  g.b += std::string(std::size_t(at), '\0');
+  return g;
+}
+
+Image kv_u32(const std::string& key, std::uint32_t v) {
+  Image i;
+  i.kv_u32(key, v);
+  return i;
+}
+
+Image kv_f32(const std::string& key, float v) {
+  Image i;
+  std::uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  i.str(key), i.u32(6), i.u32(bits);
+  return i;
+}
+
+const std::vector<std::pair<std::string, std::vector<std::uint64_t>>> kLayer0 = {
+    {"blk.0.attn_q.weight", {16, 16}},
+    {"blk.0.attn_k.weight", {16, 16}},
+    {"blk.0.attn_v.weight", {16, 16}},
+    {"blk.0.attn_output.weight", {16, 16}}};
+}  // namespace
+
+TEST_CASE("cli gguf: lies in the metadata are refused, each named as the file spells it") {
+  test::TempDir t;
+  test::write_text(t / "x.npy", attn::encode_npy(test::random_tensor({3, 16}, 5)));
+  const auto run_layer = [&](const std::string& name, const Image& g) {
+    g.save(t / name);
+    return attn_run("--model " + test::q(t / name) + " --layer 0 --input " + test::q(t / "x.npy") +
+                    " -o " + test::q(t / "o"));
+  };
+  // Gemma 3's sliding layers with a window of 0: not the family's default 4096.
+  test::check_cli_failure(
+      run_layer("g3.gguf",
+                small_gguf("gemma3", {kv_u32("gemma3.attention.sliding_window", 0)}, kLayer0)),
+      65, {"g3.gguf", "gemma3.attention.sliding_window", "is 0"});
+  // rope_freqs.weight must be one factor per pair: (4,), not (2, 2).
+  auto freqs = kLayer0;
+  freqs.push_back({"rope_freqs.weight", {2, 2}});
+  test::check_cli_failure(run_layer("ff.gguf", small_gguf("llama", {}, freqs)), 65,
+                          {"ff.gguf", "rope_freqs.weight"});
+  // The rope base and the rotated dimensions, as the GGUF keys.
+  test::check_cli_failure(
+      run_layer("fb.gguf", small_gguf("llama", {kv_f32("llama.rope.freq_base", 0.0f)}, kLayer0)),
+      65, {"fb.gguf", "llama.rope.freq_base"});
+  test::check_cli_failure(
+      run_layer("dc.gguf", small_gguf("llama", {kv_u32("llama.rope.dimension_count", 7)}, kLayer0)),
+      65, {"dc.gguf", "llama.rope.dimension_count", "even"});
+  // A tensor of the wrong shape is named as the file names it.
+  auto wrong = kLayer0;
+  wrong[0].second = {16, 8};
+  test::check_cli_failure(run_layer("q.gguf", small_gguf("llama", {}, wrong)), 65,
+                          {"q.gguf", "blk.0.attn_q.weight", "expected shape (16, 16)"});
+  CHECK_FALSE(std::filesystem::exists(t / "o"));
+}

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "attn/npy.h"
@@ -237,12 +239,14 @@ TEST_CASE("cli_layers: what is refused, before anything is written") {
   check_cli_failure(run(bin() + " --model " + model + " --layer 0 --input " + q(t / "fold/") +
                         " -o " + q(t / "o")),
                     66, {"is a folder", "--layer all", "fold/layer_0.npy)"});
-  // A layer's input that fails after the first layer computed: no output at all.
+  // A layer's input that fails after the first layer computed: that layer
+  // is committed whole (a rerun resumes there), nothing of the failing one.
   attn::test::write_text(t / "fold/layer_1.npy", "\x93NUMPY garbage");
   auto late = run(bin() + " --model " + model + " --layer all --input " + q(t / "fold") + " -o " +
                   q(t / "o"));
   check_cli_failure(late, 65, {"layer_1.npy"});
-  CHECK(!fs::exists(t / "o/layer_0"));
+  CHECK(fs::exists(t / "o/layer_0/context.npy"));
+  CHECK(!fs::exists(t / "o/layer_1"));
   CHECK(!fs::exists(t / "o/run.json"));
 }
 
@@ -331,4 +335,97 @@ TEST_CASE("cli_layers: the model view's subtitle counts rightly and names the la
   CHECK(!fs::exists(t / "n/layer_3/attention.npy"));
   CHECK(attn::test::read_text(t / "n.html").find("(attention.npy, context.npy, run.json)") ==
         std::string::npos);
+}
+
+namespace {
+// A result tree's files, run.json and manifest.json without their timings
+// (which no two runs share) and with the tree's own path as DIR: what a
+// clean run and a resumed one must agree on.
+std::map<std::string, std::string> results_of(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  const std::function<void(nlohmann::json&)> strip = [&](nlohmann::json& j) {
+    if (j.is_object()) {
+      for (const char* k : {"timings", "gflops", "total_ms", "load_ms", "compute_ms", "write_ms"})
+        j.erase(k);
+      for (auto& [key, v] : j.items()) strip(v);
+    } else if (j.is_array()) {
+      for (auto& v : j) strip(v);
+    }
+  };
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    const std::string rel = fs::relative(e.path(), dir).string();
+    std::string bytes = attn::test::read_text(e.path().string());
+    const std::string name = e.path().filename().string();
+    if (name == "run.json" || name == "manifest.json") {
+      nlohmann::json j = nlohmann::json::parse(bytes);
+      strip(j);
+      bytes = j.dump(1);
+      // Where the results went (config.output.dir) is the one path that differs.
+      for (std::size_t at; (at = bytes.find(dir)) != std::string::npos;)
+        bytes.replace(at, dir.size(), "DIR");
+    }
+    out[rel] = bytes;
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("cli_layers: --layer all killed after a layer resumes with only the missing ones") {
+  attn::test::TempDir t;
+  const std::string model = q(src("data/tiny-llama"));
+  const attn::Tensor h = npy(src("data/tiny-llama-hidden.npy"));  // (S, C)
+  attn::Tensor half = h;
+  for (float& v : half.data) v *= 0.5f;
+  save(t / "stack.npy", stack({h, half}, true));  // (2, 1, S, C)
+  const std::string args = "--threads 2 --model " + model + " --layer all --input " +
+                           q(t / "stack.npy") + " --top-k 2 --summary";
+  // A clean run, with its model view.
+  REQUIRE(run(bin() + " -q " + args + " -o " + q(t / "clean") + " --plot " + q(t / "clean.html"))
+              .exit_code == 0);
+
+  // The same run, SIGKILLed as layer 1 starts its forward pass: layer 0 is
+  // committed, with its manifest entry; nothing of layer 1, no run.json.
+  const std::string out = t / "out";
+  const std::string run_args = args + " -o " + q(out) + " --plot " + q(t / "out.html");
+  const std::string script = "ATTN_TEST_PAUSE_AT=compute:2 " + bin() + " -q " + run_args +
+                             " & p=$!; "
+                             "until grep -q '^State:[[:space:]]*T' /proc/$p/status 2>/dev/null; "
+                             "do kill -0 $p 2>/dev/null || break; sleep 0.01; done; "
+                             "kill -s KILL $p; kill -s CONT $p; wait $p";
+  const attn::test::RunResult killed = run("bash -c " + q(script));
+  CHECK_MESSAGE(killed.exit_code == 128 + 9, killed.err);
+  CHECK(fs::exists(out + "/layer_0/context.npy"));
+  CHECK(fs::exists(out + "/layer_0/topk_indices.npy"));
+  CHECK(fs::exists(out + "/manifest.json"));
+  CHECK_FALSE(fs::exists(out + "/layer_1"));
+  CHECK_FALSE(fs::exists(out + "/run.json"));
+  const std::string layer0 = attn::test::read_text(out + "/layer_0/attention.npy");
+
+  // The rerun computes layer 1 alone and ends with what the clean run wrote.
+  const attn::test::RunResult again = run(bin() + " " + run_args);
+  REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  CHECK_MESSAGE(again.err.find("wrote 1 layer folder (1 done before)") != std::string::npos,
+                again.err);
+  CHECK(attn::test::read_text(out + "/layer_0/attention.npy") == layer0);
+  const auto resumed = results_of(out), clean = results_of(t / "clean");
+  for (const auto& [name, bytes] : clean) {
+    CAPTURE(name);
+    CHECK_MESSAGE(resumed.count(name) == 1, name);
+    if (resumed.count(name) && resumed.at(name) != bytes && bytes.size() < 3000)
+      CHECK_MESSAGE(resumed.at(name) == bytes, resumed.at(name));
+    else if (resumed.count(name))
+      CHECK(resumed.at(name) == bytes);
+  }
+  CHECK(resumed.size() == clean.size());
+  CHECK(same_file(t / "out.html", t / "clean.html"));
+
+  // A third run has nothing to compute; other settings are refused, naming them.
+  const attn::test::RunResult third = run(bin() + " " + run_args);
+  REQUIRE_MESSAGE(third.exit_code == 0, third.err);
+  CHECK(third.err.find("wrote 0 layer folders (2 done before)") != std::string::npos);
+  const auto before = attn::test::snapshot(out);
+  check_cli_failure(run(bin() + " " + run_args + " --recent 3"), 73,
+                    {"manifest.json", "layer_0", "--recent: was not given, now 3"});
+  CHECK(attn::test::snapshot(out) == before);
 }

@@ -105,11 +105,17 @@ TEST_CASE("cli_merge: summaries that cannot be merged are refused") {
   fs::create_directories(t / "empty");
   check_cli_failure(run(bin() + " --merge-summaries " + q(t / "empty")), 66,
                     {"no summary-K-of-N.json"});
-  // Two splits of the list in one folder: stale summaries to remove.
+  // Two splits of the list in one folder (a summary copied from another
+  // batch: a run refuses to add a second split): the stale one is named.
   run_shards(t / "mixed", 2, {0, 1});
-  run_shards(t / "mixed", 3, {0});
-  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "mixed")), 65,
-                    {"summary-0-of-2.json", "summary-0-of-3.json", "different splits"});
+  run_shards(t / "other", 3, {0});
+  fs::copy_file(t / "other/summary-0-of-3.json", t / "mixed/summary-0-of-3.json");
+  {
+    const auto r = run(bin() + " --merge-summaries " + q(t / "mixed"));
+    check_cli_failure(r, 65,
+                      {"different splits", "split 2 ways", "stale ones: summary-0-of-3.json"});
+    CHECK(r.err.find("summary-0-of-2.json") == std::string::npos);
+  }
   // A file with the name but not the content.
   fs::create_directories(t / "bad");
   attn::test::write_text(t / "bad/summary-0-of-1.json", "{\"inputs\": [{\"index\": \"x\"}]}");
@@ -152,6 +158,7 @@ TEST_CASE("cli_merge: --shard auto takes K and N from a Slurm array task's varia
       {"SLURM_ARRAY_TASK_ID=x1 SLURM_ARRAY_TASK_COUNT=3 ", {"SLURM_ARRAY_TASK_ID", "'x1'"}},
       {"SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=-3 ", {"SLURM_ARRAY_TASK_COUNT", "'-3'"}},
       {"SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_COUNT=3 ", {"SLURM_ARRAY_TASK_ID 5", "0..2"}},
+      {"SLURM_ARRAY_TASK_ID=0 SLURM_ARRAY_TASK_COUNT=0 ", {"SLURM_ARRAY_TASK_COUNT", "found 0"}},
   };
   for (const auto& c : bad) {
     CAPTURE(c.env);
@@ -173,4 +180,69 @@ TEST_CASE("cli_merge: a shard's info line counts its result folders rightly") {
           " --shard 0/2");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK_MESSAGE(r.err.find("wrote 3 result folders and ") != std::string::npos, r.err);
+}
+
+TEST_CASE("cli_merge: a summary's result folder outside the out-dir is refused") {
+  attn::test::TempDir t;
+  const std::string dir = t / "r";
+  run_shards(dir, 2, {0, 1});
+  // A folder beside the out-dir, holding what looks like a result.
+  fs::create_directories(t / "outside");
+  attn::test::write_text(t / "outside/context.npy", "x");
+  const json good = read_json(dir + "/summary-1-of-2.json");
+  for (const std::string bad : {"../outside", "..", ".", "/tmp", "a/b", ""}) {
+    CAPTURE(bad);
+    json j = good;
+    j["inputs"][0]["dir"] = bad;
+    attn::test::write_text(dir + "/summary-1-of-2.json", j.dump(2));
+    const auto before = attn::test::snapshot(dir);
+    check_cli_failure(run(bin() + " --merge-summaries " + q(dir)), 65,
+                      {"summary-1-of-2.json", "inputs[0].dir", "expected a result folder's name"});
+    CHECK(attn::test::snapshot(dir) == before);
+    CHECK_FALSE(fs::exists(dir + "/summary.json"));
+  }
+}
+
+TEST_CASE("cli_merge: one Slurm task resubmitted joins the batch's split") {
+  attn::test::TempDir t;
+  const std::string out = t / "r";
+  const std::string cmd = bin() + " -q --threads 1 --shard auto --config " +
+                          attn::test::quoted_config("warner_causal.json") + " --input-list " +
+                          q(source_path("docs/list_example/inputs.txt")) + " -o " + q(out);
+  const std::string clean =
+      "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN "
+      "-u SLURM_ARRAY_TASK_MAX ";
+  // --array=1-4 (K = ID - 1); task 3 (shard 2) fails.
+  for (int id : {1, 2, 4}) {
+    auto r = run(clean + "SLURM_ARRAY_TASK_ID=" + std::to_string(id) +
+                 " SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=4 SLURM_ARRAY_TASK_COUNT=4 " + cmd);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  }
+  // The merge names it as Slurm numbers it: --array=3.
+  check_cli_failure(run(bin() + " --merge-summaries " + q(out)), 66,
+                    {"resubmit shard(s) 2 of 4", "--array=3)"});
+  // sbatch --array=3: one task, Slurm says MIN = MAX = 3 and COUNT 1.
+  const std::string one = "SLURM_ARRAY_TASK_MIN=3 SLURM_ARRAY_TASK_MAX=3 SLURM_ARRAY_TASK_COUNT=1 ";
+  auto r = run(clean + "SLURM_ARRAY_TASK_ID=3 " + one + cmd);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(fs::exists(out + "/summary-2-of-4.json"));
+  CHECK_FALSE(fs::exists(out + "/summary-0-of-1.json"));
+  REQUIRE(run(bin() + " -q --merge-summaries " + q(out)).exit_code == 0);
+  CHECK(read_json(out + "/summary.json")["inputs"].size() == 5);
+
+  // Not a task of the batch, or another split: refused naming the batch's.
+  const auto before = attn::test::snapshot(out);
+  check_cli_failure(run(clean +
+                        "SLURM_ARRAY_TASK_ID=9 SLURM_ARRAY_TASK_MIN=9 SLURM_ARRAY_TASK_MAX=9 "
+                        "SLURM_ARRAY_TASK_COUNT=1 " +
+                        cmd),
+                    73,
+                    {"manifest.json", "split 4 ways", "SLURM_ARRAY_TASK_ID=9", "array tasks 1-4"});
+  check_cli_failure(run(clean + "SLURM_ARRAY_TASK_ID=0 SLURM_ARRAY_TASK_COUNT=3 " + cmd), 73,
+                    {"split 4 ways", "--shard K/4"});
+  check_cli_failure(run(bin() + " -q --threads 1 --shard 0/3 --config " +
+                        attn::test::quoted_config("warner_causal.json") + " --input-list " +
+                        q(source_path("docs/list_example/inputs.txt")) + " -o " + q(out)),
+                    73, {"split 4 ways", "--shard 0/3"});
+  CHECK(attn::test::snapshot(out) == before);
 }

@@ -386,3 +386,29 @@ TEST_CASE("hostile data: a NaN query under --allow-nonfinite gives NaN as torch 
     }
   }
 }
+
+TEST_CASE("hostile data: a NaN key far down a long input makes every row NaN, in every path") {
+  // Token 550 of 600 is NaN. torch's eager attention (softmax, then P @ v)
+  // multiplies v[550] by every row's weight, 0 for the rows before it
+  // (causal), and 0 x NaN is NaN: all 600 context rows are NaN. The kernels
+  // skip the key tiles a causal row never reaches, so which rows met v[550]
+  // depended on the tile sizes of the build (the portable build gave NaN in
+  // more rows than the native one); the rule is torch's, whatever the tiles.
+  attn::test::TempDir t;
+  attn::Tensor x = attn::test::random_tensor({600, 64}, 11);
+  for (std::size_t c = 0; c < 64; ++c) x.data[550 * 64 + c] = NAN;
+  write_text(t / "x.npy", attn::encode_npy(x));
+  for (const char* maps : {"--no-attn", "", "--top-k 3 --no-attn", "--threads 1"}) {
+    CAPTURE(maps);
+    const std::string out = t / "o";
+    std::filesystem::remove_all(out);
+    RunResult r = run(bin() + " -q --model " + q(source_path("data/tiny-llama")) +
+                      " --layer 1 --allow-nonfinite --input " + q(t / "x.npy") + " -o " + q(out) +
+                      " " + maps);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const attn::Tensor ctx = attn::read_npy_f32(out + "/context.npy", true);  // (600, 64)
+    std::size_t nan_rows = 0;
+    for (std::size_t i = 0; i < 600; ++i) nan_rows += std::isnan(ctx.data[i * 64]) ? 1 : 0;
+    CHECK(nan_rows == 600);
+  }
+}

@@ -7,6 +7,7 @@
 // the index's folder.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include "attn/state_dict.h"
@@ -120,4 +121,72 @@ TEST_CASE("hostile_index: a two-shard index runs the layer from its shard alone"
   // A shard outside the index's folder: refused before anything is opened.
   write_text(index, "{\"weight_map\": {\"" + kLayer + "c_attn.weight\": \"../b.safetensors\"}}");
   test::check_cli_failure(run_config(t), 65, {index, "../b.safetensors", "outside"});
+}
+
+namespace {
+// bfloat16 bytes of float32 values (the top halves: exact for the test's purpose).
+std::string bf16_bytes(const Tensor& t) {
+  std::string out;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, t.ptr() + i, 4);
+    out += char((bits >> 16) & 0xff);
+    out += char(bits >> 24);
+  }
+  return out;
+}
+}  // namespace
+
+// A file that shrinks while attn-run reads it (another process rewriting
+// it, a network file system): a clean exit 66 naming it, nothing written,
+// never SIGBUS. ATTN_TEST_PAUSE_AT=read stops the run just before a
+// tensor's bytes are read (after every check that precedes the read); the
+// test truncates the file there and lets the run go on.
+TEST_CASE("hostile_index: a weights file truncated while it is read is 66 naming it") {
+  TempDir t;
+  const std::string bin = test::quoted_binary();
+  const std::string cfg = test::quoted_config("warner_causal.json");
+  const std::string warner = test::source_path("data/warner_causal");
+  // The same layer as bf16 .safetensors (read from the mapping), .npy
+  // files (float32: read by pread), an .npz and a torch.save .pt (zip
+  // members), and a quantized GGUF layer (its tensors mapped one by one).
+  std::vector<StTensor> st;
+  for (const char* key : {"Wqkv.weight", "Wqkv.bias", "Wo.weight", "Wo.bias"}) {
+    const Tensor v = read_npy_f32(warner + "/" + key + ".npy", false);
+    st.push_back({key, "BF16", v.shape, bf16_bytes(v)});
+  }
+  write_text(t / "w.safetensors", test::safetensors_image(st));
+  std::filesystem::copy(warner, t / "npy");
+  REQUIRE(test::run(bin + " -q --config " + cfg + " --dump-weights " + test::q(t / "w.npz"))
+              .exit_code == 0);
+  std::filesystem::copy_file(test::source_path("tests/fixtures/pt/modules/warner_causal.pt"),
+                             t / "w.pt");
+  std::filesystem::copy_file(test::source_path("tests/golden/gguf/llama/model.gguf"), t / "m.gguf");
+  const std::string gguf_input =
+      test::q(test::source_path("tests/golden/gguf/llama/layer1/input.npy"));
+  const struct {
+    std::string args, cut, culprit;  // the run, the files truncated, the file named
+  } cases[] = {
+      {"--config " + cfg + " --weights " + test::q(t / "w.safetensors"), t / "w.safetensors",
+       "w.safetensors"},
+      {"--config " + cfg + " --weights " + test::q(t / "npy"), t / "npy/*.npy", "npy/W"},
+      {"--config " + cfg + " --weights " + test::q(t / "w.npz"), t / "w.npz", "w.npz"},
+      {"--config " + cfg + " --weights " + test::q(t / "w.pt"), t / "w.pt", "w.pt"},
+      {"--model " + test::q(t / "m.gguf") + " --layer 1 --input " + gguf_input, t / "m.gguf",
+       "m.gguf"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const std::string out = t / "out";
+    const std::string script = "ATTN_TEST_PAUSE_AT=read " + bin + " -q " + c.args + " -o " +
+                               test::q(out) +
+                               " & p=$!; "
+                               "until grep -q '^State:[[:space:]]*T' /proc/$p/status 2>/dev/null; "
+                               "do kill -0 $p 2>/dev/null || break; sleep 0.01; done; "
+                               "truncate -s 0 " +
+                               c.cut + "; kill -s CONT $p; wait $p";
+    const test::RunResult r = test::run("bash -c " + test::q(script));
+    test::check_cli_failure(r, 66, {c.culprit, "truncated while"});
+    CHECK_FALSE(std::filesystem::exists(out));
+  }
 }

@@ -73,14 +73,17 @@ TEST_CASE("hostile outputs: a run killed or failing before its commit leaves no 
     CHECK(temporaries(t / "new").empty());
   }
   // A data error found after the folder was checked (--layer all: the second
-  // layer's input is malformed) leaves none either.
+  // layer's input is malformed) leaves the layers done before it whole (a
+  // rerun resumes there), nothing of the failing one, no run.json.
   fs::create_directories(t / "in");
   fs::copy_file(source_path("data/tiny-llama-hidden.npy"), t / "in/layer_0.npy");
   write_text(t / "in/layer_1.npy", "\x93NUMPY broken");
   RunResult bad = run(bin() + " -q --model " + q(source_path("data/tiny-llama")) +
                       " --layer all --input " + q(t / "in") + " -o " + q(t / "layers_out"));
   CHECK(bad.exit_code == 65);
-  CHECK(!fs::exists(t / "layers_out"));
+  CHECK(fs::exists(t / "layers_out/layer_0/context.npy"));
+  CHECK(!fs::exists(t / "layers_out/layer_1"));
+  CHECK(!fs::exists(t / "layers_out/run.json"));
   CHECK(temporaries(t.path).empty());
   // The successful run creates it.
   REQUIRE(run(bin() + " -q --config " + base_cfg() + " --out-dir " + q(t / "new/ok")).exit_code ==
@@ -267,8 +270,8 @@ TEST_CASE("hostile outputs: a rerun after SIGTERM skips what DIR/manifest.json r
 
   // Another config, other flags or other weights: 73 naming which, nothing written.
   const auto before = snapshot(out);
-  check_cli_failure(run(bin() + " " + args + " --no-attn"), 73, {"manifest.json", "config"});
-  check_cli_failure(run(bin() + " " + args + " --stats"), 73, {"manifest.json", "flags"});
+  check_cli_failure(run(bin() + " " + args + " --no-attn"), 73, {"manifest.json", "--no-attn"});
+  check_cli_failure(run(bin() + " " + args + " --stats"), 73, {"manifest.json", "--stats"});
   fs::copy(fixtures() + "/weights", t / "w", fs::copy_options::recursive);
   check_cli_failure(run(bin() + " " + args + " --weights " + q(t / "w")), 73,
                     {"manifest.json", "weights"});

@@ -91,7 +91,7 @@ Array<3> load_input(const Layer& layer, const std::string& path);
 struct RunSpec {
   std::optional<xt::xtensor<bool, 2>> key_padding;  // (B, S), true = padded key (torch's)
   bool maps = false;                                // also return the softmax weights (B, H, S, S)
-  int threads = 0;                                  // 0 = all cores
+  int threads = 0;                                  // 0 = the CPUs this process may use
 };
 
 // What the forward pass returns, in the order torch.nn.MultiheadAttention

@@ -107,7 +107,7 @@ struct ForwardOptions {
   // Where the softmax weights go, or nullptr to not produce them: then the
   // streaming path runs and never holds S x S weights.
   AttentionSink* attention = nullptr;
-  int threads = 0;  // 0 = all cores
+  int threads = 0;  // 0 = the CPUs this process may use (attn/cpus.h)
   // Scores or outputs that overflow float32 are an Error(Exit::data) naming
   // batch, head and query row (CONTRACT.md "Numerics"); off for inputs that
   // were let through non-finite on purpose (--allow-nonfinite).

@@ -15,7 +15,7 @@ namespace attn {
 // out = a W^T + b, same as torch.nn.Linear, as row slices on attn-run's own
 // workers with OpenBLAS single-threaded (one threading layer). a: (M, K) with
 // leading dimension lda; W: (N, K); bias: (N) or empty; out: (M, N) with
-// leading dimension ldo. threads: 0 = all cores.
+// leading dimension ldo. threads: 0 = the CPUs this process may use.
 void linear(const float* a, std::size_t lda, std::size_t M, std::size_t K, const Tensor& W,
             const Tensor& bias, float* out, std::size_t ldo, int threads);
 // The same with W viewed in place (N = W.rows, K = W.cols) and bias (N) or nullptr.

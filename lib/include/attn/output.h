@@ -30,11 +30,16 @@ class OutputDir {
   // cannot be created or a file is in the way.
   explicit OutputDir(std::string dir);
   // A folder created only when its files commit (an --input-list result, so
-  // a run that dies leaves no empty folder that looks like a result): the
-  // temporaries live in `staging_dir`, an existing folder on the same file
-  // system (the folder's parent), and commit() creates `dir` if absent, then
-  // renames them into it. Exit::cant_create when a file is in the way.
-  OutputDir(std::string dir, std::string staging_dir);
+  // a run that dies leaves no folder that looks like a result): its files
+  // are staged in a hidden folder inside `staging_dir`, an existing folder
+  // on the same file system (the folder's parent), and commit() renames that
+  // folder to `dir` (an existing `dir` is swapped for it whole, its files
+  // that this commit neither writes nor removes carried over), so `dir`
+  // never holds part of its files, whatever kills the run. Exit::cant_create
+  // when a file is in the way. With `replace` false, a `dir` that exists by
+  // the commit (made meanwhile by another commit) gets the files one by one
+  // instead, beside what it holds (open_output_dir's folders).
+  OutputDir(std::string dir, std::string staging_dir, bool replace = true);
   ~OutputDir();  // removes every temporary not committed
   OutputDir(const OutputDir&) = delete;
   OutputDir& operator=(const OutputDir&) = delete;
@@ -99,12 +104,19 @@ class OutputDir {
   std::string dir_;
   std::string staging_;    // where the temporaries live: dir_, or its parent until the commit
   bool deferred_ = false;  // dir_ is created at the commit
+  bool replace_ = true;    // deferred: an existing dir_ is swapped whole (else merged into)
   std::vector<Staged> staged_;
   std::vector<std::string> stale_;
   bool committed_ = false;
   friend void commit_together(const std::vector<OutputDir*>& dirs);
   friend void flush_together(const std::vector<OutputDir*>& dirs);
-  std::string temp_name(const std::string& name) const;
+  // A deferred folder's files are staged under their own names in a hidden
+  // folder (".attn-run-tmp-<pid>-<n>" in staging_), which the commit renames
+  // to dir_: one rename, so no folder ever holds part of its files.
+  std::string hidden_;
+  void* hidden_live_ = nullptr;  // its slot in the signal handler's list
+  std::string temp_name(const std::string& name);
+  void commit_deferred();  // hidden_ becomes dir_ (commit_together, signals held off)
   // fsync every staged file not yet on the disk and close it; Exit::io on failure.
   void flush_staged();
   Staged& stage(const std::string& name);  // register a temporary and open it
@@ -165,9 +177,11 @@ void install_cleanup_signal_handlers();
 // Test hook: when the environment holds ATTN_TEST_PAUSE_AT=<where>, the
 // process stops itself (SIGSTOP) at that point, so a test can deliver a
 // signal at a known moment (sent while stopped, before SIGCONT). Points:
-// "compute" (the attention temporary reserved, before the forward pass) and
-// "commit" (temporaries written, nothing renamed yet). "<point>:N" stops the
-// Nth time the run reaches the point (an --input-list run's Nth commit).
+// "compute" (the attention temporary reserved, before the forward pass),
+// "commit" (temporaries written, nothing renamed yet) and "rename" (inside a
+// commit, after each rename: a file into its folder, or a whole folder
+// created at the commit). "<point>:N" stops the Nth time the run reaches the
+// point (an --input-list run's Nth commit, a commit's Nth rename).
 void test_pause_point(const char* where);
 
 }  // namespace attn

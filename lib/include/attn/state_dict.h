@@ -37,6 +37,9 @@ class StateDict {
   // the first use of a key opens its shard (header only).
   const TensorInfo* find(const std::string& key) const;
   bool contains(const std::string& key) const { return entries_.count(key) != 0; }
+  // The key as the file names it ("blk.1.attn_q.weight" for a GGUF layer's
+  // "q_proj.weight", the prefix put back): what messages quote. `key` when absent.
+  const std::string& file_key(const std::string& key) const;
   std::size_t size() const { return keys_.size(); }
   bool empty() const { return keys_.empty(); }
 
@@ -114,5 +117,18 @@ StateDict read_torch_save(const std::string& path);
 // naming the stored type. The rows are as stored (--model FILE.gguf
 // un-permutes llama-family Q/K rows: model_folder.h).
 StateDict read_gguf_tensors(const std::string& path);
+
+// The files a weights source reads from: the file itself; a sharded index
+// and every shard it names; a folder's <key>.npy files. Each with the length
+// of the header it starts with (what describes its tensors: a .safetensors'
+// 8 + JSON header, a GGUF's metadata and tensor table, a .npy's header; 0
+// for a zip archive, whose directory is at its end). Reads headers only; a
+// batch's manifest fingerprints these, so other weights are never mistaken
+// for the ones its results were made with.
+struct SourceFile {
+  std::string path;
+  std::size_t header_bytes = 0;
+};
+std::vector<SourceFile> weight_source_files(const std::string& path);
 
 }  // namespace attn

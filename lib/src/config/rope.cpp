@@ -45,10 +45,11 @@ std::string read_scaling_type(const json& o, const std::string& at) {
 }
 
 void check_scaling(const RopeScaling& s, const std::string& at) {
-  // llama3 blends between the two wavelengths: they must be apart.
+  // llama3 blends between the two wavelengths. Equal factors leave no band
+  // to blend (Llama 4 ships high = low = 1; transformers accepts them).
   if (s.type == "llama3" && s.low_freq_factor && s.high_freq_factor &&
-      !(*s.high_freq_factor > *s.low_freq_factor))
-    bad(at + ".high_freq_factor", "expected a number > low_freq_factor " +
+      *s.high_freq_factor < *s.low_freq_factor)
+    bad(at + ".high_freq_factor", "expected a number >= low_freq_factor " +
                                       json(*s.low_freq_factor).dump() + ", found " +
                                       json(*s.high_freq_factor).dump());
 }

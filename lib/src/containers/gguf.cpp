@@ -86,10 +86,18 @@ const GgufTensorInfo& GgufFile::tensor(const std::string& name) const {
 
 // ---- parsing ----
 
+// The parser reached past the bytes it was given, inside the file: the
+// caller maps more of the file (read_gguf) and parses again.
+struct NeedMoreBytes {
+  std::uint64_t bytes;
+};
+
 class GgufParser {
  public:
-  GgufParser(const std::uint8_t* data, std::size_t size, std::string name)
-      : d_(data), size_(size), name_(std::move(name)) {}
+  // `data` holds the file's first `avail` bytes of `size` (all of them for
+  // parse_gguf; read_gguf maps only the header).
+  GgufParser(const std::uint8_t* data, std::size_t avail, std::size_t size, std::string name)
+      : d_(data), avail_(avail), size_(size), name_(std::move(name)) {}
 
   GgufFile run(std::shared_ptr<const void> owner);
 
@@ -102,6 +110,10 @@ class GgufParser {
     if (n > left())
       fail("truncated: " + what + " at byte " + std::to_string(pos_) + " needs " +
            std::to_string(n) + " bytes, " + std::to_string(left()) + " left");
+    if (pos_ + n > avail_) throw NeedMoreBytes{pos_ + n};
+  }
+  void have_read() const {  // pos_ moved past bytes without reading them
+    if (pos_ > avail_) throw NeedMoreBytes{pos_};
   }
   template <class T>
   T read(const std::string& what) {
@@ -124,7 +136,7 @@ class GgufParser {
   void check_data(GgufFile& f) const;
 
   const std::uint8_t* d_;
-  std::uint64_t size_;
+  std::uint64_t avail_, size_;
   std::string name_;
   std::uint64_t pos_ = 0;
 };
@@ -246,6 +258,7 @@ GgufFile GgufParser::run(std::shared_ptr<const void> owner) {
   f.path_ = name_;
   f.owner_ = std::move(owner);
   f.data_ = d_;
+  f.avail_ = std::size_t(avail_);
   f.size_ = std::size_t(size_);
 
   if (size_ < 4 || std::memcmp(d_, "GGUF", 4) != 0) {
@@ -282,6 +295,7 @@ GgufFile GgufParser::run(std::shared_ptr<const void> owner) {
     if (!gguf_known_type(type)) fail(where + ": unknown value type " + std::to_string(type));
     const std::uint64_t start = pos_;
     skip_value(static_cast<GgufType>(type), 0, where);
+    have_read();  // the value's bytes are viewed in place
     GgufType t = static_cast<GgufType>(type), elem = GgufType::u8;
     std::uint64_t count = 1, at = start;
     if (t == GgufType::array) {
@@ -308,6 +322,7 @@ GgufFile GgufParser::run(std::shared_ptr<const void> owner) {
 
   f.tensors_.reserve(std::size_t(n_tensors));
   for (std::uint64_t i = 0; i < n_tensors; ++i) read_tensor_info(f, i);
+  have_read();
   // The data section starts at the next multiple of the alignment (pos_ is
   // at most the file size, so this cannot overflow).
   f.data_offset_ = (pos_ + f.alignment_ - 1) / f.alignment_ * f.alignment_;
@@ -317,7 +332,7 @@ GgufFile GgufParser::run(std::shared_ptr<const void> owner) {
 
 GgufFile parse_gguf(const std::uint8_t* data, std::size_t size, const std::string& name,
                     std::shared_ptr<const void> owner) {
-  return GgufParser(data, size, name).run(std::move(owner));
+  return GgufParser(data, size, size, name).run(std::move(owner));
 }
 
 GgufFile read_gguf(const std::string& path) {
@@ -325,16 +340,31 @@ GgufFile read_gguf(const std::string& path) {
   // The magic and version from the file's first bytes, before it is mapped: a
   // file that is not GGUF gets the parser's own message at once, whatever its
   // size and the address space allowed (CONTRACT.md "File safety rules").
-  const std::shared_ptr<const MappedFile> m = MappedFile::open(path, [&](const FileEnds& e) {
-    std::uint32_t version = 0;
-    if (e.head_n >= 8) std::memcpy(&version, e.head + 4, 4);
-    if (e.head_n < 8 || std::memcmp(e.head, "GGUF", 4) != 0 || (version != 2 && version != 3))
-      parse_gguf(e.head_n > 0 ? e.head : kEmpty, e.head_n, path, nullptr);  // throws
-  });
-  const std::uint8_t* bytes = m->size() > 0 ? m->data() : kEmpty;
-  GgufFile f = parse_gguf(bytes, m->size(), path, m);
-  f.mapped_ = m;
-  return f;
+  const std::shared_ptr<const MappedFile> m = MappedFile::open(
+      path,
+      [&](const FileEnds& e) {
+        std::uint32_t version = 0;
+        if (e.head_n >= 8) std::memcpy(&version, e.head + 4, 4);
+        if (e.head_n < 8 || std::memcmp(e.head, "GGUF", 4) != 0 || (version != 2 && version != 3))
+          parse_gguf(e.head_n > 0 ? e.head : kEmpty, e.head_n, path, nullptr);  // throws
+      },
+      false);
+  // Only the header is mapped (the tensors are, one at a time, when read):
+  // its first MiB, more when the parser reaches past it.
+  std::size_t want = std::min(m->size(), kGgufFirstWindow);
+  for (;;) {
+    const std::shared_ptr<const MappedFile::Window> w = m->window(0, want);
+    try {
+      GgufFile f = reading(*m, path, [&] {
+        return GgufParser(want > 0 ? w->data() : kEmpty, want, m->size(), path).run(w);
+      });
+      f.mapped_ = m;
+      return f;
+    } catch (const NeedMoreBytes& more) {
+      want = std::size_t(std::min<std::uint64_t>(
+          m->size(), std::max<std::uint64_t>(more.bytes, 2 * std::uint64_t(want))));
+    }
+  }
 }
 
 void dequantize_rows(const GgufFile& file, const GgufTensorInfo& t, std::uint64_t first_row,
@@ -347,8 +377,17 @@ void dequantize_rows(const GgufFile& file, const GgufTensorInfo& t, std::uint64_
     throw Error(Exit::data, what + ": rows " + std::to_string(first_row) + ".." +
                                 std::to_string(first_row + n_rows) + " asked of " +
                                 std::to_string(t.rows()));
-  const std::uint8_t* src = file.bytes() + t.offset + first_row * t.row_bytes();
-  kernels::dequantize_row(t.type, src, dst, std::size_t(n_rows * t.row_length()));
+  const std::uint64_t first = t.offset + first_row * t.row_bytes(), n = n_rows * t.row_bytes();
+  if (first + n <= file.avail() || !file.mapped()) {  // parse_gguf's bytes hold it all
+    kernels::dequantize_row(t.type, file.bytes() + first, dst,
+                            std::size_t(n_rows * t.row_length()));
+    return;
+  }
+  const auto w = file.mapped()->window(std::size_t(first), std::size_t(n));
+  reading(*file.mapped(), what, [&] {
+    kernels::dequantize_row(t.type, w->data(), dst, std::size_t(n_rows * t.row_length()));
+    return true;
+  });
 }
 
 std::vector<float> dequantize_tensor(const GgufFile& file, const GgufTensorInfo& t) {

@@ -139,7 +139,8 @@ class GgufFile {
   std::uint32_t version() const { return version_; }
   std::uint64_t alignment() const { return alignment_; }
   std::uint64_t data_offset() const { return data_offset_; }  // start of the data section
-  const std::uint8_t* bytes() const { return data_; }
+  const std::uint8_t* bytes() const { return data_; }         // the first avail() bytes of the file
+  std::size_t avail() const { return avail_; }                // the header (read_gguf) or all of it
   std::size_t size() const { return size_; }
   // The mapped file (read_gguf), null for parse_gguf's bytes.
   const std::shared_ptr<const MappedFile>& mapped() const { return mapped_; }
@@ -162,7 +163,7 @@ class GgufFile {
   std::shared_ptr<const void> owner_;         // keeps data_ alive
   std::shared_ptr<const MappedFile> mapped_;  // read_gguf: the mapping (owner_ too)
   const std::uint8_t* data_ = nullptr;
-  std::size_t size_ = 0;
+  std::size_t avail_ = 0, size_ = 0;
   std::uint32_t version_ = 0;
   std::uint64_t alignment_ = 32;
   std::uint64_t data_offset_ = 0;
@@ -171,10 +172,16 @@ class GgufFile {
   std::unordered_map<std::string, std::size_t> kv_index_, tensor_index_;
 };
 
-// Maps `path` read-only and parses it. Exit::no_input when the path is
-// missing, a folder or not a regular file; Exit::data, naming the file and
-// what is wrong, for anything malformed.
+// Maps `path`'s header read-only (the metadata and tensor table; not the
+// tensors, which are mapped one at a time as they are read, so a 3 GB file
+// costs the address space of its header and one tensor) and parses it.
+// Exit::no_input when the path is missing, a folder or not a regular file;
+// Exit::data, naming the file and what is wrong, for anything malformed.
 GgufFile read_gguf(const std::string& path);
+
+// The first part of the file read_gguf maps for the header; more when the
+// header is longer (a large vocabulary).
+constexpr std::size_t kGgufFirstWindow = std::size_t(1) << 20;
 
 // Parses the bytes [data, data + size); `name` names them in messages and
 // `owner` (may be null) is kept alive as long as the GgufFile.

@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "attn/error.h"
@@ -20,6 +23,104 @@
 namespace attn::detail {
 
 namespace {
+
+// ---- the SIGBUS handler and the mappings it knows -------------------------
+
+// Mappings alive, for the handler: blocks of slots that only grow (a slot is
+// reused once free) and are never freed, so the handler may walk them at any
+// time, lock-free. Slot states: 0 free, 1 being filled, 2 live.
+struct MapSlot {
+  std::atomic<int> state{0};
+  std::atomic<std::uintptr_t> begin{0}, end{0};
+  std::atomic<std::atomic<bool>*> lost{nullptr};
+};
+struct MapBlock {
+  MapSlot slots[256];
+  MapBlock* next = nullptr;
+};
+std::atomic<MapBlock*> g_map_blocks{nullptr};
+std::size_t g_page = 4096;
+struct sigaction g_previous_sigbus {};
+
+extern "C" void on_sigbus(int sig, siginfo_t* info, void* context) {
+  const auto at = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  for (MapBlock* b = g_map_blocks.load(); b; b = b->next)
+    for (MapSlot& s : b->slots) {
+      if (s.state.load() != 2 || at < s.begin.load() || at >= s.end.load()) continue;
+      // A page of this mapping past the file's end: zeros in its place (the
+      // read goes on), the file marked lost (the reader stops after it).
+      void* page = reinterpret_cast<void*>(at & ~(g_page - 1));
+      if (::mmap(page, g_page, PROT_READ, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) !=
+          MAP_FAILED) {
+        if (std::atomic<bool>* lost = s.lost.load()) lost->store(true);
+        return;
+      }
+    }
+  // Not one of ours: whoever handled SIGBUS before, or the default (the
+  // faulting access runs again and ends the process as SIGBUS does).
+  if ((g_previous_sigbus.sa_flags & SA_SIGINFO) && g_previous_sigbus.sa_sigaction) {
+    g_previous_sigbus.sa_sigaction(sig, info, context);
+  } else if (g_previous_sigbus.sa_handler != SIG_DFL && g_previous_sigbus.sa_handler != SIG_IGN) {
+    g_previous_sigbus.sa_handler(sig);
+  } else {
+    ::signal(SIGBUS, SIG_DFL);
+  }
+}
+
+void install_sigbus_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_page = std::size_t(::sysconf(_SC_PAGESIZE));
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGBUS, &sa, &g_previous_sigbus);
+  });
+}
+
+// Registers [p, p + n) of a file whose lost mark is `lost`; the slot to free.
+void* map_add(const void* p, std::size_t n, std::atomic<bool>* lost) {
+  install_sigbus_handler();
+  MapSlot* slot = nullptr;
+  for (MapBlock* b = g_map_blocks.load(); b && !slot; b = b->next)
+    for (MapSlot& s : b->slots) {
+      int expected = 0;
+      if (s.state.compare_exchange_strong(expected, 1)) {
+        slot = &s;
+        break;
+      }
+    }
+  if (!slot) {
+    auto* b = new MapBlock;  // never freed: the handler may walk it at any time
+    slot = &b->slots[0];
+    slot->state.store(1);
+    b->next = g_map_blocks.load();
+    while (!g_map_blocks.compare_exchange_weak(b->next, b)) {
+    }
+  }
+  slot->begin.store(reinterpret_cast<std::uintptr_t>(p));
+  slot->end.store(reinterpret_cast<std::uintptr_t>(p) + n);
+  slot->lost.store(lost);
+  slot->state.store(2);
+  return slot;
+}
+
+void map_remove(void* slot) {
+  if (slot) static_cast<MapSlot*>(slot)->state.store(0);
+}
+
+// The address space cannot map `bytes` of `path`: Exit::unavailable saying so.
+[[noreturn]] void cannot_map(const std::string& path, std::size_t bytes, const char* what) {
+  struct rlimit as {};
+  const bool limited = ::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY;
+  throw Error(Exit::unavailable,
+              path + ": " + what + " " + std::to_string(bytes) +
+                  " bytes and the address space left cannot map it" +
+                  (limited ? " (ulimit -v allows " + std::to_string(as.rlim_cur) + " bytes)"
+                           : std::string()) +
+                  "; raise the limit or run on a machine with more memory");
+}
 
 // Exactly `n` bytes at `offset` of `fd`; Exit::no_input when they cannot be read.
 void pread_all(int fd, std::uint8_t* dst, std::size_t n, std::size_t offset,
@@ -100,8 +201,8 @@ struct OpenFd {
 
 }  // namespace
 
-std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path,
-                                                   const EndsCheck& check) {
+std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, const EndsCheck& check,
+                                                   bool whole) {
   std::shared_ptr<MappedFile> f(new MappedFile);
   f->path_ = path;
   // The mapping keeps the file; no descriptor stays open past this function
@@ -126,37 +227,73 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path,
     pread_all(fd.fd, tail.data(), n, f->size_ - n, path);
     check(FileEnds{head.data(), n, tail.data(), n, f->size_});
   }
-  void* p = f->size_ > 0 ? ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd.fd, 0) : nullptr;
-  if (p == MAP_FAILED && errno == ENOMEM) {
-    struct rlimit as {};
-    const bool limited = ::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY;
-    throw Error(Exit::unavailable,
-                path + ": the file is " + std::to_string(f->size_) +
-                    " bytes and the address space left cannot map it" +
-                    (limited ? " (ulimit -v allows " + std::to_string(as.rlim_cur) + " bytes)"
-                             : std::string()) +
-                    "; raise the limit or run on a machine with more memory");
+  if (!whole) {  // spans are mapped as they are read (window)
+    f->fd_ = ::dup(fd.fd);
+    if (f->fd_ < 0)
+      throw Error(Exit::no_input, path + ": cannot open (" + std::strerror(errno) + ")");
+    ::fcntl(f->fd_, F_SETFD, FD_CLOEXEC);
+    return f;
   }
+  void* p = f->size_ > 0 ? ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd.fd, 0) : nullptr;
+  if (p == MAP_FAILED && errno == ENOMEM) cannot_map(path, f->size_, "the file is");
   if (p == MAP_FAILED)
     throw Error(Exit::no_input, path + ": cannot map the file (" + std::strerror(errno) + ")");
   f->data_ = static_cast<const std::uint8_t*>(p);
+  if (f->size_ > 0) f->slot_ = map_add(p, f->size_, &f->lost_);
   return f;
 }
 
 MappedFile::~MappedFile() {
+  map_remove(slot_);
   if (data_ != nullptr && !streamed_) ::munmap(const_cast<std::uint8_t*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::shared_ptr<const MappedFile::Window> MappedFile::window(std::size_t offset,
+                                                             std::size_t length) const {
+  static const std::uint8_t kEmpty[1] = {0};
+  if (data_ != nullptr) return std::make_shared<Window>(data_ + offset, nullptr, 0, nullptr);
+  if (length == 0) return std::make_shared<Window>(kEmpty, nullptr, 0, nullptr);
+  const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
+  const std::size_t first = offset / page * page, mapped = offset - first + length;
+  void* p = ::mmap(nullptr, mapped, PROT_READ, MAP_PRIVATE, fd_, off_t(first));
+  if (p == MAP_FAILED && errno == ENOMEM) cannot_map(path_, length, "a span of");
+  if (p == MAP_FAILED)
+    throw Error(Exit::no_input, path_ + ": cannot map the file (" + std::strerror(errno) + ")");
+  void* slot = map_add(p, mapped, &lost_);
+  return std::make_shared<Window>(static_cast<const std::uint8_t*>(p) + (offset - first), p, mapped,
+                                  slot);
+}
+
+MappedFile::Window::~Window() {
+  map_remove(slot_);
+  if (base_) ::munmap(base_, mapped_);
 }
 
 void MappedFile::check_intact(const std::string& name) const {
   if (streamed_) return;  // in memory: nothing can shrink under us
+  const std::string what = name == path_ ? name : name + ": " + path_;
+  if (lost_.load())
+    throw Error(Exit::no_input, what + " was truncated while attn-run read it (it was " +
+                                    std::to_string(size_) +
+                                    " bytes when opened); nothing was written");
   // The same file (device and inode) at the path, now shorter: touching the
-  // lost pages would raise SIGBUS. A file replaced by rename keeps the old
-  // inode, and with it our mapping, intact.
+  // lost pages would fault. A file replaced by rename keeps the old inode,
+  // and with it our mapping, intact.
   struct stat st;
   if (::stat(path_.c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_ &&
       std::size_t(st.st_size) < size_)
-    throw Error(Exit::data, name + ": " + path_ + " was truncated while in use (it was " +
-                                std::to_string(size_) + " bytes when opened)");
+    throw Error(Exit::no_input, what + " was truncated while in use (it was " +
+                                    std::to_string(size_) + " bytes when opened, " +
+                                    std::to_string(st.st_size) + " now)");
+}
+
+void test_pause_before_read() {
+  const char* at = std::getenv("ATTN_TEST_PAUSE_AT");
+  if (!at || std::strncmp(at, "read", 4) != 0 || (at[4] != '\0' && at[4] != ':')) return;
+  static std::atomic<long> times{0};
+  const long nth = at[4] == ':' ? std::strtol(at + 5, nullptr, 10) : 1;
+  if (++times == nth) ::raise(SIGSTOP);
 }
 
 void MappedFile::release(std::size_t offset, std::size_t length) const {
@@ -206,12 +343,16 @@ bool MappedFile::read(std::size_t offset, std::size_t length, void* dst,
 
 bool MappedRegion::read(std::size_t offset, std::size_t length, void* dst,
                         const std::string& name) const {
+  test_pause_before_read();
   return file_->read(offset_ + offset, length, dst, name);
 }
 
 ByteView MappedRegion::bytes(const std::string& name) const {
   file_->check_intact(name);
-  return {file_->data() + offset_, length_, file_};
+  test_pause_before_read();
+  if (file_->data()) return {file_->data() + offset_, length_, file_};
+  const auto w = file_->window(offset_, length_);  // the file is mapped a span at a time
+  return {w->data(), length_, w};
 }
 
 void MappedRegion::done(std::size_t offset, std::size_t length) const {

@@ -3,10 +3,20 @@
 // faulted in only when it is converted, then dropped again. Opening has the
 // same safety checks as read_file (files.h): regular files only, checked on
 // the open descriptor, so a FIFO or /dev/zero never hangs or fills memory.
+//
+// A file truncated while it is mapped would kill the process with SIGBUS
+// at the first page past its new end. A SIGBUS handler (installed with the
+// first mapping) puts a page of zeros there instead and marks the file
+// lost; every reader checks the mark after reading (check_intact, reading
+// below), so the run ends with a clean error naming the file (Exit::no_input)
+// and never uses the zeros. Faults outside attn-run's mappings go to the
+// handler that was there before (or kill as SIGBUS does).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
@@ -43,19 +53,28 @@ class MappedFile {
   // so a huge file with a bad header fails at once, whatever its size and
   // the address space allowed. A file the address space cannot map is
   // Exit::unavailable saying how large it is.
+  // With `whole` false nothing is mapped (data() is null): the caller maps
+  // the spans it reads with window() (a GGUF file: its header and the
+  // layer's tensors, not the whole file).
   static std::shared_ptr<const MappedFile> open(const std::string& path,
-                                                const EndsCheck& check = {});
+                                                const EndsCheck& check = {}, bool whole = true);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
   const std::string& path() const { return path_; }
-  const std::uint8_t* data() const { return data_; }
+  const std::uint8_t* data() const { return data_; }  // the whole file, or null (see open)
   std::size_t size() const { return size_; }
 
-  // Exit::data naming `name` when the file at the path is the one mapped and
-  // is now shorter than when it was opened (touching the lost pages would
-  // raise SIGBUS).
+  // Bytes [offset, offset + length) of the file mapped on their own (the
+  // pages around them), while the returned handle lives. Exit::unavailable
+  // when the address space cannot map them.
+  class Window;
+  std::shared_ptr<const Window> window(std::size_t offset, std::size_t length) const;
+
+  // Exit::no_input naming `name` and the file when it was truncated while
+  // in use: it is now shorter than when it was opened (touching the lost
+  // pages would fault), or a read of the mapping faulted already.
   void check_intact(const std::string& name) const;
   // Drop the pages of [offset, offset + length) from memory (they are read
   // again from the file if touched later).
@@ -68,13 +87,53 @@ class MappedFile {
 
  private:
   MappedFile() = default;
-  std::vector<std::uint8_t> stream_;  // a FIFO's bytes (data_ points here), else empty
+  std::vector<std::uint8_t> stream_;       // a FIFO's bytes (data_ points here), else empty
+  int fd_ = -1;                            // opened without `whole`: for window()
+  mutable std::atomic<bool> lost_{false};  // a read faulted past the file's end (SIGBUS)
+  void* slot_ = nullptr;                   // the whole mapping's entry in the SIGBUS list
   bool streamed_ = false;
   std::string path_;
   unsigned long long dev_ = 0, ino_ = 0;
   const std::uint8_t* data_ = nullptr;
   std::size_t size_ = 0;
 };
+
+class MappedFile::Window {
+ public:
+  Window(const std::uint8_t* data, void* base, std::size_t mapped, void* slot)
+      : data_(data), base_(base), mapped_(mapped), slot_(slot) {}
+  ~Window();
+  Window(const Window&) = delete;
+  Window& operator=(const Window&) = delete;
+  const std::uint8_t* data() const { return data_; }  // the bytes asked for
+
+ private:
+  const std::uint8_t* data_;
+  void* base_;          // the mapping (page-aligned)
+  std::size_t mapped_;  // its length
+  void* slot_;          // its entry in the SIGBUS handler's list
+};
+
+// Runs f, which reads `file`'s mapping, and returns what it returns; when the
+// file was truncated meanwhile, that is the error (check_intact's), not what
+// f made of the zeros it read (a malformed header, say).
+template <class F>
+auto reading(const MappedFile& file, const std::string& name, F&& f) -> decltype(f()) {
+  try {
+    auto result = f();
+    file.check_intact(name);
+    return result;
+  } catch (const std::exception&) {
+    file.check_intact(name);
+    throw;
+  }
+}
+
+// Test hook: with ATTN_TEST_PAUSE_AT=read (or read:N) the process stops
+// itself (SIGSTOP) the first (Nth) time a tensor's bytes are about to be read
+// from a file, after the checks that precede the read, so a test can
+// truncate the file at the worst moment.
+void test_pause_before_read();
 
 // A span of a mapped file holding one tensor's data.
 class MappedRegion final : public Region {
@@ -85,6 +144,7 @@ class MappedRegion final : public Region {
   void done(std::size_t offset, std::size_t length) const override;
   bool read(std::size_t offset, std::size_t length, void* dst,
             const std::string& name) const override;
+  void check_read(const std::string& name) const override { file_->check_intact(name); }
 
  private:
   std::shared_ptr<const MappedFile> file_;

@@ -21,7 +21,8 @@ std::shared_ptr<const Stored> open_npy(const std::string& path) {
 }
 
 std::shared_ptr<const Stored> open_npy(const std::shared_ptr<const MappedFile>& f) {
-  const NpyHeader h = parse_npy_header(f->data(), f->size(), f->path());
+  const NpyHeader h =
+      reading(*f, f->path(), [&] { return parse_npy_header(f->data(), f->size(), f->path()); });
   auto s = std::make_shared<Stored>();
   s->info.dtype = h.dtype;
   s->info.shape = h.shape;

@@ -139,60 +139,64 @@ StoredEntries safetensors_entries(const std::string& path) {
     if (n == 0 || e.head[8] != '{')  // head_n > 8: n > 0 bytes follow the length
       fail(path, "the header must be a JSON object starting with '{'");
   });
-  const std::uint8_t* file = mapped->data();
+  // The header parsed from the mapping: a truncation meanwhile is the error.
+  return reading(*mapped, path, [&] {
+    const std::uint8_t* file = mapped->data();
 
-  nlohmann::ordered_json header;  // file order of the keys kept
-  try {
-    // Duplicate tensor names would silently keep one of the two: refuse them.
-    std::set<std::string> seen;
-    auto no_duplicates = [&](int depth, nlohmann::ordered_json::parse_event_t event,
-                             nlohmann::ordered_json& v) {
-      if (depth == 1 && event == nlohmann::ordered_json::parse_event_t::key &&
-          !seen.insert(v.get<std::string>()).second)
-        fail(path, "key '" + v.get<std::string>() + "' appears twice in the header");
-      return true;
-    };
-    header = nlohmann::ordered_json::parse(file + 8, file + 8 + n, no_duplicates);
-  } catch (const nlohmann::json::exception& e) {
-    fail(path, std::string("the header is not valid JSON (") + e.what() + ")");
-  }
-  if (!header.is_object()) fail(path, "the header must be a JSON object");
+    nlohmann::ordered_json header;  // file order of the keys kept
+    try {
+      // Duplicate tensor names would silently keep one of the two: refuse them.
+      std::set<std::string> seen;
+      auto no_duplicates = [&](int depth, nlohmann::ordered_json::parse_event_t event,
+                               nlohmann::ordered_json& v) {
+        if (depth == 1 && event == nlohmann::ordered_json::parse_event_t::key &&
+            !seen.insert(v.get<std::string>()).second)
+          fail(path, "key '" + v.get<std::string>() + "' appears twice in the header");
+        return true;
+      };
+      header = nlohmann::ordered_json::parse(file + 8, file + 8 + n, no_duplicates);
+    } catch (const nlohmann::json::exception& e) {
+      fail(path, std::string("the header is not valid JSON (") + e.what() + ")");
+    }
+    if (!header.is_object()) fail(path, "the header must be a JSON object");
 
-  std::vector<Entry> entries;
-  for (const auto& item : header.items()) {
-    if (item.key() == "__metadata__") continue;  // free-form strings; not ours
-    entries.push_back(parse_entry(path, item.key(), item.value()));
-  }
-  // Tile the data section exactly, like the reference's validate().
-  const std::uint64_t data_size = mapped->size() - 8 - n;
-  std::vector<const Entry*> order;
-  for (const Entry& e : entries) order.push_back(&e);
-  std::sort(order.begin(), order.end(), [](const Entry* a, const Entry* b) {
-    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+    std::vector<Entry> entries;
+    for (const auto& item : header.items()) {
+      if (item.key() == "__metadata__") continue;  // free-form strings; not ours
+      entries.push_back(parse_entry(path, item.key(), item.value()));
+    }
+    // Tile the data section exactly, like the reference's validate().
+    const std::uint64_t data_size = mapped->size() - 8 - n;
+    std::vector<const Entry*> order;
+    for (const Entry& e : entries) order.push_back(&e);
+    std::sort(order.begin(), order.end(), [](const Entry* a, const Entry* b) {
+      return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+    });
+    std::uint64_t at = 0;
+    for (const Entry* e : order) {
+      if (e->begin < at) fail(path + ":" + e->key, "data_offsets overlap another tensor");
+      if (e->begin > at)
+        fail(path + ":" + e->key,
+             "gap of " + std::to_string(e->begin - at) +
+                 " bytes before this tensor (the data must be covered exactly)");
+      if (e->end > data_size)
+        fail(path + ":" + e->key, "data_offsets end " + std::to_string(e->end) +
+                                      " is past the data section of " + std::to_string(data_size) +
+                                      " bytes");
+      at = e->end;
+    }
+    if (at != data_size)
+      fail(path, std::to_string(data_size - at) + " trailing bytes not covered by any tensor");
+
+    StoredEntries out;
+    const std::size_t data = 8 + std::size_t(n);
+    for (Entry& e : entries) {
+      e.stored->region = std::make_shared<detail::MappedRegion>(mapped, data + std::size_t(e.begin),
+                                                                std::size_t(e.end - e.begin));
+      out.push_back({e.key, std::move(e.stored)});
+    }
+    return out;
   });
-  std::uint64_t at = 0;
-  for (const Entry* e : order) {
-    if (e->begin < at) fail(path + ":" + e->key, "data_offsets overlap another tensor");
-    if (e->begin > at)
-      fail(path + ":" + e->key, "gap of " + std::to_string(e->begin - at) +
-                                    " bytes before this tensor (the data must be covered exactly)");
-    if (e->end > data_size)
-      fail(path + ":" + e->key, "data_offsets end " + std::to_string(e->end) +
-                                    " is past the data section of " + std::to_string(data_size) +
-                                    " bytes");
-    at = e->end;
-  }
-  if (at != data_size)
-    fail(path, std::to_string(data_size - at) + " trailing bytes not covered by any tensor");
-
-  StoredEntries out;
-  const std::size_t data = 8 + std::size_t(n);
-  for (Entry& e : entries) {
-    e.stored->region = std::make_shared<detail::MappedRegion>(mapped, data + std::size_t(e.begin),
-                                                              std::size_t(e.end - e.begin));
-    out.push_back({e.key, std::move(e.stored)});
-  }
-  return out;
 }
 
 }  // namespace detail

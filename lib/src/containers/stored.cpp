@@ -26,6 +26,19 @@ class MemoryRegion final : public Region {
   std::shared_ptr<std::vector<std::uint8_t>> bytes_;
 };
 
+// Runs f, which reads the region's bytes; a file truncated meanwhile is the
+// error (Region::check_read), not what f made of what it read.
+template <class F>
+void reading_region(const Region& region, const std::string& name, F&& f) {
+  try {
+    f();
+  } catch (const Error&) {
+    region.check_read(name);
+    throw;
+  }
+  region.check_read(name);
+}
+
 // The stored row holding view row r of R (Stored::unpermute_heads).
 std::size_t stored_row(const Stored& s, std::size_t r, std::size_t R) {
   if (s.unpermute_heads == 0) return r;
@@ -33,6 +46,9 @@ std::size_t stored_row(const Stored& s, std::size_t r, std::size_t R) {
   const std::size_t h = r / D, i = r % D;
   return h * D + 2 * (i % half) + i / half;
 }
+
+void read_gguf_bytes(const Stored& s, std::size_t row0, std::size_t rows, std::size_t R,
+                     std::size_t K, float* dst, const std::string& name);
 
 // Rows of a GGUF tensor: dequantized (a quantized type) and/or un-permuted
 // (Stored::unpermute_heads), one row of the (R, K) view at a time, or all at
@@ -43,6 +59,18 @@ void read_gguf_rows(const Stored& s, std::size_t row0, std::size_t rows, std::si
     fail(name, std::to_string(R) + " rows cannot be un-permuted as " +
                    std::to_string(s.unpermute_heads) + " heads of an even number of rows");
   if (rows == 0 || K == 0) return;
+  reading_region(*s.region, name, [&] { read_gguf_bytes(s, row0, rows, R, K, dst, name); });
+  if (allow_nonfinite) return;
+  const std::size_t i = first_nonfinite(dst, rows * K);
+  if (i == rows * K) return;
+  const std::size_t at = stored_row(s, row0 + i / K, R) * K + i % K;
+  fail(name, "non-finite value " + value_str(dst[i]) + " at index " + index_str(at, s.info.shape) +
+                 " of the stored " + s.info.gguf_type +
+                 " tensor (expected finite values; --allow-nonfinite accepts them)");
+}
+
+void read_gguf_bytes(const Stored& s, std::size_t row0, std::size_t rows, std::size_t R,
+                     std::size_t K, float* dst, const std::string& name) {
   const ByteView v = s.region->bytes(name);
   if (s.ggml_type == Stored::kNotGgml) {
     for (std::size_t r = 0; r < rows; ++r)
@@ -66,13 +94,6 @@ void read_gguf_rows(const Stored& s, std::size_t row0, std::size_t rows, std::si
     }
   }
   if (rows == R) s.region->done(0, v.n);
-  if (allow_nonfinite) return;
-  const std::size_t i = first_nonfinite(dst, rows * K);
-  if (i == rows * K) return;
-  const std::size_t at = stored_row(s, row0 + i / K, R) * K + i % K;
-  fail(name, "non-finite value " + value_str(dst[i]) + " at index " + index_str(at, s.info.shape) +
-                 " of the stored " + s.info.gguf_type +
-                 " tensor (expected finite values; --allow-nonfinite accepts them)");
 }
 
 }  // namespace
@@ -109,17 +130,19 @@ void read_stored_rows(const Stored& s, std::size_t row0, std::size_t rows, bool 
       s.region->read(row0 * K * sizeof(float), rows * K * sizeof(float), dst, name) &&
       (allow_nonfinite || first_nonfinite(dst, rows * K) == rows * K))
     return;
-  const ByteView v = s.region->bytes(name);
-  convert_rows(v.p, s, row0, rows, transposed, dst, allow_nonfinite, name);
-  // Drop what this read touched and no later read of other rows needs: the
-  // whole tensor when all of it was read, the rows' bytes when they are
-  // contiguous. A strided part (transposed or Fortran) stays mapped for the
-  // next block.
-  const std::size_t es = dtype_size(s.info.dtype);
-  if (rows == R)
-    s.region->done(0, v.n);
-  else if (!transposed && !(s.fortran_order && s.info.shape.size() >= 2))
-    s.region->done(row0 * K * es, rows * K * es);
+  reading_region(*s.region, name, [&] {
+    const ByteView v = s.region->bytes(name);
+    convert_rows(v.p, s, row0, rows, transposed, dst, allow_nonfinite, name);
+    // Drop what this read touched and no later read of other rows needs: the
+    // whole tensor when all of it was read, the rows' bytes when they are
+    // contiguous. A strided part (transposed or Fortran) stays mapped for the
+    // next block.
+    const std::size_t es = dtype_size(s.info.dtype);
+    if (rows == R)
+      s.region->done(0, v.n);
+    else if (!transposed && !(s.fortran_order && s.info.shape.size() >= 2))
+      s.region->done(row0 * K * es, rows * K * es);
+  });
 }
 
 Tensor read_stored_f32(const Stored& s, bool allow_nonfinite, const std::string& name) {
@@ -143,9 +166,12 @@ RawArray read_stored_raw(const Stored& s, const std::string& name) {
     if (!a.bytes.empty()) std::memcpy(a.bytes.data(), t.ptr(), a.bytes.size());
     return a;
   }
-  const ByteView v = s.region->bytes(name);
-  RawArray a = to_native(v.p, s, name);
-  s.region->done(0, v.n);
+  RawArray a;
+  reading_region(*s.region, name, [&] {
+    const ByteView v = s.region->bytes(name);
+    a = to_native(v.p, s, name);
+    s.region->done(0, v.n);
+  });
   return a;
 }
 

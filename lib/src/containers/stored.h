@@ -42,6 +42,10 @@ class Region {
     (void)offset, (void)length, (void)dst, (void)name;
     return false;
   }
+  // After the bytes were read: Exit::no_input naming `name` when the file
+  // they came from was truncated meanwhile (mapped_file.h), so what was read
+  // is not used. Default: nothing can change under the reader.
+  virtual void check_read(const std::string& name) const { (void)name; }
 };
 
 struct Stored {

@@ -69,6 +69,7 @@ class GatherRegion final : public detail::Region {
     inner_->done(0, src.n);
     return {out->data(), out->size(), out};
   }
+  void check_read(const std::string& name) const override { inner_->check_read(name); }
 
  private:
   std::shared_ptr<const detail::Region> inner_;
@@ -189,56 +190,59 @@ StoredEntries torch_save_entries(const std::string& path) {
       fail(path, "not a torch.save checkpoint (expected the zip archive PyTorch >= 1.6 writes)");
     detail::check_zip_end(e, path, kKind);
   });
-  detail::ZipLimits limits;
-  limits.max_members = 1u << 20;  // one member per storage: far more than any model's tensors
-  const std::vector<detail::ZipMember> members = detail::read_zip_members(*file, kKind, limits);
-  std::string prefix;
-  const detail::ZipMember& pkl = members[find_pickle(members, path, prefix)];
-  if (pkl.size > detail::kMaxPickleBytes)
-    fail(path + ":" + pkl.name,
-         "data.pkl of " + std::to_string(pkl.size) + " bytes is larger than the " +
-             std::to_string(detail::kMaxPickleBytes >> 20) + " MiB accepted");
-  const bool big_endian = big_endian_archive(file, members, prefix);
+  // Headers and the pickle read from the mapping: a truncation meanwhile is the error.
+  return detail::reading(*file, path, [&] {
+    detail::ZipLimits limits;
+    limits.max_members = 1u << 20;  // one member per storage: far more than any model's tensors
+    const std::vector<detail::ZipMember> members = detail::read_zip_members(*file, kKind, limits);
+    std::string prefix;
+    const detail::ZipMember& pkl = members[find_pickle(members, path, prefix)];
+    if (pkl.size > detail::kMaxPickleBytes)
+      fail(path + ":" + pkl.name,
+           "data.pkl of " + std::to_string(pkl.size) + " bytes is larger than the " +
+               std::to_string(detail::kMaxPickleBytes >> 20) + " MiB accepted");
+    const bool big_endian = big_endian_archive(file, members, prefix);
 
-  std::vector<detail::TorchTensorRecord> records;
-  {
-    const detail::ByteView p = detail::member_bytes(file, pkl, path + ":" + pkl.name);
-    records = detail::parse_torch_pickle(p.p, p.n, path);
-    file->release(std::size_t(pkl.data), std::size_t(pkl.size));
-  }
-  std::map<std::string, const detail::ZipMember*> storages;
-  const std::string data_dir = prefix + "data/";
-  for (const detail::ZipMember& m : members)
-    if (m.name.compare(0, data_dir.size(), data_dir) == 0)
-      storages[m.name.substr(data_dir.size())] = &m;
+    std::vector<detail::TorchTensorRecord> records;
+    {
+      const detail::ByteView p = detail::member_bytes(file, pkl, path + ":" + pkl.name);
+      records = detail::parse_torch_pickle(p.p, p.n, path);
+      file->release(std::size_t(pkl.data), std::size_t(pkl.size));
+    }
+    std::map<std::string, const detail::ZipMember*> storages;
+    const std::string data_dir = prefix + "data/";
+    for (const detail::ZipMember& m : members)
+      if (m.name.compare(0, data_dir.size(), data_dir) == 0)
+        storages[m.name.substr(data_dir.size())] = &m;
 
-  StoredEntries entries;
-  std::set<std::string> names;
-  for (const detail::TorchTensorRecord& r : records) {
-    const std::string what = path + ":" + r.name;
-    if (!names.insert(r.name).second)
-      fail(what, "two tensors of the checkpoint have this name (nested dict keys joined by '.')");
-    const auto it = storages.find(r.storage_key);
-    if (it == storages.end())
-      fail(what, "its storage " + data_dir + r.storage_key + " is missing from the archive");
-    const detail::ZipMember& m = *it->second;
-    const std::uint64_t es = dtype_size(r.dtype);
-    if (r.storage_numel > UINT64_MAX / es || m.size != r.storage_numel * es)
-      fail(what, "storage " + m.name + " holds " + std::to_string(m.size) +
-                     " bytes, but data.pkl "
-                     "declares " +
-                     std::to_string(r.storage_numel) + " elements of " + dtype_name(r.dtype) +
-                     " (" +
-                     (r.storage_numel > UINT64_MAX / es ? std::string("too many")
-                                                        : std::to_string(r.storage_numel * es)) +
-                     " bytes)");
-    entries.push_back({r.name, tensor_of(r, file, m, big_endian, what)});
-  }
-  if (entries.empty())
-    fail(path,
-         "the checkpoint holds no tensors (torch.save of a state_dict or a checkpoint "
-         "dict with \"state_dict\" or \"model\" is expected)");
-  return entries;
+    StoredEntries entries;
+    std::set<std::string> names;
+    for (const detail::TorchTensorRecord& r : records) {
+      const std::string what = path + ":" + r.name;
+      if (!names.insert(r.name).second)
+        fail(what, "two tensors of the checkpoint have this name (nested dict keys joined by '.')");
+      const auto it = storages.find(r.storage_key);
+      if (it == storages.end())
+        fail(what, "its storage " + data_dir + r.storage_key + " is missing from the archive");
+      const detail::ZipMember& m = *it->second;
+      const std::uint64_t es = dtype_size(r.dtype);
+      if (r.storage_numel > UINT64_MAX / es || m.size != r.storage_numel * es)
+        fail(what, "storage " + m.name + " holds " + std::to_string(m.size) +
+                       " bytes, but data.pkl "
+                       "declares " +
+                       std::to_string(r.storage_numel) + " elements of " + dtype_name(r.dtype) +
+                       " (" +
+                       (r.storage_numel > UINT64_MAX / es ? std::string("too many")
+                                                          : std::to_string(r.storage_numel * es)) +
+                       " bytes)");
+      entries.push_back({r.name, tensor_of(r, file, m, big_endian, what)});
+    }
+    if (entries.empty())
+      fail(path,
+           "the checkpoint holds no tensors (torch.save of a state_dict or a checkpoint "
+           "dict with \"state_dict\" or \"model\" is expected)");
+    return entries;
+  });
 }
 
 }  // namespace detail

@@ -166,12 +166,20 @@ void check_crc(const std::uint8_t* p, std::size_t n, const ZipMember& m, const s
 
 }  // namespace
 
+std::vector<ZipMember> read_members(const MappedFile& file, const char* kind,
+                                    const ZipLimits& limits);
+
 void check_zip_end(const FileEnds& ends, const std::string& path, const char* kind) {
   find_end_record(Bytes{ends.tail, ends.tail_n, path, kind}, ends.size);
 }
 
 std::vector<ZipMember> read_zip_members(const MappedFile& file, const char* kind,
                                         const ZipLimits& limits) {
+  return reading(file, file.path(), [&] { return read_members(file, kind, limits); });
+}
+
+std::vector<ZipMember> read_members(const MappedFile& file, const char* kind,
+                                    const ZipLimits& limits) {
   const std::string& path = file.path();
   const Bytes b{file.data(), file.size(), path, kind};
   const Directory dir = find_directory(b, limits);
@@ -284,32 +292,38 @@ ByteView member_bytes(const std::shared_ptr<const MappedFile>& file, const ZipMe
                       const std::string& what) {
   file->check_intact(what);
   const std::uint8_t* src = file->data() + m.data;
-  if (m.method == 0) {
-    check_crc(src, std::size_t(m.size), m, what);
-    return {src, std::size_t(m.size), file};
-  }
-  auto image = std::make_shared<std::vector<std::uint8_t>>(inflate_member(src, m, what, m.size));
-  check_crc(image->data(), image->size(), m, what);
-  return {image->data(), image->size(), image};
+  return reading(*file, what, [&]() -> ByteView {
+    if (m.method == 0) {
+      check_crc(src, std::size_t(m.size), m, what);
+      return {src, std::size_t(m.size), file};
+    }
+    auto image = std::make_shared<std::vector<std::uint8_t>>(inflate_member(src, m, what, m.size));
+    check_crc(image->data(), image->size(), m, what);
+    return {image->data(), image->size(), image};
+  });
 }
 
 ByteView MemberRegion::bytes(const std::string& name) const {
   file_->check_intact(name);
+  test_pause_before_read();
   const std::uint8_t* src = file_->data() + m_.data;
-  if (m_.method == 0) {
-    if (!crc_checked_.load()) {
-      check_crc(src, std::size_t(m_.size), m_, name);
-      // Of a storage that several tensors share, only this tensor's pages
-      // need to stay mapped (the file's page cache keeps the rest cheap).
-      if (offset_ != 0 || length_ != m_.size)
-        file_->release(std::size_t(m_.data), std::size_t(m_.size));
+  return reading(*file_, name, [&]() -> ByteView {
+    if (m_.method == 0) {
+      if (!crc_checked_.load()) {
+        check_crc(src, std::size_t(m_.size), m_, name);
+        // Of a storage that several tensors share, only this tensor's pages
+        // need to stay mapped (the file's page cache keeps the rest cheap).
+        if (offset_ != 0 || length_ != m_.size)
+          file_->release(std::size_t(m_.data), std::size_t(m_.size));
+      }
+      crc_checked_ = true;  // two threads may both check it: harmless
+      return {src + offset_, length_, file_};
     }
-    crc_checked_ = true;  // two threads may both check it: harmless
-    return {src + offset_, length_, file_};
-  }
-  auto image = std::make_shared<std::vector<std::uint8_t>>(inflate_member(src, m_, name, m_.size));
-  check_crc(image->data(), image->size(), m_, name);
-  return {image->data() + offset_, length_, image};
+    auto image =
+        std::make_shared<std::vector<std::uint8_t>>(inflate_member(src, m_, name, m_.size));
+    check_crc(image->data(), image->size(), m_, name);
+    return {image->data() + offset_, length_, image};
+  });
 }
 
 void MemberRegion::done(std::size_t offset, std::size_t length) const {

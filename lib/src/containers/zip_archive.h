@@ -70,6 +70,7 @@ class MemberRegion final : public Region {
 
   ByteView bytes(const std::string& name) const override;
   void done(std::size_t offset, std::size_t length) const override;
+  void check_read(const std::string& name) const override { file_->check_intact(name); }
 
  private:
   std::shared_ptr<const MappedFile> file_;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -16,6 +17,7 @@
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "containers/gguf.h"
+#include "containers/mapped_file.h"
 #include "containers/readers.h"
 #include "containers/stored.h"
 #include "family/gguf_kv_b.h"
@@ -107,10 +109,11 @@ constexpr std::int64_t kGgufMaxLayers = 4096;
 std::vector<double> gguf_factors(const GgufFile& f, const std::string& name, std::size_t want) {
   const detail::GgufTensorInfo* t = f.find_tensor(name);
   if (!t) return {};
-  if (t->elements != want)
+  if (t->ne.size() != 1 || t->elements != want)
     gguf_bad(f, name,
              "expected " + std::to_string(want) +
-                 " rope factors (rope.dimension_count / 2), found " + std::to_string(t->elements));
+                 " rope factors (rope.dimension_count / 2) in one dimension, found shape " +
+                 shape_str(t->shape()));
   std::vector<float> v = detail::dequantize_tensor(f, *t);
   std::vector<double> out;
   for (float x : v) {
@@ -254,13 +257,20 @@ GgufModel gguf_model(const GgufFile& f) {
   hf["num_hidden_layers"] = layers;
   hf["hidden_size"] = C;
   if (!a->mla) hf["head_dim"] = D;
-  hf["rope_theta"] = gguf_number(f, p + "rope.freq_base").value_or(a->theta);
+  const double theta = gguf_number(f, p + "rope.freq_base").value_or(a->theta);
+  if (!(theta > 0))  // named as the file spells it, not as rope_theta
+    gguf_bad(f, p + "rope.freq_base", "expected the rope base, a number > 0, found 0");
+  hf["rope_theta"] = theta;
   const std::int64_t R = gguf_size(f, p + "rope.dimension_count", 2, D).value_or(D);
+  if (R % 2 != 0)
+    gguf_bad(
+        f, p + "rope.dimension_count",
+        "expected an even number (rope turns pairs of dimensions), found " + std::to_string(R));
   if (R != D && !a->mla) hf["partial_rotary_factor"] = double(R) / double(D);
   if (auto n = gguf_size(f, p + "context_length", 1, INT64_MAX)) hf["max_position_embeddings"] = *n;
   if (auto e = gguf_number(f, p + "attention.layer_norm_rms_epsilon")) hf["rms_norm_eps"] = *e;
-  if (auto w = gguf_size(f, p + "attention.sliding_window", 0, INT64_MAX); w && *w > 0)
-    hf["sliding_window"] = *w;
+  const auto window = gguf_size(f, p + "attention.sliding_window", 0, INT64_MAX);
+  if (window && *window > 0) hf["sliding_window"] = *window;
   if (auto c = gguf_number(f, p + "attn_logit_softcapping"); c && *c > 0)
     hf["attn_logit_softcapping"] = *c;
   if (a->big_layers) hf["query_pre_attn_scalar"] = layers == a->big_layers ? C / H : D;
@@ -330,6 +340,16 @@ GgufModel gguf_model(const GgufFile& f) {
   for (const auto& [suffix, key] : a->int_keys)
     if (!(suffix == std::string("attention.sliding_window_pattern") && !sliding.empty()))
       if (auto v = gguf_size(f, p + suffix, 1, INT64_MAX, layers)) hf[key] = *v;
+  // A window of 0 for a model whose layers slide (by the file's pattern or
+  // the architecture's) is a lie: the family's default window is not taken
+  // in its place. (Llama 4's 0 means "no chunks", read above.)
+  const std::string row = a->model_type;
+  const bool slides = std::find(sliding.begin(), sliding.end(), true) != sliding.end() ||
+                      hf.contains("sliding_window_pattern") || row == "gemma2" ||
+                      row == "gemma4_text";
+  if (window && *window == 0 && arch != "llama4" && slides)
+    gguf_bad(f, p + "attention.sliding_window",
+             "is 0, but " + arch + "'s sliding layers need a window of at least 1 token");
 
   if (a->per_layer_type) {  // Gemma 4: sizes, KV heads and ropes per layer type
     a->per_layer_type(f, p, layers, hf);
@@ -417,7 +437,7 @@ void gguf_layer_config(const std::string& architecture, const json& hf, std::int
 
 StateDict gguf_weights(const std::string& path) {
   const GgufFile f = detail::read_gguf(path);
-  const GgufModel m = gguf_model(f);
+  const GgufModel m = detail::reading(*f.mapped(), path, [&] { return gguf_model(f); });
   const GgufArch* a = gguf_arch_of(m.architecture);
   StateDict sd(path);
   // DeepSeek: each layer's attn_k_b / attn_v_b, and whether it has attn_kv_b.

@@ -244,8 +244,24 @@ void map_mla(LayerContext& c) {
 void map_relative_bias(LayerContext& c) {
   const RelativeBiasRule& r = c.row.relative_bias;
   if (!r.on) return;
-  json bias = {{"num_buckets", c.hf.integer_or(r.buckets_key, 1, INT64_MAX, r.buckets)},
-               {"max_distance", c.hf.integer_or(r.distance_key, 1, INT64_MAX, r.distance)}};
+  // T5's buckets (T5Attention._relative_position_bucket): half per side when
+  // bidirectional, half of a side's exact, the rest logarithmic up to
+  // max_distance. Checked here so a message names the config.json's fields.
+  const bool bidirectional = c.out.value("attention", "multi") != "causal";
+  const std::int64_t buckets = c.hf.integer_or(r.buckets_key, 1, INT64_MAX, r.buckets);
+  const std::int64_t distance = c.hf.integer_or(r.distance_key, 1, INT64_MAX, r.distance);
+  const std::int64_t min_buckets = bidirectional ? 4 : 2;
+  if (buckets < min_buckets)
+    c.hf.fail(r.buckets_key, "expected an integer >= " + std::to_string(min_buckets) + " (" +
+                                 (bidirectional ? "half the buckets per side, " : "") +
+                                 "half of a side's buckets exact), found " +
+                                 std::to_string(buckets));
+  const std::int64_t max_exact = (bidirectional ? buckets / 2 : buckets) / 2;
+  if (distance <= max_exact)
+    c.hf.fail(r.distance_key, "expected an integer > " + std::to_string(max_exact) +
+                                  " (past the exact buckets of " + r.buckets_key + " " +
+                                  std::to_string(buckets) + "), found " + std::to_string(distance));
+  json bias = {{"num_buckets", buckets}, {"max_distance", distance}};
   // Left to attn-run's defaults: the layer's own table, and bidirectional (T5's
   // bidirectional = not is_decoder), so a decoder run with causal true gets the
   // one-directional buckets.
@@ -421,6 +437,18 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
   c.Hkv = size_field(hf, "num_kv_heads", false, c.H);
   c.D = size_field(hf, "head_size", false, c.C / c.H);
   if (c.D < 1) hf.fail("head_dim", "is missing and hidden_size / num_attention_heads is 0");
+  // Without a head size of its own the modeling code divides the width by
+  // the heads (and refuses a remainder: GPT2Attention, GPTBigCodeAttention,
+  // BertSelfAttention, ...): named as this config.json spells them.
+  const auto spelled = [&](const char* ours) {
+    for (const char* k : spellings_of(ours))
+      if (hf.has(k)) return std::string(k);
+    return std::string(ours);
+  };
+  if (c.C % c.H != 0 && spelled("head_size") == "head_size")
+    hf.fail(spelled("num_heads"),
+            "expected a divisor of " + spelled("hidden_size") + " " + std::to_string(c.C) +
+                " (the head size is their quotient), found " + std::to_string(c.H));
   if (c.Hkv > c.H || c.H % c.Hkv != 0)
     hf.fail(hf.first_set({"num_key_value_heads", "num_kv_heads", "n_head_kv"}),
             "expected a divisor of the " + std::to_string(c.H) + " attention heads, found " +

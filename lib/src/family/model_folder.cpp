@@ -8,6 +8,7 @@
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "containers/gguf.h"
+#include "containers/mapped_file.h"
 #include "family/family_row.h"
 #include "family/gguf_arch.h"
 #include "family/hf_config.h"
@@ -87,7 +88,10 @@ auto gguf_checked(F f) {
 
 // --model FILE.gguf: the metadata as the row's config.json (gguf_arch.cpp).
 ModelFolder open_gguf(const std::string& path) {
-  const family::GgufModel g = family::gguf_model(detail::read_gguf(path));
+  const detail::GgufFile f = detail::read_gguf(path);
+  // The metadata is read from the mapped header: a truncation meanwhile is the error.
+  const family::GgufModel g =
+      detail::reading(*f.mapped(), path, [&] { return family::gguf_model(f); });
   ModelFolder m;
   m.dir = path;
   m.weights = path;

@@ -15,7 +15,9 @@
 // hidden, H heads, Hkv key/value heads, D head size, O out size.
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -227,6 +229,40 @@ RelativeBiasTable relative_bias_table(const Weights& w, const RelativeBiasSpec& 
   return t;
 }
 
+// Under --allow-nonfinite, the attention output as torch's eager attention
+// makes it: attn @ v multiplies every key's v by the key's weight, 0 where
+// the key is masked, and 0 x NaN (or inf) is NaN, so a non-finite value in
+// column d of any key's v makes column d of every query row's output NaN.
+// The kernels skip the tiles a causal mask or a window leaves empty, and
+// which tiles they skip depends on the build (the portable and the native
+// kernels differ): this sets the rule for all of them. y (the heads' output,
+// over q) is (nb, L, H*D), ld_q; v of batch bc, KV head g is packed (T', D).
+void spread_nonfinite_values(const Geometry& g, const detail::Projected& p, std::size_t nb,
+                             std::size_t L, std::size_t Tx, std::size_t D) {
+  std::vector<unsigned char> bad(D);
+  for (std::size_t bc = 0; bc < nb; ++bc)
+    for (std::size_t kv = 0; kv < g.Hkv; ++kv) {
+      const kernels::Panels& v = p.v_packed[bc * g.Hkv + kv];  // element (j, d) as below
+      bool any = false;
+      for (std::size_t d = 0; d < D; ++d) {
+        const std::size_t c = v.col0 + d;
+        const float* col = v.data + c / v.width * v.stride + c % v.width;
+        bad[d] = 0;
+        for (std::size_t j = 0; j < Tx && !bad[d]; ++j) bad[d] = !std::isfinite(col[j * v.width]);
+        any = any || bad[d];
+      }
+      if (!any) continue;
+      for (std::size_t h = 0; h < g.H; ++h) {
+        if (g.kv_head(h) != kv) continue;
+        for (std::size_t i = 0; i < L; ++i) {
+          float* y = p.q + (bc * L + i) * p.ld_q + h * D;
+          for (std::size_t d = 0; d < D; ++d)
+            if (bad[d] && std::isfinite(y[d])) y[d] = std::numeric_limits<float>::quiet_NaN();
+        }
+      }
+    }
+}
+
 }  // namespace
 
 std::size_t map_keys(const Weights& w, const AttentionSpec& spec, std::size_t T) {
@@ -380,6 +416,7 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
       kernels::BlasThreads blas(1);  // one threading layer: ours
       kernels::parallel_for(nb * H * n_blocks, threads, run_task);
     }
+    if (!opt.check_overflow) spread_nonfinite_values(g, p, nb, L, Tx, D);
 
     // The gate multiplies each head's context before the output projection.
     detail::apply_gate(g, p, threads);

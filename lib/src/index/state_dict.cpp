@@ -85,6 +85,11 @@ void StateDict::erase(const std::string& key) {
   keys_.erase(std::find(keys_.begin(), keys_.end(), key));
 }
 
+const std::string& StateDict::file_key(const std::string& key) const {
+  const auto it = entries_.find(key);
+  return it == entries_.end() ? key : it->second.full_key;
+}
+
 const StateDict::Entry& StateDict::entry(const std::string& key) const {
   const auto it = entries_.find(key);
   if (it == entries_.end()) throw Error(Exit::data, source_ + ": no key \"" + key + "\"");

@@ -157,7 +157,7 @@ std::size_t qkv_panels_calls();
 
 // ---- threads (kernels/parallel.cpp) -----------------------------------------
 
-// 0 = std::thread::hardware_concurrency() (at least 1).
+// 0 = the CPUs this process may use (attn/cpus.h: affinity and cgroup quota).
 int resolve_threads(int threads);
 
 // Runs fn(task, worker) for task in [0, n_tasks) on `threads` workers (the

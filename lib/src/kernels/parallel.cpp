@@ -17,15 +17,12 @@
 #include <thread>
 #include <vector>
 
+#include "attn/cpus.h"
 #include "kernels/kernels.h"
 
 namespace attn::kernels {
 
-int resolve_threads(int threads) {
-  if (threads > 0) return threads;
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : static_cast<int>(hw);
-}
+int resolve_threads(int threads) { return threads > 0 ? threads : available_cpus(); }
 
 namespace {
 

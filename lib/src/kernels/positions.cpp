@@ -99,7 +99,8 @@ void llama3(const RopeSpec& s, const RopeScaling& sc, std::size_t R, RopeFrequen
     const double wavelen = 2.0 * kPi / inv;
     if (wavelen > low_wavelen) {
       inv /= factor;
-    } else if (!(wavelen < high_wavelen)) {  // the medium band: smooth blend
+    } else if (high_ff > low_ff && !(wavelen < high_wavelen)) {  // the medium band: smooth blend
+      // (With equal factors there is no band: Llama 4's 1.0 and 1.0.)
       const double smooth = (old_len / wavelen - low_ff) / (high_ff - low_ff);
       inv = (1.0 - smooth) * inv / factor + smooth * inv;
     }

@@ -107,9 +107,12 @@ Weights load_mla_weights(const StateDict& sd, const Config& cfg, const std::stri
       throw Error(Exit::data, source + ": key " + quoted(s.key) + " found but config \"" + flag +
                                   "\" is false (mla); set \"" + flag + "\": true to use it");
     const TensorInfo* info = sd.find(s.key);
-    if (info->shape != s.shape)
-      throw Error(Exit::data, source + ": key " + quoted(s.key) + ": expected shape " +
-                                  shape_str(s.shape) + " (mla), found " + shape_str(info->shape));
+    if (info->shape != s.shape)  // named as the file names it
+      throw Error(Exit::data,
+                  source + ": key " + quoted(sd.file_key(s.key)) +
+                      (sd.file_key(s.key) != s.key ? " (" + s.key + ")" : std::string()) +
+                      ": expected shape " + shape_str(s.shape) + " (mla), found " +
+                      shape_str(info->shape));
     *s.field(w) = sd.read_f32(s.key, allow_nonfinite);
     used.insert(s.key);
   }

@@ -359,10 +359,11 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
                                   "\": true to use it");
     }
     const TensorInfo* info = sd.find(key);
-    if (info->shape != s.shape)
-      throw Error(Exit::data, source + ": key " + in_quotes(key) + ": expected shape " +
-                                  shape_str(s.shape) + ", found " + shape_str(info->shape) +
-                                  shape_hint(full, s, info->shape));
+    if (info->shape != s.shape)  // named as the file names it (a GGUF's blk.N.attn_q.weight)
+      throw Error(Exit::data, source + ": key " + in_quotes(sd.file_key(key)) +
+                                  (sd.file_key(key) != key ? " (" + key + ")" : std::string()) +
+                                  ": expected shape " + shape_str(s.shape) + ", found " +
+                                  shape_str(info->shape) + shape_hint(full, s, info->shape));
     if (s.is_bias()) (qkv ? has_qkv_bias : has_out_bias) = true;
     found.emplace_back(&s, key);
     used.insert(key);

@@ -1,7 +1,9 @@
 // All-or-nothing output folder (CONTRACT.md "Outputs", "Exit codes"):
 // stage every file as ".attn-run-tmp-<pid>-<n>" inside the target folder
 // (same file system, so rename is atomic), rename them all in commit() under
-// the folder's lock.
+// the folder's lock. A folder created at the commit (an --input-list result,
+// a layer of --layer all) is staged whole in a hidden folder of that name
+// beside it and appears by one rename.
 #include "attn/output.h"
 
 #include <fcntl.h>
@@ -11,16 +13,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "attn/error.h"
 #include "attn/files.h"
@@ -80,8 +85,12 @@ extern "C" void cleanup_and_exit(int sig) {
     g_signal_seen.store(true);           // after: the signal is pending on main now
     return;
   }
+  // Files first, then the hidden staging folders they were in (rmdir of
+  // a file and unlink of a folder fail harmlessly).
   for (LiveSlot* s = g_live_head.load(); s; s = s->next)
     if (s->state.load() == 2) ::unlink(s->path);
+  for (LiveSlot* s = g_live_head.load(); s; s = s->next)
+    if (s->state.load() == 2) ::rmdir(s->path);
   ::_exit(128 + sig);
 }
 
@@ -98,7 +107,9 @@ void block_cleanup_signals(sigset_t* previous) {
 constexpr const char* kTempPrefix = ".attn-run-tmp-";
 
 // Remove temporaries in `dir` whose process no longer exists (a SIGKILLed
-// run, a power loss). A live pid, ours or another run's, is left alone.
+// run, a power loss): files, and the hidden folders a result folder is
+// staged in with what they hold. A live pid, ours or another run's, is left
+// alone.
 void remove_dead_temporaries(const std::string& dir) {
   std::error_code ec;
   const std::string prefix = kTempPrefix;
@@ -110,7 +121,8 @@ void remove_dead_temporaries(const std::string& dir) {
     const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
     if (pid <= 0 || *end != '-') continue;
     if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;
-    ::unlink(it->path().c_str());
+    std::error_code gone;
+    std::filesystem::remove_all(it->path(), gone);  // a symlink itself, never its target
   }
 }
 
@@ -209,8 +221,8 @@ OutputDir::OutputDir(std::string dir) : dir_(std::move(dir)) {
   staging_ = dir_;
 }
 
-OutputDir::OutputDir(std::string dir, std::string staging_dir)
-    : dir_(std::move(dir)), staging_(std::move(staging_dir)), deferred_(true) {
+OutputDir::OutputDir(std::string dir, std::string staging_dir, bool replace)
+    : dir_(std::move(dir)), staging_(std::move(staging_dir)), deferred_(true), replace_(replace) {
   struct stat st {};
   if (::lstat(dir_.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) &&
       !(S_ISLNK(st.st_mode) && is_directory(dir_)))
@@ -236,14 +248,32 @@ std::unique_ptr<OutputDir> open_output_dir(const std::string& dir) {
     throw Error(Exit::cant_create,
                 dir + ": cannot create output folder: " + parent + " is not writable");
   remove_dead_temporaries(parent);
-  return std::make_unique<OutputDir>(dir, parent);
+  return std::make_unique<OutputDir>(dir, parent, false);
 }
 
-std::string OutputDir::temp_name(const std::string& name) const {
+namespace {
+std::string unique_temp(const std::string& folder) {
   static std::atomic<int> counter{0};
-  (void)name;
-  return staging_ + "/" + kTempPrefix + std::to_string(::getpid()) + "-" +
-         std::to_string(counter++);
+  return folder + "/" + kTempPrefix + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+}  // namespace
+
+std::string OutputDir::temp_name(const std::string& name) {
+  if (!deferred_) return unique_temp(staging_);
+  // A folder created at the commit: its files are staged under their own
+  // names in one hidden folder beside it, renamed into place as a whole.
+  if (hidden_.empty()) {
+    const std::string hidden = unique_temp(staging_);
+    hidden_live_ = live_add(hidden);
+    if (::mkdir(hidden.c_str(), 0777) != 0) {
+      live_remove(hidden_live_);
+      hidden_live_ = nullptr;
+      throw Error(Exit::cant_create,
+                  dir_ + ": cannot create its staging folder in " + staging_ + ": " + errno_text());
+    }
+    hidden_ = hidden;
+  }
+  return hidden_ + "/" + name;
 }
 
 static int open_temp(const std::string& temp, const std::string& final_path) {
@@ -340,10 +370,11 @@ OutputDir::StreamedFile OutputDir::streamed_file(int handle, bool direct) const 
 void OutputDir::check_name(const std::string& name) const {
   errno = 0;
   const long name_max = ::pathconf(dir_.c_str(), _PC_NAME_MAX);
-  if (name_max > 0 && name.size() > static_cast<std::size_t>(name_max))
-    throw Error(Exit::cant_create, dir_ + "/" + name + ": name is " + std::to_string(name.size()) +
-                                       " bytes long; the file system allows at most " +
-                                       std::to_string(name_max));
+  if (name_max > 0 && name.size() > static_cast<std::size_t>(name_max))  // a huge one quoted cut
+    throw Error(Exit::cant_create,
+                dir_ + "/" + (name.size() > 300 ? name.substr(0, 300) + "..." : name) +
+                    ": name is " + std::to_string(name.size()) +
+                    " bytes long; the file system allows at most " + std::to_string(name_max));
 }
 
 void OutputDir::flush_staged() {
@@ -402,16 +433,18 @@ void commit_together(const std::vector<OutputDir*>& dirs) {
   sigset_t previous;
   block_cleanup_signals(&previous);
   for (OutputDir* d : dirs) {
-    // Created now, with the signals held off: it holds files the moment it
-    // exists (an empty folder is never left by a signal).
-    if (d->deferred_ && !d->staged_.empty() && ::mkdir(d->dir_.c_str(), 0777) != 0 &&
-        !(errno == EEXIST && is_directory(d->dir_))) {
-      const int saved = errno;
-      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-      errno = saved;
-      throw Error(errno == EEXIST ? Exit::cant_create : Exit::io,
-                  d->dir_ + ": cannot create output folder: " +
-                      (errno == EEXIST ? std::string("a file is in the way") : errno_text()));
+    // A folder created at the commit appears whole, its files in it, by
+    // one rename of its hidden staging folder: a SIGKILL between two
+    // renames leaves whole folders and hidden ones, never part of a folder.
+    if (d->deferred_ && !d->hidden_.empty()) {
+      try {
+        d->commit_deferred();
+      } catch (...) {
+        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        throw;
+      }
+      test_pause_point("rename");
+      continue;
     }
     for (OutputDir::Staged& s : d->staged_) {
       if (::rename(s.temp_path.c_str(), s.final_path.c_str()) != 0) {
@@ -422,6 +455,7 @@ void commit_together(const std::vector<OutputDir*>& dirs) {
       }
       live_remove(s.live);
       s.temp_path.clear();
+      test_pause_point("rename");
     }
   }
   for (OutputDir* d : dirs)
@@ -431,6 +465,67 @@ void commit_together(const std::vector<OutputDir*>& dirs) {
     d->committed_ = true;
     d->staged_.clear();
   }
+}
+
+void OutputDir::commit_deferred() {
+  namespace fs = std::filesystem;
+  const auto fail = [&](Exit code, const std::string& what) {
+    throw Error(code, dir_ + ": " + what + ": " + errno_text());
+  };
+  struct stat st {};
+  if (::lstat(dir_.c_str(), &st) != 0) {  // absent: the staging folder becomes it
+    if (::rename(hidden_.c_str(), dir_.c_str()) != 0) fail(Exit::io, "cannot rename into place");
+  } else if (S_ISDIR(st.st_mode) && replace_) {
+    // An earlier result folder: swapped whole for the new one. What the
+    // old one holds that this commit neither writes nor removes (a user's
+    // notes) stays: files are linked into the new set before the swap (so a
+    // kill never loses them), folders moved across after it.
+    std::vector<std::string> names, moved;
+    for (const Staged& f : staged_) names.push_back(fs::path(f.final_path).filename().string());
+    std::error_code ec;
+    for (auto it = fs::directory_iterator(dir_, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      const std::string path = dir_ + "/" + name;
+      if (std::find(names.begin(), names.end(), name) != names.end() ||
+          std::find(stale_.begin(), stale_.end(), path) != stale_.end() ||
+          name.rfind(kTempPrefix, 0) == 0)
+        continue;
+      struct stat e {};
+      if (::lstat(path.c_str(), &e) != 0) continue;
+      if (S_ISDIR(e.st_mode) || ::link(path.c_str(), (hidden_ + "/" + name).c_str()) != 0)
+        moved.push_back(name);
+    }
+    std::string old = hidden_;  // where the old folder ends up
+    if (::renameat2(AT_FDCWD, hidden_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) != 0) {
+      if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) fail(Exit::io, "cannot swap");
+      // No exchange on this file system: the old folder moves aside first
+      // (for a moment there is no folder, never a partial one).
+      old = unique_temp(staging_);
+      if (::rename(dir_.c_str(), old.c_str()) != 0) fail(Exit::io, "cannot move aside");
+      if (::rename(hidden_.c_str(), dir_.c_str()) != 0) fail(Exit::io, "cannot rename into place");
+    }
+    for (const std::string& name : moved)
+      ::rename((old + "/" + name).c_str(), (dir_ + "/" + name).c_str());
+    fs::remove_all(old, ec);
+  } else if ((S_ISLNK(st.st_mode) && is_directory(dir_)) || (S_ISDIR(st.st_mode) && !replace_)) {
+    // A folder linked elsewhere by the user, or one made meanwhile that is
+    // not this commit's to replace: the files go into it one by one.
+    for (Staged& f : staged_)
+      if (::rename(f.temp_path.c_str(), f.final_path.c_str()) != 0)
+        fail(Exit::io, fs::path(f.final_path).filename().string() + ": cannot rename into place");
+    ::rmdir(hidden_.c_str());
+  } else {
+    errno = EEXIST;
+    fail(Exit::cant_create, "cannot create output folder: a file is in the way");
+  }
+  for (Staged& f : staged_) {
+    live_remove(f.live);
+    f.temp_path.clear();
+  }
+  live_remove(hidden_live_);
+  hidden_live_ = nullptr;
+  hidden_.clear();
 }
 
 void OutputDir::discard() {
@@ -443,6 +538,12 @@ void OutputDir::discard() {
     }
   }
   staged_.clear();
+  if (!hidden_.empty()) {
+    ::rmdir(hidden_.c_str());
+    live_remove(hidden_live_);
+    hidden_live_ = nullptr;
+    hidden_.clear();
+  }
 }
 
 }  // namespace attn

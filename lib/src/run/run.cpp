@@ -129,8 +129,11 @@ Tensor read_input_file(const std::string& path, bool allow_nonfinite) {
     return detail::read_stored_f32(*detail::open_npy(file), allow_nonfinite, path);
   if (file->size() > kMaxJsonInputBytes)
     throw Error(Exit::data, path + ": JSON input larger than 1 GiB; use .npy");
-  return parse_input_bytes(std::vector<std::uint8_t>(file->data(), file->data() + file->size()),
-                           path, allow_nonfinite);
+  // The text copied out of the mapping: a truncation meanwhile is the error.
+  std::vector<std::uint8_t> text = detail::reading(*file, path, [&] {
+    return std::vector<std::uint8_t>(file->data(), file->data() + file->size());
+  });
+  return parse_input_bytes(text, path, allow_nonfinite);
 }
 
 Tensor batch_input(Tensor t, const Config& cfg, const std::string& name, bool* batched) {

@@ -187,8 +187,8 @@ TEST_CASE("config scores: rope errors name the field") {
       "rope.scaling", "original_max_position_embeddings");
   expect_config_error(
       multi(R"("rope": {"scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 4,
-                                        "high_freq_factor": 4, "original_max_position_embeddings": 8}})"),
-      "rope.scaling.high_freq_factor", "> low_freq_factor");
+                                        "high_freq_factor": 2, "original_max_position_embeddings": 8}})"),
+      "rope.scaling.high_freq_factor", ">= low_freq_factor");
   expect_config_error(
       multi(R"("rope": {"max_position_embeddings": 64, "scaling": {"rope_type": "longrope",
                                         "short_factor": [1, 1, 1], "long_factor": [1, 1]}})"),

@@ -223,3 +223,33 @@ TEST_CASE("rope_frequencies: freq_factors divide after the type's rule, as ggml'
   CHECK_THROWS_WITH_AS(attn::rope_frequencies(gguf, 10), doctest::Contains("freq_factors"),
                        attn::Error);
 }
+
+TEST_CASE("rope_frequencies: llama3 with high_freq_factor equal to low_freq_factor (Llama 4)") {
+  // Llama 4 Scout's text_config: theta 500000, head_dim 128, llama3 scaling
+  // factor 16, low = high = 1, original 8192. No wavelength falls between
+  // the two (equal) bounds: modeling_rope_utils._compute_llama3_parameters
+  // divides by factor every frequency whose wavelength exceeds 8192 and keeps
+  // the rest, with no NaN from the blend's 0 / 0.
+  attn::RopeSpec s;
+  s.theta = 500000.0;
+  s.rotary_dim = 128;
+  s.scaling = attn::RopeScaling{};
+  s.scaling->type = "llama3";
+  s.scaling->factor = 16.0;
+  s.scaling->low_freq_factor = 1.0;
+  s.scaling->high_freq_factor = 1.0;
+  s.scaling->original_max_position_embeddings = 8192;
+  const std::vector<double> f = attn::rope_frequencies(s, 10).inv_freq;
+  REQUIRE(f.size() == 64);
+  std::size_t divided = 0;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    CAPTURE(i);
+    const double inv = std::pow(500000.0, -double(2 * i) / 128.0);
+    const bool slow = 2.0 * M_PI / inv > 8192.0;
+    CHECK(std::isfinite(f[i]));
+    CHECK(f[i] == doctest::Approx(slow ? inv / 16.0 : inv).epsilon(1e-14));
+    divided += slow ? 1 : 0;
+  }
+  CHECK(divided > 0);
+  CHECK(divided < 64);
+}
