@@ -12,11 +12,13 @@ void resolve_input_norm(Config& c) {
   const std::string what = n.kind == InputNormKind::rms ? "RMSNorm " : "LayerNorm ";
   if (n.weight.empty())
     fail(c, "input_norm",
-         what + "needs its weight: \"weight\": the key of the norm's weight in the weights file "
-                "(e.g. \"model.layers.0.input_layernorm.weight\")");
+         what +
+             "needs its weight: \"weight\": the key of the norm's weight in the weights file "
+             "(e.g. \"model.layers.0.input_layernorm.weight\")");
   if (n.kind == InputNormKind::rms && !n.bias.empty())
-    fail(c, "input_norm", "an RMSNorm has no bias, found \"bias\": \"" + n.bias +
-                              "\" (kind \"layer\" is a LayerNorm with a bias)");
+    fail(c, "input_norm",
+         "an RMSNorm has no bias, found \"bias\": \"" + n.bias +
+             "\" (kind \"layer\" is a LayerNorm with a bias)");
   if (c.cross())
     fail(c, "input_norm",
          what + "of the input applies to self-attention (keys from the same input); found " +
@@ -28,8 +30,9 @@ void resolve_input_norm(Config& c) {
              "have none");
   if (c.spec.residual_norm)
     fail(c, "input_norm",
-         what + "before the attention and residual_norm after it: a block has one or the other "
-                "(residual_norm adds the input, which input_norm changes)");
+         what +
+             "before the attention and residual_norm after it: a block has one or the other "
+             "(residual_norm adds the input, which input_norm changes)");
 }
 
 }  // namespace attn::config_detail
