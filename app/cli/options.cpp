@@ -100,6 +100,9 @@ void setup_options(CLI::App& app, Options& opt) {
                "context = LayerNorm(output projection + input), as BertAttention returns it "
                "(bert, roberta, xlm-roberta, electra; distilbert's sa_layer_norm; OPT-350m's "
                "self_attn_layer_norm)");
+  in->add_flag("--residual", opt.residual,
+               "the input is the residual stream entering the block (transformers' "
+               "output_hidden_states): the block's own pre-attention norm is applied first");
   in->add_option("--weights", opt.weights,
                  "weights: folder of <key>.npy, .npz, .safetensors, *.index.json or .pt")
       ->type_name("PATH");
@@ -367,7 +370,8 @@ void check_option_combinations(const Options& opt) {
                                       {opt.shard_spec.has_value(), "--shard"},
                                       {opt.dump_weights, "--dump-weights"},
                                       {opt.out_dir.has_value(), "--out-dir"},
-                                      {opt.with_residual_norm, "--with-residual-norm"}})
+                                      {opt.with_residual_norm, "--with-residual-norm"},
+                                      {opt.residual, "--residual"}})
       if (given)
         throw Error(Exit::usage, std::string("--merge-summaries: cannot be combined with ") + flag +
                                      " (it reads DIR/summary-K-of-N.json alone)");
@@ -377,7 +381,8 @@ void check_option_combinations(const Options& opt) {
     for (const auto& [given, flag] : {std::pair{opt.dump_weights, "--dump-weights"},
                                       {opt.input_list.has_value(), "--input-list"},
                                       {opt.out_dir.has_value(), "--out-dir"},
-                                      {opt.with_residual_norm, "--with-residual-norm"}})
+                                      {opt.with_residual_norm, "--with-residual-norm"},
+                                      {opt.residual, "--residual"}})
       if (given)
         throw Error(Exit::usage, std::string("--model: cannot be combined with ") + flag +
                                      " (alone, it prints a table of the model's layers)");
@@ -479,6 +484,7 @@ attn::Config load_config_with_flags(const Options& opt) {
   attn::ModelFlags flags{opt.model, opt.layer, opt.model_type, opt.with_residual_norm};
   flags.decoder_layer = opt.decoder_layer;
   flags.cross = opt.cross;
+  flags.input_norm = opt.residual;
   flags.encoder_output = opt.encoder_output.value_or("");
   attn::Config cfg = attn::load_config(opt.config, flags);
   // Relative paths on the command line resolve against the working directory.

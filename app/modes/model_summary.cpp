@@ -56,6 +56,8 @@ ojson layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int6
   for (const std::string& key : sd.keys()) {
     if (key.compare(0, prefix.size(), prefix) != 0 || is_buffer(key.substr(prefix.size())))
       continue;
+    // A GGUF block's input norm (kept for --residual) is not the attention's.
+    if (key.compare(prefix.size(), 10, "attn_norm.") == 0) continue;
     const attn::TensorInfo& info = *sd.find(key);  // a sharded index: opens the shard's header
     // A GGUF tensor: its ggml type ("Q4_K") and its bytes in the file.
     dtypes.insert(!info.gguf_type.empty()          ? info.gguf_type

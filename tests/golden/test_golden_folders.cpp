@@ -107,6 +107,7 @@ void check_case(const test::GoldenCase& entry) {
   CHECK(entry.has("config"));
   CHECK(entry.has("model") == as_model);
   CHECK(entry.has("residual_norm") == fs::exists(dir + "/expected/residual_norm.npy"));
+  CHECK(entry.has("input_norm") == fs::exists(dir + "/residual.npy"));
 
   // --config case.json: the folder's layer under the case's own keys.
   const Config cfg = load_config(dir + "/case.json");
@@ -121,6 +122,19 @@ void check_case(const test::GoldenCase& entry) {
   }
   CHECK(cfg.weights.find("/model/") != std::string::npos);  // the folder's weights
   check_run(cfg, {}, dir, true);
+
+  // --residual: the residual stream whose block norm (the family row's) is input.npy gives
+  // the same outputs (a post-norm family's is input.npy itself).
+  if (entry.has("input_norm")) {
+    INFO("--residual --input residual.npy");
+    ModelFlags residual;
+    residual.input_norm = true;
+    const Config rc = load_config(dir + "/case.json", residual);
+    REQUIRE(rc.spec.input_norm.has_value());
+    LoadOptions lo;
+    lo.input_path = dir + "/residual.npy";
+    check_run(rc, lo, dir, true);
+  }
 
   // --model DIR --layer N --input FILE: only the folder's settings (not for
   // cases that pick another module by weights_prefix: T5's decoder).

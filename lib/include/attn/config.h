@@ -167,6 +167,10 @@ struct ModelFlags {
   // --with-residual-norm: config key residual_norm true; with a model folder,
   // its family's LayerNorm (Exit::usage naming the flag when it has none).
   bool residual_norm = false;
+  // --residual: config key input_norm true; the input is the residual stream
+  // and the model's block norm comes first (Exit::usage naming the flag
+  // without a model, unless the config gives input_norm as an object).
+  bool input_norm = false;
   // (v4) --decoder-layer N [--cross] in place of --layer: an encoder-decoder's
   // decoder layer N, its causal self-attention or (cross) its cross-attention
   // (model_folder.h Module); they override the config's "decoder_layer" and

@@ -91,7 +91,8 @@ bool is_hf_config(const nlohmann::json& j);
 // no position bias: its keys are kv_input's, which the config gives).
 nlohmann::json layer_config(const ModelFolder& m, std::int64_t layer,
                             const std::vector<std::string>& weight_keys = {},
-                            bool residual_norm = false, Module module = Module::layer);
+                            bool residual_norm = false, Module module = Module::layer,
+                            bool input_norm = false);
 
 // (v3) The LayerNorm a family applies over its attention's output plus the
 // layer's input (CONTRACT.md "residual_norm"): Hugging Face's module whose

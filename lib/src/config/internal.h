@@ -119,7 +119,8 @@ struct Selection {
 };
 void read_with_model(Config& c, const json& root, const KeyName& config_name,
                      const std::string& model_dir, Selection pick,
-                     const std::string& model_type = "", bool flag_residual_norm = false);
+                     const std::string& model_type = "", bool flag_residual_norm = false,
+                     bool flag_input_norm = false);
 
 // ---- config/mla.cpp ----
 // mla's fields against each other (qk_rope_head_dim even).
@@ -132,5 +133,9 @@ double mla_scale(const Config& c);  // 1/sqrt(Dn + Dr), times yarn's mscale^2 wh
 // ---- config/residual_norm.cpp ----
 // Its default prefix and its checks (self-attention, O == C, weights), after the sizes.
 void resolve_residual_norm(Config& c);
+
+// ---- config/input_norm.cpp ----
+// The input norm's checks (its weight named, self-attention, weights), after the sizes.
+void resolve_input_norm(Config& c);
 
 }  // namespace attn::config_detail

@@ -385,6 +385,45 @@ void map_residual_norm(LayerContext& c, const std::string& attention_prefix) {
                             {"prefix", layer + r.name}};
 }
 
+// The block's pre-attention norm (family_row.h InputNormRule) as "input_norm":
+// its tensors under the block's module, the attention prefix without its last
+// `up` parts ("model.layers.3.self_attn." -> "model.layers.3." +
+// "input_layernorm.").
+void map_input_norm(LayerContext& c, const std::string& attention_prefix,
+                    const std::vector<std::string>& weight_keys) {
+  const InputNormRule& r = c.row.input_norm;
+  const bool post = r.kind == InputNormRule::none ||
+                    (r.before_key && !c.hf.boolean_or(r.before_key, true)) ||
+                    (r.none_on_first && c.layer == 0);
+  if (post) {
+    std::string why = r.kind == InputNormRule::none ? r.module
+                      : r.before_key                ? std::string(r.before_key) + " false"
+                                                    : "layer 0's is nn.Identity";
+    c.out["input_norm"] = {{"kind", "none"}, {"module", why}};
+    return;
+  }
+  std::string block = attention_prefix;
+  for (int i = 0; i < r.up; ++i) {
+    if (!block.empty() && block.back() == '.') block.pop_back();
+    const std::size_t dot = block.rfind('.');
+    block = dot == std::string::npos ? std::string() : block.substr(0, dot + 1);
+  }
+  std::string name = r.names.front();
+  for (const char* n : r.names)
+    if (std::find(weight_keys.begin(), weight_keys.end(), block + n + "weight") !=
+        weight_keys.end()) {
+      name = n;
+      break;
+    }
+  json n = {{"kind", r.kind == InputNormRule::rms ? "rms" : "layer"},
+            {"eps", first_positive(c.hf, r.eps_keys, r.eps)},
+            {"weight", block + name + "weight"},
+            {"offset", r.offset},
+            {"module", std::string(r.module) + " " + name.substr(0, name.size() - 1)}};
+  if (r.kind == InputNormRule::layer && bias_of(c.hf, r.bias)) n["bias"] = block + name + "bias";
+  c.out["input_norm"] = n;
+}
+
 }  // namespace
 
 const std::vector<std::string>& known_layer_types() {
@@ -524,7 +563,8 @@ std::int64_t decoder_layers_of(const Row& row, const HfConfig& hf) {
 }
 
 json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int64_t num_layers,
-               const std::vector<std::string>& weight_keys, bool residual_norm, int module) {
+               const std::vector<std::string>& weight_keys, bool residual_norm, int module,
+               bool input_norm) {
   // A decoder's modules are full attention, causal or over the encoder's output.
   LayerContext c{row,
                  hf,
@@ -612,6 +652,7 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
   const std::string prefix = with_layer(pattern, layer);
   c.out["weights_prefix"] = prefix;
   if (residual_norm && has_residual_norm(row, hf)) map_residual_norm(c, prefix);
+  if (input_norm) map_input_norm(c, prefix, weight_keys);
   return c.out;
 }
 

@@ -45,10 +45,13 @@ std::optional<std::int64_t> kv_shared_source(const Row& row, const HfConfig& hf,
 // refusals and consistency checks, the row's hook, and the weights_prefix
 // the file really uses among the row's (`weight_keys`).
 // `residual_norm`: also the row's residual_norm ({eps, prefix}) when it has one.
+// `input_norm`: also the row's input_norm ({kind, eps, weight, bias, offset,
+// module}; kind "none" for a post-norm layer), its tensors named under the
+// block's module as the weights hold them.
 // `module`: an encoder-decoder's 0 (the encoder layer), 1 (decoder layer
 // `layer`'s causal self-attention) or 2 (its cross-attention).
 json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int64_t num_layers,
                const std::vector<std::string>& weight_keys, bool residual_norm = false,
-               int module = 0);
+               int module = 0, bool input_norm = false);
 
 }  // namespace attn::family

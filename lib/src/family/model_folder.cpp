@@ -235,7 +235,8 @@ std::optional<ModuleRef> decoder_module_at(const ModelFolder& m, const std::stri
 }
 
 json layer_config(const ModelFolder& m, std::int64_t layer,
-                  const std::vector<std::string>& weight_keys, bool residual_norm, Module module) {
+                  const std::vector<std::string>& weight_keys, bool residual_norm, Module module,
+                  bool input_norm) {
   const Row& row = row_of(m);
   const HfConfig hf(m.hf, config_file(m));
   if (module != Module::layer) {
@@ -251,7 +252,7 @@ json layer_config(const ModelFolder& m, std::int64_t layer,
                                    std::to_string(m.decoder_layers - 1) + ", found " +
                                    std::to_string(layer));
     json out = family::map_layer(row, hf, layer, m.num_layers, weight_keys, residual_norm,
-                                 module == Module::decoder_self ? 1 : 2);
+                                 module == Module::decoder_self ? 1 : 2, input_norm);
     out["weights"] = m.weights;
     return out;
   }
@@ -295,10 +296,12 @@ json layer_config(const ModelFolder& m, std::int64_t layer,
   }
   json out;
   if (m.gguf_architecture.empty()) {
-    out = family::map_layer(row, hf, layer, m.num_layers, weight_keys, residual_norm);
-  } else {
     out =
-        gguf_checked([&] { return family::map_layer(row, hf, layer, m.num_layers, weight_keys); });
+        family::map_layer(row, hf, layer, m.num_layers, weight_keys, residual_norm, 0, input_norm);
+  } else {
+    out = gguf_checked([&] {
+      return family::map_layer(row, hf, layer, m.num_layers, weight_keys, false, 0, input_norm);
+    });
     family::gguf_layer_config(m.gguf_architecture, m.hf, layer, out);
   }
   out["weights"] = m.weights;
