@@ -156,114 +156,111 @@ Selection config_selection(const json& root, const KeyName& name) {
   s.layer = decoder ? decoder : layer;
   if (decoder) s.module = cross ? Module::decoder_cross : Module::decoder_self;
   return s;
+}
 
-  // Whether a config's input_norm value asks for the norm (true or an object).
-  bool asks_input_norm(const json& root) {
-    if (!root.contains("input_norm")) return false;
-    const json& v = root.at("input_norm");
-    return v.is_object() || (v.is_boolean() && v.get<bool>());
-  }
+// Whether a config's input_norm value asks for the norm (true or an object).
+bool asks_input_norm(const json& root) {
+  if (!root.contains("input_norm")) return false;
+  const json& v = root.at("input_norm");
+  return v.is_object() || (v.is_boolean() && v.get<bool>());
+}
 
-  // --residual over the config's "input_norm": on (an object of the config's
-  // stays, its fields kept over the model's).
-  void input_norm_flag(json & root) {
-    if (!root.contains("input_norm") || !root.at("input_norm").is_object())
-      root["input_norm"] = true;
-  }
+// --residual over the config's "input_norm": on (an object of the config's
+// stays, its fields kept over the model's).
+void input_norm_flag(json& root) {
+  if (!root.contains("input_norm") || !root.at("input_norm").is_object()) root["input_norm"] = true;
+}
 
-  // A config's text with --model/--layer over its own "model"/"layer".
-  Config config_from_text(const std::string& text, const std::string& file,
-                          const ModelFlags& flags) {
-    Config c;
-    c.file = file;
-    c.dir = std::filesystem::path(file).parent_path().string();
-    const std::string fname = display_name(c);
-    json root = parse_config_json(text, fname);
-    const KeyName name = [fname](const std::string& k) { return fname + ": " + k; };
+// A config's text with --model/--layer over its own "model"/"layer".
+Config config_from_text(const std::string& text, const std::string& file, const ModelFlags& flags) {
+  Config c;
+  c.file = file;
+  c.dir = std::filesystem::path(file).parent_path().string();
+  const std::string fname = display_name(c);
+  json root = parse_config_json(text, fname);
+  const KeyName name = [fname](const std::string& k) { return fname + ": " + k; };
 
-    if (looks_like_hf_config(root)) {
-      if (!flags.model.empty())
-        throw Error(Exit::usage,
-                    "--model: " + fname +
-                        " is a Hugging Face config.json, which names "
-                        "its own folder as the model: give --model or --config, not both");
-      const Selection pick = flag_selection(flags);
-      if (!pick.layer) throw Error(Exit::usage, hf_usage(fname, c.dir));
-      json over = json::object();
-      if (!flags.encoder_output.empty()) over["kv_input"] = absolute_path(flags.encoder_output);
-      read_with_model(c, over, name, c.dir.empty() ? "." : c.dir, pick, flags.model_type,
-                      flags.residual_norm, flags.input_norm);
-      return c;
-    }
-    // "model_type" beside a model picks the folder's tower (model_folder.h);
-    // elsewhere it stays Hugging Face's key, which check_config_keys names.
-    std::string model_type = flags.model_type;
-    if (root.contains("model_type") && (root.contains("model") || !flags.model.empty())) {
-      const std::string t = cj::get_string(root.at("model_type"), name("model_type"));
-      if (model_type.empty()) model_type = t;
-      root.erase("model_type");
-    }
-    check_config_keys(root, fname);
-
-    std::string model = flags.model;
-    if (model.empty() && root.contains("model"))
-      model = path_value(c, root.at("model"), name("model"));
-    // The layer to run: the flags' choice (--layer, or --decoder-layer [--cross])
-    // replaces the config's ("layer", or "decoder_layer" [+ "cross_attention"]).
-    Selection pick = flag_selection(flags);
-    if (!pick.layer) pick = config_selection(root, name);
-    std::optional<std::int64_t> layer = pick.layer;
-    root.erase("model");
-    root.erase("layer");
-    root.erase("decoder_layer");
-    root.erase("cross_attention");
-    if (!flags.encoder_output.empty()) root["kv_input"] = absolute_path(flags.encoder_output);
-    if (flags.residual_norm) residual_norm_flag(root, fname);
-    if (flags.input_norm) input_norm_flag(root);
-
-    if (!model.empty() && !layer) {
-      if (!flags.model.empty())
-        throw Error(Exit::usage,
-                    "--layer: needed with --model and --config (the layer to run, or "
-                    "--decoder-layer N for an encoder-decoder's decoder); --model DIR alone lists "
-                    "the model's layers");
-      throw Error(Exit::config,
-                  name("layer") +
-                      ": required with \"model\" (the layer to run, an "
-                      "integer >= 0, or \"decoder_layer\" for an encoder-decoder's "
-                      "decoder); attn-run --model DIR alone lists the model's layers");
-    }
-    if (model.empty() && !flags.model_type.empty())
+  if (looks_like_hf_config(root)) {
+    if (!flags.model.empty())
       throw Error(Exit::usage,
-                  "--model-type: needs a model folder: --model DIR, or \"model\" in the config");
-    if (model.empty() && layer) {
-      const std::string which = pick.module == Module::layer ? "layer" : "decoder_layer";
-      if (pick.flag)
-        throw Error(Exit::usage,
-                    "--" + std::string(pick.module == Module::layer ? "layer" : "decoder-layer") +
-                        ": needs a model folder: --model DIR, or \"model\" in the "
-                        "config");
-      throw Error(Exit::config, name("model") + ": required with \"" + which +
-                                    "\" (a Hugging Face model folder: config.json and weights)");
-    }
-    if (model.empty() && !flags.encoder_output.empty())
-      throw Error(Exit::usage,
-                  "--encoder-output: needs a model folder's cross-attention: "
-                  "--model DIR --decoder-layer N --cross");
-    if (!model.empty()) {
-      read_with_model(c, root, name, model, pick, model_type, flags.residual_norm,
-                      flags.input_norm);
-      return c;
-    }
-    if (flags.input_norm && !root.at("input_norm").is_object())
-      throw Error(Exit::usage,
-                  "--residual: applies the block's own norm from a model (--model DIR or FILE.gguf "
-                  "--layer N); with a plain config give \"input_norm\": {\"kind\", \"eps\", "
-                  "\"weight\", \"bias\", \"offset\"} in " +
-                      fname);
-    read_config(c, root, name);
+                  "--model: " + fname +
+                      " is a Hugging Face config.json, which names "
+                      "its own folder as the model: give --model or --config, not both");
+    const Selection pick = flag_selection(flags);
+    if (!pick.layer) throw Error(Exit::usage, hf_usage(fname, c.dir));
+    json over = json::object();
+    if (!flags.encoder_output.empty()) over["kv_input"] = absolute_path(flags.encoder_output);
+    read_with_model(c, over, name, c.dir.empty() ? "." : c.dir, pick, flags.model_type,
+                    flags.residual_norm, flags.input_norm);
     return c;
   }
+  // "model_type" beside a model picks the folder's tower (model_folder.h);
+  // elsewhere it stays Hugging Face's key, which check_config_keys names.
+  std::string model_type = flags.model_type;
+  if (root.contains("model_type") && (root.contains("model") || !flags.model.empty())) {
+    const std::string t = cj::get_string(root.at("model_type"), name("model_type"));
+    if (model_type.empty()) model_type = t;
+    root.erase("model_type");
+  }
+  check_config_keys(root, fname);
+
+  std::string model = flags.model;
+  if (model.empty() && root.contains("model"))
+    model = path_value(c, root.at("model"), name("model"));
+  // The layer to run: the flags' choice (--layer, or --decoder-layer [--cross])
+  // replaces the config's ("layer", or "decoder_layer" [+ "cross_attention"]).
+  Selection pick = flag_selection(flags);
+  if (!pick.layer) pick = config_selection(root, name);
+  std::optional<std::int64_t> layer = pick.layer;
+  root.erase("model");
+  root.erase("layer");
+  root.erase("decoder_layer");
+  root.erase("cross_attention");
+  if (!flags.encoder_output.empty()) root["kv_input"] = absolute_path(flags.encoder_output);
+  if (flags.residual_norm) residual_norm_flag(root, fname);
+  if (flags.input_norm) input_norm_flag(root);
+
+  if (!model.empty() && !layer) {
+    if (!flags.model.empty())
+      throw Error(Exit::usage,
+                  "--layer: needed with --model and --config (the layer to run, or "
+                  "--decoder-layer N for an encoder-decoder's decoder); --model DIR alone lists "
+                  "the model's layers");
+    throw Error(Exit::config, name("layer") +
+                                  ": required with \"model\" (the layer to run, an "
+                                  "integer >= 0, or \"decoder_layer\" for an encoder-decoder's "
+                                  "decoder); attn-run --model DIR alone lists the model's layers");
+  }
+  if (model.empty() && !flags.model_type.empty())
+    throw Error(Exit::usage,
+                "--model-type: needs a model folder: --model DIR, or \"model\" in the config");
+  if (model.empty() && layer) {
+    const std::string which = pick.module == Module::layer ? "layer" : "decoder_layer";
+    if (pick.flag)
+      throw Error(Exit::usage,
+                  "--" + std::string(pick.module == Module::layer ? "layer" : "decoder-layer") +
+                      ": needs a model folder: --model DIR, or \"model\" in the "
+                      "config");
+    throw Error(Exit::config, name("model") + ": required with \"" + which +
+                                  "\" (a Hugging Face model folder: config.json and weights)");
+  }
+  if (model.empty() && !flags.encoder_output.empty())
+    throw Error(Exit::usage,
+                "--encoder-output: needs a model folder's cross-attention: "
+                "--model DIR --decoder-layer N --cross");
+  if (!model.empty()) {
+    read_with_model(c, root, name, model, pick, model_type, flags.residual_norm, flags.input_norm);
+    return c;
+  }
+  if (flags.input_norm && !root.at("input_norm").is_object())
+    throw Error(Exit::usage,
+                "--residual: applies the block's own norm from a model (--model DIR or FILE.gguf "
+                "--layer N); with a plain config give \"input_norm\": {\"kind\", \"eps\", "
+                "\"weight\", \"bias\", \"offset\"} in " +
+                    fname);
+  read_config(c, root, name);
+  return c;
+}
 
 }  // namespace
 

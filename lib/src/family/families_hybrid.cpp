@@ -84,6 +84,7 @@ void add_hybrid_rows(Table& t) {
   // mixer (NemotronHForCausalLM keeps the model under backbone). NemotronHConfig's
   // defaults; no pattern at all is transformers v5's default layers_block_type.
   t.row("nemotron_h")
+      .with_input_norm(rms_input("norm.", 0, "NemotronHRMSNorm", "layer_norm_epsilon", 1e-5))
       .wrapped_in("NemotronH_Nano_VL_V2", "llm_config")
       .at({"backbone.layers.{N}.mixer.", "model.layers.{N}.mixer.",
            "language_model.backbone.layers.{N}.mixer.", "layers.{N}.mixer."})

@@ -53,6 +53,10 @@ json large_defaults() {
           {"decoder_attention_heads", 16}};
 }
 
+// MBart/M2M100/NllbMoe/WhisperEncoderLayer (and their decoder layers): nn.LayerNorm
+// self_attn_layer_norm (eps 1e-5) before the self-attention (pre-norm).
+InputNormRule seq2seq_pre_norm() { return layer_input("self_attn_layer_norm.", nullptr, 1e-5); }
+
 }  // namespace
 
 void add_seq2seq_rows(Table& t) {
@@ -65,19 +69,27 @@ void add_seq2seq_rows(Table& t) {
                   .with_decoder(bart_decoder())
                   .with_defaults(large_defaults());
   const Row base = bart;  // mBART, M2M-100, NLLB-MoE: pre-norm, otherwise BART's attention
-  bart.with_residual_norm(bart_post_norm("BartEncoderLayer"));
+  bart.with_residual_norm(bart_post_norm("BartEncoderLayer"))
+      .with_input_norm(post_norm("post-norm: BartEncoderLayer's self_attn_layer_norm comes after "
+                                 "its attention"));
   // MBartEncoderLayer: self_attn_layer_norm before the attention (pre-norm).
-  t.row("mbart", base);
+  t.row("mbart", base).with_input_norm(seq2seq_pre_norm());
   // MarianAttention is BartAttention, MarianEncoderLayer BartEncoderLayer (post-norm).
-  t.row("marian", base).with_residual_norm(bart_post_norm("MarianEncoderLayer"));
+  t.row("marian", base)
+      .with_residual_norm(bart_post_norm("MarianEncoderLayer"))
+      .with_input_norm(post_norm("post-norm: MarianEncoderLayer's self_attn_layer_norm comes "
+                                 "after its attention"));
   // M2M100Attention is BartAttention; M2M100EncoderLayer is pre-norm (NLLB-200's dense
   // checkpoints are this model_type).
-  t.row("m2m_100", base);
+  t.row("m2m_100", base).with_input_norm(seq2seq_pre_norm());
   // NllbMoeAttention is BartAttention; the decoder's cross-attention is `cross_attention`.
-  t.row("nllb-moe", base).with_decoder(bart_decoder("cross_attention"));
+  t.row("nllb-moe", base)
+      .with_decoder(bart_decoder("cross_attention"))
+      .with_input_norm(seq2seq_pre_norm());
   // modeling_whisper.WhisperAttention: k_proj without bias (q_proj, v_proj, out_proj with),
   // in both stacks; pre-norm. WhisperConfig's defaults (whisper-tiny's sizes).
   t.row("whisper", base)
+      .with_input_norm(seq2seq_pre_norm())
       .with_defaults({{"d_model", 384},
                       {"encoder_layers", 4},
                       {"decoder_layers", 4},

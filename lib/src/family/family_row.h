@@ -239,150 +239,149 @@ struct LayerKindsRule {
   // The list (or pattern) has one entry per layer and so gives their number
   // (NemotronHConfig's num_hidden_layers is len(layers_block_type)).
   bool counts_layers = false;
+};
 
-  // The block's pre-attention norm, applied to the residual stream when asked
-  // (--residual, config "input_norm": true). The default is Llama's
-  // input_layernorm (LlamaRMSNorm over rms_norm_eps); a family whose attention
-  // sees the residual stream itself (post-norm: BERT, OLMo 2) has kind none.
-  struct InputNormRule {
-    enum Kind { none, rms, layer } kind = rms;
-    // Its module under the block (the weight is name + "weight"); the first of
-    // these the weights hold (Falcon: ln_attn with new_decoder_architecture's
-    // two norms, else input_layernorm).
-    std::vector<const char*> names = {"input_layernorm."};
-    // How many trailing parts of the attention's prefix to drop for the block's
-    // module: 1 ("model.layers.3.self_attn." -> "model.layers.3."), 2 for ViT's
-    // "vit.encoder.layer.3.attention.attention.".
-    int up = 1;
-    std::vector<const char*> eps_keys = {"rms_norm_eps"};
-    double eps = 1e-6;
-    int offset = 0;  // 1: Gemma's x * (1 + w)
-    // kind layer: whether it has a bias (MPT's no_bias inverted, ModernBERT's norm_bias).
-    BiasRule bias = {nullptr, true, false};
-    // A config.json bool that, when false, makes the family post-norm (OPT's
-    // do_layer_norm_before, default true): kind none then.
-    const char* before_key = nullptr;
-    // Layer 0 has none (ModernBERT's attn_norm is nn.Identity on layer 0).
-    bool none_on_first = false;
-    // Hugging Face's class of the norm, for run.json ("LlamaRMSNorm").
-    const char* module = "LlamaRMSNorm";
-  };
+// The block's pre-attention norm, applied to the residual stream when asked
+// (--residual, config "input_norm": true). The default is Llama's
+// input_layernorm (LlamaRMSNorm over rms_norm_eps); a family whose attention
+// sees the residual stream itself (post-norm: BERT, OLMo 2) has kind none.
+struct InputNormRule {
+  enum Kind { none, rms, layer } kind = rms;
+  // Its module under the block (the weight is name + "weight"); the first of
+  // these the weights hold (Falcon: ln_attn with new_decoder_architecture's
+  // two norms, else input_layernorm).
+  std::vector<const char*> names = {"input_layernorm."};
+  // How many trailing parts of the attention's prefix to drop for the block's
+  // module: 1 ("model.layers.3.self_attn." -> "model.layers.3."), 2 for ViT's
+  // "vit.encoder.layer.3.attention.attention.".
+  int up = 1;
+  std::vector<const char*> eps_keys = {"rms_norm_eps"};
+  double eps = 1e-6;
+  int offset = 0;  // 1: Gemma's x * (1 + w)
+  // kind layer: whether it has a bias (MPT's no_bias inverted, ModernBERT's norm_bias).
+  BiasRule bias = {nullptr, true, false};
+  // A config.json bool that, when false, makes the family post-norm (OPT's
+  // do_layer_norm_before, default true): kind none then.
+  const char* before_key = nullptr;
+  // Layer 0 has none (ModernBERT's attn_norm is nn.Identity on layer 0).
+  bool none_on_first = false;
+  // Hugging Face's class of the norm, for run.json ("LlamaRMSNorm").
+  const char* module = "LlamaRMSNorm";
+};
 
-  struct Row;
-  // One layer being mapped: what the row and the config.json say, and the
-  // attn-run config keys built so far (`out`). A hook reads and changes it.
-  struct LayerContext {
-    const Row& row;
-    const HfConfig& hf;
-    std::int64_t layer = 0, num_layers = 0;
-    std::string layer_type;  // "full_attention", "sliding_attention", "chunked_attention"
-    // An encoder-decoder's module: 0 the layer's own (the encoder's), 1 the
-    // decoder's self-attention, 2 its cross-attention (model_folder.h Module).
-    int module = 0;
-    std::int64_t C = 0, H = 0, Hkv = 0, D = 0;
-    json out = json::object();
-  };
-  // What a row cannot say: called last with the layer's config being built.
-  using Hook = std::function<void(LayerContext&)>;
+struct Row;
+// One layer being mapped: what the row and the config.json say, and the
+// attn-run config keys built so far (`out`). A hook reads and changes it.
+struct LayerContext {
+  const Row& row;
+  const HfConfig& hf;
+  std::int64_t layer = 0, num_layers = 0;
+  std::string layer_type;  // "full_attention", "sliding_attention", "chunked_attention"
+  // An encoder-decoder's module: 0 the layer's own (the encoder's), 1 the
+  // decoder's self-attention, 2 its cross-attention (model_folder.h Module).
+  int module = 0;
+  std::int64_t C = 0, H = 0, Hkv = 0, D = 0;
+  json out = json::object();
+};
+// What a row cannot say: called last with the layer's config being built.
+using Hook = std::function<void(LayerContext&)>;
 
-  // A folder whose config.json nests this model: the outer model_type and the
-  // key, e.g. ("gemma3", "text_config"): the nested object is read as this
-  // model_type. `typed`: only when the nested object's model_type, if it has
-  // one, is this row's (Mistral 3 nests a mistral or a ministral3 text model).
-  struct Wrapper {
-    std::string outer, key;
-    bool typed = false;
-  };
+// A folder whose config.json nests this model: the outer model_type and the
+// key, e.g. ("gemma3", "text_config"): the nested object is read as this
+// model_type. `typed`: only when the nested object's model_type, if it has
+// one, is this row's (Mistral 3 nests a mistral or a ministral3 text model).
+struct Wrapper {
+  std::string outer, key;
+  bool typed = false;
+};
 
-  struct Row {
-    std::string model_type;
-    std::vector<Wrapper> wrappers;
-    std::vector<std::string> prefixes;  // "{N}" = the layer; the usual one first
-    std::string layout = "proj";
-    // Tensor names this family gives the layout's keys (after the prefix):
-    // weights_rename of the layer config, e.g. {"q_lin.", "q_proj."}.
-    std::vector<std::pair<std::string, std::string>> renames;
-    enum Direction { causal, bidirectional, decoder_flag } direction = causal;
-    BiasRule qkv_bias, out_bias;
-    RopeRule rope;
-    bool alibi = false;
-    WindowRule window;
-    ScaleRule scale;
-    const char* softcap_key = nullptr;  // attn_logit_softcapping
-    QkNormRule qk_norm;
-    bool sinks = false;  // gpt-oss: one learned logit per head
-    bool gate = false;   // Qwen3-Next: q_proj yields [query | gate] per head
-    // DeepSeek's multi-head latent attention: config.json's q_lora_rank,
-    // kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim as "mla".
-    bool mla = false;
-    RelativeBiasRule relative_bias;
-    ResidualNormRule residual_norm;  // none unless name is set
-    InputNormRule input_norm;        // Llama's input_layernorm unless set
-    // Gemma 4's num_kv_shared_layers: the last n layers reuse the keys and values
-    // of the last earlier layer of their type (layer_map.h kv_shared_source).
-    const char* kv_shared_key = nullptr;
-    DecoderRule decoder;   // an encoder-decoder's decoder, none unless on
-    LayerKindsRule kinds;  // a hybrid's own names of its layers' kinds
-    // The configuration class's defaults for keys a config.json may leave out
-    // (save_pretrained writes every key; a nested text_config keeps only the
-    // ones that differ, and hand-trimmed folders exist).
-    json defaults = json::object();
-    std::vector<Refusal> refusals;  // checked in order, before the hook
-    Hook hook;
+struct Row {
+  std::string model_type;
+  std::vector<Wrapper> wrappers;
+  std::vector<std::string> prefixes;  // "{N}" = the layer; the usual one first
+  std::string layout = "proj";
+  // Tensor names this family gives the layout's keys (after the prefix):
+  // weights_rename of the layer config, e.g. {"q_lin.", "q_proj."}.
+  std::vector<std::pair<std::string, std::string>> renames;
+  enum Direction { causal, bidirectional, decoder_flag } direction = causal;
+  BiasRule qkv_bias, out_bias;
+  RopeRule rope;
+  bool alibi = false;
+  WindowRule window;
+  ScaleRule scale;
+  const char* softcap_key = nullptr;  // attn_logit_softcapping
+  QkNormRule qk_norm;
+  bool sinks = false;  // gpt-oss: one learned logit per head
+  bool gate = false;   // Qwen3-Next: q_proj yields [query | gate] per head
+  // DeepSeek's multi-head latent attention: config.json's q_lora_rank,
+  // kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim as "mla".
+  bool mla = false;
+  RelativeBiasRule relative_bias;
+  ResidualNormRule residual_norm;  // none unless name is set
+  InputNormRule input_norm;        // Llama's input_layernorm unless set
+  // Gemma 4's num_kv_shared_layers: the last n layers reuse the keys and values
+  // of the last earlier layer of their type (layer_map.h kv_shared_source).
+  const char* kv_shared_key = nullptr;
+  DecoderRule decoder;   // an encoder-decoder's decoder, none unless on
+  LayerKindsRule kinds;  // a hybrid's own names of its layers' kinds
+  // The configuration class's defaults for keys a config.json may leave out
+  // (save_pretrained writes every key; a nested text_config keeps only the
+  // ones that differ, and hand-trimmed folders exist).
+  json defaults = json::object();
+  std::vector<Refusal> refusals;  // checked in order, before the hook
+  Hook hook;
 
-    // Setters, so the table reads as rows of data.
-    Row& wrapped_in(std::string outer, std::string key, bool typed = false) {
-      wrappers.push_back({std::move(outer), std::move(key), typed});
-      return *this;
-    }
-    Row& at(std::vector<std::string> p) { return prefixes = std::move(p), *this; }
-    Row& with_layout(std::string l) { return layout = std::move(l), *this; }
-    Row& rename(std::string from, std::string to) {
-      renames.emplace_back(std::move(from), std::move(to));
-      return *this;
-    }
-    Row& bidirectional_attention() { return direction = bidirectional, *this; }
-    Row& causal_unless_encoder() { return direction = decoder_flag, *this; }
-    Row& bias(const char* key, bool fallback) {
-      return qkv_bias = out_bias = {key, fallback}, *this;
-    }
-    Row& biases(BiasRule qkv, BiasRule out) { return qkv_bias = qkv, out_bias = out, *this; }
-    Row& with_rope(double theta, RopeRule r = {}) {
-      r.on = true;
-      r.theta = theta;
-      return rope = std::move(r), *this;
-    }
-    Row& with_alibi() { return alibi = true, *this; }
-    Row& with_window(WindowRule w) { return window = w, *this; }
-    Row& with_scale(ScaleRule s) { return scale = s, *this; }
-    Row& softcap(const char* key) { return softcap_key = key, *this; }
-    Row& with_qk_norm(QkNormRule q) {
-      q.on = true;
-      return qk_norm = std::move(q), *this;
-    }
-    Row& with_sinks() { return sinks = true, *this; }
-    Row& with_gate() { return gate = true, *this; }
-    Row& with_mla() { return mla = true, *this; }
-    Row& with_relative_bias(RelativeBiasRule r) {
-      r.on = true;
-      return relative_bias = r, *this;
-    }
-    Row& with_residual_norm(ResidualNormRule r) { return residual_norm = std::move(r), *this; }
-    Row& with_input_norm(InputNormRule r) { return input_norm = std::move(r), *this; }
-    Row& shares_kv(const char* key) { return kv_shared_key = key, *this; }
-    Row& with_decoder(DecoderRule d) {
-      d.on = true;
-      return decoder = std::move(d), *this;
-    }
-    Row& with_kinds(LayerKindsRule k) { return kinds = std::move(k), *this; }
-    // Added to the defaults so far (a row derived from a base row overrides its keys).
-    Row& with_defaults(const json& d) { return defaults.update(d), *this; }
-    Row& refuse(Refusal r) { return refusals.push_back(std::move(r)), *this; }
-    Row& with_hook(Hook h) { return hook = std::move(h), *this; }
-  };
+  // Setters, so the table reads as rows of data.
+  Row& wrapped_in(std::string outer, std::string key, bool typed = false) {
+    wrappers.push_back({std::move(outer), std::move(key), typed});
+    return *this;
+  }
+  Row& at(std::vector<std::string> p) { return prefixes = std::move(p), *this; }
+  Row& with_layout(std::string l) { return layout = std::move(l), *this; }
+  Row& rename(std::string from, std::string to) {
+    renames.emplace_back(std::move(from), std::move(to));
+    return *this;
+  }
+  Row& bidirectional_attention() { return direction = bidirectional, *this; }
+  Row& causal_unless_encoder() { return direction = decoder_flag, *this; }
+  Row& bias(const char* key, bool fallback) { return qkv_bias = out_bias = {key, fallback}, *this; }
+  Row& biases(BiasRule qkv, BiasRule out) { return qkv_bias = qkv, out_bias = out, *this; }
+  Row& with_rope(double theta, RopeRule r = {}) {
+    r.on = true;
+    r.theta = theta;
+    return rope = std::move(r), *this;
+  }
+  Row& with_alibi() { return alibi = true, *this; }
+  Row& with_window(WindowRule w) { return window = w, *this; }
+  Row& with_scale(ScaleRule s) { return scale = s, *this; }
+  Row& softcap(const char* key) { return softcap_key = key, *this; }
+  Row& with_qk_norm(QkNormRule q) {
+    q.on = true;
+    return qk_norm = std::move(q), *this;
+  }
+  Row& with_sinks() { return sinks = true, *this; }
+  Row& with_gate() { return gate = true, *this; }
+  Row& with_mla() { return mla = true, *this; }
+  Row& with_relative_bias(RelativeBiasRule r) {
+    r.on = true;
+    return relative_bias = r, *this;
+  }
+  Row& with_residual_norm(ResidualNormRule r) { return residual_norm = std::move(r), *this; }
+  Row& with_input_norm(InputNormRule r) { return input_norm = std::move(r), *this; }
+  Row& shares_kv(const char* key) { return kv_shared_key = key, *this; }
+  Row& with_decoder(DecoderRule d) {
+    d.on = true;
+    return decoder = std::move(d), *this;
+  }
+  Row& with_kinds(LayerKindsRule k) { return kinds = std::move(k), *this; }
+  // Added to the defaults so far (a row derived from a base row overrides its keys).
+  Row& with_defaults(const json& d) { return defaults.update(d), *this; }
+  Row& refuse(Refusal r) { return refusals.push_back(std::move(r)), *this; }
+  Row& with_hook(Hook h) { return hook = std::move(h), *this; }
+};
 
-  // The rows, in CONTRACT.md's order (families.cpp).
-  const std::vector<Row>& rows();
-  const Row* row_of(const std::string& model_type);
+// The rows, in CONTRACT.md's order (families.cpp).
+const std::vector<Row>& rows();
+const Row* row_of(const std::string& model_type);
 
 }  // namespace attn::family
