@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
       {"--model", "a model folder or a .gguf file"},
       {"--layer", "a layer number (5), all, a range (3-7), a list (0,5) or last:N"},
       {"--model-type", "a model_type"},
+      {"--encoder-output", "the encoder's output file"},
       {"--weights", "a weights file or folder"},
       {"--input", "a file, a folder or -"},
       {"--padding-mask", "a mask file"},

@@ -79,6 +79,19 @@ void setup_options(CLI::App& app, Options& opt) {
                  "the layer of --model to run (0-based); all, a range 3-7, a list 0,5 or last:4 "
                  "runs several, each into DIR/layer_N/")
       ->type_name("N|all|A-B|LIST");
+  in->add_option("--decoder-layer", opt.decoder_layer,
+                 "an encoder-decoder's decoder layer to run (0-based; --layer N is encoder "
+                 "layer N): its causal self-attention, or with --cross its cross-attention")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
+  in->add_flag("--cross", opt.cross,
+               "with --decoder-layer N: the cross-attention over the encoder's output "
+               "(--encoder-output)");
+  in->add_option("--encoder-output", opt.encoder_output,
+                 "the encoder's output (its last hidden states), (T, C) or (B, T, C): the keys "
+                 "and values of --cross (config key kv_input); masks (--padding-mask, the "
+                 "config's attention_mask) then mark the encoder's padded positions")
+      ->type_name("FILE");
   in->add_option("--model-type", opt.model_type,
                  "which model of a --model folder that holds several (a CLIPModel folder: "
                  "clip_text_model, the default, or clip_vision_model)")
@@ -87,6 +100,9 @@ void setup_options(CLI::App& app, Options& opt) {
                "context = LayerNorm(output projection + input), as BertAttention returns it "
                "(bert, roberta, xlm-roberta, electra; distilbert's sa_layer_norm; OPT-350m's "
                "self_attn_layer_norm)");
+  in->add_flag("--residual", opt.residual,
+               "the input is the residual stream entering the block (transformers' "
+               "output_hidden_states): the block's own pre-attention norm is applied first");
   in->add_option("--weights", opt.weights,
                  "weights: folder of <key>.npy, .npz, .safetensors, *.index.json or .pt")
       ->type_name("PATH");
@@ -338,7 +354,7 @@ void apply_layer_flag(Options& opt) {
 }
 
 std::string model_summary_folder(const Options& opt) {
-  if (opt.layer || opt.layers) return "";
+  if (opt.layer || opt.layers || opt.decoder_layer || opt.cross || opt.encoder_output) return "";
   if (!opt.model.empty()) return opt.config.empty() ? opt.model : "";
   // A Hugging Face config.json as --config means --model of its folder.
   return opt.config.empty() ? "" : attn::hf_config_folder(opt.config);
@@ -354,7 +370,8 @@ void check_option_combinations(const Options& opt) {
                                       {opt.shard_spec.has_value(), "--shard"},
                                       {opt.dump_weights, "--dump-weights"},
                                       {opt.out_dir.has_value(), "--out-dir"},
-                                      {opt.with_residual_norm, "--with-residual-norm"}})
+                                      {opt.with_residual_norm, "--with-residual-norm"},
+                                      {opt.residual, "--residual"}})
       if (given)
         throw Error(Exit::usage, std::string("--merge-summaries: cannot be combined with ") + flag +
                                      " (it reads DIR/summary-K-of-N.json alone)");
@@ -364,7 +381,8 @@ void check_option_combinations(const Options& opt) {
     for (const auto& [given, flag] : {std::pair{opt.dump_weights, "--dump-weights"},
                                       {opt.input_list.has_value(), "--input-list"},
                                       {opt.out_dir.has_value(), "--out-dir"},
-                                      {opt.with_residual_norm, "--with-residual-norm"}})
+                                      {opt.with_residual_norm, "--with-residual-norm"},
+                                      {opt.residual, "--residual"}})
       if (given)
         throw Error(Exit::usage, std::string("--model: cannot be combined with ") + flag +
                                      " (alone, it prints a table of the model's layers)");
@@ -372,6 +390,17 @@ void check_option_combinations(const Options& opt) {
   }
   if (opt.config.empty() && opt.model.empty())
     throw Error(Exit::usage, "--config: a config file is required, or --model DIR (try --help)");
+  if (opt.decoder_layer && (opt.layer || opt.layers))
+    throw Error(Exit::usage,
+                "--decoder-layer: cannot be combined with --layer: --layer N runs "
+                "encoder layer N, --decoder-layer N the decoder's; choose one");
+  if (opt.cross && !opt.decoder_layer)
+    throw Error(Exit::usage,
+                "--cross: the cross-attention of a decoder layer: give --decoder-layer N with it");
+  if (opt.encoder_output && !opt.cross)
+    throw Error(Exit::usage,
+                "--encoder-output: the encoder's output is what the "
+                "cross-attention attends to: give it with --decoder-layer N --cross");
   auto both = [](const char* a, const char* b, const std::string& why) {
     return Error(Exit::usage, std::string(a) + ": cannot be combined with " + b + ": " + why);
   };
@@ -452,8 +481,12 @@ int worker_threads(const Options& opt) {
 }
 
 attn::Config load_config_with_flags(const Options& opt) {
-  attn::Config cfg =
-      attn::load_config(opt.config, {opt.model, opt.layer, opt.model_type, opt.with_residual_norm});
+  attn::ModelFlags flags{opt.model, opt.layer, opt.model_type, opt.with_residual_norm};
+  flags.decoder_layer = opt.decoder_layer;
+  flags.cross = opt.cross;
+  flags.input_norm = opt.residual;
+  flags.encoder_output = opt.encoder_output.value_or("");
+  attn::Config cfg = attn::load_config(opt.config, flags);
   // Relative paths on the command line resolve against the working directory.
   if (opt.weights) {
     cfg.weights = *opt.weights;

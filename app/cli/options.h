@@ -26,9 +26,15 @@ struct Options {
   // --layer all|3-7|0,5|last:4: several layers in one run (run_layers.cpp),
   // as an index list (cli/index_list.h); "" = every attention layer.
   std::optional<std::string> layers;
-  std::string layer_flag;           // --layer as given, before apply_layer_flag
-  std::string model_type;           // --model-type TYPE ("" = the folder's first)
+  std::string layer_flag;  // --layer as given, before apply_layer_flag
+  std::string model_type;  // --model-type TYPE ("" = the folder's first)
+  // --decoder-layer N [--cross]: an encoder-decoder's decoder layer N, its causal
+  // self-attention or its cross-attention (keys and values: --encoder-output FILE).
+  std::optional<std::int64_t> decoder_layer;
+  bool cross = false;
+  std::optional<std::string> encoder_output;
   bool with_residual_norm = false;  // context = LayerNorm(o_proj + input) (issue 30)
+  bool residual = false;            // the input is the residual stream: the block's norm first
   std::optional<std::string> weights, input, padding_mask, out_dir, layout;
   bool no_attn = false;
   bool average_heads = false;  // maps (B, L, S): the mean over heads

@@ -83,13 +83,18 @@ LayerInputs::LayerInputs(const std::string& path, std::vector<std::uint8_t> stdi
         maybe_layers ? "; if its first axis is the layers, save it as (layers, 1, S, C)" : "");
     return;
   }
-  by_layer_number_ = n == model_layers;
+  // L + 1 entries: transformers' output_hidden_states (entry i enters block i; the last is
+  // after the final norm, ignored).
+  by_layer_number_ = n == model_layers || n == model_layers + 1;
   if (!by_layer_number_ && n != layers.size())
     throw attn::Error(attn::Exit::data,
                       path +
                           ": a stack of per-layer inputs (layers, B, S, C) holds one entry per "
                           "layer of the model (" +
-                          std::to_string(model_layers) + ") or per layer run (" +
+                          std::to_string(model_layers) + ", or " +
+                          std::to_string(model_layers + 1) +
+                          " as output_hidden_states gives them, the last ignored) or per layer "
+                          "run (" +
                           std::to_string(layers.size()) + "), found " + std::to_string(n));
 }
 

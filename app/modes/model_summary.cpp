@@ -39,12 +39,16 @@ const char* const kExtras[] = {"softcap", "qk_norm",       "sinks",           "g
 // One layer's row: the attention settings layer_config mapped from
 // config.json, and the layer's tensors in the weights. A layer attn-run does
 // not run (Qwen3-Next's linear attention) is listed with its type only.
-ojson layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int64_t layer) {
-  const std::string type = attn::layer_type(m, layer);
-  if (const std::optional<std::int64_t> from = attn::kv_shared_from(m, layer))  // Gemma 4
-    return {{"layer", layer}, {"type", type}, {"runs", false}, {"kv_shared_from", *from}};
-  if (!attn::layer_runs(m, layer)) return {{"layer", layer}, {"type", type}, {"runs", false}};
-  const ojson c = attn::layer_config(m, layer, sd.keys());
+ojson layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int64_t layer,
+                attn::Module module = attn::Module::layer) {
+  const bool own = module == attn::Module::layer;
+  const std::string type = own ? attn::layer_type(m, layer) : "full_attention";
+  if (own)
+    if (const std::optional<std::int64_t> from = attn::kv_shared_from(m, layer))  // Gemma 4
+      return {{"layer", layer}, {"type", type}, {"runs", false}, {"kv_shared_from", *from}};
+  if (own && !attn::layer_runs(m, layer))
+    return {{"layer", layer}, {"type", type}, {"runs", false}};
+  const ojson c = attn::layer_config(m, layer, sd.keys(), false, module);
   const std::string prefix = c.value("weights_prefix", std::string());
   std::uint64_t bytes = 0;
   std::set<std::string> dtypes;
@@ -52,6 +56,8 @@ ojson layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int6
   for (const std::string& key : sd.keys()) {
     if (key.compare(0, prefix.size(), prefix) != 0 || is_buffer(key.substr(prefix.size())))
       continue;
+    // A GGUF block's input norm (kept for --residual) is not the attention's.
+    if (key.compare(prefix.size(), 10, "attn_norm.") == 0) continue;
     const attn::TensorInfo& info = *sd.find(key);  // a sharded index: opens the shard's header
     // A GGUF tensor: its ggml type ("Q4_K") and its bytes in the file.
     dtypes.insert(!info.gguf_type.empty()          ? info.gguf_type
@@ -67,6 +73,7 @@ ojson layer_row(const attn::ModelFolder& m, const attn::StateDict& sd, std::int6
                {"num_heads", c["num_heads"]},
                {"num_kv_heads", c.value("num_kv_heads", c["num_heads"])},
                {"head_size", c["head_size"]},
+               {"causal", c.value("attention", std::string()) == "causal"},
                {"rope", c.value("rope", ojson())},
                {"alibi", c.value("alibi", ojson(false))},
                {"sliding_window", c.value("sliding_window", ojson())},
@@ -130,17 +137,50 @@ std::string human_bytes(std::uint64_t b) {
   return s;
 }
 
+// An encoder-decoder's rows (encoder layers, then each decoder layer's self- and
+// cross-attention): the layer as "encoder 3" / "decoder 3", its attention
+// ("bidirectional", "causal", "cross") and the flags that run it.
+void add_stacks(const attn::ModelFolder& m, const attn::StateDict& sd, ojson& j) {
+  for (std::int64_t layer = 0; layer < m.num_layers; ++layer) {
+    ojson r = layer_row(m, sd, layer);
+    r["stack"] = "encoder";
+    r["run"] = "--layer " + std::to_string(layer);
+    j["layers"].push_back(r);
+  }
+  for (std::int64_t layer = 0; layer < m.decoder_layers; ++layer)
+    for (const attn::Module module : {attn::Module::decoder_self, attn::Module::decoder_cross}) {
+      ojson r = layer_row(m, sd, layer, module);
+      r["stack"] = "decoder";
+      r["module"] = attn::module_name(module);
+      r["run"] = "--decoder-layer " + std::to_string(layer) +
+                 (module == attn::Module::decoder_cross ? " --cross --encoder-output ENC.npy" : "");
+      j["layers"].push_back(r);
+    }
+}
+
 std::string table(const ojson& j) {
-  std::vector<std::vector<std::string>> rows = {
-      {"layer", "type", "heads", "kv_heads", "head_size", "positions", "window", "dtype", "bytes"}};
+  const bool stacks = j.contains("decoder_layers");
+  std::vector<std::vector<std::string>> rows = {{"layer", stacks ? "attention" : "type", "heads",
+                                                 "kv_heads", "head_size", "positions", "window",
+                                                 "dtype", "bytes"}};
+  if (stacks) rows[0].push_back("run with");
   for (const ojson& r : j["layers"]) {
     std::string type = r["type"].get<std::string>();
     type = type.substr(0, type.find("_attention"));  // "full", "sliding", "linear", ...
+    std::string layer = number(r["layer"]);
+    if (stacks) {  // "encoder 0 bidirectional", "decoder 0 causal", "decoder 0 cross"
+      layer = r["stack"].get<std::string>() + " " + layer;
+      type = r.value("module", std::string()) == "decoder_cross" ? "cross"
+             : r["runs"].get<bool>() && r["causal"].get<bool>()  ? "causal"
+             : r["runs"].get<bool>()                             ? "bidirectional"
+                                                                 : type;
+    }
     if (!r["runs"].get<bool>()) {
       const std::string why = r.contains("kv_shared_from")
                                   ? " (K/V of layer " + number(r["kv_shared_from"]) + ", not run)"
                                   : " (not run)";
-      rows.push_back({number(r["layer"]), type + why, "-", "-", "-", "-", "-", "-", "-"});
+      rows.push_back({layer, type + why, "-", "-", "-", "-", "-", "-", "-"});
+      if (stacks) rows.back().push_back("-");
       continue;
     }
     std::string pos = positions(r);
@@ -149,24 +189,27 @@ std::string table(const ojson& j) {
         pos = (pos == "-" ? std::string() : pos + ", ") + extra +
               (r[extra].is_number() ? "=" + number(r[extra]) : std::string()) +
               (std::string(extra) == "mla" ? mla_ranks(r[extra]) : std::string());
-    rows.push_back({number(r["layer"]), type, number(r["num_heads"]), number(r["num_kv_heads"]),
+    rows.push_back({layer, type, number(r["num_heads"]), number(r["num_kv_heads"]),
                     number(r["head_size"]), pos,
                     r["sliding_window"].is_null() ? "-" : number(r["sliding_window"]),
                     r["dtype"].is_string() ? r["dtype"].get<std::string>() : "mixed",
                     human_bytes(r["bytes"].get<std::uint64_t>())});
+    if (stacks) rows.back().push_back(r["run"].get<std::string>());
   }
   std::vector<std::size_t> w(rows[0].size(), 0);
   for (const auto& r : rows)
     for (std::size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
-  std::string out =
-      "model: " + attn::printable(j["model"].get<std::string>()) + " (" +
-      attn::printable(j["model_type"].get<std::string>()) + ", " + number(j["num_layers"]) +
-      " layers)   weights: " + attn::printable(j["weights"].get<std::string>()) + "\n";
+  const std::string layers = stacks ? number(j["num_layers"]) + " encoder + " +
+                                          number(j["decoder_layers"]) + " decoder layers"
+                                    : number(j["num_layers"]) + " layers";
+  std::string out = "model: " + attn::printable(j["model"].get<std::string>()) + " (" +
+                    attn::printable(j["model_type"].get<std::string>()) + ", " + layers +
+                    ")   weights: " + attn::printable(j["weights"].get<std::string>()) + "\n";
   for (const auto& r : rows) {
     std::string line;
     for (std::size_t i = 0; i < r.size(); ++i) {
       // Numbers right-aligned, text left-aligned, as a printed table reads.
-      const bool right = i == 0 || i == 2 || i == 3 || i == 4 || i == 8;
+      const bool right = (i == 0 && !stacks) || i == 2 || i == 3 || i == 4 || i == 8;
       const std::string pad(w[i] - r[i].size(), ' ');
       line += (i ? "  " : "") + (right ? pad + r[i] : r[i] + (i + 1 < r.size() ? pad : ""));
     }
@@ -187,8 +230,13 @@ int run_model_summary(const Options& opt) {
              {"weights", m.weights},
              {"num_layers", m.num_layers},
              {"layers", ojson::array()}};
-  for (std::int64_t layer = 0; layer < m.num_layers; ++layer)
-    j["layers"].push_back(layer_row(m, sd, layer));
+  if (m.decoder_layers > 0) {
+    j["decoder_layers"] = m.decoder_layers;
+    add_stacks(m, sd, j);
+  } else {
+    for (std::int64_t layer = 0; layer < m.num_layers; ++layer)
+      j["layers"].push_back(layer_row(m, sd, layer));
+  }
   write_stdout(opt.format == Format::json ? j.dump(2) + "\n" : table(j));
   return 0;
 }

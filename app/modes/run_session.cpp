@@ -54,6 +54,19 @@ void note_residual_norm(const attn::Config& cfg) {
       cfg.residual_norm_module);
 }
 
+// Once a process: --residual on a layer without a norm before its attention
+// (a post-norm family) runs the input as is, and says so.
+void note_input_norm(const attn::Config& cfg) {
+  static bool said = false;
+  if (said || !cfg.spec.input_norm || cfg.spec.input_norm->kind != attn::InputNormKind::none)
+    return;
+  said = true;
+  spdlog::info(
+      "input_norm: no norm before this layer's attention ({}): the residual stream is its input, "
+      "used as is",
+      cfg.spec.input_norm->module.empty() ? std::string("kind none") : cfg.spec.input_norm->module);
+}
+
 }  // namespace
 
 RunSession::RunSession(const Options& opt, const attn::Config& cfg, attn::LoadedRun model)
@@ -63,6 +76,7 @@ RunSession::RunSession(const Options& opt, const attn::Config& cfg, attn::Loaded
       spec_(attn::attention_spec(cfg)),
       threads_(worker_threads(opt)) {
   note_residual_norm(cfg);
+  note_input_norm(cfg);
 }
 
 SessionInput RunSession::input_of(attn::LoadedRun& r, double load_ms) {

@@ -93,6 +93,18 @@ TEST_CASE("cli_layers: --layer all equals one run per layer, from a stack and fr
         const std::string mine = t / (std::string(out) + "/layer_" + std::to_string(l) + "/" + f);
         CHECK_MESSAGE(same_file(mine, t / ("one" + std::to_string(l) + "/" + f)), mine);
       }
+  // transformers' output_hidden_states: L + 1 entries, the last (after the final norm) ignored.
+  attn::Tensor junk = h;
+  for (float& v : junk.data) v = 1e3f;
+  save(t / "hidden_states.npy", stack({h, half, junk}, true));  // (3, 1, S, C)
+  auto hs = run(bin() + " -q --model " + model + " --layer all --input " +
+                q(t / "hidden_states.npy") + " -o " + q(t / "hs"));
+  REQUIRE_MESSAGE(hs.exit_code == 0, hs.err);
+  for (int l = 0; l < 2; ++l)
+    for (const char* f : {"context.npy", "attention.npy"})
+      CHECK(same_file(t / ("hs/layer_" + std::to_string(l) + "/" + f),
+                      t / ("one" + std::to_string(l) + "/" + f)));
+  CHECK(!fs::exists(t / "hs/layer_2"));
   const nlohmann::json j = run_json(t / "all");
   CHECK(j["layers"] == nlohmann::json({0, 1}));
   CHECK(j["num_layers"] == 2);
@@ -214,10 +226,11 @@ TEST_CASE("cli_layers: what is refused, before anything is written") {
   attn::test::TempDir t;
   const std::string model = q(src("data/tiny-llama"));
   const attn::Tensor h = npy(src("data/tiny-llama-hidden.npy"));
-  save(t / "three.npy", stack({h, h, h}, true));  // 3 entries for a 2-layer model
-  check_cli_failure(run(bin() + " --model " + model + " --layer all --input " + q(t / "three.npy") +
+  save(t / "three.npy", stack({h, h, h}, true));    // 3 entries for a 2-layer model
+  save(t / "four.npy", stack({h, h, h, h}, true));  // neither L nor L + 1 entries
+  check_cli_failure(run(bin() + " --model " + model + " --layer all --input " + q(t / "four.npy") +
                         " -o " + q(t / "o")),
-                    65, {"three.npy", "(2)", "found 3"});
+                    65, {"four.npy", "(2, or 3 as output_hidden_states", "found 4"});
   check_cli_failure(run(bin() + " --model " + model + " --layer all --input " + q(t / "three.npy")),
                     64, {"--layer all", "--out-dir"});
   check_cli_failure(run(bin() + " --model " + model + " --layer 0,7 --input " + q(t / "three.npy") +

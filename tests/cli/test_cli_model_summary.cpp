@@ -201,8 +201,14 @@ TEST_CASE("cli_model_summary: CONTRACT.md v3's decoders (their golden folders)")
 TEST_CASE("cli_model_summary: T5's encoder layers show the relative bias of block 0's table") {
   const std::string t5 = attn::test::source_path("tests/golden/folders/t5/model");
   const json j = summary_json(t5);
-  REQUIRE(j["layers"].size() == 3);
-  for (const json& l : j["layers"]) {
+  // 3 encoder layers, then each decoder layer's self- and cross-attention
+  REQUIRE(j["layers"].size() == 9);
+  CHECK(j["layers"][3]["relative_bias"]["table"] ==
+        "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
+  CHECK_FALSE(j["layers"][4].contains("relative_bias"));  // EncDecAttention has none
+  for (int i = 0; i < 3; ++i) {
+    const json& l = j["layers"][i];
+    CHECK(l["stack"] == "encoder");
     CHECK(l["rope"].is_null());
     CHECK(l["relative_bias"]["num_buckets"] == 8);
     CHECK(l["relative_bias"]["table"] ==
@@ -216,6 +222,7 @@ TEST_CASE("cli_model_summary: T5's encoder layers show the relative bias of bloc
   // UMT5: each layer's own table (no table key).
   const json u = summary_json(attn::test::source_path("tests/golden/folders/umt5/model"));
   CHECK_FALSE(u["layers"][2]["relative_bias"].contains("table"));
+  CHECK_FALSE(u["layers"][3]["relative_bias"].contains("table"));  // decoder layer 0's own
 }
 
 TEST_CASE("cli_model_summary: DeepSeek's mla layers show their latent ranks") {

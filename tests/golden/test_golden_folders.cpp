@@ -107,17 +107,50 @@ void check_case(const test::GoldenCase& entry) {
   CHECK(entry.has("config"));
   CHECK(entry.has("model") == as_model);
   CHECK(entry.has("residual_norm") == fs::exists(dir + "/expected/residual_norm.npy"));
+  CHECK(entry.has("input_norm") == fs::exists(dir + "/residual.npy"));
 
   // --config case.json: the folder's layer under the case's own keys.
   const Config cfg = load_config(dir + "/case.json");
   REQUIRE(cfg.from_model != nullptr);
-  CHECK(cfg.layer == c["layer"].get<std::int64_t>());
+  // An encoder-decoder's decoder module: "decoder_layer" [+ "cross_attention"].
+  const bool decoder = c.contains("decoder_layer");
+  if (decoder) {
+    CHECK(cfg.layer == c["decoder_layer"].get<std::int64_t>());
+    CHECK(cfg.module == (c.value("cross_attention", false) ? "decoder_cross" : "decoder_self"));
+  } else if (!c.contains("weights_prefix")) {
+    CHECK(cfg.layer == c["layer"].get<std::int64_t>());
+  }
   CHECK(cfg.weights.find("/model/") != std::string::npos);  // the folder's weights
   check_run(cfg, {}, dir, true);
+
+  // --residual: the residual stream whose block norm (the family row's) is input.npy gives
+  // the same outputs (a post-norm family's is input.npy itself).
+  if (entry.has("input_norm")) {
+    INFO("--residual --input residual.npy");
+    ModelFlags residual;
+    residual.input_norm = true;
+    const Config rc = load_config(dir + "/case.json", residual);
+    REQUIRE(rc.spec.input_norm.has_value());
+    LoadOptions lo;
+    lo.input_path = dir + "/residual.npy";
+    check_run(rc, lo, dir, true);
+  }
 
   // --model DIR --layer N --input FILE: only the folder's settings (not for
   // cases that pick another module by weights_prefix: T5's decoder).
   if (!as_model) return;
+  if (decoder) {  // --model DIR --decoder-layer N [--cross --encoder-output FILE]
+    INFO("as --model DIR --decoder-layer N");
+    ModelFlags flags;
+    flags.model = dir + "/../model";
+    flags.decoder_layer = c["decoder_layer"].get<std::int64_t>();
+    flags.cross = c.value("cross_attention", false);
+    if (flags.cross) flags.encoder_output = dir + "/" + c["kv_input"].get<std::string>();
+    LoadOptions lo;
+    lo.input_path = dir + "/input.npy";
+    check_run(load_config("", flags), lo, dir, true);
+    return;
+  }
   INFO("as --model DIR --layer N");
   // A case of a folder's other tower names it (a CLIPModel's vision tower: --model-type).
   const Config flags = load_config("", ModelFlags{dir + "/../model", c["layer"].get<std::int64_t>(),
@@ -383,13 +416,10 @@ TEST_CASE("golden folders: attn-run --model DIR --layer N end to end") {
   }
 }
 
-TEST_CASE(
-    "golden folders: a T5 config naming a decoder module does not inherit the encoder's "
-    "table") {
-  // The folder's relative_bias.table is the encoder's block 0; a weights_prefix
-  // of the decoder drops it, so block 2's missing table is an error that names
-  // the decoder's (never the encoder's table used silently). Block 0 of the
-  // decoder holds its own and runs.
+TEST_CASE("golden folders: a T5 config naming a decoder module takes the decoder's table") {
+  // The folder's relative_bias.table for an encoder layer is the encoder's block 0; a
+  // weights_prefix of the decoder's self-attention takes the decoder's settings, its table
+  // as T5Stack shares it (decoder block 0's, never the encoder's), one-directional.
   test::TempDir tmp;
   const std::string model = folders_root() + "/t5/model", input = tmp / "x.npy";
   test::write_text(input, encode_npy(Tensor({5, 24}, 0.5f)));
@@ -405,18 +435,12 @@ TEST_CASE(
   };
   const Config c2 = config("decoder.block.2.layer.0.SelfAttention.");
   REQUIRE(c2.spec.relative_bias.has_value());
-  CHECK(c2.spec.relative_bias->table.empty());
+  CHECK(c2.spec.relative_bias->table ==
+        "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
   CHECK_FALSE(c2.spec.relative_bias->bidirectional);
-  try {
-    (void)load_run(c2, LoadOptions{});
-    FAIL("no error");
-  } catch (const Error& e) {
-    CHECK(e.code() == Exit::data);
-    const std::string msg = e.what();
-    CHECK_MESSAGE(msg.find("the file has \"decoder.block.0.layer.0.SelfAttention."
-                           "relative_attention_bias.weight\"") != std::string::npos,
-                  msg);
-  }
+  CHECK(c2.layer == 2);
+  CHECK(c2.module == "decoder_self");
+  CHECK(load_run(c2, LoadOptions{}).weights.relative_bias.shape == std::vector<std::size_t>{8, 4});
   const Config c0 = config("decoder.block.0.layer.0.SelfAttention.");
   CHECK(load_run(c0, LoadOptions{}).weights.relative_bias.shape == std::vector<std::size_t>{8, 4});
 }

@@ -55,8 +55,9 @@ Tensor expected(const std::string& dir, const std::string& what) {
 }
 
 // Context and maps of a run on the kernel that writes maps, or the streaming one.
-std::pair<Tensor, Tensor> run_forward(const Config& cfg, bool with_maps) {
-  const LoadedRun run = load_run(cfg, {});
+std::pair<Tensor, Tensor> run_forward(const Config& cfg, bool with_maps,
+                                      const LoadOptions& lo = {}) {
+  const LoadedRun run = load_run(cfg, lo);
   const AttentionSpec spec = attention_spec(cfg);
   const std::size_t B = run.x.shape[0], L = run.x.shape[1];
   TensorSink sink(B, std::size_t(run.weights.H), L, map_keys(run.weights, spec, run.keys()));
@@ -69,6 +70,13 @@ std::pair<Tensor, Tensor> run_forward(const Config& cfg, bool with_maps) {
   Tensor maps = std::move(sink.maps);
   if (!run.batched) maps.shape.erase(maps.shape.begin());
   return {std::move(ctx), std::move(maps)};
+}
+
+// Whether the manifest lists `check` for `name` in `set`.
+bool has_check(const std::string& set, const std::string& name, const std::string& check) {
+  for (const test::GoldenCase& c : test::golden_manifest(set))
+    if (c.name == name) return c.has(check);
+  return false;
 }
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
@@ -98,6 +106,23 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
         const auto [ctx, maps] = run_forward(cfg, with_maps);
         test::check_close(ctx, expected(dir, "context"), "context");
         if (with_maps) test::check_close(maps, expected(dir, "attention"), "attention");
+      }
+      // --residual: blk.N.attn_norm of residual.npy (the residual stream) is input.npy.
+      CHECK(fs::exists(dir + "/residual.npy") == has_check("gguf", name, "input_norm"));
+      if (fs::exists(dir + "/residual.npy")) {
+        ModelFlags residual;
+        residual.input_norm = true;
+        const Config rc = load_config(dir + "/case.json", residual);
+        REQUIRE(rc.spec.input_norm.has_value());
+        CHECK(rc.spec.input_norm->offset == 0);  // Gemma's stored 1 + w
+        LoadOptions lo;
+        lo.input_path = dir + "/residual.npy";
+        for (bool with_maps : {false, true}) {
+          INFO((with_maps ? "--residual, maps kernel" : "--residual, streaming kernel"));
+          const auto [ctx, maps] = run_forward(rc, with_maps, lo);
+          test::check_close(ctx, expected(dir, "context"), "context");
+          if (with_maps) test::check_close(maps, expected(dir, "attention"), "attention");
+        }
       }
     } catch (const std::exception& e) {
       FAIL_CHECK(name << ": " << e.what());

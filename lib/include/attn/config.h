@@ -99,6 +99,9 @@ struct Config {
   // ---- model folders (issue 11) ----
   std::string model;  // resolved folder ("" = none)
   std::optional<std::int64_t> layer;
+  // (v4) The module of `layer`: "" the layer's own, "decoder_self" or
+  // "decoder_cross" (an encoder-decoder's decoder layer; model_folder.h Module).
+  std::string module;
   // What the model folder says of this layer (model_folder.h's layer_config:
   // attn-run config keys, the weights path included), before the config's own
   // keys override it; null without a model. run.json shows it as "from_model".
@@ -164,6 +167,19 @@ struct ModelFlags {
   // --with-residual-norm: config key residual_norm true; with a model folder,
   // its family's LayerNorm (Exit::usage naming the flag when it has none).
   bool residual_norm = false;
+  // --residual: config key input_norm true; the input is the residual stream
+  // and the model's block norm comes first (Exit::usage naming the flag
+  // without a model, unless the config gives input_norm as an object).
+  bool input_norm = false;
+  // (v4) --decoder-layer N [--cross] in place of --layer: an encoder-decoder's
+  // decoder layer N, its causal self-attention or (cross) its cross-attention
+  // (model_folder.h Module); they override the config's "decoder_layer" and
+  // "cross_attention" (and a flag's layer choice replaces the config's).
+  std::optional<std::int64_t> decoder_layer = std::nullopt;
+  bool cross = false;
+  // --encoder-output FILE: the cross-attention's keys and values (config
+  // key kv_input), relative to the working directory.
+  std::string encoder_output = "";
 };
 
 // The run's config from --config FILE ("" = none), --model and --layer:

@@ -16,17 +16,37 @@
 namespace attn {
 
 struct ModelFolder {
-  std::string dir;         // the folder as given
-  std::string model_type;  // config.json's model_type
-  nlohmann::json hf;       // config.json as read (text_config unwrapped), with the
-                           // configuration class's defaults for attention keys it leaves out
-  std::string weights;     // model.safetensors, its index, pytorch_model.bin or its index
-  std::int64_t num_layers = 0;
+  std::string dir;              // the folder as given
+  std::string model_type;       // config.json's model_type
+  nlohmann::json hf;            // config.json as read (text_config unwrapped), with the
+                                // configuration class's defaults for attention keys it leaves out
+  std::string weights;          // model.safetensors, its index, pytorch_model.bin or its index
+  std::int64_t num_layers = 0;  // an encoder-decoder's: the encoder's
+  std::int64_t decoder_layers = 0;  // (v4) an encoder-decoder's decoder layers, else 0
   // (v3) A GGUF file given as the model: its general.architecture; `dir` and
   // `weights` are then the file, and `hf` the config.json fields its
   // metadata means for the family row (CONTRACT.md "(v3) GGUF").
   std::string gguf_architecture;
 };
+
+// (v4) Which attention of a layer number (CONTRACT.md "(v4) Families and
+// schedulers"): the layer's own (--layer N; an encoder-decoder's encoder layer
+// N), or an encoder-decoder's decoder layer N: its causal self-attention
+// (--decoder-layer N) or its cross-attention over the encoder's output
+// (--decoder-layer N --cross, keys and values from kv_input).
+enum class Module { layer, decoder_self, decoder_cross };
+
+// "decoder_self", "decoder_cross" ("layer" for the layer's own).
+const char* module_name(Module module);
+
+// The decoder module of an encoder-decoder whose tensors sit under
+// `weights_prefix` ("model.decoder.layers.3.encoder_attn."), with its layer;
+// none for any other prefix (an encoder layer's, or another family's).
+struct ModuleRef {
+  std::int64_t layer = 0;
+  Module module = Module::layer;
+};
+std::optional<ModuleRef> decoder_module_at(const ModelFolder& m, const std::string& weights_prefix);
 
 // Reads DIR/config.json (at most 1 MiB) and finds the weights beside it.
 // Exit::no_input when the folder, config.json or any weights file is missing
@@ -65,9 +85,14 @@ bool is_hf_config(const nlohmann::json& j);
 // `residual_norm`: also the family's LayerNorm over o_proj's output plus the
 // input, as config key residual_norm ({eps, prefix}), when the family has one
 // (residual_norm_of; not for GGUF files).
+// (v4) `module`: an encoder-decoder's decoder module of decoder layer `layer`
+// (Exit::usage when the model has no decoder or no such layer): heads from
+// the decoder's count, causal self-attention, or cross-attention (not causal,
+// no position bias: its keys are kv_input's, which the config gives).
 nlohmann::json layer_config(const ModelFolder& m, std::int64_t layer,
                             const std::vector<std::string>& weight_keys = {},
-                            bool residual_norm = false);
+                            bool residual_norm = false, Module module = Module::layer,
+                            bool input_norm = false);
 
 // (v3) The LayerNorm a family applies over its attention's output plus the
 // layer's input (CONTRACT.md "residual_norm"): Hugging Face's module whose

@@ -131,6 +131,23 @@ struct ResidualNormSpec {
   std::string prefix;  // resolved: weights_prefix + "output.LayerNorm." unless given
 };
 
+// input_norm: the input is the residual stream entering the block; the block's
+// own pre-attention norm comes first, per position, in float32 as transformers
+// computes it: rms  x * rsqrt(mean(x^2) + eps) * (offset + w)  (LlamaRMSNorm,
+// T5LayerNorm; Gemma's offset 1), layer  (x - mean) * rsqrt(var + eps) * w (+ b)
+// (nn.LayerNorm, biased variance), none  x as is (a post-norm family: BERT,
+// OLMo 2). `weight` and `bias` are full keys of the weights file ("" = none).
+enum class InputNormKind { none, rms, layer };
+struct InputNormSpec {
+  InputNormKind kind = InputNormKind::rms;
+  double eps = 1e-6;
+  std::string weight, bias;
+  int offset = 0;
+  // What the family calls it ("LlamaRMSNorm input_layernorm"; for none, why
+  // there is none), for run.json and messages; "" from a plain config.
+  std::string module;
+};
+
 // What the scores of CONTRACT.md "Scores, in order" apply, for one run: a
 // config's (Config::spec, filled as the config is resolved) or built by hand.
 // Each is off by default.
@@ -159,6 +176,9 @@ struct AttentionSpec {
   std::optional<ResidualNormSpec> residual_norm;
   // v's heads RMS-normalized without a weight after the projection (Gemma 4)
   std::optional<VNormSpec> v_norm;
+  // Before the projections: the block's pre-attention norm of the input
+  // (Weights::input_norm_weight and _bias), self-attention only.
+  std::optional<InputNormSpec> input_norm;
   // torch MHA's add_bias_kv is on when Weights::bias_k is set.
 
   // The version 1 spec: scale and causal only.

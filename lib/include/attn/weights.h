@@ -68,6 +68,8 @@ struct Weights {
   // (v3) residual_norm: the LayerNorm over o_proj's output plus the input, (C)
   // each (BertSelfOutput's LayerNorm); the bias empty when the file has none.
   Tensor residual_norm_weight, residual_norm_bias;
+  // input_norm: the block's pre-attention norm, (C) each; empty when none.
+  Tensor input_norm_weight, input_norm_bias;
 
   std::size_t key_width() const { return static_cast<std::size_t>(Ck ? Ck : C); }    // Ck
   std::size_t value_width() const { return static_cast<std::size_t>(Cv ? Cv : C); }  // Cv

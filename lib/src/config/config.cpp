@@ -169,6 +169,7 @@ void resolve_config(Config& c) {
          "init needs a layout to name the weights it creates; give one of " + layout_list());
   resolve_score_keys(c);
   resolve_residual_norm(c);
+  resolve_input_norm(c);
   check_layout(c);
   if (c.init_seed && c.layout) {
     const std::string problem = layout_init_problem(geometry_of(c), *c.layout);

@@ -14,6 +14,7 @@
 
 #include "attn/config.h"
 #include "attn/error.h"
+#include "attn/model_folder.h"
 
 namespace attn::config_detail {
 
@@ -109,9 +110,17 @@ void check_inline(const Config& c);
 // came from --layer (messages name the flag). `model_type`: open_model_folder's.
 // `flag_residual_norm`: --with-residual-norm (the family's norm; Exit::usage
 // naming the flag when it has none).
+// The layer a run picked: its number, which module of it (an encoder-decoder's
+// decoder modules), and whether a flag said so (errors then name the flag).
+struct Selection {
+  std::optional<std::int64_t> layer;
+  Module module = Module::layer;
+  bool flag = false;
+};
 void read_with_model(Config& c, const json& root, const KeyName& config_name,
-                     const std::string& model_dir, std::int64_t layer, bool flag_layer,
-                     const std::string& model_type = "", bool flag_residual_norm = false);
+                     const std::string& model_dir, Selection pick,
+                     const std::string& model_type = "", bool flag_residual_norm = false,
+                     bool flag_input_norm = false);
 
 // ---- config/mla.cpp ----
 // mla's fields against each other (qk_rope_head_dim even).
@@ -124,5 +133,9 @@ double mla_scale(const Config& c);  // 1/sqrt(Dn + Dr), times yarn's mscale^2 wh
 // ---- config/residual_norm.cpp ----
 // Its default prefix and its checks (self-attention, O == C, weights), after the sizes.
 void resolve_residual_norm(Config& c);
+
+// ---- config/input_norm.cpp ----
+// The input norm's checks (its weight named, self-attention, weights), after the sizes.
+void resolve_input_norm(Config& c);
 
 }  // namespace attn::config_detail

@@ -91,6 +91,11 @@ constexpr char kResidualNorm[] =
     "true (LayerNorm(o_proj(attention) + input), eps 1e-12, weights under weights_prefix + "
     "\"output.LayerNorm.\"), an object {\"eps\", \"prefix\"}, false or null";
 
+constexpr char kInputNorm[] =
+    "true (with a model: the block's own pre-attention norm), an object {\"kind\": \"rms\" | "
+    "\"layer\" | \"none\", \"eps\", \"weight\": KEY, \"bias\": KEY, \"offset\": 0 | 1}, "
+    "false or null";
+
 // The keys of CONTRACT.md's tables in their order: version 1's, the "(v2) New
 // keys" table and kv_labels, model folders, then version 3's.
 const Keys<Config>& config_key_table() {
@@ -262,6 +267,36 @@ const Keys<Config>& config_key_table() {
       object("v_norm", "an object {\"kind\": \"rms\", \"eps\": number} or null",
              in_spec(&AttentionSpec::v_norm), v_norm_keys),
       flag("k_eq_v", in(&Config::k_eq_v)),
+      // an encoder-decoder's decoder layer, its self- or cross-attention (config/model.cpp)
+      {"decoder_layer", "an integer >= 0", nullptr,
+       [](const Config& c, const Config&, json& out) {
+         out["decoder_layer"] = c.module.empty() || !c.layer ? json(nullptr) : json(*c.layer);
+       }},
+      {"cross_attention", "true or false", nullptr,
+       [](const Config& c, const Config&, json& out) {
+         out["cross_attention"] = c.module == "decoder_cross";
+       }},
+      {"input_norm", kInputNorm,
+       [](Config& c, Config&, const json& v, const std::string& at) {
+         c.spec.input_norm.reset();
+         if (v.is_null() || (v.is_boolean() && !v.get<bool>())) return;
+         if (v.is_boolean())
+           bad(at,
+               "true takes the block's own norm from a model folder or GGUF file (--model); a "
+               "plain config gives it as {\"kind\", \"eps\", \"weight\", \"bias\", "
+               "\"offset\"}");
+         if (!v.is_object())
+           bad(at, std::string("expected ") + kInputNorm + ", found " + cj::describe(v));
+         InputNormSpec n;
+         read_fields(input_norm_keys(), c, n, v, at);
+         c.spec.input_norm = std::move(n);
+       },
+       [](const Config& c, const Config&, json& out) {
+         out["input_norm"] = c.spec.input_norm
+                                 ? write_keys(input_norm_keys(), c, *c.spec.input_norm)
+                                 : json(nullptr);
+       },
+       [](const std::string& p, KeyLists& lists) { list_keys(input_norm_keys(), p, lists); }},
   };
   return k;
 }

@@ -246,5 +246,6 @@ const Keys<AttnTemperature>& attn_temperature_keys();
 const Keys<VNormSpec>& v_norm_keys();
 const Keys<MlaSpec>& mla_keys();
 const Keys<ResidualNormSpec>& residual_norm_keys();
+const Keys<InputNormSpec>& input_norm_keys();
 
 }  // namespace attn::config_detail

@@ -47,7 +47,7 @@ json merge(json folder, const json& config) {
     if (value.is_null()) {
       folder.erase(key);
     } else if ((key == "rope" || key == "qk_norm" || key == "relative_bias" ||
-                key == "residual_norm") &&
+                key == "residual_norm" || key == "input_norm") &&
                value.is_object() && folder.contains(key) && folder[key].is_object()) {
       for (const auto& [field, v] : value.items()) {
         if (v.is_null()) {
@@ -103,6 +103,74 @@ bool asks_residual_norm(const json& root) {
   return v.is_object() || (v.is_boolean() && v.get<bool>());
 }
 
+std::string absolute_path(const std::string& p) {
+  return std::filesystem::absolute(std::filesystem::path(p)).lexically_normal().string();
+}
+
+// The flags' layer: --layer N, or --decoder-layer N [--cross]; none without either.
+Selection flag_selection(const ModelFlags& flags) {
+  Selection s;
+  s.flag = true;
+  if (flags.cross && !flags.decoder_layer)
+    throw Error(Exit::usage,
+                "--cross: the cross-attention of a decoder layer: give "
+                "--decoder-layer N with it");
+  if (flags.decoder_layer && flags.layer)
+    throw Error(Exit::usage,
+                "--decoder-layer: cannot be combined with --layer: --layer N runs "
+                "encoder layer N, --decoder-layer N the decoder's; choose one");
+  if (flags.decoder_layer) {
+    if (*flags.decoder_layer < 0)
+      throw Error(Exit::usage, "--decoder-layer: expected an integer >= 0, found " +
+                                   std::to_string(*flags.decoder_layer));
+    s.layer = flags.decoder_layer;
+    s.module = flags.cross ? Module::decoder_cross : Module::decoder_self;
+  } else {
+    s.layer = flags.layer;
+  }
+  return s;
+}
+
+// The config's layer: "layer", or "decoder_layer" with "cross_attention".
+Selection config_selection(const json& root, const KeyName& name) {
+  Selection s;
+  auto index = [&](const char* key) -> std::optional<std::int64_t> {
+    if (!root.contains(key)) return std::nullopt;
+    const std::int64_t v = cj::get_int(root.at(key), name(key));
+    if (v < 0)
+      throw Error(Exit::config,
+                  name(key) + ": expected an integer >= 0, found " + std::to_string(v));
+    return v;
+  };
+  const std::optional<std::int64_t> layer = index("layer"), decoder = index("decoder_layer");
+  const bool cross = root.contains("cross_attention") &&
+                     cj::get_bool(root.at("cross_attention"), name("cross_attention"));
+  if (layer && decoder)
+    throw Error(Exit::config, name("decoder_layer") +
+                                  ": cannot be combined with \"layer\" (\"layer\" is an "
+                                  "encoder layer, \"decoder_layer\" the decoder's): choose one");
+  if (cross && !decoder)
+    throw Error(Exit::config, name("cross_attention") +
+                                  ": the cross-attention of a decoder layer: give "
+                                  "\"decoder_layer\" with it");
+  s.layer = decoder ? decoder : layer;
+  if (decoder) s.module = cross ? Module::decoder_cross : Module::decoder_self;
+  return s;
+}
+
+// Whether a config's input_norm value asks for the norm (true or an object).
+bool asks_input_norm(const json& root) {
+  if (!root.contains("input_norm")) return false;
+  const json& v = root.at("input_norm");
+  return v.is_object() || (v.is_boolean() && v.get<bool>());
+}
+
+// --residual over the config's "input_norm": on (an object of the config's
+// stays, its fields kept over the model's).
+void input_norm_flag(json& root) {
+  if (!root.contains("input_norm") || !root.at("input_norm").is_object()) root["input_norm"] = true;
+}
+
 // A config's text with --model/--layer over its own "model"/"layer".
 Config config_from_text(const std::string& text, const std::string& file, const ModelFlags& flags) {
   Config c;
@@ -118,9 +186,12 @@ Config config_from_text(const std::string& text, const std::string& file, const 
                   "--model: " + fname +
                       " is a Hugging Face config.json, which names "
                       "its own folder as the model: give --model or --config, not both");
-    if (!flags.layer) throw Error(Exit::usage, hf_usage(fname, c.dir));
-    read_with_model(c, json::object(), name, c.dir.empty() ? "." : c.dir, *flags.layer, true,
-                    flags.model_type, flags.residual_norm);
+    const Selection pick = flag_selection(flags);
+    if (!pick.layer) throw Error(Exit::usage, hf_usage(fname, c.dir));
+    json over = json::object();
+    if (!flags.encoder_output.empty()) over["kv_input"] = absolute_path(flags.encoder_output);
+    read_with_model(c, over, name, c.dir.empty() ? "." : c.dir, pick, flags.model_type,
+                    flags.residual_norm, flags.input_norm);
     return c;
   }
   // "model_type" beside a model picks the folder's tower (model_folder.h);
@@ -136,43 +207,57 @@ Config config_from_text(const std::string& text, const std::string& file, const 
   std::string model = flags.model;
   if (model.empty() && root.contains("model"))
     model = path_value(c, root.at("model"), name("model"));
-  std::optional<std::int64_t> layer = flags.layer;
-  if (!layer && root.contains("layer")) {
-    layer = cj::get_int(root.at("layer"), name("layer"));
-    if (*layer < 0)
-      throw Error(Exit::config,
-                  name("layer") + ": expected an integer >= 0, found " + std::to_string(*layer));
-  }
+  // The layer to run: the flags' choice (--layer, or --decoder-layer [--cross])
+  // replaces the config's ("layer", or "decoder_layer" [+ "cross_attention"]).
+  Selection pick = flag_selection(flags);
+  if (!pick.layer) pick = config_selection(root, name);
+  std::optional<std::int64_t> layer = pick.layer;
   root.erase("model");
   root.erase("layer");
+  root.erase("decoder_layer");
+  root.erase("cross_attention");
+  if (!flags.encoder_output.empty()) root["kv_input"] = absolute_path(flags.encoder_output);
   if (flags.residual_norm) residual_norm_flag(root, fname);
+  if (flags.input_norm) input_norm_flag(root);
 
   if (!model.empty() && !layer) {
     if (!flags.model.empty())
       throw Error(Exit::usage,
-                  "--layer: needed with --model and --config (the layer to run); "
-                  "--model DIR alone lists the model's layers");
+                  "--layer: needed with --model and --config (the layer to run, or "
+                  "--decoder-layer N for an encoder-decoder's decoder); --model DIR alone lists "
+                  "the model's layers");
     throw Error(Exit::config, name("layer") +
                                   ": required with \"model\" (the layer to run, an "
-                                  "integer >= 0); attn-run --model DIR alone lists the "
-                                  "model's layers");
+                                  "integer >= 0, or \"decoder_layer\" for an encoder-decoder's "
+                                  "decoder); attn-run --model DIR alone lists the model's layers");
   }
   if (model.empty() && !flags.model_type.empty())
     throw Error(Exit::usage,
                 "--model-type: needs a model folder: --model DIR, or \"model\" in the config");
   if (model.empty() && layer) {
-    if (flags.layer)
+    const std::string which = pick.module == Module::layer ? "layer" : "decoder_layer";
+    if (pick.flag)
       throw Error(Exit::usage,
-                  "--layer: needs a model folder: --model DIR, or \"model\" in the config");
-    throw Error(Exit::config, name("model") +
-                                  ": required with \"layer\" (a Hugging Face model "
-                                  "folder: config.json and weights)");
+                  "--" + std::string(pick.module == Module::layer ? "layer" : "decoder-layer") +
+                      ": needs a model folder: --model DIR, or \"model\" in the "
+                      "config");
+    throw Error(Exit::config, name("model") + ": required with \"" + which +
+                                  "\" (a Hugging Face model folder: config.json and weights)");
   }
+  if (model.empty() && !flags.encoder_output.empty())
+    throw Error(Exit::usage,
+                "--encoder-output: needs a model folder's cross-attention: "
+                "--model DIR --decoder-layer N --cross");
   if (!model.empty()) {
-    read_with_model(c, root, name, model, *layer, flags.layer.has_value(), model_type,
-                    flags.residual_norm);
+    read_with_model(c, root, name, model, pick, model_type, flags.residual_norm, flags.input_norm);
     return c;
   }
+  if (flags.input_norm && !root.at("input_norm").is_object())
+    throw Error(Exit::usage,
+                "--residual: applies the block's own norm from a model (--model DIR or FILE.gguf "
+                "--layer N); with a plain config give \"input_norm\": {\"kind\", \"eps\", "
+                "\"weight\", \"bias\", \"offset\"} in " +
+                    fname);
   read_config(c, root, name);
   return c;
 }
@@ -180,16 +265,37 @@ Config config_from_text(const std::string& text, const std::string& file, const 
 }  // namespace
 
 void read_with_model(Config& c, const json& root_in, const KeyName& config_name,
-                     const std::string& model_dir, std::int64_t layer, bool flag_layer,
-                     const std::string& model_type, bool flag_residual_norm) {
+                     const std::string& model_dir, Selection pick, const std::string& model_type,
+                     bool flag_residual_norm, bool flag_input_norm) {
   const ModelFolder m = open_model_folder(model_dir, model_type);
-  if (layer < 0 || layer >= m.num_layers) {
-    const std::string what = "the model in " + model_dir + " has layers 0.." +
-                             std::to_string(m.num_layers - 1) + ", found " + std::to_string(layer);
-    if (flag_layer) throw Error(Exit::usage, "--layer: " + what);
-    throw Error(Exit::config, config_name("layer") + ": " + what);
-  }
+  const std::int64_t layer = *pick.layer;
+  const bool decoder = pick.module != Module::layer;
+  const std::string key = decoder ? "decoder_layer" : "layer";
+  auto refuse = [&](const std::string& what) -> Error {
+    if (pick.flag) return Error(Exit::usage, (decoder ? "--decoder-layer: " : "--layer: ") + what);
+    return Error(Exit::config, config_name(key) + ": " + what);
+  };
+  if (decoder && m.decoder_layers == 0)
+    throw refuse(model_dir + " (model_type " + m.model_type +
+                 ") is not an encoder-decoder: it has no decoder layers; run its layers with " +
+                 (pick.flag ? "--layer N" : "\"layer\""));
   json root = root_in;
+  // A weights_prefix that names a decoder module of the folder (the contract's
+  // form: "layer" plus the module's weights_prefix) runs that module as the
+  // decoder's settings say (its heads, causal self-attention, T5's decoder
+  // table); its layer is the prefix's.
+  ModuleRef module{layer, pick.module};
+  bool named_by_prefix = false;
+  if (!decoder && root.contains("weights_prefix") && root.at("weights_prefix").is_string())
+    if (const std::optional<ModuleRef> named =
+            decoder_module_at(m, root.at("weights_prefix").get<std::string>())) {
+      module = *named;
+      named_by_prefix = true;
+    }
+  const std::int64_t count = decoder ? m.decoder_layers : m.num_layers;
+  if (!named_by_prefix && (layer < 0 || layer >= count))
+    throw refuse("the model in " + model_dir + " has " + (decoder ? "decoder layers" : "layers") +
+                 " 0.." + std::to_string(count - 1) + ", found " + std::to_string(layer));
   // --with-residual-norm (a config's cross-attention was refused before: residual_norm_flag).
   const bool norm_object = root.contains("residual_norm") && root.at("residual_norm").is_object();
   if (flag_residual_norm && !norm_object) root["residual_norm"] = true;
@@ -208,9 +314,16 @@ void read_with_model(Config& c, const json& root_in, const KeyName& config_name,
                     "; give {\"eps\": ..., \"prefix\": \"<the norm's key prefix>\"} to name one");
   }
   if (want_norm && root.at("residual_norm").is_boolean()) root.erase("residual_norm");
+  // input_norm: the block's pre-attention norm from the family row (or none
+  // for a post-norm family), asked by --residual, true or an object whose
+  // fields override the family's.
+  if (flag_input_norm) input_norm_flag(root);
+  const bool want_input_norm = asks_input_norm(root);
+  if (want_input_norm && root.at("input_norm").is_boolean()) root.erase("input_norm");
   // The weights' key names pick the prefix the file really uses.
   auto weights = std::make_shared<const StateDict>(open_model_weights(m));
-  const json from = layer_config(m, layer, weights->keys(), want_norm && norm);
+  const json from = layer_config(m, module.layer, weights->keys(), want_norm && norm, module.module,
+                                 want_input_norm);
   const std::string folder_name =
       folder_config(model_dir) + " (layer " + std::to_string(layer) + ")";
   check_config_keys(from, folder_name);
@@ -218,8 +331,22 @@ void read_with_model(Config& c, const json& root_in, const KeyName& config_name,
   json folder = from;
   folder.erase("weights");  // a path beside the folder, not relative to the config
   const json merged = merge(std::move(folder), root);
+  // The cross-attention's keys and values are the encoder's output, which only
+  // the user has.
+  if (module.module == Module::decoder_cross && !merged.contains("kv_input") &&
+      !merged.contains("key_input")) {
+    const std::string what =
+        "the cross-attention of decoder layer " + std::to_string(module.layer) +
+        " takes its keys and values from the encoder's output (the last encoder layer's "
+        "hidden states after the encoder's final norm), (T, C) or (B, T, C)";
+    if (pick.flag && decoder)
+      throw Error(Exit::usage, "--cross: " + what + ": give --encoder-output FILE");
+    throw Error(Exit::config, config_name(decoder ? "cross_attention" : "weights_prefix") + ": " +
+                                  what + ": give \"kv_input\"");
+  }
   c.model = model_dir;
-  c.layer = layer;
+  c.layer = module.layer;
+  c.module = module.module == Module::layer ? "" : module_name(module.module);
   c.from_model = std::make_shared<const json>(from);
   if (norm) {
     c.residual_norm_module = norm->module;
@@ -252,16 +379,24 @@ Config load_config(const std::string& path) { return load_config(path, ModelFlag
 
 Config load_config(const std::string& path, const ModelFlags& flags) {
   if (!path.empty()) return config_from_text(read_text(path), path, flags);
-  if (flags.model.empty()) throw Error(Exit::usage, "--config: give a config file, or --model DIR");
-  if (!flags.layer)
+  if (flags.model.empty()) {
+    if (flags.decoder_layer)
+      throw Error(Exit::usage,
+                  "--decoder-layer: needs a model folder: --model DIR, or \"model\" in the config");
+    throw Error(Exit::usage, "--config: give a config file, or --model DIR");
+  }
+  const Selection pick = flag_selection(flags);
+  if (!pick.layer)
     throw Error(Exit::usage, "--layer: needed to run a layer of --model " + flags.model +
                                  " (--model DIR alone lists the model's layers)");
   Config c;
   c.file = folder_config(flags.model);
   c.dir = flags.model;
+  json over = json::object();
+  if (!flags.encoder_output.empty()) over["kv_input"] = absolute_path(flags.encoder_output);
   read_with_model(
-      c, json::object(), [&](const std::string& k) { return c.file + ": " + k; }, flags.model,
-      *flags.layer, true, flags.model_type, flags.residual_norm);
+      c, over, [&](const std::string& k) { return c.file + ": " + k; }, flags.model, pick,
+      flags.model_type, flags.residual_norm, flags.input_norm);
   return c;
 }
 

@@ -327,4 +327,31 @@ const Keys<ResidualNormSpec>& residual_norm_keys() {
   return k;
 }
 
+// input_norm: the block's pre-attention norm (scores.h InputNormSpec); weight
+// and bias are full keys of the weights file.
+const Keys<InputNormSpec>& input_norm_keys() {
+  static const Keys<InputNormSpec> k = {
+      choice("kind",
+             "\"rms\" (RMSNorm: Llama, Gemma, T5), \"layer\" (LayerNorm: GPT-2, Falcon, "
+             "Cohere) or \"none\" (the input as is: post-norm families)",
+             in(&InputNormSpec::kind),
+             {{"rms", InputNormKind::rms},
+              {"layer", InputNormKind::layer},
+              {"none", InputNormKind::none}}),
+      norm_eps(&InputNormSpec::eps),
+      text("weight", in(&InputNormSpec::weight)),
+      text("bias", in(&InputNormSpec::bias)),
+      {"offset", "0 (x * w) or 1 (Gemma: x * (1 + w))",
+       [](Config&, InputNormSpec& n, const json& v, const std::string& at) {
+         const std::int64_t w = cj::get_int(v, at);
+         if (w != 0 && w != 1)
+           bad(at, "expected 0 (x * w) or 1 (Gemma: x * (1 + w)), found " + std::to_string(w));
+         n.offset = static_cast<int>(w);
+       },
+       as_is("offset", in(&InputNormSpec::offset))},
+      text("module", in(&InputNormSpec::module)),
+  };
+  return k;
+}
+
 }  // namespace attn::config_detail

@@ -65,6 +65,22 @@ ResidualNormRule opt_post_norm() {
   return r;
 }
 
+// OPTDecoderLayer with do_layer_norm_before true (the default): self_attn_layer_norm before
+// the attention, nn.LayerNorm(elementwise_affine) with eps 1e-5 whatever the config.
+InputNormRule opt_pre_norm() {
+  InputNormRule r = layer_input("self_attn_layer_norm.", nullptr, 1e-5);
+  r.before_key = "do_layer_norm_before";
+  return r;
+}
+
+// FalconDecoderLayer: ln_attn when new_decoder_architecture has two norms
+// (num_ln_in_parallel_attn 2), else input_layernorm; the weights say which.
+InputNormRule falcon_input_norm() {
+  InputNormRule r = layer_input("ln_attn.", "layer_norm_epsilon", 1e-5);
+  r.names.push_back("input_layernorm.");
+  return r;
+}
+
 }  // namespace
 
 void add_core_rows(Table& t) {
@@ -72,6 +88,7 @@ void add_core_rows(Table& t) {
       .at({"h.{N}.attn.", "transformer.h.{N}.attn."})
       .with_layout("gpt2")
       .biases(fixed(true), fixed(true))
+      .with_input_norm(layer_input("ln_1.", "layer_norm_epsilon", 1e-5))
       .with_scale(gpt2_scale());
   // BertSelfAttention: the base row of the BERT-like encoders (RoBERTa, XLM-RoBERTa and
   // ELECTRA's self-attention are copies of it): query, key, value and BertSelfOutput.dense
@@ -82,6 +99,7 @@ void add_core_rows(Table& t) {
       .causal_unless_encoder()
       .biases(fixed(true), fixed(true))
       .with_residual_norm(bert_self_output("BertAttention"))
+      .with_input_norm(post_norm("post-norm: BertLayer's LayerNorm comes after its attention"))
       .refuse(bert_absolute_positions());
   t.row("roberta", t.of("bert"))
       .at({"roberta.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
@@ -116,10 +134,12 @@ void add_core_rows(Table& t) {
       .with_defaults({{"head_dim", 128}, {"sliding_window", 4096}, {"max_window_layers", 28}});
   t.row("gemma")
       .bias("attention_bias", false)
+      .with_input_norm(rms_input("input_layernorm.", 1, "GemmaRMSNorm"))
       .with_rope(10000.0)
       .with_defaults({{"head_dim", 256}});
   t.row("gemma2")
       .bias("attention_bias", false)
+      .with_input_norm(rms_input("input_layernorm.", 1, "Gemma2RMSNorm"))
       .with_rope(10000.0)
       .with_scale(inverse_sqrt_of("query_pre_attn_scalar"))
       .softcap("attn_logit_softcapping")
@@ -133,6 +153,7 @@ void add_core_rows(Table& t) {
       .at({"model.layers.{N}.self_attn.", "language_model.model.layers.{N}.self_attn.",
            "model.language_model.layers.{N}.self_attn.", "layers.{N}.self_attn."})
       .bias("attention_bias", false)
+      .with_input_norm(rms_input("input_layernorm.", 1, "Gemma3RMSNorm"))
       .with_qk_norm(rms_norm("head", 1))
       .with_scale(inverse_sqrt_of("query_pre_attn_scalar"))
       .softcap("attn_logit_softcapping")
@@ -158,23 +179,28 @@ void add_core_rows(Table& t) {
       .at({"gpt_neox.layers.{N}.attention.", "layers.{N}.attention."})
       .with_layout("neox")
       .bias("attention_bias", true)
+      .with_input_norm(layer_input("input_layernorm.", "layer_norm_eps", 1e-5))
       .with_rope(10000.0, rope_keys({"rope_theta", "rotary_emb_base"},
                                     {"rotary_pct", "partial_rotary_factor"}, 0.25));
   t.row("falcon")
       .at({"transformer.h.{N}.self_attention.", "h.{N}.self_attention."})
       .with_layout("falcon")
       .bias("bias", false)
+      .with_input_norm(falcon_input_norm())
       .with_rope(10000.0)
       .with_hook(hooks::falcon_architecture);
   t.row("bloom")
       .at({"transformer.h.{N}.self_attention.", "h.{N}.self_attention."})
       .with_layout("neox")
       .biases(fixed(true), fixed(true))
+      .with_input_norm(layer_input("input_layernorm.", "layer_norm_epsilon", 1e-5))
       .with_alibi();
   t.row("mpt")
       .at({"transformer.blocks.{N}.attn.", "blocks.{N}.attn."})
       .with_layout("fused")
       .biases({"no_bias", false, true}, {"no_bias", false, true})
+      // MptBlock: norm_1 = LayerNorm(eps=layer_norm_epsilon), its bias set to None
+      .with_input_norm(layer_input("norm_1.", "layer_norm_epsilon", 1e-5, fixed(false)))
       .refuse(mpt_unless_false("clip_qkv"))
       .refuse(mpt_unless_false("qk_ln"))
       .refuse(mpt_unless_false("rope"))
@@ -182,9 +208,12 @@ void add_core_rows(Table& t) {
   t.row("opt")
       .at({"model.decoder.layers.{N}.self_attn.", "decoder.layers.{N}.self_attn."})
       .bias("enable_bias", true)
-      .with_residual_norm(opt_post_norm());
+      .with_residual_norm(opt_post_norm())
+      .with_input_norm(opt_pre_norm());
   t.row("olmo2")
       .bias("attention_bias", false)
+      .with_input_norm(post_norm("post-norm: Olmo2DecoderLayer's post_attention_layernorm "
+                                 "comes after its attention"))
       .with_qk_norm(rms_norm("all", 0))
       .with_rope(10000.0)
       .with_defaults({{"rms_norm_eps", 1e-5}});

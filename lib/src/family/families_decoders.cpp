@@ -66,9 +66,11 @@ void add_decoder_rows(Table& t) {
       .rename("c_proj.", "Wo.")
       .biases(fixed(true), fixed(true))
       .with_scale(bigcode_scale())
+      .with_input_norm(layer_input("ln_1.", "layer_norm_epsilon", 1e-5))
       .with_hook(hooks::gpt_bigcode_heads);
   t.row("starcoder2")
       .bias("use_bias", true)
+      .with_input_norm(layer_input("input_layernorm.", "norm_epsilon", 1e-5))
       .with_rope(10000.0)
       .with_window(every_layer())  // sliding_window (null: none) on every layer
       .with_defaults({{"num_key_value_heads", 2}});
@@ -82,11 +84,13 @@ void add_decoder_rows(Table& t) {
       .rename("q_layernorm.", "q_norm.")
       .rename("k_layernorm.", "k_norm.")
       .biases(fixed(true), fixed(true))
+      .with_input_norm(layer_input("input_layernorm.", "layer_norm_eps", 1e-5))
       .with_rope(10000.0, rope_keys({"rope_theta"}, {"partial_rotary_factor"}, 0.5))
       .with_qk_norm(phi_qk_layernorm());
   t.row("gptj")
       .at({"transformer.h.{N}.attn.", "h.{N}.attn."})
       .biases(fixed(false), fixed(false))
+      .with_input_norm(layer_input("ln_1.", "layer_norm_epsilon", 1e-5))
       .with_rope(10000.0, rotary_dims("rotary_dim", /*interleaved=*/true))
       .with_defaults({{"rotary_dim", 64}});
   t.row("internlm2")  // wqkv per KV group [q..., k, v] (the falcon layout), wo
@@ -95,6 +99,7 @@ void add_decoder_rows(Table& t) {
       .rename("wqkv.", "query_key_value.")
       .rename("wo.", "dense.")
       .bias("bias", true)
+      .with_input_norm(rms_input("attention_norm.", 0, "InternLM2RMSNorm"))
       .with_rope(10000.0);
   t.row("smollm3")  // every 4th layer without rope (no_rope_layers); those slide when enabled
       .bias("attention_bias", false)

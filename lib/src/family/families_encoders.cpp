@@ -47,6 +47,18 @@ WindowRule modernbert_window() {
 
 }  // namespace
 
+namespace {
+
+// ModernBertEncoderLayer: attn_norm = nn.LayerNorm(eps=norm_eps, bias=norm_bias), except
+// layer 0's nn.Identity (the embeddings end in a norm).
+InputNormRule modernbert_attn_norm() {
+  InputNormRule r = layer_input("attn_norm.", "norm_eps", 1e-5, {"norm_bias", false, false});
+  r.none_on_first = true;
+  return r;
+}
+
+}  // namespace
+
 void add_encoder_rows(Table& t) {
   // XLMRobertaSelfAttention is RobertaSelfAttention (base_model_prefix "roberta").
   t.row("xlm-roberta", t.of("roberta")).with_residual_norm(bert_self_output("XLMRobertaAttention"));
@@ -63,6 +75,8 @@ void add_encoder_rows(Table& t) {
       .bidirectional_attention()
       .biases(fixed(true), fixed(true))
       .with_residual_norm(distilbert_sa_layer_norm())
+      .with_input_norm(post_norm("post-norm: TransformerBlock's sa_layer_norm comes after its "
+                                 "attention"))
       .with_defaults({{"dim", 768}, {"n_heads", 12}, {"n_layers", 6}});
   t.row("vit")  // ViTSelfAttention (attention.query/key/value) and ViTSelfOutput.dense
       .at({"vit.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
@@ -70,6 +84,7 @@ void add_encoder_rows(Table& t) {
       .rename("attention.", "self.")
       .bidirectional_attention()
       .biases({"qkv_bias", true}, fixed(true))
+      .with_input_norm(layer_input("layernorm_before.", "layer_norm_eps", 1e-12))
       .with_defaults(
           {{"hidden_size", 768}, {"num_attention_heads", 12}, {"num_hidden_layers", 12}});
   // CLIPAttention (q/k/v_proj, out_proj, all with bias). A "clip" config.json (CLIPModel)
@@ -79,12 +94,14 @@ void add_encoder_rows(Table& t) {
       .wrapped_in("clip", "text_config")
       .at({"text_model.encoder.layers.{N}.self_attn.", "encoder.layers.{N}.self_attn."})
       .biases(fixed(true), fixed(true))  // causal: CLIPTextTransformer's causal mask
+      .with_input_norm(layer_input("layer_norm1.", "layer_norm_eps", 1e-5))
       .with_defaults({{"hidden_size", 512}, {"num_attention_heads", 8}, {"num_hidden_layers", 12}});
   t.row("clip_vision_model")
       .wrapped_in("clip", "vision_config")  // when asked for by model_type (model_folder.h)
       .at({"vision_model.encoder.layers.{N}.self_attn.", "encoder.layers.{N}.self_attn."})
       .bidirectional_attention()
       .biases(fixed(true), fixed(true))
+      .with_input_norm(layer_input("layer_norm1.", "layer_norm_eps", 1e-5))
       .with_defaults(
           {{"hidden_size", 768}, {"num_attention_heads", 12}, {"num_hidden_layers", 12}});
 
@@ -97,6 +114,7 @@ void add_encoder_rows(Table& t) {
       .with_layout("fused")
       .bidirectional_attention()
       .bias("attention_bias", false)
+      .with_input_norm(modernbert_attn_norm())
       .with_rope(160000.0, modernbert_rope())
       .with_window(modernbert_window())
       .with_defaults({{"hidden_size", 768},

@@ -58,6 +58,7 @@ void add_feature_rows(Table& t) {
   t.row("qwen3_next")
       .bias("attention_bias", false)
       .with_gate()
+      .with_input_norm(rms_input("input_layernorm.", 1, "Qwen3NextRMSNorm"))
       .with_qk_norm(rms_norm("head", 1))
       .with_rope(10000.0, rope_keys({"rope_theta"}, {"partial_rotary_factor"}, 0.25))
       .with_window(every_nth_full(4, "full_attention_interval", "linear_attention"))
@@ -83,6 +84,7 @@ void add_feature_rows(Table& t) {
            "language_model.model.layers.{N}.self_attn.", "layers.{N}.self_attn."})
       .bias("attention_bias", false)
       .with_qk_norm(rms_norm("head", 0))
+      .with_input_norm(rms_input("input_layernorm.", 0, "Gemma4RMSNorm"))
       .with_scale({ScaleRule::one, nullptr})
       .with_window(gemma4_window)
       .with_rope(10000.0)
@@ -114,11 +116,19 @@ void add_feature_rows(Table& t) {
   cohere_norm.enable_key = "use_qk_norm";
   cohere_norm.eps_keys = {"layer_norm_eps"};
   cohere_norm.eps = 1e-5;
-  t.row("cohere").bias("attention_bias", false).with_rope(10000.0, pairs).with_qk_norm(cohere_norm);
+  // CohereLayerNorm: a LayerNorm without bias.
+  const InputNormRule cohere_input =
+      layer_input("input_layernorm.", "layer_norm_eps", 1e-5, fixed(false), "CohereLayerNorm");
+  t.row("cohere")
+      .bias("attention_bias", false)
+      .with_input_norm(cohere_input)
+      .with_rope(10000.0, pairs)
+      .with_qk_norm(cohere_norm);
   // Cohere 2: 3 sliding layers of 4 (sliding_window_pattern, or layer_types) with
   // interleaved rotary; the global layers have no rope (hooks::cohere2_rope_on_sliding).
   t.row("cohere2")
       .bias("attention_bias", false)
+      .with_input_norm(cohere_input)
       .with_rope(10000.0, pairs)
       .with_window(global_every(4, "sliding_window_pattern"))
       .with_hook(hooks::cohere2_rope_on_sliding)
@@ -131,6 +141,7 @@ void add_feature_rows(Table& t) {
       .rename("q_layernorm.", "q_norm.")
       .rename("k_layernorm.", "k_norm.")
       .biases({"use_qkv_bias", false, false}, fixed(false))
+      .with_input_norm(layer_input("input_layernorm.", "layer_norm_eps", 1e-5))
       .with_rope(10000.0, rope_keys({"rope_theta"}, {"partial_rotary_factor"}, 0.25))
       .with_qk_norm(per_head_layer_norm);
   // Llama 4's text layers: interleaved rotary (complex pairs) on 3 layers of 4, which are
@@ -180,17 +191,24 @@ void add_feature_rows(Table& t) {
 
   // modeling_t5.T5Attention: q, k, v, o without bias, H * d_kv wide, no
   // 1/sqrt(d_kv), the relative position bias of block 0 in every layer; --layer N
-  // is encoder block N (the decoder's self- and cross-attention: weights_prefix,
-  // causal, kv_input, see the README). T5Config's defaults; MT5Config's and
-  // UMT5Config's differ in the heads and layers.
+  // is encoder block N, --decoder-layer N [--cross] the decoder's causal
+  // self-attention (the decoder's block-0 table, one-directional) and its
+  // EncDecAttention (no table). T5Config's defaults (num_decoder_layers unset:
+  // num_layers); MT5Config's and UMT5Config's differ in the heads and layers.
+  DecoderRule t5_decoder;
+  t5_decoder.self_prefixes = {"decoder.block.{N}.layer.0.SelfAttention."};
+  t5_decoder.cross_prefixes = {"decoder.block.{N}.layer.1.EncDecAttention."};
+  t5_decoder.decoder_layers_key = "num_decoder_layers";
   t.row("t5")
       .at({"encoder.block.{N}.layer.0.SelfAttention."})
+      .with_decoder(t5_decoder)
       .rename("q.", "q_proj.")
       .rename("k.", "k_proj.")
       .rename("v.", "v_proj.")
       .rename("o.", "o_proj.")
       .bidirectional_attention()
       .biases(fixed(false), fixed(false))
+      .with_input_norm(rms_input("layer_norm.", 0, "T5LayerNorm", "layer_norm_epsilon"))
       .with_scale({ScaleRule::one, nullptr})
       .with_relative_bias({})
       .with_defaults({{"d_model", 512},

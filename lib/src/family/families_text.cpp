@@ -70,6 +70,21 @@ void phimoe_mscale(LayerContext& c) {
   s["attention_factor"] = short_m;
 }
 
+// ApertusDecoderLayer: attention_layernorm (ApertusRMSNorm, rms_norm_eps) before the attention.
+InputNormRule apertus_input_norm() {
+  InputNormRule r = rms_input("attention_layernorm.", 0, "ApertusRMSNorm");
+  r.names = {"attention_layernorm.", "input_layernorm."};
+  return r;
+}
+
+// GPTNeoBlock: ln_1 (nn.LayerNorm, layer_norm_epsilon) before attn, whose attention module is
+// attn.attention (two parts of the prefix up to the block).
+InputNormRule gpt_neo_input_norm() {
+  InputNormRule r = layer_input("ln_1.", "layer_norm_epsilon", 1e-5);
+  r.up = 2;
+  return r;
+}
+
 }  // namespace
 
 void add_text_rows(Table& t) {
@@ -107,6 +122,9 @@ void add_text_rows(Table& t) {
   RopeRule exaone_rope;
   exaone_rope.full_nope_with_window = true;
   t.row("exaone4")
+      .with_input_norm(
+          post_norm("post-norm: Exaone4DecoderLayer's post_attention_layernorm comes after "
+                    "its attention"))
       .biases(fixed(false), fixed(false))
       .with_qk_norm(rms_norm("head", 0))
       .with_rope(10000.0, exaone_rope)
@@ -153,6 +171,7 @@ void add_text_rows(Table& t) {
   // ApertusAttention: LlamaAttention with an RMSNorm per head on q and k before rope.
   // ApertusConfig's rope: llama3 scaling of base 12000000 unless config.json says otherwise.
   t.row("apertus")
+      .with_input_norm(apertus_input_norm())
       .bias("attention_bias", false)
       .with_qk_norm(rms_norm("head", 0))
       .with_rope(12000000.0)
@@ -199,6 +218,9 @@ void add_text_rows(Table& t) {
   RopeRule olmo3_rope;
   olmo3_rope.sliding_unscaled = true;
   t.row("olmo3")
+      .with_input_norm(
+          post_norm("post-norm: Olmo3DecoderLayer's post_attention_layernorm comes after "
+                    "its attention"))
       .bias("attention_bias", false)
       .with_qk_norm(rms_norm("all", 0))
       .with_rope(10000.0, olmo3_rope)
@@ -213,6 +235,7 @@ void add_text_rows(Table& t) {
   // when sliding_window is set (MixtralModel's mask); longrope with Phi-MoE's mscale
   // (phimoe_mscale). PhimoeConfig's defaults.
   t.row("phimoe")
+      .with_input_norm(layer_input("input_layernorm.", "rms_norm_eps", 1e-5))
       .bias("attention_bias", false)
       .with_rope(1000000.0)
       .with_window(every_layer())
@@ -234,6 +257,7 @@ void add_text_rows(Table& t) {
   persimmon_norm.eps = 1e-5;
   persimmon_norm.bias = true;
   t.row("persimmon")
+      .with_input_norm(layer_input("input_layernorm.", "layer_norm_eps", 1e-5))
       .with_layout("neox")
       .rename("q_layernorm.", "q_norm.")
       .rename("k_layernorm.", "k_norm.")
@@ -249,6 +273,7 @@ void add_text_rows(Table& t) {
   // GPTNeoSelfAttention: q/k/v_proj without bias, out_proj with; no 1/sqrt(D) (scale 1);
   // global and local layers (gpt_neo_window). GPTNeoConfig's defaults.
   t.row("gpt_neo")
+      .with_input_norm(gpt_neo_input_norm())
       .at({"transformer.h.{N}.attn.attention.", "h.{N}.attn.attention."})
       .biases(fixed(false), fixed(true))
       .with_scale({ScaleRule::one, nullptr})

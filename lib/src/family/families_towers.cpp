@@ -45,6 +45,14 @@ Row& siglip_tower(Row& r, const char* tower) {
           {{"hidden_size", 768}, {"num_attention_heads", 12}, {"num_hidden_layers", 12}});
 }
 
+// EsmAttention.LayerNorm (layer_norm_eps) inside the attention module, before EsmSelfAttention:
+// the module sits at the attention's own prefix (no part dropped).
+InputNormRule esm_input_norm() {
+  InputNormRule r = layer_input("LayerNorm.", "layer_norm_eps", 1e-12);
+  r.up = 0;
+  return r;
+}
+
 }  // namespace
 
 void add_tower_rows(Table& t) {
@@ -54,6 +62,7 @@ void add_tower_rows(Table& t) {
   // (attention.LayerNorm), and EsmSelfOutput adds the input back without a norm: the context is
   // dense's output. EsmConfig's defaults.
   t.row("esm")
+      .with_input_norm(esm_input_norm())
       .at({"esm.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
       .with_layout("bert")
       .causal_unless_encoder()
@@ -68,6 +77,7 @@ void add_tower_rows(Table& t) {
   // Dinov2SelfOutput.dense: ViT's names; the layer scale and MLP lie outside. Dinov2Config's
   // defaults; Dinov2WithRegistersConfig's are the same.
   t.row("dinov2")
+      .with_input_norm(layer_input("norm1.", "layer_norm_eps", 1e-6))
       .at({"dinov2.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
       .with_layout("bert")
       .rename("attention.", "self.")

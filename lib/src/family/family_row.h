@@ -113,6 +113,11 @@ struct WindowRule {
   // The last layer is full attention whatever the pattern or layer_types say
   // (Gemma4TextConfig.__post_init__ forces it, with a warning).
   bool last_full = false;
+  // global_every: the global layer's place in each period, layer % N == offset
+  // (Jamba's attn_layer_offset), read from offset_key when set; without one,
+  // global_first says (0 or N - 1).
+  const char* offset_key = nullptr;
+  std::int64_t offset = -1;
   // global_every: a config.json that lists layer_types as well must agree
   // with the period on every layer it runs, or the layer is refused naming
   // both; set to why they must (the family takes one thing from each).
@@ -130,6 +135,9 @@ struct ScaleRule {
   // default false).
   const char* enable_key = nullptr;
   const char* by_layer_key = nullptr;
+  // inverse_sqrt_head: also times config.json's number (Falcon-H1's key_multiplier, which
+  // multiplies k after its projection: the same scores), when set.
+  const char* times_key = nullptr;
 };
 
 // T5's relative position bias (modeling_t5.T5Attention.compute_bias): a
@@ -200,6 +208,67 @@ struct ResidualNormRule {
   const char* before_key = nullptr;
 };
 
+// An encoder-decoder (BART, Whisper, Marian, M2M-100, T5): the row's prefixes
+// and layer numbers are the encoder's; each decoder layer holds a causal
+// self-attention and a cross-attention over the encoder's output (kv_input,
+// the encoder's padding on its keys), reached by --decoder-layer N [--cross]
+// or by naming their weights_prefix (model_folder.h Module).
+struct DecoderRule {
+  bool on = false;
+  std::vector<std::string> self_prefixes, cross_prefixes;  // "{N}" = the decoder layer
+  // The stacks' layer and head counts where the family names them apart
+  // (BART's encoder_layers, encoder_attention_heads, decoder_layers,
+  // decoder_attention_heads); null: the model's own (T5's num_heads and
+  // num_layers; its num_decoder_layers, when unset, is num_layers).
+  const char* encoder_layers_key = nullptr;
+  const char* encoder_heads_key = nullptr;
+  const char* decoder_layers_key = nullptr;
+  const char* decoder_heads_key = nullptr;
+};
+
+// What each layer of a hybrid model is where the family says it its own way:
+// a list of layer kinds in its own words (Granite 4.0-H's layer_types of
+// "attention" and "mamba"; Nemotron-H's layers_block_type) or one letter per
+// layer (Nemotron-H's hybrid_override_pattern "M-M*-"), each mapped to
+// attn-run's layer type ("full_attention", or a kind it does not run:
+// "mamba", "mlp", "moe"). layer_types is read through the same names.
+struct LayerKindsRule {
+  std::vector<const char*> list_keys;  // read after layer_types
+  const char* pattern_key = nullptr;
+  std::vector<std::pair<std::string, std::string>> names;  // the family's word or letter -> type
+  // The list (or pattern) has one entry per layer and so gives their number
+  // (NemotronHConfig's num_hidden_layers is len(layers_block_type)).
+  bool counts_layers = false;
+};
+
+// The block's pre-attention norm, applied to the residual stream when asked
+// (--residual, config "input_norm": true). The default is Llama's
+// input_layernorm (LlamaRMSNorm over rms_norm_eps); a family whose attention
+// sees the residual stream itself (post-norm: BERT, OLMo 2) has kind none.
+struct InputNormRule {
+  enum Kind { none, rms, layer } kind = rms;
+  // Its module under the block (the weight is name + "weight"); the first of
+  // these the weights hold (Falcon: ln_attn with new_decoder_architecture's
+  // two norms, else input_layernorm).
+  std::vector<const char*> names = {"input_layernorm."};
+  // How many trailing parts of the attention's prefix to drop for the block's
+  // module: 1 ("model.layers.3.self_attn." -> "model.layers.3."), 2 for ViT's
+  // "vit.encoder.layer.3.attention.attention.".
+  int up = 1;
+  std::vector<const char*> eps_keys = {"rms_norm_eps"};
+  double eps = 1e-6;
+  int offset = 0;  // 1: Gemma's x * (1 + w)
+  // kind layer: whether it has a bias (MPT's no_bias inverted, ModernBERT's norm_bias).
+  BiasRule bias = {nullptr, true, false};
+  // A config.json bool that, when false, makes the family post-norm (OPT's
+  // do_layer_norm_before, default true): kind none then.
+  const char* before_key = nullptr;
+  // Layer 0 has none (ModernBERT's attn_norm is nn.Identity on layer 0).
+  bool none_on_first = false;
+  // Hugging Face's class of the norm, for run.json ("LlamaRMSNorm").
+  const char* module = "LlamaRMSNorm";
+};
+
 struct Row;
 // One layer being mapped: what the row and the config.json say, and the
 // attn-run config keys built so far (`out`). A hook reads and changes it.
@@ -208,6 +277,9 @@ struct LayerContext {
   const HfConfig& hf;
   std::int64_t layer = 0, num_layers = 0;
   std::string layer_type;  // "full_attention", "sliding_attention", "chunked_attention"
+  // An encoder-decoder's module: 0 the layer's own (the encoder's), 1 the
+  // decoder's self-attention, 2 its cross-attention (model_folder.h Module).
+  int module = 0;
   std::int64_t C = 0, H = 0, Hkv = 0, D = 0;
   json out = json::object();
 };
@@ -246,9 +318,12 @@ struct Row {
   bool mla = false;
   RelativeBiasRule relative_bias;
   ResidualNormRule residual_norm;  // none unless name is set
+  InputNormRule input_norm;        // Llama's input_layernorm unless set
   // Gemma 4's num_kv_shared_layers: the last n layers reuse the keys and values
   // of the last earlier layer of their type (layer_map.h kv_shared_source).
   const char* kv_shared_key = nullptr;
+  DecoderRule decoder;   // an encoder-decoder's decoder, none unless on
+  LayerKindsRule kinds;  // a hybrid's own names of its layers' kinds
   // The configuration class's defaults for keys a config.json may leave out
   // (save_pretrained writes every key; a nested text_config keeps only the
   // ones that differ, and hand-trimmed folders exist).
@@ -292,7 +367,13 @@ struct Row {
     return relative_bias = r, *this;
   }
   Row& with_residual_norm(ResidualNormRule r) { return residual_norm = std::move(r), *this; }
+  Row& with_input_norm(InputNormRule r) { return input_norm = std::move(r), *this; }
   Row& shares_kv(const char* key) { return kv_shared_key = key, *this; }
+  Row& with_decoder(DecoderRule d) {
+    d.on = true;
+    return decoder = std::move(d), *this;
+  }
+  Row& with_kinds(LayerKindsRule k) { return kinds = std::move(k), *this; }
   // Added to the defaults so far (a row derived from a base row overrides its keys).
   Row& with_defaults(const json& d) { return defaults.update(d), *this; }
   Row& refuse(Refusal r) { return refusals.push_back(std::move(r)), *this; }

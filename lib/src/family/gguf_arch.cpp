@@ -435,6 +435,18 @@ void gguf_layer_config(const std::string& architecture, const json& hf, std::int
   // converter adds 1 in float32 to the bf16/f32 checkpoint's w).
   if (a && a->norm_shift && out.contains("qk_norm") && out["qk_norm"].is_object())
     out["qk_norm"]["weight_offset"] = 0;
+  // input_norm: the block's attn_norm (+ .bias), eps as the file stores it;
+  // the converter stored Gemma's and Qwen3-Next's norm weights as 1 + w.
+  if (out.contains("input_norm") && out["input_norm"].value("kind", "") != "none") {
+    json& n = out["input_norm"];
+    const std::string blk = out["weights_prefix"].get<std::string>() + "attn_norm.";
+    n["weight"] = blk + "weight";
+    if (n.contains("bias")) n["bias"] = blk + "bias";
+    const char* eps = n["kind"] == "rms" ? "rms_norm_eps" : "layer_norm_eps";
+    if (hf.contains(eps)) n["eps"] = hf[eps];
+    if (a && a->norm_shift) n["offset"] = 0;
+    n["module"] = "attn_norm";
+  }
   // T5: block 0's table serves the stack (UMT5's rows read each block's own).
   if (out.contains("relative_bias") && out["relative_bias"].contains("table"))
     out["relative_bias"]["table"] = std::string(a ? a->blk : "blk.") + "0.attn_rel_b.weight";
@@ -458,7 +470,9 @@ StateDict gguf_weights(const std::string& path) {
       bool attention = false;
       for (const auto& [from, to] : gguf_renames())
         if (name.compare(0, from.size(), from) == 0) attention = true;
-      if (!attention) continue;  // norms, MLP, experts: not the attention's
+      // The block's input norm (input_norm) is kept too; other norms, the MLP
+      // and experts are not the attention's.
+      if (!attention && name.compare(0, 10, "attn_norm.") != 0) continue;
       const bool q = name.compare(0, 7, "attn_q.") == 0, k = name.compare(0, 7, "attn_k.") == 0;
       if (a->permuted_qk && (q || k)) {
         // (the layer's own head counts: the converter permuted per layer)

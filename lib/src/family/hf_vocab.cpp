@@ -116,6 +116,14 @@ const Table& top_level() {
       {"gated_attention", "gate"},
       {"attn_output_gate", "gate"},
       {"attention_k_eq_v", "k_eq_v"},
+      // (v4) encoder-decoders and hybrids
+      {"attention_in_multiplier",
+       "input (Falcon-H1's attention reads input_layernorm(h) * attention_in_multiplier: "
+       "give that product)"},
+      {"key_multiplier", "scale (= key_multiplier / sqrt(head_size))"},
+      {"encoder_attention_heads", "num_heads"},
+      {"decoder_attention_heads", "num_heads"},
+      {"is_cross_attention", "cross_attention (with \"decoder_layer\")"},
       // torch.nn.MultiheadAttention's forward() and constructor
       {"key", "key_input (or kv_input for one source of keys and values)"},
       {"value", "value_input (or kv_input for one source of keys and values)"},

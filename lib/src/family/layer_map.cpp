@@ -148,6 +148,13 @@ bool has_rope(const Row& row, const HfConfig& hf, std::int64_t layer, std::int64
   return n <= 0 || (layer + 1) % n != 0;
 }
 
+// global_every: the global layer's place in each period of n (layer % n == it).
+std::int64_t global_place(const WindowRule& w, const HfConfig& hf, std::int64_t n) {
+  if (w.offset_key) return hf.integer_or(w.offset_key, 0, n - 1, w.offset < 0 ? 0 : w.offset);
+  if (w.offset >= 0) return w.offset;
+  return w.global_first ? 0 : n - 1;
+}
+
 // The row's per-layer attention names (WindowRule::listed): config.json's
 // list_key, else its runs_key expanded as GPTNeoConfig.expand_attention_types_params
 // ([[names, n], ...]: names repeated n times); both present must agree. Each
@@ -210,7 +217,7 @@ bool slides_by_rule(const Row& row, const HfConfig& hf, std::int64_t layer,
       const std::int64_t n =
           w.period_key ? hf.integer_or(w.period_key, 1, 1 << 20, w.period) : w.period;
       if (n <= 0) return false;
-      return w.global_first ? layer % n != 0 : (layer + 1) % n != 0;
+      return layer % n != global_place(w, hf, n);
     }
     case WindowRule::listed:
       return listed_names(w, hf, num_layers)[std::size_t(layer)] == w.local_name;
@@ -236,10 +243,11 @@ void map_scale(LayerContext& c) {
   const ScaleRule& s = c.row.scale;
   switch (s.kind) {
     case ScaleRule::inverse_sqrt_head: {
-      if (!s.enable_key && !s.by_layer_key) return;  // attn-run's default, 1/sqrt(D)
+      if (!s.enable_key && !s.by_layer_key && !s.times_key) return;  // the default, 1/sqrt(D)
       double scale =
           !s.enable_key || c.hf.boolean_or(s.enable_key, true) ? 1.0 / std::sqrt(double(c.D)) : 1.0;
       if (s.by_layer_key && c.hf.boolean_or(s.by_layer_key, false)) scale /= double(c.layer + 1);
+      if (s.times_key) scale *= c.hf.positive_or(s.times_key, 1.0);
       c.out["scale"] = scale;
       return;
     }
@@ -293,8 +301,9 @@ void map_mla(LayerContext& c) {
   if (c.out.contains("rope")) c.out["rope"]["rotary_dim"] = rope;
 }
 
-// The row's relative position bias (family_row.h RelativeBiasRule) as "relative_bias".
-void map_relative_bias(LayerContext& c) {
+// The row's relative position bias (family_row.h RelativeBiasRule) as "relative_bias";
+// `pattern` the module's prefix the weights use ("{N}" = the layer).
+void map_relative_bias(LayerContext& c, const std::string& pattern) {
   const RelativeBiasRule& r = c.row.relative_bias;
   if (!r.on) return;
   // T5's buckets (T5Attention._relative_position_bucket): half per side when
@@ -318,7 +327,7 @@ void map_relative_bias(LayerContext& c) {
   // Left to attn-run's defaults: the layer's own table, and bidirectional (T5's
   // bidirectional = not is_decoder), so a decoder run with causal true gets the
   // one-directional buckets.
-  if (r.first_block) bias["table"] = with_layer(c.row.prefixes.front(), 0) + r.table;
+  if (r.first_block) bias["table"] = with_layer(pattern, 0) + r.table;
   c.out["relative_bias"] = bias;
 }
 
@@ -353,7 +362,7 @@ void check_layer_type_agrees(const LayerContext& c) {
   const std::int64_t n =
       w.period_key ? c.hf.integer_or(w.period_key, 1, INT64_MAX, w.period) : w.period;
   if (n <= 0) return;
-  const bool local = w.global_first ? c.layer % n != 0 : (c.layer + 1) % n != 0;
+  const bool local = c.layer % n != global_place(w, c.hf, n);
   if (local == (c.layer_type == w.local_type)) return;
   const std::string layer = std::to_string(c.layer);
   c.hf.fail("layer_types[" + layer + "]",
@@ -376,17 +385,59 @@ void map_residual_norm(LayerContext& c, const std::string& attention_prefix) {
                             {"prefix", layer + r.name}};
 }
 
+// The block's pre-attention norm (family_row.h InputNormRule) as "input_norm":
+// its tensors under the block's module, the attention prefix without its last
+// `up` parts ("model.layers.3.self_attn." -> "model.layers.3." +
+// "input_layernorm.").
+void map_input_norm(LayerContext& c, const std::string& attention_prefix,
+                    const std::vector<std::string>& weight_keys) {
+  const InputNormRule& r = c.row.input_norm;
+  const bool post = r.kind == InputNormRule::none ||
+                    (r.before_key && !c.hf.boolean_or(r.before_key, true)) ||
+                    (r.none_on_first && c.layer == 0);
+  if (post) {
+    std::string why = r.kind == InputNormRule::none ? r.module
+                      : r.before_key                ? std::string(r.before_key) + " false"
+                                                    : "layer 0's is nn.Identity";
+    c.out["input_norm"] = {{"kind", "none"}, {"module", why}};
+    return;
+  }
+  std::string block = attention_prefix;
+  for (int i = 0; i < r.up; ++i) {
+    if (!block.empty() && block.back() == '.') block.pop_back();
+    const std::size_t dot = block.rfind('.');
+    block = dot == std::string::npos ? std::string() : block.substr(0, dot + 1);
+  }
+  std::string name = r.names.front();
+  for (const char* n : r.names)
+    if (std::find(weight_keys.begin(), weight_keys.end(), block + n + "weight") !=
+        weight_keys.end()) {
+      name = n;
+      break;
+    }
+  json n = {{"kind", r.kind == InputNormRule::rms ? "rms" : "layer"},
+            {"eps", first_positive(c.hf, r.eps_keys, r.eps)},
+            {"weight", block + name + "weight"},
+            {"offset", r.offset},
+            {"module", std::string(r.module) + " " + name.substr(0, name.size() - 1)}};
+  if (r.kind == InputNormRule::layer && bias_of(c.hf, r.bias)) n["bias"] = block + name + "bias";
+  c.out["input_norm"] = n;
+}
+
 }  // namespace
 
 const std::vector<std::string>& known_layer_types() {
   // transformers' layer_types values: the ones attn-run runs, then the ones it
-  // refuses (no softmax attention to run).
+  // refuses (no softmax attention to run: linear attention, Mamba, a hybrid
+  // model's MLP-only and MoE-only blocks).
   static const std::vector<std::string> t = {"full_attention",
                                              "sliding_attention",
                                              "chunked_attention",
                                              "linear_attention",
                                              "mamba",
-                                             "conv"};
+                                             "conv",
+                                             "mlp",
+                                             "moe"};
   return t;
 }
 
@@ -395,22 +446,70 @@ bool runs_attention(const std::string& layer_type) {
          layer_type == "chunked_attention";
 }
 
+namespace {
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// config.json's list of layer kinds (layer_types, or the row's own keys and
+// pattern), each in attn-run's words (the row's names first), with the key
+// it came from; empty when it lists none.
+std::vector<std::string> listed_kinds(const Row& row, const HfConfig& hf, std::string* key) {
+  const LayerKindsRule& k = row.kinds;
+  auto named = [&](const std::string& v) {
+    for (const auto& [theirs, ours] : k.names)
+      if (v == theirs) return ours;
+    return v;
+  };
+  std::vector<const char*> keys = {"layer_types"};
+  keys.insert(keys.end(), k.list_keys.begin(), k.list_keys.end());
+  for (const char* list : keys)
+    if (std::optional<std::vector<std::string>> types = hf.strings(list)) {
+      *key = list;
+      std::vector<std::string> out;
+      for (std::size_t i = 0; i < types->size(); ++i) {
+        out.push_back(named((*types)[i]));
+        if (std::find(known_layer_types().begin(), known_layer_types().end(), out.back()) ==
+            known_layer_types().end())
+          hf.fail(std::string(list) + "[" + std::to_string(i) + "]",
+                  "unknown layer type \"" + (*types)[i] +
+                      "\" (known: " + joined(known_layer_types()) + ")");
+      }
+      return out;
+    }
+  if (k.pattern_key)
+    if (std::optional<std::string> pattern = hf.string(k.pattern_key)) {
+      *key = k.pattern_key;
+      std::vector<std::string> letters, out;
+      for (const auto& [theirs, ours] : k.names)
+        if (theirs.size() == 1) letters.push_back(theirs + " " + ours);
+      for (std::size_t i = 0; i < pattern->size(); ++i) {
+        const std::string letter(1, (*pattern)[i]);
+        out.push_back(named(letter));
+        if (out.back() == letter)
+          hf.fail(std::string(k.pattern_key) + "[" + std::to_string(i) + "]",
+                  "unknown letter '" + letter + "' (known: " + joined(letters) + ")");
+      }
+      return out;
+    }
+  return {};
+}
+
+}  // namespace
+
 std::string layer_type_of(const Row& row, const HfConfig& hf, std::int64_t layer,
                           std::int64_t num_layers) {
   const bool forced_full = row.window.last_full && layer == num_layers - 1;
-  if (std::optional<std::vector<std::string>> types = hf.strings("layer_types")) {
-    if (std::int64_t(types->size()) != num_layers)
-      hf.fail("layer_types", "expected one entry per layer (" + std::to_string(num_layers) +
-                                 "), found " + std::to_string(types->size()));
-    for (std::size_t i = 0; i < types->size(); ++i)
-      if (std::find(known_layer_types().begin(), known_layer_types().end(), (*types)[i]) ==
-          known_layer_types().end()) {
-        std::string known;
-        for (const std::string& k : known_layer_types()) known += (known.empty() ? "" : ", ") + k;
-        hf.fail("layer_types[" + std::to_string(i) + "]",
-                "unknown layer type \"" + (*types)[i] + "\" (known: " + known + ")");
-      }
-    return forced_full ? "full_attention" : (*types)[std::size_t(layer)];
+  std::string key;
+  const std::vector<std::string> types = listed_kinds(row, hf, &key);
+  if (!types.empty() || !key.empty()) {
+    if (std::int64_t(types.size()) != num_layers)
+      hf.fail(key, "expected one entry per layer (" + std::to_string(num_layers) + "), found " +
+                       std::to_string(types.size()));
+    return forced_full ? "full_attention" : types[std::size_t(layer)];
   }
   if (forced_full) return "full_attention";
   return slides_by_rule(row, hf, layer, num_layers) ? row.window.local_type : "full_attention";
@@ -442,12 +541,46 @@ std::int64_t num_layers_of(const HfConfig& hf) {
   hf.fail("num_hidden_layers", "is missing (the model's number of layers, an integer >= 1)");
 }
 
+std::int64_t num_layers_of(const Row& row, const HfConfig& hf) {
+  if (row.kinds.counts_layers) {
+    std::string key;
+    const std::vector<std::string> types = listed_kinds(row, hf, &key);
+    if (!key.empty()) {
+      if (types.empty()) hf.fail(key, "lists no layer");
+      return std::int64_t(types.size());
+    }
+  }
+  const char* own = row.decoder.encoder_layers_key;
+  if (own && hf.has(own)) return *hf.integer(own, 1, kMaxSize);
+  return num_layers_of(hf);
+}
+
+std::int64_t decoder_layers_of(const Row& row, const HfConfig& hf) {
+  if (!row.decoder.on) return 0;
+  const char* own = row.decoder.decoder_layers_key;
+  if (own && hf.has(own)) return *hf.integer(own, 1, kMaxSize);
+  return num_layers_of(row, hf);  // T5Config: num_decoder_layers or num_layers
+}
+
 json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int64_t num_layers,
-               const std::vector<std::string>& weight_keys, bool residual_norm) {
-  LayerContext c{row, hf, layer, num_layers, layer_type_of(row, hf, layer, num_layers),
-                 0,   0,  0,     0,          json::object()};
+               const std::vector<std::string>& weight_keys, bool residual_norm, int module,
+               bool input_norm) {
+  // A decoder's modules are full attention, causal or over the encoder's output.
+  LayerContext c{row,
+                 hf,
+                 layer,
+                 num_layers,
+                 module ? "full_attention" : layer_type_of(row, hf, layer, num_layers),
+                 module,
+                 0,
+                 0,
+                 0,
+                 0,
+                 json::object()};
   c.C = size_field(hf, "hidden_size", true, 0);
-  c.H = size_field(hf, "num_heads", true, 0);
+  const char* heads = module ? row.decoder.decoder_heads_key : row.decoder.encoder_heads_key;
+  c.H = heads && hf.has(heads) ? *hf.integer(heads, 1, kMaxSize)
+                               : size_field(hf, "num_heads", true, 0);
   c.Hkv = size_field(hf, "num_kv_heads", false, c.H);
   c.D = size_field(hf, "head_size", false, c.C / c.H);
   if (c.D < 1) hf.fail("head_dim", "is missing and hidden_size / num_attention_heads is 0");
@@ -468,13 +601,28 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
             "expected a divisor of the " + std::to_string(c.H) + " attention heads, found " +
                 std::to_string(c.Hkv));
 
+  // The module's tensor prefixes, the one the weights really use first.
+  const std::vector<std::string>& prefixes = module == 1   ? row.decoder.self_prefixes
+                                             : module == 2 ? row.decoder.cross_prefixes
+                                                           : row.prefixes;
+  std::string pattern = prefixes.front();
+  for (const std::string& p : prefixes) {
+    const std::string cand = with_layer(p, layer);
+    if (std::any_of(weight_keys.begin(), weight_keys.end(),
+                    [&](const std::string& k) { return k.compare(0, cand.size(), cand) == 0; })) {
+      pattern = p;
+      break;
+    }
+  }
+
   c.out["hidden_size"] = c.C;
   c.out["num_heads"] = c.H;
   c.out["head_size"] = c.D;
   c.out["out_size"] = c.C;
   if (c.Hkv != c.H) c.out["num_kv_heads"] = c.Hkv;
-  const bool causal = row.direction == Row::causal ||
-                      (row.direction == Row::decoder_flag && hf.boolean_or("is_decoder", false));
+  const bool causal =
+      module == 1 || (module == 0 && row.direction == Row::causal) ||
+      (module == 0 && row.direction == Row::decoder_flag && hf.boolean_or("is_decoder", false));
   c.out["attention"] = causal ? "causal" : "multi";
   c.out["layout"] = row.layout;
   if (!row.renames.empty()) {
@@ -496,25 +644,15 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
   if (row.sinks) c.out["sinks"] = true;
   if (row.gate) c.out["gate"] = true;
   map_mla(c);
-  map_relative_bias(c);
+  if (module != 2) map_relative_bias(c, pattern);  // T5's cross-attention has no table
   check_refusals(c);
   check_layer_type_agrees(c);
   if (row.hook) row.hook(c);
 
-  // The prefix the weights really use, among the family's.
-  std::string prefix = with_layer(row.prefixes.front(), layer);
-  for (const std::string& p : row.prefixes) {
-    const std::string cand = with_layer(p, layer);
-    const bool found =
-        std::any_of(weight_keys.begin(), weight_keys.end(),
-                    [&](const std::string& k) { return k.compare(0, cand.size(), cand) == 0; });
-    if (found) {
-      prefix = cand;
-      break;
-    }
-  }
+  const std::string prefix = with_layer(pattern, layer);
   c.out["weights_prefix"] = prefix;
   if (residual_norm && has_residual_norm(row, hf)) map_residual_norm(c, prefix);
+  if (input_norm) map_input_norm(c, prefix, weight_keys);
   return c.out;
 }
 

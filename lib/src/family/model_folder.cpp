@@ -28,6 +28,14 @@ std::string join_types() {
   return s;
 }
 
+// The encoder-decoder model_types (rows with a decoder).
+std::string encoder_decoder_types() {
+  std::string s;
+  for (const Row& r : family::rows())
+    if (r.decoder.on) s += (s.empty() ? "" : ", ") + r.model_type;
+  return s;
+}
+
 std::string in_folder(const std::string& dir, const std::string& name) {
   return dir + (!dir.empty() && dir.back() == '/' ? "" : "/") + name;
 }
@@ -105,7 +113,8 @@ ModelFolder open_gguf(const std::string& path) {
   m.hf = g.hf;
   for (const auto& [key, value] : family::row_of(m.model_type)->defaults.items())
     if (!m.hf.contains(key)) m.hf[key] = value;
-  m.num_layers = gguf_checked([&] { return family::num_layers_of(HfConfig(m.hf, path)); });
+  const Row& row = *family::row_of(m.model_type);
+  m.num_layers = gguf_checked([&] { return family::num_layers_of(row, HfConfig(m.hf, path)); });
   return m;
 }
 
@@ -169,8 +178,9 @@ ModelFolder open_model_folder(const std::string& dir, const std::string& model_t
   // set to null stays null: Mistral's "sliding_window": null is no window).
   for (const auto& [key, value] : row->defaults.items())
     if (!m.hf.contains(key)) m.hf[key] = value;
-  m.num_layers =
-      family::num_layers_of(HfConfig(m.hf, nested.empty() ? file : file + " (" + nested + ")"));
+  const HfConfig hf(m.hf, nested.empty() ? file : file + " (" + nested + ")");
+  m.num_layers = family::num_layers_of(*row, hf);
+  m.decoder_layers = family::decoder_layers_of(*row, hf);
   for (const char* w : {"model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
                         "pytorch_model.bin.index.json"})
     if (is_file(in_folder(dir, w))) {
@@ -197,14 +207,59 @@ bool layer_runs(const ModelFolder& m, std::int64_t layer) {
   return family::runs_attention(layer_type(m, layer)) && !kv_shared_from(m, layer);
 }
 
+const char* module_name(Module module) {
+  return module == Module::decoder_self    ? "decoder_self"
+         : module == Module::decoder_cross ? "decoder_cross"
+                                           : "layer";
+}
+
+std::optional<ModuleRef> decoder_module_at(const ModelFolder& m, const std::string& prefix) {
+  const family::DecoderRule& d = row_of(m).decoder;
+  if (!d.on || !m.gguf_architecture.empty()) return std::nullopt;
+  for (const auto& [module, patterns] : {std::pair{Module::decoder_self, &d.self_prefixes},
+                                         {Module::decoder_cross, &d.cross_prefixes}})
+    for (const std::string& p : *patterns) {
+      // "model.decoder.layers.{N}.encoder_attn." against the prefix: the same
+      // text around a number.
+      const std::size_t at = p.find("{N}");
+      const std::string head = p.substr(0, at), tail = p.substr(at + 3);
+      if (prefix.size() <= head.size() + tail.size() || prefix.compare(0, head.size(), head) != 0 ||
+          prefix.compare(prefix.size() - tail.size(), tail.size(), tail) != 0)
+        continue;
+      const std::string n = prefix.substr(head.size(), prefix.size() - head.size() - tail.size());
+      if (n.size() > 9 || n.find_first_not_of("0123456789") != std::string::npos) continue;
+      const std::int64_t layer = std::stoll(n);
+      if (layer < m.decoder_layers) return ModuleRef{layer, module};
+    }
+  return std::nullopt;
+}
+
 json layer_config(const ModelFolder& m, std::int64_t layer,
-                  const std::vector<std::string>& weight_keys, bool residual_norm) {
+                  const std::vector<std::string>& weight_keys, bool residual_norm, Module module,
+                  bool input_norm) {
+  const Row& row = row_of(m);
+  const HfConfig hf(m.hf, config_file(m));
+  if (module != Module::layer) {
+    const std::string flag = module == Module::decoder_cross ? " --cross" : "";
+    if (!row.decoder.on || !m.gguf_architecture.empty())
+      throw Error(Exit::usage, "--decoder-layer: " + printable(m.dir) + " (model_type " +
+                                   m.model_type +
+                                   ") has no decoder: it is not an encoder-decoder folder "
+                                   "(those: " +
+                                   encoder_decoder_types() + "); run its layers with --layer N");
+    if (layer < 0 || layer >= m.decoder_layers)
+      throw Error(Exit::usage, "--decoder-layer: the model's decoder has layers 0.." +
+                                   std::to_string(m.decoder_layers - 1) + ", found " +
+                                   std::to_string(layer));
+    json out = family::map_layer(row, hf, layer, m.num_layers, weight_keys, residual_norm,
+                                 module == Module::decoder_self ? 1 : 2, input_norm);
+    out["weights"] = m.weights;
+    return out;
+  }
   if (layer < 0 || layer >= m.num_layers)
     throw Error(Exit::usage, "--layer: the model has layers 0.." +
                                  std::to_string(m.num_layers - 1) + ", found " +
                                  std::to_string(layer));
-  const Row& row = row_of(m);
-  const HfConfig hf(m.hf, config_file(m));
   const std::string type = family::layer_type_of(row, hf, layer, m.num_layers);
   if (!family::runs_attention(type)) {
     std::string runs;
@@ -241,10 +296,12 @@ json layer_config(const ModelFolder& m, std::int64_t layer,
   }
   json out;
   if (m.gguf_architecture.empty()) {
-    out = family::map_layer(row, hf, layer, m.num_layers, weight_keys, residual_norm);
-  } else {
     out =
-        gguf_checked([&] { return family::map_layer(row, hf, layer, m.num_layers, weight_keys); });
+        family::map_layer(row, hf, layer, m.num_layers, weight_keys, residual_norm, 0, input_norm);
+  } else {
+    out = gguf_checked([&] {
+      return family::map_layer(row, hf, layer, m.num_layers, weight_keys, false, 0, input_norm);
+    });
     family::gguf_layer_config(m.gguf_architecture, m.hf, layer, out);
   }
   out["weights"] = m.weights;

@@ -45,6 +45,8 @@ void add_encoder_rows(Table& t);  // XLM-RoBERTa ... ModernBERT
 void add_feature_rows(Table& t);  // gated attention ... MLA, relative position bias
 void add_text_rows(Table& t);     // GLM-4 ... GPT-Neo (families_text.cpp)
 void add_tower_rows(Table& t);    // ESM-2, DINOv2, SigLIP's towers (families_towers.cpp)
+void add_seq2seq_rows(Table& t);  // BART ... Whisper: encoder-decoders
+void add_hybrid_rows(Table& t);   // Granite 4.0-H ... Jamba: attention among Mamba layers
 
 // ---- Rule helpers shared by the groups -----------------------------------------------------
 
@@ -99,6 +101,44 @@ inline ResidualNormRule bert_self_output(const char* module) {
   ResidualNormRule r;
   r.name = "attention.output.LayerNorm.";
   r.module = module;
+  return r;
+}
+
+// A block's pre-attention RMSNorm `name` (LlamaRMSNorm's x * rsqrt(mean(x^2) +
+// eps) * w; Gemma's offset 1: * (1 + w)), eps from config.json's `eps_key`.
+inline InputNormRule rms_input(const char* name, int offset, const char* module,
+                               const char* eps_key = "rms_norm_eps", double eps = 1e-6) {
+  InputNormRule r;
+  r.names = {name};
+  r.offset = offset;
+  r.module = module;
+  r.eps_keys = {eps_key};
+  r.eps = eps;
+  return r;
+}
+
+// A block's pre-attention LayerNorm `name` (nn.LayerNorm, with a bias unless
+// `bias` says otherwise), eps from config.json's `eps_key` (none: `eps` fixed).
+inline InputNormRule layer_input(const char* name, const char* eps_key, double eps,
+                                 BiasRule bias = {nullptr, true, false},
+                                 const char* module = "nn.LayerNorm") {
+  InputNormRule r;
+  r.kind = InputNormRule::layer;
+  r.names = {name};
+  r.eps_keys = eps_key ? std::vector<const char*>{eps_key} : std::vector<const char*>{};
+  r.eps = eps;
+  r.bias = bias;
+  r.module = module;
+  return r;
+}
+
+// A post-norm family: its attention sees the residual stream itself (`why`
+// names the module that normalizes after it).
+inline InputNormRule post_norm(const char* why) {
+  InputNormRule r;
+  r.kind = InputNormRule::none;
+  r.names = {};
+  r.module = why;
   return r;
 }
 

@@ -6,6 +6,8 @@
 //        rows handed to the AttentionSink;
 //   9.   heads concatenated, one GEMM for the output projection;
 //   10.  with residual_norm, LayerNorm(output + input) (forward/residual_norm.cpp).
+// Before step 1, with input_norm, the block's pre-attention norm of the input
+// (forward/input_norm.cpp).
 // Same math as torch.nn.MultiheadAttention, the tutorial modules and the
 // Hugging Face families' eager attention (tests/support/reference.h).
 //
@@ -171,6 +173,16 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
   if (spec.sinks && w.sinks.size() != g.H)
     throw Error(Exit::data, "sinks: expected one logit per head (" + std::to_string(g.H) +
                                 "), found " + shape_str(w.sinks.shape));
+  if (spec.input_norm && spec.input_norm->kind != InputNormKind::none) {
+    if (in.key)
+      throw Error(Exit::config,
+                  "input_norm: needs self-attention (keys from the normed input), found a key "
+                  "input");
+    if (w.input_norm_weight.size() != g.C ||
+        (!w.input_norm_bias.data.empty() && w.input_norm_bias.size() != g.C))
+      throw Error(Exit::data, "input_norm: expected the norm's weight and bias (" + C +
+                                  "), found " + shape_str(w.input_norm_weight.shape));
+  }
   if (spec.residual_norm) {
     if (in.key)
       throw Error(Exit::config,
@@ -257,9 +269,16 @@ std::size_t map_keys(const Weights& w, const AttentionSpec& spec, std::size_t T)
   return T + (w.bias_k.data.empty() ? 0 : 1) + (spec.add_zero_attn ? 1 : 0);
 }
 
-ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
+ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardInputs& given,
                      Tensor& context, const ForwardOptions& opt) {
-  check_inputs(w, spec, in);
+  check_inputs(w, spec, given);
+  // 0. input_norm: the residual stream through the block's norm, once per position.
+  ForwardInputs in = given;
+  Tensor normed;
+  if (spec.input_norm && spec.input_norm->kind != InputNormKind::none) {
+    normed = detail::apply_input_norm(w, *spec.input_norm, *given.x);
+    in.x = &normed;
+  }
   const Geometry g = w.geometry();
   const std::size_t H = g.H, D = g.D, HD = g.q_rows(), O = g.O;
   const int threads = kernels::resolve_threads(opt.threads);

@@ -104,4 +104,9 @@ void apply_gate(const Geometry& g, Projected& p, int threads);
 void apply_residual_norm(const Weights& w, double eps, const float* x, float* out,
                          std::size_t rows);
 
+// Before step 1, for spec.input_norm of kind rms or layer: x (..., C) through
+// the block's pre-attention norm with w.input_norm_weight and _bias, as a new
+// tensor of x's shape (forward/input_norm.cpp).
+Tensor apply_input_norm(const Weights& w, const InputNormSpec& n, const Tensor& x);
+
 }  // namespace attn::detail

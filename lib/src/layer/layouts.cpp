@@ -335,7 +335,8 @@ bool is_neighbour_key(const std::string& key) {
                                                    "output.LayerNorm.",
                                                    "rotary_emb.",
                                                    "input_layer_norm.",
-                                                   "post_attention_layer_norm."};
+                                                   "post_attention_layer_norm.",
+                                                   "attn_norm."};
   for (const auto& m : modules)
     if (starts_with(key, m)) return true;
   return false;

@@ -1,5 +1,6 @@
-// residual_norm's tensors (run/residual_norm.h): BertSelfOutput's
-// output.LayerNorm.weight and .bias, (C) each, as stored beside the layer.
+// The norms' tensors (run/residual_norm.h): residual_norm's (BertSelfOutput's
+// output.LayerNorm.weight and .bias) and input_norm's (the block's
+// pre-attention norm), (C) each, as stored beside the layer.
 #include "run/residual_norm.h"
 
 #include <algorithm>
@@ -21,8 +22,9 @@ std::string nearest_norms(const StateDict& all, const std::string& key) {
     const auto ends = [&](const std::string& tail) {
       return k.size() >= tail.size() && k.compare(k.size() - tail.size(), tail.size(), tail) == 0;
     };
-    const bool norm =
-        ends("LayerNorm.weight") || ends("layer_norm.weight") || ends("layernorm.weight");
+    const bool norm = ends("LayerNorm.weight") || ends("layer_norm.weight") ||
+                      ends("layernorm.weight") || ends("norm.weight") || ends("ln_1.weight") ||
+                      ends("norm1.weight") || ends("norm_1.weight") || ends("ln_attn.weight");
     if (!norm) continue;
     std::size_t n = 0;
     while (n < k.size() && n < key.size() && k[n] == key[n]) ++n;
@@ -67,6 +69,39 @@ void load_residual_norm(const StateDict& all, const Config& cfg, bool allow_nonf
   if (all.find(bias)) {
     w.residual_norm_bias = all.read_f32(bias, allow_nonfinite);
     w.residual_norm_bias.shape = shape;
+  }
+}
+
+void load_input_norm(const StateDict& all, const Config& cfg, bool allow_nonfinite, Weights& w) {
+  if (!cfg.spec.input_norm || cfg.spec.input_norm->kind == InputNormKind::none) return;
+  const InputNormSpec& n = *cfg.spec.input_norm;
+  const std::vector<std::size_t> shape = {std::size_t(cfg.hidden_size)};
+  const char* what = n.kind == InputNormKind::rms ? "RMSNorm" : "LayerNorm";
+  if (!all.find(n.weight)) {
+    const std::string near = nearest_norms(all, n.weight);
+    throw Error(Exit::data, cfg.weights + ": missing key \"" + printable(n.weight) +
+                                "\" (input_norm's " + what + " weight, shape " + shape_str(shape) +
+                                ")" +
+                                (near.empty() ? std::string("; the file has no norm")
+                                              : "; set input_norm.weight to the norm's key (the "
+                                                "file has " +
+                                                    near + ")"));
+  }
+  if (!n.bias.empty() && !all.find(n.bias))
+    throw Error(Exit::data, cfg.weights + ": missing key \"" + printable(n.bias) +
+                                "\" (input_norm's LayerNorm bias, shape " + shape_str(shape) + ")");
+  for (const std::string& key : {n.weight, n.bias}) {
+    const TensorInfo* t = key.empty() ? nullptr : all.find(key);
+    if (t && t->shape != shape)
+      throw Error(Exit::data, cfg.weights + ": key \"" + printable(key) + "\": expected shape " +
+                                  shape_str(shape) + " (input_norm's " + what +
+                                  " over hidden_size), found " + shape_str(t->shape));
+  }
+  w.input_norm_weight = all.read_f32(n.weight, allow_nonfinite);
+  w.input_norm_weight.shape = shape;
+  if (!n.bias.empty()) {
+    w.input_norm_bias = all.read_f32(n.bias, allow_nonfinite);
+    w.input_norm_bias.shape = shape;
   }
 }
 

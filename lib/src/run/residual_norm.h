@@ -15,4 +15,9 @@ namespace attn {
 // LayerNorm keys nearest the layer.
 void load_residual_norm(const StateDict& all, const Config& cfg, bool allow_nonfinite, Weights& w);
 
+// With cfg.spec.input_norm of kind rms or layer: w.input_norm_weight (C) from
+// `all`'s key input_norm.weight (required) and w.input_norm_bias from its bias
+// key when given. Exit::data naming the key when missing or not (C).
+void load_input_norm(const StateDict& all, const Config& cfg, bool allow_nonfinite, Weights& w);
+
 }  // namespace attn

@@ -224,6 +224,7 @@ Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layo
     Weights w = load_weights(layer, cfg, l, cfg.weights, allow_nonfinite);
     w.relative_bias = std::move(table);
     load_residual_norm(all, cfg, allow_nonfinite, w);
+    load_input_norm(all, cfg, allow_nonfinite, w);
     return w;
   }
   if (cfg.init_seed) {

@@ -9,7 +9,9 @@
                "input" and, when padded or offset, attention_mask / positions), input.npy, and
                torch's expected/context.npy and expected/attention.npy; for the spec's
                residual_norm layers also expected/residual_norm.npy (LayerNorm(context + input),
-               what --with-residual-norm computes).
+               what --with-residual-norm computes); for the spec's input_norm layers also
+               residual.npy, the residual stream whose block norm is input.npy (what --residual
+               reads: the same expected outputs).
 
 A family's file gives `settings(cfg, layer)` (config.json read as its configuration class reads
 it, class defaults for missing keys) and its tensors: `model(cfg, layers, g)` for the whole state
@@ -150,6 +152,10 @@ def layer_cases(fam, spec, root, stored, layers, g, rn):
         lsd = {k[len(p):]: v for k, v in stored.items() if k.startswith(p)}
         B, S = spec.get("B", 1), spec.get("S", 7)
         x = torch.randn(B, S, s.C, generator=g, dtype=torch.float64).float().double()
+        h = None
+        normed = input_norm_of(spec, stored, p, layer, x)
+        if normed is not None:  # x is the residual stream; its norm is the layer's input
+            h, x = x, normed.float().double()
         pad = spec.get("pad")
         keep = keep_mask(B, S, pad)
         pos = (keep.cumsum(-1) - 1).clamp(min=0) if pad else torch.arange(S).expand(B, S)
@@ -169,6 +175,8 @@ def layer_cases(fam, spec, root, stored, layers, g, rn):
         ctx, maps = (ctx[0], maps[0]) if unbatched else (ctx, maps)
         d = os.path.join(root, f"layer{layer}")
         write_case(d, case, xs, ctx, maps, extra)
+        if h is not None:
+            save_npy(d, "residual.npy", (h[0] if unbatched else h).float().numpy())
         rnorm = spec.get("residual_norm")
         if rnorm and layer in rnorm["layers"]:  # the layer's module: the prefix's parent
             module = p[:p.rstrip(".").rfind(".") + 1]
@@ -178,6 +186,41 @@ def layer_cases(fam, spec, root, stored, layers, g, rn):
             save_npy(d, "expected/residual_norm.npy", full.float().numpy())
         lines.append(f"layer {layer}: {describe(s)}")
     return lines
+
+
+def block_of(prefix):
+    """The block's module of an attention prefix: its parent ("model.layers.3.")."""
+    return prefix[:prefix.rstrip(".").rfind(".") + 1]
+
+
+def input_norm_weights(spec, sd, layers, rn):
+    """The spec's input_norm layers get a norm weight (and bias) away from 1 (0 with Gemma's
+    offset), drawn from a generator of their own so the other tensors keep their draws."""
+    n = spec.get("input_norm")
+    if not n or n["kind"] == "none":
+        return sd
+    g = torch.Generator().manual_seed(spec["seed"] + 7000)
+    for layer in n["layers"]:
+        key = block_of(rn(layers[layer].prefix)) + n["name"]
+        assert key + "weight" in sd, key
+        C = layers[layer].C
+        sd[key + "weight"] = (0.0 if n.get("offset") else 1.0) + 0.3 * W.randn(g, C)
+        if n.get("bias"):
+            sd[key + "bias"] = 0.1 * W.randn(g, C)
+    return sd
+
+
+def input_norm_of(spec, stored, p, layer, h):
+    """The block's norm of the residual stream h (float64), as the spec's input_norm says, or
+    None when the layer is not one of its layers."""
+    n = spec.get("input_norm")
+    if not n or layer not in n["layers"]:
+        return None
+    if n["kind"] == "none":
+        return h
+    key = block_of(p) + n["name"]
+    return reference.input_norm(h, stored[key + "weight"], stored.get(key + "bias"), n["kind"],
+                                n["eps"], n.get("offset", 0))
 
 
 def needs_positions(spec, s):
@@ -215,6 +258,7 @@ def write_folder(fam, spec, out, verbose=True):
         sd = standard_model(fam, cfg, layers, g)
     rn = renamer(spec)
     sd = OrderedDict((rn(k), v) for k, v in sd.items())
+    sd = input_norm_weights(spec, sd, layers, rn)
     stored = write_weights(model_dir, sd, spec["container"], spec["dtype"])
     cases = getattr(fam, "folder_cases", layer_cases)
     lines = cases(fam, spec, root, stored, layers, g, rn)

@@ -32,7 +32,7 @@ from collections import OrderedDict
 import numpy as np
 import torch
 
-from . import folder
+from . import folder, reference
 from .util import F16_SCALES, ID, TYPES, dequantize, gguf_write, random_blocks
 
 Value = gguf_write.Value
@@ -206,19 +206,27 @@ def f32(w, name, values):
     w.add_tensor(name, a.shape, ID["F32"], a.tobytes())
 
 
-def cases(root, spec, C, per_layer, g, fam):
+def cases(root, spec, C, per_layer, g, fam, norms=None):
     """layer<N>/ of the file: an unbatched input of spec["S"] (default 7) tokens drawn from g, the
-    family's attention at positions 0..S-1 on the weights as the file gives them back."""
+    family's attention at positions 0..S-1 on the weights as the file gives them back. A layer
+    with a norm in `norms` (its attn_norm weight as stored, the spec's input_norm) also gets
+    residual.npy: the drawn input is the residual stream, its RMSNorm the layer's input."""
     lines = []
     for layer in spec["layers"]:
         s, lsd = per_layer[layer]
         B, S = 1, spec.get("S", 7)
         x = torch.randn(B, S, C, generator=g, dtype=torch.float64).float().double()
+        h = None
+        if norms and layer in norms:
+            n = spec["input_norm"]
+            h, x = x, reference.input_norm(x, norms[layer], None, "rms", n["eps"]).float().double()
         pos = torch.arange(S).expand(B, S)
         ctx, maps = folder.forward(fam, s, lsd, x, None, pos)
-        folder.write_case(os.path.join(root, f"layer{layer}"),
-                          {"model": "../model.gguf", "layer": layer, "input": "input.npy"},
+        d = os.path.join(root, f"layer{layer}")
+        folder.write_case(d, {"model": "../model.gguf", "layer": layer, "input": "input.npy"},
                           x[0], ctx[0], maps[0])
+        if h is not None:
+            folder.save_npy(d, "residual.npy", h[0].float().numpy())
         lines.append(f"layer {layer}: {folder.describe(s)}")
     return lines
 
@@ -247,21 +255,28 @@ def write_by_layout(fam, spec, root, writer):
         f32(w, "rope_freqs.weight", llama3_factors(float(cfg["rope_theta"]), s0.rope.R, sc))
     if freqs is not None:
         f32(w, "rope_freqs.weight", freqs)
-    per_layer = {}
+    per_layer, norms = {}, {}
+    gn = torch.Generator().manual_seed(spec["seed"] + 7000)  # input_norm's own draws
     for layer in range(n_layers):
         s = fam.settings(cfg, layer)
         if spec.get("layer_heads"):  # the layer's own counts (llama.cpp's n_head(il))
             s = s.replace(H=spec["layer_heads"][layer][0], Hkv=spec["layer_heads"][layer][1])
-        per_layer[layer] = (s, layout_tensors(w, arch, s, f"blk.{layer}.", types, r, rng))
+        norm = None
+        if layer in (spec.get("input_norm") or {}).get("layers", []):
+            # as stored: Gemma's converter writes 1 + w, the multiplier itself
+            norm = (1.0 + 0.3 * torch.randn(C, generator=gn, dtype=torch.float64)).float()
+            norms[layer] = norm.double()
+        per_layer[layer] = (s, layout_tensors(w, arch, s, f"blk.{layer}.", types, r, rng, norm))
     w.write(os.path.join(root, "model.gguf"))
-    return cases(root, spec, C, per_layer, g, fam)
+    return cases(root, spec, C, per_layer, g, fam, norms)
 
 
-def layout_tensors(w, arch, s, p, types, r, rng):
-    """One layer's tensors added to w; returns the layer's Hugging Face tensors as read back."""
+def layout_tensors(w, arch, s, p, types, r, rng, norm=None):
+    """One layer's tensors added to w (attn_norm: `norm`, else ones); returns the layer's Hugging
+    Face tensors as read back."""
     C, H, Hkv, D = s.C, s.H, s.Hkv, s.D
     lsd = OrderedDict()
-    f32(w, p + "attn_norm.weight", np.ones(C, np.float32))
+    f32(w, p + "attn_norm.weight", np.ones(C, np.float32) if norm is None else norm.numpy())
 
     def tensor(gname, shape, values):
         tname = types.get(gname, "F32")

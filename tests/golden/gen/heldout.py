@@ -89,7 +89,14 @@ def folder_runs(out, fam, spec):
         runs = [["--config", os.path.join(case, "case.json")]]
         with open(os.path.join(case, "case.json")) as f:
             cj = json.load(f)
-        if not any(k in cj for k in ("attention_mask", "positions", "weights_prefix")):
+        if any(k in cj for k in ("attention_mask", "positions", "weights_prefix")):
+            pass
+        elif "decoder_layer" in cj:  # an encoder-decoder's decoder module, by the flags
+            runs.append(["--model", os.path.join(root, "model"), "--decoder-layer", str(layer),
+                         "--input", os.path.join(case, "input.npy")] +
+                        (["--cross", "--encoder-output", os.path.join(case, cj["kv_input"])]
+                         if cj.get("cross_attention") else []))
+        else:
             runs.append(["--model", os.path.join(root, "model"), "--layer", str(layer),
                          "--input", os.path.join(case, "input.npy")] +
                         (["--model-type", cj["model_type"]] if "model_type" in cj else []))

@@ -10,9 +10,11 @@ run needed), which the C++ golden tests read for their counts and lists:
   variants   variants/<case>
   folders    "<folder>/<case dir>", "folder", "layer", checks: "config" (--config case.json),
              "model" (also as --model DIR --layer N: unpadded, default positions, the folder's
-             own module), "residual_norm" (expected/residual_norm.npy)
+             own module), "residual_norm" (expected/residual_norm.npy), "input_norm"
+             (residual.npy: the residual stream, run with --residual)
   gguf       "<folder>/layer<N>", "folder", "layer", "arch", "writer" (gguf-py: written by
-             llama.cpp's gguf-py, the --gguf-py --fixtures mode)
+             llama.cpp's gguf-py, the --gguf-py --fixtures mode), checks: "input_norm"
+             (residual.npy, run with --residual)
   gpt2       gpt2/config_*.json, one per container of init's GPT-2 fixture
 """
 import json
@@ -41,6 +43,8 @@ def folder_entries(fam):
                     checks.append("model")
                 if n in rnorm.get("layers", []):
                     checks.append("residual_norm")
+                if n in (spec.get("input_norm") or {}).get("layers", []):
+                    checks.append("input_norm")
                 cases.append((f"layer{n}", n, checks))
         for d, n, checks in cases:
             out.append({"case": f"{spec['name']}/{d}", "family": family_name(fam),
@@ -69,7 +73,9 @@ def build(fams):
                 sets["gguf"].append({"case": f"{spec['name']}/layer{n}", "family": name,
                                      "folder": spec["name"], "layer": n, "arch": spec["arch"],
                                      "writer": spec.get("writer", "by_family"),
-                                     "checks": ["context", "attention"]})
+                                     "checks": ["context", "attention"] + (
+                                         ["input_norm"] if n in (spec.get("input_norm") or {})
+                                         .get("layers", []) else [])})
     for entries in sets.values():
         entries.sort(key=lambda e: e["case"])
     return {"generator": "tests/golden/generate.py", "sets": sets}

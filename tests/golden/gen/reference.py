@@ -388,6 +388,15 @@ def mla_attention(a, sd, x, keep, pos):
     return linear(y, sd, "o_proj"), probs
 
 
+def input_norm(h, w, b, kind, eps, offset=0):
+    """The block's pre-attention norm of the residual stream h (what --residual applies):
+    "rms" as LlamaRMSNorm / T5LayerNorm (h * rsqrt(mean(h^2) + eps) * w; Gemma's GemmaRMSNorm
+    with offset 1: * (1 + w)), "layer" as nn.LayerNorm (biased variance, bias when given)."""
+    if kind == "rms":
+        return h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps) * (offset + w)
+    return F.layer_norm(h, (h.shape[-1],), offset + w, b, eps)
+
+
 def residual_norm(ctx, x, w, b, eps):
     """LayerNorm(context + input) as modeling_bert.BertSelfOutput (LayerNorm(dropout(dense(h)) +
     input_tensor), dropout off), DistilBERT's sa_layer_norm and OPT-350m's

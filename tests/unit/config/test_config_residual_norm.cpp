@@ -104,3 +104,38 @@ TEST_CASE("config residual_norm: misuse names the key") {
                           "init": {"seed": 1}, "residual_norm": true})",
       "reads its weight and bias from \"weights\"");
 }
+
+// input_norm: the block's pre-attention norm before the projections (the residual stream in).
+void expect_input_norm_error(const std::string& text, const std::string& part) {
+  CAPTURE(text);
+  expect_error([&] { parse(text); }, Exit::config, "c.json: input_norm", part);
+}
+
+TEST_CASE("config input_norm: forms, run.json and misuse") {
+  const Config c = parse(bert_config(
+      R"("input_norm": {"kind": "layer", "eps": 1e-5, "weight": "ln_1.weight", "bias": "ln_1.bias"})"));
+  REQUIRE(c.spec.input_norm.has_value());
+  CHECK(c.spec.input_norm->kind == attn::InputNormKind::layer);
+  CHECK(c.spec.input_norm->eps == 1e-5);
+  CHECK(c.spec.input_norm->offset == 0);
+  const json j = attn::config_to_json(c);
+  CHECK(j["input_norm"]["kind"] == "layer");
+  CHECK(j["input_norm"]["weight"] == "ln_1.weight");
+  CHECK(j["input_norm"]["bias"] == "ln_1.bias");
+  CHECK_FALSE(parse(bert_config(R"("input_norm": false)")).spec.input_norm.has_value());
+  CHECK_FALSE(parse(bert_config("")).spec.input_norm.has_value());
+  CHECK(parse(bert_config(R"("input_norm": {"kind": "none"})")).spec.input_norm->kind ==
+        attn::InputNormKind::none);
+  expect_input_norm_error(bert_config(R"("input_norm": true)"), "takes the block's own norm");
+  expect_input_norm_error(bert_config(R"("input_norm": {"kind": "rms"})"), "needs its weight");
+  expect_input_norm_error(
+      bert_config(R"("input_norm": {"kind": "rms", "weight": "w", "bias": "b"})"),
+      "an RMSNorm has no bias");
+  expect_input_norm_error(
+      bert_config(R"("input_norm": {"kind": "rms", "weight": "w", "offset": 2})"), "expected 0");
+  expect_input_norm_error(bert_config(R"("input_norm": {"kind": "max", "weight": "w"})"),
+                          "\"rms\"");
+  expect_input_norm_error(
+      bert_config(R"("input_norm": {"kind": "rms", "weight": "w"}, "residual_norm": true)"),
+      "one or the other");
+}

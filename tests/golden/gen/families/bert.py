@@ -80,6 +80,7 @@ NORM = dict(name="attention.output.LayerNorm.", eps=1e-12)
 FOLDERS = [
     dict(name="bert", seed=2, container="safetensors", dtype="f16", layers=[0, 1], B=2, S=7,
          pad="right", residual_norm=dict(NORM, layers=[0]),
+         input_norm=dict(kind="none", layers=[1]),  # post-norm: --residual runs the input as is
          config={"architectures": ["BertForMaskedLM"], "model_type": "bert", "hidden_size": 32,
                  "num_attention_heads": 4, "num_hidden_layers": 2, "intermediate_size": 8,
                  "hidden_act": "gelu", "max_position_embeddings": 64,

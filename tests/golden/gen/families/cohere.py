@@ -67,6 +67,14 @@ FOLDERS = [
                  "layer_norm_eps": 1e-05, "use_qk_norm": True, "attention_bias": False,
                  "logit_scale": 0.125, "hidden_act": "silu", "torch_dtype": "float16",
                  "transformers_version": "4.40.0"}),
+    # The residual stream in (--residual): CohereLayerNorm, a LayerNorm without bias, first.
+    dict(name="cohere_residual", seed=43, container="safetensors", dtype="f32", layers=[1], B=1,
+         S=6, input_norm=dict(kind="layer", name="input_layernorm.", eps=1e-5, layers=[1]),
+         config={"architectures": ["CohereForCausalLM"], "model_type": "cohere",
+                 "hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 2,
+                 "num_hidden_layers": 2, "intermediate_size": 8, "vocab_size": 12,
+                 "max_position_embeddings": 256, "rope_theta": 10000.0,
+                 "layer_norm_eps": 1e-05, "use_qk_norm": False, "attention_bias": False}),
     # sliding layers with rope, a global one without
     dict(name="cohere2", seed=105, container="safetensors", dtype="f32", layers=[2, 3], B=2,
          S=8, pad="right",

@@ -19,6 +19,14 @@ FOLDERS = [
                  "intermediate_size": 8, "max_position_embeddings": 64,
                  "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 1,
                  "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "vocab_size": 12}),
+    # The residual stream in (--residual): GemmaRMSNorm's x * (1 + w) first.
+    dict(name="gemma_residual", seed=41, container="safetensors", dtype="f32", layers=[0], S=6,
+         input_norm=dict(kind="rms", name="input_layernorm.", eps=1e-6, offset=1, layers=[0]),
+         config={"architectures": ["GemmaForCausalLM"], "model_type": "gemma",
+                 "head_dim": 16, "hidden_size": 32, "intermediate_size": 8,
+                 "max_position_embeddings": 64, "num_attention_heads": 4,
+                 "num_hidden_layers": 2, "num_key_value_heads": 1, "rms_norm_eps": 1e-06,
+                 "rope_theta": 10000.0, "vocab_size": 12}),
 ]
 
 HELDOUT = [
@@ -39,6 +47,14 @@ GGUF = [
          types={"attn_q": "Q4_1", "attn_k": "Q5_1"},
          config={"model_type": "gemma", "hidden_size": 32, "num_attention_heads": 4,
                  "num_key_value_heads": 1, "head_dim": 16, "num_hidden_layers": 1,
+                 "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
+                 "rope_theta": 10000.0}),
+    # The residual stream in (--residual): attn_norm as the converter stores it (1 + w).
+    dict(name="gemma_residual", arch="gemma", writer="by_layout", seed=44, layers=[1],
+         input_norm=dict(eps=1e-6, layers=[1]),
+         types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "F16", "attn_output": "Q8_0"},
+         config={"model_type": "gemma", "hidden_size": 32, "num_attention_heads": 4,
+                 "num_key_value_heads": 1, "head_dim": 16, "num_hidden_layers": 2,
                  "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
                  "rope_theta": 10000.0}),
 ]

@@ -68,6 +68,12 @@ FOLDERS = [
                  "activation_function": "gelu_new", "layer_norm_epsilon": 1e-05,
                  "scale_attn_weights": True, "scale_attn_by_inverse_layer_idx": True,
                  "reorder_and_upcast_attn": False}),
+    # The residual stream in (--residual): ln_1, a LayerNorm with a bias, first.
+    dict(name="gpt2_residual", seed=42, container="safetensors", dtype="f32", layers=[1], B=2,
+         S=6, input_norm=dict(kind="layer", name="ln_1.", eps=1e-5, bias=True, layers=[1]),
+         config={"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 24,
+                 "n_head": 4, "n_layer": 2, "n_positions": 64, "n_ctx": 64, "vocab_size": 12,
+                 "layer_norm_epsilon": 1e-05}),
 ]
 
 HELDOUT = [

@@ -28,6 +28,14 @@ FOLDERS = [
                  "num_hidden_layers": 2, "num_key_value_heads": 2, "rms_norm_eps": 1e-05,
                  "rope_scaling": LLAMA3, "rope_theta": 500000.0,
                  "tie_word_embeddings": True, "torch_dtype": "bfloat16", "vocab_size": 12}),
+    # The residual stream in (--residual): input_layernorm (LlamaRMSNorm) first.
+    dict(name="llama_residual", seed=40, container="safetensors", dtype="f32", layers=[1], B=2,
+         S=6, input_norm=dict(kind="rms", name="input_layernorm.", eps=1e-5, layers=[1]),
+         config={"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+                 "attention_bias": False, "head_dim": 8, "hidden_size": 32,
+                 "intermediate_size": 8, "max_position_embeddings": 256,
+                 "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+                 "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "vocab_size": 12}),
 ]
 
 HELDOUT = [
@@ -49,6 +57,14 @@ GGUF = [
                  "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 2,
                  "max_position_embeddings": 256, "rms_norm_eps": 1e-5,
                  "rope_theta": 500000.0, "rope_scaling": LLAMA3, "attention_bias": False}),
+    # The residual stream in (--residual): blk.N.attn_norm, eps from layer_norm_rms_epsilon.
+    dict(name="llama_residual", arch="llama", writer="by_layout", seed=45, layers=[0],
+         input_norm=dict(eps=1e-5, layers=[0]),
+         types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "Q8_0", "attn_output": "F16"},
+         config={"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4,
+                 "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 1,
+                 "max_position_embeddings": 256, "rms_norm_eps": 1e-5,
+                 "rope_theta": 10000.0, "attention_bias": False}),
     # K-quants need rows of 256: a wider Llama (2), GGUF version 2.
     dict(name="llama_kquants", arch="llama", writer="by_layout", seed=12, layers=[1], version=2,
          types={"attn_q": "Q4_K", "attn_k": "Q6_K", "attn_v": "Q2_K", "attn_output": "Q3_K"},
