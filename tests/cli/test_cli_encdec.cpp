@@ -5,6 +5,7 @@
 // layers listed "not run" and refused by name with the layers that run.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -104,4 +105,28 @@ TEST_CASE("cli_encdec: a hybrid's non-attention layers are listed not run and re
   CHECK(e.exit_code == 64);
   CHECK(has(e.err, "a mamba layer"));
   CHECK(has(e.err, "its attention layers are 2, 6"));
+}
+
+TEST_CASE(
+    "cli_encdec: --residual on Falcon-H1 runs its norm, and refuses a multiplier it leaves out") {
+  const TempDir t;
+  std::filesystem::copy(golden("falcon_h1/model"), t / "model");
+  const std::string input = q(golden("falcon_h1/layer0/input.npy"));
+  const RunResult one = run(bin() + " --model " + q(t / "model") + " --layer 0 --input " + input +
+                            " --residual -o " + q(t / "one"));
+  REQUIRE_MESSAGE(one.exit_code == 0, one.err);
+  // FalconH1DecoderLayer: input_layernorm(h) * attention_in_multiplier; 0.5 would be left out.
+  const std::string cfg = attn::test::read_text(t / "model/config.json");
+  json c = json::parse(cfg);
+  c["attention_in_multiplier"] = 0.5;
+  attn::test::write_text(t / "model/config.json", c.dump());
+  const RunResult half = run(bin() + " --model " + q(t / "model") + " --layer 0 --input " + input +
+                             " --residual -o " + q(t / "half"));
+  CHECK(half.exit_code == 78);
+  CHECK(has(half.err, "attention_in_multiplier"));
+  CHECK(!std::filesystem::exists(t / "half"));
+  // Without --residual the input is the attention module's own: the multiplier is not asked.
+  const RunResult plain = run(bin() + " --model " + q(t / "model") + " --layer 0 --input " + input +
+                              " -o " + q(t / "plain"));
+  CHECK_MESSAGE(plain.exit_code == 0, plain.err);
 }

@@ -63,6 +63,13 @@ ScaleRule falcon_h1_scale() {
   return s;
 }
 
+// FalconH1DecoderLayer: input_layernorm (RMS, rms_norm_eps), then times attention_in_multiplier.
+InputNormRule falcon_h1_input_norm() {
+  InputNormRule r = rms_input("input_layernorm.", 0, "FalconH1RMSNorm", "rms_norm_eps", 1e-5);
+  r.multiplier_key = "attention_in_multiplier";
+  return r;
+}
+
 }  // namespace
 
 void add_hybrid_rows(Table& t) {
@@ -100,6 +107,7 @@ void add_hybrid_rows(Table& t) {
   // input_layernorm(h) * attention_in_multiplier, what the module receives (the input
   // given); attention_out_multiplier comes after the module, as Granite's residual_multiplier.
   t.row("falcon_h1")
+      .with_input_norm(falcon_h1_input_norm())
       .biases(fixed(false), fixed(false))  // FalconH1Config sets attention_bias = False
       .with_rope(100000.0)
       .with_scale(falcon_h1_scale())

@@ -267,6 +267,10 @@ struct InputNormRule {
   bool none_on_first = false;
   // Hugging Face's class of the norm, for run.json ("LlamaRMSNorm").
   const char* module = "LlamaRMSNorm";
+  // A config.json number the norm's output is multiplied by before the
+  // attention (Falcon-H1's attention_in_multiplier): attn-run runs it only
+  // when it is 1 (absent: 1), and names it otherwise.
+  const char* multiplier_key = nullptr;
 };
 
 struct Row;
