@@ -103,6 +103,12 @@ void setup_options(CLI::App& app, Options& opt) {
   in->add_flag("--residual", opt.residual,
                "the input is the residual stream entering the block (transformers' "
                "output_hidden_states): the block's own pre-attention norm is applied first");
+  in->add_option("--rope-precision", opt.rope_precision,
+                 "the rotary angles' arithmetic: float64 (the default, closest to exact) or "
+                 "float32, as transformers' rotary embeddings compute them (config "
+                 "rope.precision), to compare with its maps")
+      ->check(CLI::IsMember({"float64", "float32"}))
+      ->type_name("float64|float32");
   in->add_option("--weights", opt.weights,
                  "weights: folder of <key>.npy, .npz, .safetensors, *.index.json or .pt")
       ->type_name("PATH");
@@ -180,8 +186,10 @@ void setup_options(CLI::App& app, Options& opt) {
       ->type_name("W")
       ->check(CLI::Range(1, 1 << 30));
   pics->add_option("--compare", opt.compare,
-                   "maps made elsewhere (HF eager, TransformerLens), shaped as attention.npy: "
-                   "each head's largest difference on stderr and in run.json")
+                   "maps made elsewhere (HF eager, TransformerLens), shaped as attention.npy "
+                   "(leading 1s aside: transformers' (1, H, L, S)): per head the largest "
+                   "difference and its (batch, query, key), the NMSE and the largest row KL, on "
+                   "stderr and in run.json; with --no-attn nothing else is written")
       ->type_name("FILE.npy");
   pics->add_option("--compare-tol", opt.compare_tol,
                    "with --compare: exit 1 when a head's largest difference is above X")
@@ -429,15 +437,12 @@ void check_option_combinations(const Options& opt) {
   if (opt.shard_spec) parse_shard(*opt.shard_spec);
   if (opt.compare_tol && !opt.compare)
     throw Error(Exit::usage, "--compare-tol: only meaningful with --compare FILE.npy");
-  if (opt.compare && opt.no_attn)
-    throw both("--compare", "--no-attn", "the comparison needs the maps the other flag drops");
   if (opt.layers) {  // several layers: each into DIR/layer_N/
     const std::string flag = "--layer " + opt.layer_flag;
     for (const auto& [given, other] : {std::pair{opt.input_list.has_value(), "--input-list"},
                                        {opt.dump_weights, "--dump-weights"},
                                        {opt.show, "--show"},
-                                       {opt.attn_stdout, "--attn-stdout"},
-                                       {opt.compare.has_value(), "--compare"}})
+                                       {opt.attn_stdout, "--attn-stdout"}})
       if (given)
         throw Error(Exit::usage, flag + ": cannot be combined with " + other +
                                      " (it runs several layers; give one layer with --layer N)");
@@ -496,6 +501,9 @@ attn::Config load_config_with_flags(const Options& opt) {
   if (opt.out_dir) cfg.output_dir = *opt.out_dir == kStdoutDir ? "" : *opt.out_dir;
   if (opt.no_attn) cfg.output_attention = false;
   if (opt.average_heads) cfg.output_average_heads = true;
+  if (opt.rope_precision && cfg.spec.rope)  // a layer without rope (NoPE) has no angles
+    cfg.spec.rope->precision = *opt.rope_precision == "float32" ? attn::RopePrecision::float32
+                                                                : attn::RopePrecision::float64;
   attn::resolve_config(cfg);
   // Bytes of a .npy would garble the terminal; a redirect or `-o -` says
   // they are wanted. --show and --dump-weights print text whatever --format.

@@ -35,6 +35,7 @@ struct Options {
   std::optional<std::string> encoder_output;
   bool with_residual_norm = false;  // context = LayerNorm(o_proj + input) (issue 30)
   bool residual = false;            // the input is the residual stream: the block's norm first
+  std::optional<std::string> rope_precision;  // --rope-precision float64|float32 (rope.precision)
   std::optional<std::string> weights, input, padding_mask, out_dir, layout;
   bool no_attn = false;
   bool average_heads = false;  // maps (B, L, S): the mean over heads

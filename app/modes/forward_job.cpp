@@ -150,7 +150,7 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   res.context_written = context_file >= 0;
   if (progress) progress->finish();
   if (all) res.maps = std::move(all->maps);
-  if (compare) res.compare_max_abs = compare->max_abs();
+  if (compare) res.compare = compare->heads();
   if (stats) res.stats = stats->result();
   return res;
 }

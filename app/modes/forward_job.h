@@ -21,6 +21,7 @@
 #include "attn/output.h"
 #include "attn/run.h"
 #include "attn/stats.h"
+#include "modes/map_compare.h"
 #include "pictures/map_capture.h"
 
 namespace app {
@@ -49,7 +50,7 @@ struct JobPlan {
   std::size_t recent = 64;     // --recent W
   bool keep_all_maps = false;  // --attn-stdout
   // --compare: the other maps, laid out as attention.npy (maps_shape); each
-  // head's largest difference lands in JobResult::compare_max_abs.
+  // head's comparison lands in JobResult::compare.
   const attn::Tensor* compare_to = nullptr;
   bool stats = false;    // --stats
   bool capture = false;  // --plot / --show
@@ -68,7 +69,7 @@ struct JobResult {
   std::optional<MapCapture> capture;   // when capture
   std::vector<attn::HeadStats> stats;  // when stats
   std::unique_ptr<attn::SummarySink> summary;  // when plan.summary
-  std::vector<double> compare_max_abs;         // (H') when plan.compare_to
+  std::vector<HeadComparison> compare;         // (H') when plan.compare_to
   double compute_ms = 0;                       // the forward pass, without the context writes below
   bool context_written = false;                // context.npy already written to plan.out
   double context_write_ms = 0;                 // time spent writing it during the forward pass

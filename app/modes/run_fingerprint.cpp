@@ -164,6 +164,11 @@ nlohmann::json run_fingerprint(const Options& opt, const attn::Config& cfg,
   const auto labels = flag_labels(opt, &labels_flag);
   fp["--labels"] = labels ? nlohmann::json(*labels) : nlohmann::json();
   fp["--padding-mask"] = opt.padding_mask ? file_identity(*opt.padding_mask) : nlohmann::json();
+  // --compare (with --layer all): the maps compared with, as a file or a folder's path.
+  fp["--compare"] = !opt.compare                       ? nlohmann::json()
+                    : attn::is_directory(*opt.compare) ? nlohmann::json(*opt.compare)
+                                                       : file_identity(*opt.compare);
+  fp["--compare-tol"] = opt.compare_tol ? nlohmann::json(*opt.compare_tol) : nlohmann::json();
   // The config as resolved (flags applied), key by key; where the results
   // go, the input and the weights are entries of their own.
   nlohmann::json c = attn::config_to_json(cfg);

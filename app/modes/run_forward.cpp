@@ -151,7 +151,7 @@ int run_forward(const Options& opt) {
   if (opt.compare) {
     compare_to = attn::to_float32(attn::read_npy(*opt.compare), *opt.compare, opt.allow_nonfinite);
     const std::vector<std::size_t> want = session.maps_shape(in);
-    if (compare_to.shape != want)
+    if (!same_maps_shape(compare_to.shape, want))
       throw attn::Error(attn::Exit::data, *opt.compare + ": expected the shape attention.npy has " +
                                               attn::shape_str(want) + ", found " +
                                               attn::shape_str(compare_to.shape));
@@ -203,15 +203,9 @@ int run_forward(const Options& opt) {
   nlohmann::json extra = nlohmann::json::object();
   double compare_worst = 0;  // NaN when a head's maps disagree on a NaN
   if (opt.compare) {
-    for (double e : res.compare_max_abs)
-      if (!(e <= compare_worst)) compare_worst = e;
-    nlohmann::json errors = nlohmann::json::array();
-    for (double e : res.compare_max_abs)
-      errors.push_back(std::isnan(e) ? nlohmann::json() : nlohmann::json(e));
-    extra["compare"] = {{"file", *opt.compare},
-                        {"heads", kept_heads},
-                        {"max_abs_error", errors},
-                        {"tol", opt.compare_tol ? nlohmann::json(*opt.compare_tol) : nullptr}};
+    compare_worst = worst_difference(res.compare);
+    extra["compare"] = compare_json(res.compare, {kept_heads, sel.queries, sel.keys}, *opt.compare,
+                                    opt.compare_tol);
   }
   if (to_dir) session.stage(*out, in, res, want_maps, extra);
   if (opt.show) {
@@ -234,7 +228,7 @@ int run_forward(const Options& opt) {
   print_stats_table(res.stats, "", opt.quiet);  // after the files: a failure stays one line
   if (opt.compare && !opt.quiet) {
     std::fprintf(stderr, "compare with %s:\n%s", opt.compare->c_str(),
-                 compare_table(res.compare_max_abs, kept_heads).c_str());
+                 compare_table(res.compare, {kept_heads, sel.queries, sel.keys}).c_str());
     std::fflush(stderr);
   }
   if (opt.compare_tol && !(compare_worst <= *opt.compare_tol)) {

@@ -15,9 +15,11 @@
 #include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "attn/error.h"
+#include "attn/map_select.h"
 #include "attn/model_folder.h"
 #include "attn/output.h"
 #include "attn/run.h"
@@ -27,7 +29,9 @@
 #include "cli/stdin_input.h"
 #include "cli/timing.h"
 #include "modes/layer_inputs.h"
+#include "modes/layer_maps.h"
 #include "modes/layers_manifest.h"
+#include "modes/map_compare.h"
 #include "modes/modes.h"
 #include "modes/run_fingerprint.h"
 #include "modes/run_session.h"
@@ -173,6 +177,10 @@ int run_layers(const Options& opt) {
   if (input == "-") stdin_bytes = read_stdin_input();
   const LayerInputs inputs(input, std::move(stdin_bytes), std::size_t(m.num_layers), layers,
                            opt.allow_nonfinite);
+  // --compare: each layer's other maps, checked to exist now, read as the layer runs.
+  std::optional<LayerMaps> compare;
+  if (opt.compare) compare.emplace(*opt.compare, std::size_t(m.num_layers), layers);
+  double compare_worst = 0;  // over every layer computed now; NaN when a NaN disagrees
 
   // Checked before any compute; created with the first layer's commit.
   const std::string top_path = cfg0.output_dir;
@@ -256,13 +264,38 @@ int run_layers(const Options& opt) {
     plan.write_maps = cur.cfg->output_attention;
     std::vector<std::size_t> drawn;  // the model's numbers of the heads drawn
     if (view) plan_model_view(opt, session, cur.in, plan, drawn, name);
+    attn::Tensor other;  // --compare: this layer's other maps
+    if (compare) {
+      other = compare->at(i, opt.allow_nonfinite);
+      const std::vector<std::size_t> want = session.maps_shape(cur.in);
+      if (!same_maps_shape(other.shape, want))
+        throw attn::Error(attn::Exit::data, "--compare: " + compare->source(i) +
+                                                ": expected the shape " + name +
+                                                "/attention.npy has " + attn::shape_str(want) +
+                                                ", found " + attn::shape_str(other.shape));
+      plan.compare_to = &other;
+    }
     const JobResult res = session.forward(cur.in, plan, &out, name);
     compute_ms += res.compute_ms;
-    const nlohmann::json run = session.stage(out, cur.in, res, cur.cfg->output_attention);
+    nlohmann::json extra = nlohmann::json::object();
+    if (compare) {
+      const attn::MapSelection sel = session.selection(cur.in);
+      const SelectionNumbers numbers{
+          attn::selected_or_all(sel.heads, std::size_t(session.model().weights.H)), sel.queries,
+          sel.keys};
+      extra["compare"] = compare_json(res.compare, numbers, compare->source(i), opt.compare_tol);
+      const double worst = worst_difference(res.compare);
+      if (!(worst <= compare_worst)) compare_worst = worst;
+      if (!opt.quiet)
+        spdlog::info("{}: compared with {}:\n{}", name, compare->source(i),
+                     compare_table(res.compare, numbers));
+    }
+    const nlohmann::json run = session.stage(out, cur.in, res, cur.cfg->output_attention, extra);
     runs_at[i] = {
         {"layer", cur.layer},           {"dir", name},
         {"input", cur.in.input_source}, {"shapes", run["shapes"]},
         {"timings", run["timings"]},    {"fully_masked_rows", res.forward.fully_masked_rows}};
+    if (compare) runs_at[i]["compare"] = extra["compare"];
     nlohmann::json entry = {
         {"fingerprint", fingerprints[i]}, {"input", input_ids[i]}, {"run", runs_at[i]}};
     if (view) {
@@ -334,6 +367,11 @@ int run_layers(const Options& opt) {
   spdlog::info("wrote {}{} and {}/run.json", counted(todo.size(), "layer folder"),
                before ? " (" + std::to_string(before) + " done before)" : std::string(), top_path);
   for (const std::string& p : opt.plots) spdlog::info("wrote {}", p);
+  if (opt.compare_tol && !(compare_worst <= *opt.compare_tol)) {
+    spdlog::error("--compare-tol: the largest difference from {} is {:.3g}, above {:.3g}",
+                  *opt.compare, compare_worst, *opt.compare_tol);
+    return 1;
+  }
   return 0;
 }
 

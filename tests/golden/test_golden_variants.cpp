@@ -116,13 +116,25 @@ void check_variant(const std::string& name) {
   const bool average = cfg.output_average_heads;
   const Tensor want_ctx = expected(dir, "context"), want_maps = expected(dir, "attention");
 
+  // transformers' float32 rotary embedding at positions near 4,096 (rope_float32.py): as
+  // close as float32 rounding allows, and the default float64 angles measurably apart.
+  const bool rope_float32 = spec.rope && spec.rope->precision == RopePrecision::float32;
+  const double tol = rope_float32 ? 2e-6 : 1e-5;
   for (int threads : {1, 2})
     for (bool with_maps : {false, true}) {
       INFO(name << (with_maps ? " maps" : " stream") << ", threads " << threads);
       const Maps m = run_once(run, run, spec, average, with_maps, threads);
-      check_close(m.context, want_ctx, "context");
-      if (with_maps) check_close(m.maps, want_maps, "attention");
+      check_close(m.context, want_ctx, "context", tol);
+      if (with_maps) check_close(m.maps, want_maps, "attention", tol);
     }
+  if (rope_float32) {
+    AttentionSpec exact = spec;
+    exact.rope->precision = RopePrecision::float64;
+    const Maps m = run_once(run, run, exact, average, true, 2);
+    const test::Diff d = test::compare(m.maps, want_maps);
+    INFO(name << " with float64 angles: " << test::describe(d));
+    CHECK(d.relative() > 1e-5);
+  }
 
   // Each batch row alone, unbatched: torch's numbers for that row.
   if (!run.batched) return;

@@ -16,19 +16,24 @@
 
 namespace attn {
 
-// inv_freq (R/2) in float64 and the factor that scales cos and sin, for a run
+// inv_freq (R/2) and the factor that scales cos and sin, for a run
 // whose positions are all < `seq_len` (dynamic and longrope depend on it, as
 // transformers' dynamic_rope_update does with max(position_ids) + 1).
 // Exit::config naming the rope key when a needed field is missing.
+// With precision float32 each inv_freq is the float32 value transformers
+// computes (held exactly in the double).
 struct RopeFrequencies {
   std::vector<double> inv_freq;
   double attention_factor = 1.0;
+  RopePrecision precision = RopePrecision::float64;
 };
 RopeFrequencies rope_frequencies(const RopeSpec& spec, std::int64_t seq_len);
 
 // cos and sin of position * inv_freq, computed in float64 then scaled by the
 // attention factor and rounded to float32 (CONTRACT.md: exact at any
-// position). cos and sin are (R/2) each.
+// position); with precision float32, as transformers computes them (the
+// float32 angle, its float32 cos and sin times the factor in float32).
+// cos and sin are (R/2) each.
 void rope_angles(const RopeFrequencies& f, std::int64_t position, float* cos, float* sin);
 
 // Rotates the first R dimensions of `heads` head vectors of D floats each in

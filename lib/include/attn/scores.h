@@ -43,12 +43,19 @@ struct RopeScaling {
 
 enum class RopeStyle { half, interleaved };  // rotate_half (HF) | GPT-J pairs
 
+// The arithmetic of RoPE's frequencies and angles: float64 (the default, the
+// closest to the exact values) or float32 as transformers' rotary embeddings
+// compute them (float32 inv_freq per rope type, float32 position * inv_freq,
+// float32 cos and sin times the attention scaling), for comparisons with it.
+enum class RopePrecision { float64, float32 };
+
 struct RopeSpec {
   double theta = 10000.0;
   std::int64_t rotary_dim = 0;  // R; dimensions past R pass unchanged
   RopeStyle style = RopeStyle::half;
   std::optional<std::int64_t> max_position_embeddings;
   std::optional<RopeScaling> scaling;
+  RopePrecision precision = RopePrecision::float64;
 };
 
 // qk_norm: a norm of q and k before rope, in float32 as Hugging Face's:
@@ -143,6 +150,9 @@ struct InputNormSpec {
   double eps = 1e-6;
   std::string weight, bias;
   int offset = 0;
+  // The norm's output times this, in float32 (Falcon-H1's attention_in_multiplier:
+  // FalconH1DecoderLayer gives self_attn input_layernorm(h) * it).
+  double multiplier = 1.0;
   // What the family calls it ("LlamaRMSNorm input_layernorm"; for none, why
   // there is none), for run.json and messages; "" from a plain config.
   std::string module;

@@ -140,6 +140,11 @@ const Keys<RopeSpec>& rope_keys() {
              in(&RopeSpec::style),
              {{"half", RopeStyle::half}, {"interleaved", RopeStyle::interleaved}}),
       positive_int("max_position_embeddings", in(&RopeSpec::max_position_embeddings)),
+      choice("precision",
+             "\"float64\" (the default: the angles closest to exact) or \"float32\" "
+             "(transformers' rotary embedding, for comparisons with it)",
+             in(&RopeSpec::precision),
+             {{"float64", RopePrecision::float64}, {"float32", RopePrecision::float32}}),
       {"scaling", "Hugging Face's rope_scaling object or null",
        [](Config& c, RopeSpec& r, const json& v, const std::string& at) {
          r.scaling.reset();
@@ -349,6 +354,7 @@ const Keys<InputNormSpec>& input_norm_keys() {
          n.offset = static_cast<int>(w);
        },
        as_is("offset", in(&InputNormSpec::offset))},
+      positive("multiplier", in(&InputNormSpec::multiplier)),
       text("module", in(&InputNormSpec::module)),
   };
   return k;

@@ -268,8 +268,8 @@ struct InputNormRule {
   // Hugging Face's class of the norm, for run.json ("LlamaRMSNorm").
   const char* module = "LlamaRMSNorm";
   // A config.json number the norm's output is multiplied by before the
-  // attention (Falcon-H1's attention_in_multiplier): attn-run runs it only
-  // when it is 1 (absent: 1), and names it otherwise.
+  // attention (Falcon-H1's attention_in_multiplier; absent: 1): run.json's
+  // input_norm.multiplier.
   const char* multiplier_key = nullptr;
 };
 

@@ -118,8 +118,8 @@ const Table& top_level() {
       {"attention_k_eq_v", "k_eq_v"},
       // (v4) encoder-decoders and hybrids
       {"attention_in_multiplier",
-       "input (Falcon-H1's attention reads input_layernorm(h) * attention_in_multiplier: "
-       "give that product)"},
+       "input_norm.multiplier (Falcon-H1's attention reads input_layernorm(h) * "
+       "attention_in_multiplier)"},
       {"key_multiplier", "scale (= key_multiplier / sqrt(head_size))"},
       {"encoder_attention_heads", "num_heads"},
       {"decoder_attention_heads", "num_heads"},

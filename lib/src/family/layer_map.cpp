@@ -392,12 +392,6 @@ void map_residual_norm(LayerContext& c, const std::string& attention_prefix) {
 void map_input_norm(LayerContext& c, const std::string& attention_prefix,
                     const std::vector<std::string>& weight_keys) {
   const InputNormRule& r = c.row.input_norm;
-  if (r.multiplier_key && c.hf.has(r.multiplier_key) &&
-      c.hf.positive_or(r.multiplier_key, 1.0) != 1.0)
-    c.hf.fail(r.multiplier_key,
-              "multiplies the input norm's output before the attention; --residual (input_norm) "
-              "runs it only when it is 1: give the attention module's input (the norm's output "
-              "times the multiplier) without --residual");
   const bool post = r.kind == InputNormRule::none ||
                     (r.before_key && !c.hf.boolean_or(r.before_key, true)) ||
                     (r.none_on_first && c.layer == 0);
@@ -427,6 +421,7 @@ void map_input_norm(LayerContext& c, const std::string& attention_prefix,
             {"offset", r.offset},
             {"module", std::string(r.module) + " " + name.substr(0, name.size() - 1)}};
   if (r.kind == InputNormRule::layer && bias_of(c.hf, r.bias)) n["bias"] = block + name + "bias";
+  if (r.multiplier_key) n["multiplier"] = c.hf.positive_or(r.multiplier_key, 1.0);
   c.out["input_norm"] = n;
 }
 

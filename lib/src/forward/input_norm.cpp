@@ -5,6 +5,7 @@
 //          (LlamaRMSNorm: weight * (x * rsqrt(var + eps)); Gemma's
 //          GemmaRMSNorm: output * (1.0 + weight); T5LayerNorm: no mean subtracted)
 //   layer  (x - mean(x)) * rsqrt(var(x) + eps) * w (+ b)   (nn.LayerNorm, biased var)
+// Then times the multiplier in float32 when it is not 1 (Falcon-H1).
 // Sums accumulate in double (torch's float accumulation agrees within float32
 // rounding); each product is rounded to float32 as torch's float32 ops are.
 //
@@ -44,6 +45,10 @@ Tensor apply_input_norm(const Weights& w, const InputNormSpec& n, const Tensor& 
       const double y = (double(xr[c]) - mean) * rstd * double(offset + gamma[c]);
       o[c] = static_cast<float>(beta ? y + double(beta[c]) : y);
     }
+  }
+  if (n.multiplier != 1.0) {
+    const float m = static_cast<float>(n.multiplier);
+    for (float& v : out.data) v *= m;
   }
   return out;
 }

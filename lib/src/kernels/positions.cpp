@@ -1,6 +1,11 @@
 // RoPE frequencies and rotation, ALiBi slopes (positions.h). The frequency
-// rules follow transformers' modeling_rope_utils (_compute_*_parameters),
-// computed in float64 throughout (CONTRACT.md "Positions").
+// rules follow transformers' modeling_rope_utils (_compute_*_parameters) step
+// for step, in the arithmetic type T: double (the default, CONTRACT.md
+// "Positions") or float, each tensor operation rounded to float32 as
+// transformers runs them (rope.precision "float32"). The scalars its Python
+// computes (factors, YaRN's correction range, dynamic's base) stay double.
+// This file compiles without fused multiply-adds (CMakeLists.txt), so each
+// product is rounded as torch's separate operations round it.
 //
 // Letters: H heads, D head size, R rotary_dim.
 #include "attn/positions.h"
@@ -25,11 +30,19 @@ double need(const std::optional<double>& v, const std::string& type, const std::
   return *v;
 }
 
-// theta^(-2i/R) for i = 0..R/2-1: the unscaled inverse frequencies.
-std::vector<double> default_inv_freq(double theta, std::size_t R) {
-  std::vector<double> f(R / 2);
+// base^e as T: the power of the rounded operands, rounded once.
+template <class T>
+T power(T base, T e) {
+  return T(std::pow(double(base), double(e)));
+}
+
+// theta^(-2i/R) for i = 0..R/2-1: the unscaled inverse frequencies,
+// 1 / (base ** (arange(0, R, 2) / R)).
+template <class T>
+std::vector<T> default_inv_freq(double theta, std::size_t R) {
+  std::vector<T> f(R / 2);
   for (std::size_t i = 0; i < f.size(); ++i)
-    f[i] = 1.0 / std::pow(theta, double(2 * i) / double(R));
+    f[i] = T(1) / power(T(theta), T(double(2 * i)) / T(double(R)));
   return f;
 }
 
@@ -47,7 +60,16 @@ std::int64_t original_context(const RopeSpec& s, const RopeScaling& sc, const ch
                                 "\" without original_max_position_embeddings needs it");
 }
 
-void yarn(const RopeSpec& s, const RopeScaling& sc, std::size_t R, RopeFrequencies& f) {
+// The inverse frequencies in T and the attention factor (always double: a
+// Python float in transformers).
+template <class T>
+struct Frequencies {
+  std::vector<T> inv_freq;
+  double attention_factor = 1.0;
+};
+
+template <class T>
+void yarn(const RopeSpec& s, const RopeScaling& sc, std::size_t R, Frequencies<T>& f) {
   std::optional<double> factor = sc.factor;
   const std::int64_t orig = original_context(s, sc, "yarn");
   if (!factor && sc.original_max_position_embeddings && s.max_position_embeddings)
@@ -75,19 +97,23 @@ void yarn(const RopeSpec& s, const RopeScaling& sc, std::size_t R, RopeFrequenci
   high = std::min(high, double(R) - 1.0);
   if (low == high) high += 0.001;  // as transformers: no singularity
 
-  const std::vector<double> extrapolation = default_inv_freq(s.theta, R);
+  // pos_freqs = base ** (arange(0, R, 2) / R); extrapolation 1 / pos_freqs,
+  // interpolation 1 / (factor * pos_freqs); the ramp (arange(R / 2) - low) /
+  // (high - low) clamped to [0, 1]; inv = interpolation * (1 - share) +
+  // extrapolation * share with share = 1 - ramp.
   f.inv_freq.resize(R / 2);
   for (std::size_t i = 0; i < R / 2; ++i) {
-    const double ramp = std::clamp((double(i) - low) / (high - low), 0.0, 1.0);
-    const double extrapolation_share = 1.0 - ramp;
-    const double interpolation = extrapolation[i] / fac;
-    f.inv_freq[i] =
-        interpolation * (1.0 - extrapolation_share) + extrapolation[i] * extrapolation_share;
+    const T pos_freq = power(T(s.theta), T(double(2 * i)) / T(double(R)));
+    const T extrapolation = T(1) / pos_freq, interpolation = T(1) / (T(fac) * pos_freq);
+    const T ramp = std::clamp((T(double(i)) - T(low)) / T(high - low), T(0), T(1));
+    const T share = T(1) - ramp;
+    f.inv_freq[i] = interpolation * (T(1) - share) + extrapolation * share;
   }
 }
 
-void llama3(const RopeSpec& s, const RopeScaling& sc, std::size_t R, RopeFrequencies& f) {
-  f.inv_freq = default_inv_freq(s.theta, R);
+template <class T>
+void llama3(const RopeSpec& s, const RopeScaling& sc, std::size_t R, Frequencies<T>& f) {
+  f.inv_freq = default_inv_freq<T>(s.theta, R);
   if (!sc.freq_factors.empty()) return;  // GGUF's rope_freqs: the rule's divisors as stored
   const double factor = need(sc.factor, "llama3", "factor");
   const double low_ff = need(sc.low_freq_factor, "llama3", "low_freq_factor");
@@ -95,20 +121,21 @@ void llama3(const RopeSpec& s, const RopeScaling& sc, std::size_t R, RopeFrequen
   if (!sc.original_max_position_embeddings) missing("llama3", "original_max_position_embeddings");
   const double old_len = double(*sc.original_max_position_embeddings);
   const double low_wavelen = old_len / low_ff, high_wavelen = old_len / high_ff;
-  for (double& inv : f.inv_freq) {
-    const double wavelen = 2.0 * kPi / inv;
-    if (wavelen > low_wavelen) {
-      inv /= factor;
-    } else if (high_ff > low_ff && !(wavelen < high_wavelen)) {  // the medium band: smooth blend
+  for (T& inv : f.inv_freq) {
+    const T wavelen = T(2.0 * kPi) / inv;
+    if (wavelen > T(low_wavelen)) {
+      inv /= T(factor);
+    } else if (high_ff > low_ff && !(wavelen < T(high_wavelen))) {  // the medium band: blend
       // (With equal factors there is no band: Llama 4's 1.0 and 1.0.)
-      const double smooth = (old_len / wavelen - low_ff) / (high_ff - low_ff);
-      inv = (1.0 - smooth) * inv / factor + smooth * inv;
+      const T smooth = (T(old_len) / wavelen - T(low_ff)) / T(high_ff - low_ff);
+      inv = (T(1) - smooth) * inv / T(factor) + smooth * inv;
     }
   }
 }
 
+template <class T>
 void longrope(const RopeSpec& s, const RopeScaling& sc, std::size_t R, std::int64_t seq_len,
-              RopeFrequencies& f) {
+              Frequencies<T>& f) {
   const std::int64_t orig = original_context(s, sc, "longrope");
   std::optional<double> factor = sc.factor;
   if (!factor && s.max_position_embeddings)
@@ -126,29 +153,30 @@ void longrope(const RopeSpec& s, const RopeScaling& sc, std::size_t R, std::int6
                                   (long_seq ? "long_factor" : "short_factor") + ": expected " +
                                   std::to_string(R / 2) + " numbers (rotary_dim / 2), found " +
                                   std::to_string(ext.size()));
-  f.inv_freq = default_inv_freq(s.theta, R);
-  for (std::size_t i = 0; i < R / 2; ++i) f.inv_freq[i] /= ext[i];
+  // 1 / (ext_factors * base ** (arange(0, R, 2) / R))
+  f.inv_freq.resize(R / 2);
+  for (std::size_t i = 0; i < R / 2; ++i)
+    f.inv_freq[i] = T(1) / (T(ext[i]) * power(T(s.theta), T(double(2 * i)) / T(double(R))));
 }
 
-}  // namespace
-
-RopeFrequencies rope_frequencies(const RopeSpec& s, std::int64_t seq_len) {
+template <class T>
+Frequencies<T> frequencies(const RopeSpec& s, std::int64_t seq_len) {
   const std::size_t R = static_cast<std::size_t>(s.rotary_dim);
   if (R == 0 || R % 2 != 0)
     throw Error(Exit::config, "rope.rotary_dim: expected an even number > 0, found " +
                                   std::to_string(s.rotary_dim));
   if (!(s.theta > 0.0) || !std::isfinite(s.theta))
     throw Error(Exit::config, "rope.theta: expected a finite number > 0");
-  RopeFrequencies f;
+  Frequencies<T> f;
   if (!s.scaling || s.scaling->type == "default") {
-    f.inv_freq = default_inv_freq(s.theta, R);
+    f.inv_freq = default_inv_freq<T>(s.theta, R);
     return f;
   }
   const RopeScaling& sc = *s.scaling;
   if (sc.type == "linear") {
     const double factor = need(sc.factor, "linear", "factor");
-    f.inv_freq = default_inv_freq(s.theta, R);
-    for (double& inv : f.inv_freq) inv /= factor;
+    f.inv_freq = default_inv_freq<T>(s.theta, R);
+    for (T& inv : f.inv_freq) inv /= T(factor);
   } else if (sc.type == "dynamic") {
     const double factor = need(sc.factor, "dynamic", "factor");
     if (!s.max_position_embeddings)
@@ -159,7 +187,7 @@ RopeFrequencies rope_frequencies(const RopeSpec& s, std::int64_t seq_len) {
     const double len = std::max(double(seq_len), mpe);
     const double base =
         s.theta * std::pow(factor * len / mpe - (factor - 1.0), double(R) / double(R - 2));
-    f.inv_freq = default_inv_freq(base, R);
+    f.inv_freq = default_inv_freq<T>(base, R);
   } else if (sc.type == "yarn") {
     yarn(s, sc, R, f);
   } else if (sc.type == "llama3") {
@@ -173,10 +201,10 @@ RopeFrequencies rope_frequencies(const RopeSpec& s, std::int64_t seq_len) {
     // (those pairs pass unchanged), all divided by factor (default 1).
     const double p = sc.partial_rotary_factor.value_or(1.0);
     const auto angles = static_cast<std::size_t>(std::floor(p * double(R) / 2.0));
-    f.inv_freq = default_inv_freq(s.theta, R);
+    f.inv_freq = default_inv_freq<T>(s.theta, R);
     const double factor = sc.factor.value_or(1.0);
     for (std::size_t i = 0; i < f.inv_freq.size(); ++i)
-      f.inv_freq[i] = i < angles ? f.inv_freq[i] / factor : 0.0;
+      f.inv_freq[i] = i < angles ? f.inv_freq[i] / T(factor) : T(0);
   } else {
     throw Error(Exit::config,
                 "rope.scaling: unknown rope_type \"" + sc.type +
@@ -189,12 +217,40 @@ RopeFrequencies rope_frequencies(const RopeSpec& s, std::int64_t seq_len) {
       throw Error(Exit::config,
                   "rope.scaling.freq_factors: expected " + std::to_string(f.inv_freq.size()) +
                       " numbers (rotary_dim / 2), found " + std::to_string(sc.freq_factors.size()));
-    for (std::size_t i = 0; i < f.inv_freq.size(); ++i) f.inv_freq[i] /= sc.freq_factors[i];
+    for (std::size_t i = 0; i < f.inv_freq.size(); ++i) f.inv_freq[i] /= T(sc.freq_factors[i]);
   }
   return f;
 }
 
+}  // namespace
+
+RopeFrequencies rope_frequencies(const RopeSpec& s, std::int64_t seq_len) {
+  RopeFrequencies out;
+  out.precision = s.precision;
+  if (s.precision == RopePrecision::float32) {
+    const Frequencies<float> f = frequencies<float>(s, seq_len);
+    out.inv_freq.assign(f.inv_freq.begin(), f.inv_freq.end());
+    out.attention_factor = f.attention_factor;
+  } else {
+    Frequencies<double> f = frequencies<double>(s, seq_len);
+    out.inv_freq = std::move(f.inv_freq);
+    out.attention_factor = f.attention_factor;
+  }
+  return out;
+}
+
 void rope_angles(const RopeFrequencies& f, std::int64_t position, float* cos, float* sin) {
+  if (f.precision == RopePrecision::float32) {
+    // transformers' rotary embedding: float32 inv_freq @ float32 positions,
+    // cos and sin in float32, each times attention_scaling in float32.
+    const float factor = float(f.attention_factor);
+    for (std::size_t i = 0; i < f.inv_freq.size(); ++i) {
+      const float angle = float(position) * float(f.inv_freq[i]);
+      cos[i] = float(std::cos(double(angle))) * factor;
+      sin[i] = float(std::sin(double(angle))) * factor;
+    }
+    return;
+  }
   for (std::size_t i = 0; i < f.inv_freq.size(); ++i) {
     const double angle = double(position) * f.inv_freq[i];
     cos[i] = static_cast<float>(std::cos(angle) * f.attention_factor);

@@ -219,8 +219,10 @@ def input_norm_of(spec, stored, p, layer, h):
     if n["kind"] == "none":
         return h
     key = block_of(p) + n["name"]
-    return reference.input_norm(h, stored[key + "weight"], stored.get(key + "bias"), n["kind"],
-                                n["eps"], n.get("offset", 0))
+    y = reference.input_norm(h, stored[key + "weight"], stored.get(key + "bias"), n["kind"],
+                             n["eps"], n.get("offset", 0))
+    m = n.get("multiplier", 1.0)  # Falcon-H1: input_layernorm(h) * attention_in_multiplier
+    return y if m == 1.0 else (y.float() * m).double()
 
 
 def needs_positions(spec, s):

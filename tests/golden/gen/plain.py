@@ -91,7 +91,7 @@ def norm_kind(qk_norm):
 def decoder(out, name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, softcap=None,
             qk_norm=None, sinks=False, bias=False, o_bias=False, left=True, offset=0, B=2, S=7,
             seed=0, gate=False, chunk=None, temperature=None, positions=True, k_eq_v=False,
-            v_norm=None):
+            v_norm=None, x_scale=1.0):
     """A q/k/v/o_proj decoder layer (modeling_llama.LlamaAttention + eager_attention_forward,
     with the family's extras) at model.layers.3.self_attn."""
     torch.manual_seed(seed)
@@ -110,7 +110,7 @@ def decoder(out, name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
                 sd[n + ".bias"] = torch.randn(*sd[n + ".weight"].shape) * 0.3
     if sinks:
         sd["sinks"] = torch.randn(H)
-    x = torch.randn(B, S, C)
+    x = torch.randn(B, S, C) * x_scale
     keep = keep_mask(B, S, left)
     pos = positions_for(keep, offset)
     rope = None
@@ -121,7 +121,8 @@ def decoder(out, name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
     if rope_cfg is not None:
         rope = Rope(rope_cfg.get("theta", 10000.0), rope_cfg.get("rotary_dim", D),
                     rope_cfg.get("scaling"), rope_cfg.get("max_position_embeddings"),
-                    "interleaved" if rope_cfg.get("style") == "interleaved" else "half")
+                    "interleaved" if rope_cfg.get("style") == "interleaved" else "half",
+                    rope_cfg.get("precision", "float64"))
         cfg["rope"] = rope_cfg
     if scale is not None:
         cfg["scale"] = scale

@@ -1,5 +1,6 @@
 """Position schemes, in float64 as CONTRACT.md "Positions" asks (attn-run computes the angles in
-float64, so the reference does too):
+float64, so the reference does too), and in float32 as transformers computes them (rope.precision
+"float32": the same steps on float32 tensors, each rounded as torch rounds it):
 
 - RoPE's inverse frequencies and attention factor for every rope_scaling type: transformers'
   modeling_rope_utils._compute_{default,linear_scaling,dynamic_ntk,yarn,longrope,llama3,
@@ -18,26 +19,27 @@ import math
 import torch
 
 
-def default_inv_freq(base, dim):
-    return 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).double() / dim))
+def default_inv_freq(base, dim, dtype=torch.float64):
+    return 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(dtype) / dim))
 
 
-def rope_params(theta, dim, mpe, scaling, seq_len):
-    """(inv_freq (dim/2,) float64, attention_factor) as modeling_rope_utils computes them."""
+def rope_params(theta, dim, mpe, scaling, seq_len, dtype=torch.float64):
+    """(inv_freq (dim/2,) in dtype, attention_factor) as modeling_rope_utils computes them
+    (its tensors float32; float64 here by default)."""
     if scaling is not None and "freq_factors" in scaling:
         inv, att = rope_params(theta, dim, mpe, {k: v for k, v in scaling.items()
-                                                 if k != "freq_factors"}, seq_len)
-        return inv / torch.tensor(scaling["freq_factors"], dtype=torch.float64), att
+                                                 if k != "freq_factors"}, seq_len, dtype)
+        return inv / torch.tensor(scaling["freq_factors"], dtype=dtype), att
     if scaling is None:
-        return default_inv_freq(theta, dim), 1.0
+        return default_inv_freq(theta, dim, dtype), 1.0
     t = scaling.get("rope_type", scaling.get("type"))
     if t == "linear":
-        return default_inv_freq(theta, dim) / scaling["factor"], 1.0
+        return default_inv_freq(theta, dim, dtype) / scaling["factor"], 1.0
     if t == "dynamic":
         factor = scaling["factor"]
         seq_len = max(seq_len, mpe)
         base = theta * ((factor * seq_len / mpe) - (factor - 1)) ** (dim / (dim - 2))
-        return default_inv_freq(base, dim), 1.0
+        return default_inv_freq(base, dim, dtype), 1.0
     if t == "yarn":
         factor = scaling.get("factor")
         orig = scaling.get("original_max_position_embeddings", mpe)
@@ -66,13 +68,13 @@ def rope_params(theta, dim, mpe, scaling, seq_len):
         low, high = max(low, 0), min(high, dim - 1)
         if low == high:
             high += 0.001
-        ramp = torch.clamp((torch.arange(dim // 2).double() - low) / (high - low), 0, 1)
-        pos_freqs = theta ** (torch.arange(0, dim, 2).double() / dim)
+        ramp = torch.clamp((torch.arange(dim // 2).to(dtype) - low) / (high - low), 0, 1)
+        pos_freqs = theta ** (torch.arange(0, dim, 2).to(dtype) / dim)
         extra, inter = 1.0 / pos_freqs, 1.0 / (factor * pos_freqs)
         extra_factor = 1 - ramp
         return inter * (1 - extra_factor) + extra * extra_factor, att
     if t == "llama3":
-        inv = default_inv_freq(theta, dim)
+        inv = default_inv_freq(theta, dim, dtype)
         factor, lff = scaling["factor"], scaling["low_freq_factor"]
         hff = scaling["high_freq_factor"]
         old = scaling["original_max_position_embeddings"]
@@ -92,13 +94,13 @@ def rope_params(theta, dim, mpe, scaling, seq_len):
         if att is None:
             att = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(orig))
         ext = torch.tensor(scaling["long_factor"] if seq_len > orig else scaling["short_factor"],
-                           dtype=torch.float64)
-        pos_freqs = theta ** (torch.arange(0, dim, 2, dtype=torch.int64).double() / dim)
+                           dtype=dtype)
+        pos_freqs = theta ** (torch.arange(0, dim, 2, dtype=torch.int64).to(dtype) / dim)
         return 1.0 / (ext * pos_freqs), att
     if t == "proportional":  # _compute_proportional_rope_parameters (Gemma 4's global layers)
         angles = int(scaling.get("partial_rotary_factor", 1.0) * dim // 2)
-        rotated = 1.0 / theta ** (torch.arange(0, 2 * angles, 2, dtype=torch.int64).double() / dim)
-        inv = torch.cat((rotated, torch.zeros(dim // 2 - angles, dtype=torch.float64)))
+        rotated = 1.0 / theta ** (torch.arange(0, 2 * angles, 2, dtype=torch.int64).to(dtype) / dim)
+        inv = torch.cat((rotated, torch.zeros(dim // 2 - angles, dtype=dtype)))
         return inv / scaling.get("factor", 1.0), 1.0
     raise ValueError(t)
 

@@ -52,6 +52,9 @@ class Rope:
     scaling: Optional[dict] = None  # a rope_scaling dict (modeling_rope_utils' keys)
     mpe: Optional[int] = None  # max_position_embeddings
     style: str = "half"  # "half": rotate_half; "interleaved": pairs (x[2i], x[2i+1])
+    # "float64": attn-run's default angles; "float32": transformers' rotary embedding (float32
+    # inv_freq, float32 position * inv_freq, float32 cos/sin times attention_scaling)
+    precision: str = "float64"
 
 
 @dataclass
@@ -167,6 +170,11 @@ def l2_norm(x, eps):  # modeling_llama4.Llama4TextL2Norm
 def cos_sin(pos, rope, dtype):
     """cos, sin (B, S, R) in `dtype`: the angles pos * inv_freq in float64, times the attention
     factor, rounded to float32 (CONTRACT.md "Positions"), laid out for the rope's style."""
+    if rope.precision == "float32":  # e.g. modeling_llama.LlamaRotaryEmbedding.forward
+        inv, att = rope_params(rope.theta, rope.R, rope.mpe, rope.scaling, int(pos.max()) + 1,
+                               torch.float32)
+        emb = angles(pos.float()[..., None] * inv[None, None, :], rope.style)
+        return (emb.cos() * att).to(dtype), (emb.sin() * att).to(dtype)
     inv, att = rope_params(rope.theta, rope.R, rope.mpe, rope.scaling, int(pos.max()) + 1)
     freqs = pos.double()[..., None] * inv.double()[None, None, :]
     emb = angles(freqs, rope.style)

@@ -78,6 +78,59 @@ TEST_CASE("rope_frequencies: every rope_scaling type matches modeling_rope_utils
   }
 }
 
+TEST_CASE(
+    "rope precision float32: inv_freq, cos and sin as transformers' float32 rotary embedding") {
+  // inv_freq: each within one float32 rounding of torch's, and most equal (torch's float32 pow,
+  // SLEEF's within 1 ulp, is not always the correctly rounded power this one takes). cos and
+  // sin from torch's own inv_freq at positions up to seq_len - 1: within two float32 roundings
+  // of torch's, while the float64 angles there differ by far more.
+  std::size_t equal = 0, all = 0;
+  double far_from_float64 = 0;
+  for (const json& c : cases()["rope"]) {
+    CAPTURE(c["name"].get<std::string>());
+    attn::RopeSpec s = spec_of(c);
+    s.precision = attn::RopePrecision::float32;
+    const std::int64_t seq_len = c["seq_len"].get<std::int64_t>();
+    const attn::RopeFrequencies f = attn::rope_frequencies(s, seq_len);
+    const json& t = c["float32"];
+    const auto want = t["inv_freq"].get<std::vector<double>>();
+    REQUIRE(f.inv_freq.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      CAPTURE(i);
+      CHECK(double(float(f.inv_freq[i])) == f.inv_freq[i]);  // a float32 value
+      CHECK(std::abs(f.inv_freq[i] - want[i]) <= 1.2e-7 * std::abs(want[i]));
+      equal += f.inv_freq[i] == want[i];
+      ++all;
+    }
+    CHECK(f.attention_factor == doctest::Approx(t["attention_factor"].get<double>()));
+
+    attn::RopeFrequencies torch_freqs = f;
+    torch_freqs.inv_freq = want;
+    attn::RopeSpec exact = s;
+    exact.precision = attn::RopePrecision::float64;
+    const attn::RopeFrequencies f64 = attn::rope_frequencies(exact, seq_len);
+    const std::size_t half = want.size();
+    std::vector<float> cs(half), sn(half), cs64(half), sn64(half);
+    const auto positions = t["positions"].get<std::vector<std::int64_t>>();
+    for (std::size_t p = 0; p < positions.size(); ++p) {
+      CAPTURE(positions[p]);
+      attn::rope_angles(torch_freqs, positions[p], cs.data(), sn.data());
+      attn::rope_angles(f64, positions[p], cs64.data(), sn64.data());
+      const auto wc = t["cos"][p].get<std::vector<double>>();
+      const auto ws = t["sin"][p].get<std::vector<double>>();
+      const double tol = 2.4e-7 * std::max(1.0, f.attention_factor);
+      for (std::size_t i = 0; i < half; ++i) {
+        CHECK(std::abs(cs[i] - wc[i]) <= tol);
+        CHECK(std::abs(sn[i] - ws[i]) <= tol);
+        far_from_float64 = std::max(far_from_float64, double(std::abs(cs64[i] - wc[i])));
+      }
+    }
+  }
+  CHECK(double(equal) >= 0.97 * double(all));
+  CHECK(far_from_float64 > 1e-5);  // the cases reach where the two arithmetics part
+  MESSAGE("inv_freq equal to torch's float32: " << equal << " of " << all);
+}
+
 TEST_CASE("rope_rotate: half and interleaved styles, partial rotary, large positions") {
   for (const json& c : cases()["rotations"]) {
     const std::size_t D = c["D"], R = c["rotary_dim"];

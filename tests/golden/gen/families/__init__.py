@@ -11,7 +11,7 @@ NAMES = [
     "torch_mha", "glm", "exaone4", "ernie", "seed_oss", "apertus", "qwen_moe", "olmo3",
     "gpt_neo", "esm", "dinov2", "siglip", "mistral3", "persimmon", "phimoe",
     "bart", "mbart", "marian", "m2m_100", "nllb_moe",
-    "granitemoehybrid", "nemotron_h", "falcon_h1", "jamba",
+    "granitemoehybrid", "nemotron_h", "falcon_h1", "jamba", "rope_float32",
 ]
 
 

@@ -65,6 +65,15 @@ FOLDERS = [
          config=dict(FALCON_H1, hidden_size=16, intermediate_size=8, num_attention_heads=2,
                      num_key_value_heads=2, num_hidden_layers=2, key_multiplier=2.5,
                      max_position_embeddings=64, rope_theta=10000.0)),
+    # The residual stream in (--residual): input_layernorm (RMS), then times
+    # attention_in_multiplier (FalconH1DecoderLayer's self_attn input).
+    dict(name="falcon_h1_residual", seed=823, container="safetensors", dtype="f32", layers=[1],
+         S=6, input_norm=dict(kind="rms", name="input_layernorm.", eps=1e-5, layers=[1],
+                              multiplier=0.7),
+         config=dict(FALCON_H1, hidden_size=16, intermediate_size=8, num_attention_heads=2,
+                     num_key_value_heads=1, num_hidden_layers=2, key_multiplier=0.75,
+                     attention_in_multiplier=0.7, max_position_embeddings=64,
+                     rope_theta=10000.0)),
 ]
 
 HELDOUT = [

@@ -1,6 +1,7 @@
 """positions/cases.json: expected values for lib/src/kernels/positions.cpp (tests/unit/kernels/
 test_positions.cpp): RoPE inverse frequencies and attention factors for every rope_scaling type,
-rotations in both styles with partial rotary (float64 angles, as attn-run computes them), ALiBi
+the same in float32 as transformers computes them with the cos and sin at a few positions (rope.precision
+"float32"), rotations in both styles with partial rotary (float64 angles, as attn-run computes them), ALiBi
 slopes (BLOOM's and MPT's, checked equal where both apply) and T5's relative position buckets,
 all from gen/positions.py."""
 import json
@@ -58,9 +59,17 @@ def write(out):
     ]
     for name, theta, dim, mpe, scaling, seq_len in specs:
         inv, att = rope_params(theta, dim, mpe, scaling, seq_len)
+        # transformers' float32 rotary embedding at a few positions up to seq_len - 1
+        inv32, att32 = rope_params(theta, dim, mpe, scaling, seq_len, torch.float32)
+        at = torch.tensor(sorted({0, 1, 1000, seq_len // 2, seq_len - 1}), dtype=torch.float32)
+        freqs32 = at[:, None] * inv32[None, :]
         rope_cases.append({"name": name, "theta": theta, "rotary_dim": dim,
                            "max_position_embeddings": mpe, "scaling": scaling, "seq_len": seq_len,
-                           "inv_freq": inv.tolist(), "attention_factor": att})
+                           "inv_freq": inv.tolist(), "attention_factor": att,
+                           "float32": {"inv_freq": inv32.tolist(), "attention_factor": att32,
+                                       "positions": at.long().tolist(),
+                                       "cos": (freqs32.cos() * att32).tolist(),
+                                       "sin": (freqs32.sin() * att32).tolist()}})
 
     rotations = []
     for style in ("half", "interleaved"):
