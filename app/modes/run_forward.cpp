@@ -75,6 +75,14 @@ std::vector<std::string> pick(const std::vector<std::string>& labels,
   return out;
 }
 
+// Without an output folder the context goes to stdout, unless the run is
+// for its pictures (--plot) and neither --format nor `-o -` asks for it too
+// (CONTRACT.md "(v4) Inputs").
+bool context_on_stdout(const Options& opt) {
+  const bool asked = opt.format_given || (opt.out_dir && *opt.out_dir == kStdoutDir);
+  return opt.plots.empty() || asked;
+}
+
 }  // namespace
 
 void print_stats_table(const std::vector<attn::HeadStats>& stats, const std::string& what,
@@ -219,7 +227,7 @@ int run_forward(const Options& opt) {
   } else if (opt.attn_stdout) {
     res.maps.shape = session.maps_shape(in);  // as attention.npy: (H, L, T'), (B, L, T'), ...
     write_stdout(format_stdout(res.maps, opt.format));
-  } else if (!to_dir) {
+  } else if (!to_dir && context_on_stdout(opt)) {
     write_stdout(format_stdout(res.context, opt.format));
   }
   // One commit for the folder and the picture (CONTRACT.md "Output safety rules").
