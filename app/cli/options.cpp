@@ -112,6 +112,10 @@ void setup_options(CLI::App& app, Options& opt) {
       ->type_name("PATH");
   in->add_option("--padding-mask", opt.padding_mask, "(B, S) or (S,) mask .npy, true = padded key")
       ->type_name("FILE");
+  in->add_option("--attention-mask", opt.attention_mask,
+                 "Hugging Face's attention mask, (B, S) or (S,) .npy: 1 = attend, 0 = padded "
+                 "key (config key attention_mask; not with --padding-mask)")
+      ->type_name("FILE");
   in->add_flag("--allow-nonfinite", opt.allow_nonfinite,
                "let NaN/inf in inputs and weights through");
 
@@ -411,6 +415,9 @@ void check_option_combinations(const Options& opt) {
     throw both("--show", "--format",
                "--show draws the maps on stdout instead of the context, so there is nothing "
                "to format");
+  if (opt.attention_mask && opt.padding_mask)
+    throw both("--attention-mask", "--padding-mask",
+               "both mark padded keys, with opposite meanings (1 = attend, 1 = padded)");
   if (opt.labels_spec && opt.labels_file)
     throw both("--labels", "--labels-file", "give the labels one way");
   for (std::size_t i = 0; i < opt.plots.size(); ++i) {
@@ -493,6 +500,14 @@ attn::Config load_config_with_flags(const Options& opt) {
     cfg.init_seed.reset();
   }
   if (opt.layout && !opt.dump_weights) cfg.layout = attn::parse_layout(*opt.layout);
+  if (opt.attention_mask) {  // the key's value, so the key's checks and messages apply
+    if (!cfg.padding_mask_path.empty() || cfg.padding_mask_inline)
+      throw attn::Error(attn::Exit::usage,
+                        "--attention-mask: cannot be combined with the config's padding_mask; "
+                        "both mark padded keys, with opposite meanings");
+    cfg.attention_mask = {};
+    cfg.attention_mask.path = *opt.attention_mask;
+  }
   if (opt.out_dir) cfg.output_dir = *opt.out_dir == kStdoutDir ? "" : *opt.out_dir;
   if (opt.no_attn) cfg.output_attention = false;
   if (opt.average_heads) cfg.output_average_heads = true;

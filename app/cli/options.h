@@ -36,6 +36,7 @@ struct Options {
   bool with_residual_norm = false;  // context = LayerNorm(o_proj + input) (issue 30)
   bool residual = false;            // the input is the residual stream: the block's norm first
   std::optional<std::string> weights, input, padding_mask, out_dir, layout;
+  std::optional<std::string> attention_mask;  // --attention-mask FILE: the config's attention_mask
   bool no_attn = false;
   bool average_heads = false;  // maps (B, L, S): the mean over heads
   Format format = Format::text;
