@@ -203,8 +203,10 @@ void setup_options(CLI::App& app, Options& opt) {
                    "from stdin); needs --out-dir")
       ->type_name("FILE");
   many->add_option("--shard", opt.shard_spec,
-                   "K/N: run only lines i with i % N == K; auto: K and N of a Slurm array task")
-      ->type_name("K/N");
+                   "K/N: run only lines i with i % N == K; auto: K and N of the array task "
+                   "(Slurm, Kubernetes Indexed Job, AWS Batch, Grid Engine, PBS, LSF); auto:N "
+                   "where the scheduler gives no count")
+      ->type_name("K/N|auto[:N]");
   many->add_option("--merge-summaries", opt.merge_dir,
                    "join DIR/summary-K-of-N.json into DIR/summary.json (no --config); "
                    "exit 66 naming inputs with no result")
@@ -223,78 +225,6 @@ void setup_options(CLI::App& app, Options& opt) {
       ->check(CLI::IsMember({"bash"}))
       ->group("");
   install_usage(app);
-}
-
-namespace {
-
-// --shard auto: the shard of a Slurm job array task. K = SLURM_ARRAY_TASK_ID
-// - SLURM_ARRAY_TASK_MIN (0 when unset), N = SLURM_ARRAY_TASK_COUNT, or MAX -
-// MIN + 1 when COUNT is unset. Exit 64 naming the variable that is missing or
-// malformed, or the ID when it gives no K in 0..N-1 (a stepped --array=0-15:2).
-Shard slurm_shard() {
-  auto read = [](const char* name, bool required) -> std::optional<std::size_t> {
-    const char* v = std::getenv(name);
-    if (!v) {
-      if (!required) return std::nullopt;
-      throw attn::Error(attn::Exit::usage, std::string("--shard auto: ") + name +
-                                               " is not set (run it as a Slurm array task, "
-                                               "sbatch --array=0-N, or give --shard K/N)");
-    }
-    const std::string t = v;
-    if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos)
-      throw attn::Error(attn::Exit::usage, std::string("--shard auto: ") + name +
-                                               ": expected a number, found '" + attn::printable(t) +
-                                               "'");
-    return std::size_t(std::stoul(t));
-  };
-  const std::size_t id = *read("SLURM_ARRAY_TASK_ID", true);
-  const auto min = read("SLURM_ARRAY_TASK_MIN", false);
-  auto count = read("SLURM_ARRAY_TASK_COUNT", false);
-  if (!count) {
-    if (!min) read("SLURM_ARRAY_TASK_COUNT", true);  // names the one to set
-    const std::size_t max = *read("SLURM_ARRAY_TASK_MAX", true);
-    if (max < *min)
-      throw attn::Error(attn::Exit::usage,
-                        "--shard auto: SLURM_ARRAY_TASK_MAX (" + std::to_string(max) +
-                            ") is below SLURM_ARRAY_TASK_MIN (" + std::to_string(*min) + ")");
-    count = max - *min + 1;
-  }
-  if (*count == 0)  // only COUNT can say 0 (MAX - MIN + 1 is at least 1)
-    throw attn::Error(attn::Exit::usage,
-                      "--shard auto: SLURM_ARRAY_TASK_COUNT: expected at least 1 task, found 0");
-  const std::size_t first = min.value_or(0);
-  if (id < first || id - first >= *count)
-    throw attn::Error(
-        attn::Exit::usage,
-        "--shard auto: SLURM_ARRAY_TASK_ID " + std::to_string(id) + " gives no shard K in 0.." +
-            std::to_string(*count ? *count - 1 : 0) + " (K = ID - " + std::to_string(first) +
-            ", N = " + std::to_string(*count) + "; arrays with a step are not supported)");
-  Shard s{id - first, *count, true, id, first, {}};
-  s.given = "SLURM_ARRAY_TASK_ID=" + std::to_string(id) + " of " + std::to_string(*count) +
-            " tasks from " + std::to_string(first);
-  return s;
-}
-
-}  // namespace
-
-Shard parse_shard(const std::string& spec) {
-  if (spec == "auto") return slurm_shard();
-  auto bad = [&]() {
-    return attn::Error(
-        attn::Exit::usage,
-        "--shard: expected K/N with 0 <= K < N (e.g. 0/4) or auto, found '" + spec + "'");
-  };
-  const auto slash = spec.find('/');
-  if (slash == std::string::npos || slash == 0 || slash + 1 == spec.size()) throw bad();
-  auto number = [&](const std::string& t) {
-    if (t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) throw bad();
-    return std::size_t(std::stoul(t));
-  };
-  Shard s{number(spec.substr(0, slash)), number(spec.substr(slash + 1)), false, 0, 0, {}};
-  if (s.n == 0 || s.k >= s.n) throw bad();
-  s.task = s.k;
-  s.given = "--shard " + spec;
-  return s;
 }
 
 std::vector<std::size_t> parse_heads(const std::string& spec, std::size_t H) {

@@ -91,7 +91,7 @@ int run_input_list(const Options& opt) {
   // A rerun (after preemption) skips what an earlier run with the same
   // fingerprint committed; another run's folder is refused (73).
   ListManifest manifest(cfg.output_dir, run_fingerprint(opt, cfg, session.model().weights_source));
-  if (opt.shard_spec) manifest.set_split(shard.n, shard.first_task);
+  if (opt.shard_spec) manifest.set_split(shard);
   std::map<std::string, std::string> path_of;  // result folder name -> input path
   for (const ListEntry* e : mine) path_of[e->name] = e->path;
   nlohmann::json done = nlohmann::json::array();
