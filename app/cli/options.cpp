@@ -207,6 +207,10 @@ void setup_options(CLI::App& app, Options& opt) {
                    "(Slurm, Kubernetes Indexed Job, AWS Batch, Grid Engine, PBS, LSF); auto:N "
                    "where the scheduler gives no count")
       ->type_name("K/N|auto[:N]");
+  many->add_flag("--keep-going", opt.keep_going,
+                 "with --input-list: a failed input does not stop the batch; each failure is "
+                 "listed (stderr, manifest.json, the summary), a rerun computes only those, and "
+                 "the exit status is the first failure's");
   many->add_option("--merge-summaries", opt.merge_dir,
                    "join DIR/summary-K-of-N.json into DIR/summary.json (no --config); "
                    "exit 66 naming inputs with no result")
@@ -361,6 +365,8 @@ void check_option_combinations(const Options& opt) {
   }
   if (opt.show && opt.attn_stdout)
     throw both("--show", "--attn-stdout", "both write to stdout; choose one");
+  if (opt.keep_going && !opt.input_list)
+    throw Error(Exit::usage, "--keep-going: only meaningful with --input-list");
   if (opt.shard_spec && !opt.input_list)
     throw Error(Exit::usage, "--shard: only meaningful with --input-list");
   if (opt.shard_spec) parse_shard(*opt.shard_spec);

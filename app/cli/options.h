@@ -68,6 +68,7 @@ struct Options {
 
   // Many inputs (issue 6).
   std::optional<std::string> input_list;
+  bool keep_going = false;                // a failed input does not stop the batch
   std::optional<std::string> shard_spec;  // "K/N", "auto", "auto:N" (cli/shard.h)
   std::optional<std::string> merge_dir;   // --merge-summaries DIR: its own mode, no config
 

@@ -82,6 +82,22 @@ void ListManifest::mark_done(const std::vector<std::pair<std::string, std::strin
     inputs_[name] = input_identity(path);
     inputs_[name]["state"] = "done";
   }
+  unwritten_ = true;
+  write();
+}
+
+void ListManifest::mark_failed(const std::string& name, const std::string& path,
+                               const std::string& error, int exit_code) {
+  inputs_[name] = input_identity(path);
+  inputs_[name]["state"] = "failed";
+  inputs_[name]["error"] = error;
+  inputs_[name]["exit_code"] = exit_code;
+  unwritten_ = true;
+}
+
+void ListManifest::write() {
+  if (!unwritten_) return;
+  unwritten_ = false;
   nlohmann::json m = read_list_manifest(dir_ + "/manifest.json");
   if (m.is_null() || m["fingerprint"] != fingerprint_) {
     m = nlohmann::json::object();

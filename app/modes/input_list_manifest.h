@@ -31,6 +31,14 @@ class ListManifest {
   // shards add to each other's).
   void mark_done(const std::vector<std::pair<std::string, std::string>>& inputs);
 
+  // Records an input that failed (--keep-going): state "failed", its error
+  // line and exit code. Written with the next mark_done or write(); a rerun
+  // computes it again, as it does every input not done.
+  void mark_failed(const std::string& name, const std::string& path, const std::string& error,
+                   int exit_code);
+  // DIR/manifest.json rewritten as mark_done does, when a failure is not written yet.
+  void write();
+
   // Records the batch's split (N shards; from a scheduler, its name and the
   // array's first task id and step) with the next mark_done, unless the
   // manifest holds one already.
@@ -43,7 +51,9 @@ class ListManifest {
   std::string dir_;
   nlohmann::json fingerprint_;
   nlohmann::json split_;  // {"n", "first_task", "step"} of a sharded run, else null
-  nlohmann::json inputs_ = nlohmann::json::object();  // name -> {state, path, bytes, modified_ns}
+  // name -> {state, path, bytes, modified_ns} (+ error, exit_code when failed)
+  nlohmann::json inputs_ = nlohmann::json::object();
+  bool unwritten_ = false;  // a failure recorded since the last write
 };
 
 // The shard this run is of the batch in DIR (CONTRACT.md "(v3) Many layers,

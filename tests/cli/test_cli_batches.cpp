@@ -1,7 +1,10 @@
-// cli_batches: an --input-list batch under each job scheduler (CONTRACT.md "(v4) Families and
-// schedulers"), through the built binary: --shard auto reads Slurm, Kubernetes Indexed Jobs, AWS
-// Batch, Grid Engine, PBS and LSF array tasks (auto:N where the scheduler gives no count), each
-// covering the list once; a malformed variable is exit 64 naming it.
+// cli_batches: an --input-list batch under each job scheduler and past its
+// failures (CONTRACT.md "(v4) Families and schedulers"), through the built
+// binary: --shard auto reads Slurm, Kubernetes Indexed Jobs, AWS Batch, Grid
+// Engine, PBS and LSF array tasks (auto:N where the scheduler gives no
+// count), each covering the list once; a malformed variable is exit 64 naming
+// it. --keep-going runs past a failed input, lists it in the manifest, exits
+// with the first failure's code, and a rerun computes only the failed ones.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -194,4 +197,75 @@ TEST_CASE("cli_batches: a Grid Engine task resubmitted joins its batch; the merg
   check_cli_failure(
       run(kClean + "SGE_TASK_ID=5 SGE_TASK_FIRST=5 SGE_TASK_LAST=5 " + list_cmd(dir, "auto")), 73,
       {"split 3 ways", "array tasks 2-6:2", "SGE_TASK_ID=5"});
+}
+
+TEST_CASE("cli_batches: --keep-going runs past failed inputs, lists them, and a rerun fixes them") {
+  attn::test::TempDir t;
+  // Four inputs of the warner config's shape (S, C = 8); x_1 missing, x_2 not a .npy.
+  const attn::Tensor x = attn::read_npy_f32(source_path("data/sentence_c8.npy"), false);
+  attn::Tensor y = x;
+  for (float& v : y.data) v = -v;
+  attn::test::write_text(t / "x_0.npy", attn::encode_npy(x));
+  attn::test::write_text(t / "x_2.npy", "\x93NUMPY not really");
+  attn::test::write_text(t / "x_3.npy", attn::encode_npy(y));
+  attn::test::write_text(t / "list.txt", "x_0.npy\nx_1.npy\nx_2.npy\nx_3.npy\n");
+  const std::string cmd = bin() + " --threads 1 --config " +
+                          attn::test::quoted_config("warner_causal.json") + " --input-list " +
+                          q(t / "list.txt") + " -o " + q(t / "out");
+
+  // Without --keep-going the batch stops at x_1.
+  auto stop = run(cmd);
+  check_cli_failure(stop, 66, {"x_1.npy"});
+  CHECK_FALSE(fs::exists(t / "out/x_3"));
+
+  auto r = run(cmd + " --keep-going");
+  CHECK(r.exit_code == 66);  // the first failure's (x_1: missing); x_2's is 65
+  CHECK(r.out.empty());
+  CHECK_MESSAGE(r.err.find("x_1.npy") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("x_2.npy") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("2 of 4 inputs failed") != std::string::npos, r.err);
+  CHECK(fs::exists(t / "out/x_0/context.npy"));
+  CHECK(fs::exists(t / "out/x_3/context.npy"));
+  CHECK_FALSE(fs::exists(t / "out/x_1"));
+  CHECK_FALSE(fs::exists(t / "out/x_2"));
+  const json manifest = read_json(t / "out/manifest.json");
+  CHECK(manifest["inputs"]["x_0"]["state"] == "done");
+  CHECK(manifest["inputs"]["x_1"]["state"] == "failed");
+  CHECK(manifest["inputs"]["x_1"]["exit_code"] == 66);
+  CHECK(manifest["inputs"]["x_1"]["error"].get<std::string>().find("x_1.npy") != std::string::npos);
+  CHECK(manifest["inputs"]["x_2"]["state"] == "failed");
+  CHECK(manifest["inputs"]["x_2"]["exit_code"] == 65);
+  const json summary = read_json(t / "out/summary.json");
+  REQUIRE(summary["failed"].size() == 2);
+  CHECK(summary["failed"][0]["dir"] == "x_1");
+  CHECK(summary["failed"][1]["line"] == 3);
+  CHECK(summary["inputs"].size() == 2);
+
+  // Fixed: the rerun computes x_1 and x_2 only, and exits 0.
+  const auto x0_before = attn::test::read_text(t / "out/x_0/run.json");
+  attn::test::write_text(t / "x_1.npy", attn::encode_npy(y));
+  attn::test::write_text(t / "x_2.npy", attn::encode_npy(x));
+  auto again = run(cmd + " -q --keep-going");
+  REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  const json rerun = read_json(t / "out/summary.json");
+  CHECK(rerun["failed"].empty());
+  std::set<std::string> skipped, computed;
+  for (const json& in : rerun["inputs"])
+    (in.value("skipped", false) ? skipped : computed).insert(in["dir"].get<std::string>());
+  CHECK(skipped == std::set<std::string>{"x_0", "x_3"});
+  CHECK(computed == std::set<std::string>{"x_1", "x_2"});
+  CHECK(attn::test::read_text(t / "out/x_0/run.json") == x0_before);
+  const json fixed = read_json(t / "out/manifest.json");
+  for (const char* name : {"x_0", "x_1", "x_2", "x_3"})
+    CHECK(fixed["inputs"][name]["state"] == "done");
+  // Each result equals its input's run alone (x_1 holds y, x_2 holds x).
+  for (const auto& [name, input] :
+       {std::pair<std::string, std::string>{"x_1", "x_3.npy"}, {"x_2", "x_0.npy"}}) {
+    auto one =
+        run(bin() + " -q --threads 1 --config " + attn::test::quoted_config("warner_causal.json") +
+            " --input " + q(t / input) + " -o " + q(t / ("one_" + name)));
+    REQUIRE(one.exit_code == 0);
+    CHECK(attn::test::read_text(t / ("out/" + name + "/context.npy")) ==
+          attn::test::read_text(t / ("one_" + name + "/context.npy")));
+  }
 }

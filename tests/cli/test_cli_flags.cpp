@@ -47,7 +47,7 @@ TEST_CASE("cli_flags: --help shows a usage line per mode and no file a clone lac
   const auto usage = r.out.substr(0, r.out.find("Options:"));
   for (const char* line :
        {"attn-run --config FILE [--weights PATH] [--input PATH|-] [-o DIR]",
-        "attn-run --config FILE --input-list LIST -o DIR [--shard K/N]",
+        "attn-run --config FILE --input-list LIST -o DIR [--shard K/N|auto[:N]] [--keep-going]",
         "attn-run --merge-summaries DIR", "attn-run --config FILE --dump-weights [DIR|FILE]",
         "attn-run --help | --version"})
     CHECK_MESSAGE(has(usage, line), line);
@@ -330,4 +330,15 @@ TEST_CASE("cli_flags: --plot without -o prints no context unless --format or -o 
   r = run(base + " --plot " + q(t / "e.svg") + " --show");
   CHECK(!r.out.empty());
   CHECK(r.out != plain.out);
+}
+
+TEST_CASE("cli_flags: --attention-mask and --keep-going are offered by completion and help") {
+  const auto flags = completion_flags();
+  for (const char* f : {"--attention-mask", "--keep-going", "--shard"}) CHECK(flags.count(f) == 1);
+  auto r = run(bin() + " --help");
+  CHECK(has(r.out, "--attention-mask FILE"));
+  CHECK(has(r.out, "auto:N"));
+  CHECK(has(r.out, "the first failure's"));
+  check_cli_failure(run(bin() + " --config " + cfg("warner_causal.json") + " --keep-going"), 64,
+                    {"--keep-going", "--input-list"});
 }
