@@ -58,13 +58,13 @@ bool stack_by_layer_number(const std::string& path, std::size_t n, std::size_t m
 
 std::optional<LayerInput> one_layer_input(const std::string& path,
                                           const std::vector<std::uint8_t>& stdin_bytes,
-                                          std::size_t model_layers, std::size_t layer,
-                                          bool allow_nonfinite) {
+                                          const std::function<std::size_t()>& model_layers,
+                                          std::size_t layer, bool allow_nonfinite) {
   const std::string at = "[" + std::to_string(layer) + "]";
   if (path == "-") {  // parsed here once: a stack or the one input
     attn::Tensor t = attn::parse_input_bytes(stdin_bytes, "-", allow_nonfinite);
     if (t.ndim() != 4) return LayerInput{std::move(t), "-"};
-    const bool by_number = stack_by_layer_number("-", t.shape[0], model_layers, 1);
+    const bool by_number = stack_by_layer_number("-", t.shape[0], model_layers(), 1);
     return LayerInput{slab(t, by_number ? layer : 0), "-" + at};
   }
   if (attn::is_directory(path)) {
@@ -79,7 +79,7 @@ std::optional<LayerInput> one_layer_input(const std::string& path,
   if (!looks_like_npy(path)) return std::nullopt;
   attn::NpyStack s(path);
   if (s.shape().size() != 4) return std::nullopt;
-  const bool by_number = stack_by_layer_number(path, s.shape()[0], model_layers, 1);
+  const bool by_number = stack_by_layer_number(path, s.shape()[0], model_layers(), 1);
   return LayerInput{s.at(by_number ? layer : 0, allow_nonfinite), path + at};
 }
 

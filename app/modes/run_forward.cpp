@@ -84,9 +84,11 @@ attn::LoadedRun load_layer_run(const Options& opt, const attn::Config& cfg,
   const std::string path = opt.input.value_or(cfg.input_path);
   if (cfg.model.empty() || !cfg.layer || opt.decoder_layer || path.empty())
     return attn::load_run(cfg, lo);
-  const attn::ModelFlags flags = attn::run_model(opt.config, {opt.model, {}, opt.model_type});
-  const std::size_t layers =
-      std::size_t(attn::open_model_folder(flags.model, flags.model_type).num_layers);
+  // The model's layer count, read only when the input is a stack.
+  const auto layers = [&] {
+    const attn::ModelFlags flags = attn::run_model(opt.config, {opt.model, {}, opt.model_type});
+    return std::size_t(attn::open_model_folder(flags.model, flags.model_type).num_layers);
+  };
   std::optional<LayerInput> one =
       one_layer_input(path, lo.stdin_bytes, layers, std::size_t(*cfg.layer), opt.allow_nonfinite);
   if (!one) return attn::load_run(cfg, lo);
