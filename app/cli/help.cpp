@@ -20,7 +20,7 @@ constexpr const char* kUsage =
     "  attn-run --model DIR|FILE.gguf --layer all|A-B|LIST --input STACK.npy|DIR -o DIR\n"
     "                                        several layers, each into DIR/layer_N/\n"
     "  attn-run --model DIR|FILE.gguf        the model's layers as a table\n"
-    "  attn-run --config FILE --input-list LIST -o DIR [--shard K/N]\n"
+    "  attn-run --config FILE --input-list LIST -o DIR [--shard K/N|auto[:N]] [--keep-going]\n"
     "                                        many inputs, weights loaded once\n"
     "  attn-run --merge-summaries DIR        join the shards' summaries into DIR/summary.json\n"
     "  attn-run --config FILE --dump-weights [DIR|FILE] [--layout NAME]\n"

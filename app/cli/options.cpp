@@ -118,6 +118,10 @@ void setup_options(CLI::App& app, Options& opt) {
       ->type_name("PATH");
   in->add_option("--padding-mask", opt.padding_mask, "(B, S) or (S,) mask .npy, true = padded key")
       ->type_name("FILE");
+  in->add_option("--attention-mask", opt.attention_mask,
+                 "Hugging Face's attention mask, (B, S) or (S,) .npy: 1 = attend, 0 = padded "
+                 "key (config key attention_mask; not with --padding-mask)")
+      ->type_name("FILE");
   in->add_flag("--allow-nonfinite", opt.allow_nonfinite,
                "let NaN/inf in inputs and weights through");
 
@@ -207,8 +211,14 @@ void setup_options(CLI::App& app, Options& opt) {
                    "from stdin); needs --out-dir")
       ->type_name("FILE");
   many->add_option("--shard", opt.shard_spec,
-                   "K/N: run only lines i with i % N == K; auto: K and N of a Slurm array task")
-      ->type_name("K/N");
+                   "K/N: run only lines i with i % N == K; auto: K and N of the array task "
+                   "(Slurm, Kubernetes Indexed Job, AWS Batch, Grid Engine, PBS, LSF); auto:N "
+                   "where the scheduler gives no count")
+      ->type_name("K/N|auto[:N]");
+  many->add_flag("--keep-going", opt.keep_going,
+                 "with --input-list: a failed input does not stop the batch; each failure is "
+                 "listed (stderr, manifest.json, the summary), a rerun computes only those, and "
+                 "the exit status is the first failure's");
   many->add_option("--merge-summaries", opt.merge_dir,
                    "join DIR/summary-K-of-N.json into DIR/summary.json (no --config); "
                    "exit 66 naming inputs with no result")
@@ -227,78 +237,6 @@ void setup_options(CLI::App& app, Options& opt) {
       ->check(CLI::IsMember({"bash"}))
       ->group("");
   install_usage(app);
-}
-
-namespace {
-
-// --shard auto: the shard of a Slurm job array task. K = SLURM_ARRAY_TASK_ID
-// - SLURM_ARRAY_TASK_MIN (0 when unset), N = SLURM_ARRAY_TASK_COUNT, or MAX -
-// MIN + 1 when COUNT is unset. Exit 64 naming the variable that is missing or
-// malformed, or the ID when it gives no K in 0..N-1 (a stepped --array=0-15:2).
-Shard slurm_shard() {
-  auto read = [](const char* name, bool required) -> std::optional<std::size_t> {
-    const char* v = std::getenv(name);
-    if (!v) {
-      if (!required) return std::nullopt;
-      throw attn::Error(attn::Exit::usage, std::string("--shard auto: ") + name +
-                                               " is not set (run it as a Slurm array task, "
-                                               "sbatch --array=0-N, or give --shard K/N)");
-    }
-    const std::string t = v;
-    if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos)
-      throw attn::Error(attn::Exit::usage, std::string("--shard auto: ") + name +
-                                               ": expected a number, found '" + attn::printable(t) +
-                                               "'");
-    return std::size_t(std::stoul(t));
-  };
-  const std::size_t id = *read("SLURM_ARRAY_TASK_ID", true);
-  const auto min = read("SLURM_ARRAY_TASK_MIN", false);
-  auto count = read("SLURM_ARRAY_TASK_COUNT", false);
-  if (!count) {
-    if (!min) read("SLURM_ARRAY_TASK_COUNT", true);  // names the one to set
-    const std::size_t max = *read("SLURM_ARRAY_TASK_MAX", true);
-    if (max < *min)
-      throw attn::Error(attn::Exit::usage,
-                        "--shard auto: SLURM_ARRAY_TASK_MAX (" + std::to_string(max) +
-                            ") is below SLURM_ARRAY_TASK_MIN (" + std::to_string(*min) + ")");
-    count = max - *min + 1;
-  }
-  if (*count == 0)  // only COUNT can say 0 (MAX - MIN + 1 is at least 1)
-    throw attn::Error(attn::Exit::usage,
-                      "--shard auto: SLURM_ARRAY_TASK_COUNT: expected at least 1 task, found 0");
-  const std::size_t first = min.value_or(0);
-  if (id < first || id - first >= *count)
-    throw attn::Error(
-        attn::Exit::usage,
-        "--shard auto: SLURM_ARRAY_TASK_ID " + std::to_string(id) + " gives no shard K in 0.." +
-            std::to_string(*count ? *count - 1 : 0) + " (K = ID - " + std::to_string(first) +
-            ", N = " + std::to_string(*count) + "; arrays with a step are not supported)");
-  Shard s{id - first, *count, true, id, first, {}};
-  s.given = "SLURM_ARRAY_TASK_ID=" + std::to_string(id) + " of " + std::to_string(*count) +
-            " tasks from " + std::to_string(first);
-  return s;
-}
-
-}  // namespace
-
-Shard parse_shard(const std::string& spec) {
-  if (spec == "auto") return slurm_shard();
-  auto bad = [&]() {
-    return attn::Error(
-        attn::Exit::usage,
-        "--shard: expected K/N with 0 <= K < N (e.g. 0/4) or auto, found '" + spec + "'");
-  };
-  const auto slash = spec.find('/');
-  if (slash == std::string::npos || slash == 0 || slash + 1 == spec.size()) throw bad();
-  auto number = [&](const std::string& t) {
-    if (t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) throw bad();
-    return std::size_t(std::stoul(t));
-  };
-  Shard s{number(spec.substr(0, slash)), number(spec.substr(slash + 1)), false, 0, 0, {}};
-  if (s.n == 0 || s.k >= s.n) throw bad();
-  s.task = s.k;
-  s.given = "--shard " + spec;
-  return s;
 }
 
 std::vector<std::size_t> parse_heads(const std::string& spec, std::size_t H) {
@@ -419,6 +357,9 @@ void check_option_combinations(const Options& opt) {
     throw both("--show", "--format",
                "--show draws the maps on stdout instead of the context, so there is nothing "
                "to format");
+  if (opt.attention_mask && opt.padding_mask)
+    throw both("--attention-mask", "--padding-mask",
+               "both mark padded keys, with opposite meanings (1 = attend, 1 = padded)");
   if (opt.labels_spec && opt.labels_file)
     throw both("--labels", "--labels-file", "give the labels one way");
   for (std::size_t i = 0; i < opt.plots.size(); ++i) {
@@ -432,6 +373,8 @@ void check_option_combinations(const Options& opt) {
   }
   if (opt.show && opt.attn_stdout)
     throw both("--show", "--attn-stdout", "both write to stdout; choose one");
+  if (opt.keep_going && !opt.input_list)
+    throw Error(Exit::usage, "--keep-going: only meaningful with --input-list");
   if (opt.shard_spec && !opt.input_list)
     throw Error(Exit::usage, "--shard: only meaningful with --input-list");
   if (opt.shard_spec) parse_shard(*opt.shard_spec);
@@ -498,6 +441,14 @@ attn::Config load_config_with_flags(const Options& opt) {
     cfg.init_seed.reset();
   }
   if (opt.layout && !opt.dump_weights) cfg.layout = attn::parse_layout(*opt.layout);
+  if (opt.attention_mask) {  // the key's value, so the key's checks and messages apply
+    if (!cfg.padding_mask_path.empty() || cfg.padding_mask_inline)
+      throw attn::Error(attn::Exit::usage,
+                        "--attention-mask: cannot be combined with the config's padding_mask; "
+                        "both mark padded keys, with opposite meanings");
+    cfg.attention_mask = {};
+    cfg.attention_mask.path = *opt.attention_mask;
+  }
   if (opt.out_dir) cfg.output_dir = *opt.out_dir == kStdoutDir ? "" : *opt.out_dir;
   if (opt.no_attn) cfg.output_attention = false;
   if (opt.average_heads) cfg.output_average_heads = true;

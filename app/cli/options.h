@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attn/config.h"
+#include "cli/shard.h"
 
 // CLI11 (4 s of compile time a file) only where the parser is built or read:
 // options.cpp, help.cpp, completion.cpp, main.cpp.
@@ -37,6 +38,7 @@ struct Options {
   bool residual = false;            // the input is the residual stream: the block's norm first
   std::optional<std::string> rope_precision;  // --rope-precision float64|float32 (rope.precision)
   std::optional<std::string> weights, input, padding_mask, out_dir, layout;
+  std::optional<std::string> attention_mask;  // --attention-mask FILE: the config's attention_mask
   bool no_attn = false;
   bool average_heads = false;  // maps (B, L, S): the mean over heads
   Format format = Format::text;
@@ -67,7 +69,8 @@ struct Options {
 
   // Many inputs (issue 6).
   std::optional<std::string> input_list;
-  std::optional<std::string> shard_spec;  // "K/N"
+  bool keep_going = false;                // a failed input does not stop the batch
+  std::optional<std::string> shard_spec;  // "K/N", "auto", "auto:N" (cli/shard.h)
   std::optional<std::string> merge_dir;   // --merge-summaries DIR: its own mode, no config
 
   std::string completion_shell;  // hidden --completion bash: print the script and exit
@@ -80,17 +83,6 @@ constexpr const char* kStdoutDir = "-";
 // --layer as given split into opt.layer (one number) or opt.layers (all, a
 // list, a range, last:N). Exit::usage naming --layer when malformed.
 void apply_layer_flag(Options& opt);
-
-// --shard K/N parsed; Exit::usage naming --shard when malformed. With
-// "auto", the scheduler's array task: its id `task`, the array's first id
-// `first_task` (K = task - first_task), N the tasks the scheduler counts.
-struct Shard {
-  std::size_t k = 0, n = 1;
-  bool from_scheduler = false;
-  std::size_t task = 0, first_task = 0;
-  std::string given;  // what set it, for messages: "--shard 3/8", "SLURM_ARRAY_TASK_ID=7 ..."
-};
-Shard parse_shard(const std::string& spec);
 
 // --heads "0,3,7-9" parsed and checked against H (cli/index_list.h); "" = all heads.
 std::vector<std::size_t> parse_heads(const std::string& spec, std::size_t H);

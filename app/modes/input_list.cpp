@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "attn/error.h"
+#include "attn/escape.h"
 #include "attn/files.h"
 #include "attn/npy.h"
 #include "attn/output.h"
@@ -91,7 +92,7 @@ int run_input_list(const Options& opt) {
   // A rerun (after preemption) skips what an earlier run with the same
   // fingerprint committed; another run's folder is refused (73).
   ListManifest manifest(cfg.output_dir, run_fingerprint(opt, cfg, session.model().weights_source));
-  if (opt.shard_spec) manifest.set_split(shard.n, shard.first_task);
+  if (opt.shard_spec) manifest.set_split(shard);
   std::map<std::string, std::string> path_of;  // result folder name -> input path
   for (const ListEntry* e : mine) path_of[e->name] = e->path;
   nlohmann::json done = nlohmann::json::array();
@@ -132,6 +133,45 @@ int run_input_list(const Options& opt) {
       flushed = std::async(std::launch::async,
                            [dirs = pointers(flushing)] { attn::flush_together(dirs); });
   };
+  // One input: loaded, computed, staged into its folder (committed with its group).
+  auto run_entry = [&](const ListEntry& entry) {
+    const ListEntry* e = &entry;
+    const auto t_load = Clock::now();
+    SessionInput in;
+    static_cast<attn::RunInputs&>(in) =
+        attn::load_inputs(cfg, lo, attn::read_input_file(e->path, opt.allow_nonfinite), e->path);
+    in.load_ms = ms_since(t_load);
+
+    const std::string dir = cfg.output_dir + "/" + e->name;
+    // Its temporaries in the out-dir, its folder created at the commit.
+    auto staged = std::make_unique<attn::OutputDir>(dir, cfg.output_dir);  // joins `pending`
+    attn::OutputDir& out = *staged;
+    JobPlan plan;
+    plan.stats = opt.stats;
+    plan.write_maps = cfg.output_attention;
+    const JobResult res = forward_naming_input(session, in, plan, &out, e->path);
+
+    const auto t_write = Clock::now();
+    const nlohmann::json run =
+        session.stage(out, in, res, cfg.output_attention,
+                      {{"input_list", {{"list", list}, {"line", e->line}, {"index", e->index}}}});
+    if (pending.empty()) pending_since = Clock::now();
+    pending.push_back(std::move(staged));
+    const double write_ms = ms_since(t_write);
+    print_stats_table(res.stats, e->path, opt.quiet);
+    done.push_back(
+        {{"path", e->path},
+         {"line", e->line},
+         {"index", e->index},
+         {"dir", e->name},
+         {"shapes", run["shapes"]},
+         {"timings",
+          {{"load_ms", in.load_ms}, {"compute_ms", res.compute_ms}, {"write_ms", write_ms}}},
+         {"fully_masked_rows", res.forward.fully_masked_rows}});
+    spdlog::debug("wrote {}/", dir);
+  };
+  nlohmann::json failed = nlohmann::json::array();  // --keep-going: the inputs that failed
+  int first_failure = 0;                            // their first's exit code
   try {
     for (const ListEntry* e : mine) {
       if (manifest.done(e->name, e->path)) {  // committed by an earlier run of this fingerprint
@@ -143,48 +183,34 @@ int run_input_list(const Options& opt) {
         progress.advance(1);
         continue;
       }
-      const auto t_load = Clock::now();
-      SessionInput in;
-      static_cast<attn::RunInputs&>(in) =
-          attn::load_inputs(cfg, lo, attn::read_input_file(e->path, opt.allow_nonfinite), e->path);
-      in.load_ms = ms_since(t_load);
-
-      const std::string dir = cfg.output_dir + "/" + e->name;
-      // Its temporaries in the out-dir, its folder created at the commit.
-      auto staged = std::make_unique<attn::OutputDir>(dir, cfg.output_dir);  // joins `pending`
-      attn::OutputDir& out = *staged;
-      JobPlan plan;
-      plan.stats = opt.stats;
-      plan.write_maps = cfg.output_attention;
-      const JobResult res = forward_naming_input(session, in, plan, &out, e->path);
-
-      const auto t_write = Clock::now();
-      const nlohmann::json run =
-          session.stage(out, in, res, cfg.output_attention,
-                        {{"input_list", {{"list", list}, {"line", e->line}, {"index", e->index}}}});
-      if (pending.empty()) pending_since = Clock::now();
-      pending.push_back(std::move(staged));
-      if (pending.size() >= kGroupInputs || ms_since(pending_since) >= kGroupSeconds * 1e3)
+      try {
+        run_entry(*e);
+      } catch (const attn::Error& err) {
+        // --keep-going: the input's error line, and on to the next; a write
+        // error (74: the disk) would fail every input after it, so it ends the batch.
+        if (!opt.keep_going || err.code() == attn::Exit::io) throw;
+        spdlog::error("{}", attn::printable(err.what()));
+        manifest.mark_failed(e->name, e->path, err.what(), int(err.code()));
+        failed.push_back({{"path", e->path},
+                          {"line", e->line},
+                          {"index", e->index},
+                          {"dir", e->name},
+                          {"error", err.what()},
+                          {"exit_code", int(err.code())}});
+        if (!first_failure) first_failure = int(err.code());
+      }
+      if (!pending.empty() &&
+          (pending.size() >= kGroupInputs || ms_since(pending_since) >= kGroupSeconds * 1e3))
         commit_pending();
-      const double write_ms = ms_since(t_write);
-      print_stats_table(res.stats, e->path, opt.quiet);
-      done.push_back(
-          {{"path", e->path},
-           {"line", e->line},
-           {"index", e->index},
-           {"dir", e->name},
-           {"shapes", run["shapes"]},
-           {"timings",
-            {{"load_ms", in.load_ms}, {"compute_ms", res.compute_ms}, {"write_ms", write_ms}}},
-           {"fully_masked_rows", res.forward.fully_masked_rows}});
-      spdlog::debug("wrote {}/", dir);
       progress.advance(1);
     }
     commit_pending();
     finish_flushing();
+    manifest.write();  // the failures after the last group's results
   } catch (...) {
     commit_pending();  // the inputs that finished; the failing one's temporaries are gone
     finish_flushing();
+    manifest.write();
     throw;
   }
   progress.finish();
@@ -205,11 +231,19 @@ int run_input_list(const Options& opt) {
   summary["load_weights_ms"] = load_weights_ms;
   summary["total_ms"] = ms_since(t_start);
   summary["inputs"] = done;
+  if (opt.keep_going) summary["failed"] = failed;
   summary_dir.add(summary_name, summary.dump(2) + "\n");
   summary_dir.commit();
-  spdlog::info("wrote {} result folder{} and {}/{}", mine.size(), mine.size() == 1 ? "" : "s",
+  const std::size_t written = mine.size() - failed.size();
+  spdlog::info("wrote {} result folder{} and {}/{}", written, written == 1 ? "" : "s",
                cfg.output_dir, summary_name);
-  return 0;
+  if (failed.empty()) return 0;
+  // --keep-going: the batch's exit status is its first failure's.
+  spdlog::error(
+      "{} of {} inputs failed (each listed above, and in {}/manifest.json with its "
+      "error); a rerun computes only those; exit status {}, the first failure's",
+      failed.size(), mine.size(), attn::printable(cfg.output_dir), first_failure);
+  return first_failure;
 }
 
 }  // namespace app

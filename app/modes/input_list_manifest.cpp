@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <regex>
@@ -81,6 +82,22 @@ void ListManifest::mark_done(const std::vector<std::pair<std::string, std::strin
     inputs_[name] = input_identity(path);
     inputs_[name]["state"] = "done";
   }
+  unwritten_ = true;
+  write();
+}
+
+void ListManifest::mark_failed(const std::string& name, const std::string& path,
+                               const std::string& error, int exit_code) {
+  inputs_[name] = input_identity(path);
+  inputs_[name]["state"] = "failed";
+  inputs_[name]["error"] = error;
+  inputs_[name]["exit_code"] = exit_code;
+  unwritten_ = true;
+}
+
+void ListManifest::write() {
+  if (!unwritten_) return;
+  unwritten_ = false;
   nlohmann::json m = read_list_manifest(dir_ + "/manifest.json");
   if (m.is_null() || m["fingerprint"] != fingerprint_) {
     m = nlohmann::json::object();
@@ -99,7 +116,7 @@ void ListManifest::mark_done(const std::vector<std::pair<std::string, std::strin
 namespace {
 
 struct BatchSplit {
-  std::size_t n = 1, first_task = 0;
+  std::size_t n = 1, first_task = 0, step = 1;
   std::string where;  // the file that says so, for messages
 };
 
@@ -116,7 +133,8 @@ std::optional<BatchSplit> batch_split(const std::string& dir) {
   if (m.is_object() && m.contains("split") && m["split"].is_object()) {
     const nlohmann::json& s = m["split"];
     if (s.value("n", std::size_t(0)) >= 1)
-      return BatchSplit{s.value("n", std::size_t(1)), s.value("first_task", std::size_t(0)), path};
+      return BatchSplit{s.value("n", std::size_t(1)), s.value("first_task", std::size_t(0)),
+                        std::max<std::size_t>(1, s.value("step", std::size_t(1))), path};
   }
   static const std::regex pattern(R"(summary-[0-9]{1,9}-of-([0-9]{1,9})\.json)");
   std::optional<BatchSplit> found;
@@ -128,13 +146,16 @@ std::optional<BatchSplit> batch_split(const std::string& dir) {
     if (!std::regex_match(name, match, pattern)) continue;
     const std::size_t n = std::stoul(match[1]);
     if (found && found->n != n) return std::nullopt;  // two splits: the merge names them
-    found = BatchSplit{n, 0, dir + "/" + name};
+    found = BatchSplit{n, 0, 1, dir + "/" + name};
   }
   return found;
 }
 
-std::string range(std::size_t first, std::size_t n) {
-  return std::to_string(first) + (n > 1 ? "-" + std::to_string(first + n - 1) : std::string());
+// The array's task ids as Slurm's --array and Grid Engine's -t write them: "1-8", "1-15:2".
+std::string range(std::size_t first, std::size_t n, std::size_t step) {
+  if (n == 1) return std::to_string(first);
+  return std::to_string(first) + "-" + std::to_string(first + (n - 1) * step) +
+         (step > 1 ? ":" + std::to_string(step) : std::string());
 }
 
 }  // namespace
@@ -142,18 +163,20 @@ std::string range(std::size_t first, std::size_t n) {
 Shard shard_in_batch(const Shard& s, const std::string& dir) {
   const std::optional<BatchSplit> split = batch_split(dir);
   if (!split || split->n == s.n) return s;
-  const std::string batch = attn::printable(split->where) + ": this batch is split " +
-                            std::to_string(split->n) + " ways (--shard K/" +
-                            std::to_string(split->n) + ", K in 0.." + std::to_string(split->n - 1) +
-                            "; array tasks " + range(split->first_task, split->n) + ")";
+  const std::string batch =
+      attn::printable(split->where) + ": this batch is split " + std::to_string(split->n) +
+      " ways (--shard K/" + std::to_string(split->n) + ", K in 0.." + std::to_string(split->n - 1) +
+      "; array tasks " + range(split->first_task, split->n, split->step) + ")";
   if (s.from_scheduler && s.n == 1) {  // one task resubmitted: it joins the batch
-    if (s.task < split->first_task || s.task - split->first_task >= split->n)
+    const std::size_t offset = s.task - split->first_task;
+    if (s.task < split->first_task || offset % split->step != 0 || offset / split->step >= split->n)
       throw attn::Error(attn::Exit::cant_create,
                         batch + "; " + s.given + " is not one of its tasks; use another --out-dir");
     Shard joined = s;
-    joined.k = s.task - split->first_task;
+    joined.k = offset / split->step;
     joined.n = split->n;
     joined.first_task = split->first_task;
+    joined.step = split->step;
     spdlog::info("--shard auto: task {} joins the batch in {} as shard {} of {}", s.task,
                  attn::printable(dir), joined.k, joined.n);
     return joined;

@@ -31,25 +31,37 @@ class ListManifest {
   // shards add to each other's).
   void mark_done(const std::vector<std::pair<std::string, std::string>>& inputs);
 
-  // Records the batch's split (N shards, the array's first task id) with the
-  // next mark_done, unless the manifest holds one already.
-  void set_split(std::size_t n, std::size_t first_task) {
-    split_ = {{"n", n}, {"first_task", first_task}};
+  // Records an input that failed (--keep-going): state "failed", its error
+  // line and exit code. Written with the next mark_done or write(); a rerun
+  // computes it again, as it does every input not done.
+  void mark_failed(const std::string& name, const std::string& path, const std::string& error,
+                   int exit_code);
+  // DIR/manifest.json rewritten as mark_done does, when a failure is not written yet.
+  void write();
+
+  // Records the batch's split (N shards; from a scheduler, its name and the
+  // array's first task id and step) with the next mark_done, unless the
+  // manifest holds one already.
+  void set_split(const Shard& s) {
+    split_ = {{"n", s.n}, {"first_task", s.first_task}, {"step", s.step}};
+    if (!s.scheduler.empty()) split_["scheduler"] = s.scheduler;
   }
 
  private:
   std::string dir_;
   nlohmann::json fingerprint_;
-  nlohmann::json split_;  // {"n", "first_task"} of a sharded run, else null
-  nlohmann::json inputs_ = nlohmann::json::object();  // name -> {state, path, bytes, modified_ns}
+  nlohmann::json split_;  // {"n", "first_task", "step"} of a sharded run, else null
+  // name -> {state, path, bytes, modified_ns} (+ error, exit_code when failed)
+  nlohmann::json inputs_ = nlohmann::json::object();
+  bool unwritten_ = false;  // a failure recorded since the last write
 };
 
 // The shard this run is of the batch in DIR (CONTRACT.md "(v3) Many layers,
 // resumable batches"). A batch keeps its split (N shards) in DIR/manifest.json
 // (or, written by an earlier attn-run, in the N of its summary-K-of-N.json
 // files). A scheduler's single task resubmitted into the batch (a Slurm
-// --array=7: one task, K 0 of N 1) joins that split as shard ID - the
-// batch's first task id; any other split than the batch's is exit 73 naming
+// --array=7: one task, K 0 of N 1) joins that split as shard (ID - the
+// batch's first task id) / its step; any other split than the batch's is exit 73 naming
 // both, so one folder never holds two splits. `s` as given when DIR holds
 // no split yet.
 Shard shard_in_batch(const Shard& s, const std::string& dir);

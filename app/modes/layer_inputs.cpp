@@ -36,7 +36,52 @@ attn::Tensor slab(const attn::Tensor& t, std::size_t i) {
   return out;
 }
 
+// Whether a stack of `n` entries is indexed by layer number (L entries, or
+// L + 1: transformers' output_hidden_states, entry i enters block i, the last
+// is after the final norm, ignored), else by position among the `runs`
+// layers run. Exit::data naming `path` when it is neither.
+bool stack_by_layer_number(const std::string& path, std::size_t n, std::size_t model_layers,
+                           std::size_t runs) {
+  if (n == model_layers || n == model_layers + 1) return true;
+  if (n == runs) return false;
+  throw attn::Error(attn::Exit::data,
+                    path +
+                        ": a stack of per-layer inputs (layers, B, S, C) holds one entry per "
+                        "layer of the model (" +
+                        std::to_string(model_layers) + ", or " + std::to_string(model_layers + 1) +
+                        " as output_hidden_states gives them, the last ignored) or per layer "
+                        "run (" +
+                        std::to_string(runs) + "), found " + std::to_string(n));
+}
+
 }  // namespace
+
+std::optional<LayerInput> one_layer_input(const std::string& path,
+                                          const std::vector<std::uint8_t>& stdin_bytes,
+                                          const std::function<std::size_t()>& model_layers,
+                                          std::size_t layer, bool allow_nonfinite) {
+  const std::string at = "[" + std::to_string(layer) + "]";
+  if (path == "-") {  // parsed here once: a stack or the one input
+    attn::Tensor t = attn::parse_input_bytes(stdin_bytes, "-", allow_nonfinite);
+    if (t.ndim() != 4) return LayerInput{std::move(t), "-"};
+    const bool by_number = stack_by_layer_number("-", t.shape[0], model_layers(), 1);
+    return LayerInput{slab(t, by_number ? layer : 0), "-" + at};
+  }
+  if (attn::is_directory(path)) {
+    const std::string file = layer_file(path, layer);
+    if (!std::filesystem::exists(file))
+      throw attn::Error(attn::Exit::no_input, file + ": missing (--input " + path +
+                                                  " is a folder: --layer " + std::to_string(layer) +
+                                                  " reads its layer_" + std::to_string(layer) +
+                                                  ".npy)");
+    return LayerInput{attn::read_input_file(file, allow_nonfinite), file};
+  }
+  if (!looks_like_npy(path)) return std::nullopt;
+  attn::NpyStack s(path);
+  if (s.shape().size() != 4) return std::nullopt;
+  const bool by_number = stack_by_layer_number(path, s.shape()[0], model_layers(), 1);
+  return LayerInput{s.at(by_number ? layer : 0, allow_nonfinite), path + at};
+}
 
 LayerInputs::LayerInputs(const std::string& path, std::vector<std::uint8_t> stdin_bytes,
                          std::size_t model_layers, const std::vector<std::size_t>& layers,
@@ -83,19 +128,7 @@ LayerInputs::LayerInputs(const std::string& path, std::vector<std::uint8_t> stdi
         maybe_layers ? "; if its first axis is the layers, save it as (layers, 1, S, C)" : "");
     return;
   }
-  // L + 1 entries: transformers' output_hidden_states (entry i enters block i; the last is
-  // after the final norm, ignored).
-  by_layer_number_ = n == model_layers || n == model_layers + 1;
-  if (!by_layer_number_ && n != layers.size())
-    throw attn::Error(attn::Exit::data,
-                      path +
-                          ": a stack of per-layer inputs (layers, B, S, C) holds one entry per "
-                          "layer of the model (" +
-                          std::to_string(model_layers) + ", or " +
-                          std::to_string(model_layers + 1) +
-                          " as output_hidden_states gives them, the last ignored) or per layer "
-                          "run (" +
-                          std::to_string(layers.size()) + "), found " + std::to_string(n));
+  by_layer_number_ = stack_by_layer_number(path, n, model_layers, layers.size());
 }
 
 attn::Tensor LayerInputs::at(std::size_t position) const {

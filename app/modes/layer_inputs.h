@@ -5,6 +5,7 @@
 // Letters: N layers, B batch, S sequence, C hidden.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,22 @@
 #include "attn/tensor.h"
 
 namespace app {
+
+// The input of one layer (--layer N) when --input may be a stack: entry N of
+// a (layers, B, S, C) .npy (or of one on standard input), or DIR/layer_N.npy
+// of a folder; `source` says which ("h.npy[3]"). A stack holds the model's
+// `model_layers()` entries (asked only for a stack), L + 1 (output_hidden_states, the last
+// ignored), or one (this layer's). Standard input is parsed here whatever it holds (it can be read
+// once); nullopt for a file that is not a 4-D .npy (the run reads it as one input). Exit::no_input
+// for a missing layer_N.npy, Exit::data for a stack of another length.
+struct LayerInput {
+  attn::Tensor x;
+  std::string source;
+};
+std::optional<LayerInput> one_layer_input(const std::string& path,
+                                          const std::vector<std::uint8_t>& stdin_bytes,
+                                          const std::function<std::size_t()>& model_layers,
+                                          std::size_t layer, bool allow_nonfinite);
 
 class LayerInputs {
  public:

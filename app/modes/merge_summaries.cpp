@@ -69,7 +69,8 @@ double number_or_zero(const json& j, const char* key) {
 // The split a batch's manifest records (--input-list keeps it in
 // DIR/manifest.json): N shards and the array's first task id.
 struct Split {
-  std::size_t n = 1, first_task = 0;
+  std::size_t n = 1, first_task = 0, step = 1;
+  std::string scheduler;  // "" when not recorded (or --shard K/N)
 };
 std::optional<Split> manifest_split(const std::string& dir) {
   const std::string path = dir + "/manifest.json";
@@ -80,10 +81,14 @@ std::optional<Split> manifest_split(const std::string& dir) {
   const json& s = m["split"];
   if (!s.contains("n") || !s["n"].is_number_unsigned() || s["n"].get<std::size_t>() == 0)
     return std::nullopt;
-  return Split{s["n"].get<std::size_t>(),
-               s.contains("first_task") && s["first_task"].is_number_unsigned()
-                   ? s["first_task"].get<std::size_t>()
-                   : 0};
+  const auto number = [&](const char* key, std::size_t fallback) {
+    return s.contains(key) && s[key].is_number_unsigned() ? s[key].get<std::size_t>() : fallback;
+  };
+  return Split{s["n"].get<std::size_t>(), number("first_task", 0),
+               std::max<std::size_t>(1, number("step", 1)),
+               s.contains("scheduler") && s["scheduler"].is_string()
+                   ? s["scheduler"].get<std::string>()
+                   : ""};
 }
 
 // DIR's summary-K-of-N.json files, read and checked to come from one split
@@ -156,6 +161,7 @@ int run_merge_summaries(const Options& opt) {
   const std::optional<Split> split = manifest_split(dir);
   const std::vector<ShardSummary> shards = read_summaries(dir, split);
   const std::size_t first_task = split ? split->first_task : 0;
+  const std::size_t step = split ? split->step : 1;
   const json& first = shards.front().body;
   const std::size_t n = shards.front().n;
   const std::size_t count = first["list_inputs"].get<std::size_t>();
@@ -211,24 +217,31 @@ int run_merge_summaries(const Options& opt) {
       names += " and " + std::to_string(missing.size() - kListedMissing) + " more";
     // Runs of consecutive shards as ranges, as Slurm's --array takes them:
     // "1-23" rather than 23 numbers, "0,2-4,7" for gaps.
-    // The array's task ids are K + its first id (--array=1-16: K = ID - 1).
-    const auto ranges = [&](std::size_t offset) {
+    // The array's task ids are its first id + K * its step (--array=1-16: K
+    // = ID - 1; Grid Engine's -t 1-31:2: K = (ID - 1) / 2).
+    const auto ranges = [&](std::size_t offset, std::size_t step) {
       std::string ks;
       for (auto it = resubmit.begin(); it != resubmit.end();) {
         const std::size_t first = *it;
         std::size_t last = first;
         while (++it != resubmit.end() && *it == last + 1) ++last;
-        ks += (ks.empty() ? "" : ",") + std::to_string(first + offset) +
-              (last > first ? "-" + std::to_string(last + offset) : std::string());
+        ks += (ks.empty() ? "" : ",") + std::to_string(offset + first * step) +
+              (last > first ? "-" + std::to_string(offset + last * step) +
+                                  (step > 1 ? ":" + std::to_string(step) : std::string())
+                            : std::string());
       }
       return ks;
     };
-    const std::string ks = ranges(0), tasks = ranges(first_task);
+    const std::string ks = ranges(0, 1), tasks = ranges(first_task, step);
+    const std::string scheduler = split ? split->scheduler : "";
+    const std::string array = scheduler.empty() || scheduler == "Slurm"
+                                  ? "a Slurm array: --array=" + tasks
+                                  : "the " + scheduler + " array's task ids " + tasks;
     throw Error(Exit::no_input, attn::printable(dir) + ": " + std::to_string(missing.size()) +
                                     " of " + std::to_string(count) +
                                     " inputs have no result: " + names + "; resubmit shard(s) " +
                                     ks + " of " + std::to_string(n) + " (--shard K/" +
-                                    std::to_string(n) + "; a Slurm array: --array=" + tasks + ")");
+                                    std::to_string(n) + "; " + array + ")");
   }
 
   json merged = first;  // version, config, list, weights, layout: the same in every shard

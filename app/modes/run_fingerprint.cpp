@@ -40,6 +40,7 @@ const std::map<std::string, std::string>& key_flags() {
   static const std::map<std::string, std::string> m = {{"layout", "--layout"},
                                                        {"model", "--model"},
                                                        {"layer", "--layer"},
+                                                       {"attention_mask", "--attention-mask"},
                                                        {"residual_norm", "--with-residual-norm"}};
   return m;
 }

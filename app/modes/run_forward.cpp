@@ -15,6 +15,7 @@
 #include "attn/attention.h"
 #include "attn/error.h"
 #include "attn/files.h"
+#include "attn/model_folder.h"
 #include "attn/npy.h"
 #include "attn/output.h"
 #include "attn/report.h"
@@ -27,6 +28,7 @@
 #include "cli/term.h"
 #include "cli/timing.h"
 #include "modes/forward_job.h"
+#include "modes/layer_inputs.h"
 #include "modes/map_compare.h"
 #include "modes/modes.h"
 #include "modes/run_session.h"
@@ -75,6 +77,36 @@ std::vector<std::string> pick(const std::vector<std::string>& labels,
   return out;
 }
 
+// load_run, except that one layer of a model (--layer N) takes entry N when
+// its input is a stack of every layer's inputs (CONTRACT.md "(v4) Inputs").
+attn::LoadedRun load_layer_run(const Options& opt, const attn::Config& cfg,
+                               const attn::LoadOptions& lo) {
+  const std::string path = opt.input.value_or(cfg.input_path);
+  if (cfg.model.empty() || !cfg.layer || opt.decoder_layer || path.empty())
+    return attn::load_run(cfg, lo);
+  // The model's layer count, read only when the input is a stack.
+  const auto layers = [&] {
+    const attn::ModelFlags flags = attn::run_model(opt.config, {opt.model, {}, opt.model_type});
+    return std::size_t(attn::open_model_folder(flags.model, flags.model_type).num_layers);
+  };
+  std::optional<LayerInput> one =
+      one_layer_input(path, lo.stdin_bytes, layers, std::size_t(*cfg.layer), opt.allow_nonfinite);
+  if (!one) return attn::load_run(cfg, lo);
+  attn::LoadedRun r;
+  r.weights = attn::load_model_weights(cfg, opt.allow_nonfinite, &r.layout, &r.layout_detected,
+                                       &r.weights_source);
+  static_cast<attn::RunInputs&>(r) = attn::load_inputs(cfg, lo, std::move(one->x), one->source);
+  return r;
+}
+
+// Without an output folder the context goes to stdout, unless the run is
+// for its pictures (--plot) and neither --format nor `-o -` asks for it too
+// (CONTRACT.md "(v4) Inputs").
+bool context_on_stdout(const Options& opt) {
+  const bool asked = opt.format_given || (opt.out_dir && *opt.out_dir == kStdoutDir);
+  return opt.plots.empty() || asked;
+}
+
 }  // namespace
 
 void print_stats_table(const std::vector<attn::HeadStats>& stats, const std::string& what,
@@ -89,17 +121,6 @@ int run_forward(const Options& opt) {
   const auto t_start = Clock::now();
   attn::Config cfg = load_config_with_flags(opt);
   const bool to_dir = !cfg.output_dir.empty();
-  // One layer of a model given a folder (of layer_N.npy, as --layer all reads).
-  const std::string in_path = opt.input.value_or(cfg.input_path);
-  if (!cfg.model.empty() && cfg.layer && !in_path.empty() && in_path != "-" &&
-      attn::is_directory(in_path)) {
-    const std::string l = std::to_string(*cfg.layer);
-    throw attn::Error(attn::Exit::no_input,
-                      in_path + ": is a folder, expected a file (a folder of layer_N.npy is " +
-                          "read by --layer all, a range A-B or a list; for layer " + l +
-                          " alone, --input " + in_path + (in_path.back() == '/' ? "" : "/") +
-                          "layer_" + l + ".npy)");
-  }
   if (opt.attn_stdout && to_dir)
     throw attn::Error(
         attn::Exit::usage,
@@ -119,7 +140,7 @@ int run_forward(const Options& opt) {
   lo.padding_mask_path = opt.padding_mask;
   if (opt.input && *opt.input == "-") lo.stdin_bytes = read_stdin_input();
   check_init_memory(cfg);
-  attn::LoadedRun r = attn::load_run(cfg, lo);
+  attn::LoadedRun r = load_layer_run(opt, cfg, lo);
   const SessionInput in = RunSession::input_of(r, ms_since(t_start));
   const RunSession session(opt, cfg, std::move(r));
 
@@ -213,7 +234,7 @@ int run_forward(const Options& opt) {
   } else if (opt.attn_stdout) {
     res.maps.shape = session.maps_shape(in);  // as attention.npy: (H, L, T'), (B, L, T'), ...
     write_stdout(format_stdout(res.maps, opt.format));
-  } else if (!to_dir) {
+  } else if (!to_dir && context_on_stdout(opt)) {
     write_stdout(format_stdout(res.context, opt.format));
   }
   // One commit for the folder and the picture (CONTRACT.md "Output safety rules").

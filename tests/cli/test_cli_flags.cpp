@@ -4,7 +4,9 @@
 // -o and `-o -`, the generated bash completion and the man page.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 
@@ -45,7 +47,7 @@ TEST_CASE("cli_flags: --help shows a usage line per mode and no file a clone lac
   const auto usage = r.out.substr(0, r.out.find("Options:"));
   for (const char* line :
        {"attn-run --config FILE [--weights PATH] [--input PATH|-] [-o DIR]",
-        "attn-run --config FILE --input-list LIST -o DIR [--shard K/N]",
+        "attn-run --config FILE --input-list LIST -o DIR [--shard K/N|auto[:N]] [--keep-going]",
         "attn-run --merge-summaries DIR", "attn-run --config FILE --dump-weights [DIR|FILE]",
         "attn-run --help | --version"})
     CHECK_MESSAGE(has(usage, line), line);
@@ -288,4 +290,55 @@ TEST_CASE("cli_flags: the default threads follow the affinity mask and the cgrou
                " -o " + q(t / "e"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(has(attn::test::read_text(t / "e/run.json"), "\"threads\": 3"));
+}
+
+TEST_CASE("cli_flags: --plot without -o prints no context unless --format or -o - asks") {
+  // CONTRACT.md "(v4) Inputs": a run for its picture keeps stdout clean.
+  attn::test::TempDir t;
+  const std::string base = bin() + " -q --config " + cfg("warner_causal.json");
+  auto plain = run(base);
+  REQUIRE(plain.exit_code == 0);
+  auto json_alone = run(base + " --format json");
+  REQUIRE(json_alone.exit_code == 0);
+
+  auto r = run(base + " --plot " + q(t / "a.svg"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.empty());
+  CHECK(fs::exists(t / "a.svg"));
+  // --format or -o - ask for the context too: the values printed without
+  // --plot (which computes the maps for the picture, on a path that may round
+  // the last bit differently).
+  r = run(base + " --plot " + q(t / "b.svg") + " --format json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto with_plot = nlohmann::json::parse(r.out),
+             alone = nlohmann::json::parse(json_alone.out);
+  REQUIRE(with_plot.size() == alone.size());
+  for (std::size_t i = 0; i < alone.size(); ++i)
+    for (std::size_t j = 0; j < alone[i].size(); ++j)
+      CHECK(with_plot[i][j].get<double>() ==
+            doctest::Approx(alone[i][j].get<double>()).epsilon(1e-5));
+  for (const std::string& asked : {std::string(" --format text"), std::string(" -o -")}) {
+    CAPTURE(asked);
+    r = run(base + " --plot " + q(t / "c.svg") + asked);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out.rfind("tensor([[", 0) == 0);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') ==
+          std::count(plain.out.begin(), plain.out.end(), '\n'));
+  }
+  CHECK(fs::exists(t / "c.svg"));
+  // The flags that print something else are unchanged: --show draws on stdout.
+  r = run(base + " --plot " + q(t / "e.svg") + " --show");
+  CHECK(!r.out.empty());
+  CHECK(r.out != plain.out);
+}
+
+TEST_CASE("cli_flags: --attention-mask and --keep-going are offered by completion and help") {
+  const auto flags = completion_flags();
+  for (const char* f : {"--attention-mask", "--keep-going", "--shard"}) CHECK(flags.count(f) == 1);
+  auto r = run(bin() + " --help");
+  CHECK(has(r.out, "--attention-mask FILE"));
+  CHECK(has(r.out, "auto:N"));
+  CHECK(has(r.out, "the first failure's"));
+  check_cli_failure(run(bin() + " --config " + cfg("warner_causal.json") + " --keep-going"), 64,
+                    {"--keep-going", "--input-list"});
 }

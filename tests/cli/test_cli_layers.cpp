@@ -248,10 +248,10 @@ TEST_CASE("cli_layers: what is refused, before anything is written") {
   check_cli_failure(run(bin() + " --model " + model + " --layer all --input " + q(t / "fold") +
                         " -o " + q(t / "o")),
                     66, {"layer_1.npy", "missing"});
-  // --layer N given such a folder: which --layer reads it, and the file for layer N.
-  check_cli_failure(run(bin() + " --model " + model + " --layer 0 --input " + q(t / "fold/") +
+  // --layer N given such a folder reads its layer_N.npy: a missing one is named.
+  check_cli_failure(run(bin() + " --model " + model + " --layer 1 --input " + q(t / "fold/") +
                         " -o " + q(t / "o")),
-                    66, {"is a folder", "--layer all", "fold/layer_0.npy)"});
+                    66, {"fold/layer_1.npy", "missing", "--layer 1"});
   // A layer's input that fails after the first layer computed: that layer
   // is committed whole (a rerun resumes there), nothing of the failing one.
   attn::test::write_text(t / "fold/layer_1.npy", "\x93NUMPY garbage");
@@ -283,11 +283,11 @@ TEST_CASE("cli_layers: an input of another rank is one error line; a (layers, S,
                         q(t / "five.npy")),
                     65, {"-: ", "(1, 2, 1, 6, 64)"});
   CHECK(!fs::exists(t / "o"));
-  // --layer N given a stack: the error says which --layer reads one.
-  save(t / "stack.npy", stack({h, h}, true));
+  // --layer N given a stack of neither L, L + 1 nor one entry: named, with the counts.
+  save(t / "stack.npy", stack({h, h, h, h}, true));
   check_cli_failure(
       run(bin() + " --model " + model + " --layer 1 --input " + q(t / "stack.npy") + out), 65,
-      {"stack.npy", "(2, 1, 6, 64)", "--layer all"});
+      {"stack.npy", "(layers, B, S, C)", "found 4"});
   // (layers, S, C) with as many entries as layers runs as one (B, S, C)
   // input, and the warning says how to make it a stack.
   save(t / "ls.npy", stack({h, h}, false));  // (2, S, C)
@@ -441,4 +441,46 @@ TEST_CASE("cli_layers: --layer all killed after a layer resumes with only the mi
   check_cli_failure(run(bin() + " " + run_args + " --recent 3"), 73,
                     {"manifest.json", "layer_0", "--recent: was not given, now 3"});
   CHECK(attn::test::snapshot(out) == before);
+}
+
+TEST_CASE("cli_layers: --layer N with a stack takes entry N, as the run on that entry alone") {
+  // CONTRACT.md "(v4) Inputs": a (layers, B, S, C) stack of L or L + 1
+  // entries, a folder of layer_N.npy, or a stack on standard input.
+  attn::test::TempDir t;
+  const std::string model = q(src("data/tiny-llama"));
+  const attn::Tensor h = npy(src("data/tiny-llama-hidden.npy"));  // (S, C)
+  attn::Tensor half = h, junk = h;
+  for (float& v : half.data) v *= 0.5f;
+  for (float& v : junk.data) v = 1e3f;
+  save(t / "half.npy", stack({half}, true));                    // (1, S, C): entry 1 alone
+  save(t / "stack.npy", stack({h, half}, true));                // (2, 1, S, C)
+  save(t / "hidden_states.npy", stack({h, half, junk}, true));  // (3, 1, S, C)
+  save(t / "one_entry.npy", stack({half}, true));               // (1, 1, S, C)
+  fs::create_directories(t / "fold");
+  save(t / "fold/layer_1.npy", stack({half}, false));
+  const std::string layer1 = bin() + " -q --model " + model + " --layer 1 --input ";
+  auto alone = run(layer1 + q(t / "half.npy") + " -o " + q(t / "alone"));
+  REQUIRE_MESSAGE(alone.exit_code == 0, alone.err);
+  // The alone run is the torch-checked single-layer path; each stack form equals it.
+  for (const auto& [input, name] :
+       std::vector<std::pair<std::string, std::string>>{{q(t / "stack.npy"), "stack"},
+                                                        {q(t / "hidden_states.npy"), "hs"},
+                                                        {q(t / "one_entry.npy"), "one"},
+                                                        {q(t / "fold"), "fold"},
+                                                        {"- < " + q(t / "stack.npy"), "pipe"}}) {
+    CAPTURE(name);
+    auto r = run(layer1 + input + " -o " + q(t / name));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    for (const char* f : {"context.npy", "attention.npy"})
+      CHECK(same_file(t / (name + "/" + f), t / ("alone/" + std::string(f))));
+  }
+  CHECK(run_json(t / "stack")["inputs"]["input"] == t / "stack.npy[1]");
+  CHECK(run_json(t / "fold")["inputs"]["input"] == t / "fold/layer_1.npy");
+  CHECK(run_json(t / "pipe")["inputs"]["input"] == "-[1]");
+  // Printed to stdout as well: entry 0 of the stack is the hidden states as given.
+  auto printed = run(bin() + " -q --model " + model + " --layer 0 --input " + q(t / "stack.npy"));
+  save(t / "h.npy", stack({h}, true));  // (1, S, C)
+  auto given = run(bin() + " -q --model " + model + " --layer 0 --input " + q(t / "h.npy"));
+  REQUIRE_MESSAGE(printed.exit_code == 0, printed.err);
+  CHECK(printed.out == given.out);
 }

@@ -133,7 +133,7 @@ TEST_CASE("cli_merge: --shard auto takes K and N from a Slurm array task's varia
                           q(source_path("docs/list_example/inputs.txt")) + " -o " + q(t / "r");
   const std::string clean =
       "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN "
-      "-u SLURM_ARRAY_TASK_MAX ";
+      "-u SLURM_ARRAY_TASK_MAX -u SLURM_ARRAY_TASK_STEP ";
   // --array=0-2: ID and COUNT. --array=1-3 (MIN 1, MAX 3, no COUNT): K = ID - MIN.
   auto r = run(clean + "SLURM_ARRAY_TASK_ID=0 SLURM_ARRAY_TASK_COUNT=3 " + cmd);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
@@ -152,7 +152,7 @@ TEST_CASE("cli_merge: --shard auto takes K and N from a Slurm array task's varia
     std::string env;
     std::vector<std::string> says;
   } bad[] = {
-      {"", {"--shard auto", "SLURM_ARRAY_TASK_ID", "not set"}},
+      {"", {"--shard auto", "SLURM_ARRAY_TASK_ID", "looked for"}},
       {"SLURM_ARRAY_TASK_ID=1 ", {"SLURM_ARRAY_TASK_COUNT", "not set"}},
       {"SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=0 ", {"SLURM_ARRAY_TASK_MAX", "not set"}},
       {"SLURM_ARRAY_TASK_ID=x1 SLURM_ARRAY_TASK_COUNT=3 ", {"SLURM_ARRAY_TASK_ID", "'x1'"}},
@@ -211,7 +211,7 @@ TEST_CASE("cli_merge: one Slurm task resubmitted joins the batch's split") {
                           q(source_path("docs/list_example/inputs.txt")) + " -o " + q(out);
   const std::string clean =
       "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN "
-      "-u SLURM_ARRAY_TASK_MAX ";
+      "-u SLURM_ARRAY_TASK_MAX -u SLURM_ARRAY_TASK_STEP ";
   // --array=1-4 (K = ID - 1); task 3 (shard 2) fails.
   for (int id : {1, 2, 4}) {
     auto r = run(clean + "SLURM_ARRAY_TASK_ID=" + std::to_string(id) +

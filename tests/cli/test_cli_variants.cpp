@@ -243,3 +243,52 @@ TEST_CASE("cli variants: bad v2 inputs fail with one line naming the file and th
                             64, {"--padding-mask", "attention_mask"});
   }
 }
+
+TEST_CASE("cli variants: --attention-mask FILE is the config's attention_mask, checked the same") {
+  // The left-padded Llama case without its attention_mask key: the flag gives
+  // it back, and the run matches PyTorch's numbers for that mask.
+  test::TempDir tmp;
+  const std::string dir = variant_dir("llama3_gqa_rope_left");
+  const std::string cfg = edited_config("llama3_gqa_rope_left", tmp,
+                                        [&](nlohmann::json& c) { c.erase("attention_mask"); });
+  const std::string mask = q(dir + "/attention_mask.npy");
+  auto r =
+      run_binary("--config " + q(cfg) + " -q --attention-mask " + mask + " -o " + q(tmp / "out"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  check_close(npy(tmp / "out/context.npy"), npy(dir + "/expected/context.npy"), "context");
+  check_close(npy(tmp / "out/attention.npy"), npy(dir + "/expected/attention.npy"), "attention");
+  const auto run = nlohmann::json::parse(test::read_text(tmp / "out/run.json"));
+  CHECK(run["inputs"]["attention_mask"] == dir + "/attention_mask.npy");
+  // Over the config's own key, the flag wins (a mask that attends everywhere
+  // would give other maps).
+  const std::string keyed = edited_config("llama3_gqa_rope_left", tmp, [&](nlohmann::json& c) {
+    c["attention_mask"] = nlohmann::json::array({1, 1, 1, 1, 1, 1, 1});
+  });
+  r = run_binary("--config " + q(keyed) + " -q --attention-mask " + mask + " -o " +
+                 q(tmp / "over"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  check_close(npy(tmp / "over/attention.npy"), npy(dir + "/expected/attention.npy"), "attention");
+
+  // The key's checks and messages: a mask of another length names the file.
+  test::write_text(tmp / "short.npy", encode_npy(Tensor({3}, 1.0f)));
+  test::check_cli_failure(
+      run_binary("--config " + q(cfg) + " --attention-mask " + q(tmp / "short.npy")), 65,
+      {"short.npy", "(3,)"});
+  test::check_cli_failure(
+      run_binary("--config " + q(cfg) + " --attention-mask " + q(tmp / "none.npy")), 66,
+      {"none.npy"});
+  // Not with a padding mask, the flag's or the config's (opposite meanings).
+  test::check_cli_failure(
+      run_binary("--config " + q(cfg) + " --attention-mask " + mask + " --padding-mask " + mask),
+      64, {"--attention-mask", "--padding-mask"});
+  const std::string padded = edited_config("llama3_gqa_rope_left", tmp, [&](nlohmann::json& c) {
+    c.erase("attention_mask");
+    c["padding_mask"] = nlohmann::json::array({0, 0, 0, 0, 0, 0, 0});
+  });
+  test::check_cli_failure(run_binary("--config " + q(padded) + " --attention-mask " + mask), 64,
+                          {"--attention-mask", "padding_mask"});
+  CHECK_FALSE(fs::exists(tmp / "none"));
+  // --help lists it.
+  r = run_binary("--help");
+  CHECK_MESSAGE(r.out.find("--attention-mask FILE") != std::string::npos, r.out);
+}

@@ -83,6 +83,7 @@ TEST_CASE("hostile batches: a rerun with any output setting changed is 73 naming
       {"--labels a,b,c,d,e", "--labels"},
       {"--labels-file " + q(t / "labels.txt"), "--labels"},
       {"--padding-mask " + q(t / "mask.npy"), "--padding-mask"},
+      {"--attention-mask " + q(t / "mask.npy"), "--attention-mask"},
   };
   for (const auto& [flags, culprit] : changes) {
     CAPTURE(flags);

@@ -388,9 +388,11 @@ TEST_CASE(
   check_cli_failure(r, 74, {"stdout"});
   CHECK(snapshot(t.path) == before);
   CHECK(temporaries(t.path).empty());
-  // Printing the context to a closed stdout with only a --plot: the same.
+  // Printing the context (--format asks for it beside the picture) to a
+  // closed stdout with only a --plot: the same.
   r = run(bin() + " -q --config " + base_cfg() + " --input " +
-          q(fixtures() + "/npy/valid_fortran_f2.npy") + " --plot " + q(plot) + " >&-");
+          q(fixtures() + "/npy/valid_fortran_f2.npy") + " --plot " + q(plot) +
+          " --format text >&-");
   check_cli_failure(r, 74, {"stdout"});
   CHECK(snapshot(t.path) == before);
   CHECK(temporaries(t.path).empty());

@@ -224,9 +224,10 @@ RunInputs load_inputs(const Config& cfg, const LoadOptions& opt, Tensor x,
     in.sources["padding_mask"] = mask_name;
     const double share = padded_share(*in.padding);
     if (share > 0.5)
-      in.warnings.push_back(mask_name + ": marks " + std::to_string(int(share * 100 + 0.5)) +
-                            "% of the keys as padded (true = padded); a Hugging Face "
-                            "tokenizer's attention_mask (1 = attend) goes in \"attention_mask\"");
+      in.warnings.push_back(
+          mask_name + ": marks " + std::to_string(int(share * 100 + 0.5)) +
+          "% of the keys as padded (true = padded); a Hugging Face "
+          "tokenizer's attention_mask (1 = attend) goes in \"attention_mask\" (--attention-mask)");
   } else if (cfg.attention_mask.given()) {
     const bool inline_mask = cfg.attention_mask.inline_value.has_value();
     const std::string am = inline_mask ? "attention_mask" : cfg.attention_mask.path;

@@ -142,8 +142,8 @@ Tensor batch_input(Tensor t, const Config& cfg, const std::string& name, bool* b
                                 ": expected token embeddings of shape (S, C) or (B, S, C), found " +
                                 shape_str(t.shape) +
                                 (t.ndim() == 4 ? " (a stack of each layer's hidden states, "
-                                                 "(layers, B, S, C), is read by --layer all, "
-                                                 "a range A-B or a list)"
+                                                 "(layers, B, S, C) as .npy, is read with a "
+                                                 "model's --layer N, all, A-B or a list)"
                                                : ""));
   *batched = t.ndim() == 3;
   const std::string as_found = shape_str(t.shape);  // messages give the file's own shape
