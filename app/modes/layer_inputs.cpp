@@ -12,12 +12,13 @@
 #include "attn/run.h"
 
 namespace app {
-namespace {
 
 std::string layer_file(const std::string& dir, std::size_t layer) {
   return (dir.empty() || dir.back() == '/' ? dir : dir + "/") + "layer_" + std::to_string(layer) +
          ".npy";
 }
+
+namespace {
 
 // True when a regular file starts as a .npy does (a JSON input starts with
 // '['). A FIFO is not probed: its bytes can be read once.

@@ -16,6 +16,9 @@
 
 namespace app {
 
+// A per-layer folder's file: DIR/layer_N.npy.
+std::string layer_file(const std::string& dir, std::size_t layer);
+
 // The input of one layer (--layer N) when --input may be a stack: entry N of
 // a (layers, B, S, C) .npy (or of one on standard input), or DIR/layer_N.npy
 // of a folder; `source` says which ("h.npy[3]"). A stack holds the model's

@@ -5,15 +5,9 @@
 
 #include "attn/error.h"
 #include "attn/files.h"
+#include "modes/layer_inputs.h"
 
 namespace app {
-namespace {
-
-std::string layer_file(const std::string& dir, std::size_t layer) {
-  return dir + "/layer_" + std::to_string(layer) + ".npy";
-}
-
-}  // namespace
 
 LayerMaps::LayerMaps(const std::string& path, std::size_t model_layers,
                      const std::vector<std::size_t>& layers)

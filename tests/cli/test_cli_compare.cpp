@@ -152,7 +152,14 @@ TEST_CASE("cli_compare: where the largest difference is, the NMSE and the row KL
 TEST_CASE("cli_compare: --layer all against a stack or a folder of each layer's maps") {
   attn::test::TempDir t;
   const std::string model = q(attn::test::source_path("data/tiny-llama"));
-  const std::string input = q(attn::test::source_path("data/tiny-llama-hidden.npy"));  // (S, C)
+  // Each layer's hidden states: the shipped (S, C) input for both, as a (2, 1, S, C) stack.
+  const attn::Tensor h =
+      attn::read_npy_f32(attn::test::source_path("data/tiny-llama-hidden.npy"), false);
+  attn::Tensor hs({2, 1, h.shape[0], h.shape[1]});
+  std::copy_n(h.ptr(), h.size(), hs.ptr());
+  std::copy_n(h.ptr(), h.size(), hs.ptr() + h.size());
+  attn::test::write_text(t / "hidden.npy", attn::encode_npy(hs));
+  const std::string input = q(t / "hidden.npy");
   REQUIRE(
       run(bin() + " -q --model " + model + " --layer all --input " + input + " -o " + q(t / "a"))
           .exit_code == 0);

@@ -354,7 +354,8 @@ TEST_CASE("config: run.json writes back every key of the table, and only those")
   known.insert("from_model");
   CHECK(written == known);
   // Each object's fields, as resolved.
-  CHECK(j["rope"].size() == 5);
+  CHECK(j["rope"].size() == 6);
+  CHECK(j["rope"]["precision"] == "float64");
   CHECK(j["qk_norm"].size() == 6);
   CHECK(j["alibi"] == nlohmann::json{{"max_bias", 8.0}, {"slopes", {0.0625, 0.00390625}}});
   CHECK(j["relative_bias"]["bidirectional"] == true);  // not causal
