@@ -179,6 +179,16 @@ void setup_options(CLI::App& app, Options& opt) {
   pics->add_option("--recent", opt.recent, "with --summary: the recent window W (default 64)")
       ->type_name("W")
       ->check(CLI::Range(1, 1 << 30));
+  pics->add_flag("--key-stats", opt.key_stats,
+                 "per head and key over the selected query rows: summed weight (H2O), largest "
+                 "weight, votes of the last --window rows and those max-pooled over --pool keys "
+                 "(SnapKV): key_stats.npy, key_stats.csv");
+  pics->add_option("--window", opt.window,
+                   "with --key-stats: the last W query rows vote (default 32)")
+      ->type_name("W");
+  pics->add_option("--pool", opt.pool,
+                   "with --key-stats: the votes' max-pooling kernel K over keys, odd (default 7)")
+      ->type_name("K");
   pics->add_option("--compare", opt.compare,
                    "maps made elsewhere (HF eager, TransformerLens), shaped as attention.npy: "
                    "each head's largest difference on stderr and in run.json")

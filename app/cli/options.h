@@ -57,6 +57,9 @@ struct Options {
   std::optional<std::size_t> top_k;        // --top-k K: topk_values.npy, topk_indices.npy
   bool summary = false;                    // summary.npy, summary.csv, summary.json
   std::optional<std::size_t> recent;       // --recent W for --summary (default 64)
+  bool key_stats = false;                  // key_stats.npy, key_stats.csv
+  std::optional<long long> window;         // --window W for --key-stats (default 32)
+  std::optional<long long> pool;           // --pool K for --key-stats (odd, default 7)
   std::optional<std::string> compare;      // --compare FILE.npy: maps made elsewhere
   std::optional<double> compare_tol;       // --compare-tol X: a larger error is exit 1
   std::size_t batch_index = 0;             // which batch entry --plot/--show draw

@@ -72,7 +72,8 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   // slower map-producing path on a run that would not produce maps.
   std::optional<Progress> progress;
   std::optional<ProgressSink> progress_sink;
-  if (plan.progress && (!sinks.empty() || plan.stats || plan.top_k || plan.summary)) {
+  if (plan.progress &&
+      (!sinks.empty() || plan.stats || plan.top_k || plan.summary || plan.key_stats)) {
     progress.emplace("rows", std::uint64_t(B) * Hs * Ls, true);
     progress_sink.emplace(*progress);
     sinks.push_back(&*progress_sink);
@@ -91,6 +92,10 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
     res.summary = std::make_unique<attn::SummarySink>(B, Hs, in.keys(), T, plan.recent,
                                                       attn::selected_or_all(sel.queries, L));
     reducers.push_back(res.summary.get());
+  }
+  if (plan.key_stats) {
+    res.key_stats = std::make_unique<attn::KeyStatsSink>(B, Hs, Ls, T, plan.window, plan.pool);
+    reducers.push_back(res.key_stats.get());
   }
   // The selection feeds them; the mean over heads feeds the selection; the
   // statistics see every head.
@@ -208,6 +213,12 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
     run["summary"] = {{"columns", attn::summary_column_names()},
                       {"recent", r.summary ? r.summary->recent() : 0}};
   }
+  if (f.key_stats_shape && r.key_stats) {
+    run["shapes"]["key_stats"] = *f.key_stats_shape;
+    run["key_stats"] = {{"columns", attn::key_stats_column_names()},
+                        {"window", r.key_stats->window()},
+                        {"pool", r.key_stats->pool()}};
+  }
   if (f.topk_shape) {
     run["shapes"]["topk_values"] = *f.topk_shape;
     run["shapes"]["topk_indices"] = *f.topk_shape;
@@ -269,6 +280,15 @@ nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& 
   } else {
     for (const char* name : {"summary.npy", "summary.csv", "summary.json"})
       out.remove_on_commit(name);
+  }
+  if (res.key_stats && f.key_stats_shape) {
+    attn::Tensor stats = res.key_stats->result();  // (B, H', T', 4)
+    const auto heads = attn::selected_or_all(f.selection.heads, stats.shape[1]);
+    out.add("key_stats.csv", attn::key_stats_csv(stats, heads));
+    stats.shape = *f.key_stats_shape;
+    out.write_at(out.add_streamed_npy("key_stats.npy", stats.shape), 0, stats.ptr(), stats.size());
+  } else {
+    for (const char* name : {"key_stats.npy", "key_stats.csv"}) out.remove_on_commit(name);
   }
   if (!f.topk_shape) {
     out.remove_on_commit("topk_values.npy");

@@ -16,6 +16,7 @@
 
 #include "attn/attention.h"
 #include "attn/config.h"
+#include "attn/key_stats.h"
 #include "attn/map_select.h"
 #include "attn/map_summary.h"
 #include "attn/output.h"
@@ -46,7 +47,11 @@ struct JobPlan {
   std::vector<std::size_t> topk_shape;
   // --summary: per row and per head reductions kept in JobResult::summary.
   bool summary = false;
-  std::size_t recent = 64;     // --recent W
+  std::size_t recent = 64;  // --recent W
+  // --key-stats: per head and key reductions kept in JobResult::key_stats.
+  bool key_stats = false;
+  std::size_t window = 32;     // --window W
+  std::size_t pool = 7;        // --pool K
   bool keep_all_maps = false;  // --attn-stdout
   // --compare: the other maps, laid out as attention.npy (maps_shape); each
   // head's largest difference lands in JobResult::compare_max_abs.
@@ -67,11 +72,12 @@ struct JobResult {
   attn::Tensor maps;                   // (B, H, L, T') ((B, 1, L, T') averaged) when keep_all_maps
   std::optional<MapCapture> capture;   // when capture
   std::vector<attn::HeadStats> stats;  // when stats
-  std::unique_ptr<attn::SummarySink> summary;  // when plan.summary
-  std::vector<double> compare_max_abs;         // (H') when plan.compare_to
-  double compute_ms = 0;                       // the forward pass, without the context writes below
-  bool context_written = false;                // context.npy already written to plan.out
-  double context_write_ms = 0;                 // time spent writing it during the forward pass
+  std::unique_ptr<attn::SummarySink> summary;     // when plan.summary
+  std::unique_ptr<attn::KeyStatsSink> key_stats;  // when plan.key_stats
+  std::vector<double> compare_max_abs;            // (H') when plan.compare_to
+  double compute_ms = 0;         // the forward pass, without the context writes below
+  bool context_written = false;  // context.npy already written to plan.out
+  double context_write_ms = 0;   // time spent writing it during the forward pass
 };
 
 // One input's forward pass (in.x (B, L, C) and the rest of RunInputs).
@@ -101,8 +107,9 @@ struct RunFacts {
   std::vector<std::size_t> context_shape;
   std::optional<std::vector<std::size_t>> maps_shape;  // when attention.npy is written
   attn::MapSelection selection;  // --heads / --queries / --keys as given (empty = all)
-  std::optional<std::vector<std::size_t>> topk_shape;     // when topk_*.npy are written
-  std::optional<std::vector<std::size_t>> summary_shape;  // when summary.* are written
+  std::optional<std::vector<std::size_t>> topk_shape;       // when topk_*.npy are written
+  std::optional<std::vector<std::size_t>> summary_shape;    // when summary.* are written
+  std::optional<std::vector<std::size_t>> key_stats_shape;  // when key_stats.* are written
   int threads = 1;
   double load_ms = 0, compute_ms = 0, write_ms = 0;
 };

@@ -109,6 +109,10 @@ int run_forward(const Options& opt) {
     throw attn::Error(attn::Exit::usage,
                       "--top-k: writes topk_values.npy and topk_indices.npy, so it needs an "
                       "output folder (--out-dir or the config's output.dir)");
+  if (opt.key_stats && !to_dir)
+    throw attn::Error(attn::Exit::usage,
+                      "--key-stats: writes key_stats.npy and key_stats.csv, so it needs an output "
+                      "folder (--out-dir or the config's output.dir)");
   if (opt.summary && !to_dir)
     throw attn::Error(attn::Exit::usage,
                       "--summary: writes summary.npy, summary.csv and summary.json, so it needs an "

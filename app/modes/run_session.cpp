@@ -101,6 +101,19 @@ attn::MapSelection RunSession::selection(const SessionInput& in) const {
     sel.keys = parse_index_list(opt_.keys_spec, map_keys(in), "--keys", "key");
   if (opt_.recent && !opt_.summary)
     throw attn::Error(attn::Exit::usage, "--recent: sets --summary's window; give --summary too");
+  if (opt_.window && !opt_.key_stats)
+    throw attn::Error(attn::Exit::usage,
+                      "--window: sets --key-stats' voting rows; give --key-stats too");
+  if (opt_.pool && !opt_.key_stats)
+    throw attn::Error(attn::Exit::usage, "--pool: sets --key-stats' pooling; give --key-stats too");
+  if (opt_.window && *opt_.window < 1)
+    throw attn::Error(attn::Exit::usage, "--window: expected the voting query rows W >= 1, found " +
+                                             std::to_string(*opt_.window));
+  if (opt_.pool && (*opt_.pool < 1 || *opt_.pool % 2 == 0))
+    throw attn::Error(attn::Exit::usage,
+                      "--pool: expected an odd kernel K >= 1 (max_pool1d with padding K // 2 keeps "
+                      "every key), found " +
+                          std::to_string(*opt_.pool));
   if (opt_.top_k && (*opt_.top_k == 0 || *opt_.top_k > map_keys(in)))
     throw attn::Error(attn::Exit::usage, "--top-k: expected 1 to " + std::to_string(map_keys(in)) +
                                              " (the keys of a map row), found " +
@@ -141,6 +154,11 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
     plan.summary = true;
     plan.recent = opt_.recent.value_or(64);
   }
+  if (out && opt_.key_stats) {
+    plan.key_stats = true;
+    plan.window = std::size_t(opt_.window.value_or(32));
+    plan.pool = std::size_t(opt_.pool.value_or(7));
+  }
   plan.average_heads = cfg_.output_average_heads;
   plan.threads = threads_;
   plan.check_overflow = !opt_.allow_nonfinite;
@@ -172,6 +190,13 @@ nlohmann::json RunSession::stage(attn::OutputDir& out, const SessionInput& in, c
   if (opt_.summary) {
     f.summary_shape = maps_shape(in);
     f.summary_shape->back() = attn::kSummaryColumns;
+  }
+  if (opt_.key_stats) {
+    // maps_shape without its queries: [B,] [H',] T', 4.
+    f.key_stats_shape = maps_shape(in);
+    f.key_stats_shape->pop_back();
+    f.key_stats_shape->back() = map_keys(in);
+    f.key_stats_shape->push_back(4);
   }
   if (opt_.top_k) {
     f.topk_shape = maps_shape(in);

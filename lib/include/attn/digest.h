@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace attn {
 
@@ -40,6 +41,22 @@ struct DigestRequest {
   std::size_t top_k = 0;   // the K largest weights per row (0 = none)
   bool summary = false;    // the summary columns and distance histograms (map_summary.h)
   std::size_t recent = 0;  // W of the summary's recent column
+  // --key-stats: per query row i of the L the sink receives, 0 = not counted,
+  // kKeyRowCounted = summed into the per-key statistics, kKeyRowVotes = also
+  // one of the voting rows (the last W); empty = no per-key statistics.
+  std::vector<std::uint8_t> key_rows;
+};
+constexpr std::uint8_t kKeyRowCounted = 1, kKeyRowVotes = 2;
+
+// One query block's contribution to the per-key statistics of a (b, h): over
+// the block's counted rows, per key j in [begin, begin + count) of the T'
+// columns, the summed weight, the largest weight and the voting rows' summed
+// weight (keys outside the range got no weight from the block).
+struct KeySums {
+  std::size_t begin = 0, count = 0;
+  const double* sum = nullptr;    // (count)
+  const float* max = nullptr;     // (count)
+  const double* votes = nullptr;  // (count)
 };
 
 // Both requests at once (a tee of two chains): rows when either needs them.

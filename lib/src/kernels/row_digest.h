@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "attn/digest.h"
+#include "kernels/key_sums.h"
 
 namespace attn::kernels {
 
@@ -51,6 +52,11 @@ class RowDigest {
   // overflow checks stop the run otherwise): the block's digests are not
   // valid, and its rows must come from the maps path.
   bool fallback = false;
+
+  // --key-stats: the request's key_rows (L), or nullptr; the streaming kernel
+  // then sweeps the block's keys into key_sums once its rows are final.
+  const std::uint8_t* key_rows = nullptr;
+  KeyColumnSums key_sums;
 
  private:
   void finish_summary(std::size_t r, float m, std::int64_t argmax);

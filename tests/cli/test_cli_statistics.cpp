@@ -1,0 +1,141 @@
+// cli_statistics: the statistics research asks for, through the built binary
+// (CONTRACT.md "(v4) Comparisons, statistics, intermediates"): --key-stats
+// against float64 column reductions of a full run's attention.npy, with and
+// without maps in the same run, selections, the files and run.json; bad
+// values exit 64 naming the flag with nothing written.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "attn/map_select.h"
+#include "attn/npy.h"
+#include "cli_checks.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using attn::test::check_cli_failure;
+using attn::test::q;
+using attn::test::run;
+
+namespace {
+
+std::string bin() { return attn::test::quoted_binary(); }
+std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
+
+nlohmann::json run_json(const std::string& dir) {
+  return nlohmann::json::parse(attn::test::read_text(dir + "/run.json"));
+}
+
+attn::Tensor npy(const std::string& path) { return attn::read_npy_f32(path, false); }
+
+}  // namespace
+
+TEST_CASE("cli_statistics: --key-stats equals the float64 column reductions of the full maps") {
+  attn::test::TempDir t;
+  // raschka_mha_causal: B = 2, H = 2, S = 6 (causal); warner_multi: (H, S, S), not causal.
+  for (const char* config : {"raschka_mha_causal.json", "warner_multi.json"}) {
+    CAPTURE(config);
+    const std::string base = bin() + " -q --config " + cfg(config) + " --out-dir ";
+    fs::remove_all(t / "full");
+    REQUIRE(run(base + q(t / "full")).exit_code == 0);
+    attn::Tensor full = npy(t / "full/attention.npy");
+    const bool batched = full.ndim() == 4;
+    if (!batched) full.shape.insert(full.shape.begin(), 1);
+    const std::size_t B = full.shape[0], H = full.shape[1], L = full.shape[2], T = full.shape[3];
+    for (const std::string extra :
+         {"", " --no-attn", " --window 2 --pool 3 --heads 1 --queries 4,0,5 --no-attn",
+          " --window 1 --pool 1 --heads 1,0 --queries 1-3 --threads 1"}) {
+      CAPTURE(extra);
+      fs::remove_all(t / "k");
+      REQUIRE(run(base + q(t / "k") + " --key-stats" + extra).exit_code == 0);
+      const bool picked = extra.find("--heads") != std::string::npos;
+      const bool first_pick = extra.find("--heads 1 ") != std::string::npos;
+      const std::size_t W = !picked ? 32 : first_pick ? 2 : 1, K = !picked ? 7 : first_pick ? 3 : 1;
+      const std::vector<std::size_t> hs = !picked      ? attn::selected_or_all({}, H)
+                                          : first_pick ? std::vector<std::size_t>{1}
+                                                       : std::vector<std::size_t>{1, 0};
+      const std::vector<std::size_t> qs = !picked      ? attn::selected_or_all({}, L)
+                                          : first_pick ? std::vector<std::size_t>{4, 0, 5}
+                                                       : std::vector<std::size_t>{1, 2, 3};
+      const attn::Tensor got = npy(t / "k/key_stats.npy");
+      std::vector<std::size_t> want_shape = {B, hs.size(), T, 4};
+      if (!batched) want_shape.erase(want_shape.begin());
+      REQUIRE(got.shape == want_shape);
+      std::size_t bad = 0;
+      for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < hs.size(); ++h) {
+          std::vector<double> sum(T, 0.0), mx(T, 0.0), votes(T, 0.0);
+          for (std::size_t k = 0; k < qs.size(); ++k) {
+            const float* p = full.ptr() + ((b * H + hs[h]) * L + qs[k]) * T;
+            for (std::size_t j = 0; j < T; ++j) {
+              sum[j] += p[j];
+              mx[j] = std::max(mx[j], double(p[j]));
+              if (k + W >= qs.size()) votes[j] += p[j];
+            }
+          }
+          const float* v = got.ptr() + (b * hs.size() + h) * T * 4;
+          for (std::size_t j = 0; j < T; ++j) {
+            double pooled = 0.0;  // max_pool1d(votes, K, 1, K // 2)
+            for (std::size_t c = j >= K / 2 ? j - K / 2 : 0; c <= j + K / 2 && c < T; ++c)
+              pooled = std::max(pooled, votes[c]);
+            bad += !(std::abs(v[j * 4 + 0] - sum[j]) <= 1e-6 + 1e-6 * sum[j]);
+            bad += !(std::abs(v[j * 4 + 1] - mx[j]) <= 1e-6);
+            bad += !(std::abs(v[j * 4 + 2] - votes[j]) <= 1e-6 + 1e-6 * votes[j]);
+            bad += !(std::abs(v[j * 4 + 3] - pooled) <= 1e-6 + 1e-6 * pooled);
+          }
+        }
+      CHECK(bad == 0);
+      const std::string csv = attn::test::read_text(t / "k/key_stats.csv");
+      CHECK(csv.rfind("batch,head,key,sum,max,votes,pooled_votes\n", 0) == 0);
+      CHECK(attn::test::count_of(csv, "\n") == 1 + B * hs.size() * T);
+      if (picked) CHECK(csv.find("\n0,1,0,") != std::string::npos);  // the model's head numbers
+      const auto js = run_json(t / "k");
+      CHECK(js["shapes"]["key_stats"] == nlohmann::json(want_shape));
+      CHECK(js["key_stats"]["window"] == W);
+      CHECK(js["key_stats"]["pool"] == K);
+    }
+    // A rerun without --key-stats leaves no stale statistics behind.
+    REQUIRE(run(base + q(t / "k")).exit_code == 0);
+    CHECK(!fs::exists(t / "k/key_stats.npy"));
+    CHECK(!fs::exists(t / "k/key_stats.csv"));
+  }
+}
+
+TEST_CASE("cli_statistics: --pool even or < 1, --window < 1, or either alone is exit 64") {
+  attn::test::TempDir t;
+  const std::string base = bin() + " --config " + cfg("raschka_mha_causal.json");
+  const std::string o = " -o " + q(t / "o");
+  check_cli_failure(run(base + " --key-stats"), 64, {"--key-stats", "--out-dir"});
+  check_cli_failure(run(base + o + " --key-stats --pool 4"), 64, {"--pool", "odd"});
+  check_cli_failure(run(base + o + " --key-stats --pool 0"), 64, {"--pool"});
+  check_cli_failure(run(base + o + " --key-stats --pool -3"), 64, {"--pool"});
+  check_cli_failure(run(base + o + " --key-stats --window 0"), 64, {"--window"});
+  check_cli_failure(run(base + o + " --window 3"), 64, {"--window", "--key-stats"});
+  check_cli_failure(run(base + o + " --pool 3"), 64, {"--pool", "--key-stats"});
+  CHECK(!fs::exists(t / "o"));
+}
+
+TEST_CASE(
+    "cli_statistics: --input-list writes each input's key statistics; a rerun with "
+    "another --window is exit 73 naming it") {
+  attn::test::TempDir t;
+  // Two inputs of the raschka layer: (2, 6, 3) and (6, 3).
+  attn::test::write_text(t / "list.txt", attn::test::source_path("data/sentence_batch.npy") + "\n" +
+                                             attn::test::source_path("data/sentence.npy") + "\n");
+  const std::string base = bin() + " -q --config " + cfg("raschka_mha_causal.json") +
+                           " --input-list " + q(t / "list.txt") + " -o " + q(t / "k") +
+                           " --key-stats";
+  const auto r = run(base + " --window 3");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(npy(t / "k/sentence_batch/key_stats.npy").shape == std::vector<std::size_t>{2, 2, 6, 4});
+  CHECK(npy(t / "k/sentence/key_stats.npy").shape == std::vector<std::size_t>{2, 6, 4});
+  CHECK(run(base + " --window 3").exit_code == 0);  // the same settings resume
+  const auto before = attn::test::snapshot(t / "k");
+  check_cli_failure(run(base + " --window 4"), 73, {"manifest.json", "--window: was 3, now 4"});
+  check_cli_failure(run(base + " --window 3 --pool 5"), 73,
+                    {"manifest.json", "--pool: was 7, now 5"});
+  CHECK(attn::test::snapshot(t / "k") == before);
+}
