@@ -176,9 +176,15 @@ void setup_options(CLI::App& app, Options& opt) {
   pics->add_flag("--summary", opt.summary,
                  "per query row entropy, weight on key 0 and on the recent keys, mean distance, "
                  "argmax; per head a histogram of distances: summary.npy, .csv, .json");
-  pics->add_option("--recent", opt.recent, "with --summary: the recent window W (default 64)")
+  pics->add_option("--recent", opt.recent,
+                   "with --summary or --head-stats: the recent window W (default 64)")
       ->type_name("W")
       ->check(CLI::Range(1, 1 << 30));
+  pics->add_flag("--head-stats", opt.head_stats,
+                 "one row per head: mean weight on the first --sink keys, on the --recent keys, "
+                 "the rest (DuoAttention), mean entropy and distance: head_stats.csv, .json");
+  pics->add_option("--sink", opt.sink, "with --head-stats: the sink keys N (default 4)")
+      ->type_name("N");
   pics->add_flag("--key-stats", opt.key_stats,
                  "per head and key over the selected query rows: summed weight (H2O), largest "
                  "weight, votes of the last --window rows and those max-pooled over --pool keys "
@@ -211,10 +217,14 @@ void setup_options(CLI::App& app, Options& opt) {
   many->add_option("--shard", opt.shard_spec,
                    "K/N: run only lines i with i % N == K; auto: K and N of a Slurm array task")
       ->type_name("K/N");
-  many->add_option("--merge-summaries", opt.merge_dir,
-                   "join DIR/summary-K-of-N.json into DIR/summary.json (no --config); "
-                   "exit 66 naming inputs with no result")
+  many->add_option("--merge-shards", opt.merge_dir,
+                   "join a sharded batch: DIR/summary-K-of-N.json into DIR/summary.json, the "
+                   "inputs' head_stats.json into DIR/head_stats.* (no --config); exit 66 naming "
+                   "inputs with no result")
       ->type_name("DIR");
+  // The old name of --merge-shards, kept working (a note on stderr says the new one).
+  app.add_option("--merge-summaries", opt.merge_dir_old_name, "old name of --merge-shards")
+      ->group("");
 
   auto* run = app.add_option_group("Run", "How to run");
   run->add_option("--threads", opt.threads,
@@ -363,6 +373,14 @@ void apply_layer_flag(Options& opt) {
   opt.layers = f;  // checked against the model's layers by run_layers
 }
 
+void apply_renamed_flags(Options& opt) {
+  if (!opt.merge_dir_old_name) return;
+  if (opt.merge_dir)
+    throw attn::Error(attn::Exit::usage,
+                      "--merge-summaries: the old name of --merge-shards; give one of them");
+  opt.merge_dir = opt.merge_dir_old_name;
+}
+
 std::string model_summary_folder(const Options& opt) {
   if (opt.layer || opt.layers || opt.decoder_layer || opt.cross || opt.encoder_output) return "";
   if (!opt.model.empty()) return opt.config.empty() ? opt.model : "";
@@ -375,6 +393,7 @@ void check_option_combinations(const Options& opt) {
   using attn::Exit;
   // Modes first: what needs a config and what stands alone.
   if (opt.merge_dir) {
+    const char* merge_flag = opt.merge_dir_old_name ? "--merge-summaries" : "--merge-shards";
     for (const auto& [given, flag] : {std::pair{!opt.config.empty(), "--config"},
                                       {opt.input_list.has_value(), "--input-list"},
                                       {opt.shard_spec.has_value(), "--shard"},
@@ -383,7 +402,7 @@ void check_option_combinations(const Options& opt) {
                                       {opt.with_residual_norm, "--with-residual-norm"},
                                       {opt.residual, "--residual"}})
       if (given)
-        throw Error(Exit::usage, std::string("--merge-summaries: cannot be combined with ") + flag +
+        throw Error(Exit::usage, std::string(merge_flag) + ": cannot be combined with " + flag +
                                      " (it reads DIR/summary-K-of-N.json alone)");
     return;
   }

@@ -57,6 +57,8 @@ struct Options {
   std::optional<std::size_t> top_k;        // --top-k K: topk_values.npy, topk_indices.npy
   bool summary = false;                    // summary.npy, summary.csv, summary.json
   std::optional<std::size_t> recent;       // --recent W for --summary (default 64)
+  bool head_stats = false;                 // head_stats.csv, head_stats.json
+  std::optional<long long> sink;           // --sink N for --head-stats (default 4)
   bool key_stats = false;                  // key_stats.npy, key_stats.csv
   std::optional<long long> window;         // --window W for --key-stats (default 32)
   std::optional<long long> pool;           // --pool K for --key-stats (odd, default 7)
@@ -69,8 +71,9 @@ struct Options {
 
   // Many inputs (issue 6).
   std::optional<std::string> input_list;
-  std::optional<std::string> shard_spec;  // "K/N"
-  std::optional<std::string> merge_dir;   // --merge-summaries DIR: its own mode, no config
+  std::optional<std::string> shard_spec;          // "K/N"
+  std::optional<std::string> merge_dir;           // --merge-shards DIR: its own mode, no config
+  std::optional<std::string> merge_dir_old_name;  // --merge-summaries DIR, its old name
 
   std::string completion_shell;  // hidden --completion bash: print the script and exit
 };
@@ -82,6 +85,9 @@ constexpr const char* kStdoutDir = "-";
 // --layer as given split into opt.layer (one number) or opt.layers (all, a
 // list, a range, last:N). Exit::usage naming --layer when malformed.
 void apply_layer_flag(Options& opt);
+// --merge-summaries, the old name of --merge-shards: its value moves to merge_dir
+// (main notes the rename on stderr); both given is Error(Exit::usage).
+void apply_renamed_flags(Options& opt);
 
 // --shard K/N parsed; Exit::usage naming --shard when malformed. With
 // "auto", the scheduler's array task: its id `task`, the array's first id

@@ -72,8 +72,8 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   // slower map-producing path on a run that would not produce maps.
   std::optional<Progress> progress;
   std::optional<ProgressSink> progress_sink;
-  if (plan.progress &&
-      (!sinks.empty() || plan.stats || plan.top_k || plan.summary || plan.key_stats)) {
+  if (plan.progress && (!sinks.empty() || plan.stats || plan.top_k || plan.summary ||
+                        plan.key_stats || plan.head_stats)) {
     progress.emplace("rows", std::uint64_t(B) * Hs * Ls, true);
     progress_sink.emplace(*progress);
     sinks.push_back(&*progress_sink);
@@ -92,6 +92,11 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
     res.summary = std::make_unique<attn::SummarySink>(B, Hs, in.keys(), T, plan.recent,
                                                       attn::selected_or_all(sel.queries, L));
     reducers.push_back(res.summary.get());
+  }
+  if (plan.head_stats) {
+    res.head_stats = std::make_unique<attn::HeadStatsSink>(
+        B, Hs, in.keys(), T, plan.sink_keys, plan.recent, attn::selected_or_all(sel.queries, L));
+    reducers.push_back(res.head_stats.get());
   }
   if (plan.key_stats) {
     res.key_stats = std::make_unique<attn::KeyStatsSink>(B, Hs, Ls, T, plan.window, plan.pool);
@@ -213,6 +218,10 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
     run["summary"] = {{"columns", attn::summary_column_names()},
                       {"recent", r.summary ? r.summary->recent() : 0}};
   }
+  if (f.head_stats && r.head_stats)
+    run["head_stats"] = {{"columns", attn::head_stats_column_names()},
+                         {"sink", r.head_stats->sink_keys()},
+                         {"recent", r.head_stats->recent()}};
   if (f.key_stats_shape && r.key_stats) {
     run["shapes"]["key_stats"] = *f.key_stats_shape;
     run["key_stats"] = {{"columns", attn::key_stats_column_names()},
@@ -280,6 +289,19 @@ nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& 
   } else {
     for (const char* name : {"summary.npy", "summary.csv", "summary.json"})
       out.remove_on_commit(name);
+  }
+  if (res.head_stats && f.head_stats) {
+    // The layer as configured (0 for a plain config), the heads numbered as the model does.
+    const std::size_t layer = f.cfg && f.cfg->layer ? std::size_t(*f.cfg->layer) : 0;
+    const auto table = res.head_stats->result(
+        layer, attn::selected_or_all(f.selection.heads, res.head_stats->heads()));
+    out.add("head_stats.csv", attn::head_stats_csv(table));
+    out.add("head_stats.json",
+            attn::head_stats_json(table, res.head_stats->sink_keys(), res.head_stats->recent())
+                    .dump(2) +
+                "\n");
+  } else {
+    for (const char* name : {"head_stats.csv", "head_stats.json"}) out.remove_on_commit(name);
   }
   if (res.key_stats && f.key_stats_shape) {
     attn::Tensor stats = res.key_stats->result();  // (B, H', T', 4)

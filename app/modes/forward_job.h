@@ -16,6 +16,7 @@
 
 #include "attn/attention.h"
 #include "attn/config.h"
+#include "attn/head_stats.h"
 #include "attn/key_stats.h"
 #include "attn/map_select.h"
 #include "attn/map_summary.h"
@@ -48,6 +49,9 @@ struct JobPlan {
   // --summary: per row and per head reductions kept in JobResult::summary.
   bool summary = false;
   std::size_t recent = 64;  // --recent W
+  // --head-stats: per head means kept in JobResult::head_stats (with `recent`).
+  bool head_stats = false;
+  std::size_t sink_keys = 4;  // --sink N
   // --key-stats: per head and key reductions kept in JobResult::key_stats.
   bool key_stats = false;
   std::size_t window = 32;     // --window W
@@ -72,9 +76,10 @@ struct JobResult {
   attn::Tensor maps;                   // (B, H, L, T') ((B, 1, L, T') averaged) when keep_all_maps
   std::optional<MapCapture> capture;   // when capture
   std::vector<attn::HeadStats> stats;  // when stats
-  std::unique_ptr<attn::SummarySink> summary;     // when plan.summary
-  std::unique_ptr<attn::KeyStatsSink> key_stats;  // when plan.key_stats
-  std::vector<double> compare_max_abs;            // (H') when plan.compare_to
+  std::unique_ptr<attn::SummarySink> summary;       // when plan.summary
+  std::unique_ptr<attn::KeyStatsSink> key_stats;    // when plan.key_stats
+  std::unique_ptr<attn::HeadStatsSink> head_stats;  // when plan.head_stats
+  std::vector<double> compare_max_abs;              // (H') when plan.compare_to
   double compute_ms = 0;         // the forward pass, without the context writes below
   bool context_written = false;  // context.npy already written to plan.out
   double context_write_ms = 0;   // time spent writing it during the forward pass
@@ -110,6 +115,7 @@ struct RunFacts {
   std::optional<std::vector<std::size_t>> topk_shape;       // when topk_*.npy are written
   std::optional<std::vector<std::size_t>> summary_shape;    // when summary.* are written
   std::optional<std::vector<std::size_t>> key_stats_shape;  // when key_stats.* are written
+  bool head_stats = false;                                  // head_stats.* are written
   int threads = 1;
   double load_ms = 0, compute_ms = 0, write_ms = 0;
 };

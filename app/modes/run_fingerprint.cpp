@@ -161,6 +161,11 @@ nlohmann::json run_fingerprint(const Options& opt, const attn::Config& cfg,
   fp["--stats"] = opt.stats;
   // Null when not given, so folders from before these flags still resume;
   // with --key-stats its effective window and pool.
+  if (opt.head_stats) {
+    fp["--head-stats"] = true;
+    fp["--sink"] = opt.sink.value_or(4);
+    fp["--recent"] = opt.recent.value_or(64);
+  }
   if (opt.key_stats) {
     fp["--key-stats"] = true;
     fp["--window"] = opt.window.value_or(32);

@@ -109,6 +109,10 @@ int run_forward(const Options& opt) {
     throw attn::Error(attn::Exit::usage,
                       "--top-k: writes topk_values.npy and topk_indices.npy, so it needs an "
                       "output folder (--out-dir or the config's output.dir)");
+  if (opt.head_stats && !to_dir)
+    throw attn::Error(attn::Exit::usage,
+                      "--head-stats: writes head_stats.csv and head_stats.json, so it needs an "
+                      "output folder (--out-dir or the config's output.dir)");
   if (opt.key_stats && !to_dir)
     throw attn::Error(attn::Exit::usage,
                       "--key-stats: writes key_stats.npy and key_stats.csv, so it needs an output "

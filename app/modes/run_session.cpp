@@ -99,8 +99,15 @@ attn::MapSelection RunSession::selection(const SessionInput& in) const {
     sel.queries = parse_index_list(opt_.queries_spec, in.x.shape[1], "--queries", "query row");
   if (!opt_.keys_spec.empty())
     sel.keys = parse_index_list(opt_.keys_spec, map_keys(in), "--keys", "key");
-  if (opt_.recent && !opt_.summary)
-    throw attn::Error(attn::Exit::usage, "--recent: sets --summary's window; give --summary too");
+  if (opt_.recent && !opt_.summary && !opt_.head_stats)
+    throw attn::Error(attn::Exit::usage,
+                      "--recent: sets --summary's or --head-stats' window; give one of them too");
+  if (opt_.sink && !opt_.head_stats)
+    throw attn::Error(attn::Exit::usage,
+                      "--sink: sets --head-stats' sink keys; give --head-stats too");
+  if (opt_.sink && *opt_.sink < 0)
+    throw attn::Error(attn::Exit::usage,
+                      "--sink: expected the sink keys N >= 0, found " + std::to_string(*opt_.sink));
   if (opt_.window && !opt_.key_stats)
     throw attn::Error(attn::Exit::usage,
                       "--window: sets --key-stats' voting rows; give --key-stats too");
@@ -154,6 +161,11 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
     plan.summary = true;
     plan.recent = opt_.recent.value_or(64);
   }
+  if (out && opt_.head_stats) {
+    plan.head_stats = true;
+    plan.recent = opt_.recent.value_or(64);
+    plan.sink_keys = std::size_t(opt_.sink.value_or(4));
+  }
   if (out && opt_.key_stats) {
     plan.key_stats = true;
     plan.window = std::size_t(opt_.window.value_or(32));
@@ -191,6 +203,7 @@ nlohmann::json RunSession::stage(attn::OutputDir& out, const SessionInput& in, c
     f.summary_shape = maps_shape(in);
     f.summary_shape->back() = attn::kSummaryColumns;
   }
+  f.head_stats = opt_.head_stats;
   if (opt_.key_stats) {
     // maps_shape without its queries: [B,] [H',] T', 4.
     f.key_stats_shape = maps_shape(in);

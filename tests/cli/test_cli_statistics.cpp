@@ -139,3 +139,141 @@ TEST_CASE(
                     {"manifest.json", "--pool: was 7, now 5"});
   CHECK(attn::test::snapshot(t / "k") == before);
 }
+
+namespace {
+
+// head_stats.json's rows by head: column -> value.
+std::vector<nlohmann::json> heads_of(const std::string& path) {
+  const auto j = nlohmann::json::parse(attn::test::read_text(path));
+  return j["heads"].get<std::vector<nlohmann::json>>();
+}
+
+}  // namespace
+
+TEST_CASE("cli_statistics: --head-stats equals the float64 row reductions of the full maps") {
+  attn::test::TempDir t;
+  for (const char* config : {"raschka_mha_causal.json", "warner_multi.json"}) {
+    CAPTURE(config);
+    const std::string base = bin() + " -q --config " + cfg(config) + " --out-dir ";
+    fs::remove_all(t / "full");
+    REQUIRE(run(base + q(t / "full")).exit_code == 0);
+    attn::Tensor full = npy(t / "full/attention.npy");
+    if (full.ndim() == 3) full.shape.insert(full.shape.begin(), 1);
+    const std::size_t B = full.shape[0], H = full.shape[1], L = full.shape[2], T = full.shape[3];
+    for (const std::string extra :
+         {"", " --no-attn --sink 1 --recent 2", " --sink 2 --recent 3 --heads 1 --queries 5,2"}) {
+      CAPTURE(extra);
+      fs::remove_all(t / "h");
+      REQUIRE(run(base + q(t / "h") + " --head-stats" + extra).exit_code == 0);
+      const std::size_t N = extra.empty() ? 4 : extra.find("--sink 1") != std::string::npos ? 1 : 2;
+      const std::size_t R = extra.empty() ? 64 : N == 1 ? 2 : 3;
+      const bool picked = extra.find("--heads") != std::string::npos;
+      const std::vector<std::size_t> hs =
+          picked ? std::vector<std::size_t>{1} : attn::selected_or_all({}, H);
+      const std::vector<std::size_t> qs =
+          picked ? std::vector<std::size_t>{5, 2} : attn::selected_or_all({}, L);
+      const auto got = heads_of(t / "h/head_stats.json");
+      REQUIRE(got.size() == hs.size());
+      for (std::size_t k = 0; k < hs.size(); ++k) {
+        double sink = 0, recent = 0, entropy = 0, distance = 0;
+        for (std::size_t b = 0; b < B; ++b)
+          for (std::size_t i : qs) {
+            const float* p = full.ptr() + ((b * H + hs[k]) * L + i) * T;
+            double total = 0, ent = 0, dist = 0;
+            for (std::size_t j = 0; j < T; ++j) {
+              total += p[j];
+              if (p[j] > 0) ent -= p[j] * std::log(double(p[j]));
+              dist += p[j] * double(i > j ? i - j : j - i);
+              if (j < N) sink += p[j];
+              if (j >= N && j <= i && j + R > i) recent += p[j];
+            }
+            entropy += ent;
+            distance += dist / total;
+          }
+        const double n = double(B * qs.size());
+        CAPTURE(k);
+        CHECK(got[k]["head"] == hs[k]);
+        CHECK(got[k]["layer"] == 0);
+        CHECK(std::abs(got[k]["sink"].get<double>() - sink / n) <= 1e-6);
+        CHECK(std::abs(got[k]["recent"].get<double>() - recent / n) <= 1e-6);
+        CHECK(std::abs(got[k]["other"].get<double>() - (1 - sink / n - recent / n)) <= 2e-6);
+        CHECK(std::abs(got[k]["entropy"].get<double>() - entropy / n) <= 1e-5);
+        CHECK(std::abs(got[k]["distance"].get<double>() - distance / n) <= 1e-5);
+      }
+      const std::string csv = attn::test::read_text(t / "h/head_stats.csv");
+      CHECK(csv.rfind("layer,head,sink,recent,other,entropy,distance\n", 0) == 0);
+      CHECK(attn::test::count_of(csv, "\n") == 1 + hs.size());
+      const auto js = run_json(t / "h");
+      CHECK(js["head_stats"]["sink"] == N);
+      CHECK(js["head_stats"]["recent"] == R);
+    }
+  }
+}
+
+TEST_CASE("cli_statistics: a batch's merged head table is the table of its inputs put together") {
+  attn::test::TempDir t;
+  // Two inputs of the raschka layer (C = 3, S = 6): (2, 6, 3) and (6, 3),
+  // different numbers; then their concatenation (3, 6, 3) as one input.
+  const attn::Tensor a = attn::test::random_tensor({2, 6, 3}, 21);
+  attn::Tensor b = attn::test::random_tensor({6, 3}, 22), both({3, 6, 3});
+  std::copy(a.data.begin(), a.data.end(), both.data.begin());
+  std::copy(b.data.begin(), b.data.end(), both.data.begin() + 36);
+  attn::test::write_text(t / "a.npy", attn::encode_npy(a));
+  attn::test::write_text(t / "b.npy", attn::encode_npy(b));
+  attn::test::write_text(t / "both.npy", attn::encode_npy(both));
+  attn::test::write_text(t / "list.txt", "a.npy\nb.npy\n");
+  const std::string base = bin() + " -q --config " + cfg("raschka_mha_causal.json") +
+                           " --head-stats --sink 1 --recent 2 --no-attn";
+  auto r = run(base + " --input-list " + q(t / "list.txt") + " -o " + q(t / "batch"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  r = run(base + " --input " + q(t / "both.npy") + " -o " + q(t / "both"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto merged = heads_of(t / "batch/head_stats.json");
+  const auto together = heads_of(t / "both/head_stats.json");
+  const auto ta = heads_of(t / "batch/a/head_stats.json"),
+             tb = heads_of(t / "batch/b/head_stats.json");
+  REQUIRE(merged.size() == together.size());
+  for (std::size_t h = 0; h < merged.size(); ++h)
+    for (const char* c : {"sink", "recent", "other", "entropy", "distance"}) {
+      CAPTURE(h);
+      CAPTURE(c);
+      CHECK(merged[h]["inputs"] == 2);
+      CHECK(std::abs(merged[h][c].get<double>() - together[h][c].get<double>()) <= 1e-6);
+      // The spread of the inputs' means (rows 12 and 6), ddof 0.
+      const double va = ta[h][c].get<double>(), vb = tb[h][c].get<double>();
+      const double mean = (12 * va + 6 * vb) / 18;
+      const double sd =
+          std::sqrt((12 * (va - mean) * (va - mean) + 6 * (vb - mean) * (vb - mean)) / 18);
+      CHECK(std::abs(merged[h][std::string(c) + "_std"].get<double>() - sd) <= 1e-9);
+      CHECK(sd > 0);
+    }
+  CHECK(attn::test::read_text(t / "batch/head_stats.csv")
+            .rfind("layer,head,inputs,sink,sink_std,recent,recent_std,", 0) == 0);
+}
+
+TEST_CASE("cli_statistics: --layer all writes one head table for every layer") {
+  attn::test::TempDir t;
+  const std::string base = bin() + " -q --model " + q(attn::test::source_path("data/tiny-llama")) +
+                           " --layer all --input " +
+                           q(attn::test::source_path("data/tiny-llama-hidden-layers.npy")) +
+                           " --head-stats --no-attn -o ";
+  REQUIRE(run(base + q(t / "all")).exit_code == 0);
+  const auto all = heads_of(t / "all/head_stats.json");
+  const auto l0 = heads_of(t / "all/layer_0/head_stats.json"),
+             l1 = heads_of(t / "all/layer_1/head_stats.json");
+  REQUIRE(all.size() == l0.size() + l1.size());
+  for (std::size_t k = 0; k < l0.size(); ++k) CHECK(all[k] == l0[k]);
+  for (std::size_t k = 0; k < l1.size(); ++k) CHECK(all[l0.size() + k] == l1[k]);
+  CHECK(l1[0]["layer"] == 1);
+  CHECK(attn::test::count_of(attn::test::read_text(t / "all/head_stats.csv"), "\n1,") == l1.size());
+}
+
+TEST_CASE("cli_statistics: --head-stats without an output folder, --sink alone or < 0 is exit 64") {
+  attn::test::TempDir t;
+  const std::string base = bin() + " --config " + cfg("raschka_mha_causal.json");
+  const std::string o = " -o " + q(t / "o");
+  check_cli_failure(run(base + " --head-stats"), 64, {"--head-stats", "--out-dir"});
+  check_cli_failure(run(base + o + " --sink 2"), 64, {"--sink", "--head-stats"});
+  check_cli_failure(run(base + o + " --head-stats --sink -1"), 64, {"--sink"});
+  CHECK(!fs::exists(t / "o"));
+}

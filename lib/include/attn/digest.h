@@ -28,6 +28,13 @@ enum SummaryColumn : std::size_t {
   kArgmax = 4,    // the first j of the largest weight (numpy's argmax), of the T' columns
   kSummaryColumns = 5
 };
+// --head-stats' columns per row, beside the summary's (with the summary's W as R).
+enum HeadColumn : std::size_t {
+  kRowTotal = 0,    // sum of p_j over the row's T' keys (below 1 with a sink)
+  kSinkKeys = 1,    // sum of p_j over the first N keys, j < N
+  kRecentKeys = 2,  // sum of p_j over i - R < j <= i with j >= N
+  kHeadColumns = 3
+};
 // Bins of attended distances |i - j|: bin 0 holds distance 0, bin k >= 1
 // the distances [2^(k-1), 2^k). `bins` for distances up to max_distance.
 std::size_t distance_bins(std::size_t max_distance);
@@ -37,10 +44,12 @@ std::size_t distance_bin_hi(std::size_t k);
 
 // What a chain of sinks needs from each block of rows.
 struct DigestRequest {
-  bool rows = true;        // some listener needs the weights themselves (the maps path)
-  std::size_t top_k = 0;   // the K largest weights per row (0 = none)
-  bool summary = false;    // the summary columns and distance histograms (map_summary.h)
-  std::size_t recent = 0;  // W of the summary's recent column
+  bool rows = true;           // some listener needs the weights themselves (the maps path)
+  std::size_t top_k = 0;      // the K largest weights per row (0 = none)
+  bool summary = false;       // the summary columns and distance histograms (map_summary.h)
+  std::size_t recent = 0;     // W of the summary's recent column
+  bool head = false;          // the HeadColumn sums (with the summary)
+  std::size_t sink_keys = 0;  // N of kSinkKeys
   // --key-stats: per query row i of the L the sink receives, 0 = not counted,
   // kKeyRowCounted = summed into the per-key statistics, kKeyRowVotes = also
   // one of the voting rows (the last W); empty = no per-key statistics.
@@ -72,6 +81,7 @@ struct RowDigests {
   const float* summary = nullptr;              // (n, columns) in SummaryColumn order
   std::size_t bins = 0;                        // distance bins per row (>= the sink's own)
   const double* histogram = nullptr;           // (n, bins): the row's weight per distance bin
+  const float* head = nullptr;                 // (n, kHeadColumns), or nullptr
 
   // Rows [r, r + len) of this block.
   RowDigests rows(std::size_t r, std::size_t len) const;

@@ -78,6 +78,11 @@ class RowDigest {
   // (weight, weight x distance, the recent window), key 0's raw score, and
   // the distance bins (n, bins).
   std::vector<double> l_keys_, plogp_, l_pos_, dist_, recent_, hist_;
+  // --head-stats: per row the first N keys' and the recent keys' (j >= N) sums.
+  bool head_ = false;
+  std::size_t N_ = 0;
+  std::vector<double> sink_sum_, recent_after_sink_;
+  std::vector<float> head_out_;
   std::vector<float> first_;
   // finish's results.
   std::vector<float> values_, summary_out_;
