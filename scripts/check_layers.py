@@ -23,7 +23,7 @@ PUBLIC = {
     "family": "layout geometry model_folder",
     "config": "config",
     "layer": "weights",
-    "forward": "attention masks",
+    "forward": "attention masks check_f64",
     "outputs": "output writers report stats map_select map_topk map_summary key_stats head_stats",
     "run": "run api",
 }

@@ -195,6 +195,17 @@ void setup_options(CLI::App& app, Options& opt) {
   pics->add_option("--pool", opt.pool,
                    "with --key-stats: the votes' max-pooling kernel K over keys, odd (default 7)")
       ->type_name("K");
+  pics->add_option("--check-f64", opt.check_f64,
+                   "recompute N query rows per head (evenly spaced; all: every row) in float64 "
+                   "from the same weights and inputs: the largest errors of the maps and the "
+                   "context on stderr and in run.json (runs the maps path)")
+      ->type_name("N|all")
+      ->expected(0, 1)
+      ->default_str("16");
+  pics->add_option("--check-tol", opt.check_tol,
+                   "with --check-f64: exit 1 when an error is above X")
+      ->type_name("X")
+      ->check(CLI::NonNegativeNumber);
   pics->add_option("--compare", opt.compare,
                    "maps made elsewhere (HF eager, TransformerLens), shaped as attention.npy: "
                    "each head's largest difference on stderr and in run.json")
@@ -419,6 +430,9 @@ void check_option_combinations(const Options& opt) {
   }
   if (opt.config.empty() && opt.model.empty())
     throw Error(Exit::usage, "--config: a config file is required, or --model DIR (try --help)");
+  if (opt.check_f64 && (opt.input_list || opt.layers))
+    throw Error(Exit::usage, std::string("--check-f64: checks one run; not with ") +
+                                 (opt.input_list ? "--input-list" : "--layer " + opt.layer_flag));
   if (opt.decoder_layer && (opt.layer || opt.layers))
     throw Error(Exit::usage,
                 "--decoder-layer: cannot be combined with --layer: --layer N runs "

@@ -59,6 +59,8 @@ struct Options {
   std::optional<std::size_t> recent;       // --recent W for --summary (default 64)
   bool head_stats = false;                 // head_stats.csv, head_stats.json
   std::optional<long long> sink;           // --sink N for --head-stats (default 4)
+  std::optional<std::string> check_f64;    // --check-f64 N|all: rows per head in float64
+  std::optional<double> check_tol;         // --check-tol X: a larger error is exit 1
   bool key_stats = false;                  // key_stats.npy, key_stats.csv
   std::optional<long long> window;         // --window W for --key-stats (default 32)
   std::optional<long long> pool;           // --pool K for --key-stats (odd, default 7)

@@ -127,6 +127,9 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   if (plan.average_heads && head) head = &mean.emplace(H, T, *head);
   std::optional<attn::StatsSink> stats;
   if (plan.stats) head = &stats.emplace(H, T, head);
+  // Outermost: it sees every head's rows, and asks for them.
+  std::optional<F64CheckSink> check;
+  if (!plan.check_rows.empty()) head = &check.emplace(L, T, plan.check_rows, head);
 
   attn::ForwardOptions fo;
   fo.attention = head;
@@ -162,6 +165,7 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   if (all) res.maps = std::move(all->maps);
   if (compare) res.compare_max_abs = compare->max_abs();
   if (stats) res.stats = stats->result();
+  if (check) res.check_f64 = check_against_f64(w, spec, in, *check, res.context, plan.threads);
   return res;
 }
 

@@ -23,6 +23,7 @@
 #include "attn/output.h"
 #include "attn/run.h"
 #include "attn/stats.h"
+#include "modes/check_f64.h"
 #include "pictures/map_capture.h"
 
 namespace app {
@@ -54,8 +55,11 @@ struct JobPlan {
   std::size_t sink_keys = 4;  // --sink N
   // --key-stats: per head and key reductions kept in JobResult::key_stats.
   bool key_stats = false;
-  std::size_t window = 32;     // --window W
-  std::size_t pool = 7;        // --pool K
+  std::size_t window = 32;  // --window W
+  std::size_t pool = 7;     // --pool K
+  // --check-f64: these query rows (of L) of every (b, h) against float64;
+  // empty = no check. The result lands in JobResult::check_f64.
+  std::vector<std::size_t> check_rows;
   bool keep_all_maps = false;  // --attn-stdout
   // --compare: the other maps, laid out as attention.npy (maps_shape); each
   // head's largest difference lands in JobResult::compare_max_abs.
@@ -79,6 +83,7 @@ struct JobResult {
   std::unique_ptr<attn::SummarySink> summary;       // when plan.summary
   std::unique_ptr<attn::KeyStatsSink> key_stats;    // when plan.key_stats
   std::unique_ptr<attn::HeadStatsSink> head_stats;  // when plan.head_stats
+  std::optional<F64Check> check_f64;                // when plan.check_rows
   std::vector<double> compare_max_abs;              // (H') when plan.compare_to
   double compute_ms = 0;         // the forward pass, without the context writes below
   bool context_written = false;  // context.npy already written to plan.out

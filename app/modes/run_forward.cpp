@@ -221,6 +221,11 @@ int run_forward(const Options& opt) {
                         {"max_abs_error", errors},
                         {"tol", opt.compare_tol ? nlohmann::json(*opt.compare_tol) : nullptr}};
   }
+  if (res.check_f64)
+    extra["check_f64"] = {{"rows", res.check_f64->rows},
+                          {"attention_max_abs", res.check_f64->attention_max_abs},
+                          {"context_max_rel", res.check_f64->context_max_rel},
+                          {"tol", opt.check_tol ? nlohmann::json(*opt.check_tol) : nullptr}};
   if (to_dir) session.stage(*out, in, res, want_maps, extra);
   if (opt.show) {
     write_stdout(render_terminal(*pic, terminal_colors(), terminal_columns()));
@@ -244,6 +249,22 @@ int run_forward(const Options& opt) {
     std::fprintf(stderr, "compare with %s:\n%s", opt.compare->c_str(),
                  compare_table(res.compare_max_abs, kept_heads).c_str());
     std::fflush(stderr);
+  }
+  if (res.check_f64) {
+    const F64Check& c = *res.check_f64;
+    if (!opt.quiet) {
+      std::fprintf(stderr,
+                   "check-f64: %zu rows per head against float64: attention max abs error %.3g, "
+                   "context max relative error %.3g\n",
+                   c.rows, c.attention_max_abs, c.context_max_rel);
+      std::fflush(stderr);
+    }
+    const double worst = std::max(c.attention_max_abs, c.context_max_rel);
+    if (opt.check_tol && !(worst <= *opt.check_tol)) {
+      spdlog::error("--check-tol: the float64 check's largest error is {:.3g}, above {:.3g}", worst,
+                    *opt.check_tol);
+      return 1;
+    }
   }
   if (opt.compare_tol && !(compare_worst <= *opt.compare_tol)) {
     spdlog::error("--compare-tol: the largest difference from {} is {:.3g}, above {:.3g}",

@@ -7,7 +7,9 @@
 #include <utility>
 
 #include "attn/attention.h"
+#include "attn/check_f64.h"
 #include "attn/error.h"
+#include "attn/escape.h"
 #include "attn/map_summary.h"
 #include "attn/output.h"
 #include "attn/tensor.h"
@@ -67,6 +69,22 @@ void note_input_norm(const attn::Config& cfg) {
       cfg.spec.input_norm->module.empty() ? std::string("kind none") : cfg.spec.input_norm->module);
 }
 
+// --check-f64's N: rows per head (0 = every row); a bare flag is 16.
+std::size_t check_rows_per_head(const Options& opt) {
+  const std::string& v = *opt.check_f64;
+  if (v.empty()) return 16;
+  if (v == "all") return 0;
+  std::size_t n = 0;
+  bool digits = v.size() <= 9;
+  for (char c : v) digits = digits && c >= '0' && c <= '9';
+  if (digits) n = std::stoul(v);
+  if (!digits || n == 0)
+    throw attn::Error(attn::Exit::usage,
+                      "--check-f64: expected a number of rows N >= 1 or all, found \"" +
+                          attn::printable(v) + "\"");
+  return n;
+}
+
 }  // namespace
 
 RunSession::RunSession(const Options& opt, const attn::Config& cfg, attn::LoadedRun model)
@@ -108,6 +126,9 @@ attn::MapSelection RunSession::selection(const SessionInput& in) const {
   if (opt_.sink && *opt_.sink < 0)
     throw attn::Error(attn::Exit::usage,
                       "--sink: expected the sink keys N >= 0, found " + std::to_string(*opt_.sink));
+  if (opt_.check_tol && !opt_.check_f64)
+    throw attn::Error(attn::Exit::usage,
+                      "--check-tol: sets --check-f64's limit; give --check-f64 too");
   if (opt_.window && !opt_.key_stats)
     throw attn::Error(attn::Exit::usage,
                       "--window: sets --key-stats' voting rows; give --key-stats too");
@@ -170,6 +191,15 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
     plan.key_stats = true;
     plan.window = std::size_t(opt_.window.value_or(32));
     plan.pool = std::size_t(opt_.pool.value_or(7));
+  }
+  if (opt_.check_f64) {
+    const std::string why = attn::f64_unsupported(model_.weights, spec_, in.forward_inputs());
+    if (!why.empty())
+      throw attn::Error(attn::Exit::usage,
+                        "--check-f64: the float64 path does not cover " + why +
+                            " (it covers projections, GQA, rope, softcap, ALiBi, masks, "
+                            "windows, chunks, padding and sinks)");
+    plan.check_rows = attn::evenly_spaced_rows(in.x.shape[1], check_rows_per_head(opt_));
   }
   plan.average_heads = cfg_.output_average_heads;
   plan.threads = threads_;

@@ -277,3 +277,57 @@ TEST_CASE("cli_statistics: --head-stats without an output folder, --sink alone o
   check_cli_failure(run(base + o + " --head-stats --sink -1"), 64, {"--sink"});
   CHECK(!fs::exists(t / "o"));
 }
+
+TEST_CASE(
+    "cli_statistics: --check-f64 reports errors against float64 below 1e-5 on golden layers") {
+  attn::test::TempDir t;
+  // The score terms the float64 path covers: MHA, GQA with rope and left
+  // padding, partial rotary, ALiBi, softcap with a window, sinks with a window.
+  for (const std::string v : {"tutorial_raschka_mha_causal", "variants/llama3_gqa_rope_left",
+                              "variants/neox_partial_rotary", "variants/bloom_alibi_h6",
+                              "variants/gemma2_softcap_window", "variants/gptoss_sinks_window"}) {
+    CAPTURE(v);
+    const std::string dir = attn::test::source_path(
+        "tests/golden/" + (v.rfind("variants/", 0) == 0 ? v : "cases/" + v) + "/config.json");
+    for (const std::string extra : {" --check-f64", " --check-f64 all --no-attn"}) {
+      CAPTURE(extra);
+      fs::remove_all(t / "c");
+      const auto r = run(bin() + " --config " + q(dir) + extra + " -o " + q(t / "c"));
+      REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+      CHECK_MESSAGE(r.err.find("check-f64: ") != std::string::npos, r.err);
+      const auto js = run_json(t / "c")["check_f64"];
+      const double a = js["attention_max_abs"].get<double>(),
+                   c = js["context_max_rel"].get<double>();
+      CHECK(a > 0);
+      CHECK(a < 1e-5);
+      CHECK(c > 0);
+      CHECK(c < 1e-5);
+      const std::size_t B =
+          npy(t / "c/context.npy").ndim() == 3 ? npy(t / "c/context.npy").shape[0] : 1;
+      CHECK(js["rows"].get<std::size_t>() > 0);
+      CHECK(js["rows"].get<std::size_t>() % B == 0);
+    }
+  }
+  const std::string raschka = " --config " + cfg("raschka_mha_causal.json");
+  auto r = run(bin() + raschka + " --check-f64 3 --check-tol 1e-12 -o " + q(t / "tight"));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("--check-tol") != std::string::npos);
+  CHECK(run_json(t / "tight")["check_f64"]["rows"] == 2 * 3);  // B = 2, 3 rows each
+  r = run(bin() + raschka + " --check-f64 3 --check-tol 1e-5 -o " + q(t / "loose"));
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+}
+
+TEST_CASE("cli_statistics: --check-f64 refuses what its float64 path lacks, and bad values") {
+  attn::test::TempDir t;
+  const std::string base =
+      bin() + " --config " + cfg("raschka_mha_causal.json") + " -o " + q(t / "o");
+  check_cli_failure(run(base + " --check-f64 0"), 64, {"--check-f64", "\"0\""});
+  check_cli_failure(run(base + " --check-f64 some"), 64, {"--check-f64"});
+  check_cli_failure(run(base + " --check-tol 1"), 64, {"--check-tol", "--check-f64"});
+  check_cli_failure(
+      run(bin() + " --config " +
+          q(attn::test::source_path("tests/golden/variants/qwen3_qknorm/config.json")) +
+          " --check-f64 -o " + q(t / "o")),
+      64, {"--check-f64", "qk_norm"});
+  CHECK(!fs::exists(t / "o"));
+}
