@@ -254,8 +254,8 @@ int run_forward(const Options& opt) {
     const F64Check& c = *res.check_f64;
     if (!opt.quiet) {
       std::fprintf(stderr,
-                   "check-f64: %zu rows per head against float64: attention max abs error %.3g, "
-                   "context max relative error %.3g\n",
+                   "check-f64: %zu rows per head against float64: the maps differ by at most "
+                   "%.3g, the context by at most %.3g of its largest value\n",
                    c.rows, c.attention_max_abs, c.context_max_rel);
       std::fflush(stderr);
     }
