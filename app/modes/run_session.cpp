@@ -20,9 +20,10 @@ namespace app {
 namespace {
 
 // The forward pass's big buffers (projections and context, plus every map
-// under --attn-stdout, and its formatted copy) against the machine's memory.
+// under --attn-stdout, and its formatted copy, plus --check-f64's check_rows
+// rows per head) against the machine's memory.
 void check_forward_memory(const Options& opt, const attn::LoadedRun& model, const SessionInput& in,
-                          std::size_t T, bool all_maps) {
+                          std::size_t T, bool all_maps, std::size_t check_rows) {
   const std::size_t B = in.x.shape[0], L = in.x.shape[1];
   const std::size_t H = std::size_t(model.weights.H), HD = H * std::size_t(model.weights.D);
   const std::size_t O = model.weights.has_out_proj ? std::size_t(model.weights.O) : HD;
@@ -31,6 +32,17 @@ void check_forward_memory(const Options& opt, const attn::LoadedRun& model, cons
   check_memory(
       work, in.input_source,
       "the forward pass of input shape " + attn::shape_str(in.x.shape) + " (projections, context)");
+  if (check_rows) {
+    // --check-f64 keeps its rows of every (b, h) (float32) and holds k and v of
+    // one batch entry in float64.
+    const std::size_t kept = mul_sat(mul_sat(mul_sat(mul_sat(B, check_rows), H), T), sizeof(float));
+    const std::size_t f64 =
+        mul_sat(mul_sat(mul_sat(L, 3 * HD + std::size_t(model.weights.C)), sizeof(double)), 2);
+    const std::size_t sum = kept + f64 + work;
+    check_memory(sum < work ? std::size_t(-1) : sum, "--check-f64",
+                 "the float64 check's " + std::to_string(check_rows) + " rows per head of " +
+                     in.input_source + " (their weights kept, the float64 projections)");
+  }
   if (!all_maps) return;
   // float32 maps held whole, then formatted: a second copy for npy, about
   // three more (12 characters a value) as text or JSON.
@@ -204,7 +216,7 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
   plan.average_heads = cfg_.output_average_heads;
   plan.threads = threads_;
   plan.check_overflow = !opt_.allow_nonfinite;
-  check_forward_memory(opt_, model_, in, map_keys(in), plan.keep_all_maps);
+  check_forward_memory(opt_, model_, in, map_keys(in), plan.keep_all_maps, plan.check_rows.size());
   attn::test_pause_point("compute");
   JobResult res = run_job(model_.weights, spec_, in, plan);
   warn_fully_masked(res.forward, where);

@@ -331,3 +331,19 @@ TEST_CASE("cli_statistics: --check-f64 refuses what its float64 path lacks, and 
       64, {"--check-f64", "qk_norm"});
   CHECK(!fs::exists(t / "o"));
 }
+
+TEST_CASE("cli_statistics: --check-f64 all past the memory allowed is exit 71 before the work") {
+  attn::test::TempDir t;
+  // GPT-2-small's shape (C = 768, H = 12) at S = 512: the projections and
+  // context about 8 MB, the float64 k, v and q about 25 MB, every row's weights
+  // 12.6 MB; 40 MB allows all but those rows.
+  attn::test::write_text(t / "x.npy",
+                         attn::encode_npy(attn::test::random_tensor({1, 512, 768}, 5)));
+  const std::string base = "ATTN_TEST_MEMORY_LIMIT=40000000 " + bin() + " -q --config " +
+                           cfg("gpt2_small_causal.json") + " --input " + q(t / "x.npy") +
+                           " --no-attn -o " + q(t / "o");
+  check_cli_failure(run(base + " --check-f64 all"), 71, {"--check-f64", "512 rows per head"});
+  CHECK(!fs::exists(t / "o"));
+  const auto r = run(base + " --check-f64 2");
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+}
