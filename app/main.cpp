@@ -124,6 +124,7 @@ int main(int argc, char** argv) {
   try {
     if (!opt.completion_shell.empty()) return app::print_completion(cli);
     app::apply_layer_flag(opt);
+    app::apply_renamed_flags(opt);
     app::check_option_combinations(opt);
     // An SVG or PNG is drawn by the picture module (cairo): a missing or stale
     // one fails here, after the flags and before any input is read (exit 70).
@@ -131,7 +132,13 @@ int main(int argc, char** argv) {
       app::load_plot_module();
     setup_logging(opt);
     // Mode dispatch, in this one place.
-    if (opt.merge_dir) return app::run_merge_summaries(opt);
+    if (opt.merge_dir) {
+      const int code = app::run_merge_summaries(opt);
+      // After the merge, so a failure stays one line.
+      if (opt.merge_dir_old_name)
+        spdlog::warn("--merge-summaries is now --merge-shards (the old name still works)");
+      return code;
+    }
     if (!app::model_summary_folder(opt).empty()) return app::run_model_summary(opt);
     if (opt.dump_weights) return app::run_dump_weights(opt);
     if (opt.layers) return app::run_layers(opt);

@@ -23,8 +23,8 @@ PUBLIC = {
     "family": "layout geometry model_folder",
     "config": "config",
     "layer": "weights",
-    "forward": "attention masks",
-    "outputs": "output writers report stats map_select map_topk map_summary",
+    "forward": "attention masks check_f64",
+    "outputs": "output writers report stats map_select map_topk map_summary key_stats head_stats",
     "run": "run api",
 }
 PUBLIC_STAGE = {f"attn/{h}.h": stage for stage, hs in PUBLIC.items() for h in hs.split()}

@@ -22,7 +22,7 @@ constexpr const char* kUsage =
     "  attn-run --model DIR|FILE.gguf        the model's layers as a table\n"
     "  attn-run --config FILE --input-list LIST -o DIR [--shard K/N|auto[:N]] [--keep-going]\n"
     "                                        many inputs, weights loaded once\n"
-    "  attn-run --merge-summaries DIR        join the shards' summaries into DIR/summary.json\n"
+    "  attn-run --merge-shards DIR           join a sharded batch's shards in DIR\n"
     "  attn-run --config FILE --dump-weights [DIR|FILE] [--layout NAME]\n"
     "                                        list the weights, or write them out\n"
     "  attn-run --help | --version\n";

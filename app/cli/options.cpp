@@ -186,9 +186,36 @@ void setup_options(CLI::App& app, Options& opt) {
   pics->add_flag("--summary", opt.summary,
                  "per query row entropy, weight on key 0 and on the recent keys, mean distance, "
                  "argmax; per head a histogram of distances: summary.npy, .csv, .json");
-  pics->add_option("--recent", opt.recent, "with --summary: the recent window W (default 64)")
+  pics->add_option("--recent", opt.recent,
+                   "with --summary or --head-stats: the recent window W (default 64)")
       ->type_name("W")
       ->check(CLI::Range(1, 1 << 30));
+  pics->add_flag("--head-stats", opt.head_stats,
+                 "one row per head: mean weight on the first --sink keys, on the --recent keys, "
+                 "the rest (DuoAttention), mean entropy and distance: head_stats.csv, .json");
+  pics->add_option("--sink", opt.sink, "with --head-stats: the sink keys N (default 4)")
+      ->type_name("N");
+  pics->add_flag("--key-stats", opt.key_stats,
+                 "per head and key over the selected query rows: summed weight (H2O), largest "
+                 "weight, votes of the last --window rows and those max-pooled over --pool keys "
+                 "(SnapKV): key_stats.npy, key_stats.csv");
+  pics->add_option("--window", opt.window,
+                   "with --key-stats: the last W query rows vote (default 32)")
+      ->type_name("W");
+  pics->add_option("--pool", opt.pool,
+                   "with --key-stats: the votes' max-pooling kernel K over keys, odd (default 7)")
+      ->type_name("K");
+  pics->add_option("--check-f64", opt.check_f64,
+                   "recompute N query rows per head (evenly spaced; all: every row) in float64 "
+                   "from the same weights and inputs: the largest errors of the maps and the "
+                   "context on stderr and in run.json (runs the maps path)")
+      ->type_name("N|all")
+      ->expected(0, 1)
+      ->default_str("16");
+  pics->add_option("--check-tol", opt.check_tol,
+                   "with --check-f64: exit 1 when an error is above X")
+      ->type_name("X")
+      ->check(CLI::NonNegativeNumber);
   pics->add_option("--compare", opt.compare,
                    "maps made elsewhere (HF eager, TransformerLens), shaped as attention.npy "
                    "(leading 1s aside: transformers' (1, H, L, S)): per head the largest "
@@ -219,10 +246,14 @@ void setup_options(CLI::App& app, Options& opt) {
                  "with --input-list: a failed input does not stop the batch; each failure is "
                  "listed (stderr, manifest.json, the summary), a rerun computes only those, and "
                  "the exit status is the first failure's");
-  many->add_option("--merge-summaries", opt.merge_dir,
-                   "join DIR/summary-K-of-N.json into DIR/summary.json (no --config); "
-                   "exit 66 naming inputs with no result")
+  many->add_option("--merge-shards", opt.merge_dir,
+                   "join a sharded batch: DIR/summary-K-of-N.json into DIR/summary.json, the "
+                   "inputs' head_stats.json into DIR/head_stats.* (no --config); exit 66 naming "
+                   "inputs with no result")
       ->type_name("DIR");
+  // The old name of --merge-shards, kept working (a note on stderr says the new one).
+  app.add_option("--merge-summaries", opt.merge_dir_old_name, "old name of --merge-shards")
+      ->group("");
 
   auto* run = app.add_option_group("Run", "How to run");
   run->add_option("--threads", opt.threads,
@@ -299,6 +330,14 @@ void apply_layer_flag(Options& opt) {
   opt.layers = f;  // checked against the model's layers by run_layers
 }
 
+void apply_renamed_flags(Options& opt) {
+  if (!opt.merge_dir_old_name) return;
+  if (opt.merge_dir)
+    throw attn::Error(attn::Exit::usage,
+                      "--merge-summaries: the old name of --merge-shards; give one of them");
+  opt.merge_dir = opt.merge_dir_old_name;
+}
+
 std::string model_summary_folder(const Options& opt) {
   if (opt.layer || opt.layers || opt.decoder_layer || opt.cross || opt.encoder_output) return "";
   if (!opt.model.empty()) return opt.config.empty() ? opt.model : "";
@@ -311,6 +350,7 @@ void check_option_combinations(const Options& opt) {
   using attn::Exit;
   // Modes first: what needs a config and what stands alone.
   if (opt.merge_dir) {
+    const char* merge_flag = opt.merge_dir_old_name ? "--merge-summaries" : "--merge-shards";
     for (const auto& [given, flag] : {std::pair{!opt.config.empty(), "--config"},
                                       {opt.input_list.has_value(), "--input-list"},
                                       {opt.shard_spec.has_value(), "--shard"},
@@ -319,7 +359,7 @@ void check_option_combinations(const Options& opt) {
                                       {opt.with_residual_norm, "--with-residual-norm"},
                                       {opt.residual, "--residual"}})
       if (given)
-        throw Error(Exit::usage, std::string("--merge-summaries: cannot be combined with ") + flag +
+        throw Error(Exit::usage, std::string(merge_flag) + ": cannot be combined with " + flag +
                                      " (it reads DIR/summary-K-of-N.json alone)");
     return;
   }
@@ -336,6 +376,9 @@ void check_option_combinations(const Options& opt) {
   }
   if (opt.config.empty() && opt.model.empty())
     throw Error(Exit::usage, "--config: a config file is required, or --model DIR (try --help)");
+  if (opt.check_f64 && (opt.input_list || opt.layers))
+    throw Error(Exit::usage, std::string("--check-f64: checks one run; not with ") +
+                                 (opt.input_list ? "--input-list" : "--layer " + opt.layer_flag));
   if (opt.decoder_layer && (opt.layer || opt.layers))
     throw Error(Exit::usage,
                 "--decoder-layer: cannot be combined with --layer: --layer N runs "

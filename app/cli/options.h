@@ -60,6 +60,13 @@ struct Options {
   std::optional<std::size_t> top_k;        // --top-k K: topk_values.npy, topk_indices.npy
   bool summary = false;                    // summary.npy, summary.csv, summary.json
   std::optional<std::size_t> recent;       // --recent W for --summary (default 64)
+  bool head_stats = false;                 // head_stats.csv, head_stats.json
+  std::optional<long long> sink;           // --sink N for --head-stats (default 4)
+  std::optional<std::string> check_f64;    // --check-f64 N|all: rows per head in float64
+  std::optional<double> check_tol;         // --check-tol X: a larger error is exit 1
+  bool key_stats = false;                  // key_stats.npy, key_stats.csv
+  std::optional<long long> window;         // --window W for --key-stats (default 32)
+  std::optional<long long> pool;           // --pool K for --key-stats (odd, default 7)
   std::optional<std::string> compare;      // --compare FILE.npy: maps made elsewhere
   std::optional<double> compare_tol;       // --compare-tol X: a larger error is exit 1
   std::size_t batch_index = 0;             // which batch entry --plot/--show draw
@@ -69,9 +76,10 @@ struct Options {
 
   // Many inputs (issue 6).
   std::optional<std::string> input_list;
-  bool keep_going = false;                // a failed input does not stop the batch
-  std::optional<std::string> shard_spec;  // "K/N", "auto", "auto:N" (cli/shard.h)
-  std::optional<std::string> merge_dir;   // --merge-summaries DIR: its own mode, no config
+  bool keep_going = false;                        // a failed input does not stop the batch
+  std::optional<std::string> shard_spec;          // "K/N", "auto", "auto:N" (cli/shard.h)
+  std::optional<std::string> merge_dir;           // --merge-shards DIR: its own mode, no config
+  std::optional<std::string> merge_dir_old_name;  // --merge-summaries DIR, its old name
 
   std::string completion_shell;  // hidden --completion bash: print the script and exit
 };
@@ -83,6 +91,9 @@ constexpr const char* kStdoutDir = "-";
 // --layer as given split into opt.layer (one number) or opt.layers (all, a
 // list, a range, last:N). Exit::usage naming --layer when malformed.
 void apply_layer_flag(Options& opt);
+// --merge-summaries, the old name of --merge-shards: its value moves to merge_dir
+// (main notes the rename on stderr); both given is Error(Exit::usage).
+void apply_renamed_flags(Options& opt);
 
 // --heads "0,3,7-9" parsed and checked against H (cli/index_list.h); "" = all heads.
 std::vector<std::size_t> parse_heads(const std::string& spec, std::size_t H);

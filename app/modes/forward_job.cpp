@@ -72,7 +72,8 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   // slower map-producing path on a run that would not produce maps.
   std::optional<Progress> progress;
   std::optional<ProgressSink> progress_sink;
-  if (plan.progress && (!sinks.empty() || plan.stats || plan.top_k || plan.summary)) {
+  if (plan.progress && (!sinks.empty() || plan.stats || plan.top_k || plan.summary ||
+                        plan.key_stats || plan.head_stats)) {
     progress.emplace("rows", std::uint64_t(B) * Hs * Ls, true);
     progress_sink.emplace(*progress);
     sinks.push_back(&*progress_sink);
@@ -91,6 +92,15 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
     res.summary = std::make_unique<attn::SummarySink>(B, Hs, in.keys(), T, plan.recent,
                                                       attn::selected_or_all(sel.queries, L));
     reducers.push_back(res.summary.get());
+  }
+  if (plan.head_stats) {
+    res.head_stats = std::make_unique<attn::HeadStatsSink>(
+        B, Hs, in.keys(), T, plan.sink_keys, plan.recent, attn::selected_or_all(sel.queries, L));
+    reducers.push_back(res.head_stats.get());
+  }
+  if (plan.key_stats) {
+    res.key_stats = std::make_unique<attn::KeyStatsSink>(B, Hs, Ls, T, plan.window, plan.pool);
+    reducers.push_back(res.key_stats.get());
   }
   // The selection feeds them; the mean over heads feeds the selection; the
   // statistics see every head.
@@ -117,6 +127,9 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   if (plan.average_heads && head) head = &mean.emplace(H, T, *head);
   std::optional<attn::StatsSink> stats;
   if (plan.stats) head = &stats.emplace(H, T, head);
+  // Outermost: it sees every head's rows, and asks for them.
+  std::optional<F64CheckSink> check;
+  if (!plan.check_rows.empty()) head = &check.emplace(L, T, plan.check_rows, head);
 
   attn::ForwardOptions fo;
   fo.attention = head;
@@ -152,6 +165,7 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   if (all) res.maps = std::move(all->maps);
   if (compare) res.compare = compare->heads();
   if (stats) res.stats = stats->result();
+  if (check) res.check_f64 = check_against_f64(w, spec, in, *check, res.context, plan.threads);
   return res;
 }
 
@@ -207,6 +221,16 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
     run["shapes"]["summary"] = *f.summary_shape;
     run["summary"] = {{"columns", attn::summary_column_names()},
                       {"recent", r.summary ? r.summary->recent() : 0}};
+  }
+  if (f.head_stats && r.head_stats)
+    run["head_stats"] = {{"columns", attn::head_stats_column_names()},
+                         {"sink", r.head_stats->sink_keys()},
+                         {"recent", r.head_stats->recent()}};
+  if (f.key_stats_shape && r.key_stats) {
+    run["shapes"]["key_stats"] = *f.key_stats_shape;
+    run["key_stats"] = {{"columns", attn::key_stats_column_names()},
+                        {"window", r.key_stats->window()},
+                        {"pool", r.key_stats->pool()}};
   }
   if (f.topk_shape) {
     run["shapes"]["topk_values"] = *f.topk_shape;
@@ -269,6 +293,28 @@ nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& 
   } else {
     for (const char* name : {"summary.npy", "summary.csv", "summary.json"})
       out.remove_on_commit(name);
+  }
+  if (res.head_stats && f.head_stats) {
+    // The layer as configured (0 for a plain config), the heads numbered as the model does.
+    const std::size_t layer = f.cfg && f.cfg->layer ? std::size_t(*f.cfg->layer) : 0;
+    const auto table = res.head_stats->result(
+        layer, attn::selected_or_all(f.selection.heads, res.head_stats->heads()));
+    out.add("head_stats.csv", attn::head_stats_csv(table));
+    out.add("head_stats.json",
+            attn::head_stats_json(table, res.head_stats->sink_keys(), res.head_stats->recent())
+                    .dump(2) +
+                "\n");
+  } else {
+    for (const char* name : {"head_stats.csv", "head_stats.json"}) out.remove_on_commit(name);
+  }
+  if (res.key_stats && f.key_stats_shape) {
+    attn::Tensor stats = res.key_stats->result();  // (B, H', T', 4)
+    const auto heads = attn::selected_or_all(f.selection.heads, stats.shape[1]);
+    out.add("key_stats.csv", attn::key_stats_csv(stats, heads));
+    stats.shape = *f.key_stats_shape;
+    out.write_at(out.add_streamed_npy("key_stats.npy", stats.shape), 0, stats.ptr(), stats.size());
+  } else {
+    for (const char* name : {"key_stats.npy", "key_stats.csv"}) out.remove_on_commit(name);
   }
   if (!f.topk_shape) {
     out.remove_on_commit("topk_values.npy");

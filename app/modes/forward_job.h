@@ -16,12 +16,15 @@
 
 #include "attn/attention.h"
 #include "attn/config.h"
+#include "attn/head_stats.h"
+#include "attn/key_stats.h"
 #include "attn/map_select.h"
 #include "attn/map_summary.h"
 #include "attn/output.h"
 #include "attn/run.h"
 #include "attn/stats.h"
 #include "modes/map_compare.h"
+#include "modes/check_f64.h"
 #include "pictures/map_capture.h"
 
 namespace app {
@@ -47,7 +50,17 @@ struct JobPlan {
   std::vector<std::size_t> topk_shape;
   // --summary: per row and per head reductions kept in JobResult::summary.
   bool summary = false;
-  std::size_t recent = 64;     // --recent W
+  std::size_t recent = 64;  // --recent W
+  // --head-stats: per head means kept in JobResult::head_stats (with `recent`).
+  bool head_stats = false;
+  std::size_t sink_keys = 4;  // --sink N
+  // --key-stats: per head and key reductions kept in JobResult::key_stats.
+  bool key_stats = false;
+  std::size_t window = 32;  // --window W
+  std::size_t pool = 7;     // --pool K
+  // --check-f64: these query rows (of L) of every (b, h) against float64;
+  // empty = no check. The result lands in JobResult::check_f64.
+  std::vector<std::size_t> check_rows;
   bool keep_all_maps = false;  // --attn-stdout
   // --compare: the other maps, laid out as attention.npy (maps_shape); each
   // head's comparison lands in JobResult::compare.
@@ -68,11 +81,14 @@ struct JobResult {
   attn::Tensor maps;                   // (B, H, L, T') ((B, 1, L, T') averaged) when keep_all_maps
   std::optional<MapCapture> capture;   // when capture
   std::vector<attn::HeadStats> stats;  // when stats
-  std::unique_ptr<attn::SummarySink> summary;  // when plan.summary
-  std::vector<HeadComparison> compare;         // (H') when plan.compare_to
-  double compute_ms = 0;                       // the forward pass, without the context writes below
-  bool context_written = false;                // context.npy already written to plan.out
-  double context_write_ms = 0;                 // time spent writing it during the forward pass
+  std::unique_ptr<attn::SummarySink> summary;       // when plan.summary
+  std::unique_ptr<attn::KeyStatsSink> key_stats;    // when plan.key_stats
+  std::unique_ptr<attn::HeadStatsSink> head_stats;  // when plan.head_stats
+  std::optional<F64Check> check_f64;                // when plan.check_rows
+  std::vector<HeadComparison> compare;              // (H') when plan.compare_to
+  double compute_ms = 0;         // the forward pass, without the context writes below
+  bool context_written = false;  // context.npy already written to plan.out
+  double context_write_ms = 0;   // time spent writing it during the forward pass
 };
 
 // One input's forward pass (in.x (B, L, C) and the rest of RunInputs).
@@ -102,8 +118,10 @@ struct RunFacts {
   std::vector<std::size_t> context_shape;
   std::optional<std::vector<std::size_t>> maps_shape;  // when attention.npy is written
   attn::MapSelection selection;  // --heads / --queries / --keys as given (empty = all)
-  std::optional<std::vector<std::size_t>> topk_shape;     // when topk_*.npy are written
-  std::optional<std::vector<std::size_t>> summary_shape;  // when summary.* are written
+  std::optional<std::vector<std::size_t>> topk_shape;       // when topk_*.npy are written
+  std::optional<std::vector<std::size_t>> summary_shape;    // when summary.* are written
+  std::optional<std::vector<std::size_t>> key_stats_shape;  // when key_stats.* are written
+  bool head_stats = false;                                  // head_stats.* are written
   int threads = 1;
   double load_ms = 0, compute_ms = 0, write_ms = 0;
 };

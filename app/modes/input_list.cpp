@@ -25,6 +25,7 @@
 #include "cli/progress.h"
 #include "cli/timing.h"
 #include "modes/forward_job.h"
+#include "modes/head_stats_tables.h"
 #include "modes/input_list_file.h"
 #include "modes/input_list_manifest.h"
 #include "modes/modes.h"
@@ -232,6 +233,15 @@ int run_input_list(const Options& opt) {
   summary["total_ms"] = ms_since(t_start);
   summary["inputs"] = done;
   if (opt.keep_going) summary["failed"] = failed;
+  // --head-stats: the inputs' tables merged (a sharded batch's by the merge of its shards).
+  if (opt.head_stats && !opt.shard_spec) {
+    std::vector<std::string> folders;
+    for (const nlohmann::json& d : done) folders.push_back(d["dir"].get<std::string>());
+    stage_batch_head_stats(summary_dir, cfg.output_dir, folders);
+  } else if (!opt.shard_spec) {
+    for (const char* name : {"head_stats.csv", "head_stats.json"})
+      summary_dir.remove_on_commit(name);
+  }
   summary_dir.add(summary_name, summary.dump(2) + "\n");
   summary_dir.commit();
   const std::size_t written = mine.size() - failed.size();

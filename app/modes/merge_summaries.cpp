@@ -18,6 +18,7 @@
 #include "attn/escape.h"
 #include "attn/files.h"
 #include "attn/output.h"
+#include "modes/head_stats_tables.h"
 #include "modes/input_list_file.h"
 #include "modes/modes.h"
 
@@ -264,6 +265,14 @@ int run_merge_summaries(const Options& opt) {
   merged["total_ms_all_shards"] = total_ms;
 
   attn::OutputDir out(dir);
+  // --head-stats: every input's table merged, as an unsharded run writes it.
+  std::vector<std::string> folders;
+  bool head_stats = true;
+  for (auto& [i, in] : done) {
+    folders.push_back(in["dir"].get<std::string>());
+    head_stats = head_stats && fs::exists(dir + "/" + folders.back() + "/head_stats.json");
+  }
+  if (head_stats && !folders.empty()) stage_batch_head_stats(out, dir, folders);
   out.add("summary.json", merged.dump(2) + "\n");
   out.commit();
   spdlog::info("merged {} shard summaries ({} inputs) into {}/summary.json", shards.size(), count,

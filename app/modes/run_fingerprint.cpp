@@ -160,6 +160,18 @@ nlohmann::json run_fingerprint(const Options& opt, const attn::Config& cfg,
   fp["--summary"] = opt.summary;
   fp["--recent"] = opt.recent ? nlohmann::json(*opt.recent) : nlohmann::json();
   fp["--stats"] = opt.stats;
+  // Null when not given, so folders from before these flags still resume;
+  // with --key-stats its effective window and pool.
+  if (opt.head_stats) {
+    fp["--head-stats"] = true;
+    fp["--sink"] = opt.sink.value_or(4);
+    fp["--recent"] = opt.recent.value_or(64);
+  }
+  if (opt.key_stats) {
+    fp["--key-stats"] = true;
+    fp["--window"] = opt.window.value_or(32);
+    fp["--pool"] = opt.pool.value_or(7);
+  }
   fp["--allow-nonfinite"] = opt.allow_nonfinite;
   std::string labels_flag;
   const auto labels = flag_labels(opt, &labels_flag);

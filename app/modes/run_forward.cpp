@@ -130,6 +130,14 @@ int run_forward(const Options& opt) {
     throw attn::Error(attn::Exit::usage,
                       "--top-k: writes topk_values.npy and topk_indices.npy, so it needs an "
                       "output folder (--out-dir or the config's output.dir)");
+  if (opt.head_stats && !to_dir)
+    throw attn::Error(attn::Exit::usage,
+                      "--head-stats: writes head_stats.csv and head_stats.json, so it needs an "
+                      "output folder (--out-dir or the config's output.dir)");
+  if (opt.key_stats && !to_dir)
+    throw attn::Error(attn::Exit::usage,
+                      "--key-stats: writes key_stats.npy and key_stats.csv, so it needs an output "
+                      "folder (--out-dir or the config's output.dir)");
   if (opt.summary && !to_dir)
     throw attn::Error(attn::Exit::usage,
                       "--summary: writes summary.npy, summary.csv and summary.json, so it needs an "
@@ -228,6 +236,11 @@ int run_forward(const Options& opt) {
     extra["compare"] = compare_json(res.compare, {kept_heads, sel.queries, sel.keys}, *opt.compare,
                                     opt.compare_tol);
   }
+  if (res.check_f64)
+    extra["check_f64"] = {{"rows", res.check_f64->rows},
+                          {"attention_max_abs", res.check_f64->attention_max_abs},
+                          {"context_max_rel", res.check_f64->context_max_rel},
+                          {"tol", opt.check_tol ? nlohmann::json(*opt.check_tol) : nullptr}};
   if (to_dir) session.stage(*out, in, res, want_maps, extra);
   if (opt.show) {
     write_stdout(render_terminal(*pic, terminal_colors(), terminal_columns()));
@@ -251,6 +264,22 @@ int run_forward(const Options& opt) {
     std::fprintf(stderr, "compare with %s:\n%s", opt.compare->c_str(),
                  compare_table(res.compare, {kept_heads, sel.queries, sel.keys}).c_str());
     std::fflush(stderr);
+  }
+  if (res.check_f64) {
+    const F64Check& c = *res.check_f64;
+    if (!opt.quiet) {
+      std::fprintf(stderr,
+                   "check-f64: %zu rows per head against float64: the maps differ by at most "
+                   "%.3g, the context by at most %.3g of its largest value\n",
+                   c.rows, c.attention_max_abs, c.context_max_rel);
+      std::fflush(stderr);
+    }
+    const double worst = std::max(c.attention_max_abs, c.context_max_rel);
+    if (opt.check_tol && !(worst <= *opt.check_tol)) {
+      spdlog::error("--check-tol: the float64 check's largest error is {:.3g}, above {:.3g}", worst,
+                    *opt.check_tol);
+      return 1;
+    }
   }
   if (opt.compare_tol && !(compare_worst <= *opt.compare_tol)) {
     spdlog::error("--compare-tol: the largest difference from {} is {:.3g}, above {:.3g}",

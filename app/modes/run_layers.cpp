@@ -28,6 +28,7 @@
 #include "cli/progress.h"
 #include "cli/stdin_input.h"
 #include "cli/timing.h"
+#include "modes/head_stats_tables.h"
 #include "modes/layer_inputs.h"
 #include "modes/layer_maps.h"
 #include "modes/layers_manifest.h"
@@ -342,6 +343,14 @@ int run_layers(const Options& opt) {
                   {"load_note", "each layer loads while the one before computes"}};
   const std::unique_ptr<attn::OutputDir> top = attn::open_output_dir(top_path);
   top->add("run.json", j.dump(2) + "\n");
+  // --head-stats: one table for all layers, from each layer's folder.
+  if (opt.head_stats) {
+    std::vector<std::string> folders;
+    for (const nlohmann::json& r : runs) folders.push_back(r["dir"].get<std::string>());
+    stage_layer_head_stats(*top, top_path, folders);
+  } else {
+    for (const char* name : {"head_stats.csv", "head_stats.json"}) top->remove_on_commit(name);
+  }
   if (view) {
     mv.title = model_name(m.dir) + ", " + counted(layers.size(), "layer");
     // --average-heads draws one column, the mean of the heads (labelled 0).

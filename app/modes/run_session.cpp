@@ -7,7 +7,9 @@
 #include <utility>
 
 #include "attn/attention.h"
+#include "attn/check_f64.h"
 #include "attn/error.h"
+#include "attn/escape.h"
 #include "attn/map_summary.h"
 #include "attn/output.h"
 #include "attn/tensor.h"
@@ -18,9 +20,10 @@ namespace app {
 namespace {
 
 // The forward pass's big buffers (projections and context, plus every map
-// under --attn-stdout, and its formatted copy) against the machine's memory.
+// under --attn-stdout, and its formatted copy, plus --check-f64's check_rows
+// rows per head) against the machine's memory.
 void check_forward_memory(const Options& opt, const attn::LoadedRun& model, const SessionInput& in,
-                          std::size_t T, bool all_maps) {
+                          std::size_t T, bool all_maps, std::size_t check_rows) {
   const std::size_t B = in.x.shape[0], L = in.x.shape[1];
   const std::size_t H = std::size_t(model.weights.H), HD = H * std::size_t(model.weights.D);
   const std::size_t O = model.weights.has_out_proj ? std::size_t(model.weights.O) : HD;
@@ -29,6 +32,17 @@ void check_forward_memory(const Options& opt, const attn::LoadedRun& model, cons
   check_memory(
       work, in.input_source,
       "the forward pass of input shape " + attn::shape_str(in.x.shape) + " (projections, context)");
+  if (check_rows) {
+    // --check-f64 keeps its rows of every (b, h) (float32) and holds k and v of
+    // one batch entry in float64.
+    const std::size_t kept = mul_sat(mul_sat(mul_sat(mul_sat(B, check_rows), H), T), sizeof(float));
+    const std::size_t f64 =
+        mul_sat(mul_sat(mul_sat(L, 3 * HD + std::size_t(model.weights.C)), sizeof(double)), 2);
+    const std::size_t sum = kept + f64 + work;
+    check_memory(sum < work ? std::size_t(-1) : sum, "--check-f64",
+                 "the float64 check's " + std::to_string(check_rows) + " rows per head of " +
+                     in.input_source + " (their weights kept, the float64 projections)");
+  }
   if (!all_maps) return;
   // float32 maps held whole, then formatted: a second copy for npy, about
   // three more (12 characters a value) as text or JSON.
@@ -67,6 +81,22 @@ void note_input_norm(const attn::Config& cfg) {
       cfg.spec.input_norm->module.empty() ? std::string("kind none") : cfg.spec.input_norm->module);
 }
 
+// --check-f64's N: rows per head (0 = every row); a bare flag is 16.
+std::size_t check_rows_per_head(const Options& opt) {
+  const std::string& v = *opt.check_f64;
+  if (v.empty()) return 16;
+  if (v == "all") return 0;
+  std::size_t n = 0;
+  bool digits = v.size() <= 9;
+  for (char c : v) digits = digits && c >= '0' && c <= '9';
+  if (digits) n = std::stoul(v);
+  if (!digits || n == 0)
+    throw attn::Error(attn::Exit::usage,
+                      "--check-f64: expected a number of rows N >= 1 or all, found \"" +
+                          attn::printable(v) + "\"");
+  return n;
+}
+
 }  // namespace
 
 RunSession::RunSession(const Options& opt, const attn::Config& cfg, attn::LoadedRun model)
@@ -99,8 +129,31 @@ attn::MapSelection RunSession::selection(const SessionInput& in) const {
     sel.queries = parse_index_list(opt_.queries_spec, in.x.shape[1], "--queries", "query row");
   if (!opt_.keys_spec.empty())
     sel.keys = parse_index_list(opt_.keys_spec, map_keys(in), "--keys", "key");
-  if (opt_.recent && !opt_.summary)
-    throw attn::Error(attn::Exit::usage, "--recent: sets --summary's window; give --summary too");
+  if (opt_.recent && !opt_.summary && !opt_.head_stats)
+    throw attn::Error(attn::Exit::usage,
+                      "--recent: sets --summary's or --head-stats' window; give one of them too");
+  if (opt_.sink && !opt_.head_stats)
+    throw attn::Error(attn::Exit::usage,
+                      "--sink: sets --head-stats' sink keys; give --head-stats too");
+  if (opt_.sink && *opt_.sink < 0)
+    throw attn::Error(attn::Exit::usage,
+                      "--sink: expected the sink keys N >= 0, found " + std::to_string(*opt_.sink));
+  if (opt_.check_tol && !opt_.check_f64)
+    throw attn::Error(attn::Exit::usage,
+                      "--check-tol: sets --check-f64's limit; give --check-f64 too");
+  if (opt_.window && !opt_.key_stats)
+    throw attn::Error(attn::Exit::usage,
+                      "--window: sets --key-stats' voting rows; give --key-stats too");
+  if (opt_.pool && !opt_.key_stats)
+    throw attn::Error(attn::Exit::usage, "--pool: sets --key-stats' pooling; give --key-stats too");
+  if (opt_.window && *opt_.window < 1)
+    throw attn::Error(attn::Exit::usage, "--window: expected the voting query rows W >= 1, found " +
+                                             std::to_string(*opt_.window));
+  if (opt_.pool && (*opt_.pool < 1 || *opt_.pool % 2 == 0))
+    throw attn::Error(attn::Exit::usage,
+                      "--pool: expected an odd kernel K >= 1 (max_pool1d with padding K // 2 keeps "
+                      "every key), found " +
+                          std::to_string(*opt_.pool));
   if (opt_.top_k && (*opt_.top_k == 0 || *opt_.top_k > map_keys(in)))
     throw attn::Error(attn::Exit::usage, "--top-k: expected 1 to " + std::to_string(map_keys(in)) +
                                              " (the keys of a map row), found " +
@@ -141,10 +194,29 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
     plan.summary = true;
     plan.recent = opt_.recent.value_or(64);
   }
+  if (out && opt_.head_stats) {
+    plan.head_stats = true;
+    plan.recent = opt_.recent.value_or(64);
+    plan.sink_keys = std::size_t(opt_.sink.value_or(4));
+  }
+  if (out && opt_.key_stats) {
+    plan.key_stats = true;
+    plan.window = std::size_t(opt_.window.value_or(32));
+    plan.pool = std::size_t(opt_.pool.value_or(7));
+  }
+  if (opt_.check_f64) {
+    const std::string why = attn::f64_unsupported(model_.weights, spec_, in.forward_inputs());
+    if (!why.empty())
+      throw attn::Error(attn::Exit::usage,
+                        "--check-f64: the float64 path does not cover " + why +
+                            " (it covers projections, GQA, rope, softcap, ALiBi, masks, "
+                            "windows, chunks, padding and sinks)");
+    plan.check_rows = attn::evenly_spaced_rows(in.x.shape[1], check_rows_per_head(opt_));
+  }
   plan.average_heads = cfg_.output_average_heads;
   plan.threads = threads_;
   plan.check_overflow = !opt_.allow_nonfinite;
-  check_forward_memory(opt_, model_, in, map_keys(in), plan.keep_all_maps);
+  check_forward_memory(opt_, model_, in, map_keys(in), plan.keep_all_maps, plan.check_rows.size());
   attn::test_pause_point("compute");
   JobResult res = run_job(model_.weights, spec_, in, plan);
   warn_fully_masked(res.forward, where);
@@ -172,6 +244,14 @@ nlohmann::json RunSession::stage(attn::OutputDir& out, const SessionInput& in, c
   if (opt_.summary) {
     f.summary_shape = maps_shape(in);
     f.summary_shape->back() = attn::kSummaryColumns;
+  }
+  f.head_stats = opt_.head_stats;
+  if (opt_.key_stats) {
+    // maps_shape without its queries: [B,] [H',] T', 4.
+    f.key_stats_shape = maps_shape(in);
+    f.key_stats_shape->pop_back();
+    f.key_stats_shape->back() = map_keys(in);
+    f.key_stats_shape->push_back(4);
   }
   if (opt_.top_k) {
     f.topk_shape = maps_shape(in);

@@ -38,6 +38,9 @@ class TeeSink : public attn::AttentionSink {
                      const attn::RowDigests& d) override {
     for (auto* s : sinks_) s->write_digests(b, h, i0, d);
   }
+  void write_key_sums(std::size_t b, std::size_t h, const attn::KeySums& k) override {
+    for (auto* s : sinks_) s->write_key_sums(b, h, k);
+  }
 
  private:
   std::vector<attn::AttentionSink*> sinks_;

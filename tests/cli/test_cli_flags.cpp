@@ -48,7 +48,7 @@ TEST_CASE("cli_flags: --help shows a usage line per mode and no file a clone lac
   for (const char* line :
        {"attn-run --config FILE [--weights PATH] [--input PATH|-] [-o DIR]",
         "attn-run --config FILE --input-list LIST -o DIR [--shard K/N|auto[:N]] [--keep-going]",
-        "attn-run --merge-summaries DIR", "attn-run --config FILE --dump-weights [DIR|FILE]",
+        "attn-run --merge-shards DIR", "attn-run --config FILE --dump-weights [DIR|FILE]",
         "attn-run --help | --version"})
     CHECK_MESSAGE(has(usage, line), line);
   CHECK(has(r.out, "--dump-weights [DIR|FILE]"));  // the folder is optional
@@ -218,7 +218,7 @@ TEST_CASE("cli_flags: the bash completion is generated from the options and work
   CHECK(has(words("attn-run --model ../data/tiny-l", 2) + " ", "../data/tiny-llama "));
   // --dump-weights takes an optional folder: a flag may follow it.
   CHECK(words("attn-run --dump-weights --layo", 2) == "--layout");
-  CHECK(words("attn-run -", 1).find("--merge-summaries") != std::string::npos);
+  CHECK(words("attn-run -", 1).find("--merge-shards") != std::string::npos);
   CHECK_FALSE(has(words("attn-run --", 1), "--completion"));
 }
 

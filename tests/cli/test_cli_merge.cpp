@@ -246,3 +246,39 @@ TEST_CASE("cli_merge: one Slurm task resubmitted joins the batch's split") {
                     73, {"split 4 ways", "--shard 0/3"});
   CHECK(attn::test::snapshot(out) == before);
 }
+
+TEST_CASE(
+    "cli_merge: --merge-shards merges the inputs' head tables as one run does; "
+    "--merge-summaries still works, with a note") {
+  attn::test::TempDir t;
+  const std::string run_args = " -q --threads 1 --config " +
+                               attn::test::quoted_config("warner_causal.json") + " --input-list " +
+                               q(source_path("docs/list_example/inputs.txt")) +
+                               " --head-stats --sink 1 --recent 2 -o ";
+  for (std::size_t k : {0, 1}) {
+    auto r = run(bin() + run_args + q(t / "sharded") + " --shard " + std::to_string(k) + "/2");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  }
+  CHECK(!fs::exists(t / "sharded/head_stats.json"));  // a shard merges nothing
+  auto r = run(bin() + " --merge-shards " + q(t / "sharded"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("--merge-summaries") == std::string::npos);
+  REQUIRE(run(bin() + run_args + q(t / "whole")).exit_code == 0);
+  const json merged = read_json(t / "sharded/head_stats.json"),
+             one = read_json(t / "whole/head_stats.json");
+  REQUIRE(merged["heads"].size() == one["heads"].size());
+  for (std::size_t h = 0; h < one["heads"].size(); ++h)
+    for (const auto& [key, value] : one["heads"][h].items()) {
+      CAPTURE(key);
+      CHECK(std::abs(merged["heads"][h][key].get<double>() - value.get<double>()) <= 1e-12);
+    }
+  CHECK(attn::test::read_text(t / "sharded/head_stats.csv") ==
+        attn::test::read_text(t / "whole/head_stats.csv"));
+
+  r = run(bin() + " --merge-summaries " + q(t / "sharded"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_MESSAGE(r.err.find("--merge-summaries is now --merge-shards") != std::string::npos, r.err);
+  check_cli_failure(
+      run(bin() + " --merge-summaries " + q(t / "sharded") + " --merge-shards " + q(t / "sharded")),
+      64, {"--merge-summaries", "--merge-shards"});
+}

@@ -60,7 +60,7 @@ out=$(cd "$tmp" && "$exe" -q --config "$root/usr/share/attn-run/examples/configs
 [[ -s $tmp/out/w.png ]] || fail "--plot out/w.png drew nothing"
 
 if command -v man >/dev/null; then
-  man -l "$root/usr/share/man/man1/attn-run.1.gz" 2>/dev/null | grep -q -- "--merge-summaries" ||
+  man -l "$root/usr/share/man/man1/attn-run.1.gz" 2>/dev/null | grep -q -- "--merge-shards" ||
     fail "man -l does not show the page"
 fi
 completion=$(bash -c "source '$root/usr/share/bash-completion/completions/attn-run' && complete -p attn-run \

@@ -4,7 +4,7 @@
 # and slurmd on private ports with every file in a temporary folder, runs the
 # README's array script (`sbatch --wait`) over the example --input-list,
 # checks every result folder, merges the shard summaries with
-# --merge-summaries, and stops the daemons.
+# --merge-shards, and stops the daemons.
 # Usage: tests/slurm/test_slurm_array.sh ATTN_RUN_BINARY
 # Exit 77 (skipped, with the reason) when not root, when a daemon is not
 # installed, or when the daemons do not start.
@@ -119,7 +119,7 @@ done <"$list"
 for k in 0 1 2 3; do
   [[ -s $tmp/out/summary-$k-of-4.json ]] || fail "no summary-$k-of-4.json"
 done
-"$bin" -q --merge-summaries "$tmp/out" || fail "--merge-summaries"
+"$bin" -q --merge-shards "$tmp/out" || fail "--merge-shards"
 merged=$(grep -c '"index":' "$tmp/out/summary.json")
 [[ $merged -eq $n ]] || fail "summary.json lists $merged inputs, the list has $n"
 echo "ok: 4 array tasks wrote $n result folders; merged summary lists $n inputs"

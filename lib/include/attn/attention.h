@@ -64,6 +64,10 @@ class AttentionSink {
   virtual DigestRequest digest_request() const { return {}; }
   virtual void write_digests(std::size_t /*b*/, std::size_t /*h*/, std::size_t /*i0*/,
                              const RowDigests& /*d*/) {}
+  // With a request's key_rows, after each block's write_digests: the block's
+  // per-key sums over its counted rows (attn/digest.h). Sinks that forward
+  // digests forward these too.
+  virtual void write_key_sums(std::size_t /*b*/, std::size_t /*h*/, const KeySums& /*k*/) {}
 };
 
 // Collects the maps in memory: a (B, H, L, T) tensor (T = L by default).

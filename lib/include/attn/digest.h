@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace attn {
 
@@ -27,6 +28,13 @@ enum SummaryColumn : std::size_t {
   kArgmax = 4,    // the first j of the largest weight (numpy's argmax), of the T' columns
   kSummaryColumns = 5
 };
+// --head-stats' columns per row, beside the summary's (with the summary's W as R).
+enum HeadColumn : std::size_t {
+  kRowTotal = 0,    // sum of p_j over the row's T' keys (below 1 with a sink)
+  kSinkKeys = 1,    // sum of p_j over the first N keys, j < N
+  kRecentKeys = 2,  // sum of p_j over i - R < j <= i with j >= N
+  kHeadColumns = 3
+};
 // Bins of attended distances |i - j|: bin 0 holds distance 0, bin k >= 1
 // the distances [2^(k-1), 2^k). `bins` for distances up to max_distance.
 std::size_t distance_bins(std::size_t max_distance);
@@ -36,10 +44,28 @@ std::size_t distance_bin_hi(std::size_t k);
 
 // What a chain of sinks needs from each block of rows.
 struct DigestRequest {
-  bool rows = true;        // some listener needs the weights themselves (the maps path)
-  std::size_t top_k = 0;   // the K largest weights per row (0 = none)
-  bool summary = false;    // the summary columns and distance histograms (map_summary.h)
-  std::size_t recent = 0;  // W of the summary's recent column
+  bool rows = true;           // some listener needs the weights themselves (the maps path)
+  std::size_t top_k = 0;      // the K largest weights per row (0 = none)
+  bool summary = false;       // the summary columns and distance histograms (map_summary.h)
+  std::size_t recent = 0;     // W of the summary's recent column
+  bool head = false;          // the HeadColumn sums (with the summary)
+  std::size_t sink_keys = 0;  // N of kSinkKeys
+  // --key-stats: per query row i of the L the sink receives, 0 = not counted,
+  // kKeyRowCounted = summed into the per-key statistics, kKeyRowVotes = also
+  // one of the voting rows (the last W); empty = no per-key statistics.
+  std::vector<std::uint8_t> key_rows;
+};
+constexpr std::uint8_t kKeyRowCounted = 1, kKeyRowVotes = 2;
+
+// One query block's contribution to the per-key statistics of a (b, h): over
+// the block's counted rows, per key j in [begin, begin + count) of the T'
+// columns, the summed weight, the largest weight and the voting rows' summed
+// weight (keys outside the range got no weight from the block).
+struct KeySums {
+  std::size_t begin = 0, count = 0;
+  const double* sum = nullptr;    // (count)
+  const float* max = nullptr;     // (count)
+  const double* votes = nullptr;  // (count)
 };
 
 // Both requests at once (a tee of two chains): rows when either needs them.
@@ -55,6 +81,7 @@ struct RowDigests {
   const float* summary = nullptr;              // (n, columns) in SummaryColumn order
   std::size_t bins = 0;                        // distance bins per row (>= the sink's own)
   const double* histogram = nullptr;           // (n, bins): the row's weight per distance bin
+  const float* head = nullptr;                 // (n, kHeadColumns), or nullptr
 
   // Rows [r, r + len) of this block.
   RowDigests rows(std::size_t r, std::size_t len) const;

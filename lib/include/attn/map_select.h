@@ -36,6 +36,8 @@ class SelectSink : public AttentionSink {
   // `next`'s request; rows when keys are picked (reductions of picked keys).
   DigestRequest digest_request() const override;
   void write_digests(std::size_t b, std::size_t h, std::size_t i0, const RowDigests& d) override;
+  // The sums of the selected rows (the request's key_rows say which), of a kept head.
+  void write_key_sums(std::size_t b, std::size_t h, const KeySums& k) override;
 
   std::size_t heads() const { return H_out_; }    // H'
   std::size_t queries() const { return L_out_; }  // L'

@@ -313,6 +313,10 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
   const DigestRequest digest_req =
       opt.attention ? opt.attention->digest_request() : DigestRequest{};
   std::vector<kernels::RowDigest> digests(opt.attention && !digest_req.rows ? workers : 0);
+  if (!digest_req.key_rows.empty() && digest_req.key_rows.size() != L)
+    throw Error(Exit::software, "key statistics: the sink counts " +
+                                    std::to_string(digest_req.key_rows.size()) +
+                                    " query rows, the run has " + std::to_string(L));
   std::vector<double> flops(static_cast<std::size_t>(workers), 0.0);
   std::vector<std::int64_t> masked(static_cast<std::size_t>(workers), 0);
   detail::Projected p;
@@ -400,6 +404,7 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
           masked[worker] += std::int64_t(masked_here);
           opt.attention->write_digests(b, h, i0,
                                        digest.finish(sc.m.data(), sc.l.data(), sc.allowed.data()));
+          if (digest.key_rows) opt.attention->write_key_sums(b, h, digest.key_sums.result());
           return;
         }
       }

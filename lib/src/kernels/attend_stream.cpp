@@ -90,6 +90,8 @@ std::size_t attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scr
 
   // A non-finite score: y (which may alias q) stays untouched for the maps path.
   if (digest && digest->fallback) return 0;
+  // --key-stats: the second sweep, while q (which y may alias) is intact.
+  if (digest && digest->key_rows) digest->key_sums.sweep(hv, i0, n, digest->key_rows, sc, tile);
 
   // y = acc / l; a row with no allowed key gets zeros, never NaN (with a sink
   // its acc is 0 and l = 1: zeros as well).

@@ -58,4 +58,12 @@ BlasThreads::~BlasThreads() {
     if (openblas_get_num_threads() != saved_) openblas_set_num_threads(saved_);
 }
 
+void gemm_f64_nt(std::size_t M, std::size_t N, std::size_t K, const double* a, std::size_t lda,
+                 const double* b, std::size_t ldb, double* c, std::size_t ldc) {
+  if (M == 0 || N == 0) return;
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(N),
+              static_cast<int>(K), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0, c,
+              static_cast<int>(ldc));
+}
+
 }  // namespace attn::kernels

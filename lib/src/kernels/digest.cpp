@@ -24,6 +24,7 @@ RowDigests RowDigests::rows(std::size_t r, std::size_t len) const {
   d.topk_indices += r * K;
   d.summary += r * columns;
   d.histogram += r * bins;
+  if (d.head) d.head += r * kHeadColumns;
   return d;
 }
 
@@ -33,6 +34,14 @@ DigestRequest merge(const DigestRequest& a, const DigestRequest& b) {
   m.top_k = std::max(a.top_k, b.top_k);
   m.summary = a.summary || b.summary;
   m.recent = a.summary ? a.recent : b.recent;
+  m.head = a.head || b.head;
+  m.sink_keys = a.head ? a.sink_keys : b.sink_keys;
+  // A row counts when either counts it; it votes when either has it vote.
+  const bool a_longer = a.key_rows.size() >= b.key_rows.size();
+  m.key_rows = a_longer ? a.key_rows : b.key_rows;
+  const std::vector<std::uint8_t>& other = a_longer ? b.key_rows : a.key_rows;
+  for (std::size_t i = 0; i < other.size() && i < m.key_rows.size(); ++i)
+    m.key_rows[i] = std::max(m.key_rows[i], other[i]);
   return m;
 }
 

@@ -169,6 +169,11 @@ void parallel_for(std::size_t n_tasks, int threads,
 
 // ---- BLAS control (kernels/blas.cpp) ----------------------------------------
 
+// c = a b^T in float64 (OpenBLAS dgemm, its own threads as set): a (M, K) ld
+// lda, b (N, K) ld ldb, c (M, N) ld ldc. For the float64 check (--check-f64).
+void gemm_f64_nt(std::size_t M, std::size_t N, std::size_t K, const double* a, std::size_t lda,
+                 const double* b, std::size_t ldb, double* c, std::size_t ldc);
+
 // Sets OpenBLAS's thread count for the lifetime of the guard and restores the
 // previous count after.
 class BlasThreads {

@@ -46,12 +46,15 @@ void RowDigest::begin(const DigestRequest& req, const HeadView& hv, std::size_t 
   Tx_ = hv.T_ext;
   W_ = req.recent;
   K_ = req.top_k;
-  summary_ = req.summary;
+  summary_ = req.summary || req.head;
+  head_ = req.head;
+  N_ = req.sink_keys;
   keep_ = std::max<std::size_t>(K_, summary_ ? 1 : 0);  // the summary's argmax is the top 1
   bins_ = summary_ ? distance_bins(std::max({hv.T, hv.L, std::size_t(1)}) - 1) : 0;
   has_sink_ = hv.has_sink;
   sink_ = hv.sink;
   fallback = false;
+  key_rows = req.key_rows.empty() ? nullptr : req.key_rows.data();
   width_ = top_k_list_width(keep_);
   // Each row's list on whole cache lines: an insertion's vector loads then
   // take the previous insertion's stores straight from the store queue.
@@ -63,6 +66,8 @@ void RowDigest::begin(const DigestRequest& req, const HeadView& hv, std::size_t 
   for (auto* v : {&l_keys_, &plogp_, &l_pos_, &dist_, &recent_}) v->assign(n, 0.0);
   hist_.assign(n * bins_, 0.0);
   first_.assign(n, kNegInf);
+  sink_sum_.assign(head_ ? n : 0, 0.0);
+  recent_after_sink_.assign(head_ ? n : 0, 0.0);
 }
 
 void RowDigest::scores(std::size_t r, std::size_t j0, const float* s, std::size_t cols, float max) {
@@ -80,6 +85,7 @@ void RowDigest::rescale(std::size_t r, float m_old, float m_new) {
   // sum e^(s - m_new) (s - m_new) = f (A + (m_old - m_new) l_keys)
   plogp_[r] = f * (plogp_[r] + (double(m_old) - double(m_new)) * l_keys_[r]);
   for (auto* v : {&l_keys_, &l_pos_, &dist_, &recent_}) (*v)[r] *= f;
+  if (head_) sink_sum_[r] *= f, recent_after_sink_[r] *= f;
   for (std::size_t k = 0; k < bins_; ++k) hist_[r * bins_ + k] *= f;
 }
 
@@ -145,6 +151,13 @@ void RowDigest::add_position_sums(std::size_t r, std::size_t j0, const float* e,
   // recent: keys i - W < j <= i
   const std::size_t lo = std::max(j0, i + 1 >= W_ ? i + 1 - W_ : 0), hi = std::min(end, i + 1);
   if (lo < hi) recent_[r] += sum_range(e, lo - j0, hi - j0);
+  if (head_) {
+    // the first N keys; the recent ones from N on
+    const std::size_t sink_hi = std::min(end, N_);
+    if (j0 < sink_hi) sink_sum_[r] += sum_range(e, 0, sink_hi - j0);
+    const std::size_t lo_after = std::max(lo, N_);
+    if (lo_after < hi) recent_after_sink_[r] += sum_range(e, lo_after - j0, hi - j0);
+  }
   // The bins as sums of ranges: before the query the distance falls with j,
   // after it it grows.
   double* hist = hist_.data() + r * bins_;
@@ -163,6 +176,7 @@ RowDigests RowDigest::finish(const float* m, const float* l, const std::uint8_t*
   indices_.assign(n_ * keep_, 0);
   summary_out_.assign(summary_ ? n_ * kSummaryColumns : 0, 0.0f);
   hist_out_.assign(n_ * bins_, 0.0);
+  head_out_.assign(head_ ? n_ * kHeadColumns : 0, 0.0f);
   std::vector<std::pair<float, std::int64_t>> top;  // (weight, key) of a row
   std::vector<std::int64_t> taken;
   for (std::size_t r = 0; r < n_; ++r) {
@@ -205,6 +219,7 @@ RowDigests RowDigest::finish(const float* m, const float* l, const std::uint8_t*
   d.summary = summary_out_.data();
   d.bins = bins_;
   d.histogram = hist_out_.data();
+  d.head = head_ ? head_out_.data() : nullptr;
   return d;
 }
 
@@ -225,6 +240,12 @@ void RowDigest::finish_summary(std::size_t r, float m, std::int64_t argmax) {
   out[kMeanDist] = l_pos_[r] > 0.0 ? float(dist_[r] / l_pos_[r]) : 0.0f;
   out[kArgmax] = float(argmax);
   for (std::size_t k = 0; k < bins_; ++k) hist_out_[r * bins_ + k] = hist_[r * bins_ + k] / l;
+  if (head_) {
+    float* h = head_out_.data() + r * kHeadColumns;
+    h[kRowTotal] = float(total);
+    h[kSinkKeys] = float(sink_sum_[r] / l);
+    h[kRecentKeys] = float(recent_after_sink_[r] / l);
+  }
 }
 
 }  // namespace attn::kernels

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "attn/digest.h"
+#include "kernels/key_sums.h"
 
 namespace attn::kernels {
 
@@ -52,6 +53,11 @@ class RowDigest {
   // valid, and its rows must come from the maps path.
   bool fallback = false;
 
+  // --key-stats: the request's key_rows (L), or nullptr; the streaming kernel
+  // then sweeps the block's keys into key_sums once its rows are final.
+  const std::uint8_t* key_rows = nullptr;
+  KeyColumnSums key_sums;
+
  private:
   void finish_summary(std::size_t r, float m, std::int64_t argmax);
   // e[0..cols) = exp(s - m) of keys j0.., summing to `total`.
@@ -72,6 +78,11 @@ class RowDigest {
   // (weight, weight x distance, the recent window), key 0's raw score, and
   // the distance bins (n, bins).
   std::vector<double> l_keys_, plogp_, l_pos_, dist_, recent_, hist_;
+  // --head-stats: per row the first N keys' and the recent keys' (j >= N) sums.
+  bool head_ = false;
+  std::size_t N_ = 0;
+  std::vector<double> sink_sum_, recent_after_sink_;
+  std::vector<float> head_out_;
   std::vector<float> first_;
   // finish's results.
   std::vector<float> values_, summary_out_;

@@ -87,7 +87,22 @@ void SelectSink::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::s
 }
 
 DigestRequest SelectSink::digest_request() const {
-  return keys_.empty() ? next_.digest_request() : DigestRequest{};
+  if (!keys_.empty()) return DigestRequest{};
+  DigestRequest req = next_.digest_request();
+  // key_rows counts the selected rows (i' of L'): as rows i of L here.
+  if (!req.key_rows.empty()) {
+    std::vector<std::uint8_t> rows(query_slot_.size(), 0);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (query_slot_[i] >= 0 && std::size_t(query_slot_[i]) < req.key_rows.size())
+        rows[i] = req.key_rows[std::size_t(query_slot_[i])];
+    req.key_rows = std::move(rows);
+  }
+  return req;
+}
+
+void SelectSink::write_key_sums(std::size_t b, std::size_t h, const KeySums& k) {
+  const std::ptrdiff_t hs = head_slot_.at(h);
+  if (hs >= 0) next_.write_key_sums(b, std::size_t(hs), k);
 }
 
 void SelectSink::write_digests(std::size_t b, std::size_t h, std::size_t i0, const RowDigests& d) {
