@@ -132,6 +132,7 @@ int main(int argc, char** argv) {
     setup_logging(opt);
     // Mode dispatch, in this one place.
     if (opt.merge_dir) return app::run_merge_summaries(opt);
+    if (opt.info) return app::run_gguf_info(opt);
     if (!app::model_summary_folder(opt).empty()) return app::run_model_summary(opt);
     if (opt.dump_weights) return app::run_dump_weights(opt);
     if (opt.layers) return app::run_layers(opt);

@@ -28,6 +28,7 @@ struct Options {
   std::optional<std::string> layers;
   std::string layer_flag;  // --layer as given, before apply_layer_flag
   std::string model_type;  // --model-type TYPE ("" = the folder's first)
+  bool info = false;       // --info: a GGUF file's metadata and tensor list (gguf_info.cpp)
   // --decoder-layer N [--cross]: an encoder-decoder's decoder layer N, its causal
   // self-attention or its cross-attention (keys and values: --encoder-output FILE).
   std::optional<std::int64_t> decoder_layer;

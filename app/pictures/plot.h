@@ -125,6 +125,10 @@ class PlotFile {
 // ("Qwen3-0.6B"), or "Qwen/Qwen3-0.6B" for a Hugging Face cache snapshot.
 std::string model_name(std::string dir);
 
+// The ggml types of a GGUF layer's tensors, sorted and joined ("Q4_K, Q6_K");
+// "" when the run's model is not a GGUF file.
+std::string gguf_layer_types(const attn::Config& cfg);
+
 // The self-contained HTML page (plot_html.cpp): head view and heatmaps.
 std::string render_html(const MapPicture& pic);
 

@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "attn/config.h"
 #include "attn/error.h"
+#include "attn/gguf_info.h"
 #include "attn/layout.h"
 #include "attn/run.h"
 #include "cli/options.h"
@@ -19,6 +21,8 @@
 
 namespace app {
 namespace {
+
+bool is_gguf(const std::string& p);
 
 std::string shape_text(const std::vector<std::size_t>& shape) {
   std::string s;
@@ -78,11 +82,21 @@ void add_score_facts(const attn::Config& cfg, std::vector<std::pair<std::string,
 }
 
 // A run of a model folder's layer is titled by the folder and the layer
-// ("Qwen3-0.6B, layer 5"); a config by its file.
+// ("Qwen3-0.6B, layer 5"), of a GGUF file's by its general.name when it has
+// one ("Llama 3.2 1B Instruct, layer 5"); a config by its file.
 std::string picture_title(const attn::Config& cfg) {
-  if (!cfg.model.empty() && cfg.layer)
-    return model_name(cfg.model) + ", layer " + std::to_string(*cfg.layer);
+  if (!cfg.model.empty() && cfg.layer) {
+    const std::string name = is_gguf(cfg.model) ? attn::gguf_model_name(cfg.model) : "";
+    return (name.empty() ? model_name(cfg.model) : name) + ", layer " + std::to_string(*cfg.layer);
+  }
   return cfg.file.empty() ? "attention maps" : cfg.file;
+}
+
+// How the layer's weights are stored: "layout proj", or for a GGUF layer its
+// tensors' ggml types ("Q4_K, Q6_K"), which say more than the layout.
+std::string storage_text(const attn::Config& cfg, const attn::LoadedRun& model) {
+  const std::string types = gguf_layer_types(cfg);
+  return types.empty() ? "layout " + attn::layout_name(model.layout) : "GGUF " + types;
 }
 
 // ", 8 KV heads" when grouped (or multi-query), else "".
@@ -104,6 +118,12 @@ std::string window_text(const attn::Config& cfg) {
   return cfg.spec.sliding_window ? ", window " + std::to_string(*cfg.spec.sliding_window) : "";
 }
 
+bool is_gguf(const std::string& p) {
+  std::string tail = p.size() >= 5 ? p.substr(p.size() - 5) : p;
+  for (auto& c : tail) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return tail == ".gguf";
+}
+
 bool is_html(const std::string& p) {
   std::string tail = p.size() >= 5 ? p.substr(p.size() - 5) : p;
   for (auto& c : tail) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -111,6 +131,22 @@ bool is_html(const std::string& p) {
 }
 
 }  // namespace
+
+std::string gguf_layer_types(const attn::Config& cfg) {
+  if (!cfg.model_weights || !is_gguf(cfg.model)) return "";
+  std::set<std::string> types;
+  const std::string& prefix = cfg.weights_prefix;
+  for (const std::string& key : cfg.model_weights->keys()) {
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    if (key.compare(prefix.size(), 10, "attn_norm.") == 0)
+      continue;  // the block's, kept for --residual
+    const attn::TensorInfo* info = cfg.model_weights->find(key);
+    if (info && !info->gguf_type.empty()) types.insert(info->gguf_type);
+  }
+  std::string s;
+  for (const std::string& t : types) s += (s.empty() ? "" : ", ") + t;
+  return s;
+}
 
 // (plot.h) A snapshot of the cache is .../models--Qwen--Qwen3-0.6B/snapshots/<commit>.
 std::string model_name(std::string dir) {
@@ -229,7 +265,7 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
       attn::kind_name(cfg.kind) +
       (cfg.spec.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") + ", " +
       std::to_string(H) + (H == 1 ? " head" : " heads") + kv_heads_text(cfg) + positions_text(cfg) +
-      window_text(cfg) + ", layout " + attn::layout_name(model.layout) +
+      window_text(cfg) + ", " + storage_text(cfg, model) +
       (square ? "; S = " + std::to_string(L)
               : "; L = " + std::to_string(L) + " queries x T = " + std::to_string(T) + " keys");
   if (cfg.spec.sinks) pic.subtitle += "; sinks: rows sum to less than 1";
