@@ -166,6 +166,12 @@ void setup_options(CLI::App& app, Options& opt) {
                    "with --show: list this query token's strongest keys (default: the last)")
       ->type_name("N")
       ->check(kCount);
+  pics->add_option("--color-scale", opt.color_scale,
+                   "colours of --plot and --show: linear, log (from about 1/S to the largest "
+                   "weight), percentile (each head up to its 99th percentile), auto (default: "
+                   "log past 256 keys, else linear)")
+      ->type_name("SCALE")
+      ->check(CLI::IsMember({"auto", "linear", "log", "percentile"}));
   pics->add_option("--labels", opt.labels_spec, "token labels a,b,c (default: config labels)")
       ->type_name("LIST");
   pics->add_option("--labels-file", opt.labels_file,

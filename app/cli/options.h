@@ -63,6 +63,7 @@ struct Options {
   std::size_t batch_index = 0;             // which batch entry --plot/--show draw
   std::optional<std::string> labels_spec;  // "a,b,c": overrides config labels
   std::optional<std::size_t> show_query;   // --show's head view: this query (default: last)
+  std::string color_scale = "auto";        // --color-scale auto|linear|log|percentile
   std::optional<std::string> labels_file;  // one label per line (a label may hold a comma)
 
   // Many inputs (issue 6).

@@ -15,6 +15,7 @@
 #include "attn/output.h"
 #include "attn/tensor.h"
 #include "cli/term.h"
+#include "pictures/colour_scale.h"
 
 namespace attn {
 struct Config;
@@ -48,6 +49,8 @@ struct MapPicture {
   // --queries / --keys: the model's numbers of the drawn rows and columns
   // (empty = 0, 1, ...), for --show's head view.
   std::vector<std::size_t> query_numbers, key_numbers;
+  // --color-scale, resolved for the maps' T (auto: log past kAutoLogKeys keys).
+  ScaleKind scale = ScaleKind::linear;
 };
 
 // "head 3", or "mean of 12 heads" for an averaged map: panel k's title.
@@ -78,17 +81,6 @@ constexpr std::size_t kMaxPageCells = 1024;
 // weights), else kMaxPlotCells; fewer when the maps would pass kMaxCaptureBytes.
 constexpr std::size_t kMaxCaptureBytes = std::size_t(200) << 20;
 std::size_t capture_cells(const Options& opt, std::size_t heads);
-
-// The colour scale shared by every picture: 0 to the largest weight, unless
-// a few cells dwarf the rest; then it stops at the 99th percentile of the
-// non-zero cells and brighter cells saturate (clipped). Every picture takes
-// it from the map in at most kMaxPlotCells cells a side (the HTML page too,
-// whose cells are finer), so PNG, SVG and HTML saturate at one figure.
-struct ColourScale {
-  double vmax = 1, max_value = 0;
-  bool clipped = false;
-};
-ColourScale colour_scale(const attn::Tensor& cells);
 
 // "; each cell: max over a block of about kq x kk weights" when the (L, T)
 // map is drawn in fewer cells (nq, nk), else "".

@@ -177,27 +177,6 @@ std::size_t capture_cells(const Options& opt, std::size_t heads) {
   return std::max<std::size_t>(64, std::min(want, fits));
 }
 
-ColourScale colour_scale(const attn::Tensor& cells) {
-  // The first query of a causal map always puts 1.0 on token 0 while long
-  // rows spread ~1/S: a scale up to 1.0 would leave the long rows dark.
-  std::vector<float> nonzero;
-  for (float v : cells.data)
-    if (v > 0) nonzero.push_back(v);
-  ColourScale c;
-  for (float v : nonzero) c.max_value = std::max(c.max_value, double(v));
-  c.vmax = c.max_value > 0 ? c.max_value : 1.0;  // all masked: a scale from 0 to 1
-  if (nonzero.size() >= 100) {
-    const std::size_t k = nonzero.size() * 99 / 100;
-    std::nth_element(nonzero.begin(), nonzero.begin() + k, nonzero.end());
-    const double p99 = nonzero[k];
-    if (p99 < 0.5 * c.max_value) {
-      c.vmax = p99;
-      c.clipped = true;
-    }
-  }
-  return c;
-}
-
 std::string block_note(std::size_t L, std::size_t T, std::size_t nq, std::size_t nk) {
   if (nq >= L && nk >= T) return "";
   const std::size_t kq = (L + nq - 1) / nq, kk = (T + nk - 1) / nk;
@@ -283,6 +262,7 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
   pic.heads = cap.heads();
   pic.cells = cap.cells();
   pic.sinks = cfg.spec.sinks;
+  pic.scale = scale_kind(opt.color_scale, T);
 
   const std::string seq = cfg.cross() ? "L" : "S";
   pic.query = opt.show_query.value_or(L - 1);

@@ -84,8 +84,10 @@ Blocks blocks_of(std::size_t S, std::size_t N, std::size_t n) {
   return b;
 }
 
-std::string cell_text(float v, const ColourScale& sc, TermColors colors, std::size_t w) {
-  const double t = std::min(1.0, double(v) / sc.vmax);
+// Cell v of drawn head k on the --color-scale.
+std::string cell_text(float v, const ColourScale& sc, std::size_t k, TermColors colors,
+                      std::size_t w) {
+  const double t = sc.position(v, k);
   if (colors == TermColors::plain) {
     const char ch = v > 0 ? kRamp[1 + std::min<std::size_t>(8, std::size_t(t * 9.0))] : ' ';
     return std::string(w, ch);
@@ -139,14 +141,16 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
       std::copy(r.data.begin(), r.data.end(), shown.cells.ptr() + k * nq * nk);
     }
   }
-  const ColourScale sc = colour_scale(shown.cells);
+  const ColourScale sc = colour_scale(shown.cells, pic.scale, T);
 
   // Shown cells per token block: the header states the real block size.
   const Blocks rows = blocks_of(L, Nq, nq), keys_of = blocks_of(T, Nk, nk);
 
   char buf[256];
   std::string out = wrap(attn::printable(pic.title) + ": " + attn::printable(pic.subtitle), cols);
-  if (sc.clipped)
+  if (sc.kind != ScaleKind::linear)
+    std::snprintf(buf, sizeof buf, "colour: %s", sc.legend().c_str());
+  else if (sc.clipped)
     std::snprintf(buf, sizeof buf,
                   "colour: 0 to %.3g, the 99th percentile of the weights (brighter cells "
                   "saturate; max %.3g)",
@@ -198,10 +202,16 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
 
   for (std::size_t k = 0; k < pic.heads.size(); ++k) {
     const float* map = shown.cells.ptr() + k * nq * nk;
-    out += "\n" + panel_title(pic, k) + "\n" + keys + "\n";
+    out += "\n" + panel_title(pic, k);
+    if (sc.kind == ScaleKind::percentile) {
+      char top[48];
+      std::snprintf(top, sizeof top, " (p99 %.3g)", sc.top(k));
+      out += top;
+    }
+    out += "\n" + keys + "\n";
     for (std::size_t i = 0; i < nq; ++i) {
       out += pad_left(fit_columns(label(pic, rows.first[i]), label_w), label_w) + " ";
-      for (std::size_t j = 0; j < nk; ++j) out += cell_text(map[i * nk + j], sc, colors, cell_w);
+      for (std::size_t j = 0; j < nk; ++j) out += cell_text(map[i * nk + j], sc, k, colors, cell_w);
       if (colors != TermColors::plain) out += kReset;
       out += "\n";
     }

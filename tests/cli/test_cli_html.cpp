@@ -266,8 +266,9 @@ TEST_CASE("cli_html: the page and the SVG of one run saturate at the same figure
                            "\"causal\": true, \"layout\": \"fused\", \"init\": {\"seed\": 4}, "
                            "\"input\": \"x.npy\"}");
     for (const char* out : {"m.svg", "m.html"})
-      REQUIRE(run(bin() + " -q --config " + q(t / "c.json") + " --plot " + q(t / out)).exit_code ==
-              0);
+      REQUIRE(run(bin() + " -q --config " + q(t / "c.json") + " --color-scale linear --plot " +
+                  q(t / out))
+                  .exit_code == 0);
     const auto meta = nlohmann::json::parse(
         script_body(attn::test::read_text(t / "m.html"), "type=\"application/json\">"));
     REQUIRE(meta["clipped"] == true);  // the first query's 1.0 dwarfs the long rows
@@ -275,6 +276,17 @@ TEST_CASE("cli_html: the page and the SVG of one run saturate at the same figure
     const std::string svg = attn::test::read_text(t / "m.svg");
     REQUIRE(std::regex_search(svg, m, std::regex("colours saturate at ([0-9.e-]+) ")));
     CHECK(std::stod(m[1]) == doctest::Approx(meta["vmax"].get<double>()).epsilon(0.006));  // %.3g
+    // The default past 256 keys (auto): log, one range stated on both.
+    for (const char* out : {"a.svg", "a.html"})
+      REQUIRE(run(bin() + " -q --config " + q(t / "c.json") + " --plot " + q(t / out)).exit_code ==
+              0);
+    const auto log_meta = nlohmann::json::parse(
+        script_body(attn::test::read_text(t / "a.html"), "type=\"application/json\">"));
+    CHECK(log_meta["scale"] == "log");
+    CHECK(log_meta["scale_lo"].get<double>() == doctest::Approx(S == 600 ? 1e-3 : 1e-4));
+    const std::string log_svg = attn::test::read_text(t / "a.svg");
+    CHECK(log_svg.find("colour: " + log_meta["scale_legend"].get<std::string>()) !=
+          std::string::npos);
   }
 }
 
