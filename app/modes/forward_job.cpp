@@ -64,7 +64,8 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
     sinks.push_back(&*all);
   }
   if (plan.capture) {
-    res.capture.emplace(plan.capture_batch, plan.capture_heads, Hs, Ls, Ts, plan.capture_cells);
+    res.capture.emplace(plan.capture_batch, plan.capture_heads, Hs, Ls, Ts, plan.capture_cells,
+                        plan.capture_query);
     sinks.push_back(&*res.capture);
   }
   std::optional<CompareSink> compare;

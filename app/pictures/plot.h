@@ -51,7 +51,19 @@ struct MapPicture {
   std::vector<std::size_t> query_numbers, key_numbers;
   // --color-scale, resolved for the maps' T (auto: log past kAutoLogKeys keys).
   ScaleKind scale = ScaleKind::linear;
+  // The subtitle's extent ("; S = 24"), replaced by crop_picture's caption.
+  std::string extent;
+  // (K, T) or empty: query `query`'s weights over every key, exactly (the
+  // head view names a top key exactly when a cell holds a block of keys).
+  attn::Tensor query_row;
 };
+
+// --queries / --keys: the model's numbers of the drawn rows and columns
+// (empty = all of them) out of `all_queries` and `all_keys`; the subtitle
+// then says what the crop shows ("queries 4072-4095, keys 4072-4095 of 4,096;
+// each row's weight inside the crop: 0.052 on average") instead of "S = 24".
+void crop_picture(MapPicture& pic, std::vector<std::size_t> queries, std::vector<std::size_t> keys,
+                  std::size_t all_queries, std::size_t all_keys);
 
 // "head 3", or "mean of 12 heads" for an averaged map: panel k's title.
 std::string panel_title(const MapPicture& pic, std::size_t k);

@@ -177,6 +177,60 @@ std::size_t capture_cells(const Options& opt, std::size_t heads) {
   return std::max<std::size_t>(64, std::min(want, fits));
 }
 
+namespace {
+
+// "4072-4095", "0-99, 4072-4095", "7": sorted indices as ranges.
+std::string ranges_text(const std::vector<std::size_t>& idx) {
+  std::string s;
+  for (std::size_t a = 0; a < idx.size();) {
+    std::size_t b = a;
+    while (b + 1 < idx.size() && idx[b + 1] == idx[b] + 1) ++b;
+    s += (s.empty() ? "" : ", ") + std::to_string(idx[a]) +
+         (b > a ? "-" + std::to_string(idx[b]) : std::string());
+    a = b + 1;
+  }
+  return s;
+}
+
+std::string with_commas(std::size_t n) {
+  std::string s = std::to_string(n);
+  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(std::size_t(i), ",");
+  return s;
+}
+
+}  // namespace
+
+void crop_picture(MapPicture& pic, std::vector<std::size_t> queries, std::vector<std::size_t> keys,
+                  std::size_t all_queries, std::size_t all_keys) {
+  pic.query_numbers = std::move(queries);
+  pic.key_numbers = std::move(keys);
+  if (pic.query_numbers.empty() && pic.key_numbers.empty()) return;
+  const bool same = all_queries == all_keys;
+  std::string caption =
+      "; queries " + (pic.query_numbers.empty() ? "all" : ranges_text(pic.query_numbers));
+  if (!same) caption += " of " + with_commas(all_queries);
+  caption += ", keys " + (pic.key_numbers.empty() ? "all" : ranges_text(pic.key_numbers)) + " of " +
+             with_commas(all_keys);
+  if (!pic.key_numbers.empty()) {
+    caption += "; each row's weight inside the crop";
+    // Exact cells: the mean over the drawn rows and heads of each row's sum.
+    const std::size_t K = pic.heads.size(), nq = pic.cells.shape.at(1), nk = pic.cells.shape.at(2);
+    if (nq == pic.L && nk == pic.T && K * nq > 0) {
+      double total = 0;
+      for (float v : pic.cells.data) total += v;
+      char buf[48];
+      std::snprintf(buf, sizeof buf, ": %.3g on average", total / double(K * nq));
+      caption += buf;
+    }
+  }
+  const auto at = pic.extent.empty() ? std::string::npos : pic.subtitle.find(pic.extent);
+  if (at != std::string::npos)
+    pic.subtitle.replace(at, pic.extent.size(), caption);
+  else
+    pic.subtitle += caption;
+  pic.extent = caption;
+}
+
 std::string block_note(std::size_t L, std::size_t T, std::size_t nq, std::size_t nk) {
   if (nq >= L && nk >= T) return "";
   const std::size_t kq = (L + nq - 1) / nq, kk = (T + nk - 1) / nk;
@@ -240,13 +294,14 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
   const bool square = !cfg.cross() && L == T;  // self-attention without extra key columns
   MapPicture pic;
   pic.title = picture_title(cfg);
-  pic.subtitle =
-      attn::kind_name(cfg.kind) +
-      (cfg.spec.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") + ", " +
-      std::to_string(H) + (H == 1 ? " head" : " heads") + kv_heads_text(cfg) + positions_text(cfg) +
-      window_text(cfg) + ", " + storage_text(cfg, model) +
-      (square ? "; S = " + std::to_string(L)
-              : "; L = " + std::to_string(L) + " queries x T = " + std::to_string(T) + " keys");
+  pic.subtitle = attn::kind_name(cfg.kind) +
+                 (cfg.spec.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") +
+                 ", " + std::to_string(H) + (H == 1 ? " head" : " heads") + kv_heads_text(cfg) +
+                 positions_text(cfg) + window_text(cfg) + ", " + storage_text(cfg, model);
+  pic.extent = square
+                   ? "; S = " + std::to_string(L)
+                   : "; L = " + std::to_string(L) + " queries x T = " + std::to_string(T) + " keys";
+  pic.subtitle += pic.extent;
   if (cfg.spec.sinks) pic.subtitle += "; sinks: rows sum to less than 1";
   if (cfg.output_average_heads) {
     pic.mean_of = H;
@@ -271,6 +326,7 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
                                              " is past the sequence; the input has " + seq + " = " +
                                              std::to_string(L) + " (0.." + std::to_string(L - 1) +
                                              ")");
+  if (opt.show && cap.exact_query() == pic.query) pic.query_row = cap.exact_row();
   auto& f = pic.facts;
   f.emplace_back("config", cfg.file.empty() ? "(inline)" : cfg.file);
   f.emplace_back("attention", attn::kind_name(cfg.kind) + ", H = " + std::to_string(H) + ", D = " +

@@ -220,7 +220,12 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
   // Head view: one query row at full resolution (a block of rows beyond
   // kMaxPageCells tokens), its strongest keys.
   const std::size_t q = pic.query, qi = q * Nq / L;
-  const bool exact = Nq == L && Nk == T;
+  // The query's own row of every key when the capture kept it (a cell of a
+  // long map holds a block of keys: the top keys are then named exactly).
+  const bool have_row = pic.query_row.ndim() == 2 && pic.query_row.shape[1] == T &&
+                        pic.query_row.shape[0] == pic.heads.size();
+  const std::size_t M = have_row ? T : Nk;  // keys (or key blocks) of the row
+  const bool exact = have_row || (Nq == L && Nk == T);
   const auto number = [](const std::vector<std::size_t>& numbers, std::size_t i) {
     return std::to_string(numbers.empty() ? i : numbers.at(i));
   };
@@ -234,10 +239,11 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
       std::min<std::size_t>(std::min(widest_key, kMaxLabelCols) + (exact ? 6 : 14), cols / 3);
   const std::size_t bar_w = cols > key_w + 14 ? std::min<std::size_t>(cols - key_w - 14, 40) : 1;
   for (std::size_t k = 0; k < pic.heads.size(); ++k) {
-    const float* row = pic.cells.ptr() + (k * Nq + qi) * Nk;
-    std::vector<std::size_t> order(Nk);
+    const float* row =
+        have_row ? pic.query_row.ptr() + k * T : pic.cells.ptr() + (k * Nq + qi) * Nk;
+    std::vector<std::size_t> order(M);
     std::iota(order.begin(), order.end(), 0);
-    const std::size_t top = std::min(kTopKeys, Nk);
+    const std::size_t top = std::min(kTopKeys, M);
     std::partial_sort(order.begin(), order.begin() + top, order.end(),
                       [&](std::size_t a, std::size_t b) { return row[a] > row[b]; });
     out += panel_title(pic, k);
@@ -245,7 +251,7 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
     // bars and the top keys are relative to the row's strongest.
     if (exact) {
       double sum = 0;
-      for (std::size_t j = 0; j < Nk; ++j) sum += row[j];
+      for (std::size_t j = 0; j < M; ++j) sum += row[j];
       if (sum < 0.999) {
         std::snprintf(buf, sizeof buf, "%.2f", sum);
         out += std::string(" (row sums to ") + buf +
@@ -258,9 +264,14 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
     for (std::size_t r = 0; r < top && row[order[r]] > 0; ++r) {
       const std::size_t j = order[r];
       const std::size_t t0 = (j * T + Nk - 1) / Nk, t1 = ((j + 1) * T + Nk - 1) / Nk - 1;
-      const std::string name = Nk == T ? number(pic.key_numbers, j) + " " + key_label(pic, j)
-                                       : number(pic.key_numbers, t0) + "-" +
-                                             number(pic.key_numbers, t1) + " " + key_label(pic, t0);
+      // "3491 tok", or "3491" alone when the label is the position itself.
+      const auto named = [&](std::size_t t) {
+        const std::string n = number(pic.key_numbers, t), l = key_label(pic, t);
+        return l == n ? n : n + " " + l;
+      };
+      const std::string name = M == T ? named(j)
+                                      : number(pic.key_numbers, t0) + "-" +
+                                            number(pic.key_numbers, t1) + " " + key_label(pic, t0);
       std::snprintf(buf, sizeof buf, " %.4f ", double(row[j]));
       out += "  " + pad_right(fit_columns(name, key_w), key_w) + buf +
              bar(row[j] / row[order[0]], bar_w, colors) + "\n";
