@@ -164,6 +164,7 @@
   const active = () => state.hover || state.pinned;
   const kLinesPerHead = 6, kLinesOneHead = 24;
   function draw_lines() {
+    list_top_keys();
     const w = parseFloat(lines.style.width);
     lctx.clearRect(0, 0, lines.width, lines.height);
     lines.dataset.drawn = "0";
@@ -213,6 +214,50 @@
         for (const k of heads) v = Math.max(v, at(k, t));
         bars[t].style.width = (100 * v) / top + "%";
       }
+  }
+  // The pinned (or hovered) query's strongest keys per head shown, as a
+  // table beside the head view: key index, token, weight. Past 1,024 tokens
+  // a cell holds a block of keys: its index range and the block's max.
+  const kTopKeys = 10;
+  const key_range = (j) => {
+    if (NK === meta.T) return String(j);
+    const t0 = Math.ceil((j * meta.T) / NK), t1 = Math.ceil(((j + 1) * meta.T) / NK) - 1;
+    return t1 > t0 ? t0 + "\u2013" + t1 : String(t0);
+  };
+  function list_top_keys() {
+    const box = $("topkeys-list");
+    box.textContent = "";
+    const a = active();
+    if (!a || a.side !== "q") {
+      $("topkeys-title").textContent = "Top keys: pin a query";
+      return;
+    }
+    $("topkeys-title").textContent = "Top keys of query " + (NQ === meta.L ? a.t + " " : "") + quote(a.t);
+    for (const k of chosen()) {
+      const order = Array.from({ length: NK }, (_, j) => j).filter((j) => weight(k, a.t, j) > 0);
+      order.sort((p, q) => weight(k, a.t, q) - weight(k, a.t, p) || p - q);
+      const table = el("table"), cap = el("caption"), head = el("tr");
+      table.dataset.head = String(meta.heads[k]);
+      cap.textContent = head_name(k) + row_sum_note(k, a.t);
+      for (const [text, cls] of [[NK === meta.T ? "key" : "keys", "num"], ["token", ""], [NK === meta.T ? "weight" : "max weight", "num"]]) {
+        const th = el("th", cls);
+        th.textContent = text;
+        head.append(th);
+      }
+      table.append(cap, head);
+      for (const j of order.slice(0, kTopKeys)) {
+        const tr = el("tr");
+        tr.dataset.key = String(j);
+        const cells = [[key_range(j), "num"], [meta.key_labels[j], "tok"], [fmt(weight(k, a.t, j)), "num"]];
+        for (const [text, cls] of cells) {
+          const td = el("td", cls);
+          td.textContent = text;
+          tr.append(td);
+        }
+        table.append(tr);
+      }
+      box.append(table);
+    }
   }
   let queued = false;
   const redraw = () => {

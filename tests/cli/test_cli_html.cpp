@@ -172,6 +172,45 @@ TEST_CASE("cli_html: a pinned query's key bars follow its attention row") {
   CHECK(widths[5] == 0);
 }
 
+TEST_CASE("cli_html: the pinned query's top keys are listed beside the head view") {
+  Browser b;
+  if (!b.present) {
+    MESSAGE("skipping: no chromium (Debian's `chromium` package) to load the page");
+    return;
+  }
+  attn::test::TempDir t;
+  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --heads 1 --plot " +
+               q(t / "w.html") + " --out-dir " + q(t / "out"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto dom = b.load(t / "w.html#pin=3", "--dump-dom");
+  REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
+  CHECK_MESSAGE(!console_errors(dom.err), dom.err);
+  CHECK(dom.out.find("Top keys of query 3 \xC2\xABwith\xC2\xBB") != std::string::npos);
+  const attn::Tensor a =
+      attn::to_float32(attn::read_npy(t / "out/attention.npy"), "attention.npy", false);
+  const float* row = a.ptr() + 3 * 6;  // head 1, query 3: keys 0..3 visible, 4 and 5 masked
+  std::vector<std::size_t> order = {0, 1, 2, 3};
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t p, std::size_t q) { return row[p] > row[q]; });
+  // Rows <tr data-key="j"><td class="num">j</td><td class="tok">label</td><td class="num">w</td>.
+  const std::regex tr(
+      "<tr data-key=\"(\\d+)\"><td class=\"num\">(\\d+)</td><td class=\"tok\">([^<]*)"
+      "</td><td class=\"num\">([0-9.e-]+)</td></tr>");
+  std::vector<std::size_t> keys;
+  std::vector<double> weights;
+  for (auto it = std::sregex_iterator(dom.out.begin(), dom.out.end(), tr);
+       it != std::sregex_iterator(); ++it) {
+    keys.push_back(std::stoul((*it)[2]));
+    weights.push_back(std::stod((*it)[4]));
+  }
+  REQUIRE(keys.size() == 4);  // the masked keys are not listed
+  for (std::size_t r = 0; r < 4; ++r) {
+    CHECK(keys[r] == order[r]);
+    CHECK(weights[r] == doctest::Approx(row[order[r]]).epsilon(2e-3));  // float16 on the page
+  }
+  CHECK(dom.out.find(">Your</td>") != std::string::npos);  // the token of key 0
+}
+
 TEST_CASE("cli_html: hovering a heatmap cell or a token shows its exact weight") {
   Browser b;
   if (!b.present) {
