@@ -237,7 +237,7 @@
       const order = Array.from({ length: NK }, (_, j) => j).filter((j) => weight(k, a.t, j) > 0);
       order.sort((p, q) => weight(k, a.t, q) - weight(k, a.t, p) || p - q);
       const table = el("table"), cap = el("caption"), head = el("tr");
-      table.dataset.head = String(meta.heads[k]);
+      table.dataset.topkeysOf = String(meta.heads[k]);
       cap.textContent = head_name(k) + row_sum_note(k, a.t);
       for (const [text, cls] of [[NK === meta.T ? "key" : "keys", "num"], ["token", ""], [NK === meta.T ? "weight" : "max weight", "num"]]) {
         const th = el("th", cls);
@@ -248,7 +248,13 @@
       for (const j of order.slice(0, kTopKeys)) {
         const tr = el("tr");
         tr.dataset.key = String(j);
-        const cells = [[key_range(j), "num"], [meta.key_labels[j], "tok"], [fmt(weight(k, a.t, j)), "num"]];
+        // A block's label is "3488 [3488-3491]": its token part only, none when that is the index.
+        let tok = meta.key_labels[j];
+        if (NK !== meta.T) {
+          tok = tok.replace(/ \[[^\]]*\]$/, "");
+          if (tok === key_range(j).split("\u2013")[0]) tok = "";
+        }
+        const cells = [[key_range(j), "num"], [tok, "tok"], [fmt(weight(k, a.t, j)), "num"]];
         for (const [text, cls] of cells) {
           const td = el("td", cls);
           td.textContent = text;

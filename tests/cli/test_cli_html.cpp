@@ -126,13 +126,14 @@ TEST_CASE("cli_html: chromium shows one panel per head, every label, and no cons
   CHECK(count_of(dom.out, "data-head=\"0\"") == 1);
   CHECK(count_of(dom.out, "data-head=\"1\"") == 1);
   CHECK(count_of(dom.out, "data-head=") == 2);
-  // Labels are text in both columns of the head view and along both axes
-  // of each head's heatmap (2 + 2 x 2), never markup.
-  CHECK(count_of(dom.out, ">a&lt;b&gt;c<") == 6);
-  CHECK(count_of(dom.out, ">x&amp;y<") == 6);
-  CHECK(count_of(dom.out, ">\xE6\x97\xA5\xE6\x9C\xAC<") == 6);
-  CHECK(count_of(dom.out, ">bad\xEF\xBF\xBDz<") == 6);     // invalid byte -> U+FFFD
-  CHECK(count_of(dom.out, ">\xEF\xBF\xBD[31mred<") == 6);  // ESC -> U+FFFD
+  // Labels are text in both columns of the head view, along both axes of
+  // each head's heatmap and in each head's top keys of the pinned last query
+  // (2 + 2 x 2 + 2), never markup.
+  CHECK(count_of(dom.out, ">a&lt;b&gt;c<") == 8);
+  CHECK(count_of(dom.out, ">x&amp;y<") == 8);
+  CHECK(count_of(dom.out, ">\xE6\x97\xA5\xE6\x9C\xAC<") == 8);
+  CHECK(count_of(dom.out, ">bad\xEF\xBF\xBDz<") == 8);     // invalid byte -> U+FFFD
+  CHECK(count_of(dom.out, ">\xEF\xBF\xBD[31mred<") == 8);  // ESC -> U+FFFD
   CHECK(dom.out.find("<b>") == std::string::npos);
   CHECK(dom.out.find("data-ready=\"1\"") != std::string::npos);  // the script ran to its end
   CHECK(dom.out.find("causal") != std::string::npos);            // the facts are shown

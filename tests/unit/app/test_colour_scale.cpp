@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <regex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "attn/error.h"
@@ -59,15 +60,19 @@ app::MapPicture planted_picture() {
   return pic;
 }
 
-// viridis position (0..1) of a colour: the nearest of 1,024 samples.
+// viridis position (0..1) of a colour: the nearest of 1,024 samples
+// (remembered per colour: a picture holds few).
 double viridis_position(int r, int g, int b) {
+  static std::unordered_map<int, double> known;
+  const int key = (r << 16) | (g << 8) | b;
+  if (const auto it = known.find(key); it != known.end()) return it->second;
   double best = 1e18, at = 0;
   for (int k = 0; k <= 1023; ++k) {
     const app::Rgb c = app::viridis(k / 1023.0);
     const double d = (c.r - r) * (c.r - r) + (c.g - g) * (c.g - g) + (c.b - b) * (c.b - b);
     if (d < best) best = d, at = k / 1023.0;
   }
-  return best <= 48 ? at : -1;  // -1: not a colour of the scale (page, text, hatching)
+  return known[key] = best <= 48 ? at : -1;  // -1: not a colour of the scale (page, text, hatching)
 }
 
 struct Contrast {
