@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "attn/error.h"
+#include "attn/gguf_info.h"
 #include "attn/model_folder.h"
 #include "attn/output.h"
 #include "attn/run.h"
@@ -310,7 +311,10 @@ int run_layers(const Options& opt) {
   const std::unique_ptr<attn::OutputDir> top = attn::open_output_dir(top_path);
   top->add("run.json", j.dump(2) + "\n");
   if (view) {
-    mv.title = model_name(m.dir) + ", " + counted(layers.size(), "layer");
+    // A GGUF file by its general.name when it has one, as the other pictures.
+    const std::string gguf_name = m.gguf_architecture.empty() ? "" : attn::gguf_model_name(m.dir);
+    mv.title = (gguf_name.empty() ? model_name(m.dir) : gguf_name) + ", " +
+               counted(layers.size(), "layer");
     // --average-heads draws one column, the mean of the heads (labelled 0).
     const std::string heads = heads_text(mean_heads, mv.heads.size());
     mv.subtitle = heads + " x " + counted(layers.size(), "layer") + ", " +
