@@ -293,6 +293,7 @@ int run_layers(const Options& opt) {
   nlohmann::json runs = nlohmann::json::array();
   for (const nlohmann::json& r : runs_at) runs.push_back(r);
   if (view) mv.layers = tiles;
+  mv.color_scale = opt.color_scale;
 
   nlohmann::json j;
   j["attn_run_version"] = ATTN_VERSION;

@@ -14,7 +14,10 @@ const nL = M.layers.length, nH = M.heads.length;
 const MODES = [["map", "map"], ["entropy", "entropy"], ["sink", "first key"],
                ["recent", "recent keys"], ["distance", "distance"]];
 const EXPLAIN = {
-  map: "each tile: the head's map (rows queries, columns keys), block maximum, scaled to its largest weight",
+  map: "each tile: the head's map (rows queries, columns keys), block maximum, " +
+       (M.scale === "log" ? "log scale from " + M.scale_lo.toExponential(0) + " to the head's largest weight"
+        : M.scale === "percentile" ? "scaled to the head's 99th percentile"
+        : "linear to the head's largest weight (its 99th percentile when a few cells dwarf the rest)"),
   entropy: "mean entropy of a row over ln(keys): 0 = one key takes all, 1 = uniform",
   sink: "mean weight on the first key (the attention sink)",
   recent: "mean weight on the last " + M.recent + " keys before the query",
@@ -89,8 +92,10 @@ function draw(mode) {
   document.body.dataset.mode = mode;
   document.getElementById("explain").textContent = EXPLAIN[mode] +
     (mode === "map" ? "" : "; colours scaled per layer: each row from its layer's min to its max");
-  document.getElementById("lo").textContent = mode === "map" ? "0" : "layer min";
-  document.getElementById("hi").textContent = mode === "map" ? "head max" : "layer max";
+  document.getElementById("lo").textContent =
+    mode !== "map" ? "layer min" : M.scale === "log" ? "log scale " + M.scale_lo.toExponential(0) : "0";
+  document.getElementById("hi").textContent =
+    mode !== "map" ? "layer max" : M.scale === "percentile" ? "head p99" : "head max";
   for (const b of document.querySelectorAll("#modes button")) b.classList.toggle("on", b.dataset.mode === mode);
 }
 function fmt(v) { return v === null ? "-" : v.toFixed(3); }

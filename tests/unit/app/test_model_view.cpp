@@ -175,6 +175,21 @@ TEST_CASE(
   CHECK(std::uint8_t(bytes[1 * N + 1]) == 255);  // the head's largest weight (0.5 on key i + 0)
   CHECK(page.find("masked (weight 0)") != std::string::npos);
 
+  // --color-scale auto at 8,192 keys: the log scale, from 1e-4 to the head's largest (0.5),
+  // so the 0.01 background is a mid colour, not the near-black of the linear scale.
+  for (const char* scale : {"auto", "linear"}) {
+    app::ModelView w = synthetic(1, 1, 8192);
+    w.color_scale = scale;
+    const std::string p = app::render_model_view(w);
+    const std::string b = script_body(p, "id=\"cells\">");
+    const int first = value(b[0]) << 2 | value(b[1]) >> 4;          // cell (0, 0): 0.5, the largest
+    const int second = (value(b[1]) & 15) << 4 | value(b[2]) >> 2;  // cell (0, 1): 0.01
+    CHECK(first == 255);
+    CHECK(second == (std::string(scale) == "auto" ? 138 : 6));
+    const auto m = nlohmann::json::parse(script_body(p, "id=\"meta\">"));
+    CHECK(m["scale"] == (std::string(scale) == "auto" ? "log" : "linear"));
+  }
+
   attn::test::Browser b;
   if (!b.present) {
     MESSAGE("skipping: no chromium (Debian's `chromium` package) to load the page");
