@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
         spdlog::warn("--merge-summaries is now --merge-shards (the old name still works)");
       return code;
     }
+    if (opt.info) return app::run_gguf_info(opt);
     if (!app::model_summary_folder(opt).empty()) return app::run_model_summary(opt);
     if (opt.dump_weights) return app::run_dump_weights(opt);
     if (opt.layers) return app::run_layers(opt);

@@ -18,7 +18,7 @@ LIB_STAGES = ["base", "kernels", "containers", "index", "family", "config", "lay
 PUBLIC = {
     "base": "error tensor escape files spelling sha256 nested_array version scores cpus",
     "kernels": "linear positions digest",
-    "containers": "npy tensor_info",
+    "containers": "npy tensor_info gguf_info",
     "index": "state_dict",
     "family": "layout geometry model_folder",
     "config": "config",

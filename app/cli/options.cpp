@@ -92,6 +92,9 @@ void setup_options(CLI::App& app, Options& opt) {
                  "and values of --cross (config key kv_input); masks (--padding-mask, the "
                  "config's attention_mask) then mark the encoder's padded positions")
       ->type_name("FILE");
+  in->add_flag("--info", opt.info,
+               "with --model FILE.gguf: the file's metadata (keys, types, values) and its "
+               "tensors (type, shape, bytes), as gguf-dump lists them");
   in->add_option("--model-type", opt.model_type,
                  "which model of a --model folder that holds several (a CLIPModel folder: "
                  "clip_text_model, the default, or clip_vision_model)")
@@ -173,6 +176,12 @@ void setup_options(CLI::App& app, Options& opt) {
                    "with --show: list this query token's strongest keys (default: the last)")
       ->type_name("N")
       ->check(kCount);
+  pics->add_option("--color-scale", opt.color_scale,
+                   "colours of --plot and --show: linear, log (from about 1/S to the largest "
+                   "weight), percentile (each head up to its 99th percentile), auto (default: "
+                   "log past 256 keys, else linear)")
+      ->type_name("SCALE")
+      ->check(CLI::IsMember({"auto", "linear", "log", "percentile"}));
   pics->add_option("--labels", opt.labels_spec, "token labels a,b,c (default: config labels)")
       ->type_name("LIST");
   pics->add_option("--labels-file", opt.labels_file,
@@ -362,6 +371,18 @@ void check_option_combinations(const Options& opt) {
         throw Error(Exit::usage, std::string(merge_flag) + ": cannot be combined with " + flag +
                                      " (it reads DIR/summary-K-of-N.json alone)");
     return;
+  }
+  if (opt.info) {  // a GGUF file's header alone
+    if (opt.model.empty() || !ends_with_ext(opt.model, ".gguf"))
+      throw Error(Exit::usage,
+                  "--info: lists a GGUF file's metadata and tensors: give --model FILE.gguf" +
+                      std::string(opt.model.empty() ? ""
+                                                    : " (for a model folder, --model DIR "
+                                                      "alone lists its layers)"));
+    if (model_summary_folder(opt).empty())
+      throw Error(Exit::usage,
+                  "--info: reads the file alone: give only --model FILE.gguf "
+                  "(and --format json)");
   }
   if (!model_summary_folder(opt).empty()) {  // the model summary reads the folder alone
     for (const auto& [given, flag] : {std::pair{opt.dump_weights, "--dump-weights"},

@@ -29,6 +29,7 @@ struct Options {
   std::optional<std::string> layers;
   std::string layer_flag;  // --layer as given, before apply_layer_flag
   std::string model_type;  // --model-type TYPE ("" = the folder's first)
+  bool info = false;       // --info: a GGUF file's metadata and tensor list (gguf_info.cpp)
   // --decoder-layer N [--cross]: an encoder-decoder's decoder layer N, its causal
   // self-attention or its cross-attention (keys and values: --encoder-output FILE).
   std::optional<std::int64_t> decoder_layer;
@@ -72,6 +73,7 @@ struct Options {
   std::size_t batch_index = 0;             // which batch entry --plot/--show draw
   std::optional<std::string> labels_spec;  // "a,b,c": overrides config labels
   std::optional<std::size_t> show_query;   // --show's head view: this query (default: last)
+  std::string color_scale = "auto";        // --color-scale auto|linear|log|percentile
   std::optional<std::string> labels_file;  // one label per line (a label may hold a comma)
 
   // Many inputs (issue 6).

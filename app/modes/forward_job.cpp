@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "attn/error.h"
+#include "attn/gguf_info.h"
 #include "attn/layout.h"
 #include "attn/map_topk.h"
 #include "attn/npy.h"
@@ -63,7 +64,8 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
     sinks.push_back(&*all);
   }
   if (plan.capture) {
-    res.capture.emplace(plan.capture_batch, plan.capture_heads, Hs, Ls, Ts, plan.capture_cells);
+    res.capture.emplace(plan.capture_batch, plan.capture_heads, Hs, Ls, Ts, plan.capture_cells,
+                        plan.capture_query);
     sinks.push_back(&*res.capture);
   }
   std::optional<CompareSink> compare;
@@ -210,6 +212,10 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
       if (info && !info->gguf_type.empty()) types[key] = info->gguf_type;
     }
     if (!types.empty()) run["gguf_types"] = types;
+    // (v4) The model as its file names it (general.name), for pictures and records.
+    if (!types.empty())
+      if (const std::string name = attn::gguf_model_name(f.cfg->model); !name.empty())
+        run["model_name"] = name;
   }
   run["input"] = f.input_source;
   run["shapes"] = {

@@ -70,6 +70,7 @@ struct JobPlan {
   std::size_t capture_batch = 0;
   std::vector<std::size_t> capture_heads;  // of the selected heads: 0..H'-1
   std::size_t capture_cells = 256;
+  std::optional<std::size_t> capture_query;  // the row kept exactly (default: the last)
   bool progress = false;  // a row-count progress bar (stderr is a terminal, not -q)
   int threads = 1;
   bool check_overflow = true;  // false under --allow-nonfinite

@@ -15,6 +15,7 @@ int run_input_list(const Options& opt);       // --input-list, --shard (input_li
 int run_dump_weights(const Options& opt);     // --dump-weights (dump_weights.cpp)
 int run_merge_summaries(const Options& opt);  // --merge-summaries (merge_summaries.cpp)
 int run_model_summary(const Options& opt);    // --model DIR alone: a table (model_summary.cpp)
+int run_gguf_info(const Options& opt);        // --model FILE.gguf --info (gguf_info.cpp)
 // --completion bash: the script on stdout, generated from `cli`'s options (completion.cpp).
 int print_completion(const CLI::App& cli);
 

@@ -200,6 +200,13 @@ int run_forward(const Options& opt) {
   plan.capture = pictures;
   plan.capture_batch = opt.batch_index;
   plan.capture_cells = capture_cells(opt, plan.capture_heads.size());
+  if (opt.show_query) {  // the head view's query, as a row of the drawn maps
+    const auto at = std::find(sel.queries.begin(), sel.queries.end(), *opt.show_query);
+    if (sel.queries.empty())
+      plan.capture_query = *opt.show_query;
+    else if (at != sel.queries.end())
+      plan.capture_query = std::size_t(at - sel.queries.begin());
+  }
   plan.progress = Progress::wanted(opt.quiet);
   plan.write_maps = want_maps;
   JobResult res = session.forward(in, plan, to_dir ? &*out : nullptr);
@@ -224,8 +231,7 @@ int run_forward(const Options& opt) {
     }
     pic = make_picture(pic_opt, cfg, session.model(), in, *res.capture, pick(labels, sel.queries),
                        pick(keys, sel.keys));
-    pic->query_numbers = sel.queries;
-    pic->key_numbers = sel.keys;
+    crop_picture(*pic, sel.queries, sel.keys, in.x.shape[1], in.keys());
     for (std::size_t& h : pic->heads) h = kept_heads[h];  // panels named by the model's heads
   }
   for (PlotFile& f : plot_files) f.stage(*pic);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "attn/error.h"
+#include "attn/gguf_info.h"
 #include "attn/map_select.h"
 #include "attn/model_folder.h"
 #include "attn/output.h"
@@ -326,6 +327,7 @@ int run_layers(const Options& opt) {
   nlohmann::json runs = nlohmann::json::array();
   for (const nlohmann::json& r : runs_at) runs.push_back(r);
   if (view) mv.layers = tiles;
+  mv.color_scale = opt.color_scale;
 
   nlohmann::json j;
   j["attn_run_version"] = ATTN_VERSION;
@@ -352,7 +354,10 @@ int run_layers(const Options& opt) {
     for (const char* name : {"head_stats.csv", "head_stats.json"}) top->remove_on_commit(name);
   }
   if (view) {
-    mv.title = model_name(m.dir) + ", " + counted(layers.size(), "layer");
+    // A GGUF file by its general.name when it has one, as the other pictures.
+    const std::string gguf_name = m.gguf_architecture.empty() ? "" : attn::gguf_model_name(m.dir);
+    mv.title = (gguf_name.empty() ? model_name(m.dir) : gguf_name) + ", " +
+               counted(layers.size(), "layer");
     // --average-heads draws one column, the mean of the heads (labelled 0).
     const std::string heads = heads_text(mean_heads, mv.heads.size());
     mv.subtitle = heads + " x " + counted(layers.size(), "layer") + ", " +

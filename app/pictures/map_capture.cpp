@@ -10,7 +10,7 @@
 namespace app {
 
 MapCapture::MapCapture(std::size_t b, std::vector<std::size_t> heads, std::size_t H, std::size_t L,
-                       std::size_t T, std::size_t max_cells)
+                       std::size_t T, std::size_t max_cells, std::optional<std::size_t> exact_query)
     : b_(b),
       L_(L),
       T_(T),
@@ -21,7 +21,9 @@ MapCapture::MapCapture(std::size_t b, std::vector<std::size_t> heads, std::size_
       row_cell_(L),
       col_cell_(T),
       locks_(new std::mutex[heads_.size()]),
-      cells_({heads_.size(), nq_, nk_}) {
+      cells_({heads_.size(), nq_, nk_}),
+      exact_query_(std::min(exact_query.value_or(L == 0 ? 0 : L - 1), L == 0 ? 0 : L - 1)),
+      exact_row_({heads_.size(), T}) {
   for (std::size_t k = 0; k < heads_.size(); ++k) slot_of_head_[heads_[k]] = int(k);
   // Query i goes to cell row floor(i * Nq / L), key j to column floor(j * Nk
   // / T): blocks along an axis differ in size by at most one.
@@ -35,6 +37,9 @@ void MapCapture::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::s
   if (b != b_ || h >= slot_of_head_.size() || slot_of_head_[h] < 0) return;
   const std::size_t slot = std::size_t(slot_of_head_[h]);
   float* out = cells_.ptr() + slot * nq_ * nk_;
+  if (exact_query_ >= i0 && exact_query_ < i0 + n)
+    std::copy(rows + (exact_query_ - i0) * T_, rows + (exact_query_ - i0 + 1) * T_,
+              exact_row_.ptr() + slot * T_);
   if (nq_ == L_ && nk_ == T_) {  // full resolution: blocks own disjoint rows, no lock needed
     std::copy(rows, rows + n * T_, out + i0 * T_);
     return;

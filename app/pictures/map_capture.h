@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "attn/attention.h"
@@ -56,8 +57,12 @@ class TeeSink : public attn::AttentionSink {
 class MapCapture : public attn::AttentionSink {
  public:
   // H: heads of the maps fed in (1 for --average-heads: the mean is head 0).
+  // exact_query: the one query row (0..L-1; default the last) also kept
+  // at full resolution, (heads().size(), T), for --show's head view: its top
+  // keys named exactly when a cell holds a block of keys.
   MapCapture(std::size_t b, std::vector<std::size_t> heads, std::size_t H, std::size_t L,
-             std::size_t T, std::size_t max_cells);
+             std::size_t T, std::size_t max_cells,
+             std::optional<std::size_t> exact_query = std::nullopt);
   // rows: (n, T), queries i0 .. i0+n-1 of map (b, h)
   void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
                   const float* rows) override;
@@ -69,6 +74,9 @@ class MapCapture : public attn::AttentionSink {
   const std::vector<std::size_t>& heads() const { return heads_; }
   // (heads().size(), Nq, Nk): the block maxima.
   const attn::Tensor& cells() const { return cells_; }
+  std::size_t exact_query() const { return exact_query_; }
+  // (heads().size(), T): query exact_query()'s weights, every key.
+  const attn::Tensor& exact_row() const { return exact_row_; }
 
  private:
   std::size_t b_, L_, T_, nq_, nk_;
@@ -78,6 +86,8 @@ class MapCapture : public attn::AttentionSink {
   std::vector<std::size_t> col_cell_;    // T entries: key -> cell column
   std::unique_ptr<std::mutex[]> locks_;  // one per drawn head (rows of a block share cells)
   attn::Tensor cells_;
+  std::size_t exact_query_ = 0;
+  attn::Tensor exact_row_;
 };
 
 // Block max of a (L, T) map into (nq, nk) cells, nq <= L and nk <= T (the

@@ -62,13 +62,22 @@ std::string render_model_view(const ModelView& v) {
   meta["T"] = v.T;
   meta["recent"] = v.recent;
   meta["mode"] = v.T <= kModelViewMapKeys ? "map" : "entropy";
+  const ScaleKind kind = scale_kind(v.color_scale, v.T);
+  {
+    attn::Tensor probe({1, 1, 1}, 1.0f);  // the log scale's bottom for T keys
+    const ColourScale sc = colour_scale(probe, kind, v.T);
+    meta["scale"] = scale_kind_name(kind);
+    meta["scale_lo"] = kind == ScaleKind::log ? sc.lo : 0.0;
+  }
   meta["viridis"] = nlohmann::json::array();
   for (int k = 0; k < 256; ++k) {
     const Rgb c = viridis(k / 255.0);
     meta["viridis"].push_back({c.r, c.g, c.b});
   }
   // Each head's thumbnail scaled to its own largest weight, one byte a cell
-  // (layer, head, Nq, Nk); the figures scaled to [0, 1] for colour.
+  // (layer, head, Nq, Nk): 0 a masked cell (weight exactly 0, drawn as
+  // masked), 1..255 a weight from just above 0 to the largest; the figures
+  // scaled to [0, 1] (the page colours them per layer, min to max).
   std::string bytes;
   bytes.reserve(v.layers.size() * H * nq * nk);
   const double ln_t = std::log(double(std::max<std::size_t>(v.T, 2)));
@@ -84,8 +93,12 @@ std::string render_model_view(const ModelView& v) {
     for (std::size_t h = 0; h < H; ++h) {
       const float* c = l.cells.ptr() + h * nq * nk;
       const float top = *std::max_element(c, c + nq * nk);
+      // The head's own scale (one head's cells), as ColourScale positions.
+      attn::Tensor one({1, nq, nk});
+      std::copy(c, c + nq * nk, one.data.begin());
+      const ColourScale sc = colour_scale(one, kind, v.T);
       for (std::size_t i = 0; i < nq * nk; ++i)
-        bytes += char(top > 0 ? std::lround(255.0 * std::max(0.0f, c[i]) / top) : 0);
+        bytes += char(c[i] > 0 && top > 0 ? 1 + std::lround(254.0 * sc.position(c[i])) : 0);
       const auto& f = l.figures[h];
       j["max"].push_back(top);
       j["raw"].push_back({number(f[0]), number(f[1]), number(f[2]), number(f[3])});

@@ -15,6 +15,7 @@
 
 #include "attn/map_summary.h"
 #include "attn/tensor.h"
+#include "pictures/colour_scale.h"
 
 namespace app {
 
@@ -42,6 +43,9 @@ struct ModelView {
   std::vector<std::size_t> heads;  // the model's head numbers, one column each
   std::size_t L = 0, T = 0;        // queries and keys of every layer's maps
   std::size_t recent = 64;         // --recent W of the "recent" figure
+  // --color-scale for the thumbnails (auto: log past kAutoLogKeys keys); each
+  // head up to its own largest weight (percentile: its own 99th percentile).
+  std::string color_scale = "linear";
   std::vector<ModelViewLayer> layers;
 };
 

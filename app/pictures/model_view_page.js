@@ -14,7 +14,10 @@ const nL = M.layers.length, nH = M.heads.length;
 const MODES = [["map", "map"], ["entropy", "entropy"], ["sink", "first key"],
                ["recent", "recent keys"], ["distance", "distance"]];
 const EXPLAIN = {
-  map: "each tile: the head's map (rows queries, columns keys), block maximum, scaled to its largest weight",
+  map: "each tile: the head's map (rows queries, columns keys), block maximum, " +
+       (M.scale === "log" ? "log scale from " + M.scale_lo.toExponential(0) + " to the head's largest weight"
+        : M.scale === "percentile" ? "scaled to the head's 99th percentile"
+        : "linear to the head's largest weight (its 99th percentile when a few cells dwarf the rest)"),
   entropy: "mean entropy of a row over ln(keys): 0 = one key takes all, 1 = uniform",
   sink: "mean weight on the first key (the attention sink)",
   recent: "mean weight on the last " + M.recent + " keys before the query",
@@ -23,14 +26,31 @@ const EXPLAIN = {
 const grid = document.getElementById("grid");
 grid.width = LEFT + nH * (TILE + GAP);
 grid.height = 18 + nL * (TILE + GAP);
-const ctx = grid.getContext("2d");
+const ctx = grid.getContext("2d", { willReadFrequently: true });  // redrawn per mode
 const ramp = M.viridis;  // 256 x [r, g, b]
 
 function tileOffset(li, hi) { return ((li * nH) + hi) * NQ * NK; }
-function figure(li, hi, mode) {
-  const f = M.layers[li].figures[hi];
-  const k = {entropy: 0, sink: 1, recent: 2, distance: 3}[mode];
-  return f[k];
+// A thumbnail byte: 0 is a masked cell (hatched grey, as the explorer draws
+// it), 1..255 a weight from just above 0 to the head's largest.
+const MASKED = [[200, 200, 200], [238, 238, 238]];
+function cellColour(b, x, y) { return b === 0 ? MASKED[((x + y) >> 1) % 3 === 0 ? 0 : 1] : ramp[Math.round((b - 1) * 255 / 254)]; }
+const FIG = {entropy: 0, sink: 1, recent: 2, distance: 3};
+function figure(li, hi, mode) { return M.layers[li].figures[hi][FIG[mode]]; }
+// Each layer's figures coloured from that layer's smallest to its largest,
+// so the heads of one layer can be told apart: [lo, hi] per layer and mode.
+function layerRange(li, mode) {
+  let lo = Infinity, hi = -Infinity;
+  for (const f of M.layers[li].figures) {
+    const v = f[FIG[mode]];
+    if (v !== null) lo = Math.min(lo, v), hi = Math.max(hi, v);
+  }
+  return lo <= hi ? [lo, hi] : [0, 1];
+}
+function scaled(li, hi, mode) {
+  const v = figure(li, hi, mode);
+  if (v === null) return null;
+  const [lo, top] = layerRange(li, mode);
+  return top > lo ? (v - lo) / (top - lo) : 0.5;
 }
 function drawTile(img, li, hi, x0, y0, mode) {
   const w = grid.width, d = img.data;
@@ -41,12 +61,12 @@ function drawTile(img, li, hi, x0, y0, mode) {
       const r = Math.min(NQ - 1, Math.floor(y * NQ / TILE));
       for (let x = 0; x < TILE; ++x) {
         const c = Math.min(NK - 1, Math.floor(x * NK / TILE));
-        put(x, y, ramp[cells[off + r * NK + c]]);
+        put(x, y, cellColour(cells[off + r * NK + c], x, y));
       }
     }
     return;
   }
-  const v = figure(li, hi, mode);
+  const v = scaled(li, hi, mode);
   const c = v === null ? [200, 200, 200] : ramp[Math.max(0, Math.min(255, Math.round(v * 255)))];
   for (let y = 0; y < TILE; ++y) for (let x = 0; x < TILE; ++x) put(x, y, c);
 }
@@ -70,9 +90,12 @@ function draw(mode) {
   for (let hi = 0; hi < nH; hi += hevery)
     ctx.fillText(String(M.heads[hi]), LEFT + hi * (TILE + GAP) + TILE / 2, 9);
   document.body.dataset.mode = mode;
-  document.getElementById("explain").textContent = EXPLAIN[mode];
-  document.getElementById("lo").textContent = mode === "map" ? "0" : "0";
-  document.getElementById("hi").textContent = mode === "map" ? "head max" : "1";
+  document.getElementById("explain").textContent = EXPLAIN[mode] +
+    (mode === "map" ? "" : "; colours scaled per layer: each row from its layer's min to its max");
+  document.getElementById("lo").textContent =
+    mode !== "map" ? "layer min" : M.scale === "log" ? "log scale " + M.scale_lo.toExponential(0) : "0";
+  document.getElementById("hi").textContent =
+    mode !== "map" ? "layer max" : M.scale === "percentile" ? "head p99" : "head max";
   for (const b of document.querySelectorAll("#modes button")) b.classList.toggle("on", b.dataset.mode === mode);
 }
 function fmt(v) { return v === null ? "-" : v.toFixed(3); }
@@ -83,10 +106,31 @@ function pick(li, hi) {
   big.width = NK; big.height = NQ;
   const g = big.getContext("2d"), img = g.createImageData(NK, NQ), off = tileOffset(li, hi);
   for (let i = 0; i < NQ * NK; ++i) {
-    const c = ramp[cells[off + i]];
+    const c = cellColour(cells[off + i], i % NK, Math.floor(i / NK));
     img.data[4 * i] = c[0]; img.data[4 * i + 1] = c[1]; img.data[4 * i + 2] = c[2]; img.data[4 * i + 3] = 255;
   }
   g.putImageData(img, 0, 0);
+  // Axes: query and key positions at the cells' edges (cell i holds tokens from i * L / NQ).
+  for (const [id, n, tokens] of [["qticks", NQ, M.L], ["kticks", NK, M.T]]) {
+    const box = document.getElementById(id);
+    box.textContent = "";
+    for (const frac of [0, 0.25, 0.5, 0.75, 1]) {
+      const s = document.createElement("span");
+      const t = frac === 1 ? tokens - 1 : Math.round(frac * tokens);
+      s.textContent = String(t);
+      s.className = id === "qticks" ? "qtick" : "ktick";
+      s.style[id === "qticks" ? "top" : "left"] = (100 * (t + 0.5) / tokens) + "%";
+      box.append(s);
+    }
+  }
+  const mode = document.body.dataset.mode;
+  const range = document.getElementById("drange");
+  if (mode !== "map") {
+    const [lo, top] = layerRange(li, mode);
+    range.textContent = "tile colours (" + mode + "): layer " + L.layer + "'s heads from " + fmt(lo) + " to " + fmt(top);
+  } else {
+    range.textContent = "";
+  }
   const f = L.figures[hi], raw = L.raw[hi];
   const rows = [["largest weight", L.max[hi].toFixed(4)],
                 ["entropy (nats)", fmt(raw[0])], ["entropy / ln(keys)", fmt(f[0])],

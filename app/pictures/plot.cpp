@@ -71,19 +71,48 @@ struct Layout {
   double block_w = 0, block_h = 0, header_h = 0, legend_w = 0;
   std::size_t grid_cols = 1, grid_rows = 1;
   double width = 0, height = 0;
-  double vmax = 1;       // top of the colour scale
+  ColourScale scale;     // --color-scale over the cells drawn
+  double vmax = 1;       // linear: top of the colour scale
   double max_value = 0;  // largest weight shown
-  bool clipped = false;  // vmax < max_value: brighter cells saturate
+  bool clipped = false;  // linear: vmax < max_value, brighter cells saturate
   bool values = false;   // print the weight in each cell (small maps)
 };
 
 std::string subtitle(const MapPicture& pic, const Layout& L);
+std::vector<std::pair<double, std::string>> legend_ticks(const Layout& L);
 
-// "≥ 0.0394": the top of a capped colour bar.
+// "≥ 0.0394": the top of a capped colour bar ("≥ p99" for per-head percentiles).
 std::string cap_label(const Layout& L) {
+  if (L.scale.kind == ScaleKind::percentile) return "\xE2\x89\xA5 p99";
   char buf[32];
   std::snprintf(buf, sizeof buf, "\xE2\x89\xA5 %.3g", L.vmax);
   return buf;
+}
+
+// The colour bar's ticks as (position 0..1, text): round steps of a linear
+// scale (below the cap label when capped), powers of ten of a log scale,
+// 0 and 0.5 of a per-head percentile scale (fractions of each head's p99).
+std::vector<std::pair<double, std::string>> legend_ticks(const Layout& L) {
+  std::vector<std::pair<double, std::string>> out;
+  if (L.scale.kind == ScaleKind::log) {
+    const double lo = std::log10(L.scale.lo), hi = std::log10(L.scale.vmax);
+    for (int e = int(std::ceil(lo - 1e-9)); e <= int(std::floor(hi + 1e-9)); ++e) {
+      char buf[16];
+      if (e >= -2)
+        std::snprintf(buf, sizeof buf, "%g", std::pow(10.0, e));  // 0.01, 0.1, 1
+      else
+        std::snprintf(buf, sizeof buf, "1e%d", e);  // 1e-4
+      out.emplace_back((e - lo) / (hi - lo), buf);
+    }
+    return out;
+  }
+  if (L.scale.kind == ScaleKind::percentile) return {{0.0, "0"}, {0.5, "0.5 p99"}};
+  auto t = ticks(L.vmax);
+  const double step = t.size() > 1 ? t[1] : 1.0;
+  if (L.clipped)
+    while (!t.empty() && t.back() > L.vmax * 0.88) t.pop_back();  // room for the cap label
+  for (double v : t) out.emplace_back(v / L.vmax, tick_str(v, step));
+  return out;
 }
 
 // Labels of `tokens` tokens drawn `length` px along an axis of n cells.
@@ -143,15 +172,15 @@ Layout lay_out(const MapPicture& pic) {
   L.grid_rows = (pic.heads.size() + L.grid_cols - 1) / L.grid_cols;
   L.header_h = kMargin + kTitleSize + 8 + kSubtitleSize + 18;
 
-  const ColourScale scale = colour_scale(pic.cells);
-  L.vmax = scale.vmax;
-  L.max_value = scale.max_value;
-  L.clipped = scale.clipped;
-  const auto t = ticks(L.vmax);
+  L.scale = colour_scale(pic.cells, pic.scale, pic.T);
+  L.vmax = L.scale.vmax;
+  L.max_value = L.scale.max_value;
+  L.clipped = L.scale.clipped;
   double tick_w = 0;
-  for (double v : t)
-    tick_w = std::max(tick_w, text_width(tick_str(v, t.size() > 1 ? t[1] : 1), kTickSize));
-  if (L.clipped) tick_w = std::max(tick_w, text_width(cap_label(L), kTickSize, true));
+  for (const auto& [v, text] : legend_ticks(L))
+    tick_w = std::max(tick_w, text_width(text, kTickSize));
+  if (L.clipped || L.scale.kind == ScaleKind::percentile)
+    tick_w = std::max(tick_w, text_width(cap_label(L), kTickSize, true));
   tick_w = std::max(tick_w, text_width("masked", kTickSize));
   L.legend_w = std::max(kLegendBarW + 6 + tick_w, text_width("weight", kTickSize)) + 8;
   L.values =
@@ -176,10 +205,19 @@ void draw_panel(Canvas& c, const MapPicture& pic, const Layout& L, std::size_t k
   const double px = x0 + axis_w + L.row_label_w;  // panel's left edge
   const double py = y0 + kPanelTitleSize + 8;     // panel's top edge
   const std::size_t nq = L.rows.n, nk = L.cols.n;
-  c.text(px + L.panel_w / 2, y0 + kPanelTitleSize, panel_title(pic, k), kPanelTitleSize,
-         Anchor::middle, kInk, true);
+  std::string title = panel_title(pic, k);
+  if (L.scale.kind == ScaleKind::percentile) {  // each head's own top
+    char buf[48];
+    std::snprintf(buf, sizeof buf, " (p99 %.3g)", L.scale.top(k));
+    title += buf;
+  }
+  c.text(px + L.panel_w / 2, y0 + kPanelTitleSize, title, kPanelTitleSize, Anchor::middle, kInk,
+         true);
   const float* cells = pic.cells.ptr() + k * nq * nk;
-  c.heatmap(px, py, L.panel_w, L.panel_h, cells, nq, nk, L.vmax);
+  // The cells as colour positions (--color-scale), masked cells still 0.
+  std::vector<float> pos(nq * nk);
+  for (std::size_t i = 0; i < nq * nk; ++i) pos[i] = float(L.scale.position(cells[i], k));
+  c.heatmap(px, py, L.panel_w, L.panel_h, pos.data(), nq, nk, 1.0);
   if (L.values) {
     const double cw = L.panel_w / double(nk), ch = L.panel_h / double(nq);
     for (std::size_t i = 0; i < nq; ++i)
@@ -189,7 +227,7 @@ void draw_panel(Canvas& c, const MapPicture& pic, const Layout& L, std::size_t k
         char buf[16];
         std::snprintf(buf, sizeof buf, "%.2f", v);
         c.text(px + (j + 0.5) * cw, py + (i + 0.5) * ch + kValueSize * 0.35, buf, kValueSize,
-               Anchor::middle, needs_dark_text(v / L.vmax) ? kInk : kWhite);
+               Anchor::middle, needs_dark_text(pos[i * nk + j]) ? kInk : kWhite);
       }
   }
   c.stroke_rect(px, py, L.panel_w, L.panel_h, kGrey, 0.5);
@@ -218,37 +256,37 @@ void draw_panel(Canvas& c, const MapPicture& pic, const Layout& L, std::size_t k
 void draw_legend(Canvas& c, const Layout& L, double x0, double y0) {
   c.begin_group("legend", "legend");
   const double top = y0 + kPanelTitleSize + 8, h = L.legend_h;
-  c.text(x0, y0 + kPanelTitleSize, "weight", kTickSize, Anchor::start, kInk);
+  c.text(x0, y0 + kPanelTitleSize,
+         L.scale.kind == ScaleKind::log          ? "weight (log)"
+         : L.scale.kind == ScaleKind::percentile ? "weight / p99"
+                                                 : "weight",
+         kTickSize, Anchor::start, kInk);
   // The bar as a column of thin bands, brightest (vmax) at the top.
   constexpr int kBands = 64;
   for (int k = 0; k < kBands; ++k)
     c.fill_rect(x0, top + h * k / kBands, kLegendBarW, h / kBands + 0.5,
                 viridis(1.0 - (k + 0.5) / kBands));
   c.stroke_rect(x0, top, kLegendBarW, h, kGrey, 0.5);
-  auto t = ticks(L.vmax);
-  const double step = t.size() > 1 ? t[1] : 1.0;
-  if (L.clipped) {
-    // A capped bar: its top says "this and more" (cells above vmax saturate).
-    while (!t.empty() && t.back() > L.vmax * 0.88) t.pop_back();  // room for the cap label
+  if (L.clipped || L.scale.kind == ScaleKind::percentile)
+    // A capped bar: its top says "this and more" (cells above the top saturate).
     c.text(x0 + kLegendBarW + 6, top + kTickSize * 0.35, cap_label(L), kTickSize, Anchor::start,
            kInk, true);
-  }
   // Masked cells (weight exactly 0) under the bar: not part of the scale.
   c.hatch_rect(x0, top + h + 10, kLegendBarW, kLegendBarW);
   c.stroke_rect(x0, top + h + 10, kLegendBarW, kLegendBarW, kGrey, 0.5);
   c.text(x0 + kLegendBarW + 6, top + h + 10 + kLegendBarW * 0.5 + kTickSize * 0.35, "masked",
          kTickSize, Anchor::start, kInk);
-  for (double v : t) {
-    const double y = top + h * (1.0 - v / L.vmax);
+  for (const auto& [p, text] : legend_ticks(L)) {
+    const double y = top + h * (1.0 - p);
     c.line(x0 + kLegendBarW, y, x0 + kLegendBarW + 4, y, kInk, 1);
-    c.text(x0 + kLegendBarW + 6, y + kTickSize * 0.35, tick_str(v, step), kTickSize, Anchor::start,
-           kInk);
+    c.text(x0 + kLegendBarW + 6, y + kTickSize * 0.35, text, kTickSize, Anchor::start, kInk);
   }
   c.end_group();
 }
 
 std::string subtitle(const MapPicture& pic, const Layout& L) {
   const std::string note = pic.subtitle + block_note(pic.L, pic.T, L.rows.n, L.cols.n);
+  if (L.scale.kind != ScaleKind::linear) return note + "; colour: " + L.scale.legend();
   if (!L.clipped) return note;
   char buf[160];
   std::snprintf(buf, sizeof buf, "; colours saturate at %.3g (99th percentile; max %.3g)", L.vmax,

@@ -15,6 +15,7 @@
 #include "attn/output.h"
 #include "attn/tensor.h"
 #include "cli/term.h"
+#include "pictures/colour_scale.h"
 
 namespace attn {
 struct Config;
@@ -48,7 +49,21 @@ struct MapPicture {
   // --queries / --keys: the model's numbers of the drawn rows and columns
   // (empty = 0, 1, ...), for --show's head view.
   std::vector<std::size_t> query_numbers, key_numbers;
+  // --color-scale, resolved for the maps' T (auto: log past kAutoLogKeys keys).
+  ScaleKind scale = ScaleKind::linear;
+  // The subtitle's extent ("; S = 24"), replaced by crop_picture's caption.
+  std::string extent;
+  // (K, T) or empty: query `query`'s weights over every key, exactly (the
+  // head view names a top key exactly when a cell holds a block of keys).
+  attn::Tensor query_row;
 };
+
+// --queries / --keys: the model's numbers of the drawn rows and columns
+// (empty = all of them) out of `all_queries` and `all_keys`; the subtitle
+// then says what the crop shows ("queries 4072-4095, keys 4072-4095 of 4,096;
+// each row's weight inside the crop: 0.052 on average") instead of "S = 24".
+void crop_picture(MapPicture& pic, std::vector<std::size_t> queries, std::vector<std::size_t> keys,
+                  std::size_t all_queries, std::size_t all_keys);
 
 // "head 3", or "mean of 12 heads" for an averaged map: panel k's title.
 std::string panel_title(const MapPicture& pic, std::size_t k);
@@ -78,17 +93,6 @@ constexpr std::size_t kMaxPageCells = 1024;
 // weights), else kMaxPlotCells; fewer when the maps would pass kMaxCaptureBytes.
 constexpr std::size_t kMaxCaptureBytes = std::size_t(200) << 20;
 std::size_t capture_cells(const Options& opt, std::size_t heads);
-
-// The colour scale shared by every picture: 0 to the largest weight, unless
-// a few cells dwarf the rest; then it stops at the 99th percentile of the
-// non-zero cells and brighter cells saturate (clipped). Every picture takes
-// it from the map in at most kMaxPlotCells cells a side (the HTML page too,
-// whose cells are finer), so PNG, SVG and HTML saturate at one figure.
-struct ColourScale {
-  double vmax = 1, max_value = 0;
-  bool clipped = false;
-};
-ColourScale colour_scale(const attn::Tensor& cells);
 
 // "; each cell: max over a block of about kq x kk weights" when the (L, T)
 // map is drawn in fewer cells (nq, nk), else "".
@@ -124,6 +128,10 @@ class PlotFile {
 // The name a person knows a model folder by: its last component
 // ("Qwen3-0.6B"), or "Qwen/Qwen3-0.6B" for a Hugging Face cache snapshot.
 std::string model_name(std::string dir);
+
+// The ggml types of a GGUF layer's tensors, sorted and joined ("Q4_K, Q6_K");
+// "" when the run's model is not a GGUF file.
+std::string gguf_layer_types(const attn::Config& cfg);
 
 // The self-contained HTML page (plot_html.cpp): head view and heatmaps.
 std::string render_html(const MapPicture& pic);

@@ -72,7 +72,7 @@ std::string render_html(const MapPicture& full) {
   const std::size_t K = pic.heads.size(), nq = pic.cells.shape[1], nk = pic.cells.shape[2];
   // The scale of the SVG and PNG (their kMaxPlotCells cells), so every
   // picture of a run saturates at the same figure.
-  const ColourScale scale = colour_scale(reduced(pic, kMaxPlotCells).cells);
+  const ColourScale scale = colour_scale(reduced(pic, kMaxPlotCells).cells, pic.scale, pic.T);
 
   nlohmann::json meta;
   meta["title"] = picture_text(pic.title);
@@ -94,6 +94,11 @@ std::string render_html(const MapPicture& full) {
   meta["vmax"] = scale.vmax;
   meta["max_value"] = scale.max_value;
   meta["clipped"] = scale.clipped;
+  // --color-scale: the page maps a weight to viridis as ColourScale::position does.
+  meta["scale"] = scale_kind_name(scale.kind);
+  meta["scale_lo"] = scale.lo;
+  meta["head_top"] = scale.head_top;
+  meta["scale_legend"] = scale.legend();
   meta["viridis"] = nlohmann::json::array();
   for (int k = 0; k < 256; ++k) {
     const Rgb c = viridis(k / 255.0);

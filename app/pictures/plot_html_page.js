@@ -37,14 +37,29 @@
   const kquote = (t) => "\u00ab" + meta.key_labels[t] + "\u00bb";
   const head_name = (k) => meta.head_names[k];
 
-  // Colours: viridis up to meta.vmax (the 99th percentile when a few cells
-  // dwarf the rest, as in the PNG and SVG pictures), masked cells hatched grey.
+  // Colours (--color-scale, as ColourScale::position in the PNG and SVG):
+  // linear up to meta.vmax (the 99th percentile when a few cells dwarf the
+  // rest), log10 from meta.scale_lo to meta.vmax, or each head up to its own
+  // 99th percentile (meta.head_top); masked cells hatched grey.
   const rgb = (c) => (255 << 24) | (c[2] << 16) | (c[1] << 8) | c[0];
-  const lut = new Uint32Array(65536);
-  for (let c = 1; c < 65536; c++) {
-    const t = half[c] > 0 ? Math.min(1, half[c] / meta.vmax) : 0;  // NaN codes never occur
-    lut[c] = rgb(meta.viridis[Math.round(t * 255)]);
-  }
+  const position = (v, k) => {
+    if (!(v > 0)) return 0;  // NaN codes never occur
+    const t = meta.scale === "log"
+      ? (Math.log10(v) - Math.log10(meta.scale_lo)) / (Math.log10(meta.vmax) - Math.log10(meta.scale_lo))
+      : v / (meta.scale === "percentile" ? meta.head_top[k] : meta.vmax);
+    return Math.min(1, Math.max(1e-6, t));
+  };
+  // One colour per float16 code: a table for every head with a scale of its own.
+  const luts = [];
+  const lut_of = (k) => {
+    const slot = meta.scale === "percentile" ? k : 0;
+    if (!luts[slot]) {
+      const lut = new Uint32Array(65536);
+      for (let c = 1; c < 65536; c++) lut[c] = rgb(meta.viridis[Math.round(position(half[c], slot) * 255)]);
+      luts[slot] = lut;
+    }
+    return luts[slot];
+  };
   const hatch = [rgb([0xc8, 0xc8, 0xc8]), rgb([0xee, 0xee, 0xee])];
   const palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
                    "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#ad494a"];
@@ -60,8 +75,14 @@
     d.append(dt, dd);
     $("facts").append(d);
   }
-  $("vmax").textContent = (meta.clipped ? "\u2265 " : "") + meta.vmax.toPrecision(3) +
-    (meta.clipped ? " (99th percentile; max " + meta.max_value.toPrecision(3) + ")" : "");
+  $("vmax").textContent = meta.scale === "linear"
+    ? (meta.clipped ? "\u2265 " : "") + meta.vmax.toPrecision(3) +
+      (meta.clipped ? " (99th percentile; max " + meta.max_value.toPrecision(3) + ")" : "")
+    : meta.scale === "log" ? meta.vmax.toPrecision(3) + " (max)" : "\u2265 p99 of each head";
+  $("vmin").textContent = meta.scale === "log" ? meta.scale_lo.toExponential(0) : "0";
+  $("scale-name").textContent =
+    meta.scale === "log" ? "log scale" : meta.scale === "percentile" ? "99th-percentile per head" : "linear";
+  $("legend").title = meta.scale_legend;
   {
     const sc = $("scale").getContext("2d");
     meta.viridis.forEach((c, x) => {
@@ -143,6 +164,7 @@
   const active = () => state.hover || state.pinned;
   const kLinesPerHead = 6, kLinesOneHead = 24;
   function draw_lines() {
+    list_top_keys();
     const w = parseFloat(lines.style.width);
     lctx.clearRect(0, 0, lines.width, lines.height);
     lines.dataset.drawn = "0";
@@ -192,6 +214,56 @@
         for (const k of heads) v = Math.max(v, at(k, t));
         bars[t].style.width = (100 * v) / top + "%";
       }
+  }
+  // The pinned (or hovered) query's strongest keys per head shown, as a
+  // table beside the head view: key index, token, weight. Past 1,024 tokens
+  // a cell holds a block of keys: its index range and the block's max.
+  const kTopKeys = 10;
+  const key_range = (j) => {
+    if (NK === meta.T) return String(j);
+    const t0 = Math.ceil((j * meta.T) / NK), t1 = Math.ceil(((j + 1) * meta.T) / NK) - 1;
+    return t1 > t0 ? t0 + "\u2013" + t1 : String(t0);
+  };
+  function list_top_keys() {
+    const box = $("topkeys-list");
+    box.textContent = "";
+    const a = active();
+    if (!a || a.side !== "q") {
+      $("topkeys-title").textContent = "Top keys: pin a query";
+      return;
+    }
+    $("topkeys-title").textContent = "Top keys of query " + (NQ === meta.L ? a.t + " " : "") + quote(a.t);
+    for (const k of chosen()) {
+      const order = Array.from({ length: NK }, (_, j) => j).filter((j) => weight(k, a.t, j) > 0);
+      order.sort((p, q) => weight(k, a.t, q) - weight(k, a.t, p) || p - q);
+      const table = el("table"), cap = el("caption"), head = el("tr");
+      table.dataset.topkeysOf = String(meta.heads[k]);
+      cap.textContent = head_name(k) + row_sum_note(k, a.t);
+      for (const [text, cls] of [[NK === meta.T ? "key" : "keys", "num"], ["token", ""], [NK === meta.T ? "weight" : "max weight", "num"]]) {
+        const th = el("th", cls);
+        th.textContent = text;
+        head.append(th);
+      }
+      table.append(cap, head);
+      for (const j of order.slice(0, kTopKeys)) {
+        const tr = el("tr");
+        tr.dataset.key = String(j);
+        // A block's label is "3488 [3488-3491]": its token part only, none when that is the index.
+        let tok = meta.key_labels[j];
+        if (NK !== meta.T) {
+          tok = tok.replace(/ \[[^\]]*\]$/, "");
+          if (tok === key_range(j).split("\u2013")[0]) tok = "";
+        }
+        const cells = [[key_range(j), "num"], [tok, "tok"], [fmt(weight(k, a.t, j)), "num"]];
+        for (const [text, cls] of cells) {
+          const td = el("td", cls);
+          td.textContent = text;
+          tr.append(td);
+        }
+        table.append(tr);
+      }
+      box.append(table);
+    }
   }
   let queued = false;
   const redraw = () => {
@@ -353,6 +425,7 @@
     panels.forEach((fig, k) => {
       const cv = fig.querySelector("canvas"), ctx = cv.getContext("2d");
       const img = ctx.createImageData(w, h), px = new Uint32Array(img.data.buffer);
+      const lut = lut_of(k);
       for (let y = 0; y < h; y++) {
         const i = (y / scale) | 0;
         for (let x = 0; x < w; x++) {

@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "attn/config.h"
 #include "attn/error.h"
+#include "attn/gguf_info.h"
 #include "attn/layout.h"
 #include "attn/run.h"
 #include "cli/options.h"
@@ -19,6 +21,8 @@
 
 namespace app {
 namespace {
+
+bool is_gguf(const std::string& p);
 
 std::string shape_text(const std::vector<std::size_t>& shape) {
   std::string s;
@@ -78,11 +82,21 @@ void add_score_facts(const attn::Config& cfg, std::vector<std::pair<std::string,
 }
 
 // A run of a model folder's layer is titled by the folder and the layer
-// ("Qwen3-0.6B, layer 5"); a config by its file.
+// ("Qwen3-0.6B, layer 5"), of a GGUF file's by its general.name when it has
+// one ("Llama 3.2 1B Instruct, layer 5"); a config by its file.
 std::string picture_title(const attn::Config& cfg) {
-  if (!cfg.model.empty() && cfg.layer)
-    return model_name(cfg.model) + ", layer " + std::to_string(*cfg.layer);
+  if (!cfg.model.empty() && cfg.layer) {
+    const std::string name = is_gguf(cfg.model) ? attn::gguf_model_name(cfg.model) : "";
+    return (name.empty() ? model_name(cfg.model) : name) + ", layer " + std::to_string(*cfg.layer);
+  }
   return cfg.file.empty() ? "attention maps" : cfg.file;
+}
+
+// How the layer's weights are stored: "layout proj", or for a GGUF layer its
+// tensors' ggml types ("Q4_K, Q6_K"), which say more than the layout.
+std::string storage_text(const attn::Config& cfg, const attn::LoadedRun& model) {
+  const std::string types = gguf_layer_types(cfg);
+  return types.empty() ? "layout " + attn::layout_name(model.layout) : "GGUF " + types;
 }
 
 // ", 8 KV heads" when grouped (or multi-query), else "".
@@ -104,6 +118,12 @@ std::string window_text(const attn::Config& cfg) {
   return cfg.spec.sliding_window ? ", window " + std::to_string(*cfg.spec.sliding_window) : "";
 }
 
+bool is_gguf(const std::string& p) {
+  std::string tail = p.size() >= 5 ? p.substr(p.size() - 5) : p;
+  for (auto& c : tail) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return tail == ".gguf";
+}
+
 bool is_html(const std::string& p) {
   std::string tail = p.size() >= 5 ? p.substr(p.size() - 5) : p;
   for (auto& c : tail) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -111,6 +131,22 @@ bool is_html(const std::string& p) {
 }
 
 }  // namespace
+
+std::string gguf_layer_types(const attn::Config& cfg) {
+  if (!cfg.model_weights || !is_gguf(cfg.model)) return "";
+  std::set<std::string> types;
+  const std::string& prefix = cfg.weights_prefix;
+  for (const std::string& key : cfg.model_weights->keys()) {
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    if (key.compare(prefix.size(), 10, "attn_norm.") == 0)
+      continue;  // the block's, kept for --residual
+    const attn::TensorInfo* info = cfg.model_weights->find(key);
+    if (info && !info->gguf_type.empty()) types.insert(info->gguf_type);
+  }
+  std::string s;
+  for (const std::string& t : types) s += (s.empty() ? "" : ", ") + t;
+  return s;
+}
 
 // (plot.h) A snapshot of the cache is .../models--Qwen--Qwen3-0.6B/snapshots/<commit>.
 std::string model_name(std::string dir) {
@@ -141,25 +177,58 @@ std::size_t capture_cells(const Options& opt, std::size_t heads) {
   return std::max<std::size_t>(64, std::min(want, fits));
 }
 
-ColourScale colour_scale(const attn::Tensor& cells) {
-  // The first query of a causal map always puts 1.0 on token 0 while long
-  // rows spread ~1/S: a scale up to 1.0 would leave the long rows dark.
-  std::vector<float> nonzero;
-  for (float v : cells.data)
-    if (v > 0) nonzero.push_back(v);
-  ColourScale c;
-  for (float v : nonzero) c.max_value = std::max(c.max_value, double(v));
-  c.vmax = c.max_value > 0 ? c.max_value : 1.0;  // all masked: a scale from 0 to 1
-  if (nonzero.size() >= 100) {
-    const std::size_t k = nonzero.size() * 99 / 100;
-    std::nth_element(nonzero.begin(), nonzero.begin() + k, nonzero.end());
-    const double p99 = nonzero[k];
-    if (p99 < 0.5 * c.max_value) {
-      c.vmax = p99;
-      c.clipped = true;
+namespace {
+
+// "4072-4095", "0-99, 4072-4095", "7": sorted indices as ranges.
+std::string ranges_text(const std::vector<std::size_t>& idx) {
+  std::string s;
+  for (std::size_t a = 0; a < idx.size();) {
+    std::size_t b = a;
+    while (b + 1 < idx.size() && idx[b + 1] == idx[b] + 1) ++b;
+    s += (s.empty() ? "" : ", ") + std::to_string(idx[a]) +
+         (b > a ? "-" + std::to_string(idx[b]) : std::string());
+    a = b + 1;
+  }
+  return s;
+}
+
+std::string with_commas(std::size_t n) {
+  std::string s = std::to_string(n);
+  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(std::size_t(i), ",");
+  return s;
+}
+
+}  // namespace
+
+void crop_picture(MapPicture& pic, std::vector<std::size_t> queries, std::vector<std::size_t> keys,
+                  std::size_t all_queries, std::size_t all_keys) {
+  pic.query_numbers = std::move(queries);
+  pic.key_numbers = std::move(keys);
+  if (pic.query_numbers.empty() && pic.key_numbers.empty()) return;
+  const bool same = all_queries == all_keys;
+  std::string caption =
+      "; queries " + (pic.query_numbers.empty() ? "all" : ranges_text(pic.query_numbers));
+  if (!same) caption += " of " + with_commas(all_queries);
+  caption += ", keys " + (pic.key_numbers.empty() ? "all" : ranges_text(pic.key_numbers)) + " of " +
+             with_commas(all_keys);
+  if (!pic.key_numbers.empty()) {
+    caption += "; each row's weight inside the crop";
+    // Exact cells: the mean over the drawn rows and heads of each row's sum.
+    const std::size_t K = pic.heads.size(), nq = pic.cells.shape.at(1), nk = pic.cells.shape.at(2);
+    if (nq == pic.L && nk == pic.T && K * nq > 0) {
+      double total = 0;
+      for (float v : pic.cells.data) total += v;
+      char buf[48];
+      std::snprintf(buf, sizeof buf, ": %.3g on average", total / double(K * nq));
+      caption += buf;
     }
   }
-  return c;
+  const auto at = pic.extent.empty() ? std::string::npos : pic.subtitle.find(pic.extent);
+  if (at != std::string::npos)
+    pic.subtitle.replace(at, pic.extent.size(), caption);
+  else
+    pic.subtitle += caption;
+  pic.extent = caption;
 }
 
 std::string block_note(std::size_t L, std::size_t T, std::size_t nq, std::size_t nk) {
@@ -225,13 +294,14 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
   const bool square = !cfg.cross() && L == T;  // self-attention without extra key columns
   MapPicture pic;
   pic.title = picture_title(cfg);
-  pic.subtitle =
-      attn::kind_name(cfg.kind) +
-      (cfg.spec.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") + ", " +
-      std::to_string(H) + (H == 1 ? " head" : " heads") + kv_heads_text(cfg) + positions_text(cfg) +
-      window_text(cfg) + ", layout " + attn::layout_name(model.layout) +
-      (square ? "; S = " + std::to_string(L)
-              : "; L = " + std::to_string(L) + " queries x T = " + std::to_string(T) + " keys");
+  pic.subtitle = attn::kind_name(cfg.kind) +
+                 (cfg.spec.causal && cfg.kind != attn::Kind::causal ? " (causal mask)" : "") +
+                 ", " + std::to_string(H) + (H == 1 ? " head" : " heads") + kv_heads_text(cfg) +
+                 positions_text(cfg) + window_text(cfg) + ", " + storage_text(cfg, model);
+  pic.extent = square
+                   ? "; S = " + std::to_string(L)
+                   : "; L = " + std::to_string(L) + " queries x T = " + std::to_string(T) + " keys";
+  pic.subtitle += pic.extent;
   if (cfg.spec.sinks) pic.subtitle += "; sinks: rows sum to less than 1";
   if (cfg.output_average_heads) {
     pic.mean_of = H;
@@ -247,6 +317,7 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
   pic.heads = cap.heads();
   pic.cells = cap.cells();
   pic.sinks = cfg.spec.sinks;
+  pic.scale = scale_kind(opt.color_scale, T);
 
   const std::string seq = cfg.cross() ? "L" : "S";
   pic.query = opt.show_query.value_or(L - 1);
@@ -255,6 +326,7 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
                                              " is past the sequence; the input has " + seq + " = " +
                                              std::to_string(L) + " (0.." + std::to_string(L - 1) +
                                              ")");
+  if (opt.show && cap.exact_query() == pic.query) pic.query_row = cap.exact_row();
   auto& f = pic.facts;
   f.emplace_back("config", cfg.file.empty() ? "(inline)" : cfg.file);
   f.emplace_back("attention", attn::kind_name(cfg.kind) + ", H = " + std::to_string(H) + ", D = " +

@@ -84,8 +84,10 @@ Blocks blocks_of(std::size_t S, std::size_t N, std::size_t n) {
   return b;
 }
 
-std::string cell_text(float v, const ColourScale& sc, TermColors colors, std::size_t w) {
-  const double t = std::min(1.0, double(v) / sc.vmax);
+// Cell v of drawn head k on the --color-scale.
+std::string cell_text(float v, const ColourScale& sc, std::size_t k, TermColors colors,
+                      std::size_t w) {
+  const double t = sc.position(v, k);
   if (colors == TermColors::plain) {
     const char ch = v > 0 ? kRamp[1 + std::min<std::size_t>(8, std::size_t(t * 9.0))] : ' ';
     return std::string(w, ch);
@@ -139,14 +141,16 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
       std::copy(r.data.begin(), r.data.end(), shown.cells.ptr() + k * nq * nk);
     }
   }
-  const ColourScale sc = colour_scale(shown.cells);
+  const ColourScale sc = colour_scale(shown.cells, pic.scale, T);
 
   // Shown cells per token block: the header states the real block size.
   const Blocks rows = blocks_of(L, Nq, nq), keys_of = blocks_of(T, Nk, nk);
 
   char buf[256];
   std::string out = wrap(attn::printable(pic.title) + ": " + attn::printable(pic.subtitle), cols);
-  if (sc.clipped)
+  if (sc.kind != ScaleKind::linear)
+    std::snprintf(buf, sizeof buf, "colour: %s", sc.legend().c_str());
+  else if (sc.clipped)
     std::snprintf(buf, sizeof buf,
                   "colour: 0 to %.3g, the 99th percentile of the weights (brighter cells "
                   "saturate; max %.3g)",
@@ -198,10 +202,16 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
 
   for (std::size_t k = 0; k < pic.heads.size(); ++k) {
     const float* map = shown.cells.ptr() + k * nq * nk;
-    out += "\n" + panel_title(pic, k) + "\n" + keys + "\n";
+    out += "\n" + panel_title(pic, k);
+    if (sc.kind == ScaleKind::percentile) {
+      char top[48];
+      std::snprintf(top, sizeof top, " (p99 %.3g)", sc.top(k));
+      out += top;
+    }
+    out += "\n" + keys + "\n";
     for (std::size_t i = 0; i < nq; ++i) {
       out += pad_left(fit_columns(label(pic, rows.first[i]), label_w), label_w) + " ";
-      for (std::size_t j = 0; j < nk; ++j) out += cell_text(map[i * nk + j], sc, colors, cell_w);
+      for (std::size_t j = 0; j < nk; ++j) out += cell_text(map[i * nk + j], sc, k, colors, cell_w);
       if (colors != TermColors::plain) out += kReset;
       out += "\n";
     }
@@ -210,7 +220,12 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
   // Head view: one query row at full resolution (a block of rows beyond
   // kMaxPageCells tokens), its strongest keys.
   const std::size_t q = pic.query, qi = q * Nq / L;
-  const bool exact = Nq == L && Nk == T;
+  // The query's own row of every key when the capture kept it (a cell of a
+  // long map holds a block of keys: the top keys are then named exactly).
+  const bool have_row = pic.query_row.ndim() == 2 && pic.query_row.shape[1] == T &&
+                        pic.query_row.shape[0] == pic.heads.size();
+  const std::size_t M = have_row ? T : Nk;  // keys (or key blocks) of the row
+  const bool exact = have_row || (Nq == L && Nk == T);
   const auto number = [](const std::vector<std::size_t>& numbers, std::size_t i) {
     return std::to_string(numbers.empty() ? i : numbers.at(i));
   };
@@ -224,10 +239,11 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
       std::min<std::size_t>(std::min(widest_key, kMaxLabelCols) + (exact ? 6 : 14), cols / 3);
   const std::size_t bar_w = cols > key_w + 14 ? std::min<std::size_t>(cols - key_w - 14, 40) : 1;
   for (std::size_t k = 0; k < pic.heads.size(); ++k) {
-    const float* row = pic.cells.ptr() + (k * Nq + qi) * Nk;
-    std::vector<std::size_t> order(Nk);
+    const float* row =
+        have_row ? pic.query_row.ptr() + k * T : pic.cells.ptr() + (k * Nq + qi) * Nk;
+    std::vector<std::size_t> order(M);
     std::iota(order.begin(), order.end(), 0);
-    const std::size_t top = std::min(kTopKeys, Nk);
+    const std::size_t top = std::min(kTopKeys, M);
     std::partial_sort(order.begin(), order.begin() + top, order.end(),
                       [&](std::size_t a, std::size_t b) { return row[a] > row[b]; });
     out += panel_title(pic, k);
@@ -235,7 +251,7 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
     // bars and the top keys are relative to the row's strongest.
     if (exact) {
       double sum = 0;
-      for (std::size_t j = 0; j < Nk; ++j) sum += row[j];
+      for (std::size_t j = 0; j < M; ++j) sum += row[j];
       if (sum < 0.999) {
         std::snprintf(buf, sizeof buf, "%.2f", sum);
         out += std::string(" (row sums to ") + buf +
@@ -248,9 +264,14 @@ std::string render_terminal(const MapPicture& pic, TermColors colors, int column
     for (std::size_t r = 0; r < top && row[order[r]] > 0; ++r) {
       const std::size_t j = order[r];
       const std::size_t t0 = (j * T + Nk - 1) / Nk, t1 = ((j + 1) * T + Nk - 1) / Nk - 1;
-      const std::string name = Nk == T ? number(pic.key_numbers, j) + " " + key_label(pic, j)
-                                       : number(pic.key_numbers, t0) + "-" +
-                                             number(pic.key_numbers, t1) + " " + key_label(pic, t0);
+      // "3491 tok", or "3491" alone when the label is the position itself.
+      const auto named = [&](std::size_t t) {
+        const std::string n = number(pic.key_numbers, t), l = key_label(pic, t);
+        return l == n ? n : n + " " + l;
+      };
+      const std::string name = M == T ? named(j)
+                                      : number(pic.key_numbers, t0) + "-" +
+                                            number(pic.key_numbers, t1) + " " + key_label(pic, t0);
       std::snprintf(buf, sizeof buf, " %.4f ", double(row[j]));
       out += "  " + pad_right(fit_columns(name, key_w), key_w) + buf +
              bar(row[j] / row[order[0]], bar_w, colors) + "\n";

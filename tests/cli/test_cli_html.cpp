@@ -126,13 +126,14 @@ TEST_CASE("cli_html: chromium shows one panel per head, every label, and no cons
   CHECK(count_of(dom.out, "data-head=\"0\"") == 1);
   CHECK(count_of(dom.out, "data-head=\"1\"") == 1);
   CHECK(count_of(dom.out, "data-head=") == 2);
-  // Labels are text in both columns of the head view and along both axes
-  // of each head's heatmap (2 + 2 x 2), never markup.
-  CHECK(count_of(dom.out, ">a&lt;b&gt;c<") == 6);
-  CHECK(count_of(dom.out, ">x&amp;y<") == 6);
-  CHECK(count_of(dom.out, ">\xE6\x97\xA5\xE6\x9C\xAC<") == 6);
-  CHECK(count_of(dom.out, ">bad\xEF\xBF\xBDz<") == 6);     // invalid byte -> U+FFFD
-  CHECK(count_of(dom.out, ">\xEF\xBF\xBD[31mred<") == 6);  // ESC -> U+FFFD
+  // Labels are text in both columns of the head view, along both axes of
+  // each head's heatmap and in each head's top keys of the pinned last query
+  // (2 + 2 x 2 + 2), never markup.
+  CHECK(count_of(dom.out, ">a&lt;b&gt;c<") == 8);
+  CHECK(count_of(dom.out, ">x&amp;y<") == 8);
+  CHECK(count_of(dom.out, ">\xE6\x97\xA5\xE6\x9C\xAC<") == 8);
+  CHECK(count_of(dom.out, ">bad\xEF\xBF\xBDz<") == 8);     // invalid byte -> U+FFFD
+  CHECK(count_of(dom.out, ">\xEF\xBF\xBD[31mred<") == 8);  // ESC -> U+FFFD
   CHECK(dom.out.find("<b>") == std::string::npos);
   CHECK(dom.out.find("data-ready=\"1\"") != std::string::npos);  // the script ran to its end
   CHECK(dom.out.find("causal") != std::string::npos);            // the facts are shown
@@ -170,6 +171,45 @@ TEST_CASE("cli_html: a pinned query's key bars follow its attention row") {
     CHECK(widths[j] == doctest::Approx(100.0 * row[j] / top).epsilon(2e-3));
   CHECK(widths[4] == 0);
   CHECK(widths[5] == 0);
+}
+
+TEST_CASE("cli_html: the pinned query's top keys are listed beside the head view") {
+  Browser b;
+  if (!b.present) {
+    MESSAGE("skipping: no chromium (Debian's `chromium` package) to load the page");
+    return;
+  }
+  attn::test::TempDir t;
+  auto r = run(bin() + " -q --config " + cfg("warner_causal.json") + " --heads 1 --plot " +
+               q(t / "w.html") + " --out-dir " + q(t / "out"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto dom = b.load(t / "w.html#pin=3", "--dump-dom");
+  REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
+  CHECK_MESSAGE(!console_errors(dom.err), dom.err);
+  CHECK(dom.out.find("Top keys of query 3 \xC2\xABwith\xC2\xBB") != std::string::npos);
+  const attn::Tensor a =
+      attn::to_float32(attn::read_npy(t / "out/attention.npy"), "attention.npy", false);
+  const float* row = a.ptr() + 3 * 6;  // head 1, query 3: keys 0..3 visible, 4 and 5 masked
+  std::vector<std::size_t> order = {0, 1, 2, 3};
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t p, std::size_t q) { return row[p] > row[q]; });
+  // Rows <tr data-key="j"><td class="num">j</td><td class="tok">label</td><td class="num">w</td>.
+  const std::regex tr(
+      "<tr data-key=\"(\\d+)\"><td class=\"num\">(\\d+)</td><td class=\"tok\">([^<]*)"
+      "</td><td class=\"num\">([0-9.e-]+)</td></tr>");
+  std::vector<std::size_t> keys;
+  std::vector<double> weights;
+  for (auto it = std::sregex_iterator(dom.out.begin(), dom.out.end(), tr);
+       it != std::sregex_iterator(); ++it) {
+    keys.push_back(std::stoul((*it)[2]));
+    weights.push_back(std::stod((*it)[4]));
+  }
+  REQUIRE(keys.size() == 4);  // the masked keys are not listed
+  for (std::size_t r = 0; r < 4; ++r) {
+    CHECK(keys[r] == order[r]);
+    CHECK(weights[r] == doctest::Approx(row[order[r]]).epsilon(2e-3));  // float16 on the page
+  }
+  CHECK(dom.out.find(">Your</td>") != std::string::npos);  // the token of key 0
 }
 
 TEST_CASE("cli_html: hovering a heatmap cell or a token shows its exact weight") {
@@ -266,8 +306,9 @@ TEST_CASE("cli_html: the page and the SVG of one run saturate at the same figure
                            "\"causal\": true, \"layout\": \"fused\", \"init\": {\"seed\": 4}, "
                            "\"input\": \"x.npy\"}");
     for (const char* out : {"m.svg", "m.html"})
-      REQUIRE(run(bin() + " -q --config " + q(t / "c.json") + " --plot " + q(t / out)).exit_code ==
-              0);
+      REQUIRE(run(bin() + " -q --config " + q(t / "c.json") + " --color-scale linear --plot " +
+                  q(t / out))
+                  .exit_code == 0);
     const auto meta = nlohmann::json::parse(
         script_body(attn::test::read_text(t / "m.html"), "type=\"application/json\">"));
     REQUIRE(meta["clipped"] == true);  // the first query's 1.0 dwarfs the long rows
@@ -275,6 +316,17 @@ TEST_CASE("cli_html: the page and the SVG of one run saturate at the same figure
     const std::string svg = attn::test::read_text(t / "m.svg");
     REQUIRE(std::regex_search(svg, m, std::regex("colours saturate at ([0-9.e-]+) ")));
     CHECK(std::stod(m[1]) == doctest::Approx(meta["vmax"].get<double>()).epsilon(0.006));  // %.3g
+    // The default past 256 keys (auto): log, one range stated on both.
+    for (const char* out : {"a.svg", "a.html"})
+      REQUIRE(run(bin() + " -q --config " + q(t / "c.json") + " --plot " + q(t / out)).exit_code ==
+              0);
+    const auto log_meta = nlohmann::json::parse(
+        script_body(attn::test::read_text(t / "a.html"), "type=\"application/json\">"));
+    CHECK(log_meta["scale"] == "log");
+    CHECK(log_meta["scale_lo"].get<double>() == doctest::Approx(S == 600 ? 1e-3 : 1e-4));
+    const std::string log_svg = attn::test::read_text(t / "a.svg");
+    CHECK(log_svg.find("colour: " + log_meta["scale_legend"].get<std::string>()) !=
+          std::string::npos);
   }
 }
 

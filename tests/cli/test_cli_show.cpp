@@ -74,8 +74,11 @@ struct LongRun {
   }
   // --show on a pseudo-terminal `cols` wide, with `env` set.
   attn::test::RunResult show(int cols, const std::string& env, const std::string& flags = "") {
+    // The linear scale (capped at the 99th percentile), which auto picks up
+    // to 256 keys: these checks are of its colours and header.
     return run("COLUMNS=" + std::to_string(cols) + " script -qec \"" + env + " " + bin() +
-               " --config " + q(t / "c.json") + " --show " + flags + "\" /dev/null");
+               " --config " + q(t / "c.json") + " --show --color-scale linear " + flags +
+               "\" /dev/null");
   }
 };
 

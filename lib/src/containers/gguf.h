@@ -86,6 +86,8 @@ class GgufValue {
   std::vector<double> to_double_array() const;
   std::vector<std::string> to_string_array() const;
   std::vector<GgufValue> elements() const;
+  // The first min(n, size()) elements (a vocabulary's first few, not all of it).
+  std::vector<GgufValue> first_elements(std::uint64_t n) const;
   // The value for a per-layer setting: a scalar, or element `layer` of an
   // array (llama.cpp's get_key_or_arr: head_count_kv, sliding-window
   // patterns and the like may be either).

@@ -179,11 +179,13 @@ GgufValue GgufValue::element(std::uint64_t i, const std::uint8_t*& at) const {
   return v;
 }
 
-std::vector<GgufValue> GgufValue::elements() const {
+std::vector<GgufValue> GgufValue::elements() const { return first_elements(count_); }
+
+std::vector<GgufValue> GgufValue::first_elements(std::uint64_t n) const {
   if (!is_array()) wrong("an array");
   std::vector<GgufValue> out;
   const std::uint8_t* at = p_;
-  for (std::uint64_t i = 0; i < count_; ++i) out.push_back(element(i, at));
+  for (std::uint64_t i = 0; i < count_ && i < n; ++i) out.push_back(element(i, at));
   return out;
 }
 

@@ -142,3 +142,69 @@ TEST_CASE("model_view: the page's data, and 32 layers x 32 heads at S = 8192 in 
                              attn::test::read_text(png));
   }
 }
+
+TEST_CASE(
+    "model_view: masked cells apart from small weights, axes on the enlarged tile, "
+    "figures coloured per layer") {
+  app::ModelView v = synthetic(2, 4, 64);
+  const std::size_t N = app::kModelViewCells;
+  // Layer 0, head 0: a causal map's masked upper triangle, and one tiny weight.
+  float* c = v.layers[0].cells.ptr();
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t j = i + 1; j < N; ++j) c[i * N + j] = 0;
+  c[5 * N + 1] = 1e-6f;
+  // Layer 1's entropies all within 0.60 .. 0.62 of ln(T): alike on a fixed 0..1 scale.
+  for (std::size_t h = 0; h < 4; ++h)
+    v.layers[1].figures[h][0] = (0.60 + 0.005 * h) * std::log(64.0);
+  const std::string page = app::render_model_view(v);
+  const std::string b64 = script_body(page, "id=\"cells\">");
+  // Decode the first tile's bytes (layer 0, head 0): base64, 3 bytes a group.
+  auto value = [](char ch) -> int {
+    const std::string a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    return int(a.find(ch));
+  };
+  std::string bytes;
+  for (std::size_t k = 0; k + 4 <= b64.size() && bytes.size() < N * N; k += 4) {
+    const int n = value(b64[k]) << 18 | value(b64[k + 1]) << 12 |
+                  (b64[k + 2] == '=' ? 0 : value(b64[k + 2]) << 6) |
+                  (b64[k + 3] == '=' ? 0 : value(b64[k + 3]));
+    bytes += char(n >> 16), bytes += char(n >> 8 & 255), bytes += char(n & 255);
+  }
+  CHECK(std::uint8_t(bytes[0 * N + 1]) == 0);    // masked (above the diagonal)
+  CHECK(std::uint8_t(bytes[5 * N + 1]) == 1);    // a tiny weight: the darkest colour, not masked
+  CHECK(std::uint8_t(bytes[1 * N + 1]) == 255);  // the head's largest weight (0.5 on key i + 0)
+  CHECK(page.find("masked (weight 0)") != std::string::npos);
+
+  // --color-scale auto at 8,192 keys: the log scale, from 1e-4 to the head's largest (0.5),
+  // so the 0.01 background is a mid colour, not the near-black of the linear scale.
+  for (const char* scale : {"auto", "linear"}) {
+    app::ModelView w = synthetic(1, 1, 8192);
+    w.color_scale = scale;
+    const std::string p = app::render_model_view(w);
+    const std::string b = script_body(p, "id=\"cells\">");
+    const int first = value(b[0]) << 2 | value(b[1]) >> 4;          // cell (0, 0): 0.5, the largest
+    const int second = (value(b[1]) & 15) << 4 | value(b[2]) >> 2;  // cell (0, 1): 0.01
+    CHECK(first == 255);
+    CHECK(second == (std::string(scale) == "auto" ? 138 : 6));
+    const auto m = nlohmann::json::parse(script_body(p, "id=\"meta\">"));
+    CHECK(m["scale"] == (std::string(scale) == "auto" ? "log" : "linear"));
+  }
+
+  attn::test::Browser b;
+  if (!b.present) {
+    MESSAGE("skipping: no chromium (Debian's `chromium` package) to load the page");
+    return;
+  }
+  attn::test::TempDir t;
+  attn::test::write_text(t / "model.html", page);
+  auto dom = b.load(t / "model.html#mode=entropy&layer=1&head=2", "--dump-dom");
+  REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
+  CHECK_MESSAGE(!attn::test::console_errors(dom.err), dom.err);
+  // The enlarged tile's axes: query and key positions 0 .. 63.
+  CHECK(dom.out.find("<span class=\"qtick\"") != std::string::npos);
+  CHECK(dom.out.find(">63</span>") != std::string::npos);
+  CHECK(dom.out.find("class=\"ktick\"") != std::string::npos);
+  // Layer 1's entropy tiles from its own min (0.600) to its max (0.615), stated.
+  CHECK(dom.out.find("layer 1's heads from 0.600 to 0.615") != std::string::npos);
+  CHECK(dom.out.find(">layer min<") != std::string::npos);
+}

@@ -438,8 +438,11 @@ TEST_CASE("pictures: the HTML page of a 5 x 8 map holds both label sets, in chro
     REQUIRE(kcol != std::string::npos);
     const auto grid = dom.out.find("id=\"grid\"");  // the heatmaps follow the head view
     REQUIRE(grid != std::string::npos);
+    // The key column ends where the pinned query's top-keys list begins.
+    const auto aside = dom.out.find("id=\"topkeys\"");
+    REQUIRE(aside != std::string::npos);
     const std::string qtext = dom.out.substr(qcol, kcol - qcol),
-                      ktext = dom.out.substr(kcol, grid - kcol);
+                      ktext = dom.out.substr(kcol, aside - kcol);
     for (int i = 0; i < 5; ++i) CHECK(count_of(qtext, ">q" + std::to_string(i) + "<") == 1);
     for (const char* k : {"k0", "&lt;k&amp;1&gt;", "k5", "bias_kv", "zero_attn"}) {
       CHECK_MESSAGE(count_of(ktext, std::string(">") + k + "<") == 1, k);
