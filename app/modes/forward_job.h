@@ -23,8 +23,8 @@
 #include "attn/output.h"
 #include "attn/run.h"
 #include "attn/stats.h"
-#include "modes/map_compare.h"
 #include "modes/check_f64.h"
+#include "modes/map_compare.h"
 #include "pictures/map_capture.h"
 
 namespace app {

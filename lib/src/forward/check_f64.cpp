@@ -109,7 +109,9 @@ F64Rows attention_rows_f64(const Weights& w, const AttentionSpec& spec, const Fo
     std::int64_t max_pos = std::int64_t(L) - 1;  // as forward's run_frequencies
     if (in.positions)
       max_pos = *std::max_element(in.positions->data.begin(), in.positions->data.end());
-    const RopeFrequencies f = rope_frequencies(*spec.rope, max_pos + 1);
+    RopeSpec exact = *spec.rope;  // float64 angles whatever the run's rope.precision
+    exact.precision = RopePrecision::float64;
+    const RopeFrequencies f = rope_frequencies(exact, max_pos + 1);
     for (std::size_t k = 0; k < n; ++k)
       rope_row(q.data() + k * g.q_rows(), H, D, *spec.rope, f, position(rows[k]));
     for (std::size_t j = 0; j < T; ++j)
