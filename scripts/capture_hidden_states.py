@@ -1,5 +1,11 @@
 #!/usr/bin/env python3
-"""Save a Hugging Face model's per-layer attention INPUTS for `attn-run --layer all`.
+"""Save a Hugging Face model's per-layer inputs for `attn-run --layer all`.
+
+Two ways. The residual stream, no hooks (`--residual`): transformers'
+output_hidden_states, (L + 1, B, S, C) where entry i enters block i and the last is
+after the final norm; `attn-run --layer all --residual` applies each block's own norm
+and ignores the last entry. For a model whose attention sees something the block norm
+does not give, the attention INPUTS, recorded by hooks:
 
 The model runs with its fast attention (sdpa / flash, which return no maps); a torch
 forward pre-hook on each attention module records the hidden_states it receives, i.e.
@@ -15,6 +21,8 @@ Usage (needs torch and transformers):
   python3 capture_hidden_states.py MODEL_DIR "some text" OUT.npy      # (layers, B, S, C)
   python3 capture_hidden_states.py MODEL_DIR "some text" OUT_DIR/     # OUT_DIR/layer_N.npy
 then  attn-run --model MODEL_DIR --layer all --input OUT.npy --out-dir maps/
+  python3 capture_hidden_states.py --residual MODEL_DIR "some text" HS.npy  # (L + 1, B, S, C)
+then  attn-run --model MODEL_DIR --layer all --residual --input HS.npy --out-dir maps/
 """
 import os
 import re
@@ -68,6 +76,18 @@ def capture(model, *args, **kwargs):
     return [seen[i] for i, _ in modules]
 
 
+def residual_stream(model, *args, **kwargs):
+    """Run model(*args, output_hidden_states=True, **kwargs); return its hidden_states, the
+    residual stream entering each block and the final one, as float32 numpy (B, S, C) arrays:
+    L + 1 of them, the layout `attn-run --layer all --residual` reads. No hooks."""
+    with torch.no_grad():
+        out = model(*args, output_hidden_states=True, **kwargs)
+    states = out["hidden_states"] if isinstance(out, dict) else out.hidden_states
+    if states is None:
+        raise SystemExit("the model returned no hidden_states for output_hidden_states=True")
+    return [h.detach().to(torch.float32).cpu().numpy() for h in states]
+
+
 class _wrap_forward:
     """torch < 2.0 stand-in for a with_kwargs pre-hook: the module's forward, wrapped; remove()."""
 
@@ -96,15 +116,17 @@ def save(layers, out):
 
 
 def main(argv):
-    if len(argv) != 4:
+    residual = len(argv) > 1 and argv[1] == "--residual"
+    args = argv[2:] if residual else argv[1:]
+    if len(args) != 3:
         print(__doc__, file=sys.stderr)
         return 64
     from transformers import AutoModel, AutoTokenizer  # only the command line needs them
-    model_dir, text, out = argv[1:]
+    model_dir, text, out = args
     tok = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModel.from_pretrained(model_dir, torch_dtype=torch.float32).eval()
     batch = tok([text], return_tensors="pt")
-    save(capture(model, **batch), out)
+    save(residual_stream(model, **batch) if residual else capture(model, **batch), out)
     return 0
 
 

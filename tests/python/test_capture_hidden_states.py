@@ -77,6 +77,38 @@ class Encoder(nn.Module):
         return x
 
 
+class WithHiddenStates(Decoder):  # as a transformers model: output_hidden_states=True
+    def forward(self, x, output_hidden_states=False):
+        states = [x]
+        for layer in self.model.layers:
+            x = layer(x)
+            states.append(x)
+        states[-1] = nn.functional.layer_norm(x, x.shape[-1:])  # the final norm
+        return {"last_hidden_state": states[-1],
+                "hidden_states": tuple(states) if output_hidden_states else None}
+
+
+def check_residual(x, n):
+    """residual_stream: the L + 1 entries the model returns, in order, float32; saved stacked."""
+    model = WithHiddenStates(8, n, [])
+    got = cap.residual_stream(model, x)
+    with torch.no_grad():
+        want = model(x, output_hidden_states=True)["hidden_states"]
+    assert len(got) == n + 1, len(got)
+    for g, w in zip(got, want):
+        assert g.dtype == np.float32 and np.array_equal(g, w.numpy())
+    assert np.array_equal(got[0], x.numpy())  # entry 0 enters block 0
+    with tempfile.TemporaryDirectory() as d:
+        cap.save(got, os.path.join(d, "hs.npy"))
+        assert np.load(os.path.join(d, "hs.npy")).shape == (n + 1,) + tuple(x.shape)
+    try:
+        cap.residual_stream(Decoder(8, n, []), x)  # no output_hidden_states argument
+    except TypeError:
+        pass
+    else:
+        raise AssertionError("a model without output_hidden_states accepted")
+
+
 def check(model, log, x, n):
     got = cap.capture(model, x)
     assert len(got) == n and len(log) == n, (len(got), len(log))
@@ -104,6 +136,7 @@ def main():
     check(Encoder(8, 3, log), log, x, 3)
     log = []
     check(Decoder(8, 4, log), log, x, 4)
+    check_residual(x, 3)
     # a model without attention modules named as transformers names them is refused
     try:
         cap.capture(nn.Sequential(nn.Linear(8, 8)), x)
