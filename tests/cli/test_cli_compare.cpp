@@ -163,15 +163,15 @@ TEST_CASE("cli_compare: --layer all against a stack or a folder of each layer's 
   REQUIRE(
       run(bin() + " -q --model " + model + " --layer all --input " + input + " -o " + q(t / "a"))
           .exit_code == 0);
-  // Layer 1's maps as transformers gives them, (1, H, L, S), one weight moved in head 2.
+  // Layer 1's maps as transformers gives them, (1, H, L, S) (attention.npy of a batch of one
+  // already is), one weight moved in head 2.
   std::vector<attn::Tensor> maps;
-  for (int l = 0; l < 2; ++l) {
-    attn::Tensor m =
-        attn::read_npy_f32(t / ("a/layer_" + std::to_string(l) + "/attention.npy"), false);
-    m.shape.insert(m.shape.begin(), 1);
-    maps.push_back(m);
-  }
-  const std::size_t L = maps[1].shape[2], S = maps[1].shape[3];
+  for (int l = 0; l < 2; ++l)
+    maps.push_back(
+        attn::read_npy_f32(t / ("a/layer_" + std::to_string(l) + "/attention.npy"), false));
+  REQUIRE(maps[1].shape.size() == 4);
+  const std::size_t H = maps[1].shape[1], L = maps[1].shape[2], S = maps[1].shape[3];
+  REQUIRE(H > 2);
   float* row = maps[1].ptr() + (2 * L + (L - 1)) * S;  // head 2, the last query
   row[0] -= 0.02f;
   row[1] += 0.02f;
@@ -179,7 +179,7 @@ TEST_CASE("cli_compare: --layer all against a stack or a folder of each layer's 
   for (int l = 0; l < 2; ++l)
     attn::test::write_text(t / ("fold/layer_" + std::to_string(l) + ".npy"),
                            attn::encode_npy(maps[l]));
-  attn::Tensor stacked({2, 1, maps[0].shape[1], L, S});
+  attn::Tensor stacked({2, 1, H, L, S});
   std::copy_n(maps[0].ptr(), maps[0].size(), stacked.ptr());
   std::copy_n(maps[1].ptr(), maps[1].size(), stacked.ptr() + maps[0].size());
   attn::test::write_text(t / "stack.npy", attn::encode_npy(stacked));
@@ -192,7 +192,7 @@ TEST_CASE("cli_compare: --layer all against a stack or a folder of each layer's 
     CHECK(r.err.find("--compare-tol") != std::string::npos);
     const nlohmann::json top = run_json(out);
     CHECK(top["runs"][0]["compare"]["max_abs_error"].get<std::vector<double>>() ==
-          std::vector<double>(maps[0].shape[1], 0.0));
+          std::vector<double>(H, 0.0));
     const nlohmann::json c = top["runs"][1]["compare"];
     CHECK(c["max_abs_error"][2].get<double>() == doctest::Approx(0.02).epsilon(1e-3));
     CHECK(c["max_abs_at"][2][1] == L - 1);
