@@ -146,7 +146,8 @@ TEST_CASE("cli_compare: where the largest difference is, the NMSE and the row KL
   auto one = run(bin() + " -q --config " + cfg() + " --input " + q(t / "x0.npy") + " -o " +
                  q(t / "d") + " --no-attn --compare " + q(t / "hf.npy") + " --compare-tol 1e-6");
   REQUIRE_MESSAGE(one.exit_code == 0, one.err);
-  for (const auto& e : run_json(t / "d")["compare"]["max_abs_error"]) CHECK(e.get<double>() < 1e-6);
+  const nlohmann::json d = run_json(t / "d");  // held: a range over a temporary's member dangles
+  for (const auto& e : d["compare"]["max_abs_error"]) CHECK(e.get<double>() < 1e-6);
 }
 
 TEST_CASE("cli_compare: --layer all against a stack or a folder of each layer's maps") {
