@@ -35,7 +35,7 @@ struct Key {
   // Puts the resolved value into run.json's object `out`. Empty: not written.
   std::function<void(const Config& c, const T& t, json& out)> write;
   // A key whose value is an object: its table's keys into `lists` at `path`.
-  std::function<void(const std::string& path, KeyLists& lists)> fields;
+  std::function<void(const std::string& path, KeyLists& lists)> fields = nullptr;
   // Missing: "<at>: required key missing (<expects>)".
   bool required = false;
 };
