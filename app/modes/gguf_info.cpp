@@ -11,6 +11,7 @@
 
 #include "attn/error.h"
 #include "attn/escape.h"
+#include "cli/number_text.h"
 #include "cli/stdout_writer.h"
 #include "modes/modes.h"
 
@@ -21,22 +22,6 @@ using ojson = nlohmann::ordered_json;
 
 constexpr std::size_t kShownArrayItems = 4;  // text: "[string; 32000 items] a, b, c, d, ..."
 constexpr std::size_t kShownStringCols = 60;
-
-std::string with_commas(std::uint64_t n) {
-  std::string s = std::to_string(n);
-  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(std::size_t(i), ",");
-  return s;
-}
-
-std::string human_bytes(std::uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = double(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) v /= 1024, ++u;
-  char s[32];
-  std::snprintf(s, sizeof s, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return s;
-}
 
 // A value on one line: strings quoted and cut, numbers as JSON writes them.
 std::string shown(const ojson& v) {

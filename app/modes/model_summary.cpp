@@ -13,6 +13,7 @@
 #include "attn/model_folder.h"
 #include "attn/npy.h"
 #include "attn/state_dict.h"
+#include "cli/number_text.h"
 #include "cli/stdout_writer.h"
 #include "modes/modes.h"
 
@@ -125,16 +126,6 @@ std::string mla_ranks(const ojson& m) {
   return " q_lora=" + (q.is_null() ? std::string("-") : number(q)) +
          " kv_lora=" + number(m.value("kv_lora_rank", ojson())) +
          " v=" + number(m.value("v_head_dim", ojson()));
-}
-
-std::string human_bytes(std::uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = double(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) v /= 1024, ++u;
-  char s[32];
-  std::snprintf(s, sizeof s, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return s;
 }
 
 // An encoder-decoder's rows (encoder layers, then each decoder layer's self- and

@@ -15,6 +15,7 @@
 #include "attn/gguf_info.h"
 #include "attn/layout.h"
 #include "attn/run.h"
+#include "cli/number_text.h"
 #include "cli/options.h"
 #include "pictures/map_capture.h"
 #include "pictures/plot.h"
@@ -189,12 +190,6 @@ std::string ranges_text(const std::vector<std::size_t>& idx) {
          (b > a ? "-" + std::to_string(idx[b]) : std::string());
     a = b + 1;
   }
-  return s;
-}
-
-std::string with_commas(std::size_t n) {
-  std::string s = std::to_string(n);
-  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(std::size_t(i), ",");
   return s;
 }
 
