@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
     setup_logging(opt);
     // Mode dispatch, in this one place.
     if (opt.merge_dir) {
-      const int code = app::run_merge_summaries(opt);
+      const int code = app::run_merge_shards(opt);
       // After the merge, so a failure stays one line.
       if (opt.merge_dir_old_name)
         spdlog::warn("--merge-summaries is now --merge-shards (the old name still works)");

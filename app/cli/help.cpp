@@ -1,8 +1,11 @@
 #include "cli/help.h"
 
 #include <CLI/CLI.hpp>
-#include <regex>
+#include <algorithm>
+#include <cctype>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "attn/escape.h"
 #include "attn/spelling.h"
@@ -90,27 +93,90 @@ std::string flag_of_value(const std::vector<std::string>& args, const std::strin
 
 }  // namespace
 
+namespace {
+
+// CLI11's messages, taken apart by hand (std::regex cost seconds of every build):
+// a flag as CLI11 names it (a dash, then dashes and word characters), a run of
+// digits, a word without spaces.
+bool message_flag(const std::string& s) {
+  return !s.empty() && s[0] == '-' && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '-' || c == '_';
+  });
+}
+bool message_digits(const std::string& s) {
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+bool message_word(const std::string& s) {
+  return !s.empty() &&
+         std::none_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
+}
+// s without `prefix` at its front, or nullopt.
+std::optional<std::string> message_after(const std::string& s, const std::string& prefix) {
+  if (s.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  return s.substr(prefix.size());
+}
+// s split at the last `sep`: {before, after}, or nullopt.
+std::optional<std::pair<std::string, std::string>> message_split_last(const std::string& s,
+                                                                      const std::string& sep) {
+  const auto at = s.rfind(sep);
+  if (at == std::string::npos) return std::nullopt;
+  return std::make_pair(s.substr(0, at), s.substr(at + sep.size()));
+}
+
+}  // namespace
+
 std::string parse_error_message(const std::string& m, const std::vector<std::string>& args) {
-  std::smatch g;
-  const auto is = [&m, &g](const char* pattern) {
-    return std::regex_match(m, g, std::regex(pattern));
-  };
-  if (is(R"((-[-\w]*): At Most \d+ required but received (\d+))"))
-    return g[1].str() + ": given " + g[2].str() + " times; give it once";
-  if (is(R"((-[-\w]*): \d+ required (\S+) missing)"))
-    return g[1].str() + ": expected a value (" + g[2].str() + ") after it";
-  if (is(R"(Could not convert: (-[-\w]*) = (.*))"))
-    return g[1].str() + ": expected a whole number, found '" + g[2].str() + "'";
-  if (is(R"((-[-\w]*): Value (.*) not in range (\S+) to (\S+))"))
-    return g[1].str() + ": expected a whole number from " + g[3].str() + " to " + g[4].str() +
-           ", found '" + g[2].str() + "'";
-  if (is(R"((-[-\w]*)?: (.*) not in \{(.*)\})")) {
-    const std::string flag = g[1].matched ? g[1].str() : flag_of_value(args, g[2].str());
-    std::string choices = g[3].str();
-    for (std::size_t at = 0; (at = choices.find(',', at)) != std::string::npos; at += 2)
-      choices.replace(at, 1, ", ");
-    return (flag.empty() ? std::string("a flag") : flag) + ": expected one of " + choices +
-           "; found '" + g[2].str() + "'";
+  // "FLAG = VALUE" after "Could not convert: ".
+  if (const auto rest = message_after(m, "Could not convert: ")) {
+    const auto eq = rest->find(" = ");
+    if (eq != std::string::npos && message_flag(rest->substr(0, eq)))
+      return rest->substr(0, eq) + ": expected a whole number, found '" + rest->substr(eq + 3) +
+             "'";
+  }
+  const auto colon = m.find(": ");
+  const std::string flag = colon == std::string::npos ? "" : m.substr(0, colon);
+  const std::string rest = colon == std::string::npos ? "" : m.substr(colon + 2);
+  if (message_flag(flag)) {
+    // "At Most N required but received M"
+    if (const auto tail = message_after(rest, "At Most ")) {
+      const auto parts = message_split_last(*tail, " required but received ");
+      if (parts && message_digits(parts->first) && message_digits(parts->second))
+        return flag + ": given " + parts->second + " times; give it once";
+    }
+    // "N required TYPE missing"
+    const auto req = rest.find(" required ");
+    const std::string missing = " missing";
+    if (req != std::string::npos && message_digits(rest.substr(0, req)) &&
+        rest.size() > req + 10 + missing.size() &&
+        rest.compare(rest.size() - missing.size(), missing.size(), missing) == 0) {
+      // "LIST", or "N:INT in [1 - 1024]" for a checked number: its name.
+      std::string type = rest.substr(req + 10, rest.size() - missing.size() - req - 10);
+      type = type.substr(0, type.find_first_of(": "));
+      if (!type.empty()) return flag + ": expected a value (" + type + ") after it";
+    }
+    // "Value V not in range A to B"
+    if (const auto tail = message_after(rest, "Value ")) {
+      const auto value_range = message_split_last(*tail, " not in range ");
+      const auto bounds =
+          value_range ? message_split_last(value_range->second, " to ") : std::nullopt;
+      if (bounds && message_word(bounds->first) && message_word(bounds->second))
+        return flag + ": expected a whole number from " + bounds->first + " to " + bounds->second +
+               ", found '" + value_range->first + "'";
+    }
+  }
+  // "[FLAG]: V not in {CHOICES}"
+  if (colon != std::string::npos && (colon == 0 || message_flag(flag)) && !rest.empty() &&
+      rest.back() == '}') {
+    if (const auto parts = message_split_last(rest.substr(0, rest.size() - 1), " not in {")) {
+      const std::string& value = parts->first;
+      const std::string who = colon == 0 ? flag_of_value(args, value) : flag;
+      std::string choices = parts->second;
+      for (std::size_t at = 0; (at = choices.find(',', at)) != std::string::npos; at += 2)
+        choices.replace(at, 1, ", ");
+      return (who.empty() ? std::string("a flag") : who) + ": expected one of " + choices +
+             "; found '" + value + "'";
+    }
   }
   return m;
 }

@@ -256,7 +256,7 @@ void setup_options(CLI::App& app, Options& opt) {
                  "listed (stderr, manifest.json, the summary), a rerun computes only those, and "
                  "the exit status is the first failure's");
   many->add_option("--merge-shards", opt.merge_dir,
-                   "join a sharded batch: DIR/summary-K-of-N.json into DIR/summary.json, the "
+                   "join a sharded batch: DIR/batch-K-of-N.json into DIR/batch.json, the "
                    "inputs' head_stats.json into DIR/head_stats.* (no --config); exit 66 naming "
                    "inputs with no result")
       ->type_name("DIR");
@@ -369,7 +369,7 @@ void check_option_combinations(const Options& opt) {
                                       {opt.residual, "--residual"}})
       if (given)
         throw Error(Exit::usage, std::string(merge_flag) + ": cannot be combined with " + flag +
-                                     " (it reads DIR/summary-K-of-N.json alone)");
+                                     " (it reads DIR/batch-K-of-N.json alone)");
     return;
   }
   if (opt.info) {  // a GGUF file's header alone

@@ -1,5 +1,5 @@
 // --input-list LIST [--shard K/N]: many inputs through one layer, weights
-// loaded once; each input's results in DIR/<input name>/, plus a summary.
+// loaded once; each input's results in DIR/<input name>/, plus DIR/batch.json.
 // The shard rule (line i runs when i % N == K) lets N copies of one command
 // under GNU parallel, xargs -P or a Slurm job array cover the list once.
 //
@@ -83,8 +83,8 @@ int run_input_list(const Options& opt) {
   spdlog::debug("{}: {} inputs, this shard {}/{} runs {}", list, entries.size(), shard.k, shard.n,
                 mine.size());
 
-  attn::OutputDir summary_dir(cfg.output_dir);  // created (and checked) before any compute
-  for (const ListEntry* e : mine) summary_dir.check_name(e->name);
+  attn::OutputDir batch_dir(cfg.output_dir);  // created (and checked) before any compute
+  for (const ListEntry* e : mine) batch_dir.check_name(e->name);
   // A result folder is created only when its files commit; an empty one is
   // what a killed run of an older attn-run left: removed (rmdir removes only
   // an empty folder), so no folder without results looks like one. Only this
@@ -216,37 +216,36 @@ int run_input_list(const Options& opt) {
   }
   progress.finish();
 
-  // Shards write their own summary, so parallel shards never race on one file.
-  const std::string summary_name =
-      opt.shard_spec ? shard_summary_name(shard.k, shard.n) : "summary.json";
-  nlohmann::json summary;
-  summary["attn_run_version"] = ATTN_VERSION;
-  summary["config"] = cfg.file;
-  summary["input_list"] = list;
-  summary["list_inputs"] = entries.size();
-  summary["shard"] =
+  // Shards write their own batch file, so parallel shards never race on one file.
+  const std::string batch_name =
+      opt.shard_spec ? shard_batch_name(shard.k, shard.n) : std::string(kBatchFile);
+  nlohmann::json batch;
+  batch["attn_run_version"] = ATTN_VERSION;
+  batch["config"] = cfg.file;
+  batch["input_list"] = list;
+  batch["list_inputs"] = entries.size();
+  batch["shard"] =
       opt.shard_spec ? nlohmann::json{{"k", shard.k}, {"n", shard.n}} : nlohmann::json();
-  summary["weights"] = session.model().weights_source;
-  summary["layout"] = attn::layout_name(session.model().layout);
-  summary["threads"] = session.threads();
-  summary["load_weights_ms"] = load_weights_ms;
-  summary["total_ms"] = ms_since(t_start);
-  summary["inputs"] = done;
-  if (opt.keep_going) summary["failed"] = failed;
+  batch["weights"] = session.model().weights_source;
+  batch["layout"] = attn::layout_name(session.model().layout);
+  batch["threads"] = session.threads();
+  batch["load_weights_ms"] = load_weights_ms;
+  batch["total_ms"] = ms_since(t_start);
+  batch["inputs"] = done;
+  if (opt.keep_going) batch["failed"] = failed;
   // --head-stats: the inputs' tables merged (a sharded batch's by the merge of its shards).
   if (opt.head_stats && !opt.shard_spec) {
     std::vector<std::string> folders;
     for (const nlohmann::json& d : done) folders.push_back(d["dir"].get<std::string>());
-    stage_batch_head_stats(summary_dir, cfg.output_dir, folders);
+    stage_batch_head_stats(batch_dir, cfg.output_dir, folders);
   } else if (!opt.shard_spec) {
-    for (const char* name : {"head_stats.csv", "head_stats.json"})
-      summary_dir.remove_on_commit(name);
+    for (const char* name : {"head_stats.csv", "head_stats.json"}) batch_dir.remove_on_commit(name);
   }
-  summary_dir.add(summary_name, summary.dump(2) + "\n");
-  summary_dir.commit();
+  batch_dir.add(batch_name, batch.dump(2) + "\n");
+  batch_dir.commit();
   const std::size_t written = mine.size() - failed.size();
   spdlog::info("wrote {} result folder{} and {}/{}", written, written == 1 ? "" : "s",
-               cfg.output_dir, summary_name);
+               cfg.output_dir, batch_name);
   if (failed.empty()) return 0;
   // --keep-going: the batch's exit status is its first failure's.
   spdlog::error(

@@ -16,20 +16,17 @@ std::string folder_of(const std::string& path) {
   return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// "summary.json" or "summary-K-of-N.json": a summary of any shard count, so
-// every shard of one list refuses the same entries.
-bool is_summary_name(const std::string& name) {
-  if (name == "summary.json") return true;
-  const std::string head = "summary-", tail = ".json";
-  if (name.size() <= head.size() + tail.size() || name.rfind(head, 0) != 0 ||
-      name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
-    return false;
-  const std::string mid = name.substr(head.size(), name.size() - head.size() - tail.size());
-  const auto of = mid.find("-of-");
-  const auto digits = [](const std::string& s) {
-    return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
-  };
-  return of != std::string::npos && digits(mid.substr(0, of)) && digits(mid.substr(of + 4));
+// A batch file of any shard count, either spelling, so every shard of one
+// list refuses the same entries.
+bool is_batch_file_name(const std::string& name) {
+  return name == kBatchFile || name == "summary.json" || parse_shard_batch_name(name).has_value();
+}
+
+// "123" -> 123: 1 to 9 decimal digits, nothing else.
+std::optional<std::size_t> small_number(const std::string& s) {
+  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoul(s);
 }
 
 // A list's line as messages quote it: at most 200 bytes (a line may be
@@ -88,11 +85,11 @@ std::vector<ListEntry> read_list(const std::string& list) {
   // Every input of the whole list, not just this shard, so all shards agree.
   std::map<std::string, const ListEntry*> seen;
   for (const auto& e : entries) {
-    if (is_summary_name(e.name))
+    if (is_batch_file_name(e.name))
       throw attn::Error(attn::Exit::data, list + ": input '" + cut(e.written) + "' (line " +
                                               std::to_string(e.line) +
                                               ") would write its results to '" + e.name +
-                                              "/', the name of the list's summary file; "
+                                              "/', the name of the batch's own file; "
                                               "rename it");
     auto [it, fresh] = seen.emplace(e.name, &e);
     if (!fresh)
@@ -106,8 +103,24 @@ std::vector<ListEntry> read_list(const std::string& list) {
   return entries;
 }
 
-std::string shard_summary_name(std::size_t k, std::size_t n) {
-  return "summary-" + std::to_string(k) + "-of-" + std::to_string(n) + ".json";
+std::string shard_batch_name(std::size_t k, std::size_t n) {
+  return "batch-" + std::to_string(k) + "-of-" + std::to_string(n) + ".json";
+}
+
+std::optional<ShardFileName> parse_shard_batch_name(const std::string& name) {
+  const std::string tail = ".json";
+  for (const std::string head : {"batch-", "summary-"}) {
+    if (name.size() <= head.size() + tail.size() || name.rfind(head, 0) != 0 ||
+        name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
+      continue;
+    const std::string mid = name.substr(head.size(), name.size() - head.size() - tail.size());
+    const auto of = mid.find("-of-");
+    if (of == std::string::npos) return std::nullopt;
+    const auto k = small_number(mid.substr(0, of)), n = small_number(mid.substr(of + 4));
+    if (!k || !n) return std::nullopt;
+    return ShardFileName{*k, *n, head == "summary-"};
+  }
+  return std::nullopt;
 }
 
 }  // namespace app

@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
-#include <regex>
 
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "attn/files.h"
 #include "attn/output.h"
+#include "modes/input_list_file.h"
 #include "modes/run_fingerprint.h"
 
 namespace app {
@@ -121,7 +121,7 @@ struct BatchSplit {
 };
 
 // The split DIR's batch was run with, if any: its manifest's, else the N of
-// its summary-K-of-N.json files when they agree.
+// its shards' batch files (batch-K-of-N.json) when they agree.
 std::optional<BatchSplit> batch_split(const std::string& dir) {
   const std::string path = dir + "/manifest.json";
   nlohmann::json m;
@@ -136,15 +136,14 @@ std::optional<BatchSplit> batch_split(const std::string& dir) {
       return BatchSplit{s.value("n", std::size_t(1)), s.value("first_task", std::size_t(0)),
                         std::max<std::size_t>(1, s.value("step", std::size_t(1))), path};
   }
-  static const std::regex pattern(R"(summary-[0-9]{1,9}-of-([0-9]{1,9})\.json)");
   std::optional<BatchSplit> found;
   std::error_code ec;
   for (auto it = std::filesystem::directory_iterator(dir, ec);
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    std::smatch match;
-    if (!std::regex_match(name, match, pattern)) continue;
-    const std::size_t n = std::stoul(match[1]);
+    const std::optional<ShardFileName> shard = parse_shard_batch_name(name);
+    if (!shard) continue;
+    const std::size_t n = shard->n;
     if (found && found->n != n) return std::nullopt;  // two splits: the merge names them
     found = BatchSplit{n, 0, 1, dir + "/" + name};
   }

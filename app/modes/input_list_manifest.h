@@ -58,7 +58,7 @@ class ListManifest {
 
 // The shard this run is of the batch in DIR (CONTRACT.md "(v3) Many layers,
 // resumable batches"). A batch keeps its split (N shards) in DIR/manifest.json
-// (or, written by an earlier attn-run, in the N of its summary-K-of-N.json
+// (or, written by an earlier attn-run, in the N of its batch-K-of-N.json
 // files). A scheduler's single task resubmitted into the batch (a Slurm
 // --array=7: one task, K 0 of N 1) joins that split as shard (ID - the
 // batch's first task id) / its step; any other split than the batch's is exit 73 naming

@@ -105,13 +105,13 @@ TEST_CASE("cli_batches: --shard auto reads each scheduler's array task; the list
       // Shard K of 3 runs the lines i with i % 3 == K.
       std::set<std::size_t> want;
       for (std::size_t i = k; i < 5; i += 3) want.insert(i);
-      const std::string summary = dir + "/summary-" + std::to_string(k) + "-of-3.json";
+      const std::string summary = dir + "/batch-" + std::to_string(k) + "-of-3.json";
       REQUIRE(fs::exists(summary));
       CHECK(indices(summary) == want);
     }
-    auto merged = run(bin() + " -q --merge-summaries " + q(dir));
+    auto merged = run(bin() + " -q --merge-shards " + q(dir));
     REQUIRE_MESSAGE(merged.exit_code == 0, merged.err);
-    CHECK(read_json(dir + "/summary.json")["inputs"].size() == 5);
+    CHECK(read_json(dir + "/batch.json")["inputs"].size() == 5);
   }
 }
 
@@ -120,7 +120,7 @@ TEST_CASE("cli_batches: Slurm comes first; a scheduler's count and auto:N must a
   auto r = run(kClean + "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=3 JOB_COMPLETION_INDEX=0 " +
                list_cmd(t / "r", "auto"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  CHECK(indices(t / "r/summary-1-of-3.json") == std::set<std::size_t>{1, 4});
+  CHECK(indices(t / "r/batch-1-of-3.json") == std::set<std::size_t>{1, 4});
   check_cli_failure(run(kClean + "AWS_BATCH_JOB_ARRAY_INDEX=0 AWS_BATCH_JOB_ARRAY_SIZE=4 " +
                         list_cmd(t / "x", "auto:3")),
                     64, {"--shard auto:3", "AWS_BATCH_JOB_ARRAY_SIZE", "4 tasks"});
@@ -185,14 +185,14 @@ TEST_CASE("cli_batches: a Grid Engine task resubmitted joins its batch; the merg
     auto r = run(kClean + "SGE_TASK_ID=" + std::to_string(id) + array + list_cmd(dir, "auto"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   }
-  check_cli_failure(run(bin() + " --merge-summaries " + q(dir)), 66,
+  check_cli_failure(run(bin() + " --merge-shards " + q(dir)), 66,
                     {"resubmit shard(s) 1 of 3", "Grid Engine", "task ids 4"});
   // qsub -t 4: one task, FIRST = LAST = 4.
   auto r = run(kClean + "SGE_TASK_ID=4 SGE_TASK_FIRST=4 SGE_TASK_LAST=4 SGE_TASK_STEPSIZE=1 " +
                list_cmd(dir, "auto"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  CHECK(indices(dir + "/summary-1-of-3.json") == std::set<std::size_t>{1, 4});
-  REQUIRE(run(bin() + " -q --merge-summaries " + q(dir)).exit_code == 0);
+  CHECK(indices(dir + "/batch-1-of-3.json") == std::set<std::size_t>{1, 4});
+  REQUIRE(run(bin() + " -q --merge-shards " + q(dir)).exit_code == 0);
   // An id off the batch's step is not one of its tasks.
   check_cli_failure(
       run(kClean + "SGE_TASK_ID=5 SGE_TASK_FIRST=5 SGE_TASK_LAST=5 " + list_cmd(dir, "auto")), 73,
@@ -235,7 +235,7 @@ TEST_CASE("cli_batches: --keep-going runs past failed inputs, lists them, and a 
   CHECK(manifest["inputs"]["x_1"]["error"].get<std::string>().find("x_1.npy") != std::string::npos);
   CHECK(manifest["inputs"]["x_2"]["state"] == "failed");
   CHECK(manifest["inputs"]["x_2"]["exit_code"] == 65);
-  const json summary = read_json(t / "out/summary.json");
+  const json summary = read_json(t / "out/batch.json");
   REQUIRE(summary["failed"].size() == 2);
   CHECK(summary["failed"][0]["dir"] == "x_1");
   CHECK(summary["failed"][1]["line"] == 3);
@@ -247,7 +247,7 @@ TEST_CASE("cli_batches: --keep-going runs past failed inputs, lists them, and a 
   attn::test::write_text(t / "x_2.npy", attn::encode_npy(x));
   auto again = run(cmd + " -q --keep-going");
   REQUIRE_MESSAGE(again.exit_code == 0, again.err);
-  const json rerun = read_json(t / "out/summary.json");
+  const json rerun = read_json(t / "out/batch.json");
   CHECK(rerun["failed"].empty());
   std::set<std::string> skipped, computed;
   for (const json& in : rerun["inputs"])

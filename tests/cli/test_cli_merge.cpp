@@ -1,5 +1,5 @@
-// cli_merge: --merge-summaries DIR through the built binary: N shards of one
-// --input-list run joined into DIR/summary.json equal to what one unsharded
+// cli_merge: --merge-shards DIR through the built binary: N shards of one
+// --input-list run joined into DIR/batch.json equal to what one unsharded
 // run lists; a missing shard or result folder fails with one line naming the
 // inputs and the shards to resubmit, and writes nothing.
 #include <doctest/doctest.h>
@@ -38,17 +38,17 @@ json read_json(const std::string& path) { return json::parse(attn::test::read_te
 TEST_CASE("cli_merge: the shards' summaries join into the summary of one run") {
   attn::test::TempDir t;
   run_shards(t / "sharded", 3, {0, 1, 2});
-  auto r = run(bin() + " -q --merge-summaries " + q(t / "sharded"));
+  auto r = run(bin() + " -q --merge-shards " + q(t / "sharded"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.out.empty());
-  const json merged = read_json(t / "sharded/summary.json");
+  const json merged = read_json(t / "sharded/batch.json");
 
   // One unsharded run of the same list, for comparison.
   auto whole = run(bin() + " -q --threads 1 --config " +
                    attn::test::quoted_config("warner_causal.json") + " --input-list " +
                    q(source_path("docs/list_example/inputs.txt")) + " -o " + q(t / "whole"));
   REQUIRE(whole.exit_code == 0);
-  const json one = read_json(t / "whole/summary.json");
+  const json one = read_json(t / "whole/batch.json");
   REQUIRE(merged["inputs"].size() == one["inputs"].size());
   CHECK(merged["inputs"].size() == 5);
   for (std::size_t i = 0; i < one["inputs"].size(); ++i) {
@@ -60,8 +60,23 @@ TEST_CASE("cli_merge: the shards' summaries join into the summary of one run") {
     CHECK(merged[key] == one[key]);
   CHECK(merged["shard"].is_null());
   CHECK(merged["merged_from"] ==
-        json({"summary-0-of-3.json", "summary-1-of-3.json", "summary-2-of-3.json"}));
+        json({"batch-0-of-3.json", "batch-1-of-3.json", "batch-2-of-3.json"}));
   CHECK(merged["shards"].size() == 3);
+}
+
+TEST_CASE("cli_merge: shard files an earlier attn-run named summary-K-of-N.json still merge") {
+  attn::test::TempDir t;
+  run_shards(t / "old", 3, {0, 1, 2});
+  // Shards 0 and 1 as an earlier version named them; shard 2 both ways (the new name wins).
+  fs::rename(t / "old/batch-0-of-3.json", t / "old/summary-0-of-3.json");
+  fs::rename(t / "old/batch-1-of-3.json", t / "old/summary-1-of-3.json");
+  fs::copy_file(t / "old/batch-2-of-3.json", t / "old/summary-2-of-3.json");
+  auto r = run(bin() + " -q --merge-shards " + q(t / "old"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const json merged = read_json(t / "old/batch.json");
+  CHECK(merged["inputs"].size() == 5);
+  CHECK(merged["merged_from"] ==
+        json({"summary-0-of-3.json", "summary-1-of-3.json", "batch-2-of-3.json"}));
 }
 
 TEST_CASE("cli_merge: inputs with no result are named, with the shards to resubmit") {
@@ -69,61 +84,59 @@ TEST_CASE("cli_merge: inputs with no result are named, with the shards to resubm
   const std::string dir = t / "r";
   run_shards(dir, 4, {0, 2, 3});  // shard 1 of 4 (entry 1: four.npy) never ran
   const auto before = attn::test::snapshot(dir);
-  auto r = run(bin() + " --merge-summaries " + q(dir));
+  auto r = run(bin() + " --merge-shards " + q(dir));
   check_cli_failure(r, 66,
                     {dir + ": 1 of 5 inputs have no result", "four.npy (line 4)",
                      "resubmit shard(s) 1 of 4", "--array=1"});
-  CHECK(attn::test::snapshot(dir) == before);  // no summary.json
-  CHECK_FALSE(fs::exists(dir + "/summary.json"));
+  CHECK(attn::test::snapshot(dir) == before);  // no batch.json
+  CHECK_FALSE(fs::exists(dir + "/batch.json"));
 
   // Resubmitting the shard completes the set.
   run_shards(dir, 4, {1});
-  REQUIRE(run(bin() + " -q --merge-summaries " + q(dir)).exit_code == 0);
-  CHECK(read_json(dir + "/summary.json")["inputs"].size() == 5);
+  REQUIRE(run(bin() + " -q --merge-shards " + q(dir)).exit_code == 0);
+  CHECK(read_json(dir + "/batch.json")["inputs"].size() == 5);
 
   // A result folder gone since its shard ran counts as missing too.
   fs::remove_all(dir + "/pair");
-  fs::remove(dir + "/summary.json");
-  check_cli_failure(run(bin() + " --merge-summaries " + q(dir)), 66,
+  fs::remove(dir + "/batch.json");
+  check_cli_failure(run(bin() + " --merge-shards " + q(dir)), 66,
                     {"1 of 5 inputs have no result", "pair.npy (line 5)", "shard(s) 2 of 4"});
-  CHECK_FALSE(fs::exists(dir + "/summary.json"));
+  CHECK_FALSE(fs::exists(dir + "/batch.json"));
 }
 
 TEST_CASE("cli_merge: the shards to resubmit are given as ranges, as Slurm's --array takes them") {
   attn::test::TempDir t;
   run_shards(t / "a", 5, {0});  // shards 1, 2, 3 and 4 of 5 never ran
-  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "a")), 66,
+  check_cli_failure(run(bin() + " --merge-shards " + q(t / "a")), 66,
                     {"4 of 5 inputs have no result", "resubmit shard(s) 1-4 of 5", "--array=1-4)"});
   run_shards(t / "b", 5, {0, 2});  // 1, 3 and 4
-  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "b")), 66,
+  check_cli_failure(run(bin() + " --merge-shards " + q(t / "b")), 66,
                     {"resubmit shard(s) 1,3-4 of 5", "--array=1,3-4)"});
 }
 
 TEST_CASE("cli_merge: summaries that cannot be merged are refused") {
   attn::test::TempDir t;
-  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "absent")), 66, {"absent"});
+  check_cli_failure(run(bin() + " --merge-shards " + q(t / "absent")), 66, {"absent"});
   fs::create_directories(t / "empty");
-  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "empty")), 66,
-                    {"no summary-K-of-N.json"});
+  check_cli_failure(run(bin() + " --merge-shards " + q(t / "empty")), 66, {"no batch-K-of-N.json"});
   // Two splits of the list in one folder (a summary copied from another
   // batch: a run refuses to add a second split): the stale one is named.
   run_shards(t / "mixed", 2, {0, 1});
   run_shards(t / "other", 3, {0});
-  fs::copy_file(t / "other/summary-0-of-3.json", t / "mixed/summary-0-of-3.json");
+  fs::copy_file(t / "other/batch-0-of-3.json", t / "mixed/batch-0-of-3.json");
   {
-    const auto r = run(bin() + " --merge-summaries " + q(t / "mixed"));
-    check_cli_failure(r, 65,
-                      {"different splits", "split 2 ways", "stale ones: summary-0-of-3.json"});
-    CHECK(r.err.find("summary-0-of-2.json") == std::string::npos);
+    const auto r = run(bin() + " --merge-shards " + q(t / "mixed"));
+    check_cli_failure(r, 65, {"different splits", "split 2 ways", "stale ones: batch-0-of-3.json"});
+    CHECK(r.err.find("batch-0-of-2.json") == std::string::npos);
   }
   // A file with the name but not the content.
   fs::create_directories(t / "bad");
-  attn::test::write_text(t / "bad/summary-0-of-1.json", "{\"inputs\": [{\"index\": \"x\"}]}");
-  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "bad")), 65,
-                    {"summary-0-of-1.json", "not a summary"});
+  attn::test::write_text(t / "bad/batch-0-of-1.json", "{\"inputs\": [{\"index\": \"x\"}]}");
+  check_cli_failure(run(bin() + " --merge-shards " + q(t / "bad")), 65,
+                    {"batch-0-of-1.json", "not a batch file"});
   // It is a mode of its own: no config, no list.
-  check_cli_failure(run(bin() + " --merge-summaries " + q(t / "mixed") + " --shard 0/2"), 64,
-                    {"--merge-summaries", "--shard"});
+  check_cli_failure(run(bin() + " --merge-shards " + q(t / "mixed") + " --shard 0/2"), 64,
+                    {"--merge-shards", "--shard"});
 }
 
 TEST_CASE("cli_merge: --shard auto takes K and N from a Slurm array task's variables") {
@@ -141,11 +154,11 @@ TEST_CASE("cli_merge: --shard auto takes K and N from a Slurm array task's varia
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   r = run(clean + "SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=3 " + cmd);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  CHECK(fs::exists(t / "r/summary-0-of-3.json"));
-  CHECK(fs::exists(t / "r/summary-1-of-3.json"));
-  CHECK(fs::exists(t / "r/summary-2-of-3.json"));
-  REQUIRE(run(bin() + " -q --merge-summaries " + q(t / "r")).exit_code == 0);
-  CHECK(read_json(t / "r/summary.json")["inputs"].size() == 5);
+  CHECK(fs::exists(t / "r/batch-0-of-3.json"));
+  CHECK(fs::exists(t / "r/batch-1-of-3.json"));
+  CHECK(fs::exists(t / "r/batch-2-of-3.json"));
+  REQUIRE(run(bin() + " -q --merge-shards " + q(t / "r")).exit_code == 0);
+  CHECK(read_json(t / "r/batch.json")["inputs"].size() == 5);
 
   // Missing or malformed: exit 64 naming the variable, before anything runs.
   const struct {
@@ -189,17 +202,17 @@ TEST_CASE("cli_merge: a summary's result folder outside the out-dir is refused")
   // A folder beside the out-dir, holding what looks like a result.
   fs::create_directories(t / "outside");
   attn::test::write_text(t / "outside/context.npy", "x");
-  const json good = read_json(dir + "/summary-1-of-2.json");
+  const json good = read_json(dir + "/batch-1-of-2.json");
   for (const std::string bad : {"../outside", "..", ".", "/tmp", "a/b", ""}) {
     CAPTURE(bad);
     json j = good;
     j["inputs"][0]["dir"] = bad;
-    attn::test::write_text(dir + "/summary-1-of-2.json", j.dump(2));
+    attn::test::write_text(dir + "/batch-1-of-2.json", j.dump(2));
     const auto before = attn::test::snapshot(dir);
-    check_cli_failure(run(bin() + " --merge-summaries " + q(dir)), 65,
-                      {"summary-1-of-2.json", "inputs[0].dir", "expected a result folder's name"});
+    check_cli_failure(run(bin() + " --merge-shards " + q(dir)), 65,
+                      {"batch-1-of-2.json", "inputs[0].dir", "expected a result folder's name"});
     CHECK(attn::test::snapshot(dir) == before);
-    CHECK_FALSE(fs::exists(dir + "/summary.json"));
+    CHECK_FALSE(fs::exists(dir + "/batch.json"));
   }
 }
 
@@ -219,16 +232,16 @@ TEST_CASE("cli_merge: one Slurm task resubmitted joins the batch's split") {
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   }
   // The merge names it as Slurm numbers it: --array=3.
-  check_cli_failure(run(bin() + " --merge-summaries " + q(out)), 66,
+  check_cli_failure(run(bin() + " --merge-shards " + q(out)), 66,
                     {"resubmit shard(s) 2 of 4", "--array=3)"});
   // sbatch --array=3: one task, Slurm says MIN = MAX = 3 and COUNT 1.
   const std::string one = "SLURM_ARRAY_TASK_MIN=3 SLURM_ARRAY_TASK_MAX=3 SLURM_ARRAY_TASK_COUNT=1 ";
   auto r = run(clean + "SLURM_ARRAY_TASK_ID=3 " + one + cmd);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  CHECK(fs::exists(out + "/summary-2-of-4.json"));
-  CHECK_FALSE(fs::exists(out + "/summary-0-of-1.json"));
-  REQUIRE(run(bin() + " -q --merge-summaries " + q(out)).exit_code == 0);
-  CHECK(read_json(out + "/summary.json")["inputs"].size() == 5);
+  CHECK(fs::exists(out + "/batch-2-of-4.json"));
+  CHECK_FALSE(fs::exists(out + "/batch-0-of-1.json"));
+  REQUIRE(run(bin() + " -q --merge-shards " + q(out)).exit_code == 0);
+  CHECK(read_json(out + "/batch.json")["inputs"].size() == 5);
 
   // Not a task of the batch, or another split: refused naming the batch's.
   const auto before = attn::test::snapshot(out);

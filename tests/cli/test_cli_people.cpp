@@ -367,7 +367,7 @@ TEST_CASE("cli_people: shards of an input list cover it exactly once") {
     REQUIRE(r.exit_code == 0);
     CHECK(r.out.empty());
     const auto summary = nlohmann::json::parse(
-        attn::test::read_text(t / ("out/summary-" + std::to_string(k) + "-of-3.json")));
+        attn::test::read_text(t / ("out/batch-" + std::to_string(k) + "-of-3.json")));
     CHECK(summary["shard"]["k"] == k);
     CHECK(summary["list_inputs"] == 7);
     for (const auto& in : summary["inputs"]) {
@@ -382,7 +382,7 @@ TEST_CASE("cli_people: shards of an input list cover it exactly once") {
     CHECK(fs::exists(t / ("out/" + name + "/attention.npy")));
     CHECK(fs::exists(t / ("out/" + name + "/run.json")));
   }
-  CHECK(!fs::exists(t / "out/summary.json"));
+  CHECK(!fs::exists(t / "out/batch.json"));
 
   // A list result equals the single run of the same input.
   REQUIRE(run(bin() + " -q --config " + cfg("warner_causal.json") + " --input " +
@@ -391,9 +391,9 @@ TEST_CASE("cli_people: shards of an input list cover it exactly once") {
   CHECK(npy_file(t / "out/x3/context.npy").data == npy_file(t / "single/context.npy").data);
   CHECK(npy_file(t / "out/x3/attention.npy").data == npy_file(t / "single/attention.npy").data);
 
-  // Unsharded: one summary.json listing all seven in list order.
+  // Unsharded: one batch.json listing all seven in list order.
   REQUIRE(run(base).exit_code == 0);
-  const auto all = nlohmann::json::parse(attn::test::read_text(t / "out/summary.json"));
+  const auto all = nlohmann::json::parse(attn::test::read_text(t / "out/batch.json"));
   REQUIRE(all["inputs"].size() == 7);
   CHECK(all["inputs"][3]["dir"] == "x3");
   CHECK(all["inputs"][3]["line"] == 6);
@@ -435,7 +435,7 @@ TEST_CASE("cli_people: input-list errors: same names, bad shards, a failing inpu
   CHECK(std::count(mixed.err.begin(), mixed.err.end(), '\n') == 1);
   CHECK(fs::exists(t / "m/a/context.npy"));
   CHECK(!fs::exists(t / "m/wrong"));
-  CHECK(!fs::exists(t / "m/summary.json"));
+  CHECK(!fs::exists(t / "m/batch.json"));
 
   // Results are committed in groups: an input failing inside the forward pass
   // (its maps already streaming to a temporary) still leaves the inputs before
@@ -452,7 +452,7 @@ TEST_CASE("cli_people: input-list errors: same names, bad shards, a failing inpu
   CHECK(fs::exists(t / "late/a/context.npy"));
   CHECK(fs::exists(t / "late/a/attention.npy"));
   CHECK(fs::exists(t / "late/b/context.npy"));
-  CHECK(!fs::exists(t / "late/summary.json"));
+  CHECK(!fs::exists(t / "late/batch.json"));
   CHECK(!fs::exists(t / "late/huge"));  // a result folder is created only at its commit
 }
 
@@ -509,6 +509,7 @@ TEST_CASE("cli_people: the option parser's errors are in attn-run's words, namin
            {"--threads x", "--threads: expected a whole number from 1 to 1024, found 'x'"},
            {"--format xml", "--format: expected one of text, json, npy; found 'xml'"},
            {"--heads", "--heads: expected a value (LIST) after it"},
+           {"--threads", "--threads: expected a value (N) after it"},
            {"--batch-index -1", "--batch-index: expected a whole number 0 or more, found '-1'"},
            {"--show-query x", "--show-query: expected a whole number 0 or more, found 'x'"},
            {"--completion zsh", "--completion: expected one of bash; found 'zsh'"},

@@ -61,7 +61,7 @@ TEST_CASE("cli_streams: --input-list - reads the list from standard input") {
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(fs::exists(t / "out/a/context.npy"));
   CHECK(fs::exists(t / "out/b/context.npy"));
-  const auto summary = nlohmann::json::parse(attn::test::read_text(t / "out/summary.json"));
+  const auto summary = nlohmann::json::parse(attn::test::read_text(t / "out/batch.json"));
   CHECK(summary["input_list"] == "-");
   CHECK(summary["inputs"].size() == 2);
 

@@ -217,13 +217,13 @@ TEST_CASE("hostile outputs: SIGTERM or SIGINT mid-list leaves only complete resu
     CHECK(done >= 1);                   // the first group committed
     CHECK(done < 100);                  // the rest never looked like results
     CHECK(!fs::exists(out + "/x_99"));  // the old empty folder is gone
-    CHECK(!fs::exists(out + "/summary.json"));
+    CHECK(!fs::exists(out + "/batch.json"));
 
     // The rerun completes every input.
     RunResult again = run(bin() + " " + args);
     REQUIRE_MESSAGE(again.exit_code == 0, again.err);
     CHECK(complete_result_folders(out) == 100);
-    CHECK(fs::exists(out + "/summary.json"));
+    CHECK(fs::exists(out + "/batch.json"));
     CHECK(temporaries(t.path).empty());
   }
 }
@@ -249,7 +249,7 @@ TEST_CASE("hostile outputs: a rerun after SIGTERM skips what DIR/manifest.json r
   RunResult again = run(bin() + " " + args);
   REQUIRE_MESSAGE(again.exit_code == 0, again.err);
   CHECK(complete_result_folders(out) == 100);
-  const auto summary = nlohmann::json::parse(attn::test::read_text(out + "/summary.json"));
+  const auto summary = nlohmann::json::parse(attn::test::read_text(out + "/batch.json"));
   std::size_t skipped = 0;
   for (const auto& in : summary["inputs"]) skipped += in.value("skipped", false) ? 1 : 0;
   CHECK(skipped == first);  // each input computed exactly once over the two runs
@@ -262,7 +262,7 @@ TEST_CASE("hostile outputs: a rerun after SIGTERM skips what DIR/manifest.json r
   write_text(t / "x_00.npy", attn::encode_npy(attn::test::random_tensor({2, 3, 4}, 9)));
   RunResult third = run(bin() + " " + args);
   REQUIRE_MESSAGE(third.exit_code == 0, third.err);
-  const auto again_summary = nlohmann::json::parse(attn::test::read_text(out + "/summary.json"));
+  const auto again_summary = nlohmann::json::parse(attn::test::read_text(out + "/batch.json"));
   skipped = 0;
   for (const auto& in : again_summary["inputs"]) skipped += in.value("skipped", false) ? 1 : 0;
   CHECK(skipped == 99);
@@ -302,7 +302,7 @@ TEST_CASE("hostile outputs: a full disk mid-list is 74 and leaves only complete 
   CHECK(temporaries(mnt).empty());
   const std::size_t done = complete_result_folders(out);
   CHECK(done < 40);
-  CHECK(!fs::exists(out + "/summary.json"));
+  CHECK(!fs::exists(out + "/batch.json"));
 }
 
 // ---- 3. concurrent runs into one folder ------------------------------------
@@ -504,22 +504,32 @@ TEST_CASE(
 // ---- 9. names -------------------------------------------------------------------
 
 TEST_CASE(
-    "hostile outputs: an --input-list entry named like the summary fails before any input runs") {
+    "hostile outputs: an --input-list entry named like the batch file fails before any input "
+    "runs") {
   attn::test::TempDir t;
   fs::copy_file(fixtures() + "/npy/x.npy", t / "a.npy");
-  fs::copy_file(fixtures() + "/npy/x.npy", t / "summary.json.npy");
-  write_text(t / "list.txt", "a.npy\nsummary.json.npy\n");
+  fs::copy_file(fixtures() + "/npy/x.npy", t / "batch.json.npy");
+  write_text(t / "list.txt", "a.npy\nbatch.json.npy\n");
   RunResult r = run(bin() + " -q --config " + base_cfg() + " --input-list " + q(t / "list.txt") +
                     " --out-dir " + q(t / "out"));
-  check_cli_failure(r, 65, {"list.txt", "summary.json", "line 2"});
+  check_cli_failure(r, 65, {"list.txt", "batch.json", "line 2"});
   CHECK(!fs::exists(t / "out/a"));  // nothing computed
-  // A shard's summary name collides the same way, in every shard.
-  fs::rename(t / "summary.json.npy", t / "summary-0-of-2.json.npy");
-  write_text(t / "list.txt", "a.npy\nsummary-0-of-2.json.npy\n");
+  // A shard's batch file name collides the same way, in every shard.
+  fs::rename(t / "batch.json.npy", t / "batch-0-of-2.json.npy");
+  write_text(t / "list.txt", "a.npy\nbatch-0-of-2.json.npy\n");
   r = run(bin() + " -q --config " + base_cfg() + " --input-list " + q(t / "list.txt") +
           " --shard 1/2 --out-dir " + q(t / "out"));
-  check_cli_failure(r, 65, {"summary-0-of-2.json"});
-  CHECK(!fs::exists(t / "out/summary-0-of-2.json"));
+  check_cli_failure(r, 65, {"batch-0-of-2.json"});
+  CHECK(!fs::exists(t / "out/batch-0-of-2.json"));
+  // The names an earlier attn-run gave these files are refused too (its merge still reads them).
+  for (const char* old : {"summary.json", "summary-0-of-2.json"}) {
+    CAPTURE(old);
+    fs::copy_file(fixtures() + "/npy/x.npy", t / (std::string(old) + ".npy"));
+    write_text(t / "list.txt", "a.npy\n" + std::string(old) + ".npy\n");
+    r = run(bin() + " -q --config " + base_cfg() + " --input-list " + q(t / "list.txt") +
+            " --out-dir " + q(t / "old"));
+    check_cli_failure(r, 65, {"list.txt", old, "line 2"});
+  }
 }
 
 TEST_CASE("hostile outputs: a NUL byte in a list line is an error, not a cut path") {

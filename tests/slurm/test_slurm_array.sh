@@ -117,9 +117,9 @@ while read -r line; do
   n=$((n + 1))
 done <"$list"
 for k in 0 1 2 3; do
-  [[ -s $tmp/out/summary-$k-of-4.json ]] || fail "no summary-$k-of-4.json"
+  [[ -s $tmp/out/batch-$k-of-4.json ]] || fail "no batch-$k-of-4.json"
 done
 "$bin" -q --merge-shards "$tmp/out" || fail "--merge-shards"
-merged=$(grep -c '"index":' "$tmp/out/summary.json")
-[[ $merged -eq $n ]] || fail "summary.json lists $merged inputs, the list has $n"
+merged=$(grep -c '"index":' "$tmp/out/batch.json")
+[[ $merged -eq $n ]] || fail "batch.json lists $merged inputs, the list has $n"
 echo "ok: 4 array tasks wrote $n result folders; merged summary lists $n inputs"

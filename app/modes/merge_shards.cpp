@@ -1,9 +1,10 @@
-// --merge-summaries DIR: after N shards of one --input-list run (GNU parallel,
-// xargs -P, a Slurm job array), join their DIR/summary-K-of-N.json into
-// DIR/summary.json, the file one unsharded run writes. An input with no
-// result (its shard's summary is absent, or its folder is gone) fails the
-// merge with one line naming those inputs and the shards to resubmit, and
-// nothing is written.
+// --merge-shards DIR: after N shards of one --input-list run (GNU parallel,
+// xargs -P, a Slurm job array), join their DIR/batch-K-of-N.json into
+// DIR/batch.json, the file one unsharded run writes (shard files an earlier
+// attn-run named summary-K-of-N.json are read too). An input with no result
+// (its shard's file is absent, or its folder is gone) fails the merge with
+// one line naming those inputs and the shards to resubmit, and nothing is
+// written.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -11,7 +12,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include "attn/error.h"
@@ -30,17 +30,17 @@ using attn::Error;
 using attn::Exit;
 using nlohmann::json;
 
-constexpr std::size_t kMaxSummaryBytes = std::size_t(256) << 20;
+constexpr std::size_t kMaxBatchFileBytes = std::size_t(256) << 20;
 constexpr std::size_t kListedMissing = 8;  // inputs named in the error line
 
-struct ShardSummary {
+struct ShardFile {
   std::size_t k = 0, n = 0;
-  std::string file;  // "summary-K-of-N.json"
+  std::string file;  // "batch-K-of-N.json"
   json body;
 };
 
 // The fields the merge reads, with the types --input-list writes.
-bool is_shard_summary(const json& j) {
+bool is_shard_batch_file(const json& j) {
   if (!j.is_object() || !j.contains("list_inputs") || !j["list_inputs"].is_number_unsigned() ||
       !j.contains("inputs") || !j["inputs"].is_array())
     return false;
@@ -52,7 +52,7 @@ bool is_shard_summary(const json& j) {
 
 // A result folder's name as --input-list writes it: one plain name inside
 // DIR (its input's file name without .npy). Anything else ("../outside", an
-// absolute path, "a/b") would point the merged summary outside DIR: "" when
+// absolute path, "a/b") would point the merged batch file outside DIR: "" when
 // fine, else why not.
 std::string bad_folder_name(const std::string& name) {
   if (name.empty()) return "an empty name";
@@ -76,7 +76,7 @@ struct Split {
 std::optional<Split> manifest_split(const std::string& dir) {
   const std::string path = dir + "/manifest.json";
   if (!fs::exists(path)) return std::nullopt;
-  const auto bytes = attn::read_file(path, kMaxSummaryBytes);
+  const auto bytes = attn::read_file(path, kMaxBatchFileBytes);
   const json m = json::parse(bytes.begin(), bytes.end(), nullptr, false);
   if (!m.is_object() || !m.contains("split") || !m["split"].is_object()) return std::nullopt;
   const json& s = m["split"];
@@ -92,28 +92,28 @@ std::optional<Split> manifest_split(const std::string& dir) {
                    : ""};
 }
 
-// DIR's summary-K-of-N.json files, read and checked to come from one split
+// DIR's batch-K-of-N.json files, read and checked to come from one split
 // of one list (the batch's `split` when known): the stale ones are named.
-std::vector<ShardSummary> read_summaries(const std::string& dir,
-                                         const std::optional<Split>& split) {
+std::vector<ShardFile> read_shard_files(const std::string& dir, const std::optional<Split>& split) {
   if (!attn::is_directory(dir))
     throw Error(Exit::no_input, attn::printable(dir) +
                                     ": not a folder (expected the --out-dir "
                                     "of a sharded --input-list run)");
-  static const std::regex pattern(R"(summary-([0-9]{1,9})-of-([0-9]{1,9})\.json)");
-  std::vector<ShardSummary> out;
+  std::vector<ShardFile> out;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    std::smatch m;
-    if (!std::regex_match(name, m, pattern)) continue;
-    ShardSummary s{std::stoul(m[1]), std::stoul(m[2]), name, {}};
+    const std::optional<ShardFileName> shard = parse_shard_batch_name(name);
+    // An earlier attn-run's name for the same shard gives way to this one's.
+    if (!shard || (shard->old_name && fs::exists(dir + "/" + shard_batch_name(shard->k, shard->n))))
+      continue;
+    ShardFile s{shard->k, shard->n, name, {}};
     const std::string path = dir + "/" + name;
-    const auto bytes = attn::read_file(path, kMaxSummaryBytes);
+    const auto bytes = attn::read_file(path, kMaxBatchFileBytes);
     s.body = json::parse(bytes.begin(), bytes.end(), nullptr, false);
-    if (!is_shard_summary(s.body))
+    if (!is_shard_batch_file(s.body))
       throw Error(Exit::data, attn::printable(path) +
-                                  ": not a summary written by attn-run --input-list --shard");
+                                  ": not a batch file written by attn-run --input-list --shard");
     for (std::size_t i = 0; i < s.body["inputs"].size(); ++i) {
       const std::string folder = s.body["inputs"][i]["dir"].get<std::string>();
       const std::string why = bad_folder_name(folder);
@@ -127,26 +127,26 @@ std::vector<ShardSummary> read_summaries(const std::string& dir,
   if (ec) throw Error(Exit::no_input, attn::printable(dir) + ": cannot list: " + ec.message());
   if (out.empty())
     throw Error(Exit::no_input, attn::printable(dir) +
-                                    ": no summary-K-of-N.json (written by --input-list ... "
+                                    ": no batch-K-of-N.json (written by --input-list ... "
                                     "--shard K/N); nothing to merge");
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.k < b.k; });
-  // The batch's split: its manifest's, else the N most summaries have.
-  std::map<std::size_t, std::size_t> files_of;  // N -> summaries of that split
-  for (const ShardSummary& s : out) ++files_of[s.n];
+  // The batch's split: its manifest's, else the N most shard files have.
+  std::map<std::size_t, std::size_t> files_of;  // N -> shard files of that split
+  for (const ShardFile& s : out) ++files_of[s.n];
   std::size_t n = split ? split->n : 0;
   for (const auto& [each, count] : files_of)
     if (!split && (n == 0 || count > files_of[n])) n = each;
   std::string stale;
-  for (const ShardSummary& s : out)
+  for (const ShardFile& s : out)
     if (s.n != n || s.k >= s.n) stale += (stale.empty() ? "" : ", ") + s.file;
   if (!stale.empty())
     throw Error(Exit::data, attn::printable(dir) +
-                                ": summaries of different splits; the batch is split " +
+                                ": shard files of different splits; the batch is split " +
                                 std::to_string(n) + " ways (" +
-                                (split ? std::string("manifest.json") : "most summaries") +
+                                (split ? std::string("manifest.json") : "most shard files") +
                                 "): remove the stale ones: " + stale);
-  const ShardSummary& first = out.front();
-  for (const ShardSummary& s : out) {
+  const ShardFile& first = out.front();
+  for (const ShardFile& s : out) {
     for (const char* key : {"input_list", "list_inputs", "config"})
       if (s.body.value(key, json()) != first.body.value(key, json()))
         throw Error(Exit::data, attn::printable(dir) + ": " + first.file + " and " + s.file +
@@ -157,10 +157,10 @@ std::vector<ShardSummary> read_summaries(const std::string& dir,
 
 }  // namespace
 
-int run_merge_summaries(const Options& opt) {
+int run_merge_shards(const Options& opt) {
   const std::string& dir = *opt.merge_dir;
   const std::optional<Split> split = manifest_split(dir);
-  const std::vector<ShardSummary> shards = read_summaries(dir, split);
+  const std::vector<ShardFile> shards = read_shard_files(dir, split);
   const std::size_t first_task = split ? split->first_task : 0;
   const std::size_t step = split ? split->step : 1;
   const json& first = shards.front().body;
@@ -186,11 +186,11 @@ int run_merge_summaries(const Options& opt) {
   if (!entries.empty() && entries.size() != count)
     throw Error(Exit::data, attn::printable(first["input_list"].get<std::string>()) + ": holds " +
                                 std::to_string(entries.size()) +
-                                " inputs now; the summaries counted " + std::to_string(count) +
+                                " inputs now; the shard files counted " + std::to_string(count) +
                                 " (the list changed since the run)");
 
   std::map<std::size_t, json> done;  // by list index
-  for (const ShardSummary& s : shards)
+  for (const ShardFile& s : shards)
     for (const json& in : s.body["inputs"]) {
       const std::size_t i = in["index"].get<std::size_t>();
       const std::string folder = dir + "/" + in["dir"].get<std::string>();
@@ -252,7 +252,7 @@ int run_merge_summaries(const Options& opt) {
   merged["merged_from"] = json::array();
   merged["shards"] = json::array();
   double total_ms = 0;
-  for (const ShardSummary& s : shards) {
+  for (const ShardFile& s : shards) {
     merged["merged_from"].push_back(s.file);
     merged["shards"].push_back({{"k", s.k},
                                 {"n", s.n},
@@ -273,10 +273,10 @@ int run_merge_summaries(const Options& opt) {
     head_stats = head_stats && fs::exists(dir + "/" + folders.back() + "/head_stats.json");
   }
   if (head_stats && !folders.empty()) stage_batch_head_stats(out, dir, folders);
-  out.add("summary.json", merged.dump(2) + "\n");
+  out.add(kBatchFile, merged.dump(2) + "\n");
   out.commit();
-  spdlog::info("merged {} shard summaries ({} inputs) into {}/summary.json", shards.size(), count,
-               attn::printable(dir));
+  spdlog::info("merged {} shard files ({} inputs) into {}/{}", shards.size(), count,
+               attn::printable(dir), kBatchFile);
   return 0;
 }
 
