@@ -16,7 +16,7 @@ LIB_STAGES = ["base", "kernels", "containers", "index", "family", "config", "lay
 
 # The installed headers are one flat folder (the public API); each belongs to a stage.
 PUBLIC = {
-    "base": "error tensor escape files spelling sha256 nested_array version scores cpus",
+    "base": "error tensor escape files spelling sha256 nested_array version scores cpus dtype",
     "kernels": "linear positions digest",
     "containers": "npy tensor_info gguf_info",
     "index": "state_dict",

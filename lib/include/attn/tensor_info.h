@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/npy.h"
+#include "attn/dtype.h"
 #include "attn/tensor.h"
 
 namespace attn {
