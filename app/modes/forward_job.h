@@ -22,6 +22,7 @@
 #include "attn/map_summary.h"
 #include "attn/output.h"
 #include "attn/run.h"
+#include "attn/saved_tensors.h"
 #include "attn/stats.h"
 #include "modes/check_f64.h"
 #include "modes/map_compare.h"
@@ -61,6 +62,8 @@ struct JobPlan {
   // --check-f64: these query rows (of L) of every (b, h) against float64;
   // empty = no check. The result lands in JobResult::check_f64.
   std::vector<std::size_t> check_rows;
+  // --save: the intermediates streamed into `out` as NAME.npy (names empty = none).
+  attn::SavePlan save;
   bool keep_all_maps = false;  // --attn-stdout
   // --compare: the other maps, laid out as attention.npy (maps_shape); each
   // head's comparison lands in JobResult::compare.
@@ -110,7 +113,8 @@ struct RunFacts {
   attn::Layout layout = attn::Layout::fused;
   bool layout_detected = false;
   std::string weights_source, input_source;
-  std::vector<std::size_t> input_shape;  // as given: (S, C), (B, S, C) or (S, B, C)
+  const attn::Weights* weights = nullptr;  // the layer run (--save's shapes)
+  std::vector<std::size_t> input_shape;    // as given: (S, C), (B, S, C) or (S, B, C)
   std::optional<std::vector<std::size_t>> padding_shape;
   // the other inputs: name -> source and name -> shape as run (batch first)
   std::map<std::string, std::string> sources;
@@ -123,6 +127,7 @@ struct RunFacts {
   std::optional<std::vector<std::size_t>> summary_shape;    // when summary.* are written
   std::optional<std::vector<std::size_t>> key_stats_shape;  // when key_stats.* are written
   bool head_stats = false;                                  // head_stats.* are written
+  std::optional<attn::SavePlan> save;                       // --save's files, when written
   int threads = 1;
   double load_ms = 0, compute_ms = 0, write_ms = 0;
 };

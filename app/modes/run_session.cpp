@@ -12,6 +12,7 @@
 #include "attn/escape.h"
 #include "attn/map_summary.h"
 #include "attn/output.h"
+#include "attn/saved_tensors.h"
 #include "attn/tensor.h"
 #include "cli/index_list.h"
 #include "cli/memory_check.h"
@@ -161,6 +162,23 @@ attn::MapSelection RunSession::selection(const SessionInput& in) const {
   return sel;
 }
 
+attn::SavePlan RunSession::save_plan(const SessionInput& in) const {
+  attn::SavePlan p;
+  if (opt_.save_spec.empty()) return p;
+  p.names = attn::parse_save_list(opt_.save_spec);
+  for (const std::string& name : p.names)
+    if (const std::string why = attn::save_unsupported(model_.weights, name); !why.empty())
+      throw attn::Error(attn::Exit::usage, "--save " + name + ": " + why);
+  p.B = in.x.shape[0];
+  p.L = in.x.shape[1];
+  p.T = in.keys();
+  p.T_ext = map_keys(in);
+  p.batched = in.batched;
+  p.selection = selection(in);
+  if (cfg_.output_average_heads) p.selection.heads.clear();  // they index the mean
+  return p;
+}
+
 std::vector<std::size_t> RunSession::maps_shape(const SessionInput& in) const {
   const std::size_t B = in.x.shape[0];
   const attn::MapSelection sel = selection(in);
@@ -213,6 +231,10 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
                             "windows, chunks, padding and sinks)");
     plan.check_rows = attn::evenly_spaced_rows(in.x.shape[1], check_rows_per_head(opt_));
   }
+  if (out) plan.save = save_plan(in);
+  if (!plan.save.names.empty())
+    check_memory(plan.save.working_bytes(model_.weights), "--save",
+                 "the staging rows of the saved tensors (and result's per-head output weights)");
   plan.average_heads = cfg_.output_average_heads;
   plan.threads = threads_;
   plan.check_overflow = !opt_.allow_nonfinite;
@@ -246,6 +268,7 @@ nlohmann::json RunSession::stage(attn::OutputDir& out, const SessionInput& in, c
     f.summary_shape->back() = attn::kSummaryColumns;
   }
   f.head_stats = opt_.head_stats;
+  if (!opt_.save_spec.empty()) f.save = save_plan(in);
   if (opt_.key_stats) {
     // maps_shape without its queries: [B,] [H',] T', 4.
     f.key_stats_shape = maps_shape(in);
