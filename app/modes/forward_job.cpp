@@ -151,8 +151,16 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   std::optional<attn::SavedTensorsSink> saved;
   if (plan.out && !plan.save.names.empty()) saved.emplace(w, plan.save, *plan.out, plan.threads);
 
+  attn::IntermediateSink* intermediates = saved ? &*saved : nullptr;
+  if (plan.capture_qk) {  // the page's neuron view, in front of the saved files
+    const attn::Geometry g = w.geometry();
+    res.neuron =
+        std::make_unique<NeuronCapture>(plan.capture_batch, g.H, g.Hkv, g.D, intermediates);
+    intermediates = res.neuron.get();
+  }
+
   attn::ForwardOptions fo;
-  fo.intermediates = saved ? &*saved : nullptr;
+  fo.intermediates = intermediates;
   fo.attention = head;
   fo.threads = plan.threads;
   fo.check_overflow = plan.check_overflow;

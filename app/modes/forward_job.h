@@ -27,6 +27,7 @@
 #include "modes/check_f64.h"
 #include "modes/map_compare.h"
 #include "pictures/map_capture.h"
+#include "pictures/neuron_capture.h"
 
 namespace app {
 
@@ -74,6 +75,7 @@ struct JobPlan {
   std::vector<std::size_t> capture_heads;  // of the selected heads: 0..H'-1
   std::size_t capture_cells = 256;
   std::optional<std::size_t> capture_query;  // the row kept exactly (default: the last)
+  bool capture_qk = false;                   // q and k of capture_batch for the page's neuron view
   bool progress = false;  // a row-count progress bar (stderr is a terminal, not -q)
   int threads = 1;
   bool check_overflow = true;  // false under --allow-nonfinite
@@ -82,9 +84,10 @@ struct JobPlan {
 struct JobResult {
   attn::Tensor context;  // (B, S, O)
   attn::ForwardStats forward;
-  attn::Tensor maps;                   // (B, H, L, T') ((B, 1, L, T') averaged) when keep_all_maps
-  std::optional<MapCapture> capture;   // when capture
-  std::vector<attn::HeadStats> stats;  // when stats
+  attn::Tensor maps;                  // (B, H, L, T') ((B, 1, L, T') averaged) when keep_all_maps
+  std::optional<MapCapture> capture;  // when capture
+  std::unique_ptr<NeuronCapture> neuron;            // when capture_qk
+  std::vector<attn::HeadStats> stats;               // when stats
   std::unique_ptr<attn::SummarySink> summary;       // when plan.summary
   std::unique_ptr<attn::KeyStatsSink> key_stats;    // when plan.key_stats
   std::unique_ptr<attn::HeadStatsSink> head_stats;  // when plan.head_stats

@@ -212,6 +212,12 @@ int run_forward(const Options& opt) {
     else if (at != sel.queries.end())
       plan.capture_query = std::size_t(at - sel.queries.begin());
   }
+  // The page's neuron view: q and k of the drawn batch entry, when saved.
+  if (any_plot_ends_with(opt, ".html") && !cfg.output_average_heads && !opt.save_spec.empty()) {
+    const auto names = attn::parse_save_list(opt.save_spec);
+    plan.capture_qk =
+        std::count(names.begin(), names.end(), "q") && std::count(names.begin(), names.end(), "k");
+  }
   plan.progress = Progress::wanted(opt.quiet);
   plan.write_maps = want_maps;
   JobResult res = session.forward(in, plan, to_dir ? &*out : nullptr);
@@ -238,6 +244,10 @@ int run_forward(const Options& opt) {
                        pick(keys, sel.keys));
     crop_picture(*pic, sel.queries, sel.keys, in.x.shape[1], in.keys());
     for (std::size_t& h : pic->heads) h = kept_heads[h];  // panels named by the model's heads
+    if (res.neuron) {
+      attach_neuron(*pic, *res.neuron, cfg.spec.scale);
+      if (!pic->neuron_note.empty()) spdlog::info("{}", pic->neuron_note);
+    }
   }
   for (PlotFile& f : plot_files) f.stage(*pic);
   nlohmann::json extra = nlohmann::json::object();
