@@ -267,3 +267,42 @@ TEST_CASE("cli_save: {\"out_proj\": false} over a Llama folder: the context is t
                             "heads through o_proj vs torch's context");
   }
 }
+
+TEST_CASE("cli_save: mla saves scores, z and result (torch's maps and context), not q, k, v") {
+  const std::string dir = variant("deepseek_v3_mla_half_rope");
+  const std::string base = bin() + " -q --config " + q(dir + "/config.json");
+  attn::test::TempDir t;
+  check_cli_failure(run(base + " -o " + q(t / "no") + " --save q"), 64, {"--save q", "mla"});
+  REQUIRE(run(base + " -o " + q(t / "o") + " --save scores,z,result").exit_code == 0);
+  const Tensor scores = npy(t / "o/scores.npy"), z = npy(t / "o/z.npy");
+  const Tensor result = npy(t / "o/result.npy"), want = npy(dir + "/expected/context.npy");
+  // softmax(scores) against torch's maps, masked rows all zero.
+  const Tensor maps = npy(dir + "/expected/attention.npy");
+  Tensor soft(scores.shape);
+  const std::size_t S = scores.shape.back();
+  for (std::size_t row = 0; row < scores.size() / S; ++row) {
+    const float* s = scores.ptr() + row * S;
+    double mx = -INFINITY, sum = 0.0;
+    for (std::size_t j = 0; j < S; ++j) mx = std::max(mx, double(s[j]));
+    if (std::isinf(mx)) continue;  // no allowed key: zero weights
+    for (std::size_t j = 0; j < S; ++j) sum += std::exp(double(s[j]) - mx);
+    for (std::size_t j = 0; j < S; ++j)
+      soft.data[row * S + j] = float(std::exp(double(s[j]) - mx) / sum);
+  }
+  attn::test::check_close(soft, maps, "softmax(scores) vs torch's maps");
+  // The heads' shares plus o_proj's bias are torch's context; z is (B, L, H, v_head_dim).
+  const attn::StateDict sd = attn::open_state_dict(dir + "/weights");
+  const std::string bias_key = "model.layers.1.self_attn.o_proj.bias";
+  const Tensor bias = sd.contains(bias_key) ? sd.read_f32(bias_key, false) : Tensor();
+  const std::size_t rows = result.shape[0] * result.shape[1], H = result.shape[2];
+  const std::size_t C = result.shape[3];
+  CHECK(z.shape[2] == H);
+  Tensor summed(want.shape);
+  for (std::size_t r0 = 0; r0 < rows; ++r0)
+    for (std::size_t c = 0; c < C; ++c) {
+      double acc = bias.data.empty() ? 0.0 : bias.data[c];
+      for (std::size_t h = 0; h < H; ++h) acc += result.data[(r0 * H + h) * C + c];
+      summed.data[r0 * C + c] = float(acc);
+    }
+  attn::test::check_close(summed, want, "sum of result + bias vs torch's context");
+}

@@ -62,7 +62,7 @@ struct SavePlan {
 };
 
 // Why `name` cannot be saved for this layer ("" = it can): result needs an
-// output projection; q, k, v and z are not laid out per head with mla.
+// output projection; q, k and v are not laid out per head with mla.
 std::string save_unsupported(const Weights& w, const std::string& name);
 
 // The forward pass's IntermediateSink writing each asked-for NAME.npy into `out`.

@@ -323,7 +323,7 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
   // --save: k and v rows kept for the sink; each worker's score rows.
   IntermediateSink* saved = opt.intermediates;
   p.keep_rows = saved && saved->wants_keys_values();
-  std::vector<std::vector<float>> score_rows(saved && saved->wants_scores() ? workers : 0);
+  std::vector<std::vector<float>> saved_scores(saved && saved->wants_scores() ? workers : 0);
   RelativeBiasTable rel;
   if (spec.relative_bias) rel = relative_bias_table(w, *spec.relative_bias, in.positions, L);
   // The scores' settings as the kernels take them: float32, 0 = none.
@@ -403,8 +403,8 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
       flops[worker] += 4.0 * double(n) * double(keys.end - keys.begin + (Tx - T)) * double(D);
 
       auto& sc = scratch[static_cast<std::size_t>(worker)];
-      if (!score_rows.empty()) {  // hook_attn_scores, before y overwrites these q rows
-        auto& rows = score_rows[static_cast<std::size_t>(worker)];
+      if (!saved_scores.empty()) {  // hook_attn_scores, before y overwrites these q rows
+        auto& rows = saved_scores[static_cast<std::size_t>(worker)];
         rows.resize(n * Tx);
         kernels::score_rows(hv, i0, n, rows.data());
         saved->write_scores(b, h, i0, n, rows.data());

@@ -126,9 +126,9 @@ std::string save_unsupported(const Weights& w, const std::string& name) {
   if (name == "result" && !w.has_out_proj)
     return "the layer has no output projection (out_proj false): its context is z, the heads "
            "concatenated; save z instead";
-  if (w.mla && name != "scores" && name != "result")
+  if (w.mla && (name == "q" || name == "k" || name == "v"))
     return "multi-head latent attention (mla) keeps q, k and v in its own per-head layout; "
-           "scores and result are saved";
+           "scores, z and result are saved";
   return "";
 }
 
