@@ -22,9 +22,12 @@ namespace {
 
 // The forward pass's big buffers (projections and context, plus every map
 // under --attn-stdout, and its formatted copy, plus --check-f64's check_rows
-// rows per head) against the machine's memory.
+// rows per head, plus --save's save_bytes of staging rows and per-head
+// output weights: the saved tensors themselves stream to disk) against the
+// machine's memory.
 void check_forward_memory(const Options& opt, const attn::LoadedRun& model, const SessionInput& in,
-                          std::size_t T, bool all_maps, std::size_t check_rows) {
+                          std::size_t T, bool all_maps, std::size_t check_rows,
+                          std::size_t save_bytes) {
   const std::size_t B = in.x.shape[0], L = in.x.shape[1];
   const std::size_t H = std::size_t(model.weights.H), HD = H * std::size_t(model.weights.D);
   const std::size_t O = model.weights.has_out_proj ? std::size_t(model.weights.O) : HD;
@@ -33,6 +36,12 @@ void check_forward_memory(const Options& opt, const attn::LoadedRun& model, cons
   check_memory(
       work, in.input_source,
       "the forward pass of input shape " + attn::shape_str(in.x.shape) + " (projections, context)");
+  if (save_bytes) {
+    const std::size_t sum = work + save_bytes;
+    check_memory(sum < work ? std::size_t(-1) : sum, "--save",
+                 "the forward pass of " + in.input_source +
+                     " and the saved tensors' staging rows (result: each head's output weights)");
+  }
   if (check_rows) {
     // --check-f64 keeps its rows of every (b, h) (float32) and holds k and v of
     // one batch entry in float64.
@@ -232,13 +241,11 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
     plan.check_rows = attn::evenly_spaced_rows(in.x.shape[1], check_rows_per_head(opt_));
   }
   if (out) plan.save = save_plan(in);
-  if (!plan.save.names.empty())
-    check_memory(plan.save.working_bytes(model_.weights), "--save",
-                 "the staging rows of the saved tensors (and result's per-head output weights)");
   plan.average_heads = cfg_.output_average_heads;
   plan.threads = threads_;
   plan.check_overflow = !opt_.allow_nonfinite;
-  check_forward_memory(opt_, model_, in, map_keys(in), plan.keep_all_maps, plan.check_rows.size());
+  check_forward_memory(opt_, model_, in, map_keys(in), plan.keep_all_maps, plan.check_rows.size(),
+                       plan.save.names.empty() ? 0 : plan.save.working_bytes(model_.weights));
   attn::test_pause_point("compute");
   JobResult res = run_job(model_.weights, spec_, in, plan);
   warn_fully_masked(res.forward, where);

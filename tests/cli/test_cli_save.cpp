@@ -306,3 +306,17 @@ TEST_CASE("cli_save: mla saves scores, z and result (torch's maps and context), 
     }
   attn::test::check_close(summed, want, "sum of result + bias vs torch's context");
 }
+
+TEST_CASE("cli_save: what a save holds counts in the memory check: exit 71 naming --save") {
+  // The tiny Llama's forward pass needs a few KB; result's staging rows and
+  // per-head output weights about 350 KB more.
+  attn::test::TempDir t;
+  const std::string base = "ATTN_TEST_MEMORY_LIMIT=100000 " + bin() + " -q --model " +
+                           q(attn::test::source_path("data/tiny-llama")) + " --layer 1 --input " +
+                           q(attn::test::source_path("data/tiny-llama-hidden.npy")) + " -o " +
+                           q(t / "o");
+  CHECK(run(base).exit_code == 0);
+  fs::remove_all(t / "o");
+  check_cli_failure(run(base + " --save result"), 71, {"--save", "bytes"});
+  CHECK_FALSE(fs::exists(t / "o"));
+}
