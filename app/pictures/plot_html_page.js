@@ -173,6 +173,7 @@
     return new Float32Array(u.buffer);  // q (K, NQ, D) then k (K, NK, D)
   })();
   const ND = neuron ? meta.neuron.D : 0;
+  if (neuron) document.body.classList.add("with-neuron");
   const qvec = (k, i) => neuron.subarray((k * NQ + i) * ND, (k * NQ + i + 1) * ND);
   const kvec = (k, j) => neuron.subarray(K * NQ * ND + (k * NK + j) * ND, K * NQ * ND + (k * NK + j + 1) * ND);
   function neuron_row(name, v) {
