@@ -13,6 +13,7 @@
 #include "attn/files.h"
 #include "attn/layout.h"
 #include "attn/linear.h"
+#include "attn/saved_tensors.h"
 #include "attn/version.h"
 #include "cli/help.h"
 #include "cli/index_list.h"
@@ -214,6 +215,12 @@ void setup_options(CLI::App& app, Options& opt) {
   pics->add_option("--pool", opt.pool,
                    "with --key-stats: the votes' max-pooling kernel K over keys, odd (default 7)")
       ->type_name("K");
+  pics->add_option("--save", opt.save_spec,
+                   "the intermediates as TransformerLens names them, each NAME.npy (float32), "
+                   "selection flags applied: scores (pre-softmax), q, k, v (after rope and "
+                   "norms), z (each head's weighted values), result (each head's share of the "
+                   "output projection)")
+      ->type_name("scores,q,k,v,z,result");
   pics->add_option("--check-f64", opt.check_f64,
                    "recompute N query rows per head (evenly spaced; all: every row) in float64 "
                    "from the same weights and inputs: the largest errors of the maps and the "
@@ -357,6 +364,8 @@ std::string model_summary_folder(const Options& opt) {
 void check_option_combinations(const Options& opt) {
   using attn::Error;
   using attn::Exit;
+  // --save's names, before anything runs (exit 64 listing the valid ones).
+  if (!opt.save_spec.empty()) attn::parse_save_list(opt.save_spec);
   // Modes first: what needs a config and what stands alone.
   if (opt.merge_dir) {
     const char* merge_flag = opt.merge_dir_old_name ? "--merge-summaries" : "--merge-shards";

@@ -66,6 +66,7 @@ struct Options {
   std::optional<std::string> check_f64;    // --check-f64 N|all: rows per head in float64
   std::optional<double> check_tol;         // --check-tol X: a larger error is exit 1
   bool key_stats = false;                  // key_stats.npy, key_stats.csv
+  std::string save_spec;                   // --save scores,q,k,v,z,result ("" = none)
   std::optional<long long> window;         // --window W for --key-stats (default 32)
   std::optional<long long> pool;           // --pool K for --key-stats (odd, default 7)
   std::optional<std::string> compare;      // --compare FILE.npy: maps made elsewhere

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <fstream>
 #include <memory>
 
 #include "attn/error.h"
@@ -36,6 +37,19 @@ class FileSink : public attn::AttentionSink {
   attn::BlockWriter writer_;
   std::size_t H_, L_, T_;
 };
+
+// The names of the tensors the folder's run.json lists as saved (none when
+// it has no run.json, or one without "saved").
+std::vector<std::string> earlier_saved(const std::string& dir) {
+  std::ifstream in(dir + "/run.json");
+  if (!in) return {};
+  const nlohmann::json run = nlohmann::json::parse(in, nullptr, false);
+  std::vector<std::string> names;
+  if (!run.is_object() || !run.contains("saved") || !run["saved"].is_object()) return names;
+  for (const std::string& name : attn::saved_tensor_names())
+    if (run["saved"].contains(name)) names.push_back(name);
+  return names;
+}
 
 }  // namespace
 
@@ -133,7 +147,20 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   std::optional<F64CheckSink> check;
   if (!plan.check_rows.empty()) head = &check.emplace(L, T, plan.check_rows, head);
 
+  // --save: q, k, v, scores, z and result as the forward pass makes them.
+  std::optional<attn::SavedTensorsSink> saved;
+  if (plan.out && !plan.save.names.empty()) saved.emplace(w, plan.save, *plan.out, plan.threads);
+
+  attn::IntermediateSink* intermediates = saved ? &*saved : nullptr;
+  if (plan.capture_qk) {  // the page's neuron view, in front of the saved files
+    const attn::Geometry g = w.geometry();
+    res.neuron =
+        std::make_unique<NeuronCapture>(plan.capture_batch, g.H, g.Hkv, g.D, intermediates);
+    intermediates = res.neuron.get();
+  }
+
   attn::ForwardOptions fo;
+  fo.intermediates = intermediates;
   fo.attention = head;
   fo.threads = plan.threads;
   fo.check_overflow = plan.check_overflow;
@@ -156,6 +183,7 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   const auto t0 = Clock::now();
   res.forward = attn::forward(w, spec, in.forward_inputs(), res.context, fo);
   if (file) file->finish();  // the maps' last blocks on the disk
+  if (saved) saved->finish();
   if (context_writer) {
     const auto t_write = Clock::now();
     context_writer->finish();
@@ -237,6 +265,12 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
     run["key_stats"] = {{"columns", attn::key_stats_column_names()},
                         {"window", r.key_stats->window()},
                         {"pool", r.key_stats->pool()}};
+  }
+  // --save: each file, its shape and what the selection kept.
+  if (f.save && f.weights) {
+    run["saved"] = attn::saved_description(*f.weights, *f.save);
+    for (const std::string& name : f.save->names)
+      run["shapes"][name] = f.save->shape(*f.weights, name);
   }
   if (f.topk_shape) {
     run["shapes"]["topk_values"] = *f.topk_shape;
@@ -322,6 +356,11 @@ nlohmann::json stage_results(attn::OutputDir& out, RunFacts f, const JobResult& 
   } else {
     for (const char* name : {"key_stats.npy", "key_stats.csv"}) out.remove_on_commit(name);
   }
+  // A saved tensor of an earlier run (its run.json's "saved") that this one
+  // does not write goes at commit; other files named like one (a user's own
+  // q.npy) stay.
+  for (const std::string& name : earlier_saved(out.dir()))
+    if (!f.save || !f.save->has(name)) out.remove_on_commit(name + ".npy");
   if (!f.topk_shape) {
     out.remove_on_commit("topk_values.npy");
     out.remove_on_commit("topk_indices.npy");
@@ -339,6 +378,7 @@ RunFacts model_facts(const attn::Config& cfg, const attn::LoadedRun& model, int 
   f.layout = model.layout;
   f.layout_detected = model.layout_detected;
   f.weights_source = model.weights_source;
+  f.weights = &model.weights;
   f.threads = threads;
   return f;
 }

@@ -22,10 +22,12 @@
 #include "attn/map_summary.h"
 #include "attn/output.h"
 #include "attn/run.h"
+#include "attn/saved_tensors.h"
 #include "attn/stats.h"
 #include "modes/check_f64.h"
 #include "modes/map_compare.h"
 #include "pictures/map_capture.h"
+#include "pictures/neuron_capture.h"
 
 namespace app {
 
@@ -61,6 +63,8 @@ struct JobPlan {
   // --check-f64: these query rows (of L) of every (b, h) against float64;
   // empty = no check. The result lands in JobResult::check_f64.
   std::vector<std::size_t> check_rows;
+  // --save: the intermediates streamed into `out` as NAME.npy (names empty = none).
+  attn::SavePlan save;
   bool keep_all_maps = false;  // --attn-stdout
   // --compare: the other maps, laid out as attention.npy (maps_shape); each
   // head's comparison lands in JobResult::compare.
@@ -71,6 +75,7 @@ struct JobPlan {
   std::vector<std::size_t> capture_heads;  // of the selected heads: 0..H'-1
   std::size_t capture_cells = 256;
   std::optional<std::size_t> capture_query;  // the row kept exactly (default: the last)
+  bool capture_qk = false;                   // q and k of capture_batch for the page's neuron view
   bool progress = false;  // a row-count progress bar (stderr is a terminal, not -q)
   int threads = 1;
   bool check_overflow = true;  // false under --allow-nonfinite
@@ -79,9 +84,10 @@ struct JobPlan {
 struct JobResult {
   attn::Tensor context;  // (B, S, O)
   attn::ForwardStats forward;
-  attn::Tensor maps;                   // (B, H, L, T') ((B, 1, L, T') averaged) when keep_all_maps
-  std::optional<MapCapture> capture;   // when capture
-  std::vector<attn::HeadStats> stats;  // when stats
+  attn::Tensor maps;                  // (B, H, L, T') ((B, 1, L, T') averaged) when keep_all_maps
+  std::optional<MapCapture> capture;  // when capture
+  std::unique_ptr<NeuronCapture> neuron;            // when capture_qk
+  std::vector<attn::HeadStats> stats;               // when stats
   std::unique_ptr<attn::SummarySink> summary;       // when plan.summary
   std::unique_ptr<attn::KeyStatsSink> key_stats;    // when plan.key_stats
   std::unique_ptr<attn::HeadStatsSink> head_stats;  // when plan.head_stats
@@ -110,7 +116,8 @@ struct RunFacts {
   attn::Layout layout = attn::Layout::fused;
   bool layout_detected = false;
   std::string weights_source, input_source;
-  std::vector<std::size_t> input_shape;  // as given: (S, C), (B, S, C) or (S, B, C)
+  const attn::Weights* weights = nullptr;  // the layer run (--save's shapes)
+  std::vector<std::size_t> input_shape;    // as given: (S, C), (B, S, C) or (S, B, C)
   std::optional<std::vector<std::size_t>> padding_shape;
   // the other inputs: name -> source and name -> shape as run (batch first)
   std::map<std::string, std::string> sources;
@@ -123,6 +130,7 @@ struct RunFacts {
   std::optional<std::vector<std::size_t>> summary_shape;    // when summary.* are written
   std::optional<std::vector<std::size_t>> key_stats_shape;  // when key_stats.* are written
   bool head_stats = false;                                  // head_stats.* are written
+  std::optional<attn::SavePlan> save;                       // --save's files, when written
   int threads = 1;
   double load_ms = 0, compute_ms = 0, write_ms = 0;
 };

@@ -12,6 +12,7 @@
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "attn/files.h"
+#include "attn/saved_tensors.h"
 #include "attn/sha256.h"
 #include "attn/state_dict.h"
 
@@ -172,6 +173,8 @@ nlohmann::json run_fingerprint(const Options& opt, const attn::Config& cfg,
     fp["--window"] = opt.window.value_or(32);
     fp["--pool"] = opt.pool.value_or(7);
   }
+  // --save: the names asked for (null when not given, so older folders resume).
+  if (!opt.save_spec.empty()) fp["--save"] = attn::parse_save_list(opt.save_spec);
   fp["--allow-nonfinite"] = opt.allow_nonfinite;
   std::string labels_flag;
   const auto labels = flag_labels(opt, &labels_flag);

@@ -20,6 +20,7 @@
 #include "attn/output.h"
 #include "attn/report.h"
 #include "attn/run.h"
+#include "attn/saved_tensors.h"
 #include "attn/stats.h"
 #include "cli/memory_check.h"
 #include "cli/progress.h"
@@ -138,6 +139,10 @@ int run_forward(const Options& opt) {
     throw attn::Error(attn::Exit::usage,
                       "--key-stats: writes key_stats.npy and key_stats.csv, so it needs an output "
                       "folder (--out-dir or the config's output.dir)");
+  if (!opt.save_spec.empty() && !to_dir)
+    throw attn::Error(attn::Exit::usage,
+                      "--save: writes each saved tensor as NAME.npy, so it needs an output folder "
+                      "(--out-dir or the config's output.dir)");
   if (opt.summary && !to_dir)
     throw attn::Error(attn::Exit::usage,
                       "--summary: writes summary.npy, summary.csv and summary.json, so it needs an "
@@ -207,6 +212,12 @@ int run_forward(const Options& opt) {
     else if (at != sel.queries.end())
       plan.capture_query = std::size_t(at - sel.queries.begin());
   }
+  // The page's neuron view: q and k of the drawn batch entry, when saved.
+  if (any_plot_ends_with(opt, ".html") && !cfg.output_average_heads && !opt.save_spec.empty()) {
+    const auto names = attn::parse_save_list(opt.save_spec);
+    plan.capture_qk =
+        std::count(names.begin(), names.end(), "q") && std::count(names.begin(), names.end(), "k");
+  }
   plan.progress = Progress::wanted(opt.quiet);
   plan.write_maps = want_maps;
   JobResult res = session.forward(in, plan, to_dir ? &*out : nullptr);
@@ -233,6 +244,10 @@ int run_forward(const Options& opt) {
                        pick(keys, sel.keys));
     crop_picture(*pic, sel.queries, sel.keys, in.x.shape[1], in.keys());
     for (std::size_t& h : pic->heads) h = kept_heads[h];  // panels named by the model's heads
+    if (res.neuron) {
+      attach_neuron(*pic, *res.neuron, cfg.spec.scale);
+      if (!pic->neuron_note.empty()) spdlog::info("{}", pic->neuron_note);
+    }
   }
   for (PlotFile& f : plot_files) f.stage(*pic);
   nlohmann::json extra = nlohmann::json::object();
@@ -261,9 +276,14 @@ int run_forward(const Options& opt) {
   if (to_dir) outputs.push_back(&*out);
   for (PlotFile& f : plot_files) outputs.push_back(&f.staged());
   attn::commit_together(outputs);
-  if (to_dir)
-    spdlog::info("wrote {}/context.npy{} and run.json", cfg.output_dir,
-                 want_maps ? ", attention.npy" : "");
+  if (to_dir) {
+    std::string saved;  // --save's files
+    if (!opt.save_spec.empty())
+      for (const std::string& name : attn::parse_save_list(opt.save_spec))
+        saved += ", " + name + ".npy";
+    spdlog::info("wrote {}/context.npy{}{} and run.json", cfg.output_dir,
+                 want_maps ? ", attention.npy" : "", saved);
+  }
   for (const std::string& p : opt.plots) spdlog::info("wrote {}", p);
   print_stats_table(res.stats, "", opt.quiet);  // after the files: a failure stays one line
   if (opt.compare && !opt.quiet) {

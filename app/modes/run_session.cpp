@@ -12,6 +12,7 @@
 #include "attn/escape.h"
 #include "attn/map_summary.h"
 #include "attn/output.h"
+#include "attn/saved_tensors.h"
 #include "attn/tensor.h"
 #include "cli/index_list.h"
 #include "cli/memory_check.h"
@@ -21,9 +22,12 @@ namespace {
 
 // The forward pass's big buffers (projections and context, plus every map
 // under --attn-stdout, and its formatted copy, plus --check-f64's check_rows
-// rows per head) against the machine's memory.
+// rows per head, plus --save's save_bytes of staging rows and per-head
+// output weights: the saved tensors themselves stream to disk) against the
+// machine's memory.
 void check_forward_memory(const Options& opt, const attn::LoadedRun& model, const SessionInput& in,
-                          std::size_t T, bool all_maps, std::size_t check_rows) {
+                          std::size_t T, bool all_maps, std::size_t check_rows,
+                          std::size_t save_bytes) {
   const std::size_t B = in.x.shape[0], L = in.x.shape[1];
   const std::size_t H = std::size_t(model.weights.H), HD = H * std::size_t(model.weights.D);
   const std::size_t O = model.weights.has_out_proj ? std::size_t(model.weights.O) : HD;
@@ -32,6 +36,12 @@ void check_forward_memory(const Options& opt, const attn::LoadedRun& model, cons
   check_memory(
       work, in.input_source,
       "the forward pass of input shape " + attn::shape_str(in.x.shape) + " (projections, context)");
+  if (save_bytes) {
+    const std::size_t sum = work + save_bytes;
+    check_memory(sum < work ? std::size_t(-1) : sum, "--save",
+                 "the forward pass of " + in.input_source +
+                     " and the saved tensors' staging rows (result: each head's output weights)");
+  }
   if (check_rows) {
     // --check-f64 keeps its rows of every (b, h) (float32) and holds k and v of
     // one batch entry in float64.
@@ -161,6 +171,23 @@ attn::MapSelection RunSession::selection(const SessionInput& in) const {
   return sel;
 }
 
+attn::SavePlan RunSession::save_plan(const SessionInput& in) const {
+  attn::SavePlan p;
+  if (opt_.save_spec.empty()) return p;
+  p.names = attn::parse_save_list(opt_.save_spec);
+  for (const std::string& name : p.names)
+    if (const std::string why = attn::save_unsupported(model_.weights, name); !why.empty())
+      throw attn::Error(attn::Exit::usage, "--save " + name + ": " + why);
+  p.B = in.x.shape[0];
+  p.L = in.x.shape[1];
+  p.T = in.keys();
+  p.T_ext = map_keys(in);
+  p.batched = in.batched;
+  p.selection = selection(in);
+  if (cfg_.output_average_heads) p.selection.heads.clear();  // they index the mean
+  return p;
+}
+
 std::vector<std::size_t> RunSession::maps_shape(const SessionInput& in) const {
   const std::size_t B = in.x.shape[0];
   const attn::MapSelection sel = selection(in);
@@ -213,10 +240,12 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
                             "windows, chunks, padding and sinks)");
     plan.check_rows = attn::evenly_spaced_rows(in.x.shape[1], check_rows_per_head(opt_));
   }
+  if (out) plan.save = save_plan(in);
   plan.average_heads = cfg_.output_average_heads;
   plan.threads = threads_;
   plan.check_overflow = !opt_.allow_nonfinite;
-  check_forward_memory(opt_, model_, in, map_keys(in), plan.keep_all_maps, plan.check_rows.size());
+  check_forward_memory(opt_, model_, in, map_keys(in), plan.keep_all_maps, plan.check_rows.size(),
+                       plan.save.names.empty() ? 0 : plan.save.working_bytes(model_.weights));
   attn::test_pause_point("compute");
   JobResult res = run_job(model_.weights, spec_, in, plan);
   warn_fully_masked(res.forward, where);
@@ -246,6 +275,7 @@ nlohmann::json RunSession::stage(attn::OutputDir& out, const SessionInput& in, c
     f.summary_shape->back() = attn::kSummaryColumns;
   }
   f.head_stats = opt_.head_stats;
+  if (!opt_.save_spec.empty()) f.save = save_plan(in);
   if (opt_.key_stats) {
     // maps_shape without its queries: [B,] [H',] T', 4.
     f.key_stats_shape = maps_shape(in);

@@ -47,6 +47,11 @@ class RunSession {
   // as written: one under --average-heads; L queries; T' keys): Exit::usage
   // naming the flag. Empty lists where a flag is not given.
   attn::MapSelection selection(const SessionInput& in) const;
+  // --save's tensors for this input (names empty without --save): the
+  // selection of the maps, except that under --average-heads every head is
+  // saved. Exit::usage naming --save when a tensor does not exist for this
+  // layer (result without an output projection).
+  attn::SavePlan save_plan(const SessionInput& in) const;
   // Keys of a map row: T plus torch MHA's extra columns.
   std::size_t map_keys(const SessionInput& in) const;
 

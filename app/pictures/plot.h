@@ -56,6 +56,12 @@ struct MapPicture {
   // (K, T) or empty: query `query`'s weights over every key, exactly (the
   // head view names a top key exactly when a cell holds a block of keys).
   attn::Tensor query_row;
+  // The HTML page's neuron view (--save q,k; pictures/neuron_capture.h): q
+  // (K, L, D) and k (K, T, D) of each drawn head, and the scores' scale;
+  // empty without. neuron_note: why there is none although q and k were saved.
+  attn::Tensor neuron_q, neuron_k;
+  double neuron_scale = 1.0;
+  std::string neuron_note;
 };
 
 // --queries / --keys: the model's numbers of the drawn rows and columns

@@ -112,12 +112,23 @@ std::string render_html(const MapPicture& full) {
     maps[2 * i + 1] = char(h >> 8);
   }
 
+  // The neuron view (--save q,k): q (K, L, D) then k (K, T, D), float32.
+  std::string neuron;
+  if (!pic.neuron_q.data.empty() && nq == pic.L && nk == pic.T) {
+    meta["neuron"] = {{"D", pic.neuron_q.shape[2]}, {"scale", pic.neuron_scale}};
+    neuron.resize((pic.neuron_q.size() + pic.neuron_k.size()) * sizeof(float));
+    std::memcpy(neuron.data(), pic.neuron_q.ptr(), pic.neuron_q.size() * sizeof(float));
+    std::memcpy(neuron.data() + pic.neuron_q.size() * sizeof(float), pic.neuron_k.ptr(),
+                pic.neuron_k.size() * sizeof(float));
+  }
+
   std::string page = kPageHtml;
   std::size_t at = 0;
   fill_marker(page, "plot_html_page.html", "@TITLE@",
               xml_escape(pic.title) + " \xE2\x80\x94 attention maps", &at);
   fill_marker(page, "plot_html_page.html", "@META@", script_json(meta), &at);
   fill_marker(page, "plot_html_page.html", "@MAPS@", base64(maps), &at);
+  fill_marker(page, "plot_html_page.html", "@NEURON@", base64(neuron), &at);
   fill_marker(page, "plot_html_page.html", "@SCRIPT@", kPageScript, &at);
   return page;
 }

@@ -101,7 +101,8 @@
   });
   if (K === 1) select.value = "0";
 
-  const state = { view: "heads", head: select.value, pinned: null, hover: null };
+  // key: the neuron view's key (null: the pinned query's strongest).
+  const state = { view: "heads", head: select.value, pinned: null, hover: null, key: null };
   const chosen = () => (state.head === "all" ? [...Array(K).keys()] : [Number(state.head)]);
 
   const tip = $("tip");
@@ -160,11 +161,67 @@
     chips.append(c);
   });
 
+  // ---- Neuron view (bertviz's), with --save q,k: for the pinned query and
+  // one key (hovered in the head view, clicked on a heatmap; else the
+  // query's strongest key), each dimension's q, k and q*k, blue for
+  // positive, orange for negative, by size within the row. Their sum is q.k;
+  // times the scale, the score before the softcap and the biases.
+  const neuron = (() => {
+    if (!meta.neuron) return null;
+    const b = atob($("qk").textContent.trim()), u = new Uint8Array(b.length);
+    for (let i = 0; i < b.length; i++) u[i] = b.charCodeAt(i);
+    return new Float32Array(u.buffer);  // q (K, NQ, D) then k (K, NK, D)
+  })();
+  const ND = neuron ? meta.neuron.D : 0;
+  if (neuron) document.body.classList.add("with-neuron");
+  const qvec = (k, i) => neuron.subarray((k * NQ + i) * ND, (k * NQ + i + 1) * ND);
+  const kvec = (k, j) => neuron.subarray(K * NQ * ND + (k * NK + j) * ND, K * NQ * ND + (k * NK + j + 1) * ND);
+  function neuron_row(name, v) {
+    const r = el("div", "nrow"), lab = el("span", "nlab"), cells = el("span", "cells");
+    lab.textContent = name;
+    let top = 0;
+    for (const x of v) top = Math.max(top, Math.abs(x));
+    v.forEach((x, d) => {
+      const c = el("span"), a = top > 0 ? Math.abs(x) / top : 0;
+      c.style.background = x >= 0 ? "rgba(31,119,180," + a + ")" : "rgba(255,127,14," + a + ")";
+      c.title = name + "[" + d + "] = " + x.toPrecision(4);
+      cells.append(c);
+    });
+    r.dataset.row = name;
+    r.append(lab, cells);
+    return r;
+  }
+  function draw_neuron() {
+    const sec = $("neuron"), p = state.pinned;
+    sec.hidden = !(neuron && p && p.side === "q");
+    if (sec.hidden) return;
+    const i = p.t, k = chosen()[0];
+    let j = state.key;
+    if (j === null || !(j < NK)) {  // the pinned query's strongest key in this head
+      j = 0;
+      for (let u = 1; u < NK; u++) if (weight(k, i, u) > weight(k, i, j)) j = u;
+    }
+    const q = qvec(k, i), kk = kvec(k, j), prod = q.map((x, d) => x * kk[d]);
+    let dot = 0;
+    for (const x of prod) dot += x;
+    $("neuron-title").textContent = "Neuron view: " + head_name(k) + ", query " + i + " " + quote(i) +
+      " · key " + j + " " + kquote(j) + (state.head === "all" && K > 1 ? " (choose a head above for another)" : "");
+    const rows = $("neuron-rows");
+    rows.textContent = "";
+    rows.style.setProperty("--cw", Math.max(2, Math.min(14, Math.floor(720 / ND))) + "px");
+    rows.append(neuron_row("q", q), neuron_row("k", kk), neuron_row("q×k", prod));
+    $("neuron-sum").textContent = "q·k = " + dot.toPrecision(5) + "; × scale " +
+      meta.neuron.scale.toPrecision(4) + " = " + (dot * meta.neuron.scale).toPrecision(5) +
+      " (the score before the softcap and the biases); weight " + fmt(weight(k, i, j));
+    Object.assign(sec.dataset, { head: String(meta.heads[k]), query: String(i), key: String(j), dot: String(dot) });
+  }
+
   // The token whose lines are drawn: the one under the pointer, else the pinned one.
   const active = () => state.hover || state.pinned;
   const kLinesPerHead = 6, kLinesOneHead = 24;
   function draw_lines() {
     list_top_keys();
+    draw_neuron();
     const w = parseFloat(lines.style.width);
     lctx.clearRect(0, 0, lines.width, lines.height);
     lines.dataset.drawn = "0";
@@ -323,6 +380,7 @@
     toks.forEach((e, t) => {
       e.onmouseenter = (ev) => {
         if (!(state.pinned && side === "k" && state.pinned.side === "q")) state.hover = { side, t };
+        else state.key = t;  // a key of the pinned query: the neuron view's
         show_tip(token_tip(side, t), ev);
         redraw();
       };
@@ -332,7 +390,10 @@
         hide_tip();
         redraw();
       };
-      e.onclick = () => pin(side, t);
+      e.onclick = () => {
+        if (side === "q") state.key = null;
+        pin(side, t);
+      };
     });
 
   // ---- Heatmaps, one panel per head: drawn when first shown.
@@ -393,7 +454,12 @@
       show_tip(head_name(k) + "\nquery " + i + " " + quote(i) + "\nkey " + j + " " + kquote(j) + "\nweight " + fmt(weight(k, i, j)), ev);
     };
     cv.onmouseleave = hide_tip;
-    cv.onclick = (ev) => pin("q", cell(ev)[0]);
+    cv.onclick = (ev) => {  // pins the query; the neuron view shows this key
+      const [i, j] = cell(ev);
+      state.key = j;
+      if (state.pinned && state.pinned.side === "q" && state.pinned.t === i) redraw();
+      else pin("q", i);
+    };
     panels.push(fig);
     marks.push(mark);
     $("grid").append(fig);
@@ -486,8 +552,10 @@
   // head view opens with lines drawn rather than empty.
   // #pin=N is query token N at any length: past kMaxPageCells tokens a cell
   // holds a block of them (cell floor(N * NQ / L), as the capture groups them).
-  const pinned = /^#pin=(\d+)$/.exec(location.hash);
+  // #pin=N,key=M also picks the neuron view's key.
+  const pinned = /^#pin=(\d+)(?:,key=(\d+))?$/.exec(location.hash);
   const token_cell = (t) => Math.floor((Math.min(meta.L - 1, t) * NQ) / meta.L);
+  if (pinned && pinned[2] !== undefined) state.key = Math.min(NK - 1, Number(pinned[2]));
   pin("q", pinned ? token_cell(Number(pinned[1])) : NQ - 1);
   set_view(location.hash === "#maps" ? "maps" : "heads");
   // The first lines and bars are drawn now, in either view, not on the next

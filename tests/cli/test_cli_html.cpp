@@ -352,3 +352,44 @@ TEST_CASE("cli_html: #pin=N pins query token N at any length") {
                      "1399 [1399\xE2\x80\x93"
                      "1400]\xC2\xBB") != std::string::npos);
 }
+
+TEST_CASE("cli_html: with --save q,k the neuron view shows q, k and q*k of the (query, key)") {
+  Browser b;
+  if (!b.present) {
+    MESSAGE("skipping: no chromium (Debian's `chromium` package) to load the page");
+    return;
+  }
+  attn::test::TempDir t;
+  // The tiny Llama (H = 4 over Hkv = 2, D = 16, rope): head 3 reads KV head 1.
+  const std::string base = bin() + " -q --model " + q(attn::test::source_path("data/tiny-llama")) +
+                           " --layer 1 --input " +
+                           q(attn::test::source_path("data/tiny-llama-hidden.npy"));
+  auto r = run(base + " --heads 3 --save q,k --plot " + q(t / "n.html") + " -o " + q(t / "out"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto dom = b.load(t / "n.html#pin=4,key=2", "--dump-dom");
+  REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
+  CHECK_MESSAGE(!console_errors(dom.err), dom.err);
+  const std::regex section(
+      "<section id=\"neuron\" data-head=\"3\" data-query=\"4\" data-key=\"2\" "
+      "data-dot=\"([-0-9.e]+)\">");
+  std::smatch m;
+  REQUIRE_MESSAGE(std::regex_search(dom.out, m, section), dom.out.substr(0, 400));
+  const attn::Tensor qs = attn::read_npy_f32(t / "out/q.npy", false);  // (L, H', D)
+  const attn::Tensor ks = attn::read_npy_f32(t / "out/k.npy", false);  // (S, Hkv', D)
+  REQUIRE(qs.shape == std::vector<std::size_t>{6, 1, 16});
+  REQUIRE(ks.shape == std::vector<std::size_t>{6, 1, 16});  // --heads 3: KV head 1 only
+  double dot = 0;
+  for (std::size_t d = 0; d < 16; ++d) dot += double(qs.data[4 * 16 + d]) * ks.data[2 * 16 + d];
+  CHECK(std::stod(m[1]) == doctest::Approx(dot).epsilon(1e-5));
+  // Three rows of D cells: q, k and their products.
+  for (const char* row : {"data-row=\"q\"", "data-row=\"k\"", "data-row=\"q\xC3\x97k\""})
+    CHECK(count_of(dom.out, row) == 1);
+  CHECK(count_of(dom.out, "title=\"q[") == 16);
+  CHECK(count_of(dom.out, "title=\"q\xC3\x97k[") == 16);
+
+  // Without q and k saved the page carries no neuron view.
+  r = run(base + " --save q --plot " + q(t / "plain.html") + " -o " + q(t / "out2"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  dom = b.load(t / "plain.html#pin=4", "--dump-dom");
+  CHECK(dom.out.find("<section id=\"neuron\" hidden=\"\">") != std::string::npos);
+}

@@ -162,6 +162,12 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
   ScoresResult r;
   r.context = Tensor({B, L, O});
   r.attention = Tensor({B, H, L, Tx});
+  r.scores = Tensor({B, H, L, Tx});
+  r.q = Tensor({B, L, H, Dq});
+  r.k = Tensor({B, T, g.Hkv, Dq});
+  r.v = Tensor({B, T, g.Hkv, Dw});
+  r.z = Tensor({B, L, H, Dw});
+  if (w.has_out_proj) r.result = Tensor({B, L, H, O});
   std::int64_t max_pos = std::int64_t(L) - 1;
   if (in.positions)
     max_pos = *std::max_element(in.positions->data.begin(), in.positions->data.end());
@@ -224,6 +230,15 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
           rope(k[j].data() + h * D, *spec.rope, freqs, pos(b, j));
     }
 
+    for (std::size_t i = 0; i < L; ++i)
+      for (std::size_t c = 0; c < H * Dq; ++c) r.q.data[(b * L + i) * H * Dq + c] = float(q[i][c]);
+    for (std::size_t j = 0; j < T; ++j) {
+      for (std::size_t c = 0; c < g.Hkv * Dq; ++c)
+        r.k.data[(b * T + j) * g.Hkv * Dq + c] = float(k[j][c]);
+      for (std::size_t c = 0; c < g.Hkv * Dw; ++c)
+        r.v.data[(b * T + j) * g.Hkv * Dw + c] = float(v[j][c]);
+    }
+
     std::vector<double> y(Y, 0.0);
     for (std::size_t i = 0; i < L; ++i) {
       std::fill(y.begin(), y.end(), 0.0);
@@ -258,6 +273,8 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
           if (in.key_padding && in.key_padding->data[b * T + j]) ok[j] = false;
           if (s[j] == -inf) ok[j] = false;
         }
+        float* scores_row = r.scores.ptr() + ((b * H + h) * L + i) * Tx;
+        for (std::size_t j = 0; j < Tx; ++j) scores_row[j] = ok[j] ? float(s[j]) : float(-inf);
         // 8. softmax over the allowed keys (and the sink); none allowed: zeros
         double mx = -inf;
         bool any = false;
@@ -284,6 +301,7 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
                                     w.b_gate.data.empty() ? nullptr : w.b_gate.ptr());
         for (std::size_t c = 0; c < HD; ++c) y[c] *= 1.0 / (1.0 + std::exp(-gate[c]));
       }
+      for (std::size_t c = 0; c < Y; ++c) r.z.data[(b * L + i) * Y + c] = float(y[c]);
       // 9. heads concatenated, output projection
       float* out = r.context.ptr() + (b * L + i) * O;
       if (!w.has_out_proj) {
@@ -295,6 +313,13 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
         for (std::size_t c = 0; c < Y; ++c) acc += double(w.w_out.data[o * Y + c]) * y[c];
         out[o] = float(acc);
       }
+      for (std::size_t h = 0; h < H; ++h)  // each head's share, without the bias
+        for (std::size_t o = 0; o < O; ++o) {
+          double acc = 0.0;
+          for (std::size_t d = 0; d < Dw; ++d)
+            acc += double(w.w_out.data[o * Y + h * Dw + d]) * y[h * Dw + d];
+          r.result.data[((b * L + i) * H + h) * O + o] = float(acc);
+        }
     }
   }
   return r;

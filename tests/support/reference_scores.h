@@ -20,6 +20,13 @@ struct ScoresResult {
   Tensor context;              // (B, L, O)
   Tensor attention;            // (B, H, L, T')
   long fully_masked_rows = 0;  // (b, h, query) rows with no allowed key
+  // The intermediates under TransformerLens' names (--save), Dq the width of
+  // a head's q and k, Dw of its v (D without mla):
+  Tensor scores;  // (B, H, L, T') before the softmax, -inf where not allowed
+  Tensor q;       // (B, L, H, Dq) after qk_norm, rope and the temperature
+  Tensor k, v;    // (B, T, Hkv, Dq), (B, T, Hkv, Dw): the real keys
+  Tensor z;       // (B, L, H, Dw) each head's weighted values (after the gate)
+  Tensor result;  // (B, L, H, O) z_h W_O[:, h]^T, without the bias (empty without out_proj)
 };
 
 // Same inputs as attn::forward. Computed in double (rope angles too), rounded

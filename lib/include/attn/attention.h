@@ -107,6 +107,37 @@ class HeadMeanSink : public AttentionSink {
   std::map<std::pair<std::size_t, std::size_t>, Pending> pending_;  // (b, i0) -> heads so far
 };
 
+// (v4) --save: the forward pass's intermediates as TransformerLens names
+// them, handed over as they are made (CONTRACT.md "(v4) Comparisons,
+// statistics, intermediates"), so none is ever held whole. Every call but
+// write_scores comes on the calling thread, once per chunk of batch rows
+// [b0, b0 + nb), in batch order; write_scores comes from the workers
+// (thread-safe, as AttentionSink::write_rows).
+class IntermediateSink {
+ public:
+  virtual ~IntermediateSink() = default;
+  // Which calls the sink wants: k and v rows make the projection keep them
+  // row-major (not the fast path straight into panels); scores make every
+  // block compute its score rows.
+  virtual bool wants_keys_values() const = 0;
+  virtual bool wants_scores() const = 0;
+  // After qk_norm, rope and the temperature (hook_q, hook_k, hook_v): q of
+  // batch b0 + b, query i, head h at q[(b*L + i)*ld_q + h*D]; k and v of key
+  // t (t < T, the real keys), KV head g at k[(b*T' + t)*ld_kv + g*D] (nullptr
+  // unless wants_keys_values).
+  virtual void write_qkv(std::size_t b0, std::size_t nb, std::size_t L, const float* q,
+                         std::size_t ld_q, std::size_t T, std::size_t T_ext, const float* k,
+                         const float* v, std::size_t ld_kv) = 0;
+  // hook_attn_scores: rows [i0, i0 + n) of batch b, head h, n x T' floats:
+  // scale, softcap and the biases applied, -inf where a key is not allowed.
+  virtual void write_scores(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
+                            const float* rows) = 0;
+  // hook_z: each head's weighted values (after the gate, the input of the
+  // output projection): batch b0 + b, query i, head h at y[(b*L + i)*ld_y + h*Dz].
+  virtual void write_z(std::size_t b0, std::size_t nb, std::size_t L, const float* y,
+                       std::size_t ld_y) = 0;
+};
+
 struct ForwardOptions {
   // Where the softmax weights go, or nullptr to not produce them: then the
   // streaming path runs and never holds S x S weights.
@@ -121,6 +152,8 @@ struct ForwardOptions {
   // batch order): a caller can write them out while the rest is computed.
   // Empty: not called.
   std::function<void(std::size_t b0, std::size_t nb)> context_done;
+  // --save: where q, k, v, the scores and z go, or nullptr.
+  IntermediateSink* intermediates = nullptr;
 };
 
 struct ForwardStats {

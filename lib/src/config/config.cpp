@@ -35,7 +35,11 @@ void check_size(const Config& c, const char* key, std::int64_t v, std::int64_t m
 // (geometry.h's fit rule, shared with loading, init and export).
 void check_layout(const Config& c) {
   if (!c.layout) return;
-  const std::string problem = layout_fit_problem(geometry_of(c), *c.layout);
+  // {"out_proj": false} over a model folder drops the layer's output
+  // projection at load (layer/weights.cpp): the layout still holds it.
+  Geometry g = geometry_of(c);
+  g.out_proj = g.out_proj || (c.from_model && layout_has_out_proj(*c.layout));
+  const std::string problem = layout_fit_problem(g, *c.layout);
   if (problem.empty()) return;
   if (!layout_has_out_proj(*c.layout) && c.out_proj)
     fail(c, "out_proj", problem + "; set \"out_proj\": false");

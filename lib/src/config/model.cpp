@@ -330,6 +330,10 @@ void read_with_model(Config& c, const json& root_in, const KeyName& config_name,
 
   json folder = from;
   folder.erase("weights");  // a path beside the folder, not relative to the config
+  // {"out_proj": false} over the folder: the context is the heads concatenated,
+  // so the folder's out_size (o_proj's width) no longer applies.
+  if (root.contains("out_proj") && root["out_proj"] == false && !root.contains("out_size"))
+    folder.erase("out_size");
   const json merged = merge(std::move(folder), root);
   // The cross-attention's keys and values are the encoder's output, which only
   // the user has.

@@ -320,6 +320,10 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
   std::vector<double> flops(static_cast<std::size_t>(workers), 0.0);
   std::vector<std::int64_t> masked(static_cast<std::size_t>(workers), 0);
   detail::Projected p;
+  // --save: k and v rows kept for the sink; each worker's score rows.
+  IntermediateSink* saved = opt.intermediates;
+  p.keep_rows = saved && saved->wants_keys_values();
+  std::vector<std::vector<float>> saved_scores(saved && saved->wants_scores() ? workers : 0);
   RelativeBiasTable rel;
   if (spec.relative_bias) rel = relative_bias_table(w, *spec.relative_bias, in.positions, L);
   // The scores' settings as the kernels take them: float32, 0 = none.
@@ -337,6 +341,9 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
     detail::project(w, spec, in, b0, nb, threads, p);
     detail::position_stage(w, spec, in, p, threads);
     detail::pack_keys_values(g, p, threads);
+    if (saved)  // hook_q, hook_k, hook_v: after the norms and positions
+      saved->write_qkv(b0, nb, L, p.q, p.ld_q, T, Tx, p.keep_rows ? p.k : nullptr,
+                       p.keep_rows ? p.v : nullptr, p.ld_kv);
 
     // 3-8. Tasks (b, h, query block); the largest causal blocks (last rows)
     // first so the dynamic schedule ends evenly.
@@ -396,6 +403,12 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
       flops[worker] += 4.0 * double(n) * double(keys.end - keys.begin + (Tx - T)) * double(D);
 
       auto& sc = scratch[static_cast<std::size_t>(worker)];
+      if (!saved_scores.empty()) {  // hook_attn_scores, before y overwrites these q rows
+        auto& rows = saved_scores[static_cast<std::size_t>(worker)];
+        rows.resize(n * Tx);
+        kernels::score_rows(hv, i0, n, rows.data());
+        saved->write_scores(b, h, i0, n, rows.data());
+      }
       if (!digests.empty()) {
         auto& digest = digests[static_cast<std::size_t>(worker)];
         digest.begin(digest_req, hv, i0, n);
@@ -436,6 +449,8 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
         for (std::size_t h = 1; h < H; ++h)
           std::memmove(p.q + r * p.ld_q + h * Dv, p.q + r * p.ld_q + h * D, Dv * sizeof(float));
     }
+    // hook_z: each head's weighted values, as the output projection reads them.
+    if (saved) saved->write_z(b0, nb, L, p.q, p.ld_q);
     if (w.has_out_proj) {
       const std::size_t K = w.context_width();  // H*D (H*Dv with mla)
       linear(p.q, p.ld_q, nb * L, K, w.w_out, w.b_out, out, O, threads);

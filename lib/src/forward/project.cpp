@@ -232,7 +232,8 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
   // and v itself (stage 3), with qk_norm, rope and the temperature (stage 2)
   // done by its tasks on rows still in cache (PositionWork). v_norm (Gemma 4)
   // changes v before it is packed: the plain path.
-  p.packed = !in.key && p.T_ext == p.T && !spec.v_norm && kernels::qkv_panels_fit(nb, p.L, g.D);
+  p.packed = !in.key && p.T_ext == p.T && !spec.v_norm && !p.keep_rows &&
+             kernels::qkv_panels_fit(nb, p.L, g.D);
   if (!in.key && p.T_ext == p.T) {
     const std::size_t ld = g.qkv_rows();
     const MatrixRef w_qkv{w.w_qkv.ptr(), ld, C};

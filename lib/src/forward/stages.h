@@ -50,7 +50,8 @@ struct Projected {
   std::size_t ld_kv = 0;
   // Packed k^T (D, T') and v (T', D) of batch b0 + b, KV head g: at [b*Hkv + g].
   std::vector<kernels::Panels> kt, v_packed;
-  bool packed = false;  // project wrote them, step 2 done (no k, v rows: linear_qkv_panels)
+  bool packed = false;     // project wrote them, step 2 done (no k, v rows: linear_qkv_panels)
+  bool keep_rows = false;  // set before project: k and v rows wanted (--save), never packed
   // Gated attention: the gate (B*L, H*D) of the chunk, x Wg^T + bg (nullptr without).
   float* gate = nullptr;
   // Self-attention without extra keys: one GEMM, into q (B*L, H*D) and the

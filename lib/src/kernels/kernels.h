@@ -272,6 +272,11 @@ KeySpan block_keys(const HeadView& hv, std::size_t i0, std::size_t n);
 void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0, std::size_t mb,
                 float* tile, std::size_t ldt);
 
+// Rows [i0, i0+n) of the scores as score_tile makes them, whole: (n, T')
+// row-major, -inf at every key that is not allowed (keys outside
+// block_keys filled, not computed). For --save scores (hook_attn_scores).
+void score_rows(const HeadView& hv, std::size_t i0, std::size_t n, float* rows);
+
 // Streaming path: y rows [i0, i0+n) by online softmax over key tiles
 // (running max and sum in float32, score tile n x kKeyBlock in cache, P·V by
 // GEMM); tiles outside block_keys are skipped. Returns the rows with no

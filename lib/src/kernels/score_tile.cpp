@@ -119,4 +119,17 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
   }
 }
 
+void score_rows(const HeadView& hv, std::size_t i0, std::size_t n, float* rows /* (n, T') */) {
+  const std::size_t Tx = hv.T_ext;
+  const KeySpan keys = block_keys(hv, i0, n);
+  for (std::size_t r = 0; r < n; ++r) {
+    float* row = rows + r * Tx;
+    fill(row, keys.begin, kNegInf);
+    fill(row + keys.end, hv.T - keys.end, kNegInf);
+  }
+  if (keys.end > keys.begin)
+    score_tile(hv, i0, n, keys.begin, keys.end - keys.begin, rows + keys.begin, Tx);
+  if (Tx > hv.T) score_tile(hv, i0, n, hv.T, Tx - hv.T, rows + hv.T, Tx);
+}
+
 }  // namespace attn::kernels

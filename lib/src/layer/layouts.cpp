@@ -202,12 +202,13 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
         s.push_back({"bias_k", {}, {{Part::bias_k, 0, 0, 1}}, false, {1, 1, KV}});
         s.push_back({"bias_v", {}, {{Part::bias_v, 0, 0, 1}}, false, {1, 1, KV}});
       }
-      add_linear(s, "out_proj", Part::out_weight, 0, O, HD, d.out_bias);
+      if (d.out_proj) add_linear(s, "out_proj", Part::out_weight, 0, O, HD, d.out_bias);
       break;
     case Layout::gpt2:  // HF GPT-2 Conv1D: weight stored (in, out), q|k|v column blocks
       s.push_back({"c_attn.weight", {}, {{Part::qkv_weight, 0, 0, QKV}}, true, {C, QKV}});
       if (d.qkv_bias) s.push_back({"c_attn.bias", {}, {{Part::qkv_bias, 0, 0, QKV}}, false, {QKV}});
-      s.push_back({"c_proj.weight", {}, {{Part::out_weight, 0, 0, O}}, true, {HD, O}});
+      if (d.out_proj)
+        s.push_back({"c_proj.weight", {}, {{Part::out_weight, 0, 0, O}}, true, {HD, O}});
       if (d.out_bias) s.push_back({"c_proj.bias", {}, {{Part::out_bias, 0, 0, O}}, false, {O}});
       break;
     case Layout::proj:  // Llama, Mistral, Qwen2, OPT, BART, Whisper: q|k|v_proj, o_proj or out_proj
@@ -228,13 +229,13 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
       } else {
         add_qkv(s, d, {"q_proj", "k_proj", "v_proj"}, false);
       }
-      add_linear(s, "o_proj", Part::out_weight, 0, O, HD, d.out_bias, {"out_proj"});
+      if (d.out_proj) add_linear(s, "o_proj", Part::out_weight, 0, O, HD, d.out_bias, {"out_proj"});
       add_qk_norms(s, d);
       if (d.sinks) s.push_back({"sinks", {}, {{Part::sinks, 0, 0, d.H}}, false, {d.H}});  // gpt-oss
       break;
     case Layout::bert:  // BertSelfAttention (self.*) and BertSelfOutput's dense
       add_qkv(s, d, {"self.query", "self.key", "self.value"}, false);
-      add_linear(s, "output.dense", Part::out_weight, 0, O, HD, d.out_bias);
+      if (d.out_proj) add_linear(s, "output.dense", Part::out_weight, 0, O, HD, d.out_bias);
       break;
     case Layout::neox:
     case Layout::falcon:
@@ -246,7 +247,7 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
       if (d.qkv_bias)
         s.push_back(
             {"query_key_value.bias", {}, interleaved(d, layout, Part::qkv_bias), false, {QKV}});
-      add_linear(s, "dense", Part::out_weight, 0, O, HD, d.out_bias);
+      if (d.out_proj) add_linear(s, "dense", Part::out_weight, 0, O, HD, d.out_bias);
       if (layout == Layout::neox) add_qk_norms(s, d);  // Persimmon's q/k LayerNorms
       break;
   }

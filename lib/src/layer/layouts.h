@@ -109,7 +109,8 @@ struct Slot {
 
 // The slots of `layout` for these dims, in constructor order (each weight
 // followed by its bias when the dims list it). Assumes layout_fit_problem()
-// is empty.
+// is empty. No output projection slot without d.out_proj (a model
+// folder's layer with {"out_proj": false} leaves it unread).
 std::vector<Slot> layout_slots(const Dims& d, Layout layout);
 
 // layout_fit_problem (geometry.h) plus the bias rule of torch_mha and the

@@ -313,8 +313,13 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
                      const std::string& source, bool allow_nonfinite) {
   if (cfg.mla) return detail::load_mla_weights(sd, cfg, source, allow_nonfinite);
   const std::string name = layout_name(layout);
+  // {"out_proj": false} over a model folder's layer: its output projection
+  // is in the file and left unread (the context is the heads concatenated).
+  const bool drop_out_proj = cfg.from_model && !cfg.out_proj && layout_has_out_proj(layout);
   {
-    const std::string problem = detail::fit_problem(detail::dims_of(cfg), layout);
+    detail::Dims fit = detail::dims_of(cfg);
+    fit.out_proj = fit.out_proj || drop_out_proj;
+    const std::string problem = detail::fit_problem(fit, layout);
     if (!problem.empty()) {
       if (!layout_has_out_proj(layout) && cfg.out_proj)
         throw Error(Exit::config, "out_proj: " + problem + "; set \"out_proj\": false");
@@ -385,6 +390,7 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
     if (used.count(key) || detail::is_buffer_key(key) || detail::is_neighbour_key(key)) continue;
     const std::string extra = unasked_extra(sd, key, full, layout);
     if (!extra.empty()) throw Error(Exit::data, source + ": " + extra);
+    if (out_keys.count(key) && drop_out_proj) continue;
     if (out_keys.count(key))
       throw Error(Exit::data, source + ": key " + in_quotes(key) +
                                   " found but config \"out_proj\" is false (layout " + name +

@@ -66,7 +66,8 @@ def build(fams):
                                      "checks": ["context", "attention"]})
         for case in getattr(fam, "VARIANTS", []):
             sets["variants"].append({"case": case["name"], "family": name,
-                                     "checks": ["context", "attention"]})
+                                     "checks": ["context", "attention"] +
+                                     (["save"] if case.get("save") else [])})
         sets["folders"] += folder_entries(fam)
         for spec in getattr(fam, "GGUF", []):
             for n in spec["layers"]:

@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # ---- variants/ ----------------------------------------------------------------------------------
 
-def save_case(out, name, cfg, weights, x, expected_ctx, expected_attn, extra=None):
+def save_case(out, name, cfg, weights, x, expected_ctx, expected_attn, extra=None, saved=None):
     d = os.path.join(out, name)
     os.makedirs(os.path.join(d, "weights"))
     os.makedirs(os.path.join(d, "expected"))
@@ -46,6 +46,11 @@ def save_case(out, name, cfg, weights, x, expected_ctx, expected_attn, extra=Non
         np.save(os.path.join(d, fname), arr)
     np.save(os.path.join(d, "expected", "context.npy"), expected_ctx.detach().float().numpy())
     np.save(os.path.join(d, "expected", "attention.npy"), expected_attn.detach().float().numpy())
+    if saved:  # --save's tensors: expected/saved/<name>.npy
+        os.makedirs(os.path.join(d, "expected", "saved"))
+        for k, v in saved.items():
+            np.save(os.path.join(d, "expected", "saved", k + ".npy"),
+                    v.detach().float().contiguous().numpy())
     cfg = dict(cfg, weights="weights", input="input.npy")
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f, indent=1)
@@ -91,7 +96,7 @@ def norm_kind(qk_norm):
 def decoder(out, name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, softcap=None,
             qk_norm=None, sinks=False, bias=False, o_bias=False, left=True, offset=0, B=2, S=7,
             seed=0, gate=False, chunk=None, temperature=None, positions=True, k_eq_v=False,
-            v_norm=None, x_scale=1.0):
+            v_norm=None, x_scale=1.0, save=False):
     """A q/k/v/o_proj decoder layer (modeling_llama.LlamaAttention + eager_attention_forward,
     with the family's extras) at model.layers.3.self_attn."""
     torch.manual_seed(seed)
@@ -152,13 +157,14 @@ def decoder(out, name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
     a = Layer(C, H, Hkv, D, scale=scale, window=window, softcap=softcap, rope=rope,
               qk_norm=norm, v_norm=v_norm, k_eq_v=k_eq_v, sinks=sinks, gate=gate, chunk=chunk,
               temperature=temperature)
+    hooks = {} if save else None  # save: the intermediates of --save too
     with torch.no_grad():
-        y, p = reference.attention(a, sd, x, keep, pos)
+        y, p = reference.attention(a, sd, x, keep, pos, hooks=hooks)
     w = prefixed(sd, "model.layers.3.self_attn.")
     # neighbours under the same block prefix, as a whole-model file has them
     w["model.layers.3.input_layernorm.weight"] = torch.ones(C)
     w["model.layers.3.mlp.up_proj.weight"] = torch.randn(2 * C, C)
-    save_case(out, name, cfg, w, x, y, p, extra)
+    save_case(out, name, cfg, w, x, y, p, extra, hooks)
 
 
 def mla(out, name, C, H, q_lora, kv_lora, nope, rope_dim, v, form, rope_cfg, scale, *,

@@ -286,9 +286,14 @@ def qk_norm(a, sd, q, k):
 
 # ---- the layer -----------------------------------------------------------------------------------
 
-def attention(a, sd, x, keep=None, pos=None, kv=None):
+def attention(a, sd, x, keep=None, pos=None, kv=None, hooks=None):
     """context (B, S, C) and weights (B, H, S, T) of layer `a` on x (B, S, C) at positions pos
-    (B, S); keep (B, T): attention_mask (1 = attend); kv (B, T, C): a cross-attention's keys."""
+    (B, S); keep (B, T): attention_mask (1 = attend); kv (B, T, C): a cross-attention's keys.
+    hooks: a dict that receives the intermediates as TransformerLens' HookedTransformer names
+    them (attn-run's --save): q (B, S, H, D) and k, v (B, T, Hkv, D) after norms and rope,
+    scores (B, H, S, T) before the softmax (-inf where not allowed), z (B, S, H, D) each head's
+    weighted values (after the gate), result (B, S, H, C) each head's share of the output
+    projection (W_O's columns of the head, without the bias)."""
     if a.mla is not None:
         return mla_attention(a, sd, x, keep, pos)
     B, S, _ = x.shape
@@ -310,6 +315,8 @@ def attention(a, sd, x, keep=None, pos=None, kv=None):
         t = torch.log1p(torch.floor((torch.arange(S).float() + 1.0) / floor_scale))
         t = t * attn_scale + 1.0
         q = q * t.to(q.dtype)[None, None, :, None]
+    if hooks is not None:  # hook_q, hook_k, hook_v
+        hooks["q"], hooks["k"], hooks["v"] = (t.transpose(1, 2) for t in (q, k, v))
     k, v = repeat_kv(k, a.H // k.shape[1]), repeat_kv(v, a.H // v.shape[1])
     scores = q @ k.transpose(2, 3)
     scores = scores / a.scale_divisor if a.scale_divisor else scores * a.scale
@@ -330,6 +337,13 @@ def attention(a, sd, x, keep=None, pos=None, kv=None):
     y = (probs @ v).transpose(1, 2).reshape(B, S, a.H * v.shape[-1])
     if gate is not None:  # attn_output * torch.sigmoid(gate), before o_proj
         y = y * torch.sigmoid(gate)
+    if hooks is not None:  # hook_attn_scores, hook_z, hook_result
+        hooks["scores"] = scores.masked_fill(~ok.expand_as(scores), float("-inf"))
+        z = y.view(B, S, a.H, -1)
+        hooks["z"] = z
+        if a.layout != "conv1d":  # o_proj.weight (C, H*D) viewed per head: (C, H, D)
+            w_o = sd[a.names[-1] + ".weight"].view(-1, a.H, z.shape[-1])
+            hooks["result"] = torch.einsum("bshd,chd->bshc", z, w_o)
     return output(a, sd, y), probs
 
 

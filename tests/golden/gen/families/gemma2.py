@@ -64,5 +64,6 @@ GGUF = [
 
 VARIANTS = [  # softcap + query_pre_attn_scalar + window
     dict(name="gemma2_softcap_window", writer="decoder", C=32, H=4, Hkv=2, D=16,
-         rope_cfg={"theta": 10000.0}, scale=1 / math.sqrt(24.0), window=4, softcap=2.0, S=8),
+         rope_cfg={"theta": 10000.0}, scale=1 / math.sqrt(24.0), window=4, softcap=2.0, S=8,
+         save=True),
 ]

@@ -60,5 +60,5 @@ GGUF = [
 
 VARIANTS = [  # qk_norm per head + GQA
     dict(name="qwen3_qknorm", writer="decoder", C=32, H=4, Hkv=2, D=8,
-         rope_cfg={"theta": 1000000.0}, qk_norm=(1e-6, 0)),
+         rope_cfg={"theta": 1000000.0}, qk_norm=(1e-6, 0), save=True),
 ]
