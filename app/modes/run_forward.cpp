@@ -49,8 +49,10 @@ std::string format_stdout(const attn::Tensor& t, Format f) {
   return attn::format_tensor_text(t);
 }
 
-// Token labels for pictures: --labels or --labels-file, else the config's, else positions.
-std::vector<std::string> token_labels(const Options& opt, const attn::Config& cfg, std::size_t S) {
+// Token labels for pictures: --labels or --labels-file, else the config's, else the
+// --tokens ids of the drawn batch entry, else positions.
+std::vector<std::string> token_labels(const Options& opt, const attn::Config& cfg, std::size_t S,
+                                      const attn::RunInputs& in) {
   std::string flag;
   if (auto labels = flag_labels(opt, &flag)) {
     if (labels->size() != S)
@@ -60,6 +62,12 @@ std::vector<std::string> token_labels(const Options& opt, const attn::Config& cf
     return *labels;
   }
   if (cfg.labels.size() == S) return cfg.labels;
+  if (in.tokens && cfg.labels.empty()) {
+    std::vector<std::string> ids;
+    const std::size_t b = std::min(opt.batch_index, in.tokens->shape[0] - 1);
+    for (std::size_t t = 0; t < S; ++t) ids.push_back(std::to_string(in.tokens->ids[b * S + t]));
+    return ids;
+  }
   if (!cfg.labels.empty())
     spdlog::warn("labels: the config has {} labels but the input has {} tokens; drawing positions",
                  cfg.labels.size(), S);
@@ -82,7 +90,7 @@ std::vector<std::string> pick(const std::vector<std::string>& labels,
 attn::LoadedRun load_layer_run(const Options& opt, const attn::Config& cfg,
                                const attn::LoadOptions& lo) {
   const std::string path = opt.input.value_or(cfg.input_path);
-  if (cfg.model.empty() || !cfg.layer || opt.decoder_layer || path.empty())
+  if (cfg.model.empty() || !cfg.layer || opt.decoder_layer || path.empty() || lo.tokens)
     return attn::load_run(cfg, lo);
   // The model's layer count, read only when the input is a stack.
   const auto layers = [&] {
@@ -146,6 +154,7 @@ int run_forward(const Options& opt) {
   lo.allow_nonfinite = opt.allow_nonfinite;
   lo.input_path = opt.input;
   lo.padding_mask_path = opt.padding_mask;
+  lo.tokens = opt.tokens;
   if (opt.input && *opt.input == "-") lo.stdin_bytes = read_stdin_input();
   check_init_memory(cfg);
   attn::LoadedRun r = load_layer_run(opt, cfg, lo);
@@ -174,7 +183,7 @@ int run_forward(const Options& opt) {
                           " is past the batch; the input has B = " + std::to_string(B) + " (0.." +
                           std::to_string(B - 1) + ")");
   std::vector<std::string> labels;  // a wrong --labels count fails before the compute
-  if (pictures) labels = token_labels(opt, cfg, S);
+  if (pictures) labels = token_labels(opt, cfg, S, in);
   // --compare: the other maps, read and checked against attention.npy's shape first.
   attn::Tensor compare_to;
   if (opt.compare) {

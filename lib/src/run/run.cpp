@@ -253,7 +253,12 @@ LoadedRun load_run(const Config& cfg, const LoadOptions& opt) {
   // Input: the flag wins over the config (CONTRACT.md "Invocation").
   Tensor x;
   std::string source;
-  if (opt.input_path && *opt.input_path == "-") {
+  std::optional<TokenIds> tokens;
+  if (opt.tokens) {
+    tokens = read_token_ids(*opt.tokens);
+    x = embed_tokens(cfg, *tokens, opt.allow_nonfinite);
+    source = tokens->source;
+  } else if (opt.input_path && *opt.input_path == "-") {
     source = "-";
     x = parse_input_bytes(opt.stdin_bytes, "-", opt.allow_nonfinite);
   } else if (opt.input_path) {
@@ -280,6 +285,7 @@ LoadedRun load_run(const Config& cfg, const LoadOptions& opt) {
   }
   LoadedRun r;
   static_cast<RunInputs&>(r) = load_inputs(cfg, opt, std::move(x), source);
+  r.tokens = std::move(tokens);
   r.weights = std::move(weights);
   r.layout = layout;
   r.layout_detected = detected;
