@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -160,4 +161,72 @@ TEST_CASE("cli_tokens: misuse is one error line naming the flag, the id or the f
                         q(attn::test::source_path("configs/warner_causal.json")) + " --tokens 1,2"),
                     64, {"--tokens", "embedding"});
   CHECK_FALSE(std::filesystem::exists(t / "all"));
+}
+
+TEST_CASE("cli_tokens: run.json records the embedding the family row gave") {
+  const TempDir t;
+  const auto embedding = [&](const std::string& model, const std::string& out) {
+    const RunResult r =
+        run(bin() + " --model " + q(golden(model)) + " --layer 0 --tokens 1,2 -o " + q(t / out));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return nlohmann::json::parse(
+        attn::test::read_text((t / out) + "/run.json"))["config"]["embedding"];
+  };
+  // Gemma: sqrt(hidden_size) in the bf16 table's dtype; its GGUF file: in float32.
+  const nlohmann::json gemma = embedding("folders/gemma_tokens/model", "gemma");
+  CHECK(gemma["word"] == "model.embed_tokens.weight");
+  CHECK(gemma["scale"] == doctest::Approx(std::sqrt(32.0)));
+  CHECK(gemma["scale_dtype"] == "table");
+  const nlohmann::json gemma_gguf = embedding("gguf/gemma_tokens/model.gguf", "gemma_gguf");
+  CHECK(gemma_gguf["word"] == "token_embd.weight");
+  CHECK(gemma_gguf["scale_dtype"] == "float32");
+  // Granite's embedding_multiplier, and its GGUF file's embedding_scale.
+  CHECK(embedding("folders/granite/model", "granite")["scale"] == 12.0);
+  CHECK(embedding("gguf/granite/model.gguf", "granite_gguf")["scale"] == 12.0);
+  // OPT's learned positions at p + 2; BERT's token types and LayerNorm.
+  const nlohmann::json opt = embedding("folders/opt_tokens/model", "opt");
+  CHECK(opt["positions"] == "model.decoder.embed_positions.weight");
+  CHECK(opt["position_offset"] == 2);
+  const nlohmann::json bert = embedding("folders/bert_tokens/model", "bert");
+  CHECK(bert["token_types"] == "bert.embeddings.token_type_embeddings.weight");
+  CHECK(bert["norm_weight"] == "bert.embeddings.LayerNorm.weight");
+  CHECK(bert["norm_eps"] == 1e-12);
+}
+
+TEST_CASE("cli_tokens: a plain config's embedding key builds the same input") {
+  // GPT-2's layer 0 by hand: the config keys a model folder's family row gives.
+  const TempDir t;
+  const std::string dir = golden("folders/gpt2_tokens/");
+  const nlohmann::json cfg = {{"attention", "causal"},
+                              {"hidden_size", 24},
+                              {"num_heads", 4},
+                              {"layout", "gpt2"},
+                              {"weights", dir + "model/model.safetensors"},
+                              {"weights_prefix", "h.0.attn."},
+                              {"input_norm",
+                               {{"kind", "layer"},
+                                {"eps", 1e-5},
+                                {"weight", "h.0.ln_1.weight"},
+                                {"bias", "h.0.ln_1.bias"}}},
+                              {"embedding", {{"word", "wte.weight"}, {"positions", "wpe.weight"}}}};
+  attn::test::write_text(t / "gpt2.json", cfg.dump());
+  const RunResult r = run(bin() + " --config " + q(t / "gpt2.json") + " --tokens " +
+                          q(dir + "layer0/tokens.npy") + " -o " + q(t / "out"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  check_context(t / "out", dir + "layer0/expected/context.npy");
+  // Its checks: a word table is required; padding_id numbers learned positions only.
+  nlohmann::json bad = cfg;
+  bad["embedding"] = {{"positions", "wpe.weight"}};
+  attn::test::write_text(t / "bad.json", bad.dump());
+  check_cli_failure(run(bin() + " --config " + q(t / "bad.json") + " --tokens 1,2"), 78,
+                    {"bad.json", "embedding.word"});
+  bad["embedding"] = {{"word", "wte.weight"}, {"padding_id", 1}};
+  attn::test::write_text(t / "bad.json", bad.dump());
+  check_cli_failure(run(bin() + " --config " + q(t / "bad.json") + " --tokens 1,2"), 78,
+                    {"bad.json", "embedding.padding_id", "positions"});
+  // A key the weights do not hold: 65 naming it.
+  bad["embedding"] = {{"word", "transformer.wte.weight"}};
+  attn::test::write_text(t / "bad.json", bad.dump());
+  check_cli_failure(run(bin() + " --config " + q(t / "bad.json") + " --tokens 1,2"), 65,
+                    {"transformer.wte.weight", "word table"});
 }

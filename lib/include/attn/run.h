@@ -109,7 +109,11 @@ TokenIds read_token_ids(const std::string& spec);
 // the ids and positions name. An id outside the word table's rows, or a
 // position past the learned positions: Exit::data naming the id (and its
 // place) and ids.source. Without cfg.embedding: Exit::usage naming --tokens.
-Tensor embed_tokens(const Config& cfg, const TokenIds& ids, bool allow_nonfinite);
+// `positions` (B, S), when given (the config's positions), number the learned
+// positions (plus position_offset) as Hugging Face's position_ids do; else
+// 0..S-1, or RoBERTa's from padding_id.
+Tensor embed_tokens(const Config& cfg, const TokenIds& ids, bool allow_nonfinite,
+                    const PositionIds* positions = nullptr);
 
 // Token embeddings checked against the config: (S, C) becomes (1, S, C) with
 // *batched = false, (B, S, C) is kept; C must be hidden_size, B and S >= 1,

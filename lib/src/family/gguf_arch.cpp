@@ -454,9 +454,10 @@ void gguf_layer_config(const std::string& architecture, const json& hf, std::int
     e["word"] = "token_embd.weight";
     if (e.contains("positions")) e["positions"] = "position_embd.weight";
     if (e.contains("token_types")) e["token_types"] = "token_types.weight";
-    if (e.contains("norm_weight")) {
+    if (e.contains("norm_weight")) {  // LLM_NORM with the file's layer_norm_epsilon
       e["norm_weight"] = "token_embd_norm.weight";
       e["norm_bias"] = "token_embd_norm.bias";
+      if (hf.contains("layer_norm_eps")) e["norm_eps"] = hf["layer_norm_eps"];
     }
     if (e.contains("scale_dtype")) e["scale_dtype"] = "float32";
     e["module"] = "token_embd";

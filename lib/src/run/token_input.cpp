@@ -2,7 +2,8 @@
 // model family's embedding module builds it, in this order:
 //   x = word[id] * scale      (nn.Embedding; Gemma's normalizer, Granite's multiplier)
 //   x = x + token_types[0]    (BertEmbeddings: inputs_embeds + token_type_embeddings)
-//   x = x + positions[p]      (then += position_embeddings; GPT-2's wte + wpe, OPT's p + 2)
+//   x = x + positions[p]      (then += position_embeddings; GPT-2's wte + wpe, OPT's p + 2;
+//                              p from the config's positions when given, as position_ids)
 //   x = LayerNorm(x)          (BertEmbeddings.LayerNorm, BLOOM's word_embeddings_layernorm)
 // Only the rows asked for are read (a 150k x 4096 table is never held in
 // float32), each converted or dequantized on its own (StateDict::read_rows).
@@ -182,7 +183,8 @@ TokenIds read_token_ids(const std::string& spec) {
   return t;
 }
 
-Tensor embed_tokens(const Config& cfg, const TokenIds& ids, bool allow_nonfinite) {
+Tensor embed_tokens(const Config& cfg, const TokenIds& ids, bool allow_nonfinite,
+                    const PositionIds* positions) {
   if (!cfg.embedding)
     throw Error(Exit::usage,
                 "--tokens: builds layer 0's input with the model's embedding: give --model DIR "
@@ -238,7 +240,10 @@ Tensor embed_tokens(const Config& cfg, const TokenIds& ids, bool allow_nonfinite
       for (std::size_t t = 0; t < S; ++t) {
         const std::int64_t id = ids.ids[b * S + t];
         std::int64_t p = std::int64_t(t) + e.position_offset;
-        if (e.padding_id) p = id == *e.padding_id ? *e.padding_id : *e.padding_id + ++seen;
+        if (positions)
+          p = positions->data[b * S + t] + e.position_offset;
+        else if (e.padding_id)
+          p = id == *e.padding_id ? *e.padding_id : *e.padding_id + ++seen;
         if (std::uint64_t(p) >= P)
           throw Error(Exit::data, ids.source + ": " + std::to_string(S) +
                                       " tokens need position row " + std::to_string(p) + " of \"" +

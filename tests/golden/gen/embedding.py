@@ -40,12 +40,12 @@ def draw_ids(spec, vocab, B, S):
     return torch.randint(vocab, (B, S), generator=g)
 
 
-def llama(t, sd, ids, dtype):
+def llama(t, sd, ids, dtype, pos=None):
     """LlamaModel.forward: inputs_embeds = self.embed_tokens(input_ids) (nn.Embedding)."""
     return F.embedding(ids, sd[t["word"]])
 
 
-def gemma(t, sd, ids, dtype):
+def gemma(t, sd, ids, dtype, pos=None):
     """GemmaModel.forward, in the model's dtype: hidden_states = inputs_embeds; normalizer =
     torch.tensor(self.config.hidden_size**0.5, dtype=hidden_states.dtype); hidden_states =
     hidden_states * normalizer (Gemma3TextScaledWordEmbedding: embed_scale.to(weight.dtype))."""
@@ -54,14 +54,14 @@ def gemma(t, sd, ids, dtype):
     return (h * normalizer).double()
 
 
-def gpt2(t, sd, ids, dtype):
+def gpt2(t, sd, ids, dtype, pos=None):
     """GPT2Model.forward: hidden_states = inputs_embeds + position_embeds, wte(input_ids) and
-    wpe(position_ids), position_ids = arange(S)."""
-    pos = torch.arange(ids.shape[-1]).expand_as(ids)
+    wpe(position_ids), position_ids as given, else arange(S)."""
+    pos = torch.arange(ids.shape[-1]).expand_as(ids) if pos is None else pos
     return F.embedding(ids, sd[t["word"]]) + F.embedding(pos, sd[t["positions"]])
 
 
-def opt(t, sd, ids, dtype):
+def opt(t, sd, ids, dtype, pos=None):
     """OPTDecoder.forward: inputs_embeds + pos_embeds, OPTLearnedPositionalEmbedding of the
     all-ones attention_mask: positions cumsum(mask) * mask - 1, looked up at positions + 2."""
     mask = torch.ones_like(ids)
@@ -69,7 +69,7 @@ def opt(t, sd, ids, dtype):
     return F.embedding(ids, sd[t["word"]]) + F.embedding(pos + 2, sd[t["positions"]])
 
 
-def bert(t, sd, ids, dtype):
+def bert(t, sd, ids, dtype, pos=None):
     """BertEmbeddings.forward (absolute positions): embeddings = inputs_embeds +
     token_type_embeddings (token_type_ids zeros); embeddings += position_embeddings; then
     LayerNorm (layer_norm_eps)."""
@@ -80,7 +80,7 @@ def bert(t, sd, ids, dtype):
     return F.layer_norm(h, (C,), sd[t["norm"] + "weight"], sd[t["norm"] + "bias"], t["eps"])
 
 
-def roberta(t, sd, ids, dtype):
+def roberta(t, sd, ids, dtype, pos=None):
     """RobertaEmbeddings.forward: BertEmbeddings' sums and LayerNorm at the positions of
     create_position_ids_from_input_ids: mask = ids != padding_idx; cumsum(mask) * mask +
     padding_idx (the first token at padding_idx + 1, a padding token at padding_idx)."""
@@ -96,7 +96,10 @@ MODULES = {"llama": llama, "gemma": gemma, "gpt2": gpt2, "opt": opt, "bert": ber
            "roberta": roberta}
 
 
-def embed(t, sd, ids, dtype):
-    """The residual stream entering layer 0 (float64) for token ids (B, S)."""
+def embed(t, sd, ids, dtype, pos=None):
+    """The residual stream entering layer 0 (float64) for token ids (B, S); `pos` (B, S): the
+    position_ids given to the model (the case's positions.npy), for the modules that take them."""
     with torch.no_grad():
-        return MODULES[t["module"]](t, sd, ids, dtype).double()
+        if pos is None:
+            return MODULES[t["module"]](t, sd, ids, dtype).double()
+        return MODULES[t["module"]](t, sd, ids, dtype, pos).double()

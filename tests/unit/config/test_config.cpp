@@ -328,8 +328,8 @@ TEST_CASE("config: config_keys lists the table in order") {
   CHECK(k[52] == "k_eq_v");
   CHECK(k[53] == "decoder_layer");  // an encoder-decoder's decoder module
   CHECK(k[54] == "cross_attention");
-  CHECK(k[55] == "input_norm");     // the residual stream in
-  CHECK(k.back() == "embedding");   // layer 0's input from token ids
+  CHECK(k[55] == "input_norm");    // the residual stream in
+  CHECK(k.back() == "embedding");  // layer 0's input from token ids
   for (const char* key :
        {"hidden_size", "num_heads",    "num_kv_heads", "head_size", "out_size", "out_proj",
         "causal",      "context_size", "bias",         "qkv_bias",  "out_bias", "scale",
