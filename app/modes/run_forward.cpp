@@ -15,6 +15,7 @@
 #include "attn/attention.h"
 #include "attn/error.h"
 #include "attn/files.h"
+#include "attn/gguf_info.h"
 #include "attn/model_folder.h"
 #include "attn/npy.h"
 #include "attn/output.h"
@@ -49,8 +50,30 @@ std::string format_stdout(const attn::Tensor& t, Format f) {
   return attn::format_tensor_text(t);
 }
 
+// The --tokens ids of batch entry b as labels: a GGUF file's own token strings
+// (tokenizer.ggml.tokens, read up to the largest id), else the ids in decimal.
+std::vector<std::string> id_labels(const attn::Config& cfg, const attn::TokenIds& ids,
+                                   std::size_t b) {
+  const std::size_t S = ids.shape[1];
+  std::vector<std::string> labels;
+  std::int64_t top = 0;
+  for (std::size_t t = 0; t < S; ++t) top = std::max(top, ids.ids[b * S + t]);
+  if (ends_with_ext(cfg.model, ".gguf")) {
+    const attn::GgufInfo info = attn::read_gguf_info(cfg.model, std::size_t(top) + 1);
+    for (const attn::GgufMetadataEntry& e : info.metadata)
+      if (e.key == "tokenizer.ggml.tokens" && e.element_type == "string" &&
+          e.value.size() > std::size_t(top)) {
+        for (std::size_t t = 0; t < S; ++t)
+          labels.push_back(e.value[std::size_t(ids.ids[b * S + t])].get<std::string>());
+        return labels;
+      }
+  }
+  for (std::size_t t = 0; t < S; ++t) labels.push_back(std::to_string(ids.ids[b * S + t]));
+  return labels;
+}
+
 // Token labels for pictures: --labels or --labels-file, else the config's, else the
-// --tokens ids of the drawn batch entry, else positions.
+// --tokens of the drawn batch entry (id_labels), else positions.
 std::vector<std::string> token_labels(const Options& opt, const attn::Config& cfg, std::size_t S,
                                       const attn::RunInputs& in) {
   std::string flag;
@@ -62,12 +85,8 @@ std::vector<std::string> token_labels(const Options& opt, const attn::Config& cf
     return *labels;
   }
   if (cfg.labels.size() == S) return cfg.labels;
-  if (in.tokens && cfg.labels.empty()) {
-    std::vector<std::string> ids;
-    const std::size_t b = std::min(opt.batch_index, in.tokens->shape[0] - 1);
-    for (std::size_t t = 0; t < S; ++t) ids.push_back(std::to_string(in.tokens->ids[b * S + t]));
-    return ids;
-  }
+  if (in.tokens && cfg.labels.empty())
+    return id_labels(cfg, *in.tokens, std::min(opt.batch_index, in.tokens->shape[0] - 1));
   if (!cfg.labels.empty())
     spdlog::warn("labels: the config has {} labels but the input has {} tokens; drawing positions",
                  cfg.labels.size(), S);

@@ -5,6 +5,7 @@
 // its exit code, naming the flag, the id, the file or the family.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -229,4 +230,28 @@ TEST_CASE("cli_tokens: a plain config's embedding key builds the same input") {
   attn::test::write_text(t / "bad.json", bad.dump());
   check_cli_failure(run(bin() + " --config " + q(t / "bad.json") + " --tokens 1,2"), 65,
                     {"transformer.wte.weight", "word table"});
+}
+
+TEST_CASE("cli_tokens: a GGUF file's labels are its own token strings") {
+  // tests/golden/gen/families/llama.py writes llama_tokens' tokenizer.ggml.tokens.
+  const std::vector<std::string> vocab = {"<unk>",       "<s>",         "</s>",       "\u2581The",
+                                          "\u2581quick", "\u2581brown", "\u2581fox",  "\u2581jumps",
+                                          "\u2581over",  "\u2581the",   "\u2581lazy", "\u2581dog"};
+  const TempDir t;
+  const std::string gguf = golden("gguf/llama_tokens/");
+  const std::string ids = id_list(gguf + "layer0/tokens.npy");
+  std::string words;
+  for (std::size_t at = 0; at < ids.size();) {
+    const std::size_t comma = std::min(ids.find(',', at), ids.size());
+    words += (words.empty() ? "" : ",") + vocab.at(std::stoul(ids.substr(at, comma - at)));
+    at = comma + 1;
+  }
+  const std::string run_ =
+      bin() + " --model " + q(gguf + "model.gguf") + " --layer 0 --tokens " + ids;
+  const RunResult own = run(run_ + " --plot " + q(t / "own.svg"));
+  REQUIRE_MESSAGE(own.exit_code == 0, own.err);
+  const RunResult named = run(run_ + " --labels " + q(words) + " --plot " + q(t / "named.svg"));
+  REQUIRE_MESSAGE(named.exit_code == 0, named.err);
+  CHECK(attn::test::read_text(t / "own.svg") == attn::test::read_text(t / "named.svg"));
+  CHECK(attn::test::read_text(t / "own.svg").find("\u2581") != std::string::npos);
 }

@@ -267,6 +267,9 @@ def write_by_layout(fam, spec, root, writer):
         ttype = spec["tokens"].get("type", "F32")
         raw, token_embd = stored(ttype, token_embd, rng)
         w.add_tensor("token_embd.weight", (12, C), ID[ttype], raw)
+        if spec["tokens"].get("vocab"):  # LlamaModel's set_vocab: the token strings
+            w.add("tokenizer.ggml.model", "llama")
+            w.add("tokenizer.ggml.tokens", list(spec["tokens"]["vocab"]))
     else:
         f32(w, "token_embd.weight", token_embd)
     sc = cfg.get("rope_scaling") or {}

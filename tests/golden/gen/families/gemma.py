@@ -37,6 +37,16 @@ FOLDERS = [
                  "max_position_embeddings": 64, "num_attention_heads": 4,
                  "num_hidden_layers": 2, "num_key_value_heads": 1, "rms_norm_eps": 1e-06,
                  "rope_theta": 10000.0, "torch_dtype": "bfloat16", "vocab_size": 12}),
+    # The same in float16: the normalizer and the products rounded to half precision.
+    dict(name="gemma_tokens_f16", seed=56, container="safetensors", dtype="f16", layers=[0],
+         B=1, S=7, input_norm=dict(kind="rms", name="input_layernorm.", eps=1e-6, offset=1,
+                                   layers=[0]),
+         tokens=dict(layers=[0], module="gemma", word="model.embed_tokens.weight"),
+         config={"architectures": ["GemmaForCausalLM"], "model_type": "gemma",
+                 "head_dim": 8, "hidden_size": 24, "intermediate_size": 8,
+                 "max_position_embeddings": 64, "num_attention_heads": 3,
+                 "num_hidden_layers": 1, "num_key_value_heads": 1, "rms_norm_eps": 1e-06,
+                 "rope_theta": 10000.0, "torch_dtype": "float16", "vocab_size": 12}),
 ]
 
 HELDOUT = [

@@ -78,7 +78,11 @@ GGUF = [
     # Layer 0 from token ids (--tokens): token_embd in Q8_0 (dequantized row by row), then
     # blk.0.attn_norm.
     dict(name="llama_tokens", arch="llama", writer="by_layout", seed=46, layers=[0], S=6,
-         input_norm=dict(eps=1e-5, layers=[0]), tokens=dict(layers=[0], type="Q8_0"),
+         input_norm=dict(eps=1e-5, layers=[0]),
+         tokens=dict(layers=[0], type="Q8_0",
+                     vocab=["<unk>", "<s>", "</s>", "\u2581The", "\u2581quick", "\u2581brown",
+                            "\u2581fox", "\u2581jumps", "\u2581over", "\u2581the", "\u2581lazy",
+                            "\u2581dog"]),
          types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "Q8_0", "attn_output": "F16"},
          config={"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4,
                  "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 1,
