@@ -149,10 +149,11 @@ TEST_CASE("cli_tokens: misuse is one error line naming the flag, the id or the f
                     64, {"--tokens", "--input"});
   check_cli_failure(run(bin() + gpt2 + " --layer all --tokens 1,2 -o " + q(t / "all")), 64,
                     {"--tokens", "--layer all"});
-  // A family whose embedding attn-run does not build (Cohere's): 78 naming it.
-  check_cli_failure(run(bin() + " --model " + q(golden("folders/cohere_residual/model")) +
-                        " --layer 0 --tokens 1,2"),
-                    78, {"--tokens", "model_type cohere"});
+  // A family whose embedding attn-run does not build (Gemma 4's, with its per-layer
+  // embeddings): 78 naming it.
+  check_cli_failure(
+      run(bin() + " --model " + q(golden("folders/gemma4_text/model")) + " --layer 0 --tokens 1,2"),
+      78, {"--tokens", "model_type gemma4_text"});
   // ELECTRA with embedding_size < hidden_size projects its embeddings: 78 naming the key.
   check_cli_failure(
       run(bin() + " --model " + q(golden("folders/electra/model")) + " --layer 0 --tokens 1,2"), 78,

@@ -77,6 +77,7 @@ void add_hybrid_rows(Table& t) {
   // attention_multiplier as the scale; "attention" layers of layer_types (no list: every
   // layer Mamba), no positions unless position_embedding_type is "rope".
   t.row("granitemoehybrid")
+      .with_embedding(times_multiplier("embedding_multiplier"))
       .bias("attention_bias", false)
       .with_rope(10000.0, granite_rope())
       .with_scale({ScaleRule::value_of_key, "attention_multiplier"})
