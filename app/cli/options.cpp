@@ -120,6 +120,10 @@ void setup_options(CLI::App& app, Options& opt) {
                  "token embeddings (S, C) or (B, S, C): .npy or JSON; - = stdin (with several "
                  "layers: a (layers, B, S, C) stack, or a folder of layer_N.npy)")
       ->type_name("PATH");
+  in->add_option("--tokens", opt.tokens,
+                 "layer 0's input from token ids, 9906,11,1917 or a .npy of int32/int64 (S,) or "
+                 "(B, S): the model's embedding as its family builds it, then the block's norm")
+      ->type_name("LIST|FILE");
   in->add_option("--padding-mask", opt.padding_mask, "(B, S) or (S,) mask .npy, true = padded key")
       ->type_name("FILE");
   in->add_option("--attention-mask", opt.attention_mask,
@@ -398,7 +402,8 @@ void check_option_combinations(const Options& opt) {
                                       {opt.input_list.has_value(), "--input-list"},
                                       {opt.out_dir.has_value(), "--out-dir"},
                                       {opt.with_residual_norm, "--with-residual-norm"},
-                                      {opt.residual, "--residual"}})
+                                      {opt.residual, "--residual"},
+                                      {opt.tokens.has_value(), "--tokens"}})
       if (given)
         throw Error(Exit::usage, std::string("--model: cannot be combined with ") + flag +
                                      " (alone, it prints a table of the model's layers)");
@@ -469,6 +474,20 @@ void check_option_combinations(const Options& opt) {
                                      "x head); found '" +
                                      p + "'");
   }
+  if (opt.tokens) {  // layer 0's input from token ids (CONTRACT.md "(v4) Inputs")
+    if (opt.input)
+      throw both("--tokens", "--input",
+                 "both give the layer's input (the ids' embedding, or a file); give one");
+    for (const auto& [given, other] :
+         {std::pair<bool, std::string>{opt.input_list.has_value(), "--input-list"},
+          {opt.layers.has_value(), "--layer " + opt.layer_flag},
+          {opt.decoder_layer.has_value(), "--decoder-layer"},
+          {opt.dump_weights, "--dump-weights"}})
+      if (given)
+        throw Error(Exit::usage, "--tokens: cannot be combined with " + other +
+                                     ": it builds layer 0's input from the embedding table; run "
+                                     "that one layer, --layer 0");
+  }
   if (opt.input_list) {
     if (opt.input) throw Error(Exit::usage, "--input: cannot be combined with --input-list");
     if (opt.compare)
@@ -506,6 +525,7 @@ attn::Config load_config_with_flags(const Options& opt) {
   flags.decoder_layer = opt.decoder_layer;
   flags.cross = opt.cross;
   flags.input_norm = opt.residual;
+  flags.tokens = opt.tokens.has_value();
   flags.encoder_output = opt.encoder_output.value_or("");
   attn::Config cfg = attn::load_config(opt.config, flags);
   // Relative paths on the command line resolve against the working directory.

@@ -35,8 +35,9 @@ struct Options {
   std::optional<std::int64_t> decoder_layer;
   bool cross = false;
   std::optional<std::string> encoder_output;
-  bool with_residual_norm = false;  // context = LayerNorm(o_proj + input) (issue 30)
-  bool residual = false;            // the input is the residual stream: the block's norm first
+  bool with_residual_norm = false;    // context = LayerNorm(o_proj + input) (issue 30)
+  bool residual = false;              // the input is the residual stream: the block's norm first
+  std::optional<std::string> tokens;  // layer 0's input from token ids: a,b,c or ids.npy
   std::optional<std::string> rope_precision;  // --rope-precision float64|float32 (rope.precision)
   std::optional<std::string> weights, input, padding_mask, out_dir, layout;
   std::optional<std::string> attention_mask;  // --attention-mask FILE: the config's attention_mask

@@ -15,6 +15,7 @@
 #include "attn/attention.h"
 #include "attn/error.h"
 #include "attn/files.h"
+#include "attn/gguf_info.h"
 #include "attn/model_folder.h"
 #include "attn/npy.h"
 #include "attn/output.h"
@@ -50,8 +51,32 @@ std::string format_stdout(const attn::Tensor& t, Format f) {
   return attn::format_tensor_text(t);
 }
 
-// Token labels for pictures: --labels or --labels-file, else the config's, else positions.
-std::vector<std::string> token_labels(const Options& opt, const attn::Config& cfg, std::size_t S) {
+// The --tokens ids of batch entry b as labels: a GGUF file's own token strings
+// (tokenizer.ggml.tokens, read up to the largest id), else the ids in decimal.
+std::vector<std::string> id_labels(const attn::Config& cfg, const attn::TokenIds& ids,
+                                   std::size_t b) {
+  const std::size_t S = ids.shape[1];
+  std::vector<std::string> labels;
+  std::int64_t top = 0;
+  for (std::size_t t = 0; t < S; ++t) top = std::max(top, ids.ids[b * S + t]);
+  if (ends_with_ext(cfg.model, ".gguf")) {
+    const attn::GgufInfo info = attn::read_gguf_info(cfg.model, std::size_t(top) + 1);
+    for (const attn::GgufMetadataEntry& e : info.metadata)
+      if (e.key == "tokenizer.ggml.tokens" && e.element_type == "string" &&
+          e.value.size() > std::size_t(top)) {
+        for (std::size_t t = 0; t < S; ++t)
+          labels.push_back(e.value[std::size_t(ids.ids[b * S + t])].get<std::string>());
+        return labels;
+      }
+  }
+  for (std::size_t t = 0; t < S; ++t) labels.push_back(std::to_string(ids.ids[b * S + t]));
+  return labels;
+}
+
+// Token labels for pictures: --labels or --labels-file, else the config's, else the
+// --tokens of the drawn batch entry (id_labels), else positions.
+std::vector<std::string> token_labels(const Options& opt, const attn::Config& cfg, std::size_t S,
+                                      const attn::RunInputs& in) {
   std::string flag;
   if (auto labels = flag_labels(opt, &flag)) {
     if (labels->size() != S)
@@ -61,6 +86,8 @@ std::vector<std::string> token_labels(const Options& opt, const attn::Config& cf
     return *labels;
   }
   if (cfg.labels.size() == S) return cfg.labels;
+  if (in.tokens && cfg.labels.empty())
+    return id_labels(cfg, *in.tokens, std::min(opt.batch_index, in.tokens->shape[0] - 1));
   if (!cfg.labels.empty())
     spdlog::warn("labels: the config has {} labels but the input has {} tokens; drawing positions",
                  cfg.labels.size(), S);
@@ -83,7 +110,7 @@ std::vector<std::string> pick(const std::vector<std::string>& labels,
 attn::LoadedRun load_layer_run(const Options& opt, const attn::Config& cfg,
                                const attn::LoadOptions& lo) {
   const std::string path = opt.input.value_or(cfg.input_path);
-  if (cfg.model.empty() || !cfg.layer || opt.decoder_layer || path.empty())
+  if (cfg.model.empty() || !cfg.layer || opt.decoder_layer || path.empty() || lo.tokens)
     return attn::load_run(cfg, lo);
   // The model's layer count, read only when the input is a stack.
   const auto layers = [&] {
@@ -151,6 +178,7 @@ int run_forward(const Options& opt) {
   lo.allow_nonfinite = opt.allow_nonfinite;
   lo.input_path = opt.input;
   lo.padding_mask_path = opt.padding_mask;
+  lo.tokens = opt.tokens;
   if (opt.input && *opt.input == "-") lo.stdin_bytes = read_stdin_input();
   check_init_memory(cfg);
   attn::LoadedRun r = load_layer_run(opt, cfg, lo);
@@ -179,7 +207,7 @@ int run_forward(const Options& opt) {
                           " is past the batch; the input has B = " + std::to_string(B) + " (0.." +
                           std::to_string(B - 1) + ")");
   std::vector<std::string> labels;  // a wrong --labels count fails before the compute
-  if (pictures) labels = token_labels(opt, cfg, S);
+  if (pictures) labels = token_labels(opt, cfg, S, in);
   // --compare: the other maps, read and checked against attention.npy's shape first.
   attn::Tensor compare_to;
   if (opt.compare) {

@@ -136,6 +136,35 @@ void check_case(const test::GoldenCase& entry) {
     check_run(rc, lo, dir, true);
   }
 
+  // --tokens: the family's embedding of tokens.npy (then the block's norm) is residual.npy
+  // and gives the same outputs, by --config case.json (with token_positions.npy as its
+  // positions: they number the learned positions) and by --model DIR --layer 0.
+  CHECK(entry.has("tokens") == fs::exists(dir + "/tokens.npy"));
+  if (entry.has("tokens")) {
+    INFO("--tokens tokens.npy");
+    Tensor stream = to_float32(read_npy(dir + "/residual.npy"), "residual.npy", false);
+    if (stream.ndim() == 2) stream.shape.insert(stream.shape.begin(), 1);  // (1, S, C)
+    LoadOptions lo;
+    lo.tokens = dir + "/tokens.npy";
+    ModelFlags tokens;
+    tokens.tokens = true;
+    Config tc = load_config(dir + "/case.json", tokens);
+    const bool offset = fs::exists(dir + "/token_positions.npy");
+    if (offset) {  // position_ids of the learned positions: the config's positions
+      tc.positions.path = dir + "/token_positions.npy";
+      resolve_config(tc);
+    }
+    REQUIRE(tc.embedding.has_value());
+    REQUIRE(tc.spec.input_norm.has_value());
+    check_close(load_run(tc, lo).x, stream, "embedding");
+    check_run(tc, lo, dir, true);
+    if (as_model && !offset) {
+      ModelFlags model{dir + "/../model", c["layer"].get<std::int64_t>()};
+      model.tokens = true;
+      check_run(load_config("", model), lo, dir, true);
+    }
+  }
+
   // --model DIR --layer N --input FILE: only the folder's settings (not for
   // cases that pick another module by weights_prefix: T5's decoder).
   if (!as_model) return;

@@ -124,6 +124,28 @@ TEST_CASE("golden gguf: every architecture's layers match PyTorch on the dequant
           if (with_maps) test::check_close(maps, expected(dir, "attention"), "attention");
         }
       }
+      // --tokens: token_embd's rows of tokens.npy (dequantized row by row; Gemma's sqrt(C) in
+      // float32), then blk.0.attn_norm, are residual.npy: the same outputs.
+      CHECK(fs::exists(dir + "/tokens.npy") == has_check("gguf", name, "tokens"));
+      if (fs::exists(dir + "/tokens.npy")) {
+        ModelFlags tokens;
+        tokens.tokens = true;
+        const Config tc = load_config(dir + "/case.json", tokens);
+        REQUIRE(tc.embedding.has_value());
+        CHECK(tc.embedding->word == "token_embd.weight");
+        CHECK(tc.embedding->scale_dtype == EmbeddingDtype::float32);
+        LoadOptions lo;
+        lo.tokens = dir + "/tokens.npy";
+        Tensor stream = to_float32(read_npy(dir + "/residual.npy"), "residual.npy", false);
+        stream.shape.insert(stream.shape.begin(), 1);  // (S, C) as (1, S, C)
+        test::check_close(load_run(tc, lo).x, stream, "embedding");
+        for (bool with_maps : {false, true}) {
+          INFO((with_maps ? "--tokens, maps kernel" : "--tokens, streaming kernel"));
+          const auto [ctx, maps] = run_forward(tc, with_maps, lo);
+          test::check_close(ctx, expected(dir, "context"), "context");
+          if (with_maps) test::check_close(maps, expected(dir, "attention"), "attention");
+        }
+      }
     } catch (const std::exception& e) {
       FAIL_CHECK(name << ": " << e.what());
     }

@@ -32,6 +32,27 @@ struct ArrayKey {
   bool given() const { return !path.empty() || inline_value.has_value(); }
 };
 
+// (v4) embedding: layer 0's input built from token ids (--tokens), as the
+// model family's embedding module builds it: the word rows (times `scale`),
+// plus learned absolute positions and token type 0, then a LayerNorm. Keys
+// are full keys of the weights file; "" = none.
+enum class EmbeddingDtype { float32, table };
+struct EmbeddingSpec {
+  std::string word;  // (V, C): row i is token i's
+  double scale = 1.0;
+  // Where the scale multiplies: float32, or the word table's stored dtype
+  // (table: a bf16/f16 table rounds the scale and each product to it, as
+  // Gemma's normalizer in the model's dtype; float32 for other tables).
+  EmbeddingDtype scale_dtype = EmbeddingDtype::float32;
+  std::string positions;                   // (P, C): position p's row is p + position_offset
+  std::int64_t position_offset = 0;        // OPT's 2
+  std::optional<std::int64_t> padding_id;  // RoBERTa: positions from padding_id + 1, pads at it
+  std::string token_types;                 // (T, C): row 0 is added
+  std::string norm_weight, norm_bias;      // LayerNorm (C) after the sum
+  double norm_eps = 1e-12;
+  std::string module;  // the family's module, for run.json
+};
+
 // Each config key lands in one field, here or in `spec` (config/keys.cpp
 // lists them: reader, checks, default and run.json form).
 struct Config {
@@ -81,6 +102,7 @@ struct Config {
   std::optional<MlaSpec> mla;     // DeepSeek's latent attention: sets D, rope's part and the scale
   ArrayKey<Mask> attention_mask;  // Hugging Face's: 1 = attend (not with padding_mask)
   ArrayKey<AttnMask> attn_mask;   // torch's: bool (true = blocked) or float (added)
+  std::optional<EmbeddingSpec> embedding;  // (v4) --tokens: layer 0's input from token ids
 
   // From a model folder whose family has such a norm (model_folder.h
   // residual_norm_of): Hugging Face's module whose output includes it
@@ -171,6 +193,10 @@ struct ModelFlags {
   // and the model's block norm comes first (Exit::usage naming the flag
   // without a model, unless the config gives input_norm as an object).
   bool input_norm = false;
+  // (v4) --tokens: the config key embedding from the model's family (layer 0
+  // only: Exit::usage naming the flag for another layer; Exit::config naming
+  // the model_type when its family's embedding is not covered). Sets input_norm.
+  bool tokens = false;
   // (v4) --decoder-layer N [--cross] in place of --layer: an encoder-decoder's
   // decoder layer N, its causal self-attention or (cross) its cross-attention
   // (model_folder.h Module); they override the config's "decoder_layer" and

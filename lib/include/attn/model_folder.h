@@ -89,10 +89,13 @@ bool is_hf_config(const nlohmann::json& j);
 // (Exit::usage when the model has no decoder or no such layer): heads from
 // the decoder's count, causal self-attention, or cross-attention (not causal,
 // no position bias: its keys are kv_input's, which the config gives).
+// (v4) `embedding`: also the family's embedding of token ids (layer 0's input,
+// config key embedding); Exit::config naming the model_type when the family's
+// is not covered.
 nlohmann::json layer_config(const ModelFolder& m, std::int64_t layer,
                             const std::vector<std::string>& weight_keys = {},
                             bool residual_norm = false, Module module = Module::layer,
-                            bool input_norm = false);
+                            bool input_norm = false, bool embedding = false);
 
 // (v3) The LayerNorm a family applies over its attention's output plus the
 // layer's input (CONTRACT.md "residual_norm"): Hugging Face's module whose

@@ -18,12 +18,24 @@
 
 namespace attn {
 
+// (v4) Token ids of --tokens, batch first: (B, S); `batched` false for a
+// list on the command line or an (S,) file (the context drops B).
+struct TokenIds {
+  std::vector<std::size_t> shape;  // (B, S)
+  std::vector<std::int64_t> ids;   // B * S, row-major
+  bool batched = false;
+  std::string source;  // "--tokens" or the file, for messages and run.json
+};
+
 struct LoadOptions {
   bool allow_nonfinite = false;
   // When set, replaces the config's input: a path, or "-" with stdin_bytes.
   std::optional<std::string> input_path;
   std::vector<std::uint8_t> stdin_bytes;  // the input when input_path == "-"
   std::optional<std::string> padding_mask_path;
+  // (v4) --tokens LIST|FILE: layer 0's input built from these ids with the
+  // config's embedding (embed_tokens) instead of an input file.
+  std::optional<std::string> tokens;
 };
 
 // One input's tensors for forward(), batch first, checked against the config
@@ -40,6 +52,8 @@ struct RunInputs {
   std::optional<ScoreMask> attn_mask;    // torch's attn_mask resolved for (B, H, L, T)
   // Where each came from (path, "config" or a flag), for run.json.
   std::map<std::string, std::string> sources;
+  // (v4) The token ids the input was built from (--tokens), for labels.
+  std::optional<TokenIds> tokens;
   // Likely user mistakes that give wrong numbers without failing (an inverted
   // mask): the caller prints them as warnings.
   std::vector<std::string> warnings;
@@ -83,6 +97,23 @@ Tensor parse_input_bytes(const std::vector<std::uint8_t>& bytes, const std::stri
 
 // The same from a file (.npy or JSON), read with a sanity cap on its size.
 Tensor read_input_file(const std::string& path, bool allow_nonfinite);
+
+// (v4) --tokens' value: ids "9906,11,1917" (one sequence, unbatched), or a
+// .npy file of int32/int64 ids, (S,) or (B, S). A malformed list is
+// Exit::usage naming the flag; a file of another dtype or shape Exit::data
+// naming it (Exit::no_input when missing).
+TokenIds read_token_ids(const std::string& spec);
+
+// (v4) Layer 0's input from token ids with cfg.embedding (config.h
+// EmbeddingSpec): (B, S, C), or (S, C) when !ids.batched. Reads only the rows
+// the ids and positions name. An id outside the word table's rows, or a
+// position past the learned positions: Exit::data naming the id (and its
+// place) and ids.source. Without cfg.embedding: Exit::usage naming --tokens.
+// `positions` (B, S), when given (the config's positions), number the learned
+// positions (plus position_offset) as Hugging Face's position_ids do; else
+// 0..S-1, or RoBERTa's from padding_id.
+Tensor embed_tokens(const Config& cfg, const TokenIds& ids, bool allow_nonfinite,
+                    const PositionIds* positions = nullptr);
 
 // Token embeddings checked against the config: (S, C) becomes (1, S, C) with
 // *batched = false, (B, S, C) is kept; C must be hidden_size, B and S >= 1,

@@ -120,7 +120,7 @@ struct Selection {
 void read_with_model(Config& c, const json& root, const KeyName& config_name,
                      const std::string& model_dir, Selection pick,
                      const std::string& model_type = "", bool flag_residual_norm = false,
-                     bool flag_input_norm = false);
+                     bool flag_input_norm = false, bool flag_tokens = false);
 
 // ---- config/mla.cpp ----
 // mla's fields against each other (qk_rope_head_dim even).

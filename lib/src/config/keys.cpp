@@ -297,6 +297,11 @@ const Keys<Config>& config_key_table() {
                                  : json(nullptr);
        },
        [](const std::string& p, KeyLists& lists) { list_keys(input_norm_keys(), p, lists); }},
+      object("embedding",
+             "an object {\"word\": KEY, \"scale\", \"scale_dtype\", \"positions\": KEY, "
+             "\"position_offset\", \"padding_id\", \"token_types\": KEY, \"norm_weight\": "
+             "KEY, \"norm_bias\": KEY, \"norm_eps\"} (layer 0's input from --tokens) or null",
+             in(&Config::embedding), embedding_keys, check_embedding),
   };
   return k;
 }

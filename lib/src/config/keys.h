@@ -247,5 +247,7 @@ const Keys<VNormSpec>& v_norm_keys();
 const Keys<MlaSpec>& mla_keys();
 const Keys<ResidualNormSpec>& residual_norm_keys();
 const Keys<InputNormSpec>& input_norm_keys();
+const Keys<EmbeddingSpec>& embedding_keys();
+void check_embedding(EmbeddingSpec& e, const json& o, const std::string& at);
 
 }  // namespace attn::config_detail

@@ -47,7 +47,7 @@ json merge(json folder, const json& config) {
     if (value.is_null()) {
       folder.erase(key);
     } else if ((key == "rope" || key == "qk_norm" || key == "relative_bias" ||
-                key == "residual_norm" || key == "input_norm") &&
+                key == "residual_norm" || key == "input_norm" || key == "embedding") &&
                value.is_object() && folder.contains(key) && folder[key].is_object()) {
       for (const auto& [field, v] : value.items()) {
         if (v.is_null()) {
@@ -191,7 +191,7 @@ Config config_from_text(const std::string& text, const std::string& file, const 
     json over = json::object();
     if (!flags.encoder_output.empty()) over["kv_input"] = absolute_path(flags.encoder_output);
     read_with_model(c, over, name, c.dir.empty() ? "." : c.dir, pick, flags.model_type,
-                    flags.residual_norm, flags.input_norm);
+                    flags.residual_norm, flags.input_norm, flags.tokens);
     return c;
   }
   // "model_type" beside a model picks the folder's tower (model_folder.h);
@@ -249,7 +249,8 @@ Config config_from_text(const std::string& text, const std::string& file, const 
                 "--encoder-output: needs a model folder's cross-attention: "
                 "--model DIR --decoder-layer N --cross");
   if (!model.empty()) {
-    read_with_model(c, root, name, model, pick, model_type, flags.residual_norm, flags.input_norm);
+    read_with_model(c, root, name, model, pick, model_type, flags.residual_norm, flags.input_norm,
+                    flags.tokens);
     return c;
   }
   if (flags.input_norm && !root.at("input_norm").is_object())
@@ -266,7 +267,7 @@ Config config_from_text(const std::string& text, const std::string& file, const 
 
 void read_with_model(Config& c, const json& root_in, const KeyName& config_name,
                      const std::string& model_dir, Selection pick, const std::string& model_type,
-                     bool flag_residual_norm, bool flag_input_norm) {
+                     bool flag_residual_norm, bool flag_input_norm, bool flag_tokens) {
   const ModelFolder m = open_model_folder(model_dir, model_type);
   const std::int64_t layer = *pick.layer;
   const bool decoder = pick.module != Module::layer;
@@ -317,13 +318,19 @@ void read_with_model(Config& c, const json& root_in, const KeyName& config_name,
   // input_norm: the block's pre-attention norm from the family row (or none
   // for a post-norm family), asked by --residual, true or an object whose
   // fields override the family's.
-  if (flag_input_norm) input_norm_flag(root);
+  // --tokens: layer 0's input from the family's embedding, then the block's input norm.
+  if (flag_tokens && (decoder || module.layer != 0))
+    throw Error(Exit::usage, "--tokens: builds layer 0's input from the embedding table; found " +
+                                 std::string(decoder ? "decoder layer " : "layer ") +
+                                 std::to_string(module.layer) +
+                                 " (run --layer 0, or give the layer's input with --input)");
+  if (flag_input_norm || flag_tokens) input_norm_flag(root);
   const bool want_input_norm = asks_input_norm(root);
   if (want_input_norm && root.at("input_norm").is_boolean()) root.erase("input_norm");
   // The weights' key names pick the prefix the file really uses.
   auto weights = std::make_shared<const StateDict>(open_model_weights(m));
   const json from = layer_config(m, module.layer, weights->keys(), want_norm && norm, module.module,
-                                 want_input_norm);
+                                 want_input_norm, flag_tokens);
   const std::string folder_name =
       folder_config(model_dir) + " (layer " + std::to_string(layer) + ")";
   check_config_keys(from, folder_name);
@@ -400,7 +407,7 @@ Config load_config(const std::string& path, const ModelFlags& flags) {
   if (!flags.encoder_output.empty()) over["kv_input"] = absolute_path(flags.encoder_output);
   read_with_model(
       c, over, [&](const std::string& k) { return c.file + ": " + k; }, flags.model, pick,
-      flags.model_type, flags.residual_norm, flags.input_norm);
+      flags.model_type, flags.residual_norm, flags.input_norm, flags.tokens);
   return c;
 }
 

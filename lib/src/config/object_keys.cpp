@@ -360,4 +360,50 @@ const Keys<InputNormSpec>& input_norm_keys() {
   return k;
 }
 
+// embedding: layer 0's input from token ids (config.h EmbeddingSpec); the
+// tensors are full keys of the weights file.
+const Keys<EmbeddingSpec>& embedding_keys() {
+  static const Keys<EmbeddingSpec> k = {
+      [] {
+        Key<EmbeddingSpec> word = text("word", in(&EmbeddingSpec::word));
+        word.required = true;
+        return word;
+      }(),
+      positive("scale", in(&EmbeddingSpec::scale)),
+      choice("scale_dtype",
+             "\"float32\" or \"table\" (the word table's stored dtype: Gemma's normalizer)",
+             in(&EmbeddingSpec::scale_dtype),
+             {{"float32", EmbeddingDtype::float32}, {"table", EmbeddingDtype::table}}),
+      text("positions", in(&EmbeddingSpec::positions)),
+      {"position_offset", "an integer >= 0",
+       [](Config&, EmbeddingSpec& e, const json& v, const std::string& at) {
+         e.position_offset = cj::get_int(v, at);
+         if (e.position_offset < 0)
+           bad(at, "expected an integer >= 0, found " + std::to_string(e.position_offset));
+       },
+       as_is("position_offset", in(&EmbeddingSpec::position_offset))},
+      {"padding_id", "an integer >= 0",
+       [](Config&, EmbeddingSpec& e, const json& v, const std::string& at) {
+         const std::int64_t p = cj::get_int(v, at);
+         if (p < 0) bad(at, "expected an integer >= 0, found " + std::to_string(p));
+         e.padding_id = p;
+       },
+       as_is("padding_id", in(&EmbeddingSpec::padding_id))},
+      text("token_types", in(&EmbeddingSpec::token_types)),
+      text("norm_weight", in(&EmbeddingSpec::norm_weight)),
+      text("norm_bias", in(&EmbeddingSpec::norm_bias)),
+      positive("norm_eps", in(&EmbeddingSpec::norm_eps)),
+      text("module", in(&EmbeddingSpec::module)),
+  };
+  return k;
+}
+
+void check_embedding(EmbeddingSpec& e, const json&, const std::string& at) {
+  if (e.word.empty()) bad(at + ".word", "expected the word table's key, found \"\"");
+  if (!e.norm_bias.empty() && e.norm_weight.empty())
+    bad(at + ".norm_bias", "a LayerNorm's bias needs its weight: give \"norm_weight\" too");
+  if (e.padding_id && e.positions.empty())
+    bad(at + ".padding_id", "numbers the learned positions: give \"positions\" too");
+}
+
 }  // namespace attn::config_detail

@@ -85,10 +85,13 @@ void resolve_score_keys(Config& c) {
                std::to_string(slopes.size()));
   }
   if (s.relative_bias) resolve_relative_bias(c);
-  if (c.positions.given() && !s.rope && !s.alibi && !s.relative_bias && !s.attn_temperature)
+  // (v4) An embedding's learned positions read them too (--tokens: position_ids).
+  const bool learned = c.embedding && !c.embedding->positions.empty();
+  if (c.positions.given() && !s.rope && !s.alibi && !s.relative_bias && !s.attn_temperature &&
+      !learned)
     fail(c, "positions",
-         "position ids are read by rope, alibi, relative_bias and attn_temperature, and none of "
-         "them is set (absolute "
+         "position ids are read by rope, alibi, relative_bias, attn_temperature and an "
+         "embedding's learned positions (--tokens), and none of them is set (absolute "
          "position embeddings are added before the attention layer)");
   if (!c.kv_labels.empty() && !c.cross())
     fail(c, "kv_labels",

@@ -81,6 +81,24 @@ InputNormRule falcon_input_norm() {
   return r;
 }
 
+// BloomModel: word_embeddings, then word_embeddings_layernorm (layer_norm_epsilon).
+EmbeddingRule bloom_embedding() {
+  EmbeddingRule e = word_embedding("word_embeddings.");
+  e.norm = "word_embeddings_layernorm.";
+  e.eps_keys = {"layer_norm_epsilon"};
+  e.eps = 1e-5;
+  return e;
+}
+
+// OPTDecoder: embed_tokens + OPTLearnedPositionalEmbedding (positions offset by 2); a
+// word_embed_proj_dim other than hidden_size adds project_in, which attn-run does not run.
+EmbeddingRule opt_embedding() {
+  EmbeddingRule e = learned_positions("embed_tokens.", "embed_positions.", 2);
+  e.same_size_key = "word_embed_proj_dim";
+  e.module = "OPTDecoder";
+  return e;
+}
+
 }  // namespace
 
 void add_core_rows(Table& t) {
@@ -89,6 +107,7 @@ void add_core_rows(Table& t) {
       .with_layout("gpt2")
       .biases(fixed(true), fixed(true))
       .with_input_norm(layer_input("ln_1.", "layer_norm_epsilon", 1e-5))
+      .with_embedding(learned_positions("wte.", "wpe."))  // GPT2Model: wte + wpe
       .with_scale(gpt2_scale());
   // BertSelfAttention: the base row of the BERT-like encoders (RoBERTa, XLM-RoBERTa and
   // ELECTRA's self-attention are copies of it): query, key, value and BertSelfOutput.dense
@@ -100,15 +119,18 @@ void add_core_rows(Table& t) {
       .biases(fixed(true), fixed(true))
       .with_residual_norm(bert_self_output("BertAttention"))
       .with_input_norm(post_norm("post-norm: BertLayer's LayerNorm comes after its attention"))
+      .with_embedding(bert_embeddings("BertEmbeddings"))
       .refuse(bert_absolute_positions());
   t.row("roberta", t.of("bert"))
       .at({"roberta.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
-      .with_residual_norm(bert_self_output("RobertaAttention"));
-  t.row("llama").bias("attention_bias", false).with_rope(10000.0);
+      .with_residual_norm(bert_self_output("RobertaAttention"))
+      .with_embedding(roberta_embeddings("RobertaEmbeddings"));
+  t.row("llama").bias("attention_bias", false).with_rope(10000.0).with_embedding(word_embedding());
   // Mistral 3 (Mistral3ForConditionalGeneration: Mistral Small 3.1 / 3.2, Magistral, Devstral)
   // nests a mistral text model as text_config, its layers under model.language_model (today's
   // checkpoints) or language_model.model (before transformers 4.52).
   t.row("mistral")
+      .with_embedding(word_embedding())
       .wrapped_in("mistral3", "text_config", /*typed=*/true)
       .at({"model.layers.{N}.self_attn.", "model.language_model.layers.{N}.self_attn.",
            "language_model.model.layers.{N}.self_attn.", "layers.{N}.self_attn."})
@@ -117,27 +139,32 @@ void add_core_rows(Table& t) {
       .with_window(every_layer())
       .with_defaults({{"sliding_window", 4096}});
   t.row("mixtral")
+      .with_embedding(word_embedding())
       .bias("attention_bias", false)
       .with_rope(10000.0)
       .with_window(every_layer())
       .with_defaults({{"rope_theta", 1e6}});
   t.row("qwen2")
+      .with_embedding(word_embedding())
       .biases(fixed(true), fixed(false))  // Qwen2Attention: q/k/v with bias, o_proj without
       .with_rope(10000.0)
       .with_window(qwen_window())
       .with_defaults({{"sliding_window", 4096}, {"max_window_layers", 28}});
   t.row("qwen3")
+      .with_embedding(word_embedding())
       .bias("attention_bias", false)
       .with_qk_norm(rms_norm("head", 0))
       .with_rope(10000.0)
       .with_window(qwen_window())
       .with_defaults({{"head_dim", 128}, {"sliding_window", 4096}, {"max_window_layers", 28}});
   t.row("gemma")
+      .with_embedding(gemma_embedding("GemmaModel"))
       .bias("attention_bias", false)
       .with_input_norm(rms_input("input_layernorm.", 1, "GemmaRMSNorm"))
       .with_rope(10000.0)
       .with_defaults({{"head_dim", 256}});
   t.row("gemma2")
+      .with_embedding(gemma_embedding("Gemma2Model"))
       .bias("attention_bias", false)
       .with_input_norm(rms_input("input_layernorm.", 1, "Gemma2RMSNorm"))
       .with_rope(10000.0)
@@ -149,6 +176,7 @@ void add_core_rows(Table& t) {
                       {"attn_logit_softcapping", 50.0},
                       {"sliding_window", 4096}});
   t.row("gemma3_text")
+      .with_embedding(gemma_embedding("Gemma3TextScaledWordEmbedding"))
       .wrapped_in("gemma3", "text_config")
       .at({"model.layers.{N}.self_attn.", "language_model.model.layers.{N}.self_attn.",
            "model.language_model.layers.{N}.self_attn.", "layers.{N}.self_attn."})
@@ -170,6 +198,7 @@ void add_core_rows(Table& t) {
                       {"rope_local_base_freq", 10000.0},
                       {"max_position_embeddings", 131072}});
   t.row("phi3")
+      .with_embedding(word_embedding())
       .with_layout("fused")
       .biases(fixed(false), fixed(false))
       .with_rope(10000.0)
@@ -180,6 +209,7 @@ void add_core_rows(Table& t) {
       .with_layout("neox")
       .bias("attention_bias", true)
       .with_input_norm(layer_input("input_layernorm.", "layer_norm_eps", 1e-5))
+      .with_embedding(word_embedding("embed_in."))  // GPTNeoXModel.embed_in
       .with_rope(10000.0, rope_keys({"rope_theta", "rotary_emb_base"},
                                     {"rotary_pct", "partial_rotary_factor"}, 0.25));
   t.row("falcon")
@@ -187,6 +217,7 @@ void add_core_rows(Table& t) {
       .with_layout("falcon")
       .bias("bias", false)
       .with_input_norm(falcon_input_norm())
+      .with_embedding(word_embedding("word_embeddings."))
       .with_rope(10000.0)
       .with_hook(hooks::falcon_architecture);
   t.row("bloom")
@@ -194,6 +225,7 @@ void add_core_rows(Table& t) {
       .with_layout("neox")
       .biases(fixed(true), fixed(true))
       .with_input_norm(layer_input("input_layernorm.", "layer_norm_epsilon", 1e-5))
+      .with_embedding(bloom_embedding())
       .with_alibi();
   t.row("mpt")
       .at({"transformer.blocks.{N}.attn.", "blocks.{N}.attn."})
@@ -201,6 +233,7 @@ void add_core_rows(Table& t) {
       .biases({"no_bias", false, true}, {"no_bias", false, true})
       // MptBlock: norm_1 = LayerNorm(eps=layer_norm_epsilon), its bias set to None
       .with_input_norm(layer_input("norm_1.", "layer_norm_epsilon", 1e-5, fixed(false)))
+      .with_embedding(word_embedding("wte."))  // MptModel: wte, ALiBi for positions
       .refuse(mpt_unless_false("clip_qkv"))
       .refuse(mpt_unless_false("qk_ln"))
       .refuse(mpt_unless_false("rope"))
@@ -209,8 +242,10 @@ void add_core_rows(Table& t) {
       .at({"model.decoder.layers.{N}.self_attn.", "decoder.layers.{N}.self_attn."})
       .bias("enable_bias", true)
       .with_residual_norm(opt_post_norm())
-      .with_input_norm(opt_pre_norm());
+      .with_input_norm(opt_pre_norm())
+      .with_embedding(opt_embedding());
   t.row("olmo2")
+      .with_embedding(word_embedding())
       .bias("attention_bias", false)
       .with_input_norm(post_norm("post-norm: Olmo2DecoderLayer's post_attention_layernorm "
                                  "comes after its attention"))
@@ -218,6 +253,7 @@ void add_core_rows(Table& t) {
       .with_rope(10000.0)
       .with_defaults({{"rms_norm_eps", 1e-5}});
   t.row("gpt_oss")
+      .with_embedding(word_embedding())
       .bias("attention_bias", true)
       .with_sinks()
       .with_rope(150000.0)

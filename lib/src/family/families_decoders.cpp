@@ -67,10 +67,12 @@ void add_decoder_rows(Table& t) {
       .biases(fixed(true), fixed(true))
       .with_scale(bigcode_scale())
       .with_input_norm(layer_input("ln_1.", "layer_norm_epsilon", 1e-5))
+      .with_embedding(learned_positions("wte.", "wpe."))  // GPTBigCodeModel: wte + wpe
       .with_hook(hooks::gpt_bigcode_heads);
   t.row("starcoder2")
       .bias("use_bias", true)
       .with_input_norm(layer_input("input_layernorm.", "norm_epsilon", 1e-5))
+      .with_embedding(word_embedding())
       .with_rope(10000.0)
       .with_window(every_layer())  // sliding_window (null: none) on every layer
       .with_defaults({{"num_key_value_heads", 2}});
@@ -78,6 +80,7 @@ void add_decoder_rows(Table& t) {
       .bias("attention_bias", false)
       .with_rope(10000.0)
       .with_scale({ScaleRule::value_of_key, "attention_multiplier"})
+      .with_embedding(times_multiplier("embedding_multiplier"))  // GraniteModel
       .with_defaults({{"attention_multiplier", 1.0}});
   t.row("phi")  // phi-1, phi-1.5, phi-2: q/k/v_proj and dense, all with bias
       .rename("dense.", "o_proj.")
@@ -85,12 +88,14 @@ void add_decoder_rows(Table& t) {
       .rename("k_layernorm.", "k_norm.")
       .biases(fixed(true), fixed(true))
       .with_input_norm(layer_input("input_layernorm.", "layer_norm_eps", 1e-5))
+      .with_embedding(word_embedding())
       .with_rope(10000.0, rope_keys({"rope_theta"}, {"partial_rotary_factor"}, 0.5))
       .with_qk_norm(phi_qk_layernorm());
   t.row("gptj")
       .at({"transformer.h.{N}.attn.", "h.{N}.attn."})
       .biases(fixed(false), fixed(false))
       .with_input_norm(layer_input("ln_1.", "layer_norm_epsilon", 1e-5))
+      .with_embedding(word_embedding("wte."))  // GPTJModel: wte alone
       .with_rope(10000.0, rotary_dims("rotary_dim", /*interleaved=*/true))
       .with_defaults({{"rotary_dim", 64}});
   t.row("internlm2")  // wqkv per KV group [q..., k, v] (the falcon layout), wo
@@ -100,11 +105,13 @@ void add_decoder_rows(Table& t) {
       .rename("wo.", "dense.")
       .bias("bias", true)
       .with_input_norm(rms_input("attention_norm.", 0, "InternLM2RMSNorm"))
+      .with_embedding(word_embedding("tok_embeddings."))
       .with_rope(10000.0);
   t.row("smollm3")  // every 4th layer without rope (no_rope_layers); those slide when enabled
       .bias("attention_bias", false)
       .with_rope(2000000.0, no_rope_every(4))
       .with_window(sliding_where_no_rope())
+      .with_embedding(word_embedding())
       .with_defaults({{"num_key_value_heads", 4}});
 }
 

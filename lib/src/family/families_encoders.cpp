@@ -57,15 +57,34 @@ InputNormRule modernbert_attn_norm() {
   return r;
 }
 
+// ElectraEmbeddings: BertEmbeddings of embedding_size, then embeddings_project to
+// hidden_size when they differ (a projection attn-run does not run).
+EmbeddingRule electra_embeddings() {
+  EmbeddingRule e = bert_embeddings("ElectraEmbeddings");
+  e.same_size_key = "embedding_size";
+  return e;
+}
+
+// DistilBERT's Embeddings: word + position, then LayerNorm(eps=1e-12); no token types.
+EmbeddingRule distilbert_embeddings() {
+  EmbeddingRule e = bert_embeddings("Embeddings");
+  e.token_types = nullptr;
+  e.eps_keys = {};
+  return e;
+}
+
 }  // namespace
 
 void add_encoder_rows(Table& t) {
   // XLMRobertaSelfAttention is RobertaSelfAttention (base_model_prefix "roberta").
-  t.row("xlm-roberta", t.of("roberta")).with_residual_norm(bert_self_output("XLMRobertaAttention"));
+  t.row("xlm-roberta", t.of("roberta"))
+      .with_residual_norm(bert_self_output("XLMRobertaAttention"))
+      .with_embedding(roberta_embeddings("XLMRobertaEmbeddings"));
   // ElectraSelfAttention is BertSelfAttention (embedding_size is the embeddings').
   t.row("electra", t.of("bert"))
       .at({"electra.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
-      .with_residual_norm(bert_self_output("ElectraAttention"));
+      .with_residual_norm(bert_self_output("ElectraAttention"))
+      .with_embedding(electra_embeddings());
   t.row("distilbert")  // MultiHeadSelfAttention: q_lin, k_lin, v_lin, out_lin, all with bias
       .at({"distilbert.transformer.layer.{N}.attention.", "transformer.layer.{N}.attention."})
       .rename("q_lin.", "q_proj.")
@@ -77,6 +96,7 @@ void add_encoder_rows(Table& t) {
       .with_residual_norm(distilbert_sa_layer_norm())
       .with_input_norm(post_norm("post-norm: TransformerBlock's sa_layer_norm comes after its "
                                  "attention"))
+      .with_embedding(distilbert_embeddings())
       .with_defaults({{"dim", 768}, {"n_heads", 12}, {"n_layers", 6}});
   t.row("vit")  // ViTSelfAttention (attention.query/key/value) and ViTSelfOutput.dense
       .at({"vit.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})

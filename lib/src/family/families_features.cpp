@@ -56,6 +56,7 @@ void add_feature_rows(Table& t) {
   // q_proj, (1 + w) RMS q/k norms per head, partial rotary (0.25), every 4th layer full
   // (full_attention_interval; the others are Gated DeltaNet linear attention, not run).
   t.row("qwen3_next")
+      .with_embedding(word_embedding())
       .bias("attention_bias", false)
       .with_gate()
       .with_input_norm(rms_input("input_layernorm.", 1, "Qwen3NextRMSNorm"))
@@ -120,6 +121,7 @@ void add_feature_rows(Table& t) {
   const InputNormRule cohere_input =
       layer_input("input_layernorm.", "layer_norm_eps", 1e-5, fixed(false), "CohereLayerNorm");
   t.row("cohere")
+      .with_embedding(word_embedding())
       .bias("attention_bias", false)
       .with_input_norm(cohere_input)
       .with_rope(10000.0, pairs)
@@ -127,6 +129,7 @@ void add_feature_rows(Table& t) {
   // Cohere 2: 3 sliding layers of 4 (sliding_window_pattern, or layer_types) with
   // interleaved rotary; the global layers have no rope (hooks::cohere2_rope_on_sliding).
   t.row("cohere2")
+      .with_embedding(word_embedding())
       .bias("attention_bias", false)
       .with_input_norm(cohere_input)
       .with_rope(10000.0, pairs)
@@ -138,6 +141,7 @@ void add_feature_rows(Table& t) {
   QkNormRule per_head_layer_norm = cohere_norm;
   per_head_layer_norm.enable_key = "qk_layernorm";
   t.row("stablelm")
+      .with_embedding(word_embedding())
       .rename("q_layernorm.", "q_norm.")
       .rename("k_layernorm.", "k_norm.")
       .biases({"use_qkv_bias", false, false}, fixed(false))
@@ -148,6 +152,7 @@ void add_feature_rows(Table& t) {
   // chunked and L2-normed; the 4th has no rope and tunes its queries' temperature
   // (hooks::llama4_layers reads no_rope_layers).
   t.row("llama4_text")
+      .with_embedding(word_embedding())
       .wrapped_in("llama4", "text_config")
       .at({"model.layers.{N}.self_attn.", "language_model.model.layers.{N}.self_attn.",
            "model.language_model.layers.{N}.self_attn.", "layers.{N}.self_attn."})
@@ -164,6 +169,7 @@ void add_feature_rows(Table& t) {
   // Multi-head latent attention. DeepseekV2Attention: V2's complex rope multiplies
   // (x[2i], x[2i+1]) pairs; q_lora_rank null (V2-Lite) is q_proj. DeepseekV2Config's defaults.
   t.row("deepseek_v2")
+      .with_embedding(word_embedding())
       .bias("attention_bias", false)
       .with_rope(10000.0, interleaved_rope(nullptr))
       .with_mla()

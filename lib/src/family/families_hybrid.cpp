@@ -77,6 +77,7 @@ void add_hybrid_rows(Table& t) {
   // attention_multiplier as the scale; "attention" layers of layer_types (no list: every
   // layer Mamba), no positions unless position_embedding_type is "rope".
   t.row("granitemoehybrid")
+      .with_embedding(times_multiplier("embedding_multiplier"))
       .bias("attention_bias", false)
       .with_rope(10000.0, granite_rope())
       .with_scale({ScaleRule::value_of_key, "attention_multiplier"})
@@ -108,6 +109,7 @@ void add_hybrid_rows(Table& t) {
   // given); attention_out_multiplier comes after the module, as Granite's residual_multiplier.
   t.row("falcon_h1")
       .with_input_norm(falcon_h1_input_norm())
+      .with_embedding(times_multiplier("embedding_multiplier"))  // FalconH1Model
       .biases(fixed(false), fixed(false))  // FalconH1Config sets attention_bias = False
       .with_rope(100000.0)
       .with_scale(falcon_h1_scale())

@@ -92,6 +92,7 @@ void add_text_rows(Table& t) {
   // partial_rotary_factor (0.5) of the head in pairs (cos/sin repeat_interleave'd, rotate_half
   // of x[..., 0::2] / x[..., 1::2]). Glm4Config's defaults.
   t.row("glm4")
+      .with_embedding(word_embedding())
       .biases({"attention_bias", true}, fixed(false))
       .with_rope(10000.0, partial(0.5, /*interleaved=*/true))
       .with_defaults({{"hidden_size", 4096},
@@ -106,6 +107,7 @@ void add_text_rows(Table& t) {
   QkNormRule glm_qk_norm = rms_norm("head", 0);
   glm_qk_norm.enable_key = "use_qk_norm";
   t.row("glm4_moe")
+      .with_embedding(word_embedding())
       .biases({"attention_bias", false}, fixed(false))
       .with_qk_norm(glm_qk_norm)
       .with_rope(10000.0, partial(0.5, /*interleaved=*/false))
@@ -122,6 +124,7 @@ void add_text_rows(Table& t) {
   RopeRule exaone_rope;
   exaone_rope.full_nope_with_window = true;
   t.row("exaone4")
+      .with_embedding(word_embedding())
       .with_input_norm(
           post_norm("post-norm: Exaone4DecoderLayer's post_attention_layernorm comes after "
                     "its attention"))
@@ -142,6 +145,7 @@ void add_text_rows(Table& t) {
   RopeRule pairs;
   pairs.interleaved = true;
   t.row("ernie4_5")
+      .with_embedding(word_embedding())
       .bias("use_bias", false)
       .with_rope(500000.0, pairs)
       .with_defaults({{"hidden_size", 1024},
@@ -160,6 +164,7 @@ void add_text_rows(Table& t) {
   // SeedOssAttention: q/k/v with attention_bias (default true), o_proj with attention_out_bias
   // (default false). SeedOssConfig's defaults.
   t.row("seed_oss")
+      .with_embedding(word_embedding())
       .biases({"attention_bias", true}, {"attention_out_bias", false})
       .with_rope(10000.0)
       .with_defaults({{"hidden_size", 4096},
@@ -171,6 +176,7 @@ void add_text_rows(Table& t) {
   // ApertusAttention: LlamaAttention with an RMSNorm per head on q and k before rope.
   // ApertusConfig's rope: llama3 scaling of base 12000000 unless config.json says otherwise.
   t.row("apertus")
+      .with_embedding(word_embedding())
       .with_input_norm(apertus_input_norm())
       .bias("attention_bias", false)
       .with_qk_norm(rms_norm("head", 0))
@@ -188,6 +194,7 @@ void add_text_rows(Table& t) {
                         {"high_freq_factor", 4.0}}}});
   // Qwen2MoeAttention: q/k/v with qkv_bias (default true), o_proj without.
   t.row("qwen2_moe")
+      .with_embedding(word_embedding())
       .biases({"qkv_bias", true}, fixed(false))
       .with_rope(10000.0)
       .with_window(qwen2_moe_window())
@@ -201,6 +208,7 @@ void add_text_rows(Table& t) {
   // Qwen3MoeAttention: Qwen3's (q/k norms per head, attention_bias), head_dim from config.json
   // else C / H.
   t.row("qwen3_moe")
+      .with_embedding(word_embedding())
       .bias("attention_bias", false)
       .with_qk_norm(rms_norm("head", 0))
       .with_rope(10000.0)
@@ -218,6 +226,7 @@ void add_text_rows(Table& t) {
   RopeRule olmo3_rope;
   olmo3_rope.sliding_unscaled = true;
   t.row("olmo3")
+      .with_embedding(word_embedding())
       .with_input_norm(
           post_norm("post-norm: Olmo3DecoderLayer's post_attention_layernorm comes after "
                     "its attention"))
@@ -235,6 +244,7 @@ void add_text_rows(Table& t) {
   // when sliding_window is set (MixtralModel's mask); longrope with Phi-MoE's mscale
   // (phimoe_mscale). PhimoeConfig's defaults.
   t.row("phimoe")
+      .with_embedding(word_embedding())
       .with_input_norm(layer_input("input_layernorm.", "rms_norm_eps", 1e-5))
       .bias("attention_bias", false)
       .with_rope(1000000.0)

@@ -273,6 +273,38 @@ struct InputNormRule {
   const char* multiplier_key = nullptr;
 };
 
+// Layer 0's input built from token ids (--tokens), as the family's embedding
+// module builds it: word rows (nn.Embedding), times a scale (Gemma's
+// sqrt(hidden_size) in the model's dtype, Granite's embedding_multiplier),
+// plus learned absolute positions (GPT-2's wpe; OPT's offset of 2;
+// RoBERTa's from padding_idx + 1) and token type 0 (BERT), then a LayerNorm
+// (BERT's embeddings.LayerNorm, BLOOM's word_embeddings_layernorm). Off: the
+// family's embedding is not covered, and --tokens is refused naming it.
+struct EmbeddingRule {
+  bool on = false;
+  // The model's root: the attention prefix without its last `up` parts
+  // ("model.layers.3.self_attn." -> "model."); the modules below are under it.
+  int up = 3;
+  // The word table's module, the first the weights hold ("embed_tokens.").
+  std::vector<const char*> word = {"embed_tokens."};
+  enum Scale { none, sqrt_hidden, multiplier } scale = none;
+  const char* multiplier_key = nullptr;  // scale multiplier: config.json's number (absent: 1)
+  const char* positions = nullptr;       // learned absolute positions' module ("wpe.")
+  std::int64_t position_offset = 0;      // OPT's OPTLearnedPositionalEmbedding: 2
+  // RoBERTa's create_position_ids_from_input_ids: positions count the
+  // non-padding tokens from padding_idx + 1 (config.json's key), pads sit at padding_idx.
+  const char* padding_key = nullptr;
+  std::int64_t padding = 1;
+  const char* token_types = nullptr;  // token type embeddings' module: row 0 added
+  const char* norm = nullptr;         // the LayerNorm's module (weight and bias)
+  std::vector<const char*> eps_keys = {"layer_norm_eps"};
+  double eps = 1e-12;
+  // A config.json size that, when set, must equal hidden_size: a projection
+  // after the embedding otherwise (OPT's word_embed_proj_dim, ELECTRA's embedding_size).
+  const char* same_size_key = nullptr;
+  const char* module = "nn.Embedding";  // Hugging Face's module, for run.json
+};
+
 struct Row;
 // One layer being mapped: what the row and the config.json say, and the
 // attn-run config keys built so far (`out`). A hook reads and changes it.
@@ -323,6 +355,7 @@ struct Row {
   RelativeBiasRule relative_bias;
   ResidualNormRule residual_norm;  // none unless name is set
   InputNormRule input_norm;        // Llama's input_layernorm unless set
+  EmbeddingRule embedding;         // none (--tokens refused) unless on
   // Gemma 4's num_kv_shared_layers: the last n layers reuse the keys and values
   // of the last earlier layer of their type (layer_map.h kv_shared_source).
   const char* kv_shared_key = nullptr;
@@ -372,6 +405,10 @@ struct Row {
   }
   Row& with_residual_norm(ResidualNormRule r) { return residual_norm = std::move(r), *this; }
   Row& with_input_norm(InputNormRule r) { return input_norm = std::move(r), *this; }
+  Row& with_embedding(EmbeddingRule e) {
+    e.on = true;
+    return embedding = std::move(e), *this;
+  }
   Row& shares_kv(const char* key) { return kv_shared_key = key, *this; }
   Row& with_decoder(DecoderRule d) {
     d.on = true;

@@ -447,6 +447,21 @@ void gguf_layer_config(const std::string& architecture, const json& hf, std::int
     if (a && a->norm_shift) n["offset"] = 0;
     n["module"] = "attn_norm";
   }
+  // embedding: llama.cpp's token_embd (dequantized row by row), position_embd,
+  // token_types and token_embd_norm; a scale in float32 as ggml_scale does.
+  if (out.contains("embedding")) {
+    json& e = out["embedding"];
+    e["word"] = "token_embd.weight";
+    if (e.contains("positions")) e["positions"] = "position_embd.weight";
+    if (e.contains("token_types")) e["token_types"] = "token_types.weight";
+    if (e.contains("norm_weight")) {  // LLM_NORM with the file's layer_norm_epsilon
+      e["norm_weight"] = "token_embd_norm.weight";
+      e["norm_bias"] = "token_embd_norm.bias";
+      if (hf.contains("layer_norm_eps")) e["norm_eps"] = hf["layer_norm_eps"];
+    }
+    if (e.contains("scale_dtype")) e["scale_dtype"] = "float32";
+    e["module"] = "token_embd";
+  }
   // T5: block 0's table serves the stack (UMT5's rows read each block's own).
   if (out.contains("relative_bias") && out["relative_bias"].contains("table"))
     out["relative_bias"]["table"] = std::string(a ? a->blk : "blk.") + "0.attn_rel_b.weight";

@@ -32,9 +32,11 @@ void add_v3_archs(std::vector<GgufArch>& t) {
   t.push_back(a);
   // Granite: a LlamaModel (Q/K permuted, NORM rope); attention_multiplier is
   // attention.scale (left out when config.json has none: the row's 1.0, as
-  // GraniteConfig, where llama.cpp would take 1/sqrt(D)).
+  // GraniteConfig, where llama.cpp would take 1/sqrt(D)); embedding_multiplier
+  // is embedding_scale (llama.cpp's ggml_scale of the token embeddings).
   a = arch_of("granite", "granite", true);
-  a.keys = {{"attention.scale", "attention_multiplier"}};
+  a.keys = {{"attention.scale", "attention_multiplier"},
+            {"embedding_scale", "embedding_multiplier"}};
   t.push_back(a);
   // Granite MoE (GraniteMoeModel, a GraniteModel): the same attention.
   a.architecture = "granitemoe";

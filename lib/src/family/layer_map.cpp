@@ -344,6 +344,64 @@ void map_input_norm(LayerContext& c, const std::string& attention_prefix,
   c.out["input_norm"] = n;
 }
 
+// The family's embedding (family_row.h EmbeddingRule) as "embedding": its
+// tensors under the model's root, the attention prefix without its last `up`
+// parts ("model.layers.0.self_attn." -> "model." + "embed_tokens.").
+void map_embedding(LayerContext& c, const std::string& attention_prefix,
+                   const std::vector<std::string>& weight_keys) {
+  const EmbeddingRule& r = c.row.embedding;
+  if (!r.on) {
+    std::string covered;
+    for (const Row& other : rows())
+      if (other.embedding.on) covered += (covered.empty() ? "" : ", ") + other.model_type;
+    throw Error(Exit::config, "--tokens: not available for model_type " + c.row.model_type +
+                                  ": attn-run does not build its embedding (the families it "
+                                  "builds: " +
+                                  covered + "); give layer 0's input with --input");
+  }
+  if (r.same_size_key && c.hf.has(r.same_size_key)) {
+    const std::int64_t n = *c.hf.integer(r.same_size_key, 1, kMaxSize);
+    if (n != c.C)
+      c.hf.fail(r.same_size_key, std::to_string(n) + " differs from hidden_size " +
+                                     std::to_string(c.C) + ": " + r.module +
+                                     " projects its embeddings to hidden_size, which --tokens "
+                                     "does not run; give layer 0's input with --input");
+  }
+  std::string root = attention_prefix;
+  for (int i = 0; i < r.up; ++i) {
+    if (!root.empty() && root.back() == '.') root.pop_back();
+    const std::size_t dot = root.rfind('.');
+    root = dot == std::string::npos ? std::string() : root.substr(0, dot + 1);
+  }
+  std::string word = r.word.front();
+  for (const char* w : r.word)
+    if (std::find(weight_keys.begin(), weight_keys.end(), root + w + "weight") !=
+        weight_keys.end()) {
+      word = w;
+      break;
+    }
+  json e = {{"word", root + word + "weight"}, {"module", r.module}};
+  if (r.scale == EmbeddingRule::sqrt_hidden) {
+    e["scale"] = std::sqrt(double(c.C));
+    e["scale_dtype"] = "table";
+  } else if (r.scale == EmbeddingRule::multiplier) {
+    const double m = c.hf.positive_or(r.multiplier_key, 1.0);
+    if (m != 1.0) e["scale"] = m;
+  }
+  if (r.positions) {
+    e["positions"] = root + r.positions + "weight";
+    if (r.position_offset) e["position_offset"] = r.position_offset;
+    if (r.padding_key) e["padding_id"] = c.hf.integer_or(r.padding_key, 0, INT64_MAX, r.padding);
+  }
+  if (r.token_types) e["token_types"] = root + r.token_types + "weight";
+  if (r.norm) {
+    e["norm_weight"] = root + r.norm + "weight";
+    e["norm_bias"] = root + r.norm + "bias";
+    e["norm_eps"] = first_positive(c.hf, r.eps_keys, r.eps);
+  }
+  c.out["embedding"] = e;
+}
+
 }  // namespace
 
 bool has_residual_norm(const Row& row, const HfConfig& hf) {
@@ -353,7 +411,7 @@ bool has_residual_norm(const Row& row, const HfConfig& hf) {
 
 json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int64_t num_layers,
                const std::vector<std::string>& weight_keys, bool residual_norm, int module,
-               bool input_norm) {
+               bool input_norm, bool embedding) {
   // A decoder's modules are full attention, causal or over the encoder's output.
   LayerContext c{row,
                  hf,
@@ -442,6 +500,7 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
   c.out["weights_prefix"] = prefix;
   if (residual_norm && has_residual_norm(row, hf)) map_residual_norm(c, prefix);
   if (input_norm) map_input_norm(c, prefix, weight_keys);
+  if (embedding) map_embedding(c, prefix, weight_keys);
   return c.out;
 }
 

@@ -52,6 +52,6 @@ std::optional<std::int64_t> kv_shared_source(const Row& row, const HfConfig& hf,
 // `layer`'s causal self-attention) or 2 (its cross-attention).
 json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int64_t num_layers,
                const std::vector<std::string>& weight_keys, bool residual_norm = false,
-               int module = 0, bool input_norm = false);
+               int module = 0, bool input_norm = false, bool embedding = false);
 
 }  // namespace attn::family

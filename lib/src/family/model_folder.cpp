@@ -236,7 +236,7 @@ std::optional<ModuleRef> decoder_module_at(const ModelFolder& m, const std::stri
 
 json layer_config(const ModelFolder& m, std::int64_t layer,
                   const std::vector<std::string>& weight_keys, bool residual_norm, Module module,
-                  bool input_norm) {
+                  bool input_norm, bool embedding) {
   const Row& row = row_of(m);
   const HfConfig hf(m.hf, config_file(m));
   if (module != Module::layer) {
@@ -296,11 +296,12 @@ json layer_config(const ModelFolder& m, std::int64_t layer,
   }
   json out;
   if (m.gguf_architecture.empty()) {
-    out =
-        family::map_layer(row, hf, layer, m.num_layers, weight_keys, residual_norm, 0, input_norm);
+    out = family::map_layer(row, hf, layer, m.num_layers, weight_keys, residual_norm, 0, input_norm,
+                            embedding);
   } else {
     out = gguf_checked([&] {
-      return family::map_layer(row, hf, layer, m.num_layers, weight_keys, false, 0, input_norm);
+      return family::map_layer(row, hf, layer, m.num_layers, weight_keys, false, 0, input_norm,
+                               embedding);
     });
     family::gguf_layer_config(m.gguf_architecture, m.hf, layer, out);
   }

@@ -142,4 +142,62 @@ inline InputNormRule post_norm(const char* why) {
   return r;
 }
 
+// The word table alone (LlamaModel's embed_tokens: nn.Embedding, nothing
+// added): `word` under the model's root, `up` parts above the attention prefix.
+inline EmbeddingRule word_embedding(const char* word = "embed_tokens.", int up = 3) {
+  EmbeddingRule e;
+  e.word = {word};
+  e.up = up;
+  return e;
+}
+
+// Gemma's: the word rows times sqrt(hidden_size) in the model's dtype
+// (GemmaModel's normalizer = torch.tensor(hidden_size**0.5, dtype=hidden.dtype);
+// Gemma3TextScaledWordEmbedding's embed_scale.to(weight.dtype)).
+inline EmbeddingRule gemma_embedding(const char* module) {
+  EmbeddingRule e = word_embedding();
+  e.scale = EmbeddingRule::sqrt_hidden;
+  e.module = module;
+  return e;
+}
+
+// The word rows times config.json's number `key` (1 when absent), in float32:
+// GraniteModel's and FalconH1Model's inputs_embeds * embedding_multiplier.
+inline EmbeddingRule times_multiplier(const char* key) {
+  EmbeddingRule e = word_embedding();
+  e.scale = EmbeddingRule::multiplier;
+  e.multiplier_key = key;
+  return e;
+}
+
+// The word rows plus learned absolute positions (GPT-2's wte + wpe).
+inline EmbeddingRule learned_positions(const char* word, const char* positions,
+                                       std::int64_t offset = 0, int up = 3) {
+  EmbeddingRule e = word_embedding(word, up);
+  e.positions = positions;
+  e.position_offset = offset;
+  return e;
+}
+
+// BertEmbeddings (and its copies): word + position + token type 0, then
+// LayerNorm(layer_norm_eps), under "embeddings." of the model's root, which
+// is four parts above "bert.encoder.layer.3.attention.".
+inline EmbeddingRule bert_embeddings(const char* module) {
+  EmbeddingRule e =
+      learned_positions("embeddings.word_embeddings.", "embeddings.position_embeddings.", 0, 4);
+  e.token_types = "embeddings.token_type_embeddings.";
+  e.norm = "embeddings.LayerNorm.";
+  e.module = module;
+  return e;
+}
+
+// RobertaEmbeddings: BertEmbeddings whose positions count the non-padding
+// tokens from padding_idx + 1 (config.json's pad_token_id, default 1).
+inline EmbeddingRule roberta_embeddings(const char* module) {
+  EmbeddingRule e = bert_embeddings(module);
+  e.padding_key = "pad_token_id";
+  e.padding = 1;
+  return e;
+}
+
 }  // namespace attn::family

@@ -253,7 +253,18 @@ LoadedRun load_run(const Config& cfg, const LoadOptions& opt) {
   // Input: the flag wins over the config (CONTRACT.md "Invocation").
   Tensor x;
   std::string source;
-  if (opt.input_path && *opt.input_path == "-") {
+  std::optional<TokenIds> tokens;
+  if (opt.tokens) {
+    // The shape first: the config's positions, read with the other inputs,
+    // number the learned positions too.
+    if (!cfg.batch_first)
+      throw Error(Exit::usage,
+                  "--tokens: the ids are (B, S), batch first; the config sets batch_first false");
+    tokens = read_token_ids(*opt.tokens);
+    x = Tensor({tokens->shape[0], tokens->shape[1], std::size_t(cfg.hidden_size)});
+    if (!tokens->batched) x.shape.erase(x.shape.begin());
+    source = tokens->source;
+  } else if (opt.input_path && *opt.input_path == "-") {
     source = "-";
     x = parse_input_bytes(opt.stdin_bytes, "-", opt.allow_nonfinite);
   } else if (opt.input_path) {
@@ -280,6 +291,12 @@ LoadedRun load_run(const Config& cfg, const LoadOptions& opt) {
   }
   LoadedRun r;
   static_cast<RunInputs&>(r) = load_inputs(cfg, opt, std::move(x), source);
+  if (tokens) {
+    const Tensor e = embed_tokens(cfg, *tokens, opt.allow_nonfinite,
+                                  cfg.positions.given() ? &*r.positions : nullptr);
+    r.x.data = e.data;  // (B, S, C) either way: load_inputs batched the shape
+  }
+  r.tokens = std::move(tokens);
   r.weights = std::move(weights);
   r.layout = layout;
   r.layout_detected = detected;

@@ -11,7 +11,10 @@
                residual_norm layers also expected/residual_norm.npy (LayerNorm(context + input),
                what --with-residual-norm computes); for the spec's input_norm layers also
                residual.npy, the residual stream whose block norm is input.npy (what --residual
-               reads: the same expected outputs).
+               reads: the same expected outputs); for the spec's tokens layers (layer 0) also
+               tokens.npy, token ids whose embedding (gen/embedding.py, the family's module) is
+               residual.npy (what --tokens reads: the same expected outputs), and with an
+               offset token_positions.npy, the position_ids of that run (config positions).
 
 A family's file gives `settings(cfg, layer)` (config.json read as its configuration class reads
 it, class defaults for missing keys) and its tensors: `model(cfg, layers, g)` for the whole state
@@ -28,7 +31,7 @@ from collections import OrderedDict
 import numpy as np
 import torch
 
-from . import reference
+from . import embedding, reference
 from . import weights as W
 from .util import save_safetensors
 
@@ -152,16 +155,23 @@ def layer_cases(fam, spec, root, stored, layers, g, rn):
         lsd = {k[len(p):]: v for k, v in stored.items() if k.startswith(p)}
         B, S = spec.get("B", 1), spec.get("S", 7)
         x = torch.randn(B, S, s.C, generator=g, dtype=torch.float64).float().double()
-        h = None
-        normed = input_norm_of(spec, stored, p, layer, x)
-        if normed is not None:  # x is the residual stream; its norm is the layer's input
-            h, x = x, normed.float().double()
         pad = spec.get("pad")
         keep = keep_mask(B, S, pad)
         pos = (keep.cumsum(-1) - 1).clamp(min=0) if pad else torch.arange(S).expand(B, S)
         pos = pos + spec.get("offset", 0)
         if getattr(fam, "SEQUENCE_POSITIONS", False):  # ESM: 0..S-1 whatever the padding
             pos = torch.arange(S).expand(B, S)
+        tokens = spec.get("tokens")
+        ids = tpos = None
+        if tokens and layer in tokens["layers"]:  # the residual stream: the ids' embedding
+            ids = embedding.draw_ids(spec, stored[tokens["word"]].shape[0], B, S)
+            # learned positions at an offset: position_ids (the run's config positions)
+            tpos = pos if tokens.get("positions") and spec.get("offset") else None
+            x = embedding.embed(tokens, stored, ids, DT[spec["dtype"]], tpos)
+        h = None
+        normed = input_norm_of(spec, stored, p, layer, x)
+        if normed is not None:  # x is the residual stream; its norm is the layer's input
+            h, x = x, normed.float().double()
         ctx, maps = forward(fam, s, lsd, x, keep if pad else None, pos)
         case, extra = {"model": "../model", "layer": layer, "input": "input.npy"}, {}
         if pad:
@@ -177,6 +187,11 @@ def layer_cases(fam, spec, root, stored, layers, g, rn):
         write_case(d, case, xs, ctx, maps, extra)
         if h is not None:
             save_npy(d, "residual.npy", (h[0] if unbatched else h).float().numpy())
+        if ids is not None:
+            save_npy(d, "tokens.npy", (ids[0] if unbatched else ids).numpy().astype(
+                tokens.get("dtype", "int64")))
+        if tpos is not None:  # the positions of the --tokens run (a config's "positions")
+            save_npy(d, "token_positions.npy", tpos.numpy())
         rnorm = spec.get("residual_norm")
         if rnorm and layer in rnorm["layers"]:  # the layer's module: the prefix's parent
             module = p[:p.rstrip(".").rfind(".") + 1]
@@ -261,6 +276,7 @@ def write_folder(fam, spec, out, verbose=True):
     rn = renamer(spec)
     sd = OrderedDict((rn(k), v) for k, v in sd.items())
     sd = input_norm_weights(spec, sd, layers, rn)
+    sd = embedding.tables(spec, sd)
     stored = write_weights(model_dir, sd, spec["container"], spec["dtype"])
     cases = getattr(fam, "folder_cases", layer_cases)
     lines = cases(fam, spec, root, stored, layers, g, rn)

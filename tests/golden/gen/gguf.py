@@ -206,16 +206,27 @@ def f32(w, name, values):
     w.add_tensor(name, a.shape, ID["F32"], a.tobytes())
 
 
-def cases(root, spec, C, per_layer, g, fam, norms=None):
+def cases(root, spec, C, per_layer, g, fam, norms=None, token_embd=None):
     """layer<N>/ of the file: an unbatched input of spec["S"] (default 7) tokens drawn from g, the
     family's attention at positions 0..S-1 on the weights as the file gives them back. A layer
     with a norm in `norms` (its attn_norm weight as stored, the spec's input_norm) also gets
-    residual.npy: the drawn input is the residual stream, its RMSNorm the layer's input."""
+    residual.npy: the drawn input is the residual stream, its RMSNorm the layer's input. A layer
+    of the spec's tokens also gets tokens.npy: the residual stream is those ids' rows of
+    `token_embd` (as read back), times sqrt(C) in float32 with tokens' scale "sqrt" (llama.cpp's
+    ggml_scale(inpL, sqrtf(n_embd)) for Gemma)."""
     lines = []
     for layer in spec["layers"]:
         s, lsd = per_layer[layer]
         B, S = 1, spec.get("S", 7)
         x = torch.randn(B, S, C, generator=g, dtype=torch.float64).float().double()
+        tokens = spec.get("tokens")
+        ids = None
+        if tokens and layer in tokens["layers"]:
+            ids = torch.randint(token_embd.shape[0], (B, S),
+                                generator=torch.Generator().manual_seed(spec["seed"] + 9000))
+            x = torch.tensor(token_embd)[ids]
+            if tokens.get("scale") == "sqrt":
+                x = (x.float() * torch.tensor(C ** 0.5, dtype=torch.float32)).double()
         h = None
         if norms and layer in norms:
             n = spec["input_norm"]
@@ -227,6 +238,8 @@ def cases(root, spec, C, per_layer, g, fam, norms=None):
                           x[0], ctx[0], maps[0])
         if h is not None:
             folder.save_npy(d, "residual.npy", h[0].float().numpy())
+        if ids is not None:
+            folder.save_npy(d, "tokens.npy", ids[0].numpy())
         lines.append(f"layer {layer}: {folder.describe(s)}")
     return lines
 
@@ -249,7 +262,16 @@ def write_by_layout(fam, spec, root, writer):
     spec.get("metadata", llama_like_metadata)(w, arch, cfg, s0, n_layers, spec)
     C = s0.C
     r = lambda *shape: 0.3 * torch.randn(*shape, generator=g, dtype=torch.float64)  # noqa: E731
-    f32(w, "token_embd.weight", r(12, C).numpy())
+    token_embd = r(12, C).numpy()
+    if spec.get("tokens"):  # in the spec's ggml type, read back as llama.cpp dequantizes it
+        ttype = spec["tokens"].get("type", "F32")
+        raw, token_embd = stored(ttype, token_embd, rng)
+        w.add_tensor("token_embd.weight", (12, C), ID[ttype], raw)
+        if spec["tokens"].get("vocab"):  # LlamaModel's set_vocab: the token strings
+            w.add("tokenizer.ggml.model", "llama")
+            w.add("tokenizer.ggml.tokens", list(spec["tokens"]["vocab"]))
+    else:
+        f32(w, "token_embd.weight", token_embd)
     sc = cfg.get("rope_scaling") or {}
     if sc.get("rope_type") == "llama3":
         f32(w, "rope_freqs.weight", llama3_factors(float(cfg["rope_theta"]), s0.rope.R, sc))
@@ -268,7 +290,7 @@ def write_by_layout(fam, spec, root, writer):
             norms[layer] = norm.double()
         per_layer[layer] = (s, layout_tensors(w, arch, s, f"blk.{layer}.", types, r, rng, norm))
     w.write(os.path.join(root, "model.gguf"))
-    return cases(root, spec, C, per_layer, g, fam, norms)
+    return cases(root, spec, C, per_layer, g, fam, norms, token_embd)
 
 
 def layout_tensors(w, arch, s, p, types, r, rng, norm=None):

@@ -11,10 +11,11 @@ run needed), which the C++ golden tests read for their counts and lists:
   folders    "<folder>/<case dir>", "folder", "layer", checks: "config" (--config case.json),
              "model" (also as --model DIR --layer N: unpadded, default positions, the folder's
              own module), "residual_norm" (expected/residual_norm.npy), "input_norm"
-             (residual.npy: the residual stream, run with --residual)
+             (residual.npy: the residual stream, run with --residual), "tokens" (tokens.npy:
+             token ids, run with --tokens)
   gguf       "<folder>/layer<N>", "folder", "layer", "arch", "writer" (gguf-py: written by
              llama.cpp's gguf-py, the --gguf-py --fixtures mode), checks: "input_norm"
-             (residual.npy, run with --residual)
+             (residual.npy, run with --residual), "tokens" (tokens.npy, run with --tokens)
   gpt2       gpt2/config_*.json, one per container of init's GPT-2 fixture
 """
 import json
@@ -45,6 +46,8 @@ def folder_entries(fam):
                     checks.append("residual_norm")
                 if n in (spec.get("input_norm") or {}).get("layers", []):
                     checks.append("input_norm")
+                if n in (spec.get("tokens") or {}).get("layers", []):
+                    checks.append("tokens")
                 cases.append((f"layer{n}", n, checks))
         for d, n, checks in cases:
             out.append({"case": f"{spec['name']}/{d}", "family": family_name(fam),
@@ -76,6 +79,8 @@ def build(fams):
                                      "writer": spec.get("writer", "by_family"),
                                      "checks": ["context", "attention"] + (
                                          ["input_norm"] if n in (spec.get("input_norm") or {})
+                                         .get("layers", []) else []) + (
+                                         ["tokens"] if n in (spec.get("tokens") or {})
                                          .get("layers", []) else [])})
     for entries in sets.values():
         entries.sort(key=lambda e: e["case"])

@@ -313,7 +313,7 @@ TEST_CASE("config: config_to_json holds the resolved config") {
 
 TEST_CASE("config: config_keys lists the table in order") {
   const auto& k = attn::config_keys();
-  CHECK(k.size() == 56);  // 24 of version 1, the v2 table and kv_labels, then v3's, v4's
+  CHECK(k.size() == 57);  // 24 of version 1, the v2 table and kv_labels, then v3's, v4's
   CHECK(k.front() == "attention");
   CHECK(k[23] == "output");
   CHECK(k[43] == "layer");
@@ -328,7 +328,8 @@ TEST_CASE("config: config_keys lists the table in order") {
   CHECK(k[52] == "k_eq_v");
   CHECK(k[53] == "decoder_layer");  // an encoder-decoder's decoder module
   CHECK(k[54] == "cross_attention");
-  CHECK(k.back() == "input_norm");  // the residual stream in
+  CHECK(k[55] == "input_norm");    // the residual stream in
+  CHECK(k.back() == "embedding");  // layer 0's input from token ids
   for (const char* key :
        {"hidden_size", "num_heads",    "num_kv_heads", "head_size", "out_size", "out_proj",
         "causal",      "context_size", "bias",         "qkv_bias",  "out_bias", "scale",

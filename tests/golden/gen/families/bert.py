@@ -113,6 +113,33 @@ FOLDERS = [
                  "max_position_embeddings": 64, "num_attention_heads": 4,
                  "num_hidden_layers": 3, "pad_token_id": 0, "type_vocab_size": 2,
                  "vocab_size": 12}),
+    # Layer 0 from token ids (--tokens): BertEmbeddings (word + token type 0 + position, then
+    # its LayerNorm); post-norm, so that is the layer's input as is.
+    dict(name="bert_tokens", seed=51, container="safetensors", dtype="f32", layers=[0], B=2,
+         S=6, input_norm=dict(kind="none", layers=[0]),
+         tokens=dict(layers=[0], module="bert", word="bert.embeddings.word_embeddings.weight",
+                     positions="bert.embeddings.position_embeddings.weight", rows=64,
+                     token_types="bert.embeddings.token_type_embeddings.weight", types=2,
+                     norm="bert.embeddings.LayerNorm.", eps=1e-12),
+         config={"architectures": ["BertForMaskedLM"], "model_type": "bert", "hidden_size": 32,
+                 "num_attention_heads": 4, "num_hidden_layers": 2, "intermediate_size": 8,
+                 "hidden_act": "gelu", "max_position_embeddings": 64,
+                 "position_embedding_type": "absolute", "type_vocab_size": 2,
+                 "vocab_size": 12, "layer_norm_eps": 1e-12}),
+    # RobertaEmbeddings: positions count the non-padding ids from pad_token_id + 1 (the drawn
+    # ids hold some 1s, which sit at position 1).
+    dict(name="roberta_tokens", seed=52, container="safetensors", dtype="f32", layers=[0], B=2,
+         S=7, input_norm=dict(kind="none", layers=[0]),
+         tokens=dict(layers=[0], module="roberta",
+                     word="roberta.embeddings.word_embeddings.weight",
+                     positions="roberta.embeddings.position_embeddings.weight", rows=66,
+                     token_types="roberta.embeddings.token_type_embeddings.weight", types=1,
+                     norm="roberta.embeddings.LayerNorm.", eps=1e-5, padding=1),
+         config={"architectures": ["RobertaForMaskedLM"], "model_type": "roberta",
+                 "hidden_size": 32, "num_attention_heads": 2, "num_hidden_layers": 2,
+                 "intermediate_size": 8, "layer_norm_eps": 1e-05, "max_position_embeddings": 66,
+                 "pad_token_id": 1, "position_embedding_type": "absolute", "type_vocab_size": 1,
+                 "vocab_size": 12}),
 ]
 
 HELDOUT = [

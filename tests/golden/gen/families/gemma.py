@@ -27,6 +27,26 @@ FOLDERS = [
                  "max_position_embeddings": 64, "num_attention_heads": 4,
                  "num_hidden_layers": 2, "num_key_value_heads": 1, "rms_norm_eps": 1e-06,
                  "rope_theta": 10000.0, "vocab_size": 12}),
+    # Layer 0 from token ids (--tokens): the bf16 rows times sqrt(hidden_size) in bfloat16
+    # (GemmaModel's normalizer), then GemmaRMSNorm's x * (1 + w).
+    dict(name="gemma_tokens", seed=48, container="safetensors", dtype="bf16", layers=[0], B=2,
+         S=6, input_norm=dict(kind="rms", name="input_layernorm.", eps=1e-6, offset=1, layers=[0]),
+         tokens=dict(layers=[0], module="gemma", word="model.embed_tokens.weight"),
+         config={"architectures": ["GemmaForCausalLM"], "model_type": "gemma",
+                 "head_dim": 16, "hidden_size": 32, "intermediate_size": 8,
+                 "max_position_embeddings": 64, "num_attention_heads": 4,
+                 "num_hidden_layers": 2, "num_key_value_heads": 1, "rms_norm_eps": 1e-06,
+                 "rope_theta": 10000.0, "torch_dtype": "bfloat16", "vocab_size": 12}),
+    # The same in float16: the normalizer and the products rounded to half precision.
+    dict(name="gemma_tokens_f16", seed=56, container="safetensors", dtype="f16", layers=[0],
+         B=1, S=7, input_norm=dict(kind="rms", name="input_layernorm.", eps=1e-6, offset=1,
+                                   layers=[0]),
+         tokens=dict(layers=[0], module="gemma", word="model.embed_tokens.weight"),
+         config={"architectures": ["GemmaForCausalLM"], "model_type": "gemma",
+                 "head_dim": 8, "hidden_size": 24, "intermediate_size": 8,
+                 "max_position_embeddings": 64, "num_attention_heads": 3,
+                 "num_hidden_layers": 1, "num_key_value_heads": 1, "rms_norm_eps": 1e-06,
+                 "rope_theta": 10000.0, "torch_dtype": "float16", "vocab_size": 12}),
 ]
 
 HELDOUT = [
@@ -55,6 +75,15 @@ GGUF = [
          types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "F16", "attn_output": "Q8_0"},
          config={"model_type": "gemma", "hidden_size": 32, "num_attention_heads": 4,
                  "num_key_value_heads": 1, "head_dim": 16, "num_hidden_layers": 2,
+                 "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
+                 "rope_theta": 10000.0}),
+    # Layer 0 from token ids (--tokens): token_embd (F32) times sqrtf(n_embd) in float32, as
+    # llama.cpp's Gemma graph scales it, then attn_norm as stored (1 + w).
+    dict(name="gemma_tokens", arch="gemma", writer="by_layout", seed=54, layers=[0], S=6,
+         input_norm=dict(eps=1e-6, layers=[0]), tokens=dict(layers=[0], scale="sqrt"),
+         types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "F16", "attn_output": "Q8_0"},
+         config={"model_type": "gemma", "hidden_size": 32, "num_attention_heads": 4,
+                 "num_key_value_heads": 1, "head_dim": 16, "num_hidden_layers": 1,
                  "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
                  "rope_theta": 10000.0}),
 ]

@@ -74,6 +74,24 @@ FOLDERS = [
          config={"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 24,
                  "n_head": 4, "n_layer": 2, "n_positions": 64, "n_ctx": 64, "vocab_size": 12,
                  "layer_norm_epsilon": 1e-05}),
+    # Layer 0 from token ids (--tokens, an (S,) int32 file): wte + wpe, then ln_1.
+    dict(name="gpt2_tokens", seed=49, container="safetensors", dtype="f16", layers=[0], S=7,
+         unbatched=True, input_norm=dict(kind="layer", name="ln_1.", eps=1e-5, bias=True,
+                                         layers=[0]),
+         tokens=dict(layers=[0], module="gpt2", word="wte.weight", positions="wpe.weight",
+                     rows=64, dtype="int32"),
+         config={"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 24,
+                 "n_head": 4, "n_layer": 2, "n_positions": 64, "n_ctx": 64, "vocab_size": 12,
+                 "layer_norm_epsilon": 1e-05}),
+    # The same at position_ids 5..10 (case.json's positions: wpe's rows 5..10).
+    dict(name="gpt2_tokens_offset", seed=55, container="safetensors", dtype="f32", layers=[0],
+         B=2, S=6, offset=5,
+         input_norm=dict(kind="layer", name="ln_1.", eps=1e-5, bias=True, layers=[0]),
+         tokens=dict(layers=[0], module="gpt2", word="wte.weight", positions="wpe.weight",
+                     rows=64),
+         config={"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 24,
+                 "n_head": 4, "n_layer": 2, "n_positions": 64, "n_ctx": 64, "vocab_size": 12,
+                 "layer_norm_epsilon": 1e-05}),
 ]
 
 HELDOUT = [

@@ -36,6 +36,16 @@ FOLDERS = [
                  "intermediate_size": 8, "max_position_embeddings": 256,
                  "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
                  "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "vocab_size": 12}),
+    # Layer 0 from token ids (--tokens): embed_tokens' bf16 rows, then input_layernorm.
+    dict(name="llama_tokens", seed=47, container="safetensors", dtype="bf16", layers=[0], B=2,
+         S=6, input_norm=dict(kind="rms", name="input_layernorm.", eps=1e-5, layers=[0]),
+         tokens=dict(layers=[0], module="llama", word="model.embed_tokens.weight"),
+         config={"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+                 "attention_bias": False, "head_dim": 8, "hidden_size": 32,
+                 "intermediate_size": 8, "max_position_embeddings": 256,
+                 "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+                 "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "torch_dtype": "bfloat16",
+                 "vocab_size": 12}),
 ]
 
 HELDOUT = [
@@ -65,6 +75,27 @@ GGUF = [
                  "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 1,
                  "max_position_embeddings": 256, "rms_norm_eps": 1e-5,
                  "rope_theta": 10000.0, "attention_bias": False}),
+    # Layer 0 from token ids (--tokens): token_embd in Q8_0 (dequantized row by row), then
+    # blk.0.attn_norm.
+    dict(name="llama_tokens", arch="llama", writer="by_layout", seed=46, layers=[0], S=6,
+         input_norm=dict(eps=1e-5, layers=[0]),
+         tokens=dict(layers=[0], type="Q8_0",
+                     vocab=["<unk>", "<s>", "</s>", "\u2581The", "\u2581quick", "\u2581brown",
+                            "\u2581fox", "\u2581jumps", "\u2581over", "\u2581the", "\u2581lazy",
+                            "\u2581dog"]),
+         types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "Q8_0", "attn_output": "F16"},
+         config={"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4,
+                 "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 1,
+                 "max_position_embeddings": 256, "rms_norm_eps": 1e-5,
+                 "rope_theta": 10000.0, "attention_bias": False}),
+    # The same with token_embd in Q4_K (rows of 256).
+    dict(name="llama_tokens_q4k", arch="llama", writer="by_layout", seed=53, layers=[0], S=5,
+         input_norm=dict(eps=1e-6, layers=[0]), tokens=dict(layers=[0], type="Q4_K"),
+         types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "Q8_0", "attn_output": "Q8_0"},
+         config={"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4,
+                 "num_key_value_heads": 2, "num_hidden_layers": 1,
+                 "max_position_embeddings": 4096, "rms_norm_eps": 1e-6,
+                 "rope_theta": 10000.0}),
     # K-quants need rows of 256: a wider Llama (2), GGUF version 2.
     dict(name="llama_kquants", arch="llama", writer="by_layout", seed=12, layers=[1], version=2,
          types={"attn_q": "Q4_K", "attn_k": "Q6_K", "attn_v": "Q2_K", "attn_output": "Q3_K"},

@@ -48,6 +48,17 @@ FOLDERS = [
                  "ffn_dim": 8, "hidden_size": 32, "layer_norm_elementwise_affine": True,
                  "max_position_embeddings": 64, "num_attention_heads": 4,
                  "num_hidden_layers": 2, "vocab_size": 12, "word_embed_proj_dim": 32}),
+    # Layer 0 from token ids (--tokens): embed_tokens + embed_positions at p + 2, then
+    # self_attn_layer_norm (do_layer_norm_before).
+    dict(name="opt_tokens", seed=50, container="safetensors", dtype="f32", layers=[0], B=2, S=6,
+         input_norm=dict(kind="layer", name="self_attn_layer_norm.", eps=1e-5, bias=True,
+                         layers=[0]),
+         tokens=dict(layers=[0], module="opt", word="model.decoder.embed_tokens.weight",
+                     positions="model.decoder.embed_positions.weight", rows=66),
+         config={"architectures": ["OPTForCausalLM"], "model_type": "opt",
+                 "do_layer_norm_before": True, "enable_bias": True, "ffn_dim": 8,
+                 "hidden_size": 32, "max_position_embeddings": 64, "num_attention_heads": 4,
+                 "num_hidden_layers": 2, "vocab_size": 12, "word_embed_proj_dim": 32}),
 ]
 
 HELDOUT = [
