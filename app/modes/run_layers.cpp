@@ -333,6 +333,9 @@ int run_layers(const Options& opt) {
   j["attn_run_version"] = ATTN_VERSION;
   j["model"] = m.dir;
   j["model_type"] = m.model_type;
+  if (!m.gguf_architecture.empty())  // the model as its file names it (general.name)
+    if (const std::string name = attn::gguf_model_name(m.dir); !name.empty())
+      j["model_name"] = name;
   j["num_layers"] = m.num_layers;
   j["layers"] = layers;
   j["skipped"] = skipped;

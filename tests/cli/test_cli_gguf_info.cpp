@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -234,4 +235,15 @@ TEST_CASE("cli gguf info: a GGUF run's picture and run.json name the model and i
   CHECK(svg.find(">attn-run golden llama, layer 1<") != std::string::npos);
   CHECK(svg.find("GGUF IQ4_NL, Q4_0, Q5_1, Q8_0;") != std::string::npos);
   CHECK(svg.find("layout ") == std::string::npos);
+
+  // --layer all (here 0-1, a folder of layer_N.npy): DIR/run.json names it too.
+  std::filesystem::create_directories(t / "in");
+  for (int n : {0, 1})
+    std::filesystem::copy_file(dir + "/layer" + std::to_string(n) + "/input.npy",
+                               t / ("in/layer_" + std::to_string(n) + ".npy"));
+  const test::RunResult all =
+      attn_run("--model " + test::q(dir + "/model.gguf") + " --layer 0-1 --input " +
+               test::q(t / "in") + " -o " + test::q(t / "all") + " -q");
+  REQUIRE_MESSAGE(all.exit_code == 0, all.err);
+  CHECK(json::parse(test::read_text(t / "all/run.json"))["model_name"] == "attn-run golden llama");
 }
