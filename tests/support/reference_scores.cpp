@@ -197,13 +197,25 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
       v[j] = linear_row(value.ptr() + (b * T + j) * Cv, Cv, wv.data, KV,
                         bq ? bq + g.v_row0() : nullptr);
     }
+    if (spec.clip_qkv) {  // (v4) q, k, v clamped to [-c, c] after the projections
+      const double c = double(float(*spec.clip_qkv));
+      const auto clip = [c](Vec& r) {
+        for (double& x : r) x = std::min(std::max(x, -c), c);
+      };
+      for (std::size_t i = 0; i < L; ++i) clip(q[i]);
+      for (std::size_t j = 0; j < T; ++j) clip(k[j]), clip(v[j]);
+    }
     if (bias_kv)
       for (std::size_t d = 0; d < KV; ++d) k[T][d] = w.bias_k.data[d], v[T][d] = w.bias_v.data[d];
     // 1. qk_norm, 2. rope (the real keys only)
+    // (v4) qk_norm's order "after_rope" (Hunyuan): the norm after 2., before the temperature
+    const bool norm_first = spec.qk_norm && !spec.qk_norm->after_rope;
+    const bool norm_after = spec.qk_norm && spec.qk_norm->after_rope;
     for (std::size_t i = 0; i < L && !w.mla; ++i) {
-      if (spec.qk_norm) qk_norm_row(q[i].data(), H, D, w.q_norm, w.q_norm_bias, *spec.qk_norm);
+      if (norm_first) qk_norm_row(q[i].data(), H, D, w.q_norm, w.q_norm_bias, *spec.qk_norm);
       if (spec.rope)
         for (std::size_t h = 0; h < H; ++h) rope(q[i].data() + h * D, *spec.rope, freqs, pos(b, i));
+      if (norm_after) qk_norm_row(q[i].data(), H, D, w.q_norm, w.q_norm_bias, *spec.qk_norm);
       if (spec.attn_temperature) {  // (v3) Llama 4's temperature tuning, after rope
         const auto& t = *spec.attn_temperature;
         const double f = std::log1p(std::floor(double(pos(b, i) + 1) / t.floor_scale));
@@ -218,10 +230,11 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
           const double inv = 1.0 / std::sqrt(ss / double(D) + spec.v_norm->eps);
           for (std::size_t d = 0; d < D; ++d) v[j][h * D + d] *= inv;
         }
-      if (spec.qk_norm) qk_norm_row(k[j].data(), g.Hkv, D, w.k_norm, w.k_norm_bias, *spec.qk_norm);
+      if (norm_first) qk_norm_row(k[j].data(), g.Hkv, D, w.k_norm, w.k_norm_bias, *spec.qk_norm);
       if (spec.rope)
         for (std::size_t h = 0; h < g.Hkv; ++h)
           rope(k[j].data() + h * D, *spec.rope, freqs, pos(b, j));
+      if (norm_after) qk_norm_row(k[j].data(), g.Hkv, D, w.k_norm, w.k_norm_bias, *spec.qk_norm);
     }
 
     std::vector<double> y(Y, 0.0);

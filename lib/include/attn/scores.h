@@ -58,7 +58,8 @@ struct RopeSpec {
   RopePrecision precision = RopePrecision::float64;
 };
 
-// qk_norm: a norm of q and k before rope, in float32 as Hugging Face's:
+// qk_norm: a norm of q and k before rope (or after it: order), in float32 as
+// Hugging Face's:
 //   rms   (v2)  x * rsqrt(mean(x^2) + eps) * (weight_offset + w)   (Qwen3RMSNorm)
 //   layer (v3)  (x - mean) * rsqrt(var + eps) * (weight_offset + w) + b
 //               (nn.LayerNorm, CohereLayerNorm, StableLM's and Phi's qk_layernorm)
@@ -74,6 +75,11 @@ struct QkNormSpec {
   // weight shared by the heads. bias: "layer" with a bias (Phi's qk_layernorm).
   bool per_head = false;
   bool bias = false;
+  // (v4) order "after_rope": the norm applies to q and k after rope (and
+  // before Llama 4's temperature), as Hunyuan's query_layernorm /
+  // key_layernorm (modeling_hunyuan_v1_dense); "before_rope" (the default)
+  // as Qwen3, Gemma 3, OLMo 2.
+  bool after_rope = false;
   bool has_weight() const { return kind != QkNormKind::l2; }
 };
 
@@ -164,6 +170,9 @@ struct InputNormSpec {
 struct AttentionSpec {
   double scale = 1.0;   // multiplies q k^T (in float32)
   bool causal = false;  // mask keys after the query position
+  // c > 0: q, k and v clamped to [-c, c] after the projection, before norms
+  // and rope (OLMo's and DBRX's clip_qkv, MPT's attn_config.clip_qkv)
+  std::optional<double> clip_qkv;
   // On q and k after the projection (and qk_norm); rotary_dim even, in 2..D.
   std::optional<RopeSpec> rope;
   // s += slope_h * (pos_j - pos_i): slopes holds one per head (H).

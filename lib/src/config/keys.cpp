@@ -14,6 +14,8 @@
 // vdim) are filled by resolve_config, each in one place.
 #include "config/keys.h"
 
+#include <cmath>
+
 #include "attn/error.h"
 #include "attn/files.h"
 
@@ -90,6 +92,9 @@ constexpr char kAlibi[] = "true, false, {\"max_bias\": number} or {\"slopes\": [
 constexpr char kResidualNorm[] =
     "true (LayerNorm(o_proj(attention) + input), eps 1e-12, weights under weights_prefix + "
     "\"output.LayerNorm.\"), an object {\"eps\", \"prefix\"}, false or null";
+
+constexpr char kClipQkv[] =
+    "a number c > 0 that float32 holds (q, k, v clamped to [-c, c]) or null";
 
 constexpr char kInputNorm[] =
     "true (with a model: the block's own pre-attention norm), an object {\"kind\": \"rms\" | "
@@ -267,6 +272,16 @@ const Keys<Config>& config_key_table() {
       object("v_norm", "an object {\"kind\": \"rms\", \"eps\": number} or null",
              in_spec(&AttentionSpec::v_norm), v_norm_keys),
       flag("k_eq_v", in(&Config::k_eq_v)),
+      {"clip_qkv", kClipQkv,
+       [](Config& c, Config&, const json& v, const std::string& at) {
+         c.spec.clip_qkv.reset();
+         if (v.is_null()) return;  // config.json's "clip_qkv": null
+         const double x = cj::get_number(v, at);
+         if (!(x > 0.0) || !std::isfinite(static_cast<float>(x)))
+           bad(at, std::string("expected ") + kClipQkv + ", found " + v.dump());
+         c.spec.clip_qkv = x;
+       },
+       as_is("clip_qkv", in_spec(&AttentionSpec::clip_qkv))},
       // an encoder-decoder's decoder layer, its self- or cross-attention (config/model.cpp)
       {"decoder_layer", "an integer >= 0", nullptr,
        [](const Config& c, const Config&, json& out) {

@@ -217,6 +217,10 @@ const Keys<QkNormSpec>& qk_norm_keys() {
              {{"rms", QkNormKind::rms}, {"layer", QkNormKind::layer}, {"l2", QkNormKind::l2}}),
       flag("per_head", in(&QkNormSpec::per_head)),
       flag("bias", in(&QkNormSpec::bias)),
+      choice("order",
+             "\"before_rope\" (Qwen3, Gemma 3, OLMo 2) or \"after_rope\" (Hunyuan: "
+             "query_layernorm after rotary)",
+             in(&QkNormSpec::after_rope), {{"before_rope", false}, {"after_rope", true}}),
   };
   return k;
 }

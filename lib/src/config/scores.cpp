@@ -55,6 +55,8 @@ void check_qk_norm(QkNormSpec& q, const json& o, const std::string& at) {
 
 void resolve_score_keys(Config& c) {
   AttentionSpec& s = c.spec;
+  if (c.mla && s.clip_qkv)
+    fail(c, "clip_qkv", "mla's q, k and v come from its latent projections: not with clip_qkv");
   if (c.mla && (s.v_norm || c.k_eq_v))
     fail(c, s.v_norm ? "v_norm" : "k_eq_v",
          "mla builds v from its latent (kv_b_proj): not with v_norm or k_eq_v");

@@ -64,6 +64,7 @@ std::string f64_unsupported(const Weights& w, const AttentionSpec& spec, const F
   if (spec.attn_temperature) return "attn_temperature";
   if (spec.residual_norm) return "residual_norm";
   if (spec.v_norm) return "v_norm";
+  if (spec.clip_qkv) return "clip_qkv";
   if (spec.input_norm && spec.input_norm->kind != InputNormKind::none) return "input_norm";
   return "";
 }

@@ -85,15 +85,17 @@ def norm_kind(qk_norm):
         return None
     if not isinstance(qk_norm, dict):
         return QkNorm("rms", qk_norm[0], offset=qk_norm[1])
-    return QkNorm(qk_norm["kind"], qk_norm["eps"], per_head=qk_norm.get("per_head", False))
+    return QkNorm(qk_norm["kind"], qk_norm["eps"], per_head=qk_norm.get("per_head", False),
+                  after_rope=qk_norm.get("order") == "after_rope")
 
 
 def decoder(out, name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, softcap=None,
             qk_norm=None, sinks=False, bias=False, o_bias=False, left=True, offset=0, B=2, S=7,
             seed=0, gate=False, chunk=None, temperature=None, positions=True, k_eq_v=False,
-            v_norm=None, x_scale=1.0):
+            v_norm=None, x_scale=1.0, clip_qkv=None, guards=()):
     """A q/k/v/o_proj decoder layer (modeling_llama.LlamaAttention + eager_attention_forward,
-    with the family's extras) at model.layers.3.self_attn."""
+    with the family's extras) at model.layers.3.self_attn. guards: changes of the Layer (a dict
+    of its fields each) that must each move the context by more than 1e-3 (the feature counts)."""
     torch.manual_seed(seed)
     sd = {}  # drawn in the order of the attention module's parameters
     linear_params(sd, "q_proj", C, H * D * (2 if gate else 1), bias)
@@ -146,14 +148,19 @@ def decoder(out, name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
         cfg["k_eq_v"] = True
     if v_norm:
         cfg["v_norm"] = {"kind": "rms", "eps": v_norm}
+    if clip_qkv is not None:
+        cfg["clip_qkv"] = clip_qkv
     extra = {"attention_mask.npy": keep.numpy(), "positions.npy": pos.numpy()}
     if not positions:  # the layer reads none: 0..S-1 (Llama 4's cache_position)
         del cfg["positions"], extra["positions.npy"]
     a = Layer(C, H, Hkv, D, scale=scale, window=window, softcap=softcap, rope=rope,
               qk_norm=norm, v_norm=v_norm, k_eq_v=k_eq_v, sinks=sinks, gate=gate, chunk=chunk,
-              temperature=temperature)
+              temperature=temperature, clip_qkv=clip_qkv)
     with torch.no_grad():
         y, p = reference.attention(a, sd, x, keep, pos)
+        for change in guards:
+            moved = (reference.attention(a.replace(**change), sd, x, keep, pos)[0] - y).abs().max()
+            assert moved > 1e-3, f"{name}: {change} moves the context by only {moved:.2e}"
     w = prefixed(sd, "model.layers.3.self_attn.")
     # neighbours under the same block prefix, as a whole-model file has them
     w["model.layers.3.input_layernorm.weight"] = torch.ones(C)

@@ -18,8 +18,9 @@ plain-config variants). The steps, in the order of the modeling files:
                 GPT-2's Conv1D (x @ W + b), or DeepSeek's multi-head latent attention (`mla`)
   qk norms      rms (Qwen3RMSNorm, Gemma3RMSNorm's 1 + w, OLMo 2 over all heads before the head
                 view), layer (CohereLayerNorm per head, StableLM's per-head LayerNorms, Phi's
-                qk_layernorm with a bias), before rope; l2 (Llama4TextL2Norm, no weight) after
-                it; v_norm (Gemma 4: RMS without a weight)
+                qk_layernorm with a bias), before rope; l2 (Llama4TextL2Norm, no weight) and
+                Hunyuan's query_layernorm / key_layernorm after it; v_norm (Gemma 4, Gemma 3n:
+                RMS without a weight); clip_qkv (OLMo, DBRX, MPT: q, k, v clamped before them)
   positions     rope (half or interleaved, partial rotary, every rope_scaling), ALiBi slopes
                 added after the scale (BLOOM's baddbmm, MPT's position_bias, Falcon's SDPA),
                 T5's relative bias (a bucket table), or none (learned positions live outside)
@@ -110,7 +111,8 @@ class Layer:
     relative_bias: Optional[dict] = None  # {table (sd key), buckets, max_distance, bidirectional}
     softcap: Optional[float] = None
     qk_norm: Optional[QkNorm] = None
-    v_norm: Optional[float] = None  # eps of the weightless RMS norm on v (Gemma 4)
+    v_norm: Optional[float] = None  # eps of the weightless RMS norm on v (Gemma 4, Gemma 3n)
+    clip_qkv: Optional[float] = None  # q, k, v clamped to [-c, c] after the projections (OLMo)
     k_eq_v: bool = False  # Gemma 4: v is k_proj's output, before k_norm and rope
     sinks: bool = False  # sd["sinks"] (H,)
     gate: bool = False  # Qwen3-Next: q_proj yields per head [query | gate]
@@ -243,6 +245,7 @@ def project(a, sd, x, kv):
             gate = gate.reshape(B, S, H * D)
         k = linear(kv, sd, n[1])
         v = k if a.k_eq_v else linear(kv, sd, n[2])  # Gemma 4's attention_k_eq_v: no v_proj
+        q, k, v = clip(a, q), clip(a, k), clip(a, v)
         if a.qk_norm and a.qk_norm.scope == "all":  # Olmo2Attention: before the head view
             q, k = qk_norm(a, sd, q, k)
         return q.reshape(B, S, H, D), k.view(B, T, Hkv, D), v.view(B, T, Hkv, D), gate
@@ -260,7 +263,14 @@ def project(a, sd, x, kv):
             return qkv[:, :, :, :-2].reshape(B, S, H, D), qkv[:, :, :, -2], qkv[:, :, :, -1], None
         else:
             raise ValueError(lay)
+    q, k, v = clip(a, q), clip(a, k), clip(a, v)  # MptAttention: the fused qkv clamped
     return q.view(B, S, H, D), k.view(B, S, Hkv, D), v.view(B, S, Hkv, D), None
+
+
+def clip(a, t):
+    """modeling_olmo.OlmoAttention: query_states.clamp_(min=-clip_qkv, max=clip_qkv), keys and
+    values alike, right after the projections (MptAttention and DBRX clamp the fused qkv)."""
+    return t if a.clip_qkv is None else t.clamp(min=-a.clip_qkv, max=a.clip_qkv)
 
 
 def output(a, sd, y):  # y (B, S, H*D) -> (B, S, C)
