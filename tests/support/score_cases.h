@@ -130,6 +130,18 @@ inline Weights make_weights(const Case& c) {
     w.relative_bias = scaled(
         test::random_tensor({std::size_t(c.spec.relative_bias->num_buckets), c.H}, c.seed + 9),
         2.0);
+  if (c.spec.disentangled) {  // DeBERTa: the relative embeddings (2 span, C) and projections
+    const DisentangledSpec& d = *c.spec.disentangled;
+    w.rel_embeddings = test::random_tensor({2 * std::size_t(d.span()), c.C}, c.seed + 40);
+    if (!d.share_att_key) {
+      w.pos_key_w = scaled(test::random_tensor({g.q_rows(), c.C}, c.seed + 41), in);
+      w.pos_query_w = scaled(test::random_tensor({g.q_rows(), c.C}, c.seed + 42), in);
+      if (c.bias) {
+        w.pos_key_b = scaled(test::random_tensor({g.q_rows()}, c.seed + 43), 0.5);
+        w.pos_query_b = scaled(test::random_tensor({g.q_rows()}, c.seed + 44), 0.5);
+      }
+    }
+  }
   if (c.gate) {
     w.w_gate = scaled(test::random_tensor({g.q_rows(), c.C}, c.seed + 30), in);
     if (c.bias) w.b_gate = scaled(test::random_tensor({g.q_rows()}, c.seed + 31), 0.5);

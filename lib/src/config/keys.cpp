@@ -272,6 +272,11 @@ const Keys<Config>& config_key_table() {
       object("v_norm", "an object {\"kind\": \"rms\", \"eps\": number} or null",
              in_spec(&AttentionSpec::v_norm), v_norm_keys),
       flag("k_eq_v", in(&Config::k_eq_v)),
+      object("disentangled",
+             "an object {pos_att_type, position_buckets, max_relative_positions, share_att_key, "
+             "table, norm_weight, norm_bias, eps} ({} for DeBERTa-v3's) or null",
+             in_spec(&AttentionSpec::disentangled), disentangled_keys),
+      flag("mask_padded_queries", in_spec(&AttentionSpec::mask_padded_queries)),
       {"clip_qkv", kClipQkv,
        [](Config& c, Config&, const json& v, const std::string& at) {
          c.spec.clip_qkv.reset();

@@ -87,10 +87,22 @@ void resolve_score_keys(Config& c) {
                std::to_string(slopes.size()));
   }
   if (s.relative_bias) resolve_relative_bias(c);
-  if (c.positions.given() && !s.rope && !s.alibi && !s.relative_bias && !s.attn_temperature)
+  if (s.disentangled) {
+    if (c.cross())
+      fail(c, cross_key(c),
+           "cross-attention takes no disentangled terms (DeBERTa's relative positions are of "
+           "one sequence), found disentangled");
+    if (c.mla) fail(c, "disentangled", "mla's keys have no k_proj rows: not with mla");
+  }
+  if (s.mask_padded_queries && c.cross())
+    fail(c, cross_key(c),
+         "mask_padded_queries masks the padded positions of the queries' own sequence: "
+         "self-attention only");
+  if (c.positions.given() && !s.rope && !s.alibi && !s.relative_bias && !s.attn_temperature &&
+      !s.disentangled)
     fail(c, "positions",
-         "position ids are read by rope, alibi, relative_bias and attn_temperature, and none of "
-         "them is set (absolute "
+         "position ids are read by rope, alibi, relative_bias, attn_temperature and "
+         "disentangled, and none of them is set (absolute "
          "position embeddings are added before the attention layer)");
   if (!c.kv_labels.empty() && !c.cross())
     fail(c, "kv_labels",

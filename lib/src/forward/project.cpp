@@ -236,7 +236,8 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
   // and v itself (stage 3), with qk_norm, rope and the temperature (stage 2)
   // done by its tasks on rows still in cache (PositionWork). v_norm (Gemma 4)
   // and clip_qkv change v before it is packed: the plain path.
-  p.packed = !in.key && p.T_ext == p.T && !spec.v_norm && !spec.clip_qkv &&
+  // DeBERTa's p2c reads k's rows: the plain path too.
+  p.packed = !in.key && p.T_ext == p.T && !spec.v_norm && !spec.clip_qkv && !spec.disentangled &&
              kernels::qkv_panels_fit(nb, p.L, g.D);
   if (!in.key && p.T_ext == p.T) {
     const std::size_t ld = g.qkv_rows();

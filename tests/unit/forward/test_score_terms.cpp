@@ -178,3 +178,72 @@ TEST_CASE("qk_norm order after_rope: the norm after rotary, before the temperatu
     check_case(c);
   }
 }
+
+namespace {
+
+DisentangledSpec deberta(std::int64_t buckets, std::int64_t max_relative, bool share, bool c2p,
+                         bool p2c) {
+  DisentangledSpec d;
+  d.position_buckets = buckets;
+  d.max_relative_positions = max_relative;
+  d.share_att_key = share;
+  d.c2p = c2p;
+  d.p2c = p2c;
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("disentangled: DeBERTa's c2p and p2c, buckets or none, shared or own projections") {
+  struct Variant {
+    std::int64_t buckets, max_relative;
+    bool share, c2p, p2c;
+  };
+  for (const Variant& v : {Variant{4, 16, true, true, true},  // log buckets reached at L = 9
+                           Variant{4, 16, false, true, true},
+                           Variant{-1, 3, true, true, true},  // no buckets, clamped past 3
+                           Variant{8, 64, false, true, false}, Variant{8, 64, true, false, true}}) {
+    CAPTURE(v.buckets);
+    CAPTURE(v.share);
+    CAPTURE(v.c2p);
+    CAPTURE(v.p2c);
+    Case c;  // BERT-like encoder: not causal, biases, padding right and left
+    c.spec.causal = false;
+    c.spec.disentangled = deberta(v.buckets, v.max_relative, v.share, v.c2p, v.p2c);
+    c.spec.scale = 1.0 / std::sqrt(8.0 * (1 + c.spec.disentangled->terms()));
+    c.padding = pad_right_left(c.B, c.L, 2);
+    check_case(c);
+    c.spec.mask_padded_queries = true;  // DeBERTa's mask: a padded query row sees no key
+    check_case(c);
+    // Each term counts.
+    if (v.c2p) CHECK(moved_by(c, [](AttentionSpec& s) { s.disentangled->c2p = false; }) > 1e-3);
+    if (v.p2c) CHECK(moved_by(c, [](AttentionSpec& s) { s.disentangled->p2c = false; }) > 1e-3);
+  }
+  {
+    Case c;  // GQA, positions with an offset, several query blocks and key tiles, 3 threads
+    c.L = 300;
+    c.H = 4;
+    c.Hkv = 2;
+    c.D = 16;
+    c.spec.disentangled = deberta(32, 128, true, true, true);
+    c.spec.scale = 1.0 / std::sqrt(16.0 * 3);
+    c.padding = pad_right_left(c.B, c.L, 7);
+    c.positions = positions_of(*c.padding, 5);
+    c.spec.mask_padded_queries = true;
+    check_case(c, 3);
+    c.spec.disentangled->share_att_key = false;
+    check_case(c, 2);
+  }
+}
+
+TEST_CASE("mask_padded_queries: a padded query row gets zero weights, counted, as no key") {
+  Case c;
+  c.padding = pad_right_left(c.B, c.L, 3);
+  c.spec.mask_padded_queries = true;
+  const Weights w = make_weights(c);
+  Inputs t;
+  make_inputs(c, w, t);
+  const ref::ScoresResult want = ref::attention_with_scores(w, c.spec, t.in);
+  CHECK(want.fully_masked_rows == long(2 * 3 * c.H));  // 3 padded rows in each batch row
+  check_case(c);
+}
