@@ -16,6 +16,7 @@ stored (rounded) weights.
 
 A family's file lists its cases as dicts: {"name", "writer", ...the writer's arguments}.
 """
+import dataclasses
 import json
 import math
 import os
@@ -27,7 +28,7 @@ from torch import nn
 
 from . import reference
 from .positions import bloom_slopes, mpt_slopes
-from .reference import Layer, Mla, QkNorm, Rope
+from .reference import Disentangled, Layer, Mla, QkNorm, Rope
 from .util import save_safetensors
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -311,8 +312,68 @@ def torch_mha(out, name, average):
                "padding_mask.npy": kpm.numpy(), "attn_mask.npy": am.numpy()})
 
 
+DEBERTA_RENAMES = {"self.query_proj.": "q_proj.", "self.key_proj.": "k_proj.",
+                   "self.value_proj.": "v_proj.", "output.dense.": "o_proj.",
+                   "self.pos_key_proj.": "pos_key_proj.", "self.pos_query_proj.": "pos_query_proj."}
+
+
+def deberta(out, name, C, H, *, terms, buckets, max_relative, share, norm=True, rows=None, B=2,
+            S=9, left=True, seed=0, guards=()):
+    """DeBERTa-v2/v3's disentangled self-attention (reference.deberta_attention) at
+    deberta.encoder.layer.1.attention., its modules drawn in DisentangledSelfAttention's order
+    (query, key, value, pos_key (c2p), pos_query (p2c) when not shared), then output.dense; the
+    model's relative embeddings (rows: 2 span unless given) and their LayerNorm under
+    deberta.encoder. The config in the contract's keys: layout proj with DeBERTa's names renamed,
+    disentangled, mask_padded_queries. guards: terms whose loss must move the context by
+    more than 1e-3, and "norm" (the table's LayerNorm)."""
+    torch.manual_seed(seed)
+    D = C // H
+    d = Disentangled(tuple(terms), buckets, max_relative, share,
+                     norm="deberta.encoder.LayerNorm" if norm else None)
+    sd = {}
+    for n in ("query_proj", "key_proj", "value_proj"):
+        linear_params(sd, "self." + n, C, H * D)
+    if not share and "c2p" in terms:
+        linear_params(sd, "self.pos_key_proj", C, H * D)
+    if not share and "p2c" in terms:
+        linear_params(sd, "self.pos_query_proj", C, H * D)
+    linear_params(sd, "output.dense", H * D, C)
+    sd["output.LayerNorm.weight"], sd["output.LayerNorm.bias"] = torch.ones(C), torch.zeros(C)
+    model = {d.table: torch.randn(rows or 2 * d.span(), C)}
+    if norm:
+        model["deberta.encoder.LayerNorm.weight"] = 1.0 + 0.3 * torch.randn(C)
+        model["deberta.encoder.LayerNorm.bias"] = 0.3 * torch.randn(C)
+    x = torch.randn(B, S, C)
+    keep = keep_mask(B, S, left)
+    a = Layer(C, H, H, D, causal=False, extra={"disentangled": d})
+    with torch.no_grad():
+        y, p = reference.attention(a, dict(sd, **model), x, keep)
+        for g in guards:
+            if g == "norm":
+                other = Layer(C, H, H, D, causal=False,
+                              extra={"disentangled": dataclasses.replace(d, norm=None)})
+                moved = (reference.attention(other, dict(sd, **model), x, keep)[0] - y).abs().max()
+            else:
+                moved = (reference.deberta_attention(a, dict(sd, **model), x, keep, drop=(g,))[0]
+                         - y).abs().max()
+            assert moved > 1e-3, f"{name}: dropping {g} moves the context by only {moved:.2e}"
+    prefix = "deberta.encoder.layer.1.attention."
+    cfg = {"attention": "multi", "hidden_size": C, "num_heads": H, "layout": "proj",
+           "weights_prefix": prefix, "weights_rename": DEBERTA_RENAMES,
+           "disentangled": {"pos_att_type": "|".join(terms), "position_buckets": buckets,
+                            "max_relative_positions": max_relative, "share_att_key": share,
+                            "table": d.table},
+           "mask_padded_queries": True, "attention_mask": "attention_mask.npy"}
+    if norm:
+        cfg["disentangled"].update(norm_weight="deberta.encoder.LayerNorm.weight",
+                                   norm_bias="deberta.encoder.LayerNorm.bias", eps=d.eps)
+    w = dict(prefixed(sd, prefix), **model)
+    w["deberta.encoder.layer.1.intermediate.dense.weight"] = torch.randn(2 * C, C)
+    save_case(out, name, cfg, w, x, y, p, {"attention_mask.npy": keep.numpy()})
+
+
 VARIANT_WRITERS = {"decoder": decoder, "mla": mla, "t5": t5, "per_head_qkv": per_head_qkv,
-                   "torch_mha": torch_mha}
+                   "torch_mha": torch_mha, "deberta": deberta}
 
 
 def write_variant(out, case):
