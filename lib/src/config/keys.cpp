@@ -272,21 +272,6 @@ const Keys<Config>& config_key_table() {
       object("v_norm", "an object {\"kind\": \"rms\", \"eps\": number} or null",
              in_spec(&AttentionSpec::v_norm), v_norm_keys),
       flag("k_eq_v", in(&Config::k_eq_v)),
-      object("disentangled",
-             "an object {pos_att_type, position_buckets, max_relative_positions, share_att_key, "
-             "table, norm_weight, norm_bias, eps} ({} for DeBERTa-v3's) or null",
-             in_spec(&AttentionSpec::disentangled), disentangled_keys),
-      flag("mask_padded_queries", in_spec(&AttentionSpec::mask_padded_queries)),
-      {"clip_qkv", kClipQkv,
-       [](Config& c, Config&, const json& v, const std::string& at) {
-         c.spec.clip_qkv.reset();
-         if (v.is_null()) return;  // config.json's "clip_qkv": null
-         const double x = cj::get_number(v, at);
-         if (!(x > 0.0) || !std::isfinite(static_cast<float>(x)))
-           bad(at, std::string("expected ") + kClipQkv + ", found " + v.dump());
-         c.spec.clip_qkv = x;
-       },
-       as_is("clip_qkv", in_spec(&AttentionSpec::clip_qkv))},
       // an encoder-decoder's decoder layer, its self- or cross-attention (config/model.cpp)
       {"decoder_layer", "an integer >= 0", nullptr,
        [](const Config& c, const Config&, json& out) {
@@ -317,6 +302,22 @@ const Keys<Config>& config_key_table() {
                                  : json(nullptr);
        },
        [](const std::string& p, KeyLists& lists) { list_keys(input_norm_keys(), p, lists); }},
+      // (v4) the score terms of CONTRACT.md "(v4) Families and schedulers"
+      object("disentangled",
+             "an object {pos_att_type, position_buckets, max_relative_positions, share_att_key, "
+             "table, norm_weight, norm_bias, eps} ({} for DeBERTa-v3's) or null",
+             in_spec(&AttentionSpec::disentangled), disentangled_keys),
+      flag("mask_padded_queries", in_spec(&AttentionSpec::mask_padded_queries)),
+      {"clip_qkv", kClipQkv,
+       [](Config& c, Config&, const json& v, const std::string& at) {
+         c.spec.clip_qkv.reset();
+         if (v.is_null()) return;  // config.json's "clip_qkv": null
+         const double x = cj::get_number(v, at);
+         if (!(x > 0.0) || !std::isfinite(static_cast<float>(x)))
+           bad(at, std::string("expected ") + kClipQkv + ", found " + v.dump());
+         c.spec.clip_qkv = x;
+       },
+       as_is("clip_qkv", in_spec(&AttentionSpec::clip_qkv))},
   };
   return k;
 }

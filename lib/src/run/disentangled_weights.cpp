@@ -96,6 +96,10 @@ void load_disentangled(const StateDict& all, StateDict& layer, const Config& cfg
     layer_norm_rows(t, nw, nb, static_cast<float>(d.norm_eps));
   }
   w.rel_embeddings = std::move(t);
+  // A table (or norm) under the layer's own prefix is no key of its layout.
+  for (const std::string* key : {&table, &d.norm_weight, &d.norm_bias})
+    if (!key->empty() && key->compare(0, cfg.weights_prefix.size(), cfg.weights_prefix) == 0)
+      layer.erase(key->substr(cfg.weights_prefix.size()));
 
   if (d.share_att_key) {  // the layer's own k and q rows serve; no separate projections
     for (const char* k : kPosProjections) layer.erase(k);
