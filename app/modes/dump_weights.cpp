@@ -183,6 +183,16 @@ int run_dump_weights(const Options& opt) {
   // T5's relative position bias table rides along under the layer's own name,
   // where relative_bias finds it without a table key (dumped.spec.relative_bias below).
   if (!w.relative_bias.data.empty()) sd.add("relative_attention_bias.weight", w.relative_bias);
+  // DeBERTa's relative embeddings (their 2 span rows, through their LayerNorm
+  // already) and position projections, likewise (dumped.spec.disentangled below).
+  const std::pair<const char*, const attn::Tensor*> deberta[] = {
+      {"rel_embeddings.weight", &w.rel_embeddings},
+      {"pos_key_proj.weight", &w.pos_key_w},
+      {"pos_key_proj.bias", &w.pos_key_b},
+      {"pos_query_proj.weight", &w.pos_query_w},
+      {"pos_query_proj.bias", &w.pos_query_b}};
+  for (const auto& [key, t] : deberta)
+    if (!t->data.empty()) sd.add(key, *t);
 
   // Keys in the layout's constructor order, as a state_dict lists them.
   std::vector<std::string> keys;
@@ -231,6 +241,11 @@ int run_dump_weights(const Options& opt) {
   dumped.init_seed.reset();
   dumped.weights_prefix.clear();  // the dumped keys are the layer's own
   if (dumped.spec.relative_bias) dumped.spec.relative_bias->table.clear();
+  if (dumped.spec.disentangled) {  // the table as dumped: the layer's own, normed
+    dumped.spec.disentangled->table.clear();
+    dumped.spec.disentangled->norm_weight.clear();
+    dumped.spec.disentangled->norm_bias.clear();
+  }
   if (to == DumpTo::safetensors || to == DumpTo::npz) {
     const auto [dir, name] = split_path(opt.dump_dir);
     dumped.weights = name;  // a config saved beside the file reads it

@@ -35,7 +35,7 @@ bool is_buffer(const std::string& key) {
 // (CONTRACT.md v2 and v3), listed after its positions.
 const char* const kExtras[] = {"softcap", "qk_norm",       "sinks",           "gate",
                                "mla",     "relative_bias", "attention_chunk", "attn_temperature",
-                               "v_norm",  "k_eq_v"};
+                               "v_norm",  "k_eq_v",        "clip_qkv",        "disentangled"};
 
 // One layer's row: the attention settings layer_config mapped from
 // config.json, and the layer's tensors in the weights. A layer attn-run does

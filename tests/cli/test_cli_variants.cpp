@@ -126,6 +126,50 @@ TEST_CASE("cli variants: T5's relative bias table: found, named, dumped and relo
   CHECK(after.out == before.out);
 }
 
+TEST_CASE("cli variants: DeBERTa's relative embeddings: found, named, dumped and reloaded") {
+  test::TempDir tmp;
+  // A table key the file does not hold, and one too short for 2 span rows.
+  std::string cfg = edited_config("deberta_v3_shared", tmp, [&](nlohmann::json& c) {
+    c["disentangled"]["table"] = "encoder.rel_embeddings.weight";
+  });
+  test::check_cli_failure(run_binary("--config " + q(cfg)), 65,
+                          {"\"encoder.rel_embeddings.weight\"", "disentangled.table"});
+  cfg = edited_config("deberta_v3_shared", tmp,
+                      [&](nlohmann::json& c) { c["disentangled"]["position_buckets"] = 16; });
+  test::check_cli_failure(
+      run_binary("--config " + q(cfg)), 65,
+      {"deberta.encoder.rel_embeddings.weight", "rows >= 32", "found (16, 32)"});
+  // pos_key_proj in the layer without disentangled set.
+  cfg = edited_config("deberta_v2_own_projections", tmp,
+                      [&](nlohmann::json& c) { c.erase("disentangled"); });
+  test::check_cli_failure(run_binary("--config " + q(cfg)), 65,
+                          {"pos_key_proj.weight", "\"disentangled\" is not set"});
+  // --dump-weights writes the table (normed) and the projections under the layer's own
+  // names; the dump reloads without table or norm keys and gives the same context.
+  for (const char* name : {"deberta_v3_shared", "deberta_v2_own_projections"}) {
+    CAPTURE(name);
+    const std::string orig = variant_dir(name) + "/config.json";
+    const std::string file = tmp / (std::string(name) + ".safetensors");
+    auto d = run_binary("-q --config " + q(orig) + " --dump-weights " + q(file));
+    REQUIRE_MESSAGE(d.exit_code == 0, d.err);
+    cfg = edited_config(name, tmp, [&](nlohmann::json& c) {
+      c["weights"] = file;
+      c.erase("weights_prefix");
+      c.erase("weights_rename");
+      for (const char* k : {"table", "norm_weight", "norm_bias", "eps"}) c["disentangled"].erase(k);
+    });
+    const auto before = run_binary("--config " + q(orig) + " --format npy -q");
+    const auto after = run_binary("--config " + q(cfg) + " --format npy -q");
+    REQUIRE_MESSAGE(after.exit_code == 0, after.err);
+    const auto decode = [](const std::string& bytes) {
+      const auto* p = reinterpret_cast<const std::uint8_t*>(bytes.data());
+      return to_float32(parse_npy(p, bytes.size(), "stdout"), "stdout", false);
+    };
+    const Tensor a = decode(before.out), b = decode(after.out);
+    check_close(b, a, "dumped context");
+  }
+}
+
 TEST_CASE(
     "cli variants: torch MHA's layouts: (L, B, O) context, (B, H, L, T+2) maps, averaged (B, L, "
     "T+2)") {

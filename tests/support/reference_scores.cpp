@@ -203,13 +203,25 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
       v[j] = linear_row(value.ptr() + (b * T + j) * Cv, Cv, wv.data, KV,
                         bq ? bq + g.v_row0() : nullptr);
     }
+    if (spec.clip_qkv) {  // (v4) q, k, v clamped to [-c, c] after the projections
+      const double c = double(float(*spec.clip_qkv));
+      const auto clip = [c](Vec& r) {
+        for (double& x : r) x = std::min(std::max(x, -c), c);
+      };
+      for (std::size_t i = 0; i < L; ++i) clip(q[i]);
+      for (std::size_t j = 0; j < T; ++j) clip(k[j]), clip(v[j]);
+    }
     if (bias_kv)
       for (std::size_t d = 0; d < KV; ++d) k[T][d] = w.bias_k.data[d], v[T][d] = w.bias_v.data[d];
     // 1. qk_norm, 2. rope (the real keys only)
+    // (v4) qk_norm's order "after_rope" (Hunyuan): the norm after 2., before the temperature
+    const bool norm_first = spec.qk_norm && !spec.qk_norm->after_rope;
+    const bool norm_after = spec.qk_norm && spec.qk_norm->after_rope;
     for (std::size_t i = 0; i < L && !w.mla; ++i) {
-      if (spec.qk_norm) qk_norm_row(q[i].data(), H, D, w.q_norm, w.q_norm_bias, *spec.qk_norm);
+      if (norm_first) qk_norm_row(q[i].data(), H, D, w.q_norm, w.q_norm_bias, *spec.qk_norm);
       if (spec.rope)
         for (std::size_t h = 0; h < H; ++h) rope(q[i].data() + h * D, *spec.rope, freqs, pos(b, i));
+      if (norm_after) qk_norm_row(q[i].data(), H, D, w.q_norm, w.q_norm_bias, *spec.qk_norm);
       if (spec.attn_temperature) {  // (v3) Llama 4's temperature tuning, after rope
         const auto& t = *spec.attn_temperature;
         const double f = std::log1p(std::floor(double(pos(b, i) + 1) / t.floor_scale));
@@ -224,10 +236,38 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
           const double inv = 1.0 / std::sqrt(ss / double(D) + spec.v_norm->eps);
           for (std::size_t d = 0; d < D; ++d) v[j][h * D + d] *= inv;
         }
-      if (spec.qk_norm) qk_norm_row(k[j].data(), g.Hkv, D, w.k_norm, w.k_norm_bias, *spec.qk_norm);
+      if (norm_first) qk_norm_row(k[j].data(), g.Hkv, D, w.k_norm, w.k_norm_bias, *spec.qk_norm);
       if (spec.rope)
         for (std::size_t h = 0; h < g.Hkv; ++h)
           rope(k[j].data() + h * D, *spec.rope, freqs, pos(b, j));
+      if (norm_after) qk_norm_row(k[j].data(), g.Hkv, D, w.k_norm, w.k_norm_bias, *spec.qk_norm);
+    }
+
+    // (v4) DeBERTa: the relative embeddings projected, pos_key (R2, heads*D) by
+    // k_proj (share_att_key: KV heads) or pos_key_proj (H heads), pos_query by
+    // q_proj or pos_query_proj (H heads)
+    std::vector<Vec> pos_key, pos_query;
+    std::size_t key_heads = 0;
+    if (spec.disentangled) {
+      const DisentangledSpec& dis = *spec.disentangled;
+      const std::size_t R2 = w.rel_embeddings.shape[0];
+      for (std::size_t r = 0; r < R2; ++r) {
+        const float* e = w.rel_embeddings.ptr() + r * C;
+        if (dis.c2p) {
+          key_heads = dis.share_att_key ? g.Hkv : H;
+          pos_key.push_back(
+              dis.share_att_key
+                  ? linear_row(e, C, w.k_weight().data, KV, bq ? bq + g.k_row0() : nullptr)
+                  : linear_row(e, C, w.pos_key_w.ptr(), HD,
+                               w.pos_key_b.data.empty() ? nullptr : w.pos_key_b.ptr()));
+        }
+        if (dis.p2c)
+          pos_query.push_back(
+              dis.share_att_key
+                  ? linear_row(e, C, w.q_weight().data, HD, bq)
+                  : linear_row(e, C, w.pos_query_w.ptr(), HD,
+                               w.pos_query_b.data.empty() ? nullptr : w.pos_query_b.ptr()));
+      }
     }
 
     for (std::size_t i = 0; i < L; ++i)
@@ -259,6 +299,20 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
                 relative_position_bucket(pos(b, j) - pos(b, i), *spec.relative_bias);
             s[j] += double(w.relative_bias.data[std::size_t(bucket) * H + h]);
           }
+          if (spec.disentangled) {  // 5. DeBERTa's c2p and p2c at r of pos_i - pos_j
+            const DisentangledSpec& dis = *spec.disentangled;
+            const std::int64_t last = std::int64_t(w.rel_embeddings.shape[0]) - 1;
+            const std::int64_t bucket = log_bucket_position(
+                pos(b, i) - pos(b, j), dis.position_buckets, dis.max_relative_positions);
+            const auto r = std::size_t(std::clamp(bucket + dis.span(), std::int64_t(0), last));
+            double c2p = 0.0, p2c = 0.0;
+            const std::size_t kh = key_heads == H ? h : gk;
+            for (std::size_t d = 0; d < D && dis.c2p; ++d)
+              c2p += q[i][h * D + d] * pos_key[r][kh * D + d];
+            for (std::size_t d = 0; d < D && dis.p2c; ++d)
+              p2c += k[j][gk * D + d] * pos_query[r][h * D + d];
+            s[j] += scale * (c2p + p2c);
+          }
           if (in.attn_mask) {  // 6. and 7.
             const std::size_t off = in.attn_mask->row_offset(b, h, i) + j;
             if (in.attn_mask->additive)
@@ -271,6 +325,9 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
           if (window && !spec.causal && !(j < i + window)) ok[j] = false;
           if (chunk && i / chunk != j / chunk) ok[j] = false;  // (v3) attention_chunk
           if (in.key_padding && in.key_padding->data[b * T + j]) ok[j] = false;
+          // (v4) DeBERTa: a padded query sees no key
+          if (spec.mask_padded_queries && in.key_padding && in.key_padding->data[b * T + i])
+            ok[j] = false;
           if (s[j] == -inf) ok[j] = false;
         }
         float* scores_row = r.scores.ptr() + ((b * H + h) * L + i) * Tx;

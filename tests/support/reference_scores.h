@@ -1,10 +1,11 @@
 // The reference for CONTRACT.md "Scores, in order" with every v2 feature
 // (qk_norm, rope, softcap, alibi, attn_mask, sliding window, sinks, cross-
 // attention, torch MHA's bias_kv and zero_attn) and v3's (gate, qk_norm kinds layer and l2,
-// per-head norm weights, relative_bias): plain loops in double, one query row at a time, written
-// from the contract's list and sharing no code with the kernels (rope's inverse frequencies and
-// ALiBi's slopes come from attn/positions.h, which test_positions checks against transformers, as
-// do T5's relative position buckets).
+// per-head norm weights, relative_bias) and v4's (clip_qkv, qk_norm after rope, DeBERTa's
+// disentangled terms and padded queries): plain loops in
+// double, one query row at a time, written from the contract's list and sharing no code with the
+// kernels (rope's inverse frequencies and ALiBi's slopes come from attn/positions.h, which
+// test_positions checks against transformers, as do T5's relative position buckets).
 //
 // Letters: B batch, L queries, T keys, T' = T + extra keys, H heads, Hkv
 // key/value heads, D head size, O out size.

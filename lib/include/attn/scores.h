@@ -58,7 +58,8 @@ struct RopeSpec {
   RopePrecision precision = RopePrecision::float64;
 };
 
-// qk_norm: a norm of q and k before rope, in float32 as Hugging Face's:
+// qk_norm: a norm of q and k before rope (or after it: order), in float32 as
+// Hugging Face's:
 //   rms   (v2)  x * rsqrt(mean(x^2) + eps) * (weight_offset + w)   (Qwen3RMSNorm)
 //   layer (v3)  (x - mean) * rsqrt(var + eps) * (weight_offset + w) + b
 //               (nn.LayerNorm, CohereLayerNorm, StableLM's and Phi's qk_layernorm)
@@ -74,6 +75,11 @@ struct QkNormSpec {
   // weight shared by the heads. bias: "layer" with a bias (Phi's qk_layernorm).
   bool per_head = false;
   bool bias = false;
+  // (v4) order "after_rope": the norm applies to q and k after rope (and
+  // before Llama 4's temperature), as Hunyuan's query_layernorm /
+  // key_layernorm (modeling_hunyuan_v1_dense); "before_rope" (the default)
+  // as Qwen3, Gemma 3, OLMo 2.
+  bool after_rope = false;
   bool has_weight() const { return kind != QkNormKind::l2; }
 };
 
@@ -129,6 +135,34 @@ struct RelativeBiasSpec {
   std::string table;
 };
 
+// (v4) disentangled: DeBERTa-v2/v3's relative attention
+// (modeling_deberta_v2.DisentangledSelfAttention). Of query i and key j, with
+// r = clamp(bucket(pos_i - pos_j) + span, 0, 2 span - 1) (build_relative_position,
+// make_log_bucket_position; span = position_buckets, or max_relative_positions
+// without buckets):
+//   c2p  s += scale * q_i . pos_key[r]     (content to position)
+//   p2c  s += scale * k_j . pos_query[r]   (position to content)
+// pos_key = table[0:2 span] Wk^T + bk, pos_query = table[0:2 span] Wq^T + bq,
+// the table (rel_embeddings, (rows >= 2 span, C)) through its LayerNorm when
+// given; W = pos_key_proj / pos_query_proj under the layer, or the layer's own
+// k / q projection (share_att_key). The default scale is 1/sqrt(D (1 + terms)).
+// Letters: R2 = 2 span.
+struct DisentangledSpec {
+  bool c2p = true, p2c = true;                // pos_att_type
+  std::int64_t position_buckets = 256;        // <= 0: no buckets, relative positions as they are
+  std::int64_t max_relative_positions = 512;  // the log buckets' range (and span without buckets)
+  bool share_att_key = true;                  // pos_key / pos_query from k_proj / q_proj
+  // The table's full key in the weights ("" = rel_embeddings.weight under
+  // weights_prefix), its LayerNorm's weight and bias keys ("" = no norm: norm_rel_ebd
+  // without "layer_norm"; no bias key: none) and eps (DebertaV2Config's layer_norm_eps).
+  std::string table, norm_weight, norm_bias;
+  double norm_eps = 1e-7;
+  std::int64_t span() const {
+    return position_buckets > 0 ? position_buckets : max_relative_positions;
+  }
+  int terms() const { return int(c2p) + int(p2c); }
+};
+
 // residual_norm: the context is LayerNorm(o_proj(attention) + input),
 // the LayerNorm a post-norm family applies after its attention (BertSelfOutput:
 // LayerNorm(dense(h) + input_tensor)), with the weight and bias under `prefix`
@@ -164,6 +198,9 @@ struct InputNormSpec {
 struct AttentionSpec {
   double scale = 1.0;   // multiplies q k^T (in float32)
   bool causal = false;  // mask keys after the query position
+  // c > 0: q, k and v clamped to [-c, c] after the projection, before norms
+  // and rope (OLMo's and DBRX's clip_qkv, MPT's attn_config.clip_qkv)
+  std::optional<double> clip_qkv;
   // On q and k after the projection (and qk_norm); rotary_dim even, in 2..D.
   std::optional<RopeSpec> rope;
   // s += slope_h * (pos_j - pos_i): slopes holds one per head (H).
@@ -189,6 +226,12 @@ struct AttentionSpec {
   // Before the projections: the block's pre-attention norm of the input
   // (Weights::input_norm_weight and _bias), self-attention only.
   std::optional<InputNormSpec> input_norm;
+  // (v4) DeBERTa's c2p and p2c terms (Weights::pos_key, pos_query), added
+  // with the bias terms after softcap; self-attention only.
+  std::optional<DisentangledSpec> disentangled;
+  // (v4) A padded position masks its query row too (every key blocked: zero
+  // weights): DeBERTa's get_attention_mask, mask[i] * mask[j]. Self-attention.
+  bool mask_padded_queries = false;
   // torch MHA's add_bias_kv is on when Weights::bias_k is set.
 
   // The version 1 spec: scale and causal only.

@@ -70,6 +70,12 @@ struct Weights {
   Tensor residual_norm_weight, residual_norm_bias;
   // input_norm: the block's pre-attention norm, (C) each; empty when none.
   Tensor input_norm_weight, input_norm_bias;
+  // (v4) disentangled: the relative embeddings' first 2 span rows through
+  // their LayerNorm when the spec names one, (2 span, C); pos_key_proj's
+  // weight (H*D, C) and bias (H*D) for c2p, pos_query_proj's for p2c, each
+  // empty with share_att_key (the k and q rows of w_qkv and b_qkv serve).
+  Tensor rel_embeddings;
+  Tensor pos_key_w, pos_key_b, pos_query_w, pos_query_b;
 
   std::size_t key_width() const { return static_cast<std::size_t>(Ck ? Ck : C); }    // Ck
   std::size_t value_width() const { return static_cast<std::size_t>(Cv ? Cv : C); }  // Cv

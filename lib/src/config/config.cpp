@@ -156,7 +156,9 @@ void resolve_config(Config& c) {
           c, "scale",
           "expected a number > 0 that float32 holds (at most 3.4e38), found " + json(scale).dump());
   } else {
-    scale = c.mla ? mla_scale(c) : 1.0 / std::sqrt(static_cast<double>(c.head_size));
+    // DeBERTa: scores / sqrt(D * (1 + terms)) (DisentangledSelfAttention's scale_factor).
+    const double factor = c.spec.disentangled ? 1.0 + c.spec.disentangled->terms() : 1.0;
+    scale = c.mla ? mla_scale(c) : 1.0 / std::sqrt(static_cast<double>(c.head_size) * factor);
   }
   const std::pair<const char*, double> drops[] = {
       {"dropout", c.dropout}, {"attn_drop", c.attn_drop}, {"out_drop", c.out_drop}};

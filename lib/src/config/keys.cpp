@@ -14,6 +14,8 @@
 // vdim) are filled by resolve_config, each in one place.
 #include "config/keys.h"
 
+#include <cmath>
+
 #include "attn/error.h"
 #include "attn/files.h"
 
@@ -90,6 +92,9 @@ constexpr char kAlibi[] = "true, false, {\"max_bias\": number} or {\"slopes\": [
 constexpr char kResidualNorm[] =
     "true (LayerNorm(o_proj(attention) + input), eps 1e-12, weights under weights_prefix + "
     "\"output.LayerNorm.\"), an object {\"eps\", \"prefix\"}, false or null";
+
+constexpr char kClipQkv[] =
+    "a number c > 0 that float32 holds (q, k, v clamped to [-c, c]) or null";
 
 constexpr char kInputNorm[] =
     "true (with a model: the block's own pre-attention norm), an object {\"kind\": \"rms\" | "
@@ -302,6 +307,22 @@ const Keys<Config>& config_key_table() {
              "\"position_offset\", \"padding_id\", \"token_types\": KEY, \"norm_weight\": "
              "KEY, \"norm_bias\": KEY, \"norm_eps\"} (layer 0's input from --tokens) or null",
              in(&Config::embedding), embedding_keys, check_embedding),
+      // (v4) the score terms of CONTRACT.md "(v4) Families and schedulers"
+      object("disentangled",
+             "an object {pos_att_type, position_buckets, max_relative_positions, share_att_key, "
+             "table, norm_weight, norm_bias, eps} ({} for DeBERTa-v3's) or null",
+             in_spec(&AttentionSpec::disentangled), disentangled_keys),
+      flag("mask_padded_queries", in_spec(&AttentionSpec::mask_padded_queries)),
+      {"clip_qkv", kClipQkv,
+       [](Config& c, Config&, const json& v, const std::string& at) {
+         c.spec.clip_qkv.reset();
+         if (v.is_null()) return;  // config.json's "clip_qkv": null
+         const double x = cj::get_number(v, at);
+         if (!(x > 0.0) || !std::isfinite(static_cast<float>(x)))
+           bad(at, std::string("expected ") + kClipQkv + ", found " + v.dump());
+         c.spec.clip_qkv = x;
+       },
+       as_is("clip_qkv", in_spec(&AttentionSpec::clip_qkv))},
   };
   return k;
 }

@@ -244,6 +244,7 @@ const Keys<QkNormSpec>& qk_norm_keys();
 const Keys<RelativeBiasSpec>& relative_bias_keys();
 const Keys<AttnTemperature>& attn_temperature_keys();
 const Keys<VNormSpec>& v_norm_keys();
+const Keys<DisentangledSpec>& disentangled_keys();
 const Keys<MlaSpec>& mla_keys();
 const Keys<ResidualNormSpec>& residual_norm_keys();
 const Keys<InputNormSpec>& input_norm_keys();

@@ -4,6 +4,8 @@
 // residual_norm, one row per field, as config/keys.cpp's table has one per
 // key of the top level. A field left out keeps its struct's default
 // (scores.h); those that depend on other keys are filled by resolve_config.
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "attn/error.h"
@@ -217,6 +219,10 @@ const Keys<QkNormSpec>& qk_norm_keys() {
              {{"rms", QkNormKind::rms}, {"layer", QkNormKind::layer}, {"l2", QkNormKind::l2}}),
       flag("per_head", in(&QkNormSpec::per_head)),
       flag("bias", in(&QkNormSpec::bias)),
+      choice("order",
+             "\"before_rope\" (Qwen3, Gemma 3, OLMo 2) or \"after_rope\" (Hunyuan: "
+             "query_layernorm after rotary)",
+             in(&QkNormSpec::after_rope), {{"before_rope", false}, {"after_rope", true}}),
   };
   return k;
 }
@@ -279,6 +285,87 @@ const Keys<VNormSpec>& v_norm_keys() {
        },
        [](const Config&, const VNormSpec&, json& out) { out["kind"] = "rms"; }},
       norm_eps(&VNormSpec::eps),
+  };
+  return k;
+}
+
+// disentangled: DeBERTa-v3's settings for a field left out (position_buckets 256,
+// max_relative_positions 512, share_att_key, both terms); pos_att_type as
+// DebertaV2Config takes it, "p2c|c2p" or a list.
+constexpr char kPosAttType[] = "\"c2p|p2c\" (terms joined by |) or a list of \"c2p\" and \"p2c\"";
+
+// A full key of the weights (not under weights_prefix), non-empty.
+Key<DisentangledSpec> weights_key(const char* name, std::string DisentangledSpec::*m) {
+  return {name, "a key of the weights",
+          [m](Config&, DisentangledSpec& d, const json& v, const std::string& at) {
+            d.*m = cj::get_string(v, at);
+            if ((d.*m).empty() || (d.*m).find('\0') != std::string::npos)
+              bad(at, "expected a key of the weights, found " + v.dump());
+          },
+          [name, m](const Config&, const DisentangledSpec& d, json& out) {
+            out[name] = (d.*m).empty() ? json(nullptr) : json(d.*m);
+          }};
+}
+
+const Keys<DisentangledSpec>& disentangled_keys() {
+  static const Keys<DisentangledSpec> k = {
+      {"pos_att_type", kPosAttType,
+       [](Config&, DisentangledSpec& d, const json& v, const std::string& at) {
+         std::vector<std::string> terms;
+         if (v.is_string()) {  // DebertaV2Config: pos_att_type.lower().split("|"), stripped
+           std::string s = v.get<std::string>(), term;
+           for (char& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+           std::size_t from = 0;
+           while (from <= s.size()) {
+             const std::size_t bar = std::min(s.find('|', from), s.size());
+             term = s.substr(from, bar - from);
+             const auto a = term.find_first_not_of(" \t"), b = term.find_last_not_of(" \t");
+             terms.push_back(a == std::string::npos ? "" : term.substr(a, b - a + 1));
+             from = bar + 1;
+           }
+         } else if (v.is_array()) {
+           for (std::size_t i = 0; i < v.size(); ++i)
+             terms.push_back(cj::get_string(v[i], at + "[" + std::to_string(i) + "]"));
+         } else {
+           bad(at, std::string("expected ") + kPosAttType + ", found " + cj::describe(v));
+         }
+         d.c2p = d.p2c = false;
+         for (const std::string& t : terms) {
+           if (t == "c2p")
+             d.c2p = true;
+           else if (t == "p2c")
+             d.p2c = true;
+           else
+             bad(at, std::string("expected ") + kPosAttType + ", found the term " + cj::quote(t) +
+                         " (attn-run runs DeBERTa-v2's c2p and p2c)");
+         }
+         if (!d.c2p && !d.p2c) bad(at, std::string("expected ") + kPosAttType + ", found none");
+       },
+       [](const Config&, const DisentangledSpec& d, json& out) {
+         json terms = json::array();
+         if (d.c2p) terms.push_back("c2p");
+         if (d.p2c) terms.push_back("p2c");
+         out["pos_att_type"] = terms;
+       }},
+      {"position_buckets", "an integer (<= 0: no buckets)",
+       [](Config&, DisentangledSpec& d, const json& v, const std::string& at) {
+         d.position_buckets = cj::get_int(v, at);
+         if (d.position_buckets > kMaxSize)
+           bad(at, "expected an integer up to " + std::to_string(kMaxSize) + ", found " + v.dump());
+       },
+       as_is("position_buckets", in(&DisentangledSpec::position_buckets))},
+      {"max_relative_positions", "an integer > 0",
+       [](Config&, DisentangledSpec& d, const json& v, const std::string& at) {
+         d.max_relative_positions = positive_integer(v, at);
+         if (d.max_relative_positions > kMaxSize)
+           bad(at, "expected an integer up to " + std::to_string(kMaxSize) + ", found " + v.dump());
+       },
+       as_is("max_relative_positions", in(&DisentangledSpec::max_relative_positions))},
+      flag("share_att_key", in(&DisentangledSpec::share_att_key)),
+      weights_key("table", &DisentangledSpec::table),
+      weights_key("norm_weight", &DisentangledSpec::norm_weight),
+      weights_key("norm_bias", &DisentangledSpec::norm_bias),
+      norm_eps(&DisentangledSpec::norm_eps),
   };
   return k;
 }

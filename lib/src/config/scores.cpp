@@ -55,6 +55,8 @@ void check_qk_norm(QkNormSpec& q, const json& o, const std::string& at) {
 
 void resolve_score_keys(Config& c) {
   AttentionSpec& s = c.spec;
+  if (c.mla && s.clip_qkv)
+    fail(c, "clip_qkv", "mla's q, k and v come from its latent projections: not with clip_qkv");
   if (c.mla && (s.v_norm || c.k_eq_v))
     fail(c, s.v_norm ? "v_norm" : "k_eq_v",
          "mla builds v from its latent (kv_b_proj): not with v_norm or k_eq_v");
@@ -85,13 +87,24 @@ void resolve_score_keys(Config& c) {
                std::to_string(slopes.size()));
   }
   if (s.relative_bias) resolve_relative_bias(c);
-  // (v4) An embedding's learned positions read them too (--tokens: position_ids).
+  if (s.disentangled) {
+    if (c.cross())
+      fail(c, cross_key(c),
+           "cross-attention takes no disentangled terms (DeBERTa's relative positions are of "
+           "one sequence), found disentangled");
+    if (c.mla) fail(c, "disentangled", "mla's keys have no k_proj rows: not with mla");
+  }
+  if (s.mask_padded_queries && c.cross())
+    fail(c, cross_key(c),
+         "mask_padded_queries masks the padded positions of the queries' own sequence: "
+         "self-attention only");
+  // An embedding's learned positions read them too (--tokens: position_ids).
   const bool learned = c.embedding && !c.embedding->positions.empty();
   if (c.positions.given() && !s.rope && !s.alibi && !s.relative_bias && !s.attn_temperature &&
-      !learned)
+      !s.disentangled && !learned)
     fail(c, "positions",
-         "position ids are read by rope, alibi, relative_bias, attn_temperature and an "
-         "embedding's learned positions (--tokens), and none of them is set (absolute "
+         "position ids are read by rope, alibi, relative_bias, attn_temperature, disentangled "
+         "and an embedding's learned positions (--tokens), and none of them is set (absolute "
          "position embeddings are added before the attention layer)");
   if (!c.kv_labels.empty() && !c.cross())
     fail(c, "kv_labels",

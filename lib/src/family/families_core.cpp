@@ -40,8 +40,8 @@ Refusal bert_absolute_positions() {
   return r;
 }
 
-// An attn_config setting of MPT's that attn-run does not run (Mosaic's clip_qkv clamp,
-// qk_ln's norms, its own rope): unset or false.
+// An attn_config setting of MPT's that attn-run does not run (qk_ln's norms, its own
+// rope): unset or false.
 Refusal mpt_unless_false(const char* key) {
   Refusal r;
   r.within = "attn_config";
@@ -234,7 +234,6 @@ void add_core_rows(Table& t) {
       // MptBlock: norm_1 = LayerNorm(eps=layer_norm_epsilon), its bias set to None
       .with_input_norm(layer_input("norm_1.", "layer_norm_epsilon", 1e-5, fixed(false)))
       .with_embedding(word_embedding("wte."))  // MptModel: wte, ALiBi for positions
-      .refuse(mpt_unless_false("clip_qkv"))
       .refuse(mpt_unless_false("qk_ln"))
       .refuse(mpt_unless_false("rope"))
       .with_hook(hooks::mpt_attn_config);

@@ -76,6 +76,29 @@ EmbeddingRule distilbert_embeddings() {
 }  // namespace
 
 void add_encoder_rows(Table& t) {
+  // DeBERTa-v2 and v3 (DebertaV2Model, base_model_prefix "deberta"): query_proj, key_proj,
+  // value_proj with biases, DisentangledSelfAttention's relative terms (pos_key_proj /
+  // pos_query_proj unless share_att_key), DebertaV2SelfOutput's dense and LayerNorm after it
+  // (layer_norm_eps, DebertaV2Config's 1e-7); bidirectional.
+  ResidualNormRule deberta_output = bert_self_output("DebertaV2Attention");
+  deberta_output.eps = 1e-7;
+  t.row("deberta-v2")
+      .at({"deberta.encoder.layer.{N}.attention.", "encoder.layer.{N}.attention."})
+      .rename("self.query_proj.", "q_proj.")
+      .rename("self.key_proj.", "k_proj.")
+      .rename("self.value_proj.", "v_proj.")
+      .rename("self.pos_key_proj.", "pos_key_proj.")
+      .rename("self.pos_query_proj.", "pos_query_proj.")
+      .rename("output.dense.", "o_proj.")
+      .bidirectional_attention()
+      .biases(fixed(true), fixed(true))
+      .with_disentangled()
+      .with_residual_norm(deberta_output)
+      .with_input_norm(post_norm("post-norm: DebertaV2Layer's LayerNorm comes after its attention"))
+      .with_defaults({{"hidden_size", 1536},
+                      {"num_attention_heads", 24},
+                      {"num_hidden_layers", 24},
+                      {"layer_norm_eps", 1e-7}});
   // XLMRobertaSelfAttention is RobertaSelfAttention (base_model_prefix "roberta").
   t.row("xlm-roberta", t.of("roberta"))
       .with_residual_norm(bert_self_output("XLMRobertaAttention"))

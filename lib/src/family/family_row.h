@@ -353,6 +353,12 @@ struct Row {
   // kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim as "mla".
   bool mla = false;
   RelativeBiasRule relative_bias;
+  // DeBERTa-v2/v3's disentangled attention when config.json's relative_attention
+  // is true: pos_att_type, position_buckets, max_relative_positions (< 1: max_position_embeddings),
+  // share_att_key, norm_rel_ebd, layer_norm_eps as "disentangled", the table
+  // under the model's root (the prefix before "encoder.layer."), and DeBERTa's
+  // padding rule (mask_padded_queries).
+  bool disentangled = false;
   ResidualNormRule residual_norm;  // none unless name is set
   InputNormRule input_norm;        // Llama's input_layernorm unless set
   EmbeddingRule embedding;         // none (--tokens refused) unless on
@@ -403,6 +409,7 @@ struct Row {
     r.on = true;
     return relative_bias = r, *this;
   }
+  Row& with_disentangled() { return disentangled = true, *this; }
   Row& with_residual_norm(ResidualNormRule r) { return residual_norm = std::move(r), *this; }
   Row& with_input_norm(InputNormRule r) { return input_norm = std::move(r), *this; }
   Row& with_embedding(EmbeddingRule e) {

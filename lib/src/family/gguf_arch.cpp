@@ -323,7 +323,8 @@ GgufModel gguf_model(const GgufFile& f) {
                "expected \"jploski\" (attn_qkv as [Q | K | V]), found " + l->summary());
   // MPT (MPTModel): its attention settings as MptConfig's attn_config: ALiBi
   // when attention.max_alibi_bias > 0 (the converter writes 0 without), clip_qkv
-  // from attention.clamp_kqv and qk_ln from attn_q_norm (both refused by the row).
+  // from attention.clamp_kqv (llama.cpp's ggml_clamp of the fused qkv) and qk_ln
+  // from attn_q_norm (refused by the row).
   if (arch == "mpt") {
     const double max_bias = gguf_number(f, p + "attention.max_alibi_bias").value_or(0.0);
     json attn = {{"alibi", max_bias > 0}, {"alibi_bias_max", max_bias}};

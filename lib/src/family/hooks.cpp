@@ -35,14 +35,17 @@ void falcon_architecture(LayerContext& c) {
 
 // MPT keeps its attention settings in attn_config (configuration_mpt.MptAttentionConfig:
 // alibi defaults to true, alibi_bias_max to 8; modeling_mpt.MptAttention's softmax_scale, and
-// Mosaic's own code, llm-foundry's attention.py, for kv_n_heads and multi-query). The row
-// refuses clip_qkv, qk_ln and rope.
+// Mosaic's own code, llm-foundry's attention.py, for kv_n_heads and multi-query). clip_qkv
+// clamps the fused qkv (MptAttention: `if self.clip_qkv: mixed_qkv.clamp(...)`, so 0 is
+// off). The row refuses qk_ln and rope.
 void mpt_attn_config(LayerContext& c) {
   const json empty = json::object();
   const std::optional<HfConfig> given = c.hf.object("attn_config");
   const HfConfig a = given ? *given : HfConfig(empty, c.hf.file(), "attn_config.");
   if (a.has("kv_n_heads")) c.out["num_kv_heads"] = *a.integer("kv_n_heads", 1, c.H);
   if (a.has("softmax_scale")) c.out["scale"] = a.positive_or("softmax_scale", 1.0);
+  if (const double clip = a.number("clip_qkv", 0.0, false, 1e300).value_or(0.0); clip > 0.0)
+    c.out["clip_qkv"] = clip;
   // Multi-query keeps one K and one V head (Mosaic's MultiQueryAttention).
   if (a.string("attn_type").value_or("") == "multiquery_attention") c.out["num_kv_heads"] = 1;
   if (a.boolean_or("alibi", true))

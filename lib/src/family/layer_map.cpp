@@ -5,6 +5,7 @@
 #include "family/layer_map.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "attn/error.h"
@@ -250,6 +251,38 @@ void map_relative_bias(LayerContext& c, const std::string& pattern) {
   c.out["relative_bias"] = bias;
 }
 
+// DeBERTa-v2/v3 (DebertaV2Config, DebertaV2Encoder, DisentangledSelfAttention): with
+// relative_attention, the terms of pos_att_type (a "p2c|c2p" string or a list; none: no term),
+// the buckets and their range, share_att_key, and the model-level table and its LayerNorm
+// (norm_rel_ebd "layer_norm") under the root of `pattern` ("deberta.encoder.layer.{N}..." ->
+// "deberta."); a padded query row sees no key (get_attention_mask).
+void map_disentangled(LayerContext& c, const std::string& pattern) {
+  if (!c.row.disentangled) return;
+  c.out["mask_padded_queries"] = true;
+  if (!c.hf.boolean_or("relative_attention", false)) return;
+  json terms = json::array();
+  if (const json& raw = c.hf.raw(); raw.contains("pos_att_type") && !raw["pos_att_type"].is_null())
+    terms = raw["pos_att_type"];
+  if (terms.is_array() && terms.empty()) return;  // no term: the content scores alone
+  std::int64_t max_relative = c.hf.integer_or("max_relative_positions", INT64_MIN, kMaxSize, -1);
+  if (max_relative < 1) max_relative = c.hf.integer_or("max_position_embeddings", 1, kMaxSize, 512);
+  json d = {{"pos_att_type", terms},
+            {"position_buckets", c.hf.integer_or("position_buckets", INT64_MIN, kMaxSize, -1)},
+            {"max_relative_positions", max_relative},
+            {"share_att_key", c.hf.boolean_or("share_att_key", false)}};
+  const std::size_t at = pattern.find("encoder.layer.");
+  const std::string root = at == std::string::npos ? std::string() : pattern.substr(0, at);
+  d["table"] = root + "encoder.rel_embeddings.weight";
+  std::string norm = c.hf.string("norm_rel_ebd").value_or("none");
+  for (char& ch : norm) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  if (norm.find("layer_norm") != std::string::npos) {  // the list's "layer_norm", stripped
+    d["norm_weight"] = root + "encoder.LayerNorm.weight";
+    d["norm_bias"] = root + "encoder.LayerNorm.bias";
+    d["eps"] = c.hf.positive_or("layer_norm_eps", 1e-7);
+  }
+  c.out["disentangled"] = d;
+}
+
 // The row's refusals (family_row.h Refusal): a setting it does not run, named.
 void check_refusals(const LayerContext& c) {
   for (const Refusal& r : c.row.refusals) {
@@ -492,6 +525,7 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
   if (row.gate) c.out["gate"] = true;
   map_mla(c);
   if (module != 2) map_relative_bias(c, pattern);  // T5's cross-attention has no table
+  map_disentangled(c, pattern);
   check_refusals(c);
   check_layer_type_agrees(c);
   if (row.hook) row.hook(c);

@@ -64,6 +64,9 @@ std::string f64_unsupported(const Weights& w, const AttentionSpec& spec, const F
   if (spec.attn_temperature) return "attn_temperature";
   if (spec.residual_norm) return "residual_norm";
   if (spec.v_norm) return "v_norm";
+  if (spec.clip_qkv) return "clip_qkv";
+  if (spec.disentangled) return "disentangled";
+  if (spec.mask_padded_queries) return "mask_padded_queries";
   if (spec.input_norm && spec.input_norm->kind != InputNormKind::none) return "input_norm";
   return "";
 }

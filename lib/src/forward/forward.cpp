@@ -157,6 +157,25 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
                   "relative_bias: needs self-attention (keys at the queries' positions), found a "
                   "key input");
   }
+  if (spec.disentangled) {
+    const DisentangledSpec& d = *spec.disentangled;
+    if (in.key)
+      throw Error(Exit::config,
+                  "disentangled: needs self-attention (relative positions of one sequence), found "
+                  "a key input");
+    const std::vector<std::size_t> table = {2 * std::size_t(d.span()), g.C};
+    if (w.rel_embeddings.shape != table)
+      bad_shape("disentangled: the relative embeddings", shape_str(table), w.rel_embeddings.shape);
+    const std::vector<std::size_t> proj = {g.q_rows(), g.C};
+    if (!d.share_att_key && d.c2p && w.pos_key_w.shape != proj)
+      bad_shape("disentangled: pos_key_proj.weight", shape_str(proj), w.pos_key_w.shape);
+    if (!d.share_att_key && d.p2c && w.pos_query_w.shape != proj)
+      bad_shape("disentangled: pos_query_proj.weight", shape_str(proj), w.pos_query_w.shape);
+  }
+  if (spec.mask_padded_queries && in.key)
+    throw Error(Exit::config,
+                "mask_padded_queries: needs self-attention (the queries are the padded "
+                "positions), found a key input");
   if (spec.attn_temperature && in.key)
     throw Error(Exit::config,
                 "attn_temperature: needs self-attention (queries at positions), found a key input");
@@ -295,7 +314,7 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
   // alibi and the relative bias: the positions of queries and keys
   // (self-attention: the same).
   std::vector<std::int64_t> iota;
-  const bool by_position = spec.alibi || spec.relative_bias;
+  const bool by_position = spec.alibi || spec.relative_bias || spec.disentangled;
   if (by_position && !in.positions) {
     iota.resize(L);
     for (std::size_t i = 0; i < L; ++i) iota[i] = std::int64_t(i);
@@ -326,6 +345,8 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
   std::vector<std::vector<float>> saved_scores(saved && saved->wants_scores() ? workers : 0);
   RelativeBiasTable rel;
   if (spec.relative_bias) rel = relative_bias_table(w, *spec.relative_bias, in.positions, L);
+  detail::DisentangledTerms dis;
+  if (spec.disentangled) dis = detail::disentangled_terms(w, spec, in.positions, L, threads);
   // The scores' settings as the kernels take them: float32, 0 = none.
   const float scale = static_cast<float>(spec.scale);
   const float softcap = spec.softcap ? static_cast<float>(*spec.softcap) : 0.0f;
@@ -340,6 +361,7 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
     // 1-2. q, k, v; qk_norm and rope in place, once per position.
     detail::project(w, spec, in, b0, nb, threads, p);
     detail::position_stage(w, spec, in, p, threads);
+    if (spec.disentangled) detail::disentangled_rows(g, p, dis, threads);
     detail::pack_keys_values(g, p, threads);
     if (saved)  // hook_q, hook_k, hook_v: after the norms and positions
       saved->write_qkv(b0, nb, L, p.q, p.ld_q, T, Tx, p.keep_rows ? p.k : nullptr,
@@ -381,7 +403,15 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
         hv.rel_hi = rel.hi;
         hv.rel_by_index = !in.positions;
       }
+      if (spec.disentangled) {
+        hv.c2p = dis.c2p.empty() ? nullptr : dis.c2p.data() + (bc * H + h) * L * dis.R2;
+        hv.p2c = dis.p2c.empty() ? nullptr : dis.p2c.data() + (bc * H + h) * T * dis.R2;
+        hv.dis_R2 = dis.R2;
+        hv.dis_index = dis.index.data();
+        hv.dis_lo = dis.lo;
+      }
       hv.padding = in.key_padding ? in.key_padding->data.data() + b * T : nullptr;
+      if (spec.mask_padded_queries) hv.query_padding = hv.padding;  // self-attention: T == L
       hv.key_begin = ranges[b].begin;
       hv.key_end = std::max(ranges[b].begin, ranges[b].end);
       hv.holes = ranges[b].holes;

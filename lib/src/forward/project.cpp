@@ -183,21 +183,25 @@ struct PositionWork {
   // n rows of `heads` heads from head0 (rows of one batch row, tokens token0..).
   void operator()(bool is_k, float* rows, std::size_t n, std::size_t ld, std::size_t token0,
                   std::size_t head0, std::size_t heads) const {
-    if (spec.qk_norm)
+    const auto norm = [&] {
       qk_norm_rows(rows, n, ld, head0, heads, D, is_k ? w.k_norm : w.q_norm,
                    is_k ? w.k_norm_bias : w.q_norm_bias, *spec.qk_norm);
-    for (std::size_t r = 0; r < n; ++r) {
-      const std::int64_t at = position(token0 + r);
-      float* x = rows + r * ld;
-      if (spec.rope) {
+    };
+    const bool after = spec.qk_norm && spec.qk_norm->after_rope;
+    if (spec.qk_norm && !after) norm();
+    if (spec.rope)
+      for (std::size_t r = 0; r < n; ++r) {
+        const std::int64_t at = position(token0 + r);
         const float* c = cs.data() + (dense ? std::size_t(at - lo) : token0 + r) * R;
-        rope_rotate(x, heads, D, R, spec.rope->style, c, c + R / 2);
+        rope_rotate(rows + r * ld, heads, D, R, spec.rope->style, c, c + R / 2);
       }
-      if (spec.attn_temperature && !is_k) {
-        const float t = temperature(*spec.attn_temperature, at);
+    if (after) norm();
+    if (spec.attn_temperature && !is_k)
+      for (std::size_t r = 0; r < n; ++r) {
+        const float t = temperature(*spec.attn_temperature, position(token0 + r));
+        float* x = rows + r * ld;
         for (std::size_t c = 0; c < heads * D; ++c) x[c] *= t;
       }
-    }
   }
 };
 
@@ -231,8 +235,10 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
   // qkv = x Wqkv^T + b. Where the shape fits, it writes the panels of k^T
   // and v itself (stage 3), with qk_norm, rope and the temperature (stage 2)
   // done by its tasks on rows still in cache (PositionWork). v_norm (Gemma 4)
-  // changes v before it is packed: the plain path.
-  p.packed = !in.key && p.T_ext == p.T && !spec.v_norm && !p.keep_rows &&
+  // and clip_qkv change v before it is packed, DeBERTa's p2c reads k's rows, and --save
+  // keeps the projected rows: the plain path.
+  p.packed = !in.key && p.T_ext == p.T && !spec.v_norm && !spec.clip_qkv && !spec.disentangled &&
+             !p.keep_rows &&
              kernels::qkv_panels_fit(nb, p.L, g.D);
   if (!in.key && p.T_ext == p.T) {
     const std::size_t ld = g.qkv_rows();
@@ -298,9 +304,29 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
 
 void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
                     Projected& p, int threads) {
-  if (!spec.qk_norm && !spec.rope && !spec.attn_temperature && !spec.v_norm) return;
-  if (p.packed) return;  // project did it (PositionWork); never with v_norm
+  if (!spec.qk_norm && !spec.rope && !spec.attn_temperature && !spec.v_norm && !spec.clip_qkv)
+    return;
+  if (p.packed) return;  // project did it (PositionWork); never with v_norm or clip_qkv
   const Geometry g = w.geometry();
+  if (spec.clip_qkv) {
+    // modeling_olmo: query_states.clamp_(min=-clip_qkv, max=clip_qkv), and k
+    // and v alike (DBRX and MPT clamp the fused qkv), right after the
+    // projections: q (L, H*D) and the T projected keys and values (Hkv*D
+    // each), never torch MHA's extra keys.
+    const float c = static_cast<float>(*spec.clip_qkv);
+    const std::size_t HD = g.q_rows(), KV = g.kv_rows();
+    const auto clamp_row = [c](float* x, std::size_t n) {
+      for (std::size_t d = 0; d < n; ++d) x[d] = std::clamp(x[d], -c, c);
+    };
+    kernels::parallel_for(p.B, threads, [&](std::size_t b, int) {
+      for (std::size_t i = 0; i < p.L; ++i) clamp_row(p.q + (b * p.L + i) * p.ld_q, HD);
+      for (std::size_t t = 0; t < p.T; ++t) {
+        clamp_row(p.k + (b * p.T_ext + t) * p.ld_kv, KV);
+        clamp_row(p.v + (b * p.T_ext + t) * p.ld_kv, KV);
+      }
+    });
+    if (!spec.qk_norm && !spec.rope && !spec.attn_temperature && !spec.v_norm) return;
+  }
   if (spec.v_norm) {
     // modeling_gemma4: value_states = v_norm(value_states), an RMSNorm of each
     // head without a weight (with_scale=False), on the T projected values.
@@ -336,15 +362,19 @@ void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardIn
     float* rows = is_q ? p.q + (b * p.L + r0) * p.ld_q : p.k + (b * p.T_ext + r0) * p.ld_kv;
     const std::size_t ld = is_q ? p.ld_q : p.ld_kv;
     const std::size_t heads = is_q ? g.H : g.Hkv;
-    if (spec.qk_norm)
+    const auto norm = [&] {
       qk_norm_rows(rows, n, ld, 0, heads, D, is_q ? w.q_norm : w.k_norm,
                    is_q ? w.q_norm_bias : w.k_norm_bias, *spec.qk_norm);
+    };
+    const bool after = spec.qk_norm && spec.qk_norm->after_rope;  // Hunyuan's order
+    if (spec.qk_norm && !after) norm();
     if (spec.rope) {
       // Self-attention: the keys sit at the queries' positions.
       const std::int64_t* pos =
           (in.positions ? in.positions->data.data() + (p.b0 + b) * p.L : iota.data()) + r0;
       apply_rope(rows, n, ld, 0, is_q ? heads : 0, 0, is_q ? 0 : heads, D, pos, *spec.rope, *freqs);
     }
+    if (after) norm();
     if (spec.attn_temperature && is_q) {
       // Times every head of the query (after rope and the norm).
       const std::int64_t* pos =

@@ -110,4 +110,29 @@ void apply_residual_norm(const Weights& w, double eps, const float* x, float* ou
 // tensor of x's shape (forward/input_norm.cpp).
 Tensor apply_input_norm(const Weights& w, const InputNormSpec& n, const Tensor& x);
 
+// DeBERTa's disentangled terms of one run (spec.disentangled;
+// forward/disentangled.cpp). Letters: R2 = 2 span, the relative embeddings'
+// rows the attention reads.
+struct DisentangledTerms {
+  std::size_t R2 = 0;
+  // scale * the relative embeddings' projections, (heads, R2, D) each, empty
+  // when the term is off: pos_key (c2p; Hkv heads from k_proj with
+  // share_att_key, else H) and pos_query (p2c; H heads).
+  std::vector<float> pos_key, pos_query;
+  std::size_t key_heads = 0;
+  // The clamped bucket r of a relative position d = pos_q - pos_k, at d - lo.
+  std::vector<std::int32_t> index;
+  std::int64_t lo = 0;
+  // Of the chunk in hand: c2p (nb, H, L, R2) = q . pos_key and p2c (nb, H,
+  // T, R2) = k . pos_query, per head (disentangled_rows).
+  std::vector<float> c2p, p2c;
+};
+
+// The run's pos_key, pos_query and index (positions: (B, L) or nullptr = 0..L-1).
+DisentangledTerms disentangled_terms(const Weights& w, const AttentionSpec& spec,
+                                     const PositionIds* positions, std::size_t L, int threads);
+
+// After step 2 (q and k rows in p, not packed): t.c2p and t.p2c of p's chunk.
+void disentangled_rows(const Geometry& g, const Projected& p, DisentangledTerms& t, int threads);
+
 }  // namespace attn::detail

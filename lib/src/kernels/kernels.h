@@ -219,6 +219,16 @@ struct HeadView {
   const float* rel_bias = nullptr;
   std::int64_t rel_lo = 0, rel_hi = 0;
   bool rel_by_index = false;  // positions are 0..L-1: r = j - i, a slice of rel_bias per row
+  // DeBERTa's disentangled terms of this head: s += c2p[i * dis_R2 + r] +
+  // p2c[j * dis_R2 + r], r = dis_index[pos_q[i] - pos_k[j] - dis_lo]; c2p (L,
+  // R2) and p2c (T, R2) each nullptr when off; dis_index nullptr = none.
+  const float* c2p = nullptr;
+  const float* p2c = nullptr;
+  std::size_t dis_R2 = 0;
+  const std::int32_t* dis_index = nullptr;
+  std::int64_t dis_lo = 0;
+  // (L) 1 = a padded query: its whole row is masked (DeBERTa), or nullptr.
+  const std::uint8_t* query_padding = nullptr;
   const std::uint8_t* padding = nullptr;  // (T) 1 = padded key, or nullptr
   // Keys outside [key_begin, key_end) are all padded; holes = some padded
   // key lies inside (then the mask bytes are consulted per tile).

@@ -349,4 +349,21 @@ std::int64_t relative_position_bucket(std::int64_t rel, const RelativeBiasSpec& 
   return bucket + large;
 }
 
+std::int64_t log_bucket_position(std::int64_t rel, std::int64_t bucket_size,
+                                 std::int64_t max_position) {
+  if (bucket_size <= 0 || max_position <= 0) return rel;
+  const std::int64_t mid = bucket_size / 2;
+  // abs_pos = where(-mid < rel < mid, mid - 1, |rel|): inside, rel itself is the bucket.
+  const std::int64_t abs_pos = (rel < mid && rel > -mid) ? mid - 1 : (rel < 0 ? -rel : rel);
+  if (abs_pos <= mid) return rel;
+  // torch: abs_pos / mid in float32, torch.log in float32, the divisor
+  // torch.tensor((max_position - 1) / mid) a Python float rounded to float32.
+  const float ratio = static_cast<float>(abs_pos) / static_cast<float>(mid);
+  const float denom = std::log(static_cast<float>(double(max_position - 1) / double(mid)));
+  const float log_pos =
+      std::ceil(std::log(ratio) / denom * static_cast<float>(mid - 1)) + static_cast<float>(mid);
+  const std::int64_t bucket = static_cast<std::int64_t>(log_pos);
+  return rel < 0 ? -bucket : bucket;
+}
+
 }  // namespace attn

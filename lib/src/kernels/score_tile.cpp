@@ -5,9 +5,10 @@
 //   4. s = c * tanh(s / c)       (softcap)
 //   5. s += slope_h * (pos_j - pos_i)   (alibi)
 //      s += table[bucket(pos_j - pos_i), h]   (T5's relative bias, CONTRACT.md v3)
+//      s += c2p[i, r] + p2c[j, r], r of pos_i - pos_j   (DeBERTa's disentangled terms, v4)
 //   6. s += attn_mask            (float mask)
 //   7. s = -inf where not allowed: causal (j > i), sliding window, attention
-//      chunk (i / n != j / n), padding, bool mask
+//      chunk (i / n != j / n), padding (and a padded query's whole row, DeBERTa), bool mask
 //
 // Letters: L queries, T keys, D head size; n query rows of the block from i0,
 // mb keys of the tile from j0.
@@ -86,6 +87,19 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
       for (std::size_t j = 0; j < mb; ++j)
         row[j] += hv.rel_bias[std::clamp(pk[j] - pi, hv.rel_lo, hv.rel_hi) - hv.rel_lo];
     }
+    // 5c. DeBERTa's c2p and p2c, by the bucket of the relative position pos_i - pos_j
+    if (hv.dis_index) {
+      const std::int32_t* at = hv.dis_index + (hv.pos_q[i] - hv.dis_lo);  // at[-pos_j]
+      const std::int64_t* pk = hv.pos_k + j0;
+      if (hv.c2p) {
+        const float* c2p = hv.c2p + i * hv.dis_R2;
+        for (std::size_t j = 0; j < mb; ++j) row[j] += c2p[at[-pk[j]]];
+      }
+      if (hv.p2c) {
+        const float* p2c = hv.p2c + j0 * hv.dis_R2;
+        for (std::size_t j = 0; j < mb; ++j) row[j] += p2c[j * hv.dis_R2 + at[-pk[j]]];
+      }
+    }
     // 6. torch's float attn_mask
     if (hv.mask_add) {
       const float* add = hv.mask_add + i * hv.T + j0;
@@ -103,6 +117,7 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
       if (c0 > j0) lo = std::max(lo, std::min(mb, c0 - j0));
       hi = std::min(hi, c1 > j0 ? c1 - j0 : 0);
     }
+    if (hv.query_padding && hv.query_padding[i]) lo = hi = 0;  // a padded query: no key
     hi = std::max(lo, hi);
     fill(row, lo, kNegInf);
     fill(row + hi, mb - hi, kNegInf);

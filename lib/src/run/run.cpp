@@ -17,6 +17,7 @@
 #include "containers/mapped_file.h"
 #include "containers/npy_internal.h"
 #include "containers/stored.h"
+#include "run/disentangled_weights.h"
 #include "run/residual_norm.h"
 
 namespace attn {
@@ -214,6 +215,8 @@ Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layo
     // buffers and neighbours dropped.
     StateDict layer = select_keys(all.select(cfg.weights_prefix).renamed(cfg.weights_rename), "");
     Tensor table = relative_bias_table(all, layer, cfg, allow_nonfinite);
+    Weights disentangled;  // DeBERTa's tensors, taken out of the layer before its layout
+    load_disentangled(all, layer, cfg, allow_nonfinite, disentangled);
     // mla's tensors have their own names (layer/mla_weights.cpp): reported as proj.
     const Layout l = cfg.layout ? *cfg.layout
                      : cfg.mla  ? Layout::proj
@@ -223,12 +226,21 @@ Weights load_model_weights(const Config& cfg, bool allow_nonfinite, Layout* layo
     *source = cfg.weights;
     Weights w = load_weights(layer, cfg, l, cfg.weights, allow_nonfinite);
     w.relative_bias = std::move(table);
+    w.rel_embeddings = std::move(disentangled.rel_embeddings);
+    w.pos_key_w = std::move(disentangled.pos_key_w);
+    w.pos_key_b = std::move(disentangled.pos_key_b);
+    w.pos_query_w = std::move(disentangled.pos_query_w);
+    w.pos_query_b = std::move(disentangled.pos_query_b);
     load_residual_norm(all, cfg, allow_nonfinite, w);
     load_input_norm(all, cfg, allow_nonfinite, w);
     return w;
   }
   if (cfg.init_seed) {
     if (!cfg.layout) throw Error(Exit::config, "layout: required with \"init\"");
+    if (cfg.spec.disentangled)
+      throw Error(Exit::config,
+                  "disentangled: its relative embeddings come from \"weights\"; \"init\" "
+                  "follows the tutorial modules, which have none");
     if (cfg.spec.relative_bias)
       throw Error(Exit::config,
                   "relative_bias: its table (relative_attention_bias.weight) comes from "

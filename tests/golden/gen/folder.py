@@ -153,6 +153,8 @@ def layer_cases(fam, spec, root, stored, layers, g, rn):
         assert s.runs, (spec["name"], layer)
         p = rn(s.prefix)
         lsd = {k[len(p):]: v for k, v in stored.items() if k.startswith(p)}
+        if hasattr(fam, "shared_tensors"):  # model-level tensors the layer reads (DeBERTa's table)
+            lsd.update(fam.shared_tensors(s, stored, rn))
         B, S = spec.get("B", 1), spec.get("S", 7)
         x = torch.randn(B, S, s.C, generator=g, dtype=torch.float64).float().double()
         pad = spec.get("pad")

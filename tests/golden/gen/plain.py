@@ -16,6 +16,7 @@ stored (rounded) weights.
 
 A family's file lists its cases as dicts: {"name", "writer", ...the writer's arguments}.
 """
+import dataclasses
 import json
 import math
 import os
@@ -27,7 +28,7 @@ from torch import nn
 
 from . import reference
 from .positions import bloom_slopes, mpt_slopes
-from .reference import Layer, Mla, QkNorm, Rope
+from .reference import Disentangled, Layer, Mla, QkNorm, Rope
 from .util import save_safetensors
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -90,15 +91,17 @@ def norm_kind(qk_norm):
         return None
     if not isinstance(qk_norm, dict):
         return QkNorm("rms", qk_norm[0], offset=qk_norm[1])
-    return QkNorm(qk_norm["kind"], qk_norm["eps"], per_head=qk_norm.get("per_head", False))
+    return QkNorm(qk_norm["kind"], qk_norm["eps"], per_head=qk_norm.get("per_head", False),
+                  after_rope=qk_norm.get("order") == "after_rope")
 
 
 def decoder(out, name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, softcap=None,
             qk_norm=None, sinks=False, bias=False, o_bias=False, left=True, offset=0, B=2, S=7,
             seed=0, gate=False, chunk=None, temperature=None, positions=True, k_eq_v=False,
-            v_norm=None, x_scale=1.0, save=False):
+            v_norm=None, x_scale=1.0, save=False, clip_qkv=None, guards=()):
     """A q/k/v/o_proj decoder layer (modeling_llama.LlamaAttention + eager_attention_forward,
-    with the family's extras) at model.layers.3.self_attn."""
+    with the family's extras) at model.layers.3.self_attn. guards: changes of the Layer (a dict
+    of its fields each) that must each move the context by more than 1e-3 (the feature counts)."""
     torch.manual_seed(seed)
     sd = {}  # drawn in the order of the attention module's parameters
     linear_params(sd, "q_proj", C, H * D * (2 if gate else 1), bias)
@@ -151,15 +154,20 @@ def decoder(out, name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
         cfg["k_eq_v"] = True
     if v_norm:
         cfg["v_norm"] = {"kind": "rms", "eps": v_norm}
+    if clip_qkv is not None:
+        cfg["clip_qkv"] = clip_qkv
     extra = {"attention_mask.npy": keep.numpy(), "positions.npy": pos.numpy()}
     if not positions:  # the layer reads none: 0..S-1 (Llama 4's cache_position)
         del cfg["positions"], extra["positions.npy"]
     a = Layer(C, H, Hkv, D, scale=scale, window=window, softcap=softcap, rope=rope,
               qk_norm=norm, v_norm=v_norm, k_eq_v=k_eq_v, sinks=sinks, gate=gate, chunk=chunk,
-              temperature=temperature)
+              temperature=temperature, clip_qkv=clip_qkv)
     hooks = {} if save else None  # save: the intermediates of --save too
     with torch.no_grad():
         y, p = reference.attention(a, sd, x, keep, pos, hooks=hooks)
+        for change in guards:
+            moved = (reference.attention(a.replace(**change), sd, x, keep, pos)[0] - y).abs().max()
+            assert moved > 1e-3, f"{name}: {change} moves the context by only {moved:.2e}"
     w = prefixed(sd, "model.layers.3.self_attn.")
     # neighbours under the same block prefix, as a whole-model file has them
     w["model.layers.3.input_layernorm.weight"] = torch.ones(C)
@@ -310,8 +318,68 @@ def torch_mha(out, name, average):
                "padding_mask.npy": kpm.numpy(), "attn_mask.npy": am.numpy()})
 
 
+DEBERTA_RENAMES = {"self.query_proj.": "q_proj.", "self.key_proj.": "k_proj.",
+                   "self.value_proj.": "v_proj.", "output.dense.": "o_proj.",
+                   "self.pos_key_proj.": "pos_key_proj.", "self.pos_query_proj.": "pos_query_proj."}
+
+
+def deberta(out, name, C, H, *, terms, buckets, max_relative, share, norm=True, rows=None, B=2,
+            S=9, left=True, seed=0, guards=()):
+    """DeBERTa-v2/v3's disentangled self-attention (reference.deberta_attention) at
+    deberta.encoder.layer.1.attention., its modules drawn in DisentangledSelfAttention's order
+    (query, key, value, pos_key (c2p), pos_query (p2c) when not shared), then output.dense; the
+    model's relative embeddings (rows: 2 span unless given) and their LayerNorm under
+    deberta.encoder. The config in the contract's keys: layout proj with DeBERTa's names renamed,
+    disentangled, mask_padded_queries. guards: terms whose loss must move the context by
+    more than 1e-3, and "norm" (the table's LayerNorm)."""
+    torch.manual_seed(seed)
+    D = C // H
+    d = Disentangled(tuple(terms), buckets, max_relative, share,
+                     norm="deberta.encoder.LayerNorm" if norm else None)
+    sd = {}
+    for n in ("query_proj", "key_proj", "value_proj"):
+        linear_params(sd, "self." + n, C, H * D)
+    if not share and "c2p" in terms:
+        linear_params(sd, "self.pos_key_proj", C, H * D)
+    if not share and "p2c" in terms:
+        linear_params(sd, "self.pos_query_proj", C, H * D)
+    linear_params(sd, "output.dense", H * D, C)
+    sd["output.LayerNorm.weight"], sd["output.LayerNorm.bias"] = torch.ones(C), torch.zeros(C)
+    model = {d.table: torch.randn(rows or 2 * d.span(), C)}
+    if norm:
+        model["deberta.encoder.LayerNorm.weight"] = 1.0 + 0.3 * torch.randn(C)
+        model["deberta.encoder.LayerNorm.bias"] = 0.3 * torch.randn(C)
+    x = torch.randn(B, S, C)
+    keep = keep_mask(B, S, left)
+    a = Layer(C, H, H, D, causal=False, extra={"disentangled": d})
+    with torch.no_grad():
+        y, p = reference.attention(a, dict(sd, **model), x, keep)
+        for g in guards:
+            if g == "norm":
+                other = Layer(C, H, H, D, causal=False,
+                              extra={"disentangled": dataclasses.replace(d, norm=None)})
+                moved = (reference.attention(other, dict(sd, **model), x, keep)[0] - y).abs().max()
+            else:
+                moved = (reference.deberta_attention(a, dict(sd, **model), x, keep, drop=(g,))[0]
+                         - y).abs().max()
+            assert moved > 1e-3, f"{name}: dropping {g} moves the context by only {moved:.2e}"
+    prefix = "deberta.encoder.layer.1.attention."
+    cfg = {"attention": "multi", "hidden_size": C, "num_heads": H, "layout": "proj",
+           "weights_prefix": prefix, "weights_rename": DEBERTA_RENAMES,
+           "disentangled": {"pos_att_type": "|".join(terms), "position_buckets": buckets,
+                            "max_relative_positions": max_relative, "share_att_key": share,
+                            "table": d.table},
+           "mask_padded_queries": True, "attention_mask": "attention_mask.npy"}
+    if norm:
+        cfg["disentangled"].update(norm_weight="deberta.encoder.LayerNorm.weight",
+                                   norm_bias="deberta.encoder.LayerNorm.bias", eps=d.eps)
+    w = dict(prefixed(sd, prefix), **model)
+    w["deberta.encoder.layer.1.intermediate.dense.weight"] = torch.randn(2 * C, C)
+    save_case(out, name, cfg, w, x, y, p, {"attention_mask.npy": keep.numpy()})
+
+
 VARIANT_WRITERS = {"decoder": decoder, "mla": mla, "t5": t5, "per_head_qkv": per_head_qkv,
-                   "torch_mha": torch_mha}
+                   "torch_mha": torch_mha, "deberta": deberta}
 
 
 def write_variant(out, case):

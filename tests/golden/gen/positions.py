@@ -169,3 +169,18 @@ def t5_bucket(relative_position, bidirectional, num_buckets, max_distance):
     ).to(torch.long)
     if_large = torch.min(if_large, torch.full_like(if_large, num_buckets - 1))
     return relative_buckets + torch.where(is_small, relative_position, if_large)
+
+
+def deberta_bucket(relative_pos, bucket_size, max_position):
+    """modeling_deberta_v2.make_log_bucket_position (int64 tensor in, buckets out), then
+    build_relative_position's .to(torch.long); no buckets when either size is <= 0."""
+    if bucket_size <= 0 or max_position <= 0:
+        return relative_pos
+    sign = torch.sign(relative_pos)
+    mid = bucket_size // 2
+    abs_pos = torch.where((relative_pos < mid) & (relative_pos > -mid),
+                          torch.tensor(mid - 1).type_as(relative_pos), torch.abs(relative_pos))
+    log_pos = (torch.ceil(torch.log(abs_pos / mid) / torch.log(torch.tensor((max_position - 1) / mid))
+                          * (mid - 1)) + mid)
+    bucket_pos = torch.where(abs_pos <= mid, relative_pos.type_as(log_pos), log_pos * sign)
+    return bucket_pos.to(torch.long)

@@ -18,8 +18,9 @@ plain-config variants). The steps, in the order of the modeling files:
                 GPT-2's Conv1D (x @ W + b), or DeepSeek's multi-head latent attention (`mla`)
   qk norms      rms (Qwen3RMSNorm, Gemma3RMSNorm's 1 + w, OLMo 2 over all heads before the head
                 view), layer (CohereLayerNorm per head, StableLM's per-head LayerNorms, Phi's
-                qk_layernorm with a bias), before rope; l2 (Llama4TextL2Norm, no weight) after
-                it; v_norm (Gemma 4: RMS without a weight)
+                qk_layernorm with a bias), before rope; l2 (Llama4TextL2Norm, no weight) and
+                Hunyuan's query_layernorm / key_layernorm after it; v_norm (Gemma 4, Gemma 3n:
+                RMS without a weight); clip_qkv (OLMo, DBRX, MPT: q, k, v clamped before them)
   positions     rope (half or interleaved, partial rotary, every rope_scaling), ALiBi slopes
                 added after the scale (BLOOM's baddbmm, MPT's position_bias, Falcon's SDPA),
                 T5's relative bias (a bucket table), or none (learned positions live outside)
@@ -40,7 +41,7 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 
-from .positions import angles, rope_params, rotate, rotate_half, t5_bucket
+from .positions import angles, deberta_bucket, rope_params, rotate, rotate_half, t5_bucket
 
 NEG = float("-inf")
 
@@ -85,6 +86,23 @@ class Mla:
 
 
 @dataclass
+class Disentangled:
+    """DeBERTa-v2/v3's relative attention (DebertaV2Config): pos_att_type's terms, the buckets,
+    share_att_key, the table's key (outside the layer) and its LayerNorm's (None: norm_rel_ebd
+    without "layer_norm")."""
+    terms: tuple = ("c2p", "p2c")
+    position_buckets: int = 256
+    max_relative_positions: int = 512
+    share_att_key: bool = True
+    table: str = "deberta.encoder.rel_embeddings.weight"
+    norm: Optional[str] = "deberta.encoder.LayerNorm"  # its .weight and .bias
+    eps: float = 1e-7
+
+    def span(self):  # DisentangledSelfAttention.pos_ebd_size
+        return self.position_buckets if self.position_buckets > 0 else self.max_relative_positions
+
+
+@dataclass
 class Layer:
     """One attention layer: sizes, where q/k/v come from, and every position scheme and score
     term it uses (None / False: not used)."""
@@ -110,7 +128,8 @@ class Layer:
     relative_bias: Optional[dict] = None  # {table (sd key), buckets, max_distance, bidirectional}
     softcap: Optional[float] = None
     qk_norm: Optional[QkNorm] = None
-    v_norm: Optional[float] = None  # eps of the weightless RMS norm on v (Gemma 4)
+    v_norm: Optional[float] = None  # eps of the weightless RMS norm on v (Gemma 4, Gemma 3n)
+    clip_qkv: Optional[float] = None  # q, k, v clamped to [-c, c] after the projections (OLMo)
     k_eq_v: bool = False  # Gemma 4: v is k_proj's output, before k_norm and rope
     sinks: bool = False  # sd["sinks"] (H,)
     gate: bool = False  # Qwen3-Next: q_proj yields per head [query | gate]
@@ -243,6 +262,7 @@ def project(a, sd, x, kv):
             gate = gate.reshape(B, S, H * D)
         k = linear(kv, sd, n[1])
         v = k if a.k_eq_v else linear(kv, sd, n[2])  # Gemma 4's attention_k_eq_v: no v_proj
+        q, k, v = clip(a, q), clip(a, k), clip(a, v)
         if a.qk_norm and a.qk_norm.scope == "all":  # Olmo2Attention: before the head view
             q, k = qk_norm(a, sd, q, k)
         return q.reshape(B, S, H, D), k.view(B, T, Hkv, D), v.view(B, T, Hkv, D), gate
@@ -260,7 +280,14 @@ def project(a, sd, x, kv):
             return qkv[:, :, :, :-2].reshape(B, S, H, D), qkv[:, :, :, -2], qkv[:, :, :, -1], None
         else:
             raise ValueError(lay)
+    q, k, v = clip(a, q), clip(a, k), clip(a, v)  # MptAttention: the fused qkv clamped
     return q.view(B, S, H, D), k.view(B, S, Hkv, D), v.view(B, S, Hkv, D), None
+
+
+def clip(a, t):
+    """modeling_olmo.OlmoAttention: query_states.clamp_(min=-clip_qkv, max=clip_qkv), keys and
+    values alike, right after the projections (MptAttention and DBRX clamp the fused qkv)."""
+    return t if a.clip_qkv is None else t.clamp(min=-a.clip_qkv, max=a.clip_qkv)
 
 
 def output(a, sd, y):  # y (B, S, H*D) -> (B, S, C)
@@ -296,6 +323,8 @@ def attention(a, sd, x, keep=None, pos=None, kv=None, hooks=None):
     projection (W_O's columns of the head, without the bias)."""
     if a.mla is not None:
         return mla_attention(a, sd, x, keep, pos)
+    if a.extra.get("disentangled") is not None:
+        return deberta_attention(a, sd, x, keep)
     B, S, _ = x.shape
     kv = x if kv is None else kv
     T = kv.shape[1]
@@ -424,3 +453,63 @@ def residual_norm(ctx, x, w, b, eps):
     input_tensor), dropout off), DistilBERT's sa_layer_norm and OPT-350m's
     self_attn_layer_norm: what attn-run's --with-residual-norm computes."""
     return F.layer_norm(ctx + x, (x.shape[-1],), w, b, eps)
+
+
+# ---- DeBERTa-v2/v3's disentangled attention ----------------------------------------------------
+
+def deberta_attention(a, sd, x, keep, drop=()):
+    """modeling_deberta_v2.DisentangledSelfAttention.forward and disentangled_attention_bias as
+    transformers writes them today (bmm over (B*H, S, D), torch.gather by the clamped buckets),
+    with DebertaV2Encoder's get_rel_embedding (the table's first 2 span rows through its LayerNorm)
+    and get_attention_mask (mask[i] * mask[j]: a padded query row sees no key; the contract's
+    zeros there, where transformers' finfo.min fill gives a uniform row). sd holds the layer's
+    tensors under the layer's names (query_proj ... pos_query_proj, relative to
+    "attention.self.", output.dense relative to "attention.") and the table and its norm under
+    their full keys. drop: terms left out (the guards), the scale kept."""
+    d = a.extra["disentangled"]
+    B, S, C = x.shape
+    H, D = a.H, a.D
+
+    def heads(t):  # transpose_for_scores: (B, S, H*D) -> (B*H, S, D)
+        return t.view(t.shape[0], t.shape[1], H, -1).permute(0, 2, 1, 3).reshape(-1, t.shape[1], D)
+
+    q = heads(linear(x, sd, "self.query_proj"))
+    k = heads(linear(x, sd, "self.key_proj"))
+    v = heads(linear(x, sd, "self.value_proj"))
+    scale_factor = 1 + ("c2p" in d.terms) + ("p2c" in d.terms)
+    scale = torch.sqrt(torch.tensor(D, dtype=torch.float) * scale_factor).to(x.dtype)
+    scores = torch.bmm(q, k.transpose(-1, -2) / scale)
+    span = d.span()
+    rel = sd[d.table][0:span * 2]
+    if d.norm is not None:
+        rel = F.layer_norm(rel, (C,), sd[d.norm + ".weight"], sd.get(d.norm + ".bias"), d.eps)
+    rel = rel.unsqueeze(0)
+    ids = torch.arange(S)
+    relative_pos = deberta_bucket(ids[:, None] - ids[None, :], d.position_buckets,
+                                  d.max_relative_positions)  # build_relative_position (S, S)
+    if d.share_att_key:
+        pos_query = heads(linear(rel, sd, "self.query_proj")).repeat(B, 1, 1)
+        pos_key = heads(linear(rel, sd, "self.key_proj")).repeat(B, 1, 1)
+    else:
+        if "c2p" in d.terms:
+            pos_key = heads(linear(rel, sd, "self.pos_key_proj")).repeat(B, 1, 1)
+        if "p2c" in d.terms:
+            pos_query = heads(linear(rel, sd, "self.pos_query_proj")).repeat(B, 1, 1)
+    if "c2p" in d.terms and "c2p" not in drop:  # content -> position
+        c2p = torch.bmm(q, pos_key.transpose(-1, -2))
+        c2p_pos = torch.clamp(relative_pos + span, 0, span * 2 - 1)
+        c2p = torch.gather(c2p, dim=-1, index=c2p_pos.expand([B * H, S, S]))
+        scores = scores + c2p / scale
+    if "p2c" in d.terms and "p2c" not in drop:  # position -> content
+        p2c_pos = torch.clamp(-relative_pos + span, 0, span * 2 - 1)
+        p2c = torch.bmm(k, pos_query.transpose(-1, -2))
+        p2c = torch.gather(p2c, dim=-1, index=p2c_pos.expand([B * H, S, S])).transpose(-1, -2)
+        scores = scores + p2c / scale
+    scores = scores.view(B, H, S, S)
+    ok = torch.ones(B, 1, S, S, dtype=torch.bool)
+    if keep is not None:  # get_attention_mask: the (B, S) mask times its transpose
+        m = keep.bool()
+        ok = (m[:, None, None, :] & m[:, None, :, None])
+    probs = softmax_rows(scores, ok)
+    y = torch.bmm(probs.view(B * H, S, S), v).view(B, H, S, D).permute(0, 2, 1, 3)
+    return linear(y.reshape(B, S, H * D), sd, "output.dense"), probs

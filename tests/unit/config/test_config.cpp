@@ -313,7 +313,7 @@ TEST_CASE("config: config_to_json holds the resolved config") {
 
 TEST_CASE("config: config_keys lists the table in order") {
   const auto& k = attn::config_keys();
-  CHECK(k.size() == 57);  // 24 of version 1, the v2 table and kv_labels, then v3's, v4's
+  CHECK(k.size() == 60);  // 24 of version 1, the v2 table and kv_labels, then v3's, v4's
   CHECK(k.front() == "attention");
   CHECK(k[23] == "output");
   CHECK(k[43] == "layer");
@@ -329,7 +329,10 @@ TEST_CASE("config: config_keys lists the table in order") {
   CHECK(k[53] == "decoder_layer");  // an encoder-decoder's decoder module
   CHECK(k[54] == "cross_attention");
   CHECK(k[55] == "input_norm");    // the residual stream in
-  CHECK(k.back() == "embedding");  // layer 0's input from token ids
+  CHECK(k[56] == "embedding");  // layer 0's input from token ids
+  CHECK(k[57] == "disentangled");  // score terms: DeBERTa
+  CHECK(k[58] == "mask_padded_queries");
+  CHECK(k.back() == "clip_qkv");
   for (const char* key :
        {"hidden_size", "num_heads",    "num_kv_heads", "head_size", "out_size", "out_proj",
         "causal",      "context_size", "bias",         "qkv_bias",  "out_bias", "scale",
@@ -357,7 +360,7 @@ TEST_CASE("config: run.json writes back every key of the table, and only those")
   // Each object's fields, as resolved.
   CHECK(j["rope"].size() == 6);
   CHECK(j["rope"]["precision"] == "float64");
-  CHECK(j["qk_norm"].size() == 6);
+  CHECK(j["qk_norm"].size() == 7);
   CHECK(j["alibi"] == nlohmann::json{{"max_bias", 8.0}, {"slopes", {0.0625, 0.00390625}}});
   CHECK(j["relative_bias"]["bidirectional"] == true);  // not causal
   CHECK(j["residual_norm"]["prefix"] == "output.LayerNorm.");

@@ -552,7 +552,8 @@ TEST_CASE("config scores: config_to_json holds every v2 key as resolved") {
                              {"weight_offset", 0},
                              {"kind", "rms"},
                              {"per_head", false},
-                             {"bias", false}});
+                             {"bias", false},
+                             {"order", "before_rope"}});
   CHECK(j["attention_mask"] == "d/am.npy");
   CHECK(j["attn_mask"] == "inline");
   CHECK(j["kv_input"].is_null());

@@ -370,3 +370,49 @@ TEST_CASE("families text: Phi-MoE's longrope takes its mscale as the attention f
   CHECK(!bare["rope"].contains("scaling"));
   CHECK(!bare.contains("sliding_window"));
 }
+
+TEST_CASE(
+    "deberta-v2: DeBERTa-v3's config.json as disentangled, the table under the model's root") {
+  const json v3 = {{"model_type", "deberta-v2"},    {"hidden_size", 32},
+                   {"num_attention_heads", 4},      {"num_hidden_layers", 2},
+                   {"max_position_embeddings", 64}, {"relative_attention", true},
+                   {"position_buckets", 8},         {"max_relative_positions", -1},
+                   {"norm_rel_ebd", "layer_norm"},  {"share_att_key", true},
+                   {"pos_att_type", "p2c|c2p"},     {"layer_norm_eps", 1e-7}};
+  const json l = layer_of(v3, 1);
+  CHECK(l["attention"] == "multi");
+  CHECK(l["weights_prefix"] == "deberta.encoder.layer.1.attention.");
+  CHECK(l["weights_rename"]["self.query_proj."] == "q_proj.");
+  CHECK(l["mask_padded_queries"] == true);  // get_attention_mask: mask[i] * mask[j]
+  const json& d = l["disentangled"];
+  CHECK(d["pos_att_type"] == "p2c|c2p");
+  CHECK(d["position_buckets"] == 8);
+  CHECK(d["max_relative_positions"] == 64);  // -1: max_position_embeddings
+  CHECK(d["share_att_key"] == true);
+  CHECK(d["table"] == "deberta.encoder.rel_embeddings.weight");
+  CHECK(d["norm_weight"] == "deberta.encoder.LayerNorm.weight");
+  CHECK(d["norm_bias"] == "deberta.encoder.LayerNorm.bias");
+  CHECK(d["eps"] == 1e-7);
+  // A DebertaV2Model saved alone: its keys have no "deberta." root.
+  const json bare = layer_of(v3, 0, {"encoder.layer.0.attention.self.query_proj.weight"});
+  CHECK(bare["disentangled"]["table"] == "encoder.rel_embeddings.weight");
+  // Without relative_attention (DebertaV2Config's default) or with no term: content scores only.
+  json plain = v3;
+  plain.erase("relative_attention");
+  CHECK_FALSE(layer_of(plain, 0).contains("disentangled"));
+  plain = v3;
+  plain["pos_att_type"] = json::array();
+  CHECK_FALSE(layer_of(plain, 0).contains("disentangled"));
+  // DeBERTa-v2's kind: no buckets, own projections, a list of terms, no table norm.
+  json v2 = v3;
+  v2["norm_rel_ebd"] = "none";
+  v2["max_relative_positions"] = 128;
+  v2["position_buckets"] = -1;
+  v2["share_att_key"] = false;
+  v2["pos_att_type"] = {"c2p", "p2c"};
+  const json d2 = layer_of(v2, 0)["disentangled"];
+  CHECK_FALSE(d2.contains("norm_weight"));
+  CHECK(d2["max_relative_positions"] == 128);
+  CHECK(d2["share_att_key"] == false);
+  CHECK(d2["pos_att_type"] == json{"c2p", "p2c"});
+}

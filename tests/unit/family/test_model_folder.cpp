@@ -803,15 +803,24 @@ TEST_CASE("model folder: Gemma 4 as the hub ships it (gemma4 with text_config, p
 }
 
 TEST_CASE("model folder: the rules several families share (refusals, scale keys, relative bias)") {
-  // MPT's attn_config: clip_qkv, qk_ln and rope run only unset (null) or false, else refused
-  // naming the nested key.
+  // MPT's attn_config: qk_ln and rope run only unset (null) or false, else refused naming the
+  // nested key; clip_qkv clamps the fused qkv when set and not 0 (MptAttention's `if
+  // self.clip_qkv`).
   json mpt = {{"model_type", "mpt"}, {"d_model", 32}, {"n_heads", 4}, {"n_layers", 2}};
   mpt["attn_config"] = {{"clip_qkv", nullptr}, {"qk_ln", false}, {"rope", false}};
   CHECK(layer_of(mpt, 0)["alibi"]["max_bias"] == 8.0);
-  for (const char* key : {"clip_qkv", "qk_ln", "rope"}) {
+  CHECK_FALSE(layer_of(mpt, 0).contains("clip_qkv"));
+  mpt["attn_config"]["clip_qkv"] = 0;
+  CHECK_FALSE(layer_of(mpt, 0).contains("clip_qkv"));
+  mpt["attn_config"]["clip_qkv"] = 8;
+  CHECK(layer_of(mpt, 0)["clip_qkv"] == 8.0);
+  mpt["attn_config"]["clip_qkv"] = -1;
+  CHECK_THROWS_WITH(layer_of(mpt, 0), doctest::Contains("attn_config.clip_qkv"));
+  mpt["attn_config"]["clip_qkv"] = nullptr;
+  for (const char* key : {"qk_ln", "rope"}) {
     CAPTURE(key);
     json bad = mpt;
-    bad["attn_config"][key] = key == std::string("clip_qkv") ? json(8) : json(true);
+    bad["attn_config"][key] = json(true);
     const std::string message = "\"attn_config." + std::string(key) + "\": is not supported";
     CHECK_THROWS_WITH(layer_of(bad, 0), doctest::Contains(message.c_str()));
   }

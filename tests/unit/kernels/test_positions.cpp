@@ -306,3 +306,23 @@ TEST_CASE("rope_frequencies: llama3 with high_freq_factor equal to low_freq_fact
   CHECK(divided > 0);
   CHECK(divided < 64);
 }
+
+TEST_CASE("log_bucket_position: DeBERTa's log buckets as torch computes them, past both ends") {
+  // (256, 512) is DeBERTa-v3's; the small tables reach the log part within a short sequence.
+  REQUIRE(cases()["log_buckets"].size() >= 6);
+  for (const json& c : cases()["log_buckets"]) {
+    const std::int64_t size = c["bucket_size"].get<std::int64_t>();
+    const std::int64_t max_position = c["max_position"].get<std::int64_t>();
+    const std::int64_t first = c["first"].get<std::int64_t>();
+    const auto expected = c["buckets"].get<std::vector<std::int64_t>>();
+    CAPTURE(size);
+    CAPTURE(max_position);
+    for (std::size_t k = 0; k < expected.size(); ++k) {
+      const std::int64_t rel = first + std::int64_t(k);
+      CAPTURE(rel);
+      CHECK(attn::log_bucket_position(rel, size, max_position) == expected[k]);
+    }
+  }
+  CHECK(attn::log_bucket_position(-700, 0, 512) == -700);  // no buckets: as it is
+  CHECK(attn::log_bucket_position(9, 256, -1) == 9);
+}

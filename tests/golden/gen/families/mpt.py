@@ -1,6 +1,7 @@
 """MPT: Mosaic's modeling_mpt MultiheadAttention (Wqkv [Q | K | V] rows, out_proj; biases unless
 no_bias), ALiBi from attn_config (MptAttentionConfig: alibi true, alibi_bias_max 8) as Mosaic's
-own code reads it (transformers' MptModel always uses 8), softmax_scale."""
+own code reads it (transformers' MptModel always uses 8), softmax_scale, clip_qkv (MptAttention
+clamps the fused qkv when it is set and not 0)."""
 from .. import gguf, hf, plain
 from .. import weights as W
 from ..positions import mpt_slopes
@@ -19,6 +20,7 @@ def settings(cfg, layer):
     return Layer(C, H, H, D, layout="fused", names=NAMES, qkv_bias=b, o_bias=b,
                  scale=a["softmax_scale"] if a["softmax_scale"] is not None else D ** -0.5,
                  alibi=mpt_slopes(H, a["alibi_bias_max"]) if a["alibi"] else None,
+                 clip_qkv=a.get("clip_qkv") or None,
                  model_type="mpt", prefix=f"transformer.blocks.{layer}.attn.")
 
 
@@ -51,6 +53,8 @@ def gguf_metadata(w, arch, cfg, s, n_layers, spec):
     w.add(a + "attention.layer_norm_epsilon", float(cfg.get("layer_norm_epsilon", 1e-5)))
     ac = cfg["attn_config"]
     w.add(a + "attention.max_alibi_bias", float(ac["alibi_bias_max"]) if ac["alibi"] else 0.0)
+    if ac.get("clip_qkv"):
+        w.add(a + "attention.clamp_kqv", float(ac["clip_qkv"]))
     w.add("general.file_type", 1)
 
 
@@ -64,6 +68,16 @@ FOLDERS = [
                  "d_model": 24, "expansion_ratio": 4, "max_seq_len": 64, "n_heads": 6,
                  "n_layers": 2, "no_bias": True, "vocab_size": 12}),
 ]
+
+FOLDERS.append(
+    # MPT-7B-StoryWriter's kind of attn_config with clip_qkv set: the fused qkv clamped
+    dict(name="mpt_clip_qkv", seed=19, container="safetensors", dtype="bf16", layers=[1], S=7,
+         config={"architectures": ["MPTForCausalLM"], "model_type": "mpt",
+                 "attn_config": {"alibi": True, "alibi_bias_max": 8, "attn_impl": "torch",
+                                 "attn_type": "multihead_attention", "clip_qkv": 0.25,
+                                 "qk_ln": False, "softmax_scale": None},
+                 "d_model": 24, "expansion_ratio": 4, "max_seq_len": 64, "n_heads": 6,
+                 "n_layers": 2, "no_bias": True, "vocab_size": 12}))
 
 HELDOUT = [
     # MPT: attn_config without "alibi" (MptAttentionConfig: True), bias max 16, softmax_scale
@@ -82,6 +96,12 @@ GGUF = [
          config={"model_type": "mpt", "d_model": 32, "n_heads": 4, "n_layers": 2,
                  "max_seq_len": 64, "no_bias": True,
                  "attn_config": {"alibi": True, "alibi_bias_max": 8, "clip_qkv": None}}),
+    # attention.clamp_kqv 0.25: llama.cpp's ggml_clamp of the fused qkv
+    dict(name="mpt_clamp_kqv", arch="mpt", writer="by_layout", seed=33, layers=[0],
+         metadata=gguf_metadata, types={"attn_qkv": "F16", "attn_output": "F32"},
+         config={"model_type": "mpt", "d_model": 32, "n_heads": 4, "n_layers": 1,
+                 "max_seq_len": 64, "no_bias": True,
+                 "attn_config": {"alibi": True, "alibi_bias_max": 8, "clip_qkv": 0.25}}),
 ]
 
 VARIANTS = [

@@ -9,7 +9,8 @@ import os
 
 import torch
 
-from ..positions import angles, bloom_slopes, mpt_slopes, rope_params, rotate, t5_bucket
+from ..positions import (angles, bloom_slopes, deberta_bucket, mpt_slopes, rope_params, rotate,
+                         t5_bucket)
 
 
 def rotate_at(x, pos, inv, att, rotary_dim, style):
@@ -101,8 +102,16 @@ def write(out):
                             "first": int(rel[0]),
                             "buckets": t5_bucket(rel, bidir, nb, md).tolist()})
 
+    # DeBERTa-v2/v3's log buckets: v3's (256, 512), small tables the golden folders reach, odd
+    # sizes; rel = query - key past max_position on both sides.
+    deberta = []
+    for size, mp in ((256, 512), (8, 16), (6, 32), (16, 24), (32, 64), (5, 40)):
+        rel = torch.arange(-2 * mp - 3, 2 * mp + 4, dtype=torch.long)
+        deberta.append({"bucket_size": size, "max_position": mp, "first": int(rel[0]),
+                        "buckets": deberta_bucket(rel, size, mp).tolist()})
+
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
         json.dump({"rope": rope_cases, "rotations": rotations, "alibi": alibi,
-                   "relative_buckets": buckets}, f, indent=1)
+                   "relative_buckets": buckets, "log_buckets": deberta}, f, indent=1)
     print("  wrote", out)
