@@ -35,7 +35,7 @@ struct Options {
   std::optional<std::int64_t> decoder_layer;
   bool cross = false;
   std::optional<std::string> encoder_output;
-  bool with_residual_norm = false;    // context = LayerNorm(o_proj + input) (issue 30)
+  bool with_residual_norm = false;    // context = LayerNorm(o_proj + input)
   bool residual = false;              // the input is the residual stream: the block's norm first
   std::optional<std::string> tokens;  // layer 0's input from token ids: a,b,c or ids.npy
   std::optional<std::string> rope_precision;  // --rope-precision float64|float32 (rope.precision)
@@ -52,13 +52,13 @@ struct Options {
   bool dump_weights = false;
   std::string dump_dir;  // "" = table on stdout
 
-  // Pictures and diagnostics (issue 6).
+  // Pictures and diagnostics.
   std::vector<std::string> plots;          // FILE.svg, FILE.png or FILE.html, each --plot
   bool show = false;                       // maps in the terminal, on stdout
   bool attn_stdout = false;                // maps instead of the context on stdout
   bool stats = false;                      // per-head diagnostics
   std::string heads_spec;                  // "0,3,7-9"; "" = every head
-  std::string queries_spec, keys_spec;     // "0-99,last:16"; "" = every row / key (issue 26)
+  std::string queries_spec, keys_spec;     // "0-99,last:16"; "" = every row / key
   std::optional<std::size_t> top_k;        // --top-k K: topk_values.npy, topk_indices.npy
   bool summary = false;                    // summary.npy, summary.csv, summary.json
   std::optional<std::size_t> recent;       // --recent W for --summary (default 64)
@@ -78,7 +78,7 @@ struct Options {
   std::string color_scale = "auto";        // --color-scale auto|linear|log|percentile
   std::optional<std::string> labels_file;  // one label per line (a label may hold a comma)
 
-  // Many inputs (issue 6).
+  // Many inputs.
   std::optional<std::string> input_list;
   bool keep_going = false;                        // a failed input does not stop the batch
   std::optional<std::string> shard_spec;          // "K/N", "auto", "auto:N" (cli/shard.h)

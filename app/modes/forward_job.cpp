@@ -226,11 +226,11 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
   nlohmann::json run;
   run["attn_run_version"] = ATTN_VERSION;
   run["config"] = attn::config_to_json(*f.cfg);
-  run["output"] = attn::output_description(*f.cfg);  // what the context is (issue 30)
+  run["output"] = attn::output_description(*f.cfg);  // what the context is
   run["layout"] = attn::layout_name(f.layout);
   run["layout_detected"] = f.layout_detected;
   run["weights"] = f.weights_source;
-  // (v3) A GGUF model: each of the layer's tensors' ggml type as stored ("Q4_K").
+  // A GGUF model: each of the layer's tensors' ggml type as stored ("Q4_K").
   if (f.cfg->model_weights) {
     nlohmann::json types = nlohmann::json::object();
     const std::string& prefix = f.cfg->weights_prefix;
@@ -240,7 +240,7 @@ nlohmann::json run_json(const RunFacts& f, const JobResult& r) {
       if (info && !info->gguf_type.empty()) types[key] = info->gguf_type;
     }
     if (!types.empty()) run["gguf_types"] = types;
-    // (v4) The model as its file names it (general.name), for pictures and records.
+    // The model as its file names it (general.name), for pictures and records.
     if (!types.empty())
       if (const std::string name = attn::gguf_model_name(f.cfg->model); !name.empty())
         run["model_name"] = name;

@@ -1,4 +1,4 @@
-// The model view (--layer all --plot FILE.html; issue 30 item 2): every
+// The model view (--layer all --plot FILE.html): every
 // layer x head of a run as a tile of one page — a thumbnail of the head's map
 // (block maxima, as the other pictures reduce), or, for maps too long for a
 // thumbnail to hold, one of the head's summary figures (--summary's

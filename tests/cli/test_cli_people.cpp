@@ -581,7 +581,7 @@ TEST_CASE("cli_people: messages point the right way") {
                   code);
 }
 
-// (issue 30 item 5) BertAttention returns LayerNorm(output.dense(context) + input); attn-run's
+// BertAttention returns LayerNorm(output.dense(context) + input); attn-run's
 // context is output.dense's. run.json and a note on stderr say so, --with-residual-norm (or
 // "residual_norm": true) adds them where the family has that norm, and refuses elsewhere.
 TEST_CASE("cli_people: the context says what it is; --with-residual-norm") {

@@ -508,7 +508,7 @@ TEST_CASE("golden folders: every family of the table has a golden folder") {
   }
 }
 
-// (issue 30) A post-norm family's attention module returns LayerNorm(o_proj(context) + input)
+// A post-norm family's attention module returns LayerNorm(o_proj(context) + input)
 // (BertAttention, through BertSelfOutput; DistilBERT's TransformerBlock sa_layer_norm, OPT-350m's
 // OPTDecoderLayer self_attn_layer_norm):
 // expected/residual_norm.npy (the manifest's "residual_norm" cases) is that output, which

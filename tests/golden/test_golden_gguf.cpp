@@ -1,4 +1,4 @@
-// Golden tests of GGUF files (CONTRACT.md "(v3) GGUF", issue 25) against
+// Golden tests of GGUF files (CONTRACT.md "(v3) GGUF") against
 // PyTorch: every tests/golden/gguf/<name>/ (written by tests/golden/generate.py) holds a
 // model.gguf as llama.cpp's converter writes it (its metadata, Q/K rows
 // permuted for llama, Gemma's 1 + w norms, Llama 3's rope_freqs.weight, the

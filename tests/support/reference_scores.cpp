@@ -203,7 +203,7 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
       v[j] = linear_row(value.ptr() + (b * T + j) * Cv, Cv, wv.data, KV,
                         bq ? bq + g.v_row0() : nullptr);
     }
-    if (spec.clip_qkv) {  // (v4) q, k, v clamped to [-c, c] after the projections
+    if (spec.clip_qkv) {  // q, k, v clamped to [-c, c] after the projections
       const double c = double(float(*spec.clip_qkv));
       const auto clip = [c](Vec& r) {
         for (double& x : r) x = std::min(std::max(x, -c), c);
@@ -214,7 +214,7 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
     if (bias_kv)
       for (std::size_t d = 0; d < KV; ++d) k[T][d] = w.bias_k.data[d], v[T][d] = w.bias_v.data[d];
     // 1. qk_norm, 2. rope (the real keys only)
-    // (v4) qk_norm's order "after_rope" (Hunyuan): the norm after 2., before the temperature
+    // qk_norm's order "after_rope" (Hunyuan): the norm after 2., before the temperature
     const bool norm_first = spec.qk_norm && !spec.qk_norm->after_rope;
     const bool norm_after = spec.qk_norm && spec.qk_norm->after_rope;
     for (std::size_t i = 0; i < L && !w.mla; ++i) {
@@ -222,14 +222,14 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
       if (spec.rope)
         for (std::size_t h = 0; h < H; ++h) rope(q[i].data() + h * D, *spec.rope, freqs, pos(b, i));
       if (norm_after) qk_norm_row(q[i].data(), H, D, w.q_norm, w.q_norm_bias, *spec.qk_norm);
-      if (spec.attn_temperature) {  // (v3) Llama 4's temperature tuning, after rope
+      if (spec.attn_temperature) {  // Llama 4's temperature tuning, after rope
         const auto& t = *spec.attn_temperature;
         const double f = std::log1p(std::floor(double(pos(b, i) + 1) / t.floor_scale));
         for (std::size_t c = 0; c < HD; ++c) q[i][c] *= f * t.attn_scale + 1.0;
       }
     }
     for (std::size_t j = 0; j < T && !w.mla; ++j) {
-      if (spec.v_norm)  // (v3) Gemma 4's v_norm: each head's v over its own RMS, no weight
+      if (spec.v_norm)  // Gemma 4's v_norm: each head's v over its own RMS, no weight
         for (std::size_t h = 0; h < g.Hkv; ++h) {
           double ss = 0.0;
           for (std::size_t d = 0; d < D; ++d) ss += v[j][h * D + d] * v[j][h * D + d];
@@ -243,7 +243,7 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
       if (norm_after) qk_norm_row(k[j].data(), g.Hkv, D, w.k_norm, w.k_norm_bias, *spec.qk_norm);
     }
 
-    // (v4) DeBERTa: the relative embeddings projected, pos_key (R2, heads*D) by
+    // DeBERTa: the relative embeddings projected, pos_key (R2, heads*D) by
     // k_proj (share_att_key: KV heads) or pos_key_proj (H heads), pos_query by
     // q_proj or pos_query_proj (H heads)
     std::vector<Vec> pos_key, pos_query;
@@ -323,9 +323,9 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
           if (spec.causal && j > i) ok[j] = false;  // 7.
           if (window && !(i < j + window)) ok[j] = false;
           if (window && !spec.causal && !(j < i + window)) ok[j] = false;
-          if (chunk && i / chunk != j / chunk) ok[j] = false;  // (v3) attention_chunk
+          if (chunk && i / chunk != j / chunk) ok[j] = false;  // attention_chunk
           if (in.key_padding && in.key_padding->data[b * T + j]) ok[j] = false;
-          // (v4) DeBERTa: a padded query sees no key
+          // DeBERTa: a padded query sees no key
           if (spec.mask_padded_queries && in.key_padding && in.key_padding->data[b * T + i])
             ok[j] = false;
           if (s[j] == -inf) ok[j] = false;
@@ -352,7 +352,7 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
           for (std::size_t d = 0; d < Dw; ++d) y[h * Dw + d] += p * v[j][gk * Dw + d];  // 9.
         }
       }
-      // (v3) gate: each head's context times sigmoid(x Wg^T + bg), before the output projection
+      // gate: each head's context times sigmoid(x Wg^T + bg), before the output projection
       if (spec.gate) {
         const Vec gate = linear_row(x.ptr() + (b * L + i) * C, C, w.w_gate.ptr(), HD,
                                     w.b_gate.data.empty() ? nullptr : w.b_gate.ptr());

@@ -107,7 +107,7 @@ class HeadMeanSink : public AttentionSink {
   std::map<std::pair<std::size_t, std::size_t>, Pending> pending_;  // (b, i0) -> heads so far
 };
 
-// (v4) --save: the forward pass's intermediates as TransformerLens names
+// --save: the forward pass's intermediates as TransformerLens names
 // them, handed over as they are made (CONTRACT.md "(v4) Comparisons,
 // statistics, intermediates"), so none is ever held whole. Every call but
 // write_scores comes on the calling thread, once per chunk of batch rows

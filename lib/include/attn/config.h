@@ -32,7 +32,7 @@ struct ArrayKey {
   bool given() const { return !path.empty() || inline_value.has_value(); }
 };
 
-// (v4) embedding: layer 0's input built from token ids (--tokens), as the
+// embedding: layer 0's input built from token ids (--tokens), as the
 // model family's embedding module builds it: the word rows (times `scale`),
 // plus learned absolute positions and token type 0, then a LayerNorm. Keys
 // are full keys of the weights file; "" = none.
@@ -102,7 +102,7 @@ struct Config {
   std::optional<MlaSpec> mla;     // DeepSeek's latent attention: sets D, rope's part and the scale
   ArrayKey<Mask> attention_mask;  // Hugging Face's: 1 = attend (not with padding_mask)
   ArrayKey<AttnMask> attn_mask;   // torch's: bool (true = blocked) or float (added)
-  std::optional<EmbeddingSpec> embedding;  // (v4) --tokens: layer 0's input from token ids
+  std::optional<EmbeddingSpec> embedding;  // --tokens: layer 0's input from token ids
 
   // From a model folder whose family has such a norm (model_folder.h
   // residual_norm_of): Hugging Face's module whose output includes it
@@ -118,10 +118,10 @@ struct Config {
   bool batch_first = true;             // false: input (S, B, C), context (S, B, O)
   std::vector<std::string> kv_labels;  // labels of the T keys (cross-attention pictures)
 
-  // ---- model folders (issue 11) ----
+  // ---- model folders ----
   std::string model;  // resolved folder ("" = none)
   std::optional<std::int64_t> layer;
-  // (v4) The module of `layer`: "" the layer's own, "decoder_self" or
+  // The module of `layer`: "" the layer's own, "decoder_self" or
   // "decoder_cross" (an encoder-decoder's decoder layer; model_folder.h Module).
   std::string module;
   // What the model folder says of this layer (model_folder.h's layer_config:
@@ -193,11 +193,11 @@ struct ModelFlags {
   // and the model's block norm comes first (Exit::usage naming the flag
   // without a model, unless the config gives input_norm as an object).
   bool input_norm = false;
-  // (v4) --tokens: the config key embedding from the model's family (layer 0
+  // --tokens: the config key embedding from the model's family (layer 0
   // only: Exit::usage naming the flag for another layer; Exit::config naming
   // the model_type when its family's embedding is not covered). Sets input_norm.
   bool tokens = false;
-  // (v4) --decoder-layer N [--cross] in place of --layer: an encoder-decoder's
+  // --decoder-layer N [--cross] in place of --layer: an encoder-decoder's
   // decoder layer N, its causal self-attention or (cross) its cross-attention
   // (model_folder.h Module); they override the config's "decoder_layer" and
   // "cross_attention" (and a flag's layer choice replaces the config's).

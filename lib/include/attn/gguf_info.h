@@ -1,4 +1,4 @@
-// (v4) What a GGUF file holds, for `--model FILE.gguf --info` (CONTRACT.md
+// What a GGUF file holds, for `--model FILE.gguf --info` (CONTRACT.md
 // "(v4) Comparisons, statistics, intermediates"), as gguf-py's gguf-dump
 // lists it: every metadata key with its GGUF type and value, and every
 // tensor with its ggml type, shape and bytes. Only the header is read; a

@@ -22,14 +22,14 @@ struct ModelFolder {
                                 // configuration class's defaults for attention keys it leaves out
   std::string weights;          // model.safetensors, its index, pytorch_model.bin or its index
   std::int64_t num_layers = 0;  // an encoder-decoder's: the encoder's
-  std::int64_t decoder_layers = 0;  // (v4) an encoder-decoder's decoder layers, else 0
-  // (v3) A GGUF file given as the model: its general.architecture; `dir` and
+  std::int64_t decoder_layers = 0;  // an encoder-decoder's decoder layers, else 0
+  // A GGUF file given as the model: its general.architecture; `dir` and
   // `weights` are then the file, and `hf` the config.json fields its
   // metadata means for the family row (CONTRACT.md "(v3) GGUF").
   std::string gguf_architecture;
 };
 
-// (v4) Which attention of a layer number (CONTRACT.md "(v4) Families and
+// Which attention of a layer number (CONTRACT.md "(v4) Families and
 // schedulers"): the layer's own (--layer N; an encoder-decoder's encoder layer
 // N), or an encoder-decoder's decoder layer N: its causal self-attention
 // (--decoder-layer N) or its cross-attention over the encoder's output
@@ -53,7 +53,7 @@ std::optional<ModuleRef> decoder_module_at(const ModelFolder& m, const std::stri
 // (a path that is a file, a device or a FIFO is named as what it is);
 // Exit::config (78) for an unknown model_type, naming it and listing the
 // supported ones, or a field of the wrong type or range (named with the file).
-// (v3) A .gguf file instead of a folder: its metadata mapped onto the same
+// A .gguf file instead of a folder: its metadata mapped onto the same
 // family row (family/gguf_arch.cpp); a malformed file is Exit::data, an
 // architecture attn-run does not map Exit::config.
 // `model_type` ("" = the first the folder holds) picks a tower of a folder
@@ -85,11 +85,11 @@ bool is_hf_config(const nlohmann::json& j);
 // `residual_norm`: also the family's LayerNorm over o_proj's output plus the
 // input, as config key residual_norm ({eps, prefix}), when the family has one
 // (residual_norm_of; not for GGUF files).
-// (v4) `module`: an encoder-decoder's decoder module of decoder layer `layer`
+// `module`: an encoder-decoder's decoder module of decoder layer `layer`
 // (Exit::usage when the model has no decoder or no such layer): heads from
 // the decoder's count, causal self-attention, or cross-attention (not causal,
 // no position bias: its keys are kv_input's, which the config gives).
-// (v4) `embedding`: also the family's embedding of token ids (layer 0's input,
+// `embedding`: also the family's embedding of token ids (layer 0's input,
 // config key embedding); Exit::config naming the model_type when the family's
 // is not covered.
 nlohmann::json layer_config(const ModelFolder& m, std::int64_t layer,
@@ -97,7 +97,7 @@ nlohmann::json layer_config(const ModelFolder& m, std::int64_t layer,
                             bool residual_norm = false, Module module = Module::layer,
                             bool input_norm = false, bool embedding = false);
 
-// (v3) The LayerNorm a family applies over its attention's output plus the
+// The LayerNorm a family applies over its attention's output plus the
 // layer's input (CONTRACT.md "residual_norm"): Hugging Face's module whose
 // output includes it ("BertAttention"), and whether that module is the
 // attention's own (BERT, RoBERTa, XLM-RoBERTa, ELECTRA; not DistilBERT's

@@ -63,7 +63,7 @@ std::vector<double> alibi_slopes(std::size_t H, double max_bias = 8.0);
 // |rel| >= max_distance falls in the last bucket of its side.
 std::int64_t relative_position_bucket(std::int64_t rel, const RelativeBiasSpec& spec);
 
-// (v4) DeBERTa's bucket of a relative position rel = pos_query - pos_key, as
+// DeBERTa's bucket of a relative position rel = pos_query - pos_key, as
 // modeling_deberta_v2.make_log_bucket_position computes it in float32: rel
 // itself where |rel| <= bucket_size / 2, else sign(rel) * (ceil(log(|rel| /
 // mid) / log((max_position - 1) / mid) * (mid - 1)) + mid), mid = bucket_size

@@ -18,7 +18,7 @@
 
 namespace attn {
 
-// (v4) Token ids of --tokens, batch first: (B, S); `batched` false for a
+// Token ids of --tokens, batch first: (B, S); `batched` false for a
 // list on the command line or an (S,) file (the context drops B).
 struct TokenIds {
   std::vector<std::size_t> shape;  // (B, S)
@@ -33,7 +33,7 @@ struct LoadOptions {
   std::optional<std::string> input_path;
   std::vector<std::uint8_t> stdin_bytes;  // the input when input_path == "-"
   std::optional<std::string> padding_mask_path;
-  // (v4) --tokens LIST|FILE: layer 0's input built from these ids with the
+  // --tokens LIST|FILE: layer 0's input built from these ids with the
   // config's embedding (embed_tokens) instead of an input file.
   std::optional<std::string> tokens;
 };
@@ -52,7 +52,7 @@ struct RunInputs {
   std::optional<ScoreMask> attn_mask;    // torch's attn_mask resolved for (B, H, L, T)
   // Where each came from (path, "config" or a flag), for run.json.
   std::map<std::string, std::string> sources;
-  // (v4) The token ids the input was built from (--tokens), for labels.
+  // The token ids the input was built from (--tokens), for labels.
   std::optional<TokenIds> tokens;
   // Likely user mistakes that give wrong numbers without failing (an inverted
   // mask): the caller prints them as warnings.
@@ -98,13 +98,13 @@ Tensor parse_input_bytes(const std::vector<std::uint8_t>& bytes, const std::stri
 // The same from a file (.npy or JSON), read with a sanity cap on its size.
 Tensor read_input_file(const std::string& path, bool allow_nonfinite);
 
-// (v4) --tokens' value: ids "9906,11,1917" (one sequence, unbatched), or a
+// --tokens' value: ids "9906,11,1917" (one sequence, unbatched), or a
 // .npy file of int32/int64 ids, (S,) or (B, S). A malformed list is
 // Exit::usage naming the flag; a file of another dtype or shape Exit::data
 // naming it (Exit::no_input when missing).
 TokenIds read_token_ids(const std::string& spec);
 
-// (v4) Layer 0's input from token ids with cfg.embedding (config.h
+// Layer 0's input from token ids with cfg.embedding (config.h
 // EmbeddingSpec): (B, S, C), or (S, C) when !ids.batched. Reads only the rows
 // the ids and positions name. An id outside the word table's rows, or a
 // position past the learned positions: Exit::data naming the id (and its

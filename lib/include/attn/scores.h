@@ -30,10 +30,10 @@ struct RopeScaling {
   std::optional<double> mscale, mscale_all_dim;             // yarn (DeepSeek)
   bool truncate = true;                                     // yarn
   std::vector<double> short_factor, long_factor;            // longrope (R/2 each)
-  // (v3) proportional (Gemma 4's global layers): the first
+  // proportional (Gemma 4's global layers): the first
   // floor(partial_rotary_factor * R / 2) frequencies theta^(-2i/R), the rest 0.
   std::optional<double> partial_rotary_factor;
-  // (v3) llama.cpp's rope_freqs.weight (R/2 numbers > 0): each inverse
+  // llama.cpp's rope_freqs.weight (R/2 numbers > 0): each inverse
   // frequency is divided by its factor after the type's own rule, as ggml_rope_ext
   // divides by freq_factors. With type llama3 they are its whole rule (what
   // convert_hf_to_gguf.py's LlamaModel computed from factor, low_freq_factor,
@@ -70,12 +70,12 @@ struct QkNormSpec {
   bool scope_all = false;  // "all": over the H*D (q) and Hkv*D (k) row (OLMo 2); "head": over D
   int weight_offset = 0;   // 1: x * (1 + w) (Gemma)
   QkNormKind kind = QkNormKind::rms;
-  // (v3) per_head: weights (H, D) for q and (Hkv, D) for k, one D-vector per
+  // per_head: weights (H, D) for q and (Hkv, D) for k, one D-vector per
   // head (Cohere's (H, D) weight, StableLM's per-head norms); else one (D)
   // weight shared by the heads. bias: "layer" with a bias (Phi's qk_layernorm).
   bool per_head = false;
   bool bias = false;
-  // (v4) order "after_rope": the norm applies to q and k after rope (and
+  // order "after_rope": the norm applies to q and k after rope (and
   // before Llama 4's temperature), as Hunyuan's query_layernorm /
   // key_layernorm (modeling_hunyuan_v1_dense); "before_rope" (the default)
   // as Qwen3, Gemma 3, OLMo 2.
@@ -83,14 +83,14 @@ struct QkNormSpec {
   bool has_weight() const { return kind != QkNormKind::l2; }
 };
 
-// (v3) attn_temperature: q scaled by log1p(floor((pos + 1) / floor_scale)) *
+// attn_temperature: q scaled by log1p(floor((pos + 1) / floor_scale)) *
 // attn_scale + 1 (modeling_llama4's attn_temperature_tuning on no-rope layers).
 struct AttnTemperature {
   double floor_scale = 8192.0;  // Llama4TextConfig's defaults
   double attn_scale = 0.1;
 };
 
-// (v3) v_norm: each head's v normalized without a weight before the weighted
+// v_norm: each head's v normalized without a weight before the weighted
 // sum, x * rsqrt(mean(x^2) + eps) (modeling_gemma4's v_norm, an RMSNorm with
 // with_scale=False). Kind "rms" only.
 struct VNormSpec {
@@ -135,7 +135,7 @@ struct RelativeBiasSpec {
   std::string table;
 };
 
-// (v4) disentangled: DeBERTa-v2/v3's relative attention
+// disentangled: DeBERTa-v2/v3's relative attention
 // (modeling_deberta_v2.DisentangledSelfAttention). Of query i and key j, with
 // r = clamp(bucket(pos_i - pos_j) + span, 0, 2 span - 1) (build_relative_position,
 // make_log_bucket_position; span = position_buckets, or max_relative_positions
@@ -226,10 +226,10 @@ struct AttentionSpec {
   // Before the projections: the block's pre-attention norm of the input
   // (Weights::input_norm_weight and _bias), self-attention only.
   std::optional<InputNormSpec> input_norm;
-  // (v4) DeBERTa's c2p and p2c terms (Weights::pos_key, pos_query), added
+  // DeBERTa's c2p and p2c terms (Weights::pos_key, pos_query), added
   // with the bias terms after softcap; self-attention only.
   std::optional<DisentangledSpec> disentangled;
-  // (v4) A padded position masks its query row too (every key blocked: zero
+  // A padded position masks its query row too (every key blocked: zero
   // weights): DeBERTa's get_attention_mask, mask[i] * mask[j]. Self-attention.
   bool mask_padded_queries = false;
   // torch MHA's add_bias_kv is on when Weights::bias_k is set.

@@ -65,12 +65,12 @@ struct Weights {
   // mla: q, k and v come from these instead of w_qkv (empty); D = max(Dqk,
   // Dv), Hkv = H, and w_out is o_proj as stored, (O, H*Dv).
   std::optional<MlaWeights> mla;
-  // (v3) residual_norm: the LayerNorm over o_proj's output plus the input, (C)
+  // residual_norm: the LayerNorm over o_proj's output plus the input, (C)
   // each (BertSelfOutput's LayerNorm); the bias empty when the file has none.
   Tensor residual_norm_weight, residual_norm_bias;
   // input_norm: the block's pre-attention norm, (C) each; empty when none.
   Tensor input_norm_weight, input_norm_bias;
-  // (v4) disentangled: the relative embeddings' first 2 span rows through
+  // disentangled: the relative embeddings' first 2 span rows through
   // their LayerNorm when the spec names one, (2 span, C); pos_key_proj's
   // weight (H*D, C) and bias (H*D) for c2p, pos_query_proj's for p2c, each
   // empty with share_att_key (the k and q rows of w_qkv and b_qkv serve).

@@ -307,7 +307,7 @@ const Keys<Config>& config_key_table() {
              "\"position_offset\", \"padding_id\", \"token_types\": KEY, \"norm_weight\": "
              "KEY, \"norm_bias\": KEY, \"norm_eps\"} (layer 0's input from --tokens) or null",
              in(&Config::embedding), embedding_keys, check_embedding),
-      // (v4) the score terms of CONTRACT.md "(v4) Families and schedulers"
+      // the score terms of CONTRACT.md "(v4) Families and schedulers"
       object("disentangled",
              "an object {pos_att_type, position_buckets, max_relative_positions, share_att_key, "
              "table, norm_weight, norm_bias, eps} ({} for DeBERTa-v3's) or null",

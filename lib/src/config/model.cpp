@@ -21,7 +21,7 @@ namespace {
 namespace cj = config_json;
 
 std::string folder_config(const std::string& dir) {
-  // (v3) A .gguf model is its own configuration (its metadata).
+  // A .gguf model is its own configuration (its metadata).
   if (dir.size() >= 5 && dir.compare(dir.size() - 5, 5, ".gguf") == 0) return dir;
   return dir + (!dir.empty() && dir.back() == '/' ? "" : "/") + "config.json";
 }

@@ -1,4 +1,4 @@
-// (v3) residual_norm: what the context is (issue 30). attn-run's context is
+// residual_norm: what the context is. attn-run's context is
 // the output projection's; a post-norm family (BERT and its copies) follows it
 // with LayerNorm(o_proj(attention) + input) inside the module users compare
 // with (BertAttention). The key asks for that norm: true (its defaults) or

@@ -19,7 +19,7 @@ GgufArch arch_of(const char* architecture, const char* model_type, bool permuted
   return a;
 }
 
-// CONTRACT.md v3's families (issue 24) as llama.cpp converts them
+// CONTRACT.md v3's families as llama.cpp converts them
 // (convert_hf_to_gguf.py's conversion/*.py; llama-model.cpp's load_hparams and
 // llama_model_rope_type: NORM-mode architectures get their Q/K rows permuted
 // by LlamaModel.permute unless Hugging Face already ropes pairs).

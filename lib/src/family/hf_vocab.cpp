@@ -107,7 +107,7 @@ const Table& top_level() {
       {"rms_norm_eps", "qk_norm.eps (the eps of q_norm and k_norm)"},
       {"attention_sinks", "sinks"},
       {"use_sinks", "sinks"},
-      // (v3) more of the forward pass
+      // more of the forward pass
       {"attention_chunk_size", "attention_chunk"},
       {"chunk_size", "attention_chunk"},
       {"attn_temperature_tuning", "attn_temperature"},
@@ -116,7 +116,7 @@ const Table& top_level() {
       {"gated_attention", "gate"},
       {"attn_output_gate", "gate"},
       {"attention_k_eq_v", "k_eq_v"},
-      // (v4) encoder-decoders and hybrids
+      // encoder-decoders and hybrids
       {"attention_in_multiplier",
        "input_norm.multiplier (Falcon-H1's attention reads input_layernorm(h) * "
        "attention_in_multiplier)"},
@@ -140,7 +140,7 @@ const Table& top_level() {
       {"model_dir", "model"},
       {"layer_idx", "layer"},
       {"layer_id", "layer"},
-      // T5's relative position bias (v3)
+      // T5's relative position bias
       {"relative_attention_num_buckets", "relative_bias.num_buckets"},
       {"relative_attention_max_distance", "relative_bias.max_distance"},
       {"relative_attention_bias", "relative_bias"},

@@ -88,7 +88,7 @@ std::string config_file(const ModelFolder& m) {
 
 // A GGUF file's metadata is data, not a config someone wrote: a value the
 // row refuses (a head count that does not divide, a zero rope base) is
-// Exit::data, as every malformed GGUF (CONTRACT.md "(v3) GGUF", issue 27).
+// Exit::data, as every malformed GGUF (CONTRACT.md "(v3) GGUF").
 template <typename F>
 auto gguf_checked(F f) {
   try {

@@ -238,8 +238,7 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
   // and clip_qkv change v before it is packed, DeBERTa's p2c reads k's rows, and --save
   // keeps the projected rows: the plain path.
   p.packed = !in.key && p.T_ext == p.T && !spec.v_norm && !spec.clip_qkv && !spec.disentangled &&
-             !p.keep_rows &&
-             kernels::qkv_panels_fit(nb, p.L, g.D);
+             !p.keep_rows && kernels::qkv_panels_fit(nb, p.L, g.D);
   if (!in.key && p.T_ext == p.T) {
     const std::size_t ld = g.qkv_rows();
     const MatrixRef w_qkv{w.w_qkv.ptr(), ld, C};

@@ -1,4 +1,4 @@
-// Torch-exact seeded init (issue 4 item 4): the weights torch.manual_seed(N)
+// Torch-exact seeded init: the weights torch.manual_seed(N)
 // followed by the tutorial module's constructor produce, bit for bit, on
 // PyTorch's CPU generator (1.13; the sampling kernels are in torch_rng.cpp).
 //

@@ -1,4 +1,4 @@
-// The model view (app/pictures/model_view.h; issue 30 item 2): every
+// The model view (app/pictures/model_view.h): every
 // layer x head as a tile, built here without a run — the figures averaged
 // from a SummarySink, the page's data, and the page in headless chromium at
 // 32 layers x 32 heads of S = 8192 (thumbnails of 48 x 48 cells; the tiles

@@ -323,13 +323,13 @@ TEST_CASE("config: config_keys lists the table in order") {
   CHECK(k[47] == "attn_temperature");
   CHECK(k[48] == "relative_bias");
   CHECK(k[49] == "mla");
-  CHECK(k[50] == "residual_norm");  // what the context is (issue 30)
-  CHECK(k[51] == "v_norm");         // Gemma 4 (issue 24)
+  CHECK(k[50] == "residual_norm");  // what the context is
+  CHECK(k[51] == "v_norm");         // Gemma 4
   CHECK(k[52] == "k_eq_v");
   CHECK(k[53] == "decoder_layer");  // an encoder-decoder's decoder module
   CHECK(k[54] == "cross_attention");
   CHECK(k[55] == "input_norm");    // the residual stream in
-  CHECK(k[56] == "embedding");  // layer 0's input from token ids
+  CHECK(k[56] == "embedding");     // layer 0's input from token ids
   CHECK(k[57] == "disentangled");  // score terms: DeBERTa
   CHECK(k[58] == "mask_padded_queries");
   CHECK(k.back() == "clip_qkv");

@@ -1,4 +1,4 @@
-// The config key "residual_norm" (issue 30 item 5): the context as
+// The config key "residual_norm": the context as
 // LayerNorm(o_proj(attention) + input), BertSelfOutput's norm. Its forms (true,
 // an object, false, null), defaults, run.json's form and description, and
 // each misuse as an Exit::config error naming the key.

@@ -611,7 +611,7 @@ TEST_CASE("config scores: Hugging Face's and torch's names get attn-run's key") 
       {"alibi_bias_max", "alibi.max_bias"},
       {"encoder_hidden_states", "kv_input"},
       {"rms_norm_eps", "qk_norm.eps"},
-      // (v3)
+      //
       {"attention_chunk_size", "attention_chunk"},
       {"attn_temperature_tuning", "attn_temperature"},
       {"floor_scale", "attn_temperature.floor_scale"},

@@ -335,7 +335,7 @@ TEST_CASE("files: missing, folders, devices and silent FIFOs are refused without
   expect_error([&] { read_file("/dev/zero", 1 << 20); }, Exit::no_input, "/dev/zero", "regular");
   const std::string fifo = t / "fifo.npy";
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-  // A FIFO is read once (issue 26.3); one nobody writes to fails after a short wait.
+  // A FIFO is read once; one nobody writes to fails after a short wait.
   expect_error([&] { read_npy(fifo); }, Exit::no_input, fifo, "nobody writes to");
   write_text(t / "big.npy", std::string(100, 'x'));
   expect_error([&] { read_file(t / "big.npy", 99); }, Exit::data, t / "big.npy", "100 bytes");

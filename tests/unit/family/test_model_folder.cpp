@@ -569,7 +569,7 @@ TEST_CASE("model folder: SmolLM3's no-rope layers, and its windows on them") {
   CHECK_THROWS_WITH_AS(layer_of(bad, 0), doctest::Contains("\"no_rope_layers\""), attn::Error);
 }
 
-// ---- CONTRACT.md v3's encoders (issue 24): the hub's config.json spellings -------------------
+// ---- CONTRACT.md v3's encoders: the hub's config.json spellings -------------------
 
 TEST_CASE("model folder: XLM-RoBERTa and ELECTRA are BERT's attention under their own prefixes") {
   const json x = Folder("xlm_roberta").layer(11);

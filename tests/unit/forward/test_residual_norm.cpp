@@ -1,4 +1,4 @@
-// residual_norm in the forward pass (issue 30 item 5): context =
+// residual_norm in the forward pass: context =
 // LayerNorm(o_proj(y) + x) with Weights::residual_norm_weight and _bias, as
 // modeling_bert.BertSelfOutput, checked against the forward pass without it
 // followed by a LayerNorm written here in double; on both kernels, across the

@@ -216,7 +216,7 @@ TEST_CASE("init: seed 123 reproduces Raschka's printed MultiHeadAttention tables
               {0.2575, 0.4031},
               {0.2582, 0.4026},
               {0.2575, 0.4028}});
-  // The book's notebook masks in place (issue 2).
+  // The book's notebook masks in place.
   check_rows(ref::attention(ref::from_weights(w), x, nullptr, 1.0, true).context,
              {{0.3190, 0.4858}, {0.2943, 0.3897}, {0.2856, 0.3593}});
 }
