@@ -65,21 +65,6 @@ void check_saved(const Tensor& got, const Tensor& want, const std::string& what)
   attn::test::check_close(g, w, what);
 }
 
-// t keeping indices `keep` of axis `axis`.
-Tensor take(const Tensor& t, std::size_t axis, const std::vector<std::size_t>& keep) {
-  std::size_t outer = 1, inner = 1;
-  for (std::size_t a = 0; a < axis; ++a) outer *= t.shape[a];
-  for (std::size_t a = axis + 1; a < t.shape.size(); ++a) inner *= t.shape[a];
-  std::vector<std::size_t> shape = t.shape;
-  shape[axis] = keep.size();
-  Tensor r(shape);
-  for (std::size_t o = 0; o < outer; ++o)
-    for (std::size_t k = 0; k < keep.size(); ++k)
-      std::copy_n(t.ptr() + (o * t.shape[axis] + keep[k]) * inner, inner,
-                  r.ptr() + (o * keep.size() + k) * inner);
-  return r;
-}
-
 }  // namespace
 
 TEST_CASE("cli_save: every golden variant with saved tensors matches PyTorch's hooks") {
@@ -115,13 +100,18 @@ TEST_CASE("cli_save: every golden variant with saved tensors matches PyTorch's h
       return npy(dir + "/expected/saved/" + n + ".npy");
     };
     check_saved(npy(sel / "scores.npy"),
-                take(take(take(want("scores"), 1, heads), 2, queries), 3, keys), "scores selected");
+                attn::test::take_indices(
+                    attn::test::take_indices(attn::test::take_indices(want("scores"), 1, heads), 2,
+                                             queries),
+                    3, keys),
+                "scores selected");
     for (const char* n : {"q", "z", "result"})
-      check_saved(npy(sel / (std::string(n) + ".npy")), take(take(want(n), 1, queries), 2, heads),
+      check_saved(npy(sel / (std::string(n) + ".npy")),
+                  attn::test::take_indices(attn::test::take_indices(want(n), 1, queries), 2, heads),
                   std::string(n) + " selected");
     // H = 4, Hkv = 2: heads 3 and 1 read KV heads 1 and 0, both kept in order.
     for (const char* n : {"k", "v"})
-      check_saved(npy(sel / (std::string(n) + ".npy")), take(want(n), 1, keys),
+      check_saved(npy(sel / (std::string(n) + ".npy")), attn::test::take_indices(want(n), 1, keys),
                   std::string(n) + " selected");
     const auto rj = run_json(sel.path);
     CHECK(rj["saved"]["k"]["kv_heads"] == std::vector<std::size_t>{0, 1});

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -116,6 +117,21 @@ Tensor random_tensor(std::vector<std::size_t> shape, unsigned seed) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (float& v : t.data) v = dist(gen);
   return t;
+}
+
+Tensor take_indices(const Tensor& t, std::size_t axis, const std::vector<std::size_t>& keep) {
+  if (keep.empty()) return t;
+  std::size_t outer = 1, inner = 1;
+  for (std::size_t a = 0; a < axis; ++a) outer *= t.shape[a];
+  for (std::size_t a = axis + 1; a < t.shape.size(); ++a) inner *= t.shape[a];
+  std::vector<std::size_t> shape = t.shape;
+  shape[axis] = keep.size();
+  Tensor r(shape);
+  for (std::size_t o = 0; o < outer; ++o)
+    for (std::size_t k = 0; k < keep.size(); ++k)
+      std::copy_n(t.ptr() + (o * t.shape[axis] + keep[k]) * inner, inner,
+                  r.ptr() + (o * keep.size() + k) * inner);
+  return r;
 }
 
 }  // namespace attn::test

@@ -78,6 +78,10 @@ void write_text(const std::string& path, const std::string& text);
 // Deterministic pseudo-random tensor for tests (values in [-1, 1)).
 Tensor random_tensor(std::vector<std::size_t> shape, unsigned seed);
 
+// t keeping indices `keep` of axis `axis`, in that order (numpy's take); an
+// empty `keep` keeps every index.
+Tensor take_indices(const Tensor& t, std::size_t axis, const std::vector<std::size_t>& keep);
+
 // Forwards rows only: its default digest_request asks for rows, so the
 // forward pass takes the maps path and `next` (top-k, summary) reduces the
 // exact softmax rows, not the streaming pass's digests (attn/digest.h).

@@ -126,22 +126,6 @@ void check_close(const Tensor& got, const Tensor& want, const std::string& what,
   CHECK(worst <= tol * std::max(scale, 1e-30));
 }
 
-// t (..., axis n, ...) keeping indices `keep` of axis `axis` (empty = all).
-Tensor take(const Tensor& t, std::size_t axis, const std::vector<std::size_t>& keep) {
-  if (keep.empty()) return t;
-  std::size_t outer = 1, inner = 1;
-  for (std::size_t a = 0; a < axis; ++a) outer *= t.shape[a];
-  for (std::size_t a = axis + 1; a < t.shape.size(); ++a) inner *= t.shape[a];
-  std::vector<std::size_t> shape = t.shape;
-  shape[axis] = keep.size();
-  Tensor r(shape);
-  for (std::size_t o = 0; o < outer; ++o)
-    for (std::size_t k = 0; k < keep.size(); ++k)
-      std::copy_n(t.ptr() + (o * t.shape[axis] + keep[k]) * inner, inner,
-                  r.ptr() + (o * keep.size() + k) * inner);
-  return r;
-}
-
 }  // namespace
 
 TEST_CASE("saved tensors: GQA, rope, causal, qk_norm, softcap against the plain-loop reference") {
@@ -206,21 +190,32 @@ TEST_CASE("saved tensors: --heads, --queries and --keys select as they do the ma
   sel.keys = {0, 1, 2, 3, 300, 598, 599};
   const Saved got = run_saved(w, s, x, saved_tensor_names(), sel, 2);
   check_close(got.files.at("scores"),
-              take(take(take(want.scores, 1, sel.heads), 2, sel.queries), 3, sel.keys), "scores",
-              1e-5);
-  check_close(got.files.at("q"), take(take(want.q, 1, sel.queries), 2, sel.heads), "q", 1e-5);
-  check_close(got.files.at("k"), take(want.k, 1, sel.keys), "k", 1e-5);
-  check_close(got.files.at("v"), take(want.v, 1, sel.keys), "v", 1e-5);
-  check_close(got.files.at("z"), take(take(want.z, 1, sel.queries), 2, sel.heads), "z", 1e-5);
-  check_close(got.files.at("result"), take(take(want.result, 1, sel.queries), 2, sel.heads),
-              "result", 1e-5);
+              attn::test::take_indices(
+                  attn::test::take_indices(attn::test::take_indices(want.scores, 1, sel.heads), 2,
+                                           sel.queries),
+                  3, sel.keys),
+              "scores", 1e-5);
+  check_close(
+      got.files.at("q"),
+      attn::test::take_indices(attn::test::take_indices(want.q, 1, sel.queries), 2, sel.heads), "q",
+      1e-5);
+  check_close(got.files.at("k"), attn::test::take_indices(want.k, 1, sel.keys), "k", 1e-5);
+  check_close(got.files.at("v"), attn::test::take_indices(want.v, 1, sel.keys), "v", 1e-5);
+  check_close(
+      got.files.at("z"),
+      attn::test::take_indices(attn::test::take_indices(want.z, 1, sel.queries), 2, sel.heads), "z",
+      1e-5);
+  check_close(
+      got.files.at("result"),
+      attn::test::take_indices(attn::test::take_indices(want.result, 1, sel.queries), 2, sel.heads),
+      "result", 1e-5);
 
   // One head: k and v keep only the KV head it reads.
   MapSelection one;
   one.heads = {2};
   const Saved got1 = run_saved(w, s, x, {"k", "v"}, one, 1);
-  check_close(got1.files.at("k"), take(want.k, 2, {1}), "k of head 2", 1e-5);
-  check_close(got1.files.at("v"), take(want.v, 2, {1}), "v of head 2", 1e-5);
+  check_close(got1.files.at("k"), attn::test::take_indices(want.k, 2, {1}), "k of head 2", 1e-5);
+  check_close(got1.files.at("v"), attn::test::take_indices(want.v, 2, {1}), "v of head 2", 1e-5);
 }
 
 TEST_CASE("saved tensors: names, and what a layer cannot save") {
