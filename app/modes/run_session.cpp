@@ -20,14 +20,19 @@
 namespace app {
 namespace {
 
+// --key-stats per (batch row, head, key): two 128-bit fixed-point sums and a
+// float maximum while the rows stream (attn/key_stats.h), the (B, H, T, 4)
+// float32 result, and its CSV line (about 64 characters).
+constexpr std::size_t kKeyStatsBytesPerKey = 2 * 16 + 4 + 4 * sizeof(float) + 64;
+
 // The forward pass's big buffers (projections and context, plus every map
 // under --attn-stdout, and its formatted copy, plus --check-f64's check_rows
 // rows per head, plus --save's save_bytes of staging rows and per-head
-// output weights: the saved tensors themselves stream to disk) against the
-// machine's memory.
+// output weights: the saved tensors themselves stream to disk, plus
+// --key-stats' accumulators) against the machine's memory.
 void check_forward_memory(const Options& opt, const attn::LoadedRun& model, const SessionInput& in,
                           std::size_t T, bool all_maps, std::size_t check_rows,
-                          std::size_t save_bytes) {
+                          std::size_t save_bytes, bool key_stats) {
   const std::size_t B = in.x.shape[0], L = in.x.shape[1];
   const std::size_t H = std::size_t(model.weights.H), HD = H * std::size_t(model.weights.D);
   const std::size_t O = model.weights.has_out_proj ? std::size_t(model.weights.O) : HD;
@@ -41,6 +46,15 @@ void check_forward_memory(const Options& opt, const attn::LoadedRun& model, cons
     check_memory(sum < work ? std::size_t(-1) : sum, "--save",
                  "the forward pass of " + in.input_source +
                      " and the saved tensors' staging rows (result: each head's output weights)");
+  }
+  if (key_stats) {
+    const std::size_t stats =
+        mul_sat(mul_sat(mul_sat(B, H), T), kKeyStatsBytesPerKey);  // every head accumulates
+    const std::size_t sum = work + stats;
+    check_memory(sum < work ? std::size_t(-1) : sum, "--key-stats",
+                 "the forward pass of " + in.input_source + " and the per-key statistics of " +
+                     std::to_string(B * H) + " (batch row, head) pairs over " + std::to_string(T) +
+                     " keys");
   }
   if (check_rows) {
     // --check-f64 keeps its rows of every (b, h) (float32) and holds k and v of
@@ -245,7 +259,8 @@ JobResult RunSession::forward(const SessionInput& in, JobPlan plan, attn::Output
   plan.threads = threads_;
   plan.check_overflow = !opt_.allow_nonfinite;
   check_forward_memory(opt_, model_, in, map_keys(in), plan.keep_all_maps, plan.check_rows.size(),
-                       plan.save.names.empty() ? 0 : plan.save.working_bytes(model_.weights));
+                       plan.save.names.empty() ? 0 : plan.save.working_bytes(model_.weights),
+                       plan.key_stats);
   attn::test_pause_point("compute");
   JobResult res = run_job(model_.weights, spec_, in, plan);
   warn_fully_masked(res.forward, where);

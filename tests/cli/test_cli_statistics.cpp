@@ -347,3 +347,22 @@ TEST_CASE("cli_statistics: --check-f64 all past the memory allowed is exit 71 be
   const auto r = run(base + " --check-f64 2");
   CHECK_MESSAGE(r.exit_code == 0, r.err);
 }
+
+TEST_CASE("cli_statistics: --key-stats past the memory allowed is exit 71 before the work") {
+  attn::test::TempDir t;
+  // 64 heads of one dimension (C = 64) at S = 2048: the projections and context
+  // about 2.6 MB; the per-key statistics of 64 heads x 2048 keys about 15 MB
+  // (accumulators, result, CSV); 12 MB allows the run without them.
+  attn::test::write_text(t / "c.json",
+                         R"({"attention": "causal", "hidden_size": 64, "num_heads": 64,)"
+                         R"( "layout": "fused", "init": {"seed": 0}})");
+  attn::test::write_text(t / "x.npy",
+                         attn::encode_npy(attn::test::random_tensor({1, 2048, 64}, 7)));
+  const std::string base = "ATTN_TEST_MEMORY_LIMIT=12000000 " + bin() + " -q --config " +
+                           q(t / "c.json") + " --input " + q(t / "x.npy") + " --no-attn -o " +
+                           q(t / "o");
+  check_cli_failure(run(base + " --key-stats"), 71, {"--key-stats", "2048 keys"});
+  CHECK(!fs::exists(t / "o"));
+  const auto r = run(base);
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+}
