@@ -255,6 +255,19 @@ TEST_CASE("cli_save: {\"out_proj\": false} over a Llama folder: the context is t
       }
     attn::test::check_close(projected, npy(dir + "/expected/context.npy"),
                             "heads through o_proj vs torch's context");
+
+    // Its weights dumped: the folder's layout (proj) always has an output
+    // projection, so the refusal names the layouts that hold the layer, and
+    // one of them dumps it: q, k, v and no output projection.
+    check_cli_failure(
+        run(bin() + " -q --config " + q(t / "config.json") + " --dump-weights " + q(t / "dumped")),
+        64, {"--layout proj", "give --layout with one that can: ", "separate"});
+    CHECK(!fs::exists(t / "dumped"));
+    const auto dumped = run(bin() + " -q --config " + q(t / "config.json") + " --dump-weights " +
+                            q(t / "dumped") + " --layout separate");
+    REQUIRE_MESSAGE(dumped.exit_code == 0, dumped.err);
+    CHECK(fs::exists(t / "dumped/W_query.weight.npy"));
+    CHECK(!fs::exists(t / "dumped/out_proj.weight.npy"));
   }
 }
 

@@ -14,6 +14,7 @@
 
 #include "attn/error.h"
 #include "attn/escape.h"
+#include "attn/layout.h"
 #include "layer/layouts.h"
 
 namespace attn {
@@ -419,9 +420,19 @@ StateDict export_weights(const Weights& w, Layout layout) {
   }
   const Dims d = detail::dims_of(w);
   const std::string problem = detail::fit_problem(d, layout);
-  if (!problem.empty())
-    throw Error(Exit::usage,
-                "--layout " + layout_name(layout) + ": cannot hold this model: " + problem);
+  if (!problem.empty()) {
+    // Name the layouts that can (a folder's layer without its output
+    // projection: separate, fused...), so the fix is one flag away.
+    std::string fitting;
+    if (problem.find("use layout") == std::string::npos)  // unless the problem names it
+      for (const std::string& name : layout_names())
+        if (detail::fit_problem(d, *parse_layout(name)).empty())
+          fitting += (fitting.empty() ? "" : ", ") + name;
+    throw Error(
+        Exit::usage,
+        "--layout " + layout_name(layout) + ": cannot hold this model: " + problem +
+            (fitting.empty() ? std::string() : "; give --layout with one that can: " + fitting));
+  }
   StateDict sd("export(" + layout_name(layout) + ")");
   for (const Slot& s : detail::layout_slots(d, layout)) sd.add(s.key, detail::slot_tensor(w, s));
   return sd;

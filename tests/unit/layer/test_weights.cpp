@@ -344,7 +344,8 @@ TEST_CASE("weights: export refuses layouts that cannot hold the model") {
   CHECK(e.code == Exit::usage);
   CHECK(e.msg ==
         "--layout per_head: cannot hold this model: layout per_head has no output "
-        "projection");
+        "projection; give --layout with one that can: fused, separate, torch_mha, gpt2, proj, "
+        "bert, neox, falcon");
   e = catch_error([&] {
     export_weights(random_weights(make_cfg(8, 2, 4, 8, true, true, true), 1), Layout::kqv);
   });
