@@ -29,6 +29,51 @@ MapCapture::MapCapture(std::size_t b, std::vector<std::size_t> heads, std::size_
   // / T): blocks along an axis differ in size by at most one.
   for (std::size_t i = 0; i < L; ++i) row_cell_[i] = i * nq_ / L;
   for (std::size_t j = 0; j < T; ++j) col_cell_[j] = j * nk_ / T;
+  if (nk_ < T_) {
+    top_keys_.assign(heads_.size() * nq_ * kTopKeys, -1);
+    top_weights_.assign(heads_.size() * nq_ * kTopKeys, 0.0f);
+  }
+}
+
+void MapCapture::add_top_keys(std::size_t slot, std::size_t cell, const float* row) {
+  // row: (T). The row's kTopKeys strongest keys of positive weight, strongest
+  // first (ties: the lower key), by insertion into a short sorted list.
+  std::int32_t keys[kTopKeys];
+  float weights[kTopKeys];
+  std::size_t n = 0;
+  for (std::size_t j = 0; j < T_; ++j) {
+    const float w = row[j];
+    if (!(w > 0.0f) || (n == kTopKeys && w <= weights[n - 1])) continue;
+    std::size_t at = n < kTopKeys ? n++ : kTopKeys - 1;
+    for (; at > 0 && weights[at - 1] < w; --at) {
+      weights[at] = weights[at - 1];
+      keys[at] = keys[at - 1];
+    }
+    weights[at] = w;
+    keys[at] = std::int32_t(j);
+  }
+  // Into the cell's list: a key already there keeps its larger weight, a new
+  // one enters when stronger than the weakest.
+  std::int32_t* ck = top_keys_.data() + (slot * nq_ + cell) * kTopKeys;
+  float* cw = top_weights_.data() + (slot * nq_ + cell) * kTopKeys;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t at = 0;
+    while (at < kTopKeys && ck[at] != keys[i]) ++at;
+    if (at == kTopKeys) {  // not listed: replace the weakest if weaker
+      if (ck[kTopKeys - 1] >= 0 && cw[kTopKeys - 1] >= weights[i]) continue;
+      at = kTopKeys - 1;
+    } else if (cw[at] >= weights[i]) {
+      continue;
+    }
+    for (; at > 0 && (ck[at - 1] < 0 || cw[at - 1] < weights[i] ||
+                      (cw[at - 1] == weights[i] && ck[at - 1] > keys[i]));
+         --at) {
+      ck[at] = ck[at - 1];
+      cw[at] = cw[at - 1];
+    }
+    ck[at] = keys[i];
+    cw[at] = weights[i];
+  }
 }
 
 void MapCapture::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
@@ -52,6 +97,7 @@ void MapCapture::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::s
       float& c = cell_row[col_cell_[j]];
       c = std::max(c, row[j]);
     }
+    if (!top_keys_.empty()) add_top_keys(slot, row_cell_[i0 + r], row);
   }
 }
 

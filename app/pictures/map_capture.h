@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -78,6 +79,16 @@ class MapCapture : public attn::AttentionSink {
   // (heads().size(), T): query exact_query()'s weights, every key.
   const attn::Tensor& exact_row() const { return exact_row_; }
 
+  // When a cell holds a block of keys (Nk < T), each query cell's strongest
+  // keys named exactly (the HTML page's top-keys table past 1,024 tokens):
+  // (heads().size(), Nq, kTopKeys) key numbers (0..T-1, -1 = none) and their
+  // largest weight over the cell's query rows, strongest first. Exact: a key
+  // among a block's kTopKeys strongest is among its row's kTopKeys strongest
+  // in the row where it is largest. Empty when every key has its own column.
+  static constexpr std::size_t kTopKeys = 10;
+  const std::vector<std::int32_t>& top_keys() const { return top_keys_; }
+  const std::vector<float>& top_weights() const { return top_weights_; }
+
  private:
   std::size_t b_, L_, T_, nq_, nk_;
   std::vector<std::size_t> heads_;
@@ -88,6 +99,10 @@ class MapCapture : public attn::AttentionSink {
   attn::Tensor cells_;
   std::size_t exact_query_ = 0;
   attn::Tensor exact_row_;
+  std::vector<std::int32_t> top_keys_;  // (heads, Nq, kTopKeys) or empty
+  std::vector<float> top_weights_;      // the same shape
+  // Merges row's strongest keys into query cell `cell` of head slot `slot`.
+  void add_top_keys(std::size_t slot, std::size_t cell, const float* row);
 };
 
 // Block max of a (L, T) map into (nq, nk) cells, nq <= L and nk <= T (the

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,6 +57,11 @@ struct MapPicture {
   // (K, T) or empty: query `query`'s weights over every key, exactly (the
   // head view names a top key exactly when a cell holds a block of keys).
   attn::Tensor query_row;
+  // When a cell holds a block of keys: each query cell's strongest keys,
+  // exactly (MapCapture::top_keys; (K, Nq, 10), key numbers 0..T-1 or -1,
+  // and their largest weight over the cell's rows); empty otherwise.
+  std::vector<std::int32_t> top_keys;
+  std::vector<float> top_weights;
   // The HTML page's neuron view (--save q,k; pictures/neuron_capture.h): q
   // (K, L, D) and k (K, T, D) of each drawn head, and the scores' scale;
   // empty without. neuron_note: why there is none although q and k were saved.

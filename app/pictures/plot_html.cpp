@@ -13,6 +13,7 @@
 
 #include "attn/error.h"
 #include "cli/colormap.h"
+#include "pictures/map_capture.h"
 #include "pictures/plot.h"
 #include "pictures/plot_text.h"
 #include "plot_html_page.h"
@@ -110,6 +111,26 @@ std::string render_html(const MapPicture& full) {
     const std::uint16_t h = to_half(pic.cells.data[i]);
     maps[2 * i] = char(h & 0xff);
     maps[2 * i + 1] = char(h >> 8);
+  }
+
+  // Past 1,024 keys, the pinned query cell's top keys named exactly:
+  // top_keys (K, Nq, 10) as the model numbers them (-1 = none), their
+  // weights, and the labels of the keys listed.
+  const std::size_t per_cell = MapCapture::kTopKeys;
+  if (nk < pic.T && pic.top_keys.size() == K * nq * per_cell) {
+    nlohmann::json keys = nlohmann::json::array(), weights = nlohmann::json::array();
+    nlohmann::json labels = nlohmann::json::object();
+    for (std::size_t i = 0; i < pic.top_keys.size(); ++i) {
+      const std::int32_t j = pic.top_keys[i];
+      const std::size_t number = j < 0                     ? 0
+                                 : pic.key_numbers.empty() ? std::size_t(j)
+                                                           : pic.key_numbers.at(j);
+      keys.push_back(j < 0 ? -1 : std::int64_t(number));
+      weights.push_back(j < 0 ? 0.0f : pic.top_weights[i]);
+      if (j >= 0) labels[std::to_string(number)] = shorten(picture_text(pic.key_labels[j]), 40);
+    }
+    meta["top_keys"] = {
+        {"per_cell", per_cell}, {"keys", keys}, {"weights", weights}, {"labels", labels}};
   }
 
   // The neuron view (--save q,k): q (K, L, D) then k (K, T, D), float32.

@@ -274,8 +274,20 @@
   }
   // The pinned (or hovered) query's strongest keys per head shown, as a
   // table beside the head view: key index, token, weight. Past 1,024 tokens
-  // a cell holds a block of keys: its index range and the block's max.
+  // a cell holds a block of keys, and the page has each query cell's
+  // strongest keys named exactly (meta.top_keys; with a block of queries,
+  // each key's largest weight over them); without it, the cells' ranges.
   const kTopKeys = 10;
+  const exact_top = meta.top_keys || null;
+  // [[key number, token, weight]] of drawn head k at query cell t.
+  const exact_keys = (k, t) => {
+    const per = exact_top.per_cell, out = [];
+    for (let i = 0; i < per; ++i) {
+      const at = (k * NQ + t) * per + i, j = exact_top.keys[at];
+      if (j >= 0) out.push([String(j), exact_top.labels[String(j)] || "", exact_top.weights[at]]);
+    }
+    return out;
+  };
   const key_range = (j) => {
     if (NK === meta.T) return String(j);
     const t0 = Math.ceil((j * meta.T) / NK), t1 = Math.ceil(((j + 1) * meta.T) / NK) - 1;
@@ -291,17 +303,32 @@
     }
     $("topkeys-title").textContent = "Top keys of query " + (NQ === meta.L ? a.t + " " : "") + quote(a.t);
     for (const k of chosen()) {
-      const order = Array.from({ length: NK }, (_, j) => j).filter((j) => weight(k, a.t, j) > 0);
-      order.sort((p, q) => weight(k, a.t, q) - weight(k, a.t, p) || p - q);
       const table = el("table"), cap = el("caption"), head = el("tr");
       table.dataset.topkeysOf = String(meta.heads[k]);
       cap.textContent = head_name(k) + row_sum_note(k, a.t);
-      for (const [text, cls] of [[NK === meta.T ? "key" : "keys", "num"], ["token", ""], [NK === meta.T ? "weight" : "max weight", "num"]]) {
+      const one_key = NK === meta.T || exact_top, one_query = NQ === meta.L;
+      for (const [text, cls] of [[one_key ? "key" : "keys", "num"], ["token", ""], [one_key && one_query ? "weight" : "max weight", "num"]]) {
         const th = el("th", cls);
         th.textContent = text;
         head.append(th);
       }
       table.append(cap, head);
+      if (exact_top) {
+        for (const [key, tok, w] of exact_keys(k, a.t)) {
+          const tr = el("tr");
+          tr.dataset.key = key;
+          for (const [text, cls] of [[key, "num"], [tok === key ? "" : tok, "tok"], [fmt(w), "num"]]) {
+            const td = el("td", cls);
+            td.textContent = text;
+            tr.append(td);
+          }
+          table.append(tr);
+        }
+        box.append(table);
+        continue;
+      }
+      const order = Array.from({ length: NK }, (_, j) => j).filter((j) => weight(k, a.t, j) > 0);
+      order.sort((p, q) => weight(k, a.t, q) - weight(k, a.t, p) || p - q);
       for (const j of order.slice(0, kTopKeys)) {
         const tr = el("tr");
         tr.dataset.key = String(j);

@@ -239,6 +239,7 @@ MapPicture reduced(const MapPicture& pic, std::size_t max_cells) {
   const std::size_t mq = std::min(nq, max_cells), mk = std::min(nk, max_cells);
   MapPicture out = pic;
   out.cells = attn::Tensor({pic.heads.size(), mq, mk});
+  if (mq != nq) out.top_keys.clear(), out.top_weights.clear();  // listed per query cell
   for (std::size_t k = 0; k < pic.heads.size(); ++k) {
     const attn::Tensor r = reduce_block_max(pic.cells.ptr() + k * nq * nk, nq, nk, mq, mk);
     std::copy(r.data.begin(), r.data.end(), out.cells.ptr() + k * mq * mk);
@@ -311,6 +312,8 @@ MapPicture make_picture(const Options& opt, const attn::Config& cfg, const attn:
   pic.T = T;
   pic.heads = cap.heads();
   pic.cells = cap.cells();
+  pic.top_keys = cap.top_keys();
+  pic.top_weights = cap.top_weights();
   pic.sinks = cfg.spec.sinks;
   pic.scale = scale_kind(opt.color_scale, T);
 

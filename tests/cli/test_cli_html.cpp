@@ -353,6 +353,70 @@ TEST_CASE("cli_html: #pin=N pins query token N at any length") {
                      "1400]\xC2\xBB") != std::string::npos);
 }
 
+TEST_CASE("cli_html: past 1,024 tokens the pinned query's top keys are named exactly") {
+  Browser b;
+  if (!b.present) {
+    MESSAGE("skipping: no chromium (Debian's `chromium` package) to load the page");
+    return;
+  }
+  // 1500 tokens in 1024 cells: query 1026 has a cell of its own (700), 1400
+  // shares cell 955 with 1399; a key column holds one or two keys. The table
+  // lists single keys and, over a cell's queries, each key's largest weight.
+  attn::test::TempDir t;
+  attn::test::write_text(t / "x.npy", attn::encode_npy(attn::test::random_tensor({1500, 16}, 5)));
+  attn::test::write_text(t / "c.json",
+                         "{\"attention\": \"multi\", \"hidden_size\": 16, \"num_heads\": 2, "
+                         "\"causal\": true, \"layout\": \"fused\", \"init\": {\"seed\": 4}, "
+                         "\"input\": \"x.npy\"}");
+  REQUIRE(run(bin() + " -q --config " + q(t / "c.json") + " --plot " + q(t / "p.html") + " -o " +
+              q(t / "o"))
+              .exit_code == 0);
+  const attn::Tensor a =
+      attn::to_float32(attn::read_npy(t / "o/attention.npy"), "attention.npy", false);
+  const std::size_t L = 1500, cells = 1024;
+  const std::regex tr(
+      "<tr data-key=\"(\\d+)\"><td class=\"num\">(\\d+)</td><td class=\"tok\">([^<]*)"
+      "</td><td class=\"num\">([0-9.e-]+)</td></tr>");
+  const std::regex table("<table data-topkeys-of=\"(\\d)\">(.*?)</table>");
+  for (const std::size_t token : {1026, 1400}) {  // #pin names a token: its cell is pinned
+    const std::size_t cell = token * cells / L;
+    INFO("query " << token << ", cell " << cell);
+    auto dom = b.load(t / ("p.html#pin=" + std::to_string(token)), "--dump-dom");
+    REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
+    CHECK_MESSAGE(!console_errors(dom.err), dom.err);
+    std::size_t tables = 0;
+    for (auto it = std::sregex_iterator(dom.out.begin(), dom.out.end(), table);
+         it != std::sregex_iterator(); ++it, ++tables) {
+      const std::size_t h = std::stoul((*it)[1]);
+      // Each key's largest weight over the cell's queries, the ten strongest.
+      std::vector<float> best(L, 0.0f);
+      for (std::size_t i = 0; i < L; ++i)
+        if (i * cells / L == cell)
+          for (std::size_t j = 0; j < L; ++j)
+            best[j] = std::max(best[j], a.data[(h * L + i) * L + j]);
+      std::vector<std::size_t> order;
+      for (std::size_t j = 0; j < L; ++j)
+        if (best[j] > 0) order.push_back(j);
+      std::sort(order.begin(), order.end(), [&](std::size_t p, std::size_t r) {
+        return best[p] > best[r] || (best[p] == best[r] && p < r);
+      });
+      order.resize(std::min<std::size_t>(order.size(), 10));
+      const std::string rows = (*it)[2];
+      std::vector<std::size_t> keys;
+      std::vector<double> weights;
+      for (auto r = std::sregex_iterator(rows.begin(), rows.end(), tr); r != std::sregex_iterator();
+           ++r) {
+        keys.push_back(std::stoul((*r)[2]));
+        weights.push_back(std::stod((*r)[4]));
+      }
+      CHECK(keys == order);
+      for (std::size_t r = 0; r < std::min(keys.size(), order.size()); ++r)
+        CHECK(weights[r] == doctest::Approx(best[order[r]]).epsilon(1e-3));
+    }
+    CHECK(tables == 2);
+  }
+}
+
 TEST_CASE("cli_html: with --save q,k the neuron view shows q, k and q*k of the (query, key)") {
   Browser b;
   if (!b.present) {
