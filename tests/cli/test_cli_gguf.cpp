@@ -584,3 +584,51 @@ TEST_CASE("cli gguf: lies in the metadata are refused, each named as the file sp
                           {"q.gguf", "blk.0.attn_q.weight", "expected shape (16, 16)"});
   CHECK_FALSE(std::filesystem::exists(t / "o"));
 }
+
+TEST_CASE("cli gguf: the hybrids' files run their attention layers and refuse the others") {
+  // (golden file, family row, each layer's kind as llama.cpp's converter wrote it: attention
+  // where attention.head_count_kv is not 0; Nemotron-H's others by their tensors)
+  const std::vector<std::tuple<std::string, std::string, std::vector<std::string>>> files = {
+      {"granite_4_h",
+       "granitemoehybrid",
+       {"mamba", "full_attention", "mamba", "mamba", "full_attention"}},
+      {"nemotron_h",
+       "nemotron_h",
+       {"mamba", "mlp", "full_attention", "mlp", "mamba", "full_attention", "moe"}},
+      {"jamba",
+       "jamba",
+       {"mamba", "mamba", "full_attention", "mamba", "mamba", "mamba", "full_attention", "mamba"}},
+      {"falcon_h1", "falcon_h1", {"full_attention", "full_attention", "full_attention"}},
+  };
+  for (const auto& [name, type, kinds] : files) {
+    CAPTURE(name);
+    const std::string dir = test::source_path("tests/golden/gguf/" + name);
+    const test::RunResult r =
+        attn_run("--model " + test::q(dir + "/model.gguf") + " --format json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const json j = json::parse(r.out);
+    CHECK(j["model_type"] == type);
+    REQUIRE(j["layers"].size() == kinds.size());
+    std::string runs;
+    for (std::size_t l = 0; l < kinds.size(); ++l) {
+      CHECK(j["layers"][l]["type"] == kinds[l]);
+      CHECK(j["layers"][l]["runs"] == (kinds[l] == "full_attention"));
+      if (kinds[l] == "full_attention") runs += (runs.empty() ? "" : ", ") + std::to_string(l);
+    }
+    // The first layer that is not attention: refused by its kind, the attention layers listed.
+    for (std::size_t l = 0; l < kinds.size(); ++l) {
+      if (kinds[l] == "full_attention") continue;
+      test::TempDir t;
+      test::check_cli_failure(
+          attn_run("--model " + test::q(dir + "/model.gguf") + " --layer " + std::to_string(l) +
+                   " --input " +
+                   test::q(dir + "/layer" + runs.substr(0, runs.find(',')) + "/input.npy") +
+                   " -o " + test::q(t / "o")),
+          64,
+          {"layer " + std::to_string(l), "a " + kinds[l] + " layer",
+           "its attention layers are " + runs});
+      CHECK(!std::filesystem::exists(t / "o"));
+      break;
+    }
+  }
+}

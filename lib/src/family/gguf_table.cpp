@@ -208,6 +208,7 @@ const std::vector<GgufArch>& gguf_table() {
         a.keys = {{"rope.freq_base_swa", "rope_local_base_freq"}};
     add_v3_archs(t);
     add_text_archs(t);
+    add_hybrid_archs(t);
     return t;
   }();
   return t;

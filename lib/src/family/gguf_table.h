@@ -66,6 +66,7 @@ struct GgufArch {
 // the decoders of families_text.cpp: gguf_table_text.cpp).
 const std::vector<GgufArch>& gguf_table();
 void add_text_archs(std::vector<GgufArch>& t);
+void add_hybrid_archs(std::vector<GgufArch>& t);  // gguf_table_hybrid.cpp
 // The entry of a general.architecture, or nullptr.
 const GgufArch* gguf_arch_of(const std::string& name);
 

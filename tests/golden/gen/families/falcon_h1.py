@@ -6,7 +6,9 @@ input_layernorm(h) * attention_in_multiplier (what a hook on self_attn sees: the
 attention_out_multiplier scales the output after the module."""
 from collections import OrderedDict
 
-from .. import hf, hybrid
+import numpy as np
+
+from .. import gguf, hf, hybrid
 from .. import weights as W
 from ..reference import Layer, Rope
 
@@ -83,4 +85,45 @@ HELDOUT = [
                  "num_key_value_heads": 1, "head_dim": 4, "num_hidden_layers": 2,
                  "key_multiplier": 0.5, "rope_theta": 1000000.0, "mamba_d_ssm": 8,
                  "mamba_n_heads": 2}),
+]
+
+
+# ---- GGUF: llama.cpp's falcon-h1 (conversion/falcon_h1.py FalconH1Model, a Mamba2Model:
+# tensors unpermuted, NEOX rope) -------------------------------------------------------------
+
+def gguf_weights(s, layer, g):
+    return W.decoder_attention(s, g)
+
+
+def to_gguf(spec, s, hf_tensors):
+    """FalconH1Model.modify_tensors: q and v times attention_in_multiplier, k times
+    key_multiplier too, o times attention_out_multiplier (the multipliers folded into the
+    weights: llama.cpp runs the file with none)."""
+    cfg = spec["config"]
+    m_in, m_out = cfg.get("attention_in_multiplier", 1.0), cfg.get("attention_out_multiplier", 1.0)
+    times = {"q_proj": m_in, "k_proj": m_in * cfg.get("key_multiplier", 1.0), "v_proj": m_in,
+             "o_proj": m_out}
+    folded = OrderedDict((n, (t * times[n.rsplit(".", 1)[0]]).astype(t.dtype))
+                         for n, t in hf_tensors.items())
+    return gguf.to_gguf(spec, s, folded)
+
+
+def gguf_metadata(w, arch, cfg, n_layers):
+    """FalconH1Model.set_gguf_parameters: head counts, key_length / value_length from head_dim,
+    rope.freq_base (the Mamba2 keys are not read)."""
+    gguf.text_model_metadata(w, arch, cfg, n_layers)
+    w.add(arch + ".ssm.inner_size", int(cfg["mamba_d_ssm"]))
+
+
+GGUF = [
+    # Falcon-H1-0.5B's multipliers (key 0.39, out 0.94) and an attention_in_multiplier of 0.8
+    # folded into the weights; the expected output runs the folded weights with none, as
+    # llama.cpp does (its context includes attention_out_multiplier)
+    dict(name="falcon_h1", arch="falcon-h1", seed=871, layers=[0, 2], S=9,
+         metadata=gguf_metadata, runs_as={"key_multiplier": 1.0},
+         types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "Q4_1", "attn_output": "F16"},
+         config=dict(FALCON_H1, hidden_size=32, intermediate_size=8, num_attention_heads=4,
+                     num_key_value_heads=2, head_dim=8, num_hidden_layers=3,
+                     key_multiplier=0.390625, attention_in_multiplier=0.8,
+                     max_position_embeddings=16384, rope_theta=1000000.0)),
 ]

@@ -3,7 +3,11 @@ is Granite's attention (attention_multiplier as the scale, biases as attention_b
 "attention" layers of layer_types (none listed: every layer Mamba); GraniteMoeHybridModel makes
 a rotary embedding only when position_embedding_type is "rope": the released checkpoints say
 "nope", no positions. Mamba layers hold mamba.* (GraniteMoeHybridMambaLayer), not run."""
-from .. import hf, hybrid
+from collections import OrderedDict
+
+import numpy as np
+
+from .. import gguf, hf, hybrid
 from .. import weights as W
 from ..reference import Layer, Rope
 
@@ -73,4 +77,48 @@ HELDOUT = [
                  "num_key_value_heads": 2, "num_hidden_layers": 3, "attention_bias": True,
                  "attention_multiplier": 0.25, "position_embedding_type": "nope",
                  "layer_types": ["mamba", "mamba", "attention"]}),
+]
+
+
+# ---- GGUF: llama.cpp's granitehybrid (conversion/granite.py GraniteHybridModel) -------------
+
+def gguf_weights(s, layer, g):
+    """An attention layer's Hugging Face tensors; none on a Mamba layer."""
+    return W.decoder_attention(s, g) if s.runs else OrderedDict()
+
+
+def gguf_other_layer(w, p, s, r):
+    """A Mamba2 layer's tensors as the converter names them (not read)."""
+    for name, shape in (("ssm_in", (28, s.C)), ("ssm_out", (s.C, 8))):
+        gguf.f32(w, p + name + ".weight", r(*shape).numpy())
+    gguf.f32(w, p + "ssm_norm.weight", np.ones(8, np.float32))
+
+
+def gguf_metadata(w, arch, cfg, n_layers):
+    """TextModel's keys (head_count_kv aside), then GraniteHybridModel's: the KV heads per
+    layer (0 on Mamba layers), attention.scale and embedding_scale (GraniteModel, from the
+    _multiplier keys when set), rope.scaling.finetuned false when the model has Mamba layers
+    (no rope in llama.cpp's graph)."""
+    gguf.text_model_metadata(w, arch, dict(cfg, num_key_value_heads=None), n_layers,
+                             llama_model=True)
+    a = arch + "."
+    kinds = cfg["layer_types"]
+    w.add(a + "attention.head_count_kv",
+          [int(cfg["num_key_value_heads"]) if k == "attention" else 0 for k in kinds])
+    if cfg.get("attention_multiplier"):
+        w.add(a + "attention.scale", float(cfg["attention_multiplier"]))
+    if cfg.get("embedding_multiplier"):
+        w.add(a + "embedding_scale", float(cfg["embedding_multiplier"]))
+    w.add(a + "rope.scaling.finetuned", "mamba" not in kinds)
+
+
+GGUF = [
+    # granite-4.0-h-tiny's shape, shrunk: attention at layers 1 and 4 among Mamba, no positions,
+    # attention_multiplier the scale; Q/K rows permuted as LlamaModel does
+    dict(name="granite_4_h", arch="granitehybrid", seed=841, layers=[1, 4], S=9, permute=True,
+         metadata=gguf_metadata,
+         types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "F16", "attn_output": "Q4_0"},
+         config=dict(GRANITE_H, hidden_size=32, intermediate_size=8, num_attention_heads=4,
+                     num_key_value_heads=2, num_hidden_layers=5, attention_multiplier=0.0625,
+                     layer_types=["mamba", "attention", "mamba", "mamba", "attention"])),
 ]

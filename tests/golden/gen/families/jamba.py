@@ -4,7 +4,9 @@ flash-attention's only); attention on the layers where layer % attn_layer_period
 attn_layer_offset (JambaConfig.layers_block_type), Mamba (JambaMambaMixer) on the others."""
 from collections import OrderedDict
 
-from .. import hf, hybrid
+import numpy as np
+
+from .. import gguf, hf, hybrid
 from .. import weights as W
 from ..reference import Layer
 
@@ -62,4 +64,38 @@ HELDOUT = [
     dict(name="jamba", seed=931, container="bin", dtype="f32", layers=[4], S=13,
          config={"model_type": "jamba", "hidden_size": 16, "num_attention_heads": 4,
                  "num_key_value_heads": 1, "num_hidden_layers": 9}),
+]
+
+
+# ---- GGUF: llama.cpp's jamba (conversion/jamba.py JambaModel, a TextModel: tensors as
+# Hugging Face's; src/models/jamba.cpp: no rope, 1/sqrt(D)) ------------------------------------
+
+def gguf_weights(s, layer, g):
+    """An attention layer's Hugging Face tensors; none on a Mamba layer."""
+    return W.decoder_attention(s, g) if s.runs else OrderedDict()
+
+
+def gguf_other_layer(w, p, s, r):
+    """A Mamba layer's tensors as the converter names them (not read)."""
+    for name, shape in (("ssm_in", (16, s.C)), ("ssm_out", (s.C, 8))):
+        gguf.f32(w, p + name + ".weight", r(*shape).numpy())
+    gguf.f32(w, p + "ssm_d", np.ones(8, np.float32))
+
+
+def gguf_metadata(w, arch, cfg, n_layers):
+    """JambaModel.set_gguf_parameters: the KV heads per layer, 0 on Mamba layers (the period
+    and offset themselves are not in the file)."""
+    cfg = hf.with_defaults(cfg, CLASS_DEFAULTS)
+    gguf.text_model_metadata(w, arch, dict(cfg, num_key_value_heads=None), n_layers)
+    P, O = cfg["attn_layer_period"], cfg["attn_layer_offset"]
+    w.add(arch + ".attention.head_count_kv",
+          [int(cfg["num_key_value_heads"]) if i % P == O else 0 for i in range(n_layers)])
+
+
+GGUF = [
+    # AI21-Jamba-Mini's kind, shrunk: attention at layer % 4 == 2, the rest Mamba
+    dict(name="jamba", arch="jamba", seed=861, layers=[2, 6], S=9, metadata=gguf_metadata,
+         types={"attn_q": "Q4_1", "attn_k": "Q8_0", "attn_v": "Q8_0", "attn_output": "F16"},
+         config=dict(JAMBA, hidden_size=32, num_attention_heads=4, num_key_value_heads=2,
+                     num_hidden_layers=8, attn_layer_period=4, attn_layer_offset=2)),
 ]

@@ -5,7 +5,9 @@ kinds: hybrid_override_pattern, one letter a layer (M Mamba2, * attention, - MLP
 transformers v5's layers_block_type; their length is the number of layers."""
 from collections import OrderedDict
 
-from .. import hybrid
+import numpy as np
+
+from .. import gguf, hybrid
 from .. import weights as W
 from ..reference import Layer
 
@@ -85,4 +87,47 @@ HELDOUT = [
     dict(name="nemotron_h", seed=911, container="bin", dtype="f32", layers=[0, 3], S=12,
          config={"model_type": "nemotron_h", "hidden_size": 16, "num_attention_heads": 4,
                  "num_key_value_heads": 4, "head_dim": 4, "hybrid_override_pattern": "*M-*"}),
+]
+
+
+# ---- GGUF: llama.cpp's nemotron_h (conversion/nemotron.py NemotronHModel, a
+# GraniteHybridModel: Q/K rows permuted; src/models/nemotron-h.cpp: no rope) -----------------
+
+def gguf_weights(s, layer, g):
+    """An attention layer's Hugging Face tensors; none on the others."""
+    return W.decoder_attention(s, g) if s.runs else OrderedDict()
+
+
+def gguf_other_layer(w, p, s, r):
+    """A Mamba2 layer's ssm_* tensors, a MoE layer's router (ffn_gate_inp), an MLP layer's
+    nothing more than every block's ffn_up / ffn_down: what tells llama.cpp's loader (and
+    attn-run) the kinds apart besides head_count_kv and feed_forward_length."""
+    if s.kind == "mamba":
+        for name, shape in (("ssm_in", (28, s.C)), ("ssm_out", (s.C, 8))):
+            gguf.f32(w, p + name + ".weight", r(*shape).numpy())
+        gguf.f32(w, p + "ssm_norm.weight", np.ones(8, np.float32))
+    elif s.kind == "moe":
+        gguf.f32(w, p + "ffn_gate_inp.weight", r(2, s.C).numpy())
+
+
+def gguf_metadata(w, arch, cfg, n_layers):
+    """TextModel's keys (head_count_kv aside), then the per-layer KV heads (0 but on attention
+    layers) and feed-forward lengths (0 but on MLP layers), key_length from head_dim."""
+    gguf.text_model_metadata(w, arch, dict(cfg, num_key_value_heads=None), n_layers,
+                             llama_model=True)
+    a = arch + "."
+    k = kinds(cfg)
+    w.add(a + "attention.head_count_kv",
+          [int(cfg["num_key_value_heads"]) if x == "attention" else 0 for x in k])
+    w.add(a + "rope.scaling.finetuned", False)
+
+
+GGUF = [
+    # Nemotron-Nano-9B-v2's pattern kind, shrunk: Mamba, MLP, attention, MLP, Mamba, attention,
+    # MoE (head_dim 8, 4 heads, hidden_size 32)
+    dict(name="nemotron_h", arch="nemotron_h", seed=851, layers=[2, 5], S=8, permute=True,
+         metadata=gguf_metadata,
+         types={"attn_q": "Q8_0", "attn_k": "F16", "attn_v": "Q8_0", "attn_output": "Q5_0"},
+         config=dict(NEMOTRON_H, hidden_size=32, num_attention_heads=4, num_key_value_heads=2,
+                     head_dim=8, num_hidden_layers=7, hybrid_override_pattern="M-*-M*E")),
 ]
