@@ -19,14 +19,18 @@
 # only fetches GPU parts). All peers use THREADS threads (default: every core).
 # Then a Llama-3-8B-shaped layer from a BF16 model folder against ORT's GroupQueryAttention and
 # PyTorch (below; LLAMA_S="" skips it).
-# Usage: [REPS=5] [THREADS=N] [SHAPES="4x1024x1 1x4096x1 4x1024x0"] [LLAMA_S=2048]
-#        bench/bench_peers.sh [build dir]   (a shape is BxSxCAUSAL; SHAPES="" skips GPT-2)
+# Usage: [REPS=5] [THREADS=N] [SHAPES="4x1024x1 1x4096x1 4x1024x0"] [LLAMA_S=2048] [TORCH=0]
+#        [RESULTS=file] bench/bench_peers.sh [build dir]
+#   a shape is BxSxCAUSAL; SHAPES="" skips GPT-2; TORCH=0 skips PyTorch (minutes a run at long S);
+#   RESULTS appends name=value lines (the rates and each shape's medians) for bench_targets.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
 REPS="${REPS:-5}"
 THREADS="${THREADS:-$(nproc)}"
 SHAPES="${SHAPES-4x1024x1 4x1024x0}"
+TORCH="${TORCH:-1}"
+RESULTS="${RESULTS:-/dev/null}"
 PY=/usr/bin/python3
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
@@ -60,6 +64,8 @@ for causal in 0 1; do
   $PY bench/ort/make_graphs.py "$WORK/weights" 12 "$causal" "$WORK/graphs_$causal"
 done
 
+# a / b to 2 decimals, or "-" where b is no figure (a peer skipped)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0) printf "%.2f", a / b; else printf "-"}'; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # The rates T_min, T_own and T_peak divide by: the best of three measurements
@@ -77,9 +83,11 @@ for _ in 1 2 3; do
 done
 echo "machine: $(nproc) cores, threads $THREADS; OpenBLAS sgemm 4096^3: $rate GFLOP/s;" \
   "attn::linear (Q|K|V at B*S=4096): $own_rate GFLOP/s; FMA peak: $peak GFLOP/s"
+printf 'blas_rate=%s\nown_rate=%s\npeak=%s\n' "$rate" "$own_rate" "$peak" >> "$RESULTS"
 [[ -z "$SHAPES" ]] ||
-printf '%-16s %12s %12s %12s %12s %12s %9s %9s %9s %9s %9s\n' shape "attn cold" "attn warm" \
-  "ORT Attn" "ORT MHA" "PyTorch" "T_min" "T_own" "T_peak" "cold/T_min" "cold/T_own"
+printf '%-16s %10s %10s %10s %10s %10s %8s %8s %8s %10s %10s %11s %10s\n' shape "attn cold" \
+  "attn warm" "ORT Attn" "ORT MHA" "PyTorch" "T_min" "T_own" "T_peak" "cold/T_min" "cold/T_own" \
+  "cold/T_peak" "cold/warm"
 for shape in $SHAPES; do
   IFS=x read -r B S causal <<<"$shape"
   $PY -c "import numpy as np; np.save('$WORK/x.npy', np.random.default_rng(1).standard_normal(($B, $S, 768), dtype=np.float32))"
@@ -111,11 +119,12 @@ print(2.0*B*S*C*3*C + 2.0*B*S*C*C + (att/2 if c else att))")
             --threads "$THREADS" --reps "$REPS")
     ort+=("$($PY -c "import json,sys; print(json.loads(sys.argv[1])['median_ms'])" "$out")")
   done
-  torch_ms=$($PY - "$WORK" "$B" "$S" "$causal" "$THREADS" "$REPS" <<'PYEOF'
+  torch_ms=$($PY - "$WORK" "$B" "$S" "$causal" "$THREADS" "$REPS" "$TORCH" <<'PYEOF'
 import sys, time
 import numpy as np, torch
-w, B, S, causal, threads, reps = sys.argv[1], *map(int, sys.argv[2:])
+w, B, S, causal, threads, reps, run_torch = sys.argv[1], *map(int, sys.argv[2:])
 torch.set_num_threads(threads)
+reps = reps if run_torch else 0
 m = torch.nn.MultiheadAttention(768, 12, batch_first=True).eval()
 m.load_state_dict({k: torch.from_numpy(np.load(f"{w}/weights/{k}.npy")) for k in m.state_dict()})
 x = torch.from_numpy(np.load(f"{w}/x.npy"))
@@ -129,27 +138,31 @@ with torch.inference_mode():
         if r:
             times.append((time.perf_counter() - t0) * 1e3)
 scale = np.abs(ref).max()
-for name in ("torch", "ort_attention", "ort_mha"):
+for name in ("torch", "ort_attention", "ort_mha") if run_torch else ("ort_attention", "ort_mha"):
     got = y.numpy() if name == "torch" else np.load(f"{w}/{name}.npy")
     err = np.abs(got - ref).max() / scale
     if err > 1e-4:
         sys.exit(f"bench_peers: {name} differs from attn-run by {err:.1e} of the output's scale")
-print(sorted(times)[(len(times) - 1) // 2])
+print(sorted(times)[(len(times) - 1) // 2] if times else "nan")
 PYEOF
 )
   run_cold $((REPS / 3))
   cold_ms=$(printf '%s\n' "${cold[@]}" | median)
-  printf '%-16s %12.1f %12.1f %12.1f %12.1f %12.1f %9.1f %9.1f %9.1f %9.2f %9.2f\n' \
+  printf '%-16s %10.1f %10.1f %10.1f %10.1f %10.1f %8.1f %8.1f %8.1f %10.2f %10.2f %11.2f %10.2f\n' \
     "B=$B S=$S $([[ $causal == 1 ]] && echo causal || echo bidir)" \
     "$cold_ms" "$warm_ms" "${ort[0]}" "${ort[1]}" "$torch_ms" "$tmin" "$town" "$tpeak" \
-    "$(awk "BEGIN {print $cold_ms / $tmin}")" "$(awk "BEGIN {print $cold_ms / $town}")"
+    "$(awk "BEGIN {print $cold_ms / $tmin}")" "$(awk "BEGIN {print $cold_ms / $town}")" \
+    "$(awk "BEGIN {print $cold_ms / $tpeak}")" "$(awk "BEGIN {print $cold_ms / $warm_ms}")"
+  printf 'gpt2_%s_cold=%s\ngpt2_%s_warm=%s\ngpt2_%s_tpeak=%s\ngpt2_%s_ort=%s\ngpt2_%s_torch=%s\n' \
+    "$shape" "$cold_ms" "$shape" "$warm_ms" "$shape" "$tpeak" "$shape" \
+    "$(printf '%s\n' "${ort[@]}" | sort -g | head -1)" "$shape" "$torch_ms" >> "$RESULTS"
   best_ort=$(printf '%s\n' "${ort[@]}" | sort -g | head -1)
-  echo "  ratios: attn cold / ORT best $(awk "BEGIN {printf \"%.2f\", $cold_ms / $best_ort}"), attn cold / PyTorch $(awk "BEGIN {printf \"%.2f\", $cold_ms / $torch_ms}"), ORT best / 2 / T_peak $(awk "BEGIN {printf \"%.2f\", $best_ort / 2 / $tpeak}") (below 1: half ORT's time is beyond the machine); outputs agree within 1e-4"
+  echo "  ratios: attn cold / ORT best $(awk "BEGIN {printf \"%.2f\", $cold_ms / $best_ort}"), attn cold / PyTorch $(ratio "$cold_ms" "$torch_ms"), ORT best / 2 / T_peak $(awk "BEGIN {printf \"%.2f\", $best_ort / 2 / $tpeak}") (below 1: half ORT's time is beyond the machine); outputs agree within 1e-4"
 done
 [[ -z "$SHAPES" ]] ||
   echo "(milliseconds, medians of $REPS runs; cold = a fresh attn-run process, warm = repeated calls)"
 
-# Issue 29's Llama layer (skipped with LLAMA_S=""): a Llama-3-8B-shaped layer (C=4096, H=32,
+# The Llama layer (skipped with LLAMA_S=""): a Llama-3-8B-shaped layer (C=4096, H=32,
 # Hkv=8, D=128, RoPE theta 5e5 with llama3 scaling, causal, B=1) from a BF16 model folder with
 # random weights (bench/make_llama_bench.py), attn-run cold (`--model DIR --layer 0`) against
 # ONNX Runtime's GroupQueryAttention (packed Q|K|V MatMul, do_rotary with the same cos/sin,
@@ -176,10 +189,10 @@ if [[ -n "$LLAMA_S" ]]; then
   out=$(node bench/ort/run_ort.js "$WORK/llama_gqa.onnx" "$WORK/llama/input.npy" "$WORK/ort_gqa.npy" \
           --threads "$THREADS" --reps "$REPS")
   ort_ms=$($PY -c "import json,sys; print(json.loads(sys.argv[1])['median_ms'])" "$out")
-  torch_ms=$($PY - "$WORK" "$THREADS" "$REPS" <<'PYEOF'
+  torch_ms=$($PY - "$WORK" "$THREADS" "$REPS" "$TORCH" <<'PYEOF'
 import sys, time
 import numpy as np, torch
-w, threads, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+w, threads, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) * int(sys.argv[4])
 torch.set_num_threads(threads)
 H, Hkv, D = 32, 8, 128
 P = {k: torch.from_numpy(np.load(f"{w}/llama/peers/{k}.npy")) for k in
@@ -205,26 +218,30 @@ def layer(x):  # modeling_llama.LlamaAttention with eager_attention_forward
 
 times = []
 with torch.inference_mode():
-    for r in range(reps + 1):
+    for r in range(reps + 1 if reps else 0):
         t0 = time.perf_counter()
         y = layer(x)
         if r:
             times.append((time.perf_counter() - t0) * 1e3)
 ref = np.load(f"{w}/out_llama/context.npy")
 scale = np.abs(ref).max()
-for name, got in (("torch", y.numpy()), ("ort_gqa", np.load(f"{w}/ort_gqa.npy"))):
+peers = [("ort_gqa", np.load(f"{w}/ort_gqa.npy"))] + ([("torch", y.numpy())] if reps else [])
+for name, got in peers:
     err = np.abs(got - ref).max() / scale
     if err > 1e-4:
         sys.exit(f"bench_peers: {name} differs from attn-run by {err:.1e} of the output's scale")
-print(sorted(times)[(len(times) - 1) // 2])
+print(sorted(times)[(len(times) - 1) // 2] if times else "nan")
 PYEOF
 )
   run_llama $((REPS / 2))
   cold_ms=$(printf '%s\n' "${cold[@]}" | median)
-  printf '%-24s %12s %12s %12s %9s %9s %11s\n' shape "attn cold" "ORT GQA" "PyTorch" "T_min" \
-    "T_peak" "cold/T_min"
-  printf '%-24s %12.1f %12.1f %12.1f %9.1f %9.1f %11.3f\n' "Llama-3-8B S=$S causal" "$cold_ms" \
-    "$ort_ms" "$torch_ms" "$tmin" "$tpeak" "$(awk "BEGIN {print $cold_ms / $tmin}")"
-  echo "  ratios: attn cold / ORT GQA $(awk "BEGIN {printf \"%.2f\", $cold_ms / $ort_ms}"), attn cold / PyTorch $(awk "BEGIN {printf \"%.2f\", $cold_ms / $torch_ms}"); outputs agree within 1e-4 (BF16 weights, float32 compute)"
+  printf '%-24s %12s %12s %12s %9s %9s %11s %12s\n' shape "attn cold" "ORT GQA" "PyTorch" "T_min" \
+    "T_peak" "cold/T_min" "cold/T_peak"
+  printf '%-24s %12.1f %12.1f %12.1f %9.1f %9.1f %11.3f %12.3f\n' "Llama-3-8B S=$S causal" \
+    "$cold_ms" "$ort_ms" "$torch_ms" "$tmin" "$tpeak" "$(awk "BEGIN {print $cold_ms / $tmin}")" \
+    "$(awk "BEGIN {print $cold_ms / $tpeak}")"
+  printf 'llama_%s_cold=%s\nllama_%s_tpeak=%s\nllama_%s_ort=%s\nllama_%s_torch=%s\n' "$S" "$cold_ms" \
+    "$S" "$tpeak" "$S" "$ort_ms" "$S" "$torch_ms" >> "$RESULTS"
+  echo "  ratios: attn cold / ORT GQA $(awk "BEGIN {printf \"%.2f\", $cold_ms / $ort_ms}"), attn cold / PyTorch $(ratio "$cold_ms" "$torch_ms"); outputs agree within 1e-4 (BF16 weights, float32 compute)"
   echo "(milliseconds, medians of $REPS runs; attn cold = a fresh attn-run process, the peers warm)"
 fi
