@@ -44,9 +44,12 @@ std::size_t distance_bin_hi(std::size_t k);
 
 // What a chain of sinks needs from each block of rows.
 struct DigestRequest {
-  bool rows = true;           // some listener needs the weights themselves (the maps path)
-  std::size_t top_k = 0;      // the K largest weights per row (0 = none)
-  bool summary = false;       // the summary columns and distance histograms (map_summary.h)
+  bool rows = true;       // some listener needs the weights themselves (the maps path)
+  std::size_t top_k = 0;  // the K largest weights per row (0 = none)
+  bool summary = false;   // the summary columns and distance histograms (map_summary.h)
+  // With the summary: its argmax column (each row's top 1, kept while the
+  // rows stream). False where nothing reads it (the head statistics alone).
+  bool argmax = true;
   std::size_t recent = 0;     // W of the summary's recent column
   bool head = false;          // the HeadColumn sums (with the summary)
   std::size_t sink_keys = 0;  // N of kSinkKeys

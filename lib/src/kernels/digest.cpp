@@ -33,6 +33,7 @@ DigestRequest merge(const DigestRequest& a, const DigestRequest& b) {
   m.rows = a.rows || b.rows;
   m.top_k = std::max(a.top_k, b.top_k);
   m.summary = a.summary || b.summary;
+  m.argmax = (a.summary && a.argmax) || (b.summary && b.argmax);
   m.recent = a.summary ? a.recent : b.recent;
   m.head = a.head || b.head;
   m.sink_keys = a.head ? a.sink_keys : b.sink_keys;

@@ -53,6 +53,7 @@ DigestRequest HeadStatsSink::digest_request() const {
   DigestRequest r = summary_.digest_request();
   r.head = true;
   r.sink_keys = N_;
+  r.argmax = false;  // the entropy and distance columns only: no top 1 to keep per row
   return r;
 }
 
