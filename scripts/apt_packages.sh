@@ -2,10 +2,11 @@
 # ensure_packages PKG..., which installs those not installed yet (with sudo
 # when not root).
 
-# The tool: compiler and build, the libraries it links, and for --plot cairo,
-# fontconfig and one font (DejaVu covers Latin, Greek and Cyrillic labels).
-TOOL_PACKAGES=(cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libxtensor-dev xtl-dev
-               libxsimd-dev libopenblas-dev libspdlog-dev zlib1g-dev libcairo2-dev
+# The tool: compiler and build (scripts/setup.sh builds with Ninja), the
+# libraries it links, and for --plot cairo, fontconfig and one font (DejaVu
+# covers Latin, Greek and Cyrillic labels).
+TOOL_PACKAGES=(cmake g++ make ninja-build pkg-config libcli11-dev nlohmann-json3-dev libxtensor-dev
+               xtl-dev libxsimd-dev libopenblas-dev libspdlog-dev zlib1g-dev libcairo2-dev
                libfontconfig-dev fonts-dejavu-core)
 
 # The tests, on top: doctest and xtensor-blas (the reference attention); fonts

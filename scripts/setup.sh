@@ -9,6 +9,11 @@ cd "$(dirname "$0")/.."
 source scripts/apt_packages.sh
 ensure_packages "${TOOL_PACKAGES[@]}"
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_TESTS=OFF -DATTN_BUILD_BENCH=OFF \
-  "$@" >/dev/null
+# Ninja for a new build folder: it starts the executable's units beside the
+# library's, where Makefiles wait for libattn.a (an existing folder keeps the
+# generator it was made with).
+generator=()
+if [[ ! -f build/CMakeCache.txt ]] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
+cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_TESTS=OFF \
+  -DATTN_BUILD_BENCH=OFF "$@" >/dev/null
 cmake --build build -j"$(nproc)" --target attn-run
