@@ -2,7 +2,9 @@
 // transformers (models/<family>/modeling_<family>.py, configuration_<family>.py).
 #include "family/hooks.h"
 
+#include <cmath>
 #include <cstdint>
+#include <string>
 
 #include "attn/error.h"
 #include "family/hf_config.h"
@@ -144,6 +146,25 @@ void gemma4_layers(LayerContext& c) {
     c.out.erase("num_kv_heads");
   if (c.out.contains("rope")) c.out["rope"]["rotary_dim"] = D;
   c.out["v_norm"] = {{"kind", "rms"}, {"eps", hf.positive_or("rms_norm_eps", 1e-6)}};
+}
+
+// Hunyuan (modeling_hunyuan_v1_dense.HunYuanDenseV1RotaryEmbedding, "DynamicNTKAlphaRotary";
+// Tencent's Hunyuan-A13B code likewise): a "dynamic" rope_scaling (rope_parameters in
+// transformers v5) with a nonzero alpha is no scaling but the base rope_theta * alpha^(D / (D -
+// 2)) over the whole head, attention factor 1.
+void hunyuan_alpha_rope(LayerContext& c) {
+  if (!c.out.contains("rope") || !c.out["rope"].contains("scaling")) return;
+  const json& s = c.out["rope"]["scaling"];
+  const std::string type = s.value("rope_type", s.value("type", std::string()));
+  if (type != "dynamic" || !s.contains("alpha") || s["alpha"].is_null()) return;
+  const char* where = c.hf.has("rope_parameters") ? "rope_parameters" : "rope_scaling";
+  if (!s["alpha"].is_number() || !(s["alpha"].get<double>() > 0.0))
+    c.hf.fail(where, "alpha: expected a number > 0, found " + s["alpha"].dump());
+  const double alpha = s["alpha"].get<double>();
+  if (c.D <= 2) c.hf.fail("head_dim", "the NTK-alpha base needs a head size above 2");
+  const double theta = c.out["rope"]["theta"].get<double>();
+  c.out["rope"]["theta"] = theta * std::pow(alpha, double(c.D) / double(c.D - 2));
+  c.out["rope"].erase("scaling");
 }
 
 }  // namespace attn::family::hooks
