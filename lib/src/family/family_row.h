@@ -355,6 +355,9 @@ struct Row {
   // q, k and v clamped to [-c, c] after their projections when config.json's
   // key is set (OLMo's and OLMoE's clip_qkv; null or absent: no clamp).
   const char* clip_qkv_key = nullptr;
+  // The values RMS-normalized per head without a weight ("v_norm", eps from
+  // the q/k norm's keys): Gemma 4's and Gemma 3n's v_norm (with_scale=False).
+  bool v_norm = false;
   bool gate = false;  // Qwen3-Next: q_proj yields [query | gate] per head
   // DeepSeek's multi-head latent attention: config.json's q_lora_rank,
   // kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim as "mla".
@@ -411,6 +414,7 @@ struct Row {
   }
   Row& with_sinks() { return sinks = true, *this; }
   Row& clips_qkv(const char* key) { return clip_qkv_key = key, *this; }
+  Row& with_v_norm() { return v_norm = true, *this; }
   Row& with_gate() { return gate = true, *this; }
   Row& with_mla() { return mla = true, *this; }
   Row& with_relative_bias(RelativeBiasRule r) {

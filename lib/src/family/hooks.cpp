@@ -118,7 +118,7 @@ void cohere2_rope_on_sliding(LayerContext& c) {
 // KV heads are num_global_key_value_heads and v is k_proj's output (no v_proj); a
 // per_layer_config entry, where config.json carries one, overrides both. Rope turns the whole
 // head (the sliding layers' default rope ignores partial_rotary_factor; the full layers'
-// proportional rope reads it). Every layer RMS-normalizes its values without a weight (v_norm).
+// proportional rope reads it). (Every layer's v_norm is the row's.)
 void gemma4_layers(LayerContext& c) {
   const HfConfig& hf = c.hf;
   std::int64_t D = c.D, Hkv = c.Hkv;
@@ -145,7 +145,6 @@ void gemma4_layers(LayerContext& c) {
   else
     c.out.erase("num_kv_heads");
   if (c.out.contains("rope")) c.out["rope"]["rotary_dim"] = D;
-  c.out["v_norm"] = {{"kind", "rms"}, {"eps", hf.positive_or("rms_norm_eps", 1e-6)}};
 }
 
 // Hunyuan (modeling_hunyuan_v1_dense.HunYuanDenseV1RotaryEmbedding, "DynamicNTKAlphaRotary";

@@ -525,6 +525,9 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
   if (row.softcap_key && hf.has(row.softcap_key))
     c.out["softcap"] = hf.positive_or(row.softcap_key, 0.0);
   map_qk_norm(c);
+  if (row.v_norm)
+    c.out["v_norm"] = {{"kind", "rms"},
+                       {"eps", first_positive(hf, row.qk_norm.eps_keys, row.qk_norm.eps)}};
   if (row.sinks) c.out["sinks"] = true;
   if (row.clip_qkv_key && hf.has(row.clip_qkv_key))
     c.out["clip_qkv"] = *hf.number(row.clip_qkv_key, 0.0, true, 1e300);

@@ -1,6 +1,7 @@
-// The rows of families_clipped.cpp (OLMo, OLMoE, Hunyuan) on config.json as the hub ships it and
-// on the spellings their configuration classes accept: clip_qkv, the q/k norms' order and
-// scope, Hunyuan's NTK-alpha base, and what each refuses by name.
+// The families whose q, k and v are clamped or normalized their own way (OLMo, OLMoE, Hunyuan in
+// families_clipped.cpp, Gemma 3n in families_features.cpp) on config.json as the hub ships it
+// and on the spellings their configuration classes accept: clip_qkv, the q/k norms' order,
+// scope and offset, v_norm, Hunyuan's NTK-alpha base, and what each refuses by name.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -21,7 +22,7 @@ namespace {
 json layer_of(const json& hf, std::int64_t n, bool input_norm = false) {
   static int count = 0;
   const fs::path dir = fs::temp_directory_path() /
-                       ("attn-fc-" + std::to_string(::getpid()) + "-" + std::to_string(count++));
+                       ("attn-fn-" + std::to_string(::getpid()) + "-" + std::to_string(count++));
   fs::create_directories(dir);
   std::ofstream(dir / "config.json") << hf.dump();
   std::ofstream(dir / "model.safetensors") << "";
@@ -47,7 +48,7 @@ json small(const char* type) {
 
 }  // namespace
 
-TEST_CASE("families clipped: OLMo clamps q, k and v when clip_qkv is set") {
+TEST_CASE("families norms: OLMo clamps q, k and v when clip_qkv is set") {
   json hf = small("olmo");
   hf["clip_qkv"] = 8.0;  // OLMo-7B-0424-hf
   const json l = layer_of(hf, 1);
@@ -64,7 +65,7 @@ TEST_CASE("families clipped: OLMo clamps q, k and v when clip_qkv is set") {
                     doctest::Contains("--residual: not available for model_type olmo"));
 }
 
-TEST_CASE("families clipped: OLMoE's norms over all heads; its clip after them is refused") {
+TEST_CASE("families norms: OLMoE's norms over all heads; its clip after them is refused") {
   json hf = small("olmoe");
   const json l = layer_of(hf, 1, true);
   CHECK(l["qk_norm"]["scope"] == "all");
@@ -77,7 +78,7 @@ TEST_CASE("families clipped: OLMoE's norms over all heads; its clip after them i
   CHECK_THROWS_WITH(layer_of(hf, 0), doctest::Contains("\"clip_qkv\": is 4.0: OLMoE clamps"));
 }
 
-TEST_CASE("families clipped: Hunyuan's q/k norms after rope and its NTK-alpha base") {
+TEST_CASE("families norms: Hunyuan's q/k norms after rope and its NTK-alpha base") {
   json hf = small("hunyuan_v1_dense");
   hf["head_dim"] = 16;
   hf["rope_theta"] = 10000.0;
@@ -105,4 +106,43 @@ TEST_CASE("families clipped: Hunyuan's q/k norms after rope and its NTK-alpha ba
   CHECK(layer_of(hf, 0)["rope"]["scaling"]["factor"] == 2.0);
   hf["use_cla"] = true;
   CHECK_THROWS_WITH(layer_of(hf, 0), doctest::Contains("\"use_cla\": is true: cross-layer"));
+}
+
+TEST_CASE("families norms: Gemma 3n's norms without +1, v_norm, windows and shared K/V") {
+  json text = {{"model_type", "gemma3n_text"},
+               {"hidden_size", 32},
+               {"num_attention_heads", 4},
+               {"num_key_value_heads", 2},
+               {"head_dim", 8},
+               {"num_hidden_layers", 10},
+               {"num_kv_shared_layers", 4},
+               {"sliding_window", 3},
+               {"rope_theta", 1e6},
+               {"rope_local_base_freq", 1e4},
+               {"rope_scaling", {{"rope_type", "linear"}, {"factor", 2.0}}}};
+  const json hf = {{"model_type", "gemma3n"}, {"text_config", text}};
+  const json sliding = layer_of(hf, 0, true);
+  CHECK(sliding["weights_prefix"] == "model.language_model.layers.0.self_attn.");
+  CHECK(sliding["qk_norm"]["weight_offset"] == 0);
+  CHECK(sliding["v_norm"]["kind"] == "rms");
+  CHECK(sliding["v_norm"]["eps"] == 1e-6);
+  CHECK(sliding["scale"] == 1.0);
+  CHECK(sliding["sliding_window"] == 3);
+  CHECK(sliding["rope"]["theta"] == 1e4);  // rope_local_base_freq, no scaling
+  CHECK(!sliding["rope"].contains("scaling"));
+  CHECK(sliding["input_norm"]["offset"] == 0);
+  const json full = layer_of(hf, 4);  // every 5th layer full (no layer_types)
+  CHECK(!full.contains("sliding_window"));
+  CHECK(full["rope"]["theta"] == 1e6);
+  CHECK(full["rope"]["scaling"]["factor"] == 2.0);
+  CHECK(layer_of(hf, 5).contains("sliding_window"));
+  // layers 6..9 reuse layer 4's (full) or layer 5's (sliding) keys and values: refused
+  CHECK_THROWS_WITH(layer_of(hf, 9), doctest::Contains("reuses the keys and values of layer 4"));
+  CHECK_THROWS_WITH(layer_of(hf, 6), doctest::Contains("reuses the keys and values of layer 5"));
+  // layer_types, when given, decides
+  text["layer_types"] = json::array();
+  for (int i = 0; i < 10; ++i)
+    text["layer_types"].push_back(i == 0 ? "full_attention" : "sliding_attention");
+  CHECK(!layer_of(text, 0).contains("sliding_window"));
+  CHECK(layer_of(text, 4)["sliding_window"] == 3);
 }
