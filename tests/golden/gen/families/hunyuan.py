@@ -7,7 +7,9 @@ rope_theta * alpha ** (head_dim / (head_dim - 2)), attention factor 1. The class
 keys a config.json leaves out."""
 from collections import OrderedDict
 
-from .. import hf
+import numpy as np
+
+from .. import gguf, hf
 from .. import weights as W
 from ..reference import QkNorm, Rope
 
@@ -36,6 +38,33 @@ def attention_weights(a, g):  # the decoder's, its norms named query_layernorm /
     sd = W.decoder_attention(a, g)
     return OrderedDict((k.replace("q_norm.", "query_layernorm.").replace(
         "k_norm.", "key_layernorm."), v) for k, v in sd.items())
+
+
+def alpha_base(cfg):
+    """HunYuanModel.set_gguf_parameters's base: rope_theta * alpha ** (head_dim / (head_dim -
+    2)) for a "dynamic" rope (the MoE converter's head size: hidden_size // heads)."""
+    p = cfg["rope_scaling"]
+    dim = cfg["head_dim"] if cfg["model_type"] == "hunyuan_v1_dense" else \
+        cfg["hidden_size"] // cfg["num_attention_heads"]
+    return cfg.get("rope_theta", 10000.0) * p["alpha"] ** (dim / (dim - 2))
+
+
+def gguf_metadata(w, arch, cfg, n_layers):
+    """HunYuanModel (HunYuanMoEModel).set_gguf_parameters: TextModel's keys, then for the
+    "dynamic" rope the scaled base, scaling type none, factor 1 and a 256k context."""
+    # (gguf-py overwrites the base and the context TextModel wrote: written once here)
+    gguf.text_model_metadata(w, arch, dict(cfg, rope_theta=alpha_base(cfg),
+                                           max_position_embeddings=256 * 1024), n_layers)
+    w.add(arch + ".rope.scaling.type", "none")
+    w.add(arch + ".rope.scaling.factor", 1.0)
+    w.add(arch + ".rope.scaling.original_context_length", 256 * 1024)
+
+
+def gguf_runs_as(cfg):
+    """The config as llama.cpp runs the file: the base as the file stores it (float32), no
+    scaling."""
+    return {"rope_theta": float(np.float32(alpha_base(cfg))), "rope_scaling": None,
+            "max_position_embeddings": 256 * 1024}
 
 
 HUNYUAN_7B = {"architectures": ["HunYuanDenseV1ForCausalLM"], "attention_bias": False,
@@ -71,6 +100,21 @@ FOLDERS = [
          S=8, pad="right", config=HUNYUAN_A13B,
          guards=({"qk_norm": QkNorm("rms", 1e-5, names=NAMES)},
                  {"rope": Rope(10000.0, 8, None, 262144)})),
+]
+
+GGUF_DENSE = dict(HUNYUAN_7B, max_position_embeddings=32768)
+GGUF_MOE = dict(HUNYUAN_A13B, max_position_embeddings=32768)
+
+GGUF = [
+    # HunYuanModel: NEOX, tensors unchanged, the NTK-alpha base as rope.freq_base
+    dict(name="hunyuan_dense", arch="hunyuan-dense", seed=723, layers=[0, 1], S=9,
+         metadata=gguf_metadata, runs_as=gguf_runs_as(GGUF_DENSE),
+         types={"attn_q": "Q8_0", "attn_k": "F16", "attn_v": "Q8_0", "attn_output": "Q8_0"},
+         config=GGUF_DENSE),
+    dict(name="hunyuan_moe", arch="hunyuan-moe", seed=724, layers=[1], S=8,
+         metadata=gguf_metadata, runs_as=gguf_runs_as(GGUF_MOE),
+         types={"attn_q": "Q8_0", "attn_k": "BF16", "attn_v": "F16", "attn_output": "Q8_0"},
+         config=GGUF_MOE),
 ]
 
 HELDOUT = [

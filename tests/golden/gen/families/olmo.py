@@ -5,7 +5,7 @@ LayerNorm without weight or bias (no tensors). OlmoConfig's defaults for the key
 leaves out."""
 from collections import OrderedDict
 
-from .. import hf
+from .. import gguf, hf
 from .. import weights as W
 
 MODEL_TYPES = ("olmo",)
@@ -27,6 +27,15 @@ def outside(cfg, s0, g):  # OlmoModel: embed_tokens; its final norm has no weigh
 
 def neighbours(s, layer, g):  # OlmoDecoderLayer: its norms have no weight; the MLP
     return OrderedDict([(f"model.layers.{layer}.mlp.up_proj.weight", W.small(g, 4, s.C))])
+
+
+def gguf_metadata(w, arch, cfg, n_layers):
+    """OlmoModel.set_gguf_parameters: TextModel's keys, layer_norm_eps 1e-5, clip_qkv as
+    attention.clamp_kqv when set."""
+    gguf.text_model_metadata(w, arch, cfg, n_layers)
+    w.add(arch + ".attention.layer_norm_epsilon", 1e-5)
+    if cfg.get("clip_qkv") is not None:
+        w.add(arch + ".attention.clamp_kqv", float(cfg["clip_qkv"]))
 
 
 OLMO_7B_0424 = {"architectures": ["OlmoForCausalLM"], "attention_bias": False,
@@ -56,6 +65,14 @@ HELDOUT = [
     dict(name="olmo_clip_bias", seed=802, container="shards2", dtype="f32", layers=[0], S=6,
          config={"model_type": "olmo", "hidden_size": 32, "num_attention_heads": 2,
                  "num_hidden_layers": 1, "clip_qkv": 0.3, "attention_bias": True}),
+]
+
+GGUF = [
+    # OlmoModel: Q/K permuted for llama.cpp's NORM rope, the clamp as attention.clamp_kqv
+    dict(name="olmo", arch="olmo", seed=703, layers=[0, 1], S=9, permute=True,
+         metadata=gguf_metadata,
+         types={"attn_q": "Q8_0", "attn_k": "F16", "attn_v": "Q8_0", "attn_output": "BF16"},
+         config=dict(OLMO_7B_0424, num_key_value_heads=2)),
 ]
 
 VARIANTS = [

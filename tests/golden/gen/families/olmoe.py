@@ -45,6 +45,13 @@ FOLDERS = [
          guards=({"qk_norm": None},)),
 ]
 
+GGUF = [
+    # OlmoeModel: TextModel's keys, NEOX rope, tensors unchanged (q/k norms over all heads)
+    dict(name="olmoe", arch="olmoe", seed=713, layers=[0, 1], S=9,
+         types={"attn_q": "Q8_0", "attn_k": "Q8_0", "attn_v": "F16", "attn_output": "Q8_0"},
+         config=dict(OLMOE_0924, num_key_value_heads=2)),
+]
+
 HELDOUT = [
     # defaults left out (rms_norm_eps 1e-5), GQA, biases, v5 rope_parameters
     dict(name="olmoe_v5", seed=811, container="shards2", dtype="f32", layers=[1], B=2, S=7,
