@@ -1,5 +1,5 @@
 // Decoder language models whose attention clamps q, k and v or normalizes q
-// and k after rope (table.h): OLMo (v1), OLMoE, Hunyuan (dense and MoE), each
+// and k after rope (table.h): OLMo (v1), OLMoE, Hunyuan (dense and MoE), DBRX, each
 // as its configuration_<type>.py and modeling_<type>.py in transformers read
 // config.json.
 #include "family/hooks.h"
@@ -106,6 +106,20 @@ void add_clipped_rows(Table& t) {
   t.row("hunyuan_v1_moe", t.of("hunyuan_v1_dense"))
       .with_input_norm(
           rms_input("input_layernorm.", 0, "HunYuanMoEV1RMSNorm", "rms_norm_eps", 1e-5));
+  // DbrxAttention: Wqkv (no bias) yields [q (C) | k (Hkv*D) | v (Hkv*D)], clamped to
+  // [-clip_qkv, clip_qkv] as a whole, then rotate_half rope; out_proj without bias; its
+  // settings in attn_config (hooks::dbrx_attn_config). DbrxBlock's norm_attn_norm.norm_1 is an
+  // nn.LayerNorm without bias (eps 1e-5); DbrxModel's wte under transformer. DbrxConfig's
+  // defaults.
+  t.row("dbrx")
+      .at({"transformer.blocks.{N}.norm_attn_norm.attn.", "blocks.{N}.norm_attn_norm.attn."})
+      .with_layout("fused")
+      .biases(fixed(false), fixed(false))
+      .with_embedding(word_embedding("wte.", 4))
+      .with_input_norm(layer_input("norm_1.", nullptr, 1e-5, fixed(false)))
+      .with_rope(10000.0)
+      .with_hook(hooks::dbrx_attn_config)
+      .with_defaults({{"d_model", 2048}, {"n_heads", 16}, {"n_layers", 24}});
 }
 
 }  // namespace attn::family

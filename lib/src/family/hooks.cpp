@@ -166,4 +166,25 @@ void hunyuan_alpha_rope(LayerContext& c) {
   c.out["rope"].erase("scaling");
 }
 
+// DBRX (configuration_dbrx.DbrxAttentionConfig, modeling_dbrx.DbrxAttention) keeps its
+// attention settings in attn_config: kv_n_heads (default 1), rope_theta (default 10000) and
+// clip_qkv, which clamps Wqkv's fused output when not null.
+void dbrx_attn_config(LayerContext& c) {
+  const std::optional<HfConfig> a = c.hf.object("attn_config");
+  if (!a) {
+    if (c.H != 1) c.out["num_kv_heads"] = 1;
+    return;
+  }
+  const std::int64_t kv = a->integer_or("kv_n_heads", 1, c.H, 1);
+  if (c.H % kv != 0)
+    a->fail("kv_n_heads", "expected a divisor of the " + std::to_string(c.H) +
+                              " attention heads, found " + std::to_string(kv));
+  if (kv != c.H)
+    c.out["num_kv_heads"] = kv;
+  else
+    c.out.erase("num_kv_heads");
+  if (c.out.contains("rope")) c.out["rope"]["theta"] = a->positive_or("rope_theta", 10000.0);
+  if (a->has("clip_qkv")) c.out["clip_qkv"] = *a->number("clip_qkv", 0.0, true, 1e300);
+}
+
 }  // namespace attn::family::hooks

@@ -1,5 +1,5 @@
-// The families whose q, k and v are clamped or normalized their own way (OLMo, OLMoE, Hunyuan in
-// families_clipped.cpp, Gemma 3n in families_features.cpp) on config.json as the hub ships it
+// The families whose q, k and v are clamped or normalized their own way (OLMo, OLMoE, Hunyuan, DBRX
+// in families_clipped.cpp, Gemma 3n in families_features.cpp) on config.json as the hub ships it
 // and on the spellings their configuration classes accept: clip_qkv, the q/k norms' order,
 // scope and offset, v_norm, Hunyuan's NTK-alpha base, and what each refuses by name.
 #include <doctest/doctest.h>
@@ -145,4 +145,31 @@ TEST_CASE("families norms: Gemma 3n's norms without +1, v_norm, windows and shar
     text["layer_types"].push_back(i == 0 ? "full_attention" : "sliding_attention");
   CHECK(!layer_of(text, 0).contains("sliding_window"));
   CHECK(layer_of(text, 4)["sliding_window"] == 3);
+}
+
+TEST_CASE("families norms: DBRX's attn_config: KV heads, rope base and the clamp") {
+  json hf = {{"model_type", "dbrx"},
+             {"d_model", 6144},
+             {"n_heads", 48},
+             {"n_layers", 40},
+             {"attn_config", {{"clip_qkv", 8}, {"kv_n_heads", 8}, {"rope_theta", 500000}}}};
+  const json l = layer_of(hf, 39, true);
+  CHECK(l["weights_prefix"] == "transformer.blocks.39.norm_attn_norm.attn.");
+  CHECK(l["layout"] == "fused");
+  CHECK(l["num_kv_heads"] == 8);
+  CHECK(l["head_size"] == 128);
+  CHECK(l["clip_qkv"] == 8.0);
+  CHECK(l["rope"]["theta"] == 500000.0);
+  CHECK(l["qkv_bias"] == false);
+  CHECK(l["out_bias"] == false);
+  CHECK(l["input_norm"]["weight"] == "transformer.blocks.39.norm_attn_norm.norm_1.weight");
+  CHECK(!l["input_norm"].contains("bias"));
+  // DbrxAttentionConfig's defaults: one KV head, base 10000, no clamp
+  hf.erase("attn_config");
+  const json d = layer_of(hf, 0);
+  CHECK(d["num_kv_heads"] == 1);
+  CHECK(d["rope"]["theta"] == 10000.0);
+  CHECK(!d.contains("clip_qkv"));
+  hf["attn_config"] = {{"kv_n_heads", 5}};
+  CHECK_THROWS_WITH(layer_of(hf, 0), doctest::Contains("\"attn_config.kv_n_heads\""));
 }
