@@ -3,8 +3,8 @@
 // in transformers read config.json. The supported list (CONTRACT.md, README,
 // errors, tests) is this table, in this order: its groups of rows are
 // families_core.cpp, families_decoders.cpp, families_encoders.cpp,
-// families_features.cpp, families_text.cpp, families_towers.cpp, families_seq2seq.cpp and
-// families_hybrid.cpp (table.h).
+// families_features.cpp, families_text.cpp, families_clipped.cpp, families_vl.cpp,
+// families_towers.cpp, families_seq2seq.cpp and families_hybrid.cpp (table.h).
 #include <stdexcept>
 
 #include "family/family_row.h"
@@ -26,6 +26,8 @@ const std::vector<Row>& rows() {
     add_encoder_rows(table);
     add_feature_rows(table);
     add_text_rows(table);
+    add_clipped_rows(table);
+    add_vl_rows(table);
     add_tower_rows(table);
     add_seq2seq_rows(table);
     add_hybrid_rows(table);

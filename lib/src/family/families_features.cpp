@@ -1,5 +1,5 @@
 // The families whose attention needs a forward-pass feature of its own
-// (table.h): gated attention (Qwen3-Next, Qwen3.5), Gemma 4 (k_eq_v, v_norm),
+// (table.h): gated attention (Qwen3-Next, Qwen3.5), Gemma 4 (k_eq_v, v_norm), Gemma 3n (v_norm),
 // q/k norm kinds (Cohere, StableLM), chunks and temperature (Llama 4),
 // multi-head latent attention (DeepSeek-V2 and V3, Kimi-K2) and relative
 // position bias (T5, mT5, UMT5).
@@ -89,6 +89,7 @@ void add_feature_rows(Table& t) {
       .with_scale({ScaleRule::one, nullptr})
       .with_window(gemma4_window)
       .with_rope(10000.0)
+      .with_v_norm()
       .shares_kv("num_kv_shared_layers")
       .refuse(gemma4_all_bidirectional())
       .with_hook(hooks::gemma4_layers)
@@ -107,6 +108,36 @@ void add_feature_rows(Table& t) {
                          {{"rope_type", "proportional"},
                           {"partial_rotary_factor", 0.25},
                           {"rope_theta", 1000000.0}}}}}});
+  // Gemma 3n's text layers (Gemma3nTextAttention; gemma3n's text_config): q_norm and k_norm
+  // Gemma3nRMSNorm x * w (no 1 + w) per head, v_norm the same without a weight, all before
+  // rope; scale 1; layer_types (else every 5th full); the sliding layers' rope
+  // rope_local_base_freq without rope_scaling; the last num_kv_shared_layers layers reuse an
+  // earlier layer's keys and values (refused, as Gemma 4's). Its block's input_layernorm
+  // (x * w) normalizes AltUp's active prediction, which --residual takes as its input; the
+  // embedding goes through AltUp (--tokens refused). Gemma3nTextConfig's defaults.
+  t.row("gemma3n_text")
+      .wrapped_in("gemma3n", "text_config")
+      .at({"model.language_model.layers.{N}.self_attn.", "model.layers.{N}.self_attn.",
+           "layers.{N}.self_attn."})
+      .bias("attention_bias", false)
+      .with_qk_norm(rms_norm("head", 0))
+      .with_v_norm()
+      .with_input_norm(rms_input("input_layernorm.", 0, "Gemma3nRMSNorm"))
+      .with_scale({ScaleRule::one, nullptr})
+      .with_window(global_every(5))
+      .with_rope(1e6, local_base("rope_local_base_freq", 10000.0))
+      .shares_kv("num_kv_shared_layers")
+      .with_defaults({{"hidden_size", 2048},
+                      {"num_hidden_layers", 35},
+                      {"num_attention_heads", 8},
+                      {"num_key_value_heads", 2},
+                      {"head_dim", 256},
+                      {"rms_norm_eps", 1e-6},
+                      {"sliding_window", 512},
+                      {"rope_theta", 1e6},
+                      {"rope_local_base_freq", 10000.0},
+                      {"num_kv_shared_layers", 15},
+                      {"max_position_embeddings", 32768}});
   // Cohere (CohereAttention): interleaved rotary (rotate_half over pairs), and with
   // use_qk_norm a CohereLayerNorm per head (weights (H, D) and (Hkv, D), no bias).
   RopeRule pairs;

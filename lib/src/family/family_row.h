@@ -181,8 +181,9 @@ struct QkNormRule {
   const char* enable_key = nullptr;
   std::vector<const char*> eps_keys = {"rms_norm_eps"};
   double eps = 1e-6;
-  bool per_head = false;  // weights (H, D) / (Hkv, D): Cohere, StableLM
-  bool bias = false;      // kind "layer" with a bias: Phi's qk_layernorm
+  bool per_head = false;    // weights (H, D) / (Hkv, D): Cohere, StableLM
+  bool bias = false;        // kind "layer" with a bias: Phi's qk_layernorm
+  bool after_rope = false;  // order "after_rope": on the rotated q and k (Hunyuan)
 };
 
 // The LayerNorm a family applies over the attention's output plus the layer's
@@ -265,6 +266,9 @@ struct InputNormRule {
   const char* before_key = nullptr;
   // Layer 0 has none (ModernBERT's attn_norm is nn.Identity on layer 0).
   bool none_on_first = false;
+  // A norm attn-run does not build (OLMo's OlmoLayerNorm: a LayerNorm without
+  // a weight): --residual is refused with this reason instead of a wrong input.
+  const char* refused = nullptr;
   // Hugging Face's class of the norm, for run.json ("LlamaRMSNorm").
   const char* module = "LlamaRMSNorm";
   // A config.json number the norm's output is multiplied by before the
@@ -348,7 +352,13 @@ struct Row {
   const char* softcap_key = nullptr;  // attn_logit_softcapping
   QkNormRule qk_norm;
   bool sinks = false;  // gpt-oss: one learned logit per head
-  bool gate = false;   // Qwen3-Next: q_proj yields [query | gate] per head
+  // q, k and v clamped to [-c, c] after their projections when config.json's
+  // key is set (OLMo's and OLMoE's clip_qkv; null or absent: no clamp).
+  const char* clip_qkv_key = nullptr;
+  // The values RMS-normalized per head without a weight ("v_norm", eps from
+  // the q/k norm's keys): Gemma 4's and Gemma 3n's v_norm (with_scale=False).
+  bool v_norm = false;
+  bool gate = false;  // Qwen3-Next: q_proj yields [query | gate] per head
   // DeepSeek's multi-head latent attention: config.json's q_lora_rank,
   // kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim as "mla".
   bool mla = false;
@@ -403,6 +413,8 @@ struct Row {
     return qk_norm = std::move(q), *this;
   }
   Row& with_sinks() { return sinks = true, *this; }
+  Row& clips_qkv(const char* key) { return clip_qkv_key = key, *this; }
+  Row& with_v_norm() { return v_norm = true, *this; }
   Row& with_gate() { return gate = true, *this; }
   Row& with_mla() { return mla = true, *this; }
   Row& with_relative_bias(RelativeBiasRule r) {

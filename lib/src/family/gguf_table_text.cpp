@@ -1,6 +1,6 @@
 // The GGUF architectures of families_text.cpp's decoders (gguf_table.h), read,
 // not copied, from llama.cpp's converter (convert_hf_to_gguf.py, conversion/
-// glm.py, exaone.py, ernie.py, olmo.py, llama.py, qwen.py) and
+// glm.py, exaone.py, ernie.py, olmo.py, llama.py, qwen.py, hunyuan.py) and
 // src/llama-model.cpp's llama_model_rope_type (NORM architectures whose
 // Hugging Face rope turns pairs are left unpermuted, NEOX ones are
 // rotate_half's own) and load_hparams (src/models/<arch>.cpp).
@@ -59,6 +59,19 @@ void add_text_archs(std::vector<GgufArch>& t) {
   a.bias_key = "qkv_bias";
   t.push_back(a);
   t.push_back(entry("qwen3moe", "qwen3_moe"));
+  // OLMo (OlmoModel, conversion/olmo.py): Q/K permuted (LlamaModel.permute) for llama.cpp's
+  // NORM rope; clip_qkv as attention.clamp_kqv, which build_qkv clamps q, k and v with.
+  a = GgufArch{"olmo", "olmo", /*permuted_qk=*/true};
+  a.keys = {{"attention.clamp_kqv", "clip_qkv"}};
+  t.push_back(a);
+  // OLMoE (OlmoeModel): NEOX, tensors unchanged; attn_q_norm / attn_k_norm over all heads.
+  t.push_back(entry("olmoe", "olmoe"));
+  // Hunyuan dense and MoE (HunYuanModel, HunYuanMoEModel, conversion/hunyuan.py): NEOX,
+  // tensors unchanged (query_layernorm / key_layernorm as attn_q_norm / attn_k_norm, normed
+  // after rope by llama.cpp as by the row); a "dynamic" rope with alpha is written as the
+  // scaled rope.freq_base with scaling type none, which the row reads as a plain rope.
+  t.push_back(entry("hunyuan-dense", "hunyuan_v1_dense"));
+  t.push_back(entry("hunyuan-moe", "hunyuan_v1_moe"));
 }
 
 }  // namespace attn::family

@@ -2,7 +2,9 @@
 // transformers (models/<family>/modeling_<family>.py, configuration_<family>.py).
 #include "family/hooks.h"
 
+#include <cmath>
 #include <cstdint>
+#include <string>
 
 #include "attn/error.h"
 #include "family/hf_config.h"
@@ -116,7 +118,7 @@ void cohere2_rope_on_sliding(LayerContext& c) {
 // KV heads are num_global_key_value_heads and v is k_proj's output (no v_proj); a
 // per_layer_config entry, where config.json carries one, overrides both. Rope turns the whole
 // head (the sliding layers' default rope ignores partial_rotary_factor; the full layers'
-// proportional rope reads it). Every layer RMS-normalizes its values without a weight (v_norm).
+// proportional rope reads it). (Every layer's v_norm is the row's.)
 void gemma4_layers(LayerContext& c) {
   const HfConfig& hf = c.hf;
   std::int64_t D = c.D, Hkv = c.Hkv;
@@ -143,7 +145,46 @@ void gemma4_layers(LayerContext& c) {
   else
     c.out.erase("num_kv_heads");
   if (c.out.contains("rope")) c.out["rope"]["rotary_dim"] = D;
-  c.out["v_norm"] = {{"kind", "rms"}, {"eps", hf.positive_or("rms_norm_eps", 1e-6)}};
+}
+
+// Hunyuan (modeling_hunyuan_v1_dense.HunYuanDenseV1RotaryEmbedding, "DynamicNTKAlphaRotary";
+// Tencent's Hunyuan-A13B code likewise): a "dynamic" rope_scaling (rope_parameters in
+// transformers v5) with a nonzero alpha is no scaling but the base rope_theta * alpha^(D / (D -
+// 2)) over the whole head, attention factor 1.
+void hunyuan_alpha_rope(LayerContext& c) {
+  if (!c.out.contains("rope") || !c.out["rope"].contains("scaling")) return;
+  const json& s = c.out["rope"]["scaling"];
+  const std::string type = s.value("rope_type", s.value("type", std::string()));
+  if (type != "dynamic" || !s.contains("alpha") || s["alpha"].is_null()) return;
+  const char* where = c.hf.has("rope_parameters") ? "rope_parameters" : "rope_scaling";
+  if (!s["alpha"].is_number() || !(s["alpha"].get<double>() > 0.0))
+    c.hf.fail(where, "alpha: expected a number > 0, found " + s["alpha"].dump());
+  const double alpha = s["alpha"].get<double>();
+  if (c.D <= 2) c.hf.fail("head_dim", "the NTK-alpha base needs a head size above 2");
+  const double theta = c.out["rope"]["theta"].get<double>();
+  c.out["rope"]["theta"] = theta * std::pow(alpha, double(c.D) / double(c.D - 2));
+  c.out["rope"].erase("scaling");
+}
+
+// DBRX (configuration_dbrx.DbrxAttentionConfig, modeling_dbrx.DbrxAttention) keeps its
+// attention settings in attn_config: kv_n_heads (default 1), rope_theta (default 10000) and
+// clip_qkv, which clamps Wqkv's fused output when not null.
+void dbrx_attn_config(LayerContext& c) {
+  const std::optional<HfConfig> a = c.hf.object("attn_config");
+  if (!a) {
+    if (c.H != 1) c.out["num_kv_heads"] = 1;
+    return;
+  }
+  const std::int64_t kv = a->integer_or("kv_n_heads", 1, c.H, 1);
+  if (c.H % kv != 0)
+    a->fail("kv_n_heads", "expected a divisor of the " + std::to_string(c.H) +
+                              " attention heads, found " + std::to_string(kv));
+  if (kv != c.H)
+    c.out["num_kv_heads"] = kv;
+  else
+    c.out.erase("num_kv_heads");
+  if (c.out.contains("rope")) c.out["rope"]["theta"] = a->positive_or("rope_theta", 10000.0);
+  if (a->has("clip_qkv")) c.out["clip_qkv"] = *a->number("clip_qkv", 0.0, true, 1e300);
 }
 
 }  // namespace attn::family::hooks

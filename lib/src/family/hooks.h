@@ -14,6 +14,8 @@ void mpt_attn_config(LayerContext& c);          // the nested attn_config
 void gpt_bigcode_heads(LayerContext& c);        // multi_query's layout and KV heads
 void llama4_layers(LayerContext& c);            // no_rope_layers: chunks + L2 norm, or temperature
 void cohere2_rope_on_sliding(LayerContext& c);  // only sliding layers rotate; D = C / H
-void gemma4_layers(LayerContext& c);  // full layers' own sizes and k_eq_v; v_norm everywhere
+void hunyuan_alpha_rope(LayerContext& c);       // rope_scaling's alpha: the NTK-alpha base
+void dbrx_attn_config(LayerContext& c);         // the nested attn_config
+void gemma4_layers(LayerContext& c);            // full layers' own sizes and k_eq_v
 
 }  // namespace attn::family::hooks

@@ -193,6 +193,7 @@ void map_qk_norm(LayerContext& c) {
   if (std::string(q.kind) == "l2") n.erase("weight_offset");  // no weight to offset
   if (q.per_head) n["per_head"] = true;
   if (q.bias) n["bias"] = true;
+  if (q.after_rope) n["order"] = "after_rope";
   c.out["qk_norm"] = n;
 }
 
@@ -344,6 +345,9 @@ void map_residual_norm(LayerContext& c, const std::string& attention_prefix) {
 void map_input_norm(LayerContext& c, const std::string& attention_prefix,
                     const std::vector<std::string>& weight_keys) {
   const InputNormRule& r = c.row.input_norm;
+  if (r.refused)
+    throw Error(Exit::config, "--residual: not available for model_type " + c.row.model_type +
+                                  ": " + r.refused + "; give the layer's input with --input");
   const bool post = r.kind == InputNormRule::none ||
                     (r.before_key && !c.hf.boolean_or(r.before_key, true)) ||
                     (r.none_on_first && c.layer == 0);
@@ -521,7 +525,12 @@ json map_layer(const Row& row, const HfConfig& hf, std::int64_t layer, std::int6
   if (row.softcap_key && hf.has(row.softcap_key))
     c.out["softcap"] = hf.positive_or(row.softcap_key, 0.0);
   map_qk_norm(c);
+  if (row.v_norm)
+    c.out["v_norm"] = {{"kind", "rms"},
+                       {"eps", first_positive(hf, row.qk_norm.eps_keys, row.qk_norm.eps)}};
   if (row.sinks) c.out["sinks"] = true;
+  if (row.clip_qkv_key && hf.has(row.clip_qkv_key))
+    c.out["clip_qkv"] = *hf.number(row.clip_qkv_key, 0.0, true, 1e300);
   if (row.gate) c.out["gate"] = true;
   map_mla(c);
   if (module != 2) map_relative_bias(c, pattern);  // T5's cross-attention has no table

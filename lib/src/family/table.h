@@ -44,6 +44,8 @@ void add_decoder_rows(Table& t);  // StarCoder ... SmolLM3
 void add_encoder_rows(Table& t);  // XLM-RoBERTa ... ModernBERT
 void add_feature_rows(Table& t);  // gated attention ... MLA, relative position bias
 void add_text_rows(Table& t);     // GLM-4 ... GPT-Neo (families_text.cpp)
+void add_clipped_rows(Table& t);  // OLMo, OLMoE, Hunyuan, DBRX (families_clipped.cpp)
+void add_vl_rows(Table& t);       // Qwen2.5-VL, Qwen3-VL text towers (families_vl.cpp)
 void add_tower_rows(Table& t);    // ESM-2, DINOv2, SigLIP's towers (families_towers.cpp)
 void add_seq2seq_rows(Table& t);  // BART ... Whisper: encoder-decoders
 void add_hybrid_rows(Table& t);   // Granite 4.0-H ... Jamba: attention among Mamba layers

@@ -5,7 +5,8 @@
                (norms, MLP, embeddings, registered buffers), in model.safetensors, sharded
                model-0000k-of-0000n.safetensors + index, or pytorch_model.bin (torch.save), in
                float32, float16 or bfloat16;
-  layer<N>/    one run of layer N: case.json (an attn-run config: "model": "../model", "layer",
+  layer<N>/    one run of layer N (the spec's "guards", changes of the layer's settings, must each
+               move torch's context by more than 1e-3): case.json (an attn-run config: "model": "../model", "layer",
                "input" and, when padded or offset, attention_mask / positions), input.npy, and
                torch's expected/context.npy and expected/attention.npy; for the spec's
                residual_norm layers also expected/residual_norm.npy (LayerNorm(context + input),
@@ -175,6 +176,10 @@ def layer_cases(fam, spec, root, stored, layers, g, rn):
         if normed is not None:  # x is the residual stream; its norm is the layer's input
             h, x = x, normed.float().double()
         ctx, maps = forward(fam, s, lsd, x, keep if pad else None, pos)
+        for change in spec.get("guards", ()):  # each family feature must count
+            moved = (forward(fam, s.replace(**change), lsd, x, keep if pad else None, pos)[0] -
+                     ctx).abs().max()
+            assert moved > 1e-3, f"{spec['name']} layer {layer}: {change} moves only {moved:.2e}"
         case, extra = {"model": "../model", "layer": layer, "input": "input.npy"}, {}
         if pad:
             extra["attention_mask.npy"] = keep.numpy()

@@ -381,7 +381,8 @@ TO_GGUF = {"q_proj": "attn_q", "k_proj": "attn_k", "v_proj": "attn_v", "o_proj":
            "output.dense": "attn_output", "output.LayerNorm": "attn_output_norm",
            "Wqkv": "attn_qkv", "Wo": "attn_output",
            "q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_o",
-           "relative_attention_bias": "attn_rel_b"}
+           "relative_attention_bias": "attn_rel_b",
+           "query_layernorm": "attn_q_norm", "key_layernorm": "attn_k_norm"}
 
 
 def to_gguf(spec, s, hf):

@@ -416,3 +416,55 @@ TEST_CASE(
   CHECK(d2["share_att_key"] == false);
   CHECK(d2["pos_att_type"] == json{"c2p", "p2c"});
 }
+
+TEST_CASE("families vl: Qwen2.5-VL's and Qwen3-VL's text towers, flat or nested; mrope is rope") {
+  // Qwen2.5-VL-7B-Instruct as released: the text keys at the top, layers under model.layers.
+  json flat = {{"model_type", "qwen2_5_vl"},
+               {"hidden_size", 3584},
+               {"num_attention_heads", 28},
+               {"num_key_value_heads", 4},
+               {"num_hidden_layers", 28},
+               {"rope_theta", 1000000.0},
+               {"rope_scaling", {{"type", "mrope"}, {"mrope_section", {16, 24, 24}}}},
+               {"vision_config", {{"depth", 32}}}};
+  CHECK(type_of(flat) == "qwen2_5_vl");
+  const json l = layer_of(flat, 3, {"model.layers.3.self_attn.q_proj.weight"});
+  CHECK(l["weights_prefix"] == "model.layers.3.self_attn.");
+  CHECK(l["qkv_bias"] == true);
+  CHECK(l["out_bias"] == false);
+  CHECK(l["rope"]["theta"] == 1000000.0);
+  CHECK(!l["rope"].contains("scaling"));  // mrope over 1-D positions: the plain rope
+  CHECK(!l.contains("sliding_window"));
+  // saved by transformers 4.52 on: text_config nested, model.language_model.layers
+  json nested = {{"model_type", "qwen2_5_vl"}, {"text_config", flat}};
+  nested["text_config"]["model_type"] = "qwen2_5_vl_text";
+  nested["text_config"].erase("vision_config");
+  CHECK(type_of(nested) == "qwen2_5_vl_text");
+  CHECK(layer_of(nested, 3)["weights_prefix"] == "model.language_model.layers.3.self_attn.");
+  nested["text_config"]["use_sliding_window"] = true;
+  nested["text_config"]["sliding_window"] = 4;
+  nested["text_config"]["max_window_layers"] = 2;
+  CHECK(!layer_of(nested, 1).contains("sliding_window"));
+  CHECK(layer_of(nested, 2)["sliding_window"] == 4);
+  // Qwen3-VL-8B-Instruct: nested, q/k norms per head, interleaved mrope
+  const json qwen3 = {{"model_type", "qwen3_vl"},
+                      {"text_config",
+                       {{"model_type", "qwen3_vl_text"},
+                        {"hidden_size", 4096},
+                        {"num_attention_heads", 32},
+                        {"num_key_value_heads", 8},
+                        {"head_dim", 128},
+                        {"num_hidden_layers", 36},
+                        {"rope_theta", 5000000},
+                        {"rope_scaling",
+                         {{"mrope_interleaved", true},
+                          {"mrope_section", {24, 20, 20}},
+                          {"rope_type", "default"}}}}}};
+  CHECK(type_of(qwen3) == "qwen3_vl_text");
+  const json q = layer_of(qwen3, 35);
+  CHECK(q["weights_prefix"] == "model.language_model.layers.35.self_attn.");
+  CHECK(q["qk_norm"]["scope"] == "head");
+  CHECK(q["qkv_bias"] == false);
+  CHECK(q["rope"]["theta"] == 5000000.0);
+  CHECK(!q["rope"].contains("scaling"));
+}
