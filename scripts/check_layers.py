@@ -22,7 +22,7 @@ PUBLIC = {
     "index": "state_dict",
     "family": "layout geometry model_folder",
     "config": "config",
-    "layer": "weights",
+    "layer": "weights layer_weights",
     "forward": "attention masks check_f64",
     "outputs": "output writers report stats map_select map_topk map_summary key_stats head_stats saved_tensors",
     "run": "run api",

@@ -12,7 +12,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "attn/tensor.h"
-#include "attn/weights.h"
+#include "attn/layer_weights.h"
 
 namespace attn::ref {
 

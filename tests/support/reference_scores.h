@@ -13,7 +13,7 @@
 
 #include "attn/attention.h"
 #include "attn/tensor.h"
-#include "attn/weights.h"
+#include "attn/layer_weights.h"
 
 namespace attn::ref {
 

@@ -27,7 +27,7 @@
 #include "attn/positions.h"
 #include "attn/scores.h"
 #include "attn/tensor.h"
-#include "attn/weights.h"
+#include "attn/layer_weights.h"
 
 namespace attn {
 

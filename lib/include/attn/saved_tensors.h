@@ -31,7 +31,7 @@
 #include "attn/attention.h"
 #include "attn/map_select.h"
 #include "attn/output.h"
-#include "attn/weights.h"
+#include "attn/layer_weights.h"
 
 namespace attn {
 
