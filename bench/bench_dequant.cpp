@@ -22,7 +22,7 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using attn::kernels::GgmlType;
+using attn::GgmlType;
 
 struct Rate {
   double median, best;  // GB/s of float32 output
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(1);
   for (GgmlType t : types) {
     const auto id = static_cast<std::uint32_t>(t);
-    const attn::kernels::GgmlTypeTraits* tr = attn::kernels::ggml_type_traits(id);
+    const attn::GgmlTypeTraits* tr = attn::ggml_type_traits(id);
     const std::size_t bytes = n / tr->block_size * tr->block_bytes;
     std::vector<std::uint16_t> src((bytes + 1) / 2);
     for (auto& w : src) w = std::uint16_t(rng()) & 0xBFFF;  // finite scales below 2

@@ -60,7 +60,7 @@ inline int fuzz_gguf(const std::uint8_t* data, std::size_t size) {
     std::vector<float> out;
     for (const attn::detail::GgufTensorInfo& t : f.tensors()) {
       (void)t.shape();
-      if (!attn::kernels::ggml_type_dequantized(t.type) || t.elements > (1u << 20)) continue;
+      if (!attn::ggml_type_dequantized(t.type) || t.elements > (1u << 20)) continue;
       out.resize(std::size_t(t.elements));
       attn::detail::dequantize_rows(f, t, 0, t.rows(), out.data());
       if (t.rows() > 1) attn::detail::dequantize_rows(f, t, t.rows() - 1, 1, out.data());

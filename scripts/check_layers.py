@@ -22,9 +22,9 @@ PUBLIC = {
     "index": "state_dict",
     "family": "layout geometry model_folder",
     "config": "config",
-    "layer": "weights",
+    "layer": "weights layer_weights",
     "forward": "attention masks check_f64",
-    "outputs": "output writers report stats map_select map_topk map_summary key_stats head_stats saved_tensors",
+    "outputs": "output writers report stats map_select map_topk map_summary key_stats head_stats saved_tensors sink_chain",
     "run": "run api",
 }
 PUBLIC_STAGE = {f"attn/{h}.h": stage for stage, hs in PUBLIC.items() for h in hs.split()}

@@ -12,31 +12,14 @@
 #include "attn/error.h"
 #include "attn/gguf_info.h"
 #include "attn/layout.h"
-#include "attn/map_topk.h"
 #include "attn/npy.h"
+#include "attn/sink_chain.h"
 #include "cli/progress.h"
 #include "cli/timing.h"
 #include "modes/map_compare.h"
 
 namespace app {
 namespace {
-
-// Streams each block of attention rows into attention.npy as it is computed
-// (attn::BlockWriter: the compute threads only copy the block).
-class FileSink : public attn::AttentionSink {
- public:
-  FileSink(attn::OutputDir& out, int handle, std::size_t H, std::size_t L, std::size_t T)
-      : writer_(out, handle), H_(H), L_(L), T_(T) {}
-  void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
-                  const float* rows) override {
-    writer_.write(((b * H_ + h) * L_ + i0) * T_ * sizeof(float), rows, n * T_ * sizeof(float));
-  }
-  void finish() { writer_.finish(); }
-
- private:
-  attn::BlockWriter writer_;
-  std::size_t H_, L_, T_;
-};
 
 // The names of the tensors the folder's run.json lists as saved (none when
 // it has no run.json, or one without "saved").
@@ -58,100 +41,59 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   const std::size_t B = in.x.shape[0], L = in.x.shape[1], H = std::size_t(w.H);
   const std::size_t T = attn::map_keys(w, spec, in.keys());  // T': keys of a map row
   const std::size_t Hm = plan.average_heads ? 1 : H;         // heads of the maps, all
-  // H', L', S': the selection the listeners below receive.
+  // H', L', S': the selection the map listeners receive.
   const attn::MapSelection& sel = plan.selection;
   const std::size_t Hs = sel.heads.empty() ? Hm : sel.heads.size();
   const std::size_t Ls = sel.queries.empty() ? L : sel.queries.size();
   const std::size_t Ts = sel.keys.empty() ? T : sel.keys.size();
   JobResult res;
-  std::vector<attn::AttentionSink*> sinks;
 
-  std::optional<FileSink> file;
-  if (plan.out && plan.write_maps) {
-    file.emplace(*plan.out, plan.out->add_streamed_npy("attention.npy", plan.maps_shape), Hs, Ls,
-                 Ts);
-    sinks.push_back(&*file);
-  }
-  std::optional<attn::TensorSink> all;
-  if (plan.keep_all_maps) {
-    all.emplace(B, Hs, Ls, Ts);
-    sinks.push_back(&*all);
-  }
+  attn::SinkRequest want;
+  want.B = B;
+  want.H = H;
+  want.L = L;
+  want.T = T;
+  want.keys = in.keys();
+  want.average_heads = plan.average_heads;
+  want.selection = sel;
+  want.out = plan.out;
+  if (plan.write_maps) want.maps_shape = plan.maps_shape;
+  want.keep_all_maps = plan.keep_all_maps;
+  want.top_k = plan.top_k;
+  want.topk_shape = plan.topk_shape;
+  want.summary = plan.summary;
+  want.recent = plan.recent;
+  want.head_stats = plan.head_stats;
+  want.sink_keys = plan.sink_keys;
+  want.key_stats = plan.key_stats;
+  want.window = plan.window;
+  want.pool = plan.pool;
+  want.stats = plan.stats;
+  want.save = plan.save;
+  want.weights = &w;
+  want.threads = plan.threads;
   if (plan.capture) {
     res.capture.emplace(plan.capture_batch, plan.capture_heads, Hs, Ls, Ts, plan.capture_cells,
                         plan.capture_query);
-    sinks.push_back(&*res.capture);
+    want.listeners.push_back(&*res.capture);
   }
   std::optional<CompareSink> compare;
-  if (plan.compare_to) sinks.push_back(&compare.emplace(*plan.compare_to, Hs, Ls, Ts));
+  if (plan.compare_to) want.listeners.push_back(&compare.emplace(*plan.compare_to, Hs, Ls, Ts));
   // Rows only flow when some sink wants them; the bar never forces the
   // slower map-producing path on a run that would not produce maps.
   std::optional<Progress> progress;
   std::optional<ProgressSink> progress_sink;
-  if (plan.progress && (!sinks.empty() || plan.stats || plan.top_k || plan.summary ||
-                        plan.key_stats || plan.head_stats)) {
+  if (plan.progress && want.listens()) {
     progress.emplace("rows", std::uint64_t(B) * Hs * Ls, true);
-    progress_sink.emplace(*progress);
-    sinks.push_back(&*progress_sink);
+    want.listeners.push_back(&progress_sink.emplace(*progress));
   }
-  // The reductions see whole rows (every key) of the selected heads and queries.
-  std::vector<attn::AttentionSink*> reducers;
-  std::optional<attn::TopKSink> topk;
-  if (plan.out && plan.top_k) {
-    const int values = plan.out->add_streamed_npy("topk_values.npy", plan.topk_shape);
-    const int indices = plan.out->add_streamed_npy("topk_indices.npy", plan.topk_shape, "<i8",
-                                                   sizeof(std::int64_t));
-    topk.emplace(Hs, Ls, T, plan.top_k, *plan.out, values, indices);
-    reducers.push_back(&*topk);
-  }
-  if (plan.summary) {
-    res.summary = std::make_unique<attn::SummarySink>(B, Hs, in.keys(), T, plan.recent,
-                                                      attn::selected_or_all(sel.queries, L));
-    reducers.push_back(res.summary.get());
-  }
-  if (plan.head_stats) {
-    res.head_stats = std::make_unique<attn::HeadStatsSink>(
-        B, Hs, in.keys(), T, plan.sink_keys, plan.recent, attn::selected_or_all(sel.queries, L));
-    reducers.push_back(res.head_stats.get());
-  }
-  if (plan.key_stats) {
-    res.key_stats = std::make_unique<attn::KeyStatsSink>(B, Hs, Ls, T, plan.window, plan.pool);
-    reducers.push_back(res.key_stats.get());
-  }
-  // The selection feeds them; the mean over heads feeds the selection; the
-  // statistics see every head.
-  std::optional<TeeSink> tee_maps, tee_reducers, tee_both;
-  std::optional<attn::SelectSink> select_maps, select_reducers;
-  attn::AttentionSink* head = nullptr;
-  if (!sel.keys.empty() && !sinks.empty() && !reducers.empty()) {
-    // --keys: the maps get the picked columns, the reductions whole rows.
-    attn::MapSelection rows_only = sel;
-    rows_only.keys.clear();
-    head = &tee_both.emplace(std::vector<attn::AttentionSink*>{
-        &select_maps.emplace(Hm, L, T, sel, tee_maps.emplace(sinks)),
-        &select_reducers.emplace(Hm, L, T, rows_only, tee_reducers.emplace(reducers))});
-  } else {
-    std::vector<attn::AttentionSink*> all_sinks = sinks;
-    all_sinks.insert(all_sinks.end(), reducers.begin(), reducers.end());
-    if (all_sinks.size() == 1) head = all_sinks.front();
-    if (all_sinks.size() > 1) head = &tee_both.emplace(all_sinks);
-    attn::MapSelection picked = sel;
-    if (sinks.empty()) picked.keys.clear();  // only reductions listen: whole rows
-    if (!picked.all() && head) head = &select_maps.emplace(Hm, L, T, picked, *head);
-  }
-  std::optional<attn::HeadMeanSink> mean;
-  if (plan.average_heads && head) head = &mean.emplace(H, T, *head);
-  std::optional<attn::StatsSink> stats;
-  if (plan.stats) head = &stats.emplace(H, T, head);
+  attn::SinkChain chain(want);
+  attn::AttentionSink* head = chain.head();
   // Outermost: it sees every head's rows, and asks for them.
   std::optional<F64CheckSink> check;
   if (!plan.check_rows.empty()) head = &check.emplace(L, T, plan.check_rows, head);
 
-  // --save: q, k, v, scores, z and result as the forward pass makes them.
-  std::optional<attn::SavedTensorsSink> saved;
-  if (plan.out && !plan.save.names.empty()) saved.emplace(w, plan.save, *plan.out, plan.threads);
-
-  attn::IntermediateSink* intermediates = saved ? &*saved : nullptr;
+  attn::IntermediateSink* intermediates = chain.intermediates();
   if (plan.capture_qk) {  // the page's neuron view, in front of the saved files
     const attn::Geometry g = w.geometry();
     res.neuron =
@@ -182,8 +124,7 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   };
   const auto t0 = Clock::now();
   res.forward = attn::forward(w, spec, in.forward_inputs(), res.context, fo);
-  if (file) file->finish();  // the maps' last blocks on the disk
-  if (saved) saved->finish();
+  chain.finish();  // the maps' and --save's last blocks on the disk
   if (context_writer) {
     const auto t_write = Clock::now();
     context_writer->finish();
@@ -192,9 +133,12 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   res.compute_ms = ms_since(t0) - res.context_write_ms;
   res.context_written = context_file >= 0;
   if (progress) progress->finish();
-  if (all) res.maps = std::move(all->maps);
+  res.maps = chain.take_maps();
   if (compare) res.compare = compare->heads();
-  if (stats) res.stats = stats->result();
+  res.stats = chain.stats();
+  res.summary = std::move(chain.summary);
+  res.head_stats = std::move(chain.head_stats);
+  res.key_stats = std::move(chain.key_stats);
   if (check) res.check_f64 = check_against_f64(w, spec, in, *check, res.context, plan.threads);
   return res;
 }

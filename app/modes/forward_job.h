@@ -1,8 +1,10 @@
-// One forward pass with everything that listens to its attention maps:
-// attention.npy streamed to the output folder, all maps in memory
-// (--attn-stdout), one batch entry for pictures (--plot/--show), per-head
-// statistics (--stats) and the progress bar. Shared by the single run and
-// --input-list. Also builds run.json.
+// One forward pass with everything that listens to its attention maps: the
+// plan says what to write, the library chains the sinks (attn/sink_chain.h:
+// attention.npy, all maps in memory for --attn-stdout, the selection, the
+// reductions, --stats, --save), and the front end adds its own: one batch
+// entry for pictures (--plot/--show), --compare, the progress bar and the
+// float64 check. Shared by the single run and --input-list. Also builds
+// run.json.
 //
 // Letters: B batch, H heads, S sequence, C hidden, O out size.
 #pragma once

@@ -1,6 +1,5 @@
-// Sinks of the forward pass used by the front end: a tee to several sinks, a
-// capture of one batch entry's maps for pictures, and a row counter for the
-// progress bar.
+// Sinks of the forward pass used by the front end: a capture of one batch
+// entry's maps for pictures, and a row counter for the progress bar.
 //
 // Letters: B batch, H heads, L queries, T keys of a map row (T' in
 // CONTRACT.md: the key positions plus torch MHA's bias_kv / zero_attn
@@ -21,32 +20,6 @@
 namespace app {
 
 class Progress;
-
-// Forwards every block to each sink in turn.
-class TeeSink : public attn::AttentionSink {
- public:
-  explicit TeeSink(std::vector<attn::AttentionSink*> sinks) : sinks_(std::move(sinks)) {}
-  void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
-                  const float* rows) override {
-    for (auto* s : sinks_) s->write_rows(b, h, i0, n, rows);
-  }
-  attn::DigestRequest digest_request() const override {
-    attn::DigestRequest r;
-    r.rows = false;
-    for (auto* s : sinks_) r = attn::merge(r, s->digest_request());
-    return r;
-  }
-  void write_digests(std::size_t b, std::size_t h, std::size_t i0,
-                     const attn::RowDigests& d) override {
-    for (auto* s : sinks_) s->write_digests(b, h, i0, d);
-  }
-  void write_key_sums(std::size_t b, std::size_t h, const attn::KeySums& k) override {
-    for (auto* s : sinks_) s->write_key_sums(b, h, k);
-  }
-
- private:
-  std::vector<attn::AttentionSink*> sinks_;
-};
 
 // Keeps batch entry `b` of the chosen heads only (so memory is bounded by
 // the picture, not by B), reduced to at most max_cells cells a side per

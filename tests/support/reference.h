@@ -11,8 +11,8 @@
 #include <vector>
 #include <xtensor/xtensor.hpp>
 
+#include "attn/layer_weights.h"
 #include "attn/tensor.h"
-#include "attn/weights.h"
 
 namespace attn::ref {
 

@@ -12,8 +12,8 @@
 #pragma once
 
 #include "attn/attention.h"
+#include "attn/layer_weights.h"
 #include "attn/tensor.h"
-#include "attn/weights.h"
 
 namespace attn::ref {
 

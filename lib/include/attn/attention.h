@@ -22,12 +22,12 @@
 #include <vector>
 
 #include "attn/digest.h"
+#include "attn/layer_weights.h"
 #include "attn/linear.h"
 #include "attn/masks.h"
 #include "attn/positions.h"
 #include "attn/scores.h"
 #include "attn/tensor.h"
-#include "attn/weights.h"
 
 namespace attn {
 

@@ -1,9 +1,9 @@
 // The one attention geometry (ARCHITECTURE.md "geometry"): H query heads,
 // Hkv key/value heads, head size D, hidden C, out features O. It owns where
-// q, k and v live in the fused projection, which KV head a query head reads,
-// and whether a weight layout can hold a model of this shape. Config checks,
-// loading, init, export and the forward pass all ask it, so "3*H*D" is
-// spelled nowhere else.
+// q, k and v live in the fused projection and which KV head a query head
+// reads (which weight layouts can hold a model of this shape: attn/layout.h).
+// Config checks, loading, init, export and the forward pass all ask it, so
+// "3*H*D" is spelled nowhere else.
 //
 // Canonical fused projection w_qkv ((H + 2*Hkv)*D, C), rows in this order:
 //   q of heads 0..H-1 (H*D rows), k of KV heads 0..Hkv-1, v of KV heads 0..Hkv-1,
@@ -11,9 +11,6 @@
 #pragma once
 
 #include <cstddef>
-#include <string>
-
-#include "attn/layout.h"
 
 namespace attn {
 
@@ -36,14 +33,5 @@ struct Geometry {
   // The KV head query head h reads: repeat_kv's h // n_rep, ggml's ik2 = iq2 / rk2.
   std::size_t kv_head(std::size_t h) const { return h / group(); }
 };
-
-// Why `layout` cannot hold a model of this geometry ("" when it can), as the
-// tail of a message: "layout per_head has no output projection". The one fit
-// rule for config checks (Exit::config), loading, init and export (Exit::usage).
-std::string layout_fit_problem(const Geometry& g, Layout layout);
-
-// Whether the torch module behind `layout` can be reproduced by init (seeded
-// construction): "" when it can, else why not.
-std::string layout_init_problem(const Geometry& g, Layout layout);
 
 }  // namespace attn

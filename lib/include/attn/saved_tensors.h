@@ -29,9 +29,9 @@
 #include <vector>
 
 #include "attn/attention.h"
+#include "attn/layer_weights.h"
 #include "attn/map_select.h"
 #include "attn/output.h"
-#include "attn/weights.h"
 
 namespace attn {
 

@@ -15,6 +15,7 @@
 #include "attn/error.h"
 #include "attn/files.h"
 #include "attn/geometry.h"
+#include "attn/layout.h"
 #include "config/internal.h"
 #include "config/json.h"
 #include "family/hf_vocab.h"

@@ -9,10 +9,10 @@
 #include <limits>
 
 #include "attn/error.h"
+#include "base/ggml_types.h"
 #include "containers/fail.h"
 #include "containers/npy_internal.h"
 #include "containers/stored.h"
-#include "kernels/ggml_dequant.h"
 
 namespace attn::detail {
 
@@ -199,7 +199,7 @@ std::string value_str(double v) {
 void require_float(const TensorInfo& info, const std::string& name) {
   if (!info.gguf_type.empty() && !info.unsupported_dtype.empty())
     fail(name, "GGUF type " + info.gguf_type +
-                   " is not supported (supported: " + kernels::ggml_dequantized_names() + ")");
+                   " is not supported (supported: " + ggml_dequantized_names() + ")");
   if (!info.unsupported_dtype.empty())
     fail(name, "dtype '" + info.unsupported_dtype +
                    "' is not supported (expected F16/BF16/F32/F64 values, or "

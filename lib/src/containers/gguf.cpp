@@ -23,13 +23,9 @@
 #include "containers/gguf_bytes.h"
 #include "containers/mapped_file.h"
 #include "containers/readers.h"
+#include "kernels/ggml_dequant.h"
 
 namespace attn::detail {
-
-using kernels::ggml_dequantized_names;
-using kernels::ggml_type_dequantized;
-using kernels::ggml_type_traits;
-using kernels::GgmlTypeTraits;
 
 namespace {
 

@@ -31,13 +31,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kernels/ggml_dequant.h"
+#include "base/ggml_types.h"
 
 namespace attn::detail {
 
 class MappedFile;
-using kernels::ggml_type_name;
-using kernels::GgmlType;
 
 // gguf.h's `enum gguf_type`: the value types of metadata.
 enum class GgufType : std::uint32_t {

@@ -80,7 +80,7 @@ GgufInfo read_gguf_info(const std::string& path, std::size_t max_array_items) {
   for (const detail::GgufTensorInfo& t : f.tensors()) {
     GgufTensorEntry e;
     e.name = valid_utf8(t.name);
-    e.type = detail::ggml_type_name(t.type);
+    e.type = ggml_type_name(t.type);
     for (std::size_t d : t.shape()) e.shape.push_back(d);
     e.elements = t.elements;
     e.bytes = t.nbytes;

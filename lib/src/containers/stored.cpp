@@ -76,7 +76,7 @@ void read_gguf_bytes(const Stored& s, std::size_t row0, std::size_t rows, std::s
     for (std::size_t r = 0; r < rows; ++r)
       convert_rows(v.p, s, stored_row(s, row0 + r, R), 1, false, dst + r * K, true, name);
   } else {
-    const kernels::GgmlTypeTraits* t = kernels::ggml_type_traits(s.ggml_type);
+    const GgmlTypeTraits* t = ggml_type_traits(s.ggml_type);
     if (K % t->block_size == 0) {
       const std::size_t row_bytes = K / t->block_size * t->block_bytes;
       if (s.unpermute_heads == 0) {

@@ -56,7 +56,7 @@ struct Stored {
   // Exit::data message ("<file>[:<key>]: ..."), raised when the tensor is used.
   std::string problem;
   std::shared_ptr<const Region> region;
-  // GGUF: the ggml type id of a quantized tensor (kernels/ggml_dequant.h):
+  // GGUF: the ggml type id of a quantized tensor (base/ggml_types.h):
   // its bytes are blocks of that type, read as float32 bit for bit as ggml's
   // dequantize_row_* computes them. kNotGgml for every other tensor.
   static constexpr std::uint32_t kNotGgml = 0xffffffffu;

@@ -3,7 +3,7 @@
 // export used to spell each on their own.
 //
 // Letters: C hidden (in), H heads, Hkv key/value heads, D head size, O out features.
-#include "attn/geometry.h"
+#include "attn/layout.h"
 
 namespace attn {
 
