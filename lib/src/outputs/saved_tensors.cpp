@@ -14,6 +14,7 @@
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "attn/linear.h"
+#include "outputs/map_file_sink.h"
 
 namespace attn {
 namespace {
@@ -30,21 +31,8 @@ std::size_t head_width(const Weights& w) { return w.context_width() / std::size_
 }  // namespace
 
 // Scores rows of the selection into scores.npy, (B, H', L', S') as
-// attention.npy lays them out (the blocks of one (b, h') are contiguous).
-class ScoresFile final : public AttentionSink {
- public:
-  ScoresFile(OutputDir& out, int handle, std::size_t H, std::size_t L, std::size_t T)
-      : writer_(out, handle), H_(H), L_(L), T_(T) {}
-  void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
-                  const float* rows) override {
-    writer_.write(((b * H_ + h) * L_ + i0) * T_ * sizeof(float), rows, n * T_ * sizeof(float));
-  }
-  void finish() { writer_.finish(); }
-
- private:
-  BlockWriter writer_;
-  std::size_t H_, L_, T_;
-};
+// attention.npy lays them out (map_file_sink.h).
+using ScoresFile = detail::MapFileSink;
 
 const std::vector<std::string>& saved_tensor_names() {
   static const std::vector<std::string> names = {"scores", "q", "k", "v", "z", "result"};

@@ -6,24 +6,13 @@
 
 #include <cstdint>
 
+#include "outputs/map_file_sink.h"
+
 namespace attn {
 
-// Streams each block of attention rows into attention.npy as it is computed
-// (BlockWriter: the compute threads only copy the block). The file is
-// (B, H', L', S'), so block (b, h, i0) of n rows starts at row (b*H' + h)*L' + i0.
-class SinkChain::FileSink : public AttentionSink {
- public:
-  FileSink(OutputDir& out, int handle, std::size_t H, std::size_t L, std::size_t T)
-      : writer_(out, handle), H_(H), L_(L), T_(T) {}
-  void write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
-                  const float* rows) override {
-    writer_.write(((b * H_ + h) * L_ + i0) * T_ * sizeof(float), rows, n * T_ * sizeof(float));
-  }
-  void finish() { writer_.finish(); }
-
- private:
-  BlockWriter writer_;
-  std::size_t H_, L_, T_;
+// attention.npy, streamed as its blocks are computed (map_file_sink.h).
+class SinkChain::FileSink : public detail::MapFileSink {
+  using MapFileSink::MapFileSink;
 };
 
 bool SinkRequest::listens() const {
