@@ -29,6 +29,23 @@ using attn::test::run;
 namespace {
 
 std::string bin() { return attn::test::quoted_binary(); }
+
+// A row of the top-keys table: <tr data-key="j"><td class="num">j</td>
+// <td class="tok">label</td><td class="num">w</td>: (1) data-key, (2) key, (3) token, (4) weight.
+const char* const kTopKeyRow =
+    "<tr data-key=\"(\\d+)\"><td class=\"num\">(\\d+)</td><td class=\"tok\">([^<]*)"
+    "</td><td class=\"num\">([0-9.e-]+)</td></tr>";
+
+// A causal layer (C = 16, init seed 4) with `heads` heads over 1500 tokens
+// (in 1024 cells on the page): dir/c.json reading dir/x.npy.
+void write_long_run(const attn::test::TempDir& dir, int heads) {
+  attn::test::write_text(dir / "x.npy", attn::encode_npy(attn::test::random_tensor({1500, 16}, 5)));
+  attn::test::write_text(
+      dir / "c.json",
+      "{\"attention\": \"multi\", \"hidden_size\": 16, \"num_heads\": " + std::to_string(heads) +
+          ", \"causal\": true, \"layout\": \"fused\", \"init\": {\"seed\": 4}, "
+          "\"input\": \"x.npy\"}");
+}
 std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
 // The text between `open` and the next "</script>" after it.
 std::string script_body(const std::string& page, const std::string& open) {
@@ -193,10 +210,7 @@ TEST_CASE("cli_html: the pinned query's top keys are listed beside the head view
   std::vector<std::size_t> order = {0, 1, 2, 3};
   std::sort(order.begin(), order.end(),
             [&](std::size_t p, std::size_t q) { return row[p] > row[q]; });
-  // Rows <tr data-key="j"><td class="num">j</td><td class="tok">label</td><td class="num">w</td>.
-  const std::regex tr(
-      "<tr data-key=\"(\\d+)\"><td class=\"num\">(\\d+)</td><td class=\"tok\">([^<]*)"
-      "</td><td class=\"num\">([0-9.e-]+)</td></tr>");
+  const std::regex tr(kTopKeyRow);
   std::vector<std::size_t> keys;
   std::vector<double> weights;
   for (auto it = std::sregex_iterator(dom.out.begin(), dom.out.end(), tr);
@@ -338,11 +352,7 @@ TEST_CASE("cli_html: #pin=N pins query token N at any length") {
   }
   // 1500 tokens in 1024 cells: token 1400 is in cell 955, which holds 1399-1400.
   attn::test::TempDir t;
-  attn::test::write_text(t / "x.npy", attn::encode_npy(attn::test::random_tensor({1500, 16}, 5)));
-  attn::test::write_text(t / "c.json",
-                         "{\"attention\": \"multi\", \"hidden_size\": 16, \"num_heads\": 1, "
-                         "\"causal\": true, \"layout\": \"fused\", \"init\": {\"seed\": 4}, "
-                         "\"input\": \"x.npy\"}");
+  write_long_run(t, 1);
   REQUIRE(run(bin() + " -q --config " + q(t / "c.json") + " --plot " + q(t / "p.html")).exit_code ==
           0);
   auto dom = b.load(t / "p.html#pin=1400", "--dump-dom");
@@ -363,20 +373,14 @@ TEST_CASE("cli_html: past 1,024 tokens the pinned query's top keys are named exa
   // shares cell 955 with 1399; a key column holds one or two keys. The table
   // lists single keys and, over a cell's queries, each key's largest weight.
   attn::test::TempDir t;
-  attn::test::write_text(t / "x.npy", attn::encode_npy(attn::test::random_tensor({1500, 16}, 5)));
-  attn::test::write_text(t / "c.json",
-                         "{\"attention\": \"multi\", \"hidden_size\": 16, \"num_heads\": 2, "
-                         "\"causal\": true, \"layout\": \"fused\", \"init\": {\"seed\": 4}, "
-                         "\"input\": \"x.npy\"}");
+  write_long_run(t, 2);
   REQUIRE(run(bin() + " -q --config " + q(t / "c.json") + " --plot " + q(t / "p.html") + " -o " +
               q(t / "o"))
               .exit_code == 0);
   const attn::Tensor a =
       attn::to_float32(attn::read_npy(t / "o/attention.npy"), "attention.npy", false);
   const std::size_t L = 1500, cells = 1024;
-  const std::regex tr(
-      "<tr data-key=\"(\\d+)\"><td class=\"num\">(\\d+)</td><td class=\"tok\">([^<]*)"
-      "</td><td class=\"num\">([0-9.e-]+)</td></tr>");
+  const std::regex tr(kTopKeyRow);
   const std::regex table("<table data-topkeys-of=\"(\\d)\">(.*?)</table>");
   for (const std::size_t token : {1026, 1400}) {  // #pin names a token: its cell is pinned
     const std::size_t cell = token * cells / L;
