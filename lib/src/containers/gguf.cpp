@@ -69,6 +69,10 @@ const GgufValue& GgufFile::at(const std::string& key) const {
   return *v;
 }
 
+void GgufFile::key_error(const std::string& key, const std::string& what) const {
+  throw Error(Exit::data, printable(path_) + ": " + printable(key) + ": " + what);
+}
+
 const GgufTensorInfo* GgufFile::find_tensor(const std::string& name) const {
   const auto it = tensor_index_.find(name);
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];

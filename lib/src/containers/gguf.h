@@ -150,6 +150,8 @@ class GgufFile {
   const GgufValue* find(const std::string& key) const;
   // Exit::data "<file>: metadata key '<key>' is missing" when absent.
   const GgufValue& at(const std::string& key) const;
+  // Exit::data "<file>: <key>: <what>", for a key whose value the caller cannot use.
+  [[noreturn]] void key_error(const std::string& key, const std::string& what) const;
 
   // Tensor infos in file order.
   const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }

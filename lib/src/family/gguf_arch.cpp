@@ -57,10 +57,6 @@ const std::vector<std::pair<std::string, std::string>>& gguf_renames() {
   return r;
 }
 
-[[noreturn]] void gguf_bad(const GgufFile& f, const std::string& key, const std::string& what) {
-  throw Error(Exit::data, printable(f.path()) + ": " + printable(key) + ": " + what);
-}
-
 // An integer metadata value in [lo, hi]; a per-layer array must hold one
 // value for every layer, all equal (attn-run's families have one size).
 std::optional<std::int64_t> gguf_size(const GgufFile& f, const std::string& key, std::int64_t lo,
@@ -70,24 +66,22 @@ std::optional<std::int64_t> gguf_size(const GgufFile& f, const std::string& key,
   std::int64_t n = 0;
   if (v->is_array()) {
     if (layers == 0 || v->size() != std::uint64_t(layers))
-      gguf_bad(f, key,
-               "expected an integer or one per layer (" + std::to_string(layers) +
-                   "), found an array of " + std::to_string(v->size()));
+      f.key_error(key, "expected an integer or one per layer (" + std::to_string(layers) +
+                           "), found an array of " + std::to_string(v->size()));
     const std::vector<std::int64_t> all = v->to_int_array();
     for (std::int64_t x : all)
       if (x != all.front())
-        gguf_bad(f, key, "different values per layer (" + v->summary() + ") are not supported");
+        f.key_error(key, "different values per layer (" + v->summary() + ") are not supported");
     n = all.front();
   } else if (v->is_integer()) {
     n = v->to_int();
   } else {
-    gguf_bad(f, key,
-             std::string("expected an integer, found ") + detail::gguf_type_name(v->type()));
+    f.key_error(key,
+                std::string("expected an integer, found ") + detail::gguf_type_name(v->type()));
   }
   if (n < lo || n > hi)
-    gguf_bad(f, key,
-             "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                 "], found " + std::to_string(n));
+    f.key_error(key, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                         "], found " + std::to_string(n));
   return n;
 }
 
@@ -95,10 +89,10 @@ std::optional<double> gguf_number(const GgufFile& f, const std::string& key) {
   const GgufValue* v = f.find(key);
   if (!v) return std::nullopt;
   if (!v->is_float() && !v->is_integer())
-    gguf_bad(f, key, std::string("expected a number, found ") + detail::gguf_type_name(v->type()));
+    f.key_error(key, std::string("expected a number, found ") + detail::gguf_type_name(v->type()));
   const double d = v->to_double();
   if (!std::isfinite(d) || d < 0)
-    gguf_bad(f, key, "expected a finite number >= 0, found " + v->summary());
+    f.key_error(key, "expected a finite number >= 0, found " + v->summary());
   return d;
 }
 
@@ -110,14 +104,14 @@ std::vector<double> gguf_factors(const GgufFile& f, const std::string& name, std
   const detail::GgufTensorInfo* t = f.find_tensor(name);
   if (!t) return {};
   if (t->ne.size() != 1 || t->elements != want)
-    gguf_bad(f, name,
-             "expected " + std::to_string(want) +
-                 " rope factors (rope.dimension_count / 2) in one dimension, found shape " +
-                 shape_str(t->shape()));
+    f.key_error(name,
+                "expected " + std::to_string(want) +
+                    " rope factors (rope.dimension_count / 2) in one dimension, found shape " +
+                    shape_str(t->shape()));
   std::vector<float> v = detail::dequantize_tensor(f, *t);
   std::vector<double> out;
   for (float x : v) {
-    if (!std::isfinite(x) || x <= 0) gguf_bad(f, name, "rope factors must be finite and > 0");
+    if (!std::isfinite(x) || x <= 0) f.key_error(name, "rope factors must be finite and > 0");
     out.push_back(double(x));
   }
   return out;
@@ -155,7 +149,7 @@ std::int64_t block_number(const std::string& blk) {
 std::int64_t gguf_mla(const GgufFile& f, const std::string& p, json& hf) {
   auto need = [&](const std::string& key) {
     const auto n = gguf_size(f, p + key, 1, kGgufMaxSize);
-    if (!n) gguf_bad(f, p + key, "is missing (DeepSeek's latent attention needs it)");
+    if (!n) f.key_error(p + key, "is missing (DeepSeek's latent attention needs it)");
     return *n;
   };
   const bool split = f.find(p + "attention.key_length_mla") != nullptr;
@@ -163,9 +157,9 @@ std::int64_t gguf_mla(const GgufFile& f, const std::string& p, json& hf) {
   const std::int64_t v = need(split ? "attention.value_length_mla" : "attention.value_length");
   const std::int64_t rope = need("rope.dimension_count");
   if (rope >= qk)
-    gguf_bad(f, p + "rope.dimension_count",
-             "expected less than the q.k head size " + std::to_string(qk) + ", found " +
-                 std::to_string(rope));
+    f.key_error(p + "rope.dimension_count", "expected less than the q.k head size " +
+                                                std::to_string(qk) + ", found " +
+                                                std::to_string(rope));
   const auto q_lora = gguf_size(f, p + "attention.q_lora_rank", 1, kGgufMaxSize);
   hf["q_lora_rank"] = q_lora ? json(*q_lora) : json(nullptr);
   hf["kv_lora_rank"] = need("attention.kv_lora_rank");
@@ -201,7 +195,7 @@ std::vector<std::string> gguf_architectures() {
 
 GgufModel gguf_model(const GgufFile& f) {
   const GgufValue* archv = f.find("general.architecture");
-  if (!archv) gguf_bad(f, "general.architecture", "is missing");
+  if (!archv) f.key_error("general.architecture", "is missing");
   const std::string arch = archv->to_string();
   const GgufArch* a = gguf_arch_of(arch);
   if (!a) {
@@ -220,18 +214,18 @@ GgufModel gguf_model(const GgufFile& f) {
   hf["model_type"] = a->model_type;
   const std::int64_t layers = *[&] {
     auto n = gguf_size(f, p + "block_count", 1, kGgufMaxLayers);
-    if (!n) gguf_bad(f, p + "block_count", "is missing");
+    if (!n) f.key_error(p + "block_count", "is missing");
     return n;
   }();
   const std::int64_t C = [&] {
     auto n = gguf_size(f, p + "embedding_length", 1, kGgufMaxSize);
-    if (!n) gguf_bad(f, p + "embedding_length", "is missing");
+    if (!n) f.key_error(p + "embedding_length", "is missing");
     return *n;
   }();
   // Heads: one count for every layer, or one per layer (gguf_per_layer.h).
   const std::vector<std::int64_t> heads =
       gguf_layer_ints(f, p + "attention.head_count", layers, 0, kGgufMaxSize);
-  if (heads.empty()) gguf_bad(f, p + "attention.head_count", "is missing");
+  if (heads.empty()) f.key_error(p + "attention.head_count", "is missing");
   // (An architecture with its own per-layer-type mapping reads head_count_kv
   // itself; MLA gives every head its own keys.)
   std::vector<std::int64_t> kv_heads;
@@ -239,32 +233,32 @@ GgufModel gguf_model(const GgufFile& f) {
     kv_heads = gguf_layer_ints(f, p + "attention.head_count_kv", layers, 0, kGgufMaxSize);
   if (kv_heads.empty()) kv_heads = heads;
   if (a->per_layer_type && std::set<std::int64_t>(heads.begin(), heads.end()).size() > 1)
-    gguf_bad(f, p + "attention.head_count",
-             "different values per layer are not supported for " + arch +
-                 " (its KV heads are "
-                 "mapped per layer type)");
+    f.key_error(p + "attention.head_count", "different values per layer are not supported for " +
+                                                arch +
+                                                " (its KV heads are "
+                                                "mapped per layer type)");
   gguf_heads(f, p + "attention.head_count", heads, kv_heads, hf);
   const std::int64_t H = hf["num_attention_heads"];
   std::int64_t D = gguf_size(f, p + "attention.key_length", 1, kGgufMaxSize).value_or(C / H);
-  if (D < 1) gguf_bad(f, p + "embedding_length", "is smaller than the number of heads");
+  if (D < 1) f.key_error(p + "embedding_length", "is smaller than the number of heads");
   if (a->mla) {
     D = gguf_mla(f, p, hf);
   } else if (const auto Dv = gguf_size(f, p + "attention.value_length", 1, kGgufMaxSize);
              Dv && *Dv != D) {
-    gguf_bad(f, p + "attention.value_length",
-             "differs from key_length (" + std::to_string(D) + "), which attn-run does not run");
+    f.key_error(p + "attention.value_length",
+                "differs from key_length (" + std::to_string(D) + "), which attn-run does not run");
   }
   hf["num_hidden_layers"] = layers;
   hf["hidden_size"] = C;
   if (!a->mla) hf["head_dim"] = D;
   const double theta = gguf_number(f, p + "rope.freq_base").value_or(a->theta);
   if (!(theta > 0))  // named as the file spells it, not as rope_theta
-    gguf_bad(f, p + "rope.freq_base", "expected the rope base, a number > 0, found 0");
+    f.key_error(p + "rope.freq_base", "expected the rope base, a number > 0, found 0");
   hf["rope_theta"] = theta;
   const std::int64_t R = gguf_size(f, p + "rope.dimension_count", 2, D).value_or(D);
   if (R % 2 != 0)
-    gguf_bad(
-        f, p + "rope.dimension_count",
+    f.key_error(
+        p + "rope.dimension_count",
         "expected an even number (rope turns pairs of dimensions), found " + std::to_string(R));
   if (R != D && !a->mla) hf["partial_rotary_factor"] = double(R) / double(D);
   if (auto n = gguf_size(f, p + "context_length", 1, INT64_MAX)) hf["max_position_embeddings"] = *n;
@@ -319,8 +313,8 @@ GgufModel gguf_model(const GgufFile& f) {
   // another declared layout would be read wrongly.
   if (const GgufValue* l = f.find(p + "tensor_data_layout"); l && arch == "falcon")
     if (l->type() != detail::GgufType::string || l->to_string() != "jploski")
-      gguf_bad(f, p + "tensor_data_layout",
-               "expected \"jploski\" (attn_qkv as [Q | K | V]), found " + l->summary());
+      f.key_error(p + "tensor_data_layout",
+                  "expected \"jploski\" (attn_qkv as [Q | K | V]), found " + l->summary());
   // MPT (MPTModel): its attention settings as MptConfig's attn_config: ALiBi
   // when attention.max_alibi_bias > 0 (the converter writes 0 without), clip_qkv
   // from attention.clamp_kqv (llama.cpp's ggml_clamp of the fused qkv) and qk_ln
@@ -366,8 +360,8 @@ GgufModel gguf_model(const GgufFile& f) {
   if (arch == "exaone4") slides = layers == 64;  // llama.cpp's own rule, above
   if (arch == "olmo2") slides = false;           // a window of 0: OLMo 2, no sliding layer
   if (window && *window == 0 && arch != "llama4" && slides)
-    gguf_bad(f, p + "attention.sliding_window",
-             "is 0, but " + arch + "'s sliding layers need a window of at least 1 token");
+    f.key_error(p + "attention.sliding_window",
+                "is 0, but " + arch + "'s sliding layers need a window of at least 1 token");
 
   if (a->per_layer_type) {  // Gemma 4: sizes, KV heads and ropes per layer type
     a->per_layer_type(f, p, layers, hf);
@@ -401,9 +395,8 @@ GgufModel gguf_model(const GgufFile& f) {
     if (auto af = gguf_number(f, p + "rope.scaling.attn_factor")) scaling["attention_factor"] = *af;
     if (orig) hf["original_max_position_embeddings"] = *orig;
   } else if (!type.empty() && type != "none" && type != "linear") {
-    gguf_bad(
-        f, p + "rope.scaling.type",
-        "\"" + printable_prefix(type, 40) + "\" is not supported (none, linear, yarn, longrope)");
+    f.key_error(p + "rope.scaling.type", "\"" + printable_prefix(type, 40) +
+                                             "\" is not supported (none, linear, yarn, longrope)");
   }
   // rope_freqs.weight: per-pair divisors that ggml applies after any scaling
   // type (LlamaModel writes Llama 3's rule as them: then it is llama3's rope).

@@ -24,23 +24,19 @@ using detail::GgufFile;
 using detail::GgufValue;
 using nlohmann::json;
 
-[[noreturn]] void gemma4_bad(const GgufFile& f, const std::string& key, const std::string& what) {
-  throw Error(Exit::data, printable(f.path()) + ": " + printable(key) + ": " + what);
-}
-
 // An integer key in [1, 2^24], required when `need`.
 std::optional<std::int64_t> gemma4_size(const GgufFile& f, const std::string& key, bool need) {
   const GgufValue* v = f.find(key);
   if (!v) {
-    if (need) gemma4_bad(f, key, "is missing (Gemma 4 needs it)");
+    if (need) f.key_error(key, "is missing (Gemma 4 needs it)");
     return std::nullopt;
   }
   if (!v->is_integer())
-    gemma4_bad(f, key,
-               std::string("expected an integer, found ") + detail::gguf_type_name(v->type()));
+    f.key_error(key,
+                std::string("expected an integer, found ") + detail::gguf_type_name(v->type()));
   const std::int64_t n = v->to_int();
   if (n < 1 || n > (std::int64_t(1) << 24))
-    gemma4_bad(f, key, "expected an integer in [1, 16777216], found " + std::to_string(n));
+    f.key_error(key, "expected an integer in [1, 16777216], found " + std::to_string(n));
   return n;
 }
 
@@ -51,19 +47,18 @@ std::optional<std::int64_t> gemma4_kv_heads(const GgufFile& f, const std::string
   const GgufValue* v = f.find(key);
   if (!v) return std::nullopt;
   if (v->is_array() && v->size() != sliding.size())
-    gemma4_bad(f, key,
-               "expected an integer or one per layer (" + std::to_string(sliding.size()) +
-                   "), found an array of " + std::to_string(v->size()));
+    f.key_error(key, "expected an integer or one per layer (" + std::to_string(sliding.size()) +
+                         "), found an array of " + std::to_string(v->size()));
   std::optional<std::int64_t> n;
   for (std::size_t l = 0; l < sliding.size(); ++l) {
     if (sliding[l] != of_sliding) continue;
     const std::int64_t x = v->int_for_layer(l);
     if (x < 1 || x > (std::int64_t(1) << 24))
-      gemma4_bad(f, key, "expected integers in [1, 16777216], found " + std::to_string(x));
+      f.key_error(key, "expected integers in [1, 16777216], found " + std::to_string(x));
     if (n && *n != x)
-      gemma4_bad(f, key,
-                 std::string("different values for the ") + (of_sliding ? "sliding" : "full") +
-                     " layers (" + v->summary() + ") are not supported");
+      f.key_error(key, std::string("different values for the ") +
+                           (of_sliding ? "sliding" : "full") + " layers (" + v->summary() +
+                           ") are not supported");
     n = x;
   }
   return n;
@@ -77,18 +72,18 @@ double gemma4_fraction(const GgufFile& f, std::int64_t D) {
   const detail::GgufTensorInfo* t = f.find_tensor("rope_freqs.weight");
   if (!t) return 1.0;  // every pair turns
   if (t->elements != std::uint64_t(D / 2))
-    gemma4_bad(f, "rope_freqs.weight",
-               "expected " + std::to_string(D / 2) + " factors (attention.key_length / 2), found " +
-                   std::to_string(t->elements));
+    f.key_error("rope_freqs.weight", "expected " + std::to_string(D / 2) +
+                                         " factors (attention.key_length / 2), found " +
+                                         std::to_string(t->elements));
   const std::vector<float> v = detail::dequantize_tensor(f, *t);
   std::size_t k = 0;
   while (k < v.size() && v[k] == 1.0f) ++k;
   for (std::size_t i = k; i < v.size(); ++i)
     if (!(v[i] >= 1e20f))
-      gemma4_bad(f, "rope_freqs.weight",
-                 "expected 1 for each turned pair, then 1e30 for each unturned one (Gemma 4's "
-                 "proportional rope), found " +
-                     std::to_string(v[i]) + " at " + std::to_string(i));
+      f.key_error("rope_freqs.weight",
+                  "expected 1 for each turned pair, then 1e30 for each unturned one (Gemma 4's "
+                  "proportional rope), found " +
+                      std::to_string(v[i]) + " at " + std::to_string(i));
   // floor(p * D / 2) must give k back (positions.cpp's proportional rope).
   double p = 2.0 * double(k) / double(D);
   while (std::floor(p * double(D) / 2.0) < double(k)) p = std::nextafter(p, 2.0);
@@ -101,11 +96,10 @@ void gguf_gemma4(const GgufFile& f, const std::string& p, std::int64_t layers, j
   const std::string pattern_key = p + "attention.sliding_window_pattern";
   const std::vector<bool> sliding = gguf_sliding_layers(f, pattern_key, layers);
   if (sliding.empty())
-    gemma4_bad(f, pattern_key,
-               f.find(pattern_key)
-                   ? "expected a bool per layer (Gemma 4's layer types), found " +
-                         f.find(pattern_key)->summary()
-                   : "is missing (Gemma 4's layer types: true for a sliding layer)");
+    f.key_error(pattern_key, f.find(pattern_key)
+                                 ? "expected a bool per layer (Gemma 4's layer types), found " +
+                                       f.find(pattern_key)->summary()
+                                 : "is missing (Gemma 4's layer types: true for a sliding layer)");
   json types = json::array();
   for (bool s : sliding) types.push_back(s ? "sliding_attention" : "full_attention");
   hf["layer_types"] = types;
@@ -117,7 +111,7 @@ void gguf_gemma4(const GgufFile& f, const std::string& p, std::int64_t layers, j
   for (const auto& [key, want] :
        {std::pair{p + "attention.value_length", D_full}, {p + "attention.value_length_swa", D_swa}})
     if (const auto v = gemma4_size(f, key, false); v && *v != want)
-      gemma4_bad(f, key, "differs from the key length (" + std::to_string(want) + ")");
+      f.key_error(key, "differs from the key length (" + std::to_string(want) + ")");
   hf["head_dim"] = D_swa;
   hf["global_head_dim"] = D_full;
 
@@ -126,8 +120,8 @@ void gguf_gemma4(const GgufFile& f, const std::string& p, std::int64_t layers, j
   if (const GgufValue* v = f.find(p + "attention.shared_kv_layers")) {
     shared = v->is_integer() ? v->to_int() : -1;
     if (shared < 0 || shared >= layers)
-      gemma4_bad(
-          f, p + "attention.shared_kv_layers",
+      f.key_error(
+          p + "attention.shared_kv_layers",
           "expected an integer in [0, " + std::to_string(layers - 1) + "], found " + v->summary());
   }
   hf["num_kv_shared_layers"] = shared;
@@ -141,9 +135,9 @@ void gguf_gemma4(const GgufFile& f, const std::string& p, std::int64_t layers, j
     if (!f.find_tensor(blk + "attn_k.weight")) continue;
     const bool no_v = !f.find_tensor(blk + "attn_v.weight");
     if (k_eq_v && *k_eq_v != no_v)
-      gemma4_bad(f, blk + "attn_v.weight",
-                 "some full-attention layers have attn_v and others not (attention_k_eq_v is one "
-                 "setting)");
+      f.key_error(blk + "attn_v.weight",
+                  "some full-attention layers have attn_v and others not (attention_k_eq_v is one "
+                  "setting)");
     k_eq_v = no_v;
   }
   hf["attention_k_eq_v"] = k_eq_v.value_or(false);
@@ -172,21 +166,19 @@ void gguf_gemma4(const GgufFile& f, const std::string& p, std::int64_t layers, j
   for (const auto& [key, want] :
        {std::pair{p + "rope.dimension_count", D_full}, {p + "rope.dimension_count_swa", D_swa}})
     if (const auto n = gemma4_size(f, key, false); n && *n != want)
-      gemma4_bad(f, key,
-                 "expected the head size " + std::to_string(want) +
-                     " (Gemma 4 turns the whole head, its full layers as rope_freqs.weight "
-                     "says), found " +
-                     std::to_string(*n));
+      f.key_error(key, "expected the head size " + std::to_string(want) +
+                           " (Gemma 4 turns the whole head, its full layers as rope_freqs.weight "
+                           "says), found " +
+                           std::to_string(*n));
   const double theta = hf.value("rope_theta", 10000.0);  // rope.freq_base, or llama.cpp's 10000
   double theta_swa = theta;                              // llama.cpp: the swa base defaults to it
   if (const GgufValue* v = f.find(p + "rope.freq_base_swa")) {
     if (!v->is_float() && !v->is_integer())
-      gemma4_bad(f, p + "rope.freq_base_swa",
-                 std::string("expected a number, found ") + detail::gguf_type_name(v->type()));
+      f.key_error(p + "rope.freq_base_swa",
+                  std::string("expected a number, found ") + detail::gguf_type_name(v->type()));
     theta_swa = v->to_double();
     if (!std::isfinite(theta_swa) || theta_swa <= 0)
-      gemma4_bad(f, p + "rope.freq_base_swa",
-                 "expected a finite number > 0, found " + v->summary());
+      f.key_error(p + "rope.freq_base_swa", "expected a finite number > 0, found " + v->summary());
   }
   hf.erase("rope_theta");
   hf.erase("partial_rotary_factor");

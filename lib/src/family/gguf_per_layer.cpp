@@ -18,11 +18,6 @@ using nlohmann::json;
 
 constexpr std::int64_t kMaxHeads = std::int64_t(1) << 24;  // as gguf_arch.cpp's sizes
 
-[[noreturn]] void per_layer_bad(const GgufFile& f, const std::string& key,
-                                const std::string& what) {
-  throw Error(Exit::data, printable(f.path()) + ": " + printable(key) + ": " + what);
-}
-
 }  // namespace
 
 std::vector<std::int64_t> gguf_layer_ints(const GgufFile& f, const std::string& key,
@@ -30,20 +25,18 @@ std::vector<std::int64_t> gguf_layer_ints(const GgufFile& f, const std::string& 
   const GgufValue* v = f.find(key);
   if (!v) return {};
   if (v->is_array() && v->size() != std::uint64_t(layers))
-    per_layer_bad(f, key,
-                  "expected an integer or one per layer (" + std::to_string(layers) +
-                      " integers), found " + v->summary());
+    f.key_error(key, "expected an integer or one per layer (" + std::to_string(layers) +
+                         " integers), found " + v->summary());
   if (!v->is_array() && !v->is_integer())
-    per_layer_bad(f, key,
-                  std::string("expected an integer, found ") + detail::gguf_type_name(v->type()));
+    f.key_error(key,
+                std::string("expected an integer, found ") + detail::gguf_type_name(v->type()));
   std::vector<std::int64_t> out;
   for (std::int64_t l = 0; l < layers; ++l) {
     const std::int64_t n = v->int_for_layer(std::uint64_t(l));
     if (n < lo || n > hi)
-      per_layer_bad(f, key,
-                    "expected integers in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                        "], found " + std::to_string(n) +
-                        (v->is_array() ? " for layer " + std::to_string(l) : ""));
+      f.key_error(key, "expected integers in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                           "], found " + std::to_string(n) +
+                           (v->is_array() ? " for layer " + std::to_string(l) : ""));
     out.push_back(n);
   }
   return out;
@@ -57,9 +50,8 @@ std::vector<bool> gguf_sliding_layers(const GgufFile& f, const std::string& key,
     return std::vector<bool>(std::size_t(layers), v->to_bool());
   if (!v->is_array() || v->element_type() != detail::GgufType::boolean ||
       v->size() != std::uint64_t(layers))
-    per_layer_bad(f, key,
-                  "expected a bool per layer (" + std::to_string(layers) +
-                      ", true for a sliding layer) or an integer, found " + v->summary());
+    f.key_error(key, "expected a bool per layer (" + std::to_string(layers) +
+                         ", true for a sliding layer) or an integer, found " + v->summary());
   std::vector<bool> out;
   for (const GgufValue& e : v->elements()) out.push_back(e.to_bool());
   return out;
@@ -70,18 +62,18 @@ void gguf_heads(const GgufFile& f, const std::string& head_key, const std::vecto
   std::size_t first = 0;  // the first layer with heads and KV heads
   while (first < H.size() && (H[first] == 0 || Hkv[first] == 0)) ++first;
   if (first == H.size())
-    per_layer_bad(f, head_key,
-                  "expected an integer in [1, " + std::to_string(kMaxHeads) +
-                      "] for some layer (heads and KV heads), found none (no attention to run)");
+    f.key_error(head_key,
+                "expected an integer in [1, " + std::to_string(kMaxHeads) +
+                    "] for some layer (heads and KV heads), found none (no attention to run)");
   hf["num_attention_heads"] = H[first];
   hf["num_key_value_heads"] = Hkv[first];
   bool differ = false;
   for (std::size_t l = 0; l < H.size(); ++l) {
     differ = differ || H[l] != H[first] || Hkv[l] != Hkv[first];
     if (Hkv[l] != 0 && H[l] % Hkv[l] != 0)  // (head_key + "_kv": attention.head_count_kv)
-      per_layer_bad(f, head_key + "_kv",
-                    "layer " + std::to_string(l) + "'s " + std::to_string(Hkv[l]) +
-                        " KV heads do not divide its " + std::to_string(H[l]) + " heads");
+      f.key_error(head_key + "_kv", "layer " + std::to_string(l) + "'s " + std::to_string(Hkv[l]) +
+                                        " KV heads do not divide its " + std::to_string(H[l]) +
+                                        " heads");
   }
   if (differ) hf["gguf_layer_heads"] = {{"num_heads", H}, {"num_kv_heads", Hkv}};
 }

@@ -24,10 +24,6 @@ using nlohmann::json;
 
 constexpr std::int64_t kMaxHybridKvHeads = std::int64_t(1) << 24;
 
-[[noreturn]] void hybrid_bad(const GgufFile& f, const std::string& key, const std::string& what) {
-  throw Error(Exit::data, printable(f.path()) + ": " + printable(key) + ": " + what);
-}
-
 // {arch}.attention.head_count_kv, one per layer, 0 on the layers without
 // attention; sets num_key_value_heads to the attention layers' count and
 // returns which layers have attention.
@@ -35,23 +31,21 @@ std::vector<bool> attention_layers(const GgufFile& f, const std::string& p, std:
                                    json& hf) {
   const std::string key = p + "attention.head_count_kv";
   const std::vector<std::int64_t> kv = gguf_layer_ints(f, key, layers, 0, kMaxHybridKvHeads);
-  if (kv.empty()) hybrid_bad(f, key, "is missing (one per layer, 0 where the layer is Mamba)");
+  if (kv.empty()) f.key_error(key, "is missing (one per layer, 0 where the layer is Mamba)");
   std::vector<bool> attention;
   std::int64_t heads = 0;
   for (std::int64_t n : kv) {
     attention.push_back(n > 0);
     if (n > 0 && heads > 0 && n != heads)
-      hybrid_bad(f, key,
-                 "different KV head counts on attention layers (" + std::to_string(heads) +
-                     " and " + std::to_string(n) + ") are not supported");
+      f.key_error(key, "different KV head counts on attention layers (" + std::to_string(heads) +
+                           " and " + std::to_string(n) + ") are not supported");
     if (n > 0) heads = n;
   }
-  if (heads == 0) hybrid_bad(f, key, "is 0 on every layer: no layer has attention to run");
+  if (heads == 0) f.key_error(key, "is 0 on every layer: no layer has attention to run");
   const std::int64_t H = hf["num_attention_heads"];
   if (H % heads != 0)
-    hybrid_bad(
-        f, key,
-        std::to_string(heads) + " KV heads do not divide the " + std::to_string(H) + " heads");
+    f.key_error(
+        key, std::to_string(heads) + " KV heads do not divide the " + std::to_string(H) + " heads");
   hf["num_key_value_heads"] = heads;
   return attention;
 }
