@@ -327,6 +327,15 @@ GgufModel gguf_model(const GgufFile& f) {
     hf["attn_config"] = attn;
     hf["no_bias"] = !bias;
   }
+  // DBRX (DbrxModel.set_gguf_parameters): DbrxConfig keeps the KV heads, the rope base and
+  // clip_qkv in attn_config, where the row reads them; the converter always writes
+  // attention.clamp_kqv, which llama.cpp's build_qkv applies when > 0.
+  if (arch == "dbrx") {
+    json attn = {{"kv_n_heads", hf["num_key_value_heads"]}, {"rope_theta", hf["rope_theta"]}};
+    if (const auto clip = gguf_number(f, p + "attention.clamp_kqv"); clip && *clip > 0)
+      attn["clip_qkv"] = *clip;
+    hf["attn_config"] = attn;
+  }
   // A per-layer bool pattern (gguf-py's add_sliding_window_pattern(list)) says
   // which layers slide: the row's layer_types (an integer period stays the
   // architecture's own rule: llama.cpp hard-codes Gemma 3's and Cohere 2's).

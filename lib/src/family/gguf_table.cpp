@@ -183,6 +183,9 @@ const std::vector<GgufArch>& gguf_table() {
         // MPT (MPTModel): Wqkv as attn_qkv ([Q | K | V]), ALiBi from the file
         // (gguf_arch.cpp writes its attn_config).
         {"mpt", "mpt", false, false, 10000.0, 0, json::object(), "fused"},
+        // DBRX (DbrxModel): Wqkv as attn_qkv ([Q | K | V]), NEOX rope (rotate_half) on
+        // unpermuted rows; gguf_arch.cpp writes its attn_config.
+        {"dbrx", "dbrx", false, false, 10000.0, 0, json::object(), "fused"},
         // Falcon (FalconModel): query_key_value's KV groups [q..., k, v] are
         // reordered to [Q (H*D) | K (Hkv*D) | V (Hkv*D)] (its "jploski" layout),
         // head_count_kv always written (1 for the multi-query 7B); NEOX rope

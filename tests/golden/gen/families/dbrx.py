@@ -5,6 +5,7 @@ rotate_half rope of attn_config.rope_theta; out_proj without bias; kv_n_heads fr
 its block norm norm_attn_norm.norm_1 an nn.LayerNorm without bias."""
 from collections import OrderedDict
 
+from .. import gguf
 from .. import weights as W
 from ..reference import Layer, Rope
 
@@ -48,6 +49,25 @@ def neighbours(s, layer, g):  # DbrxBlock: norm_1, norm_2, the router
                         (p + "ffn.router.layer.weight", W.small(g, 4, s.C))])
 
 
+def gguf_metadata(w, arch, cfg, s, n_layers, spec):
+    """DbrxModel.set_gguf_parameters: d_model, n_heads, attn_config's KV heads, rope base and
+    clip_qkv (always written: attention.clamp_kqv), the experts, layer_norm_eps 1e-5."""
+    a, ac, fc = arch + ".", cfg["attn_config"], cfg["ffn_config"]
+    gguf.general(w, arch)
+    w.add(a + "block_count", n_layers)
+    w.add(a + "context_length", cfg["max_seq_len"])
+    w.add(a + "embedding_length", s.C)
+    w.add(a + "feed_forward_length", fc["ffn_hidden_size"])
+    w.add(a + "attention.head_count", s.H)
+    w.add(a + "attention.head_count_kv", ac["kv_n_heads"])
+    w.add(a + "rope.freq_base", float(ac["rope_theta"]))
+    w.add(a + "attention.clamp_kqv", float(ac["clip_qkv"]))
+    w.add(a + "expert_count", fc["moe_num_experts"])
+    w.add(a + "expert_used_count", fc["moe_top_k"])
+    w.add(a + "attention.layer_norm_epsilon", 1e-5)
+    w.add("general.file_type", 1)
+
+
 DBRX_INSTRUCT = {
     "architectures": ["DbrxForCausalLM"],
     "attn_config": {"clip_qkv": 0.5, "kv_n_heads": 2, "model_type": "", "rope_theta": 500000},
@@ -73,4 +93,12 @@ HELDOUT = [
     dict(name="dbrx_defaults", seed=851, container="safetensors", dtype="f32", layers=[1],
          B=2, S=7, pad="right",
          config={"model_type": "dbrx", "d_model": 32, "n_heads": 4, "n_layers": 2}),
+]
+
+GGUF = [
+    # DbrxModel: Wqkv unchanged as attn_qkv (NEOX rope, rows unpermuted), attn_config's KV
+    # heads as head_count_kv, its clamp as attention.clamp_kqv, its base as rope.freq_base
+    dict(name="dbrx", arch="dbrx", writer="by_layout", seed=753, layers=[0, 1], S=9,
+         metadata=gguf_metadata, types={"attn_qkv": "Q8_0", "attn_output": "Q4_0"},
+         config=DBRX_INSTRUCT),
 ]
