@@ -325,11 +325,13 @@ int main(int argc, char** argv) {
       openblas_set_num_threads(threads);
       std::ostringstream os;
       os << sgemm_rate(4096, 4096, 4096, 4096) << " " << linear_rate(4096, 3 * kC, kC, kC, threads)
-         << " " << linear_rate(4096, kO, kC, 3 * kC, threads) << " " << fma_peak_rate(threads);
+         << " " << linear_rate(4096, kO, kC, 3 * kC, threads) << " " << fma_peak_rate(threads)
+         << " " << linear_rate(2048, 6144, 4096, 4096, threads) << " "
+         << linear_rate(2048, 4096, 4096, 4096, threads);
       return os.str();
     });
-    double big = 0, qkv = 0, out = 0, peak = 0;
-    std::istringstream(g.text) >> big >> qkv >> out >> peak;
+    double big = 0, qkv = 0, out = 0, peak = 0, llama_qkv = 0, llama_out = 0;
+    std::istringstream(g.text) >> big >> qkv >> out >> peak >> llama_qkv >> llama_out;
     std::printf(
         "OpenBLAS sgemm 4096^3 (its own threads): %.1f GFLOP/s; attn::linear projections "
         "at B*S=4096: Q|K|V %.1f (%.0f%%), "
@@ -337,6 +339,12 @@ int main(int argc, char** argv) {
         big, qkv, 100 * qkv / big, out, 100 * out / big);
     std::printf("FMA peak (registers only, %d threads, %zu lanes): %.1f GFLOP/s\n", threads,
                 xsimd::batch<float>::size, peak);
+    // A Llama-3-8B-shaped layer's projections (C = 4096, 32 heads, 8 KV heads of 128) at
+    // S = 2048: depth 4096, where x's panels no longer fit L2 whole.
+    std::printf(
+        "attn::linear, Llama-3-8B shapes at S=2048 (K=4096): Q|K|V (N=6144) %.1f (%.0f%% of "
+        "peak), out (N=4096) %.1f (%.0f%%)\n",
+        llama_qkv, 100 * llama_qkv / peak, llama_out, 100 * llama_out / peak);
   }
 
   std::printf("%3s %6s %-6s %-4s %10s %10s %9s %9s  %s\n", "B", "S", "mask", "maps", "median_ms",

@@ -51,12 +51,19 @@ constexpr bool kCallsBlas = !kOwnTiles || !kOwnProjections;
 // prefetched per 16 k: a projection's next rows of W come from L3 while this
 // block runs (its blocks went 244 -> 262 GFLOP/s per core this way, Zen 5 at
 // a peak of 265, W 2304 x 768).
+// With `init` (MR rows of NR floats), the sums start from
+// init's values instead of 0: a depth cut into slices, each slice's call
+// carrying the last one's sums, gives the same FMAs in the same order, so the
+// same bits as one call over the whole depth.
 template <std::size_t MR, class Store>
 inline void block(const float* a, std::size_t lda, const float* b, std::size_t ldb, std::size_t K,
-                  const float* next, Store&& store) {
+                  const float* next, Store&& store, const float* init = nullptr) {
   constexpr std::size_t kLine = 64 / sizeof(float);
   Batch lo[MR], hi[MR];
-  for (std::size_t r = 0; r < MR; ++r) lo[r] = hi[r] = Batch(0.0f);
+  for (std::size_t r = 0; r < MR; ++r) {
+    lo[r] = init ? Batch::load_unaligned(init + r * kNR) : Batch(0.0f);
+    hi[r] = init ? Batch::load_unaligned(init + r * kNR + kLanes) : Batch(0.0f);
+  }
   for (std::size_t k0 = 0; k0 < K; k0 += kLine) {
     if (next)
       for (std::size_t r = 0; r < MR; ++r) __builtin_prefetch(next + r * lda + k0, 0, 3);
