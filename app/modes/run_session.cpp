@@ -48,8 +48,12 @@ void check_forward_memory(const Options& opt, const attn::LoadedRun& model, cons
                      " and the saved tensors' staging rows (result: each head's output weights)");
   }
   if (key_stats) {
-    const std::size_t stats =
-        mul_sat(mul_sat(mul_sat(B, H), T), kKeyStatsBytesPerKey);  // every head accumulates
+    // every head accumulates; each worker keeps its query block's exponentials
+    // (kernels/key_sums.h: 128 rows of T' floats)
+    const std::size_t block_rows = 128 * std::size_t(std::max(1, worker_threads(opt)));
+    const std::size_t sums = mul_sat(mul_sat(mul_sat(B, H), T), kKeyStatsBytesPerKey);
+    const std::size_t tiles = mul_sat(mul_sat(block_rows, T), sizeof(float));
+    const std::size_t stats = sums > std::size_t(-1) - tiles ? std::size_t(-1) : sums + tiles;
     const std::size_t sum = work + stats;
     check_memory(sum < work ? std::size_t(-1) : sum, "--key-stats",
                  "the forward pass of " + in.input_source + " and the per-key statistics of " +

@@ -55,6 +55,8 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
     l[r] += s;
     m[r] = m_new;
   }
+  // --key-stats: the tile's exponentials, for the column sums once the rows are final.
+  if (digest && digest->key_rows) digest->key_sums.record(j0, mb, tile, m);
   // acc += P v[j0:j0+mb]   (n, D); under causal P is 0 past the diagonal.
   tile_gemm(n, D, mb, 1.0f, tile, mb, hv.v.rows_from(j0), 1.0f, acc, D,
             hv.causal && j0 < hv.T ? causal_diagonal(Diagonal::depth, i0, j0) : Diagonal{});
@@ -90,8 +92,8 @@ std::size_t attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scr
 
   // A non-finite score: y (which may alias q) stays untouched for the maps path.
   if (digest && digest->fallback) return 0;
-  // --key-stats: the second sweep, while q (which y may alias) is intact.
-  if (digest && digest->key_rows) digest->key_sums.sweep(hv, i0, n, digest->key_rows, sc, tile);
+  // --key-stats: the recorded tiles into the columns, with the rows' final m and l.
+  if (digest && digest->key_rows) digest->key_sums.sweep(sc);
 
   // y = acc / l; a row with no allowed key gets zeros, never NaN (with a sink
   // its acc is 0 and l = 1: zeros as well).

@@ -1,56 +1,69 @@
-// Per-key column sums of a query block, by a second sweep (key_sums.h).
+// Per-key column sums of a query block from the first sweep's exponentials
+// (key_sums.h).
 //
 // Letters: n rows of the block, mb keys of a tile, T' keys of a row.
 #include "kernels/key_sums.h"
 
 #include <algorithm>
-#include <limits>
+#include <cmath>
+#include <cstring>
 
 #include "kernels/kernels.h"
 
 namespace attn::kernels {
 
-void KeyColumnSums::sweep(const HeadView& hv, std::size_t i0, std::size_t n,
-                          const std::uint8_t* key_rows /* (L) */, const Scratch& sc,
-                          float* tile /* (n, kKeyBlock) */) {
+void KeyColumnSums::begin(const HeadView& hv, std::size_t i0, std::size_t n,
+                          const std::uint8_t* key_rows /* (L) */) {
   const KeySpan keys = block_keys(hv, i0, n);
   const std::size_t extra = hv.T_ext - hv.T;  // bias_kv / zero_attn columns at [T, T')
+  rows_ = key_rows + i0;
+  n_ = n;
   bool counted = false;
-  for (std::size_t r = 0; r < n; ++r) counted = counted || (key_rows[i0 + r] && sc.allowed[r]);
+  for (std::size_t r = 0; r < n; ++r) counted = counted || rows_[r];
   // The block's columns: its key span, and up to T' with the extra columns.
   begin_ = keys.begin;
   count_ = counted ? (extra ? hv.T_ext : keys.end) - keys.begin : 0;
+  tiles_.clear();
+  e_.resize(n * count_);  // every tile's exponentials, end to end (no fill: each is copied in)
+  m_at_.clear();
+}
+
+void KeyColumnSums::record(std::size_t j0, std::size_t mb, const float* tile /* (n, mb) */,
+                           const float* m /* (n) */) {
+  if (!count_) return;
+  const std::size_t at = tiles_.empty() ? 0 : tiles_.back().at + n_ * tiles_.back().mb;
+  std::memcpy(e_.data() + at, tile, n_ * mb * sizeof(float));
+  m_at_.insert(m_at_.end(), m, m + n_);
+  tiles_.push_back({j0, mb, at});
+}
+
+void KeyColumnSums::sweep(const Scratch& sc) {
   sum_.assign(count_, 0.0);
   votes_.assign(count_, 0.0);
   max_.assign(count_, 0.0f);
-  if (!count_) return;
-
-  // One tile (n, mb) of keys j0..: each counted row's weights into the columns.
-  const auto add_tile = [&](std::size_t j0, std::size_t mb) {
-    score_tile(hv, i0, n, j0, mb, tile, mb);
-    double* sum = sum_.data() + (j0 - begin_);
-    double* votes = votes_.data() + (j0 - begin_);
-    float* mx = max_.data() + (j0 - begin_);
-    for (std::size_t r = 0; r < n; ++r) {
-      const std::uint8_t how = key_rows[i0 + r];
+  for (std::size_t t = 0; t < tiles_.size(); ++t) {
+    const Tile& tile = tiles_[t];
+    double* sum = sum_.data() + (tile.j0 - begin_);
+    double* votes = votes_.data() + (tile.j0 - begin_);
+    float* mx = max_.data() + (tile.j0 - begin_);
+    for (std::size_t r = 0; r < n_; ++r) {
+      const std::uint8_t how = rows_[r];
       if (!how || !sc.allowed[r]) continue;  // a row with no allowed key has no weight
-      float* p = tile + r * mb;
-      // Past the causal diagonal the scores were not computed: weight 0.
-      const std::size_t cols = causal_prefix(hv, i0 + r, j0, mb);
-      // p = exp(s - m) * (1 / l), as the maps path normalizes its rows.
-      exp_shift_sum(p, cols, sc.m[r]);
-      scale_row(p, cols, 1.0f / sc.l[r]);
-      for (std::size_t j = 0; j < cols; ++j) {
-        sum[j] += double(p[j]);
-        mx[j] = std::max(mx[j], p[j]);
+      // p = e * (exp(m(t) - m) * (1 / l)); exactly e * (1 / l) when m(t) is the final max.
+      // (A tile the row had no key of holds zeros: its m(t) may be -inf, the factor 0.)
+      const float mt = m_at_[t * n_ + r];
+      const float inv_l = 1.0f / sc.l[r];
+      const float factor = mt == sc.m[r] ? inv_l : std::exp(mt - sc.m[r]) * inv_l;
+      const float* e = e_.data() + tile.at + r * tile.mb;
+      for (std::size_t j = 0; j < tile.mb; ++j) {
+        const float p = e[j] * factor;
+        sum[j] += double(p);
+        mx[j] = std::max(mx[j], p);
       }
       if (how == kKeyRowVotes)
-        for (std::size_t j = 0; j < cols; ++j) votes[j] += double(p[j]);
+        for (std::size_t j = 0; j < tile.mb; ++j) votes[j] += double(e[j] * factor);
     }
-  };
-  for (std::size_t j0 = keys.begin; j0 < keys.end; j0 += kKeyBlock)
-    add_tile(j0, std::min(kKeyBlock, keys.end - j0));
-  if (extra) add_tile(hv.T, extra);
+  }
 }
 
 KeySums KeyColumnSums::result() const {

@@ -57,6 +57,7 @@ void RowDigest::begin(const DigestRequest& req, const HeadView& hv, std::size_t 
   sink_ = hv.sink;
   fallback = false;
   key_rows = req.key_rows.empty() ? nullptr : req.key_rows.data();
+  if (key_rows) key_sums.begin(hv, i0, n, key_rows);
   width_ = top_k_list_width(keep_);
   // Each row's list on whole cache lines: an insertion's vector loads then
   // take the previous insertion's stores straight from the store queue.

@@ -54,7 +54,8 @@ class RowDigest {
   bool fallback = false;
 
   // --key-stats: the request's key_rows (L), or nullptr; the streaming kernel
-  // then sweeps the block's keys into key_sums once its rows are final.
+  // then records each tile's exponentials in key_sums and sums them once the
+  // block's rows are final.
   const std::uint8_t* key_rows = nullptr;
   KeyColumnSums key_sums;
 
