@@ -11,8 +11,20 @@
 namespace attn {
 
 // Table order of CONTRACT.md: the version-1 layouts, then proj, bert, neox,
-// falcon (v2).
-enum class Layout { fused, separate, per_head, kqv, torch_mha, gpt2, proj, bert, neox, falcon };
+// falcon (v2), then codegen.
+enum class Layout {
+  fused,
+  separate,
+  per_head,
+  kqv,
+  torch_mha,
+  gpt2,
+  proj,
+  bert,
+  neox,
+  falcon,
+  codegen
+};
 
 std::string layout_name(Layout l);                            // "fused", ...
 std::optional<Layout> parse_layout(const std::string& name);  // nullopt if unknown

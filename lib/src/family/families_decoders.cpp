@@ -98,6 +98,10 @@ void add_decoder_rows(Table& t) {
       .with_embedding(word_embedding("wte."))  // GPTJModel: wte alone
       .with_rope(10000.0, rotary_dims("rotary_dim", /*interleaved=*/true))
       .with_defaults({{"rotary_dim", 64}});
+  // CodeGenAttention (modeling_codegen): GPT-J's attention (rotate_every_two over rotary_dim,
+  // 1 / sqrt(D), no biases; CodeGenBlock's ln_1, CodeGenModel's wte) with one qkv_proj whose
+  // rows come in mp_num = 4 groups of [q | v | k] (layout codegen), and out_proj.
+  t.row("codegen", t.of("gptj")).with_layout("codegen");
   t.row("internlm2")  // wqkv per KV group [q..., k, v] (the falcon layout), wo
       .at({"model.layers.{N}.attention.", "layers.{N}.attention."})
       .with_layout("falcon")

@@ -14,7 +14,7 @@ std::string n(std::size_t v) { return std::to_string(v); }
 // Layouts whose tensors hold one K and one V per query head.
 bool needs_mha(Layout l) {
   return l == Layout::per_head || l == Layout::torch_mha || l == Layout::gpt2 ||
-         l == Layout::bert || l == Layout::neox;
+         l == Layout::bert || l == Layout::neox || l == Layout::codegen;
 }
 
 }  // namespace
@@ -35,6 +35,10 @@ std::string layout_fit_problem(const Geometry& g, Layout layout) {
              " features; kdim/vdim other than hidden_size (found " + n(g.Ck) + ", " + n(g.Cv) +
              ") need layout torch_mha (q_proj_weight, k_proj_weight, v_proj_weight)";
   }
+  // CodeGen's qkv_proj: four groups (mp_num = 4, its TPU-v4 shards), each a quarter of the heads
+  if (layout == Layout::codegen && g.H % 4 != 0)
+    return "layout codegen splits the heads into 4 groups (CodeGen's mp_num), found num_heads " +
+           n(g.H);
   if (layout == Layout::torch_mha || layout == Layout::gpt2) {
     const std::string what =
         layout == Layout::torch_mha ? "torch.nn.MultiheadAttention's embed_dim" : "GPT-2's n_embd";
@@ -55,6 +59,7 @@ std::string layout_init_problem(const Geometry& g, Layout layout) {
     case Layout::bert:
     case Layout::neox:
     case Layout::falcon:
+    case Layout::codegen:
       return "layout " + layout_name(layout) +
              " names a Hugging Face model family's weights, not a tutorial module: init cannot "
              "reproduce it; give weights, or choose fused, separate, per_head, kqv or torch_mha";

@@ -5,7 +5,7 @@ namespace attn {
 const std::vector<std::string>& layout_names() {
   static const std::vector<std::string> names = {"fused",     "separate", "per_head", "kqv",
                                                  "torch_mha", "gpt2",     "proj",     "bert",
-                                                 "neox",      "falcon"};
+                                                 "neox",      "falcon",   "codegen"};
   return names;
 }
 

@@ -149,6 +149,21 @@ std::vector<Piece> interleaved(const Dims& d, Layout layout, Part part) {
   return p;
 }
 
+// codegen (modeling_codegen.CodeGenAttention): qkv_proj's rows in mp_num = 4
+// groups, each [q | v | k] of a quarter of the heads (H/4 heads of D rows);
+// head h is group h / (H/4)'s head h % (H/4).
+std::vector<Piece> codegen_groups(const Dims& d, Part part) {
+  std::vector<Piece> p;
+  const std::size_t quarter = d.H / 4 * d.D;  // rows of q (or v, or k) in a group
+  for (std::size_t g = 0; g < 4; ++g) {
+    const std::size_t src = 3 * g * quarter;
+    p.push_back({part, src, d.q_row0() + g * quarter, quarter});
+    p.push_back({part, src + quarter, d.v_row0() + g * quarter, quarter});
+    p.push_back({part, src + 2 * quarter, d.k_row0() + g * quarter, quarter});
+  }
+  return p;
+}
+
 // A gated q_proj (modeling_qwen3_next.Qwen3NextAttention): its rows viewed
 // (H, 2D) hold per head [query (D) | gate (D)], torch.chunk(..., 2, dim=-1).
 std::vector<Piece> gated_q(const Dims& d, Part q_part, Part gate_part) {
@@ -249,6 +264,12 @@ std::vector<Slot> layout_slots(const Dims& d, Layout layout) {
             {"query_key_value.bias", {}, interleaved(d, layout, Part::qkv_bias), false, {QKV}});
       if (d.out_proj) add_linear(s, "dense", Part::out_weight, 0, O, HD, d.out_bias);
       if (layout == Layout::neox) add_qk_norms(s, d);  // Persimmon's q/k LayerNorms
+      break;
+    case Layout::codegen:  // CodeGen: qkv_proj in 4 groups of [q | v | k], out_proj; no biases
+      s.push_back({"qkv_proj.weight", {}, codegen_groups(d, Part::qkv_weight), false, {QKV, C}});
+      if (d.qkv_bias)
+        s.push_back({"qkv_proj.bias", {}, codegen_groups(d, Part::qkv_bias), false, {QKV}});
+      if (d.out_proj) add_linear(s, "out_proj", Part::out_weight, 0, O, HD, d.out_bias);
       break;
   }
   return s;

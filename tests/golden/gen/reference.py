@@ -275,6 +275,11 @@ def project(a, sd, x, kv):
         elif lay == "per_head":  # viewed (H, 3, D): per head [q, k, v]
             qkv = qkv.view(B, S, H, 3, D)
             return qkv[..., 0, :], qkv[..., 1, :], qkv[..., 2, :], None
+        elif lay == "mp_groups":  # CodeGenAttention: reshape(..., mp_num=4, -1), each [q|v|k]
+            local = H * D // 4
+            q, v, k = qkv.reshape(B, S, 4, 3 * local).split(local, dim=-1)
+            # _split_heads: (B, S, 4, H/4, D) as (B, S, H, D)
+            return q.reshape(B, S, H, D), k.reshape(B, S, H, D), v.reshape(B, S, H, D), None
         elif lay == "kv_groups":  # viewed (Hkv, H/Hkv + 2, D): per KV group [q..., k, v]
             qkv = qkv.view(B, S, Hkv, H // Hkv + 2, D)
             return qkv[:, :, :, :-2].reshape(B, S, H, D), qkv[:, :, :, -2], qkv[:, :, :, -1], None

@@ -69,6 +69,7 @@ bool can_hold(const Config& c, Layout l) {
     case Layout::bert:
     case Layout::neox:
     case Layout::falcon:
+    case Layout::codegen:
       return false;
   }
   return false;
@@ -537,6 +538,7 @@ Mat layout_forward(const StateDict& sd, Layout l, const Config& c, const Mat& x,
     case Layout::bert:
     case Layout::neox:
     case Layout::falcon:
+    case Layout::codegen:
       break;
   }
   FAIL("layout_forward: no module for layout " << layout_name(l));

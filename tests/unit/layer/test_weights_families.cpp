@@ -77,6 +77,30 @@ TEST_CASE("families: neox stores per head [q, k, v] (GPT-NeoX's view (H, 3, D))"
   CHECK(bias.data[2] == float(g.k_row0()));  // head 0's k comes right after its q
 }
 
+TEST_CASE("families: codegen stores qkv_proj in 4 groups of [q | v | k] (CodeGen's mp_num)") {
+  // modeling_codegen: qkv.reshape(..., 4, -1), each group split q, v, k of H/4 heads, then
+  // _split_heads: head h is group h / (H/4)'s head h % (H/4).
+  const Config c = cfg_of(16, 8, 8, 2);
+  const Geometry g = geometry_of(c);
+  const StateDict sd = export_weights(numbered(c, false, false), Layout::codegen);
+  const Tensor qkv = sd.read_f32("qkv_proj.weight", false);  // (3*H*D, C)
+  REQUIRE(qkv.shape == std::vector<std::size_t>{48, 16});
+  CHECK_FALSE(sd.contains("qkv_proj.bias"));
+  std::size_t stored = 0;
+  for (std::size_t grp = 0; grp < 4; ++grp)
+    for (std::size_t part = 0; part < 3; ++part)       // q, v, k
+      for (std::size_t r = 0; r < 4; ++r, ++stored) {  // 2 heads of D = 2 rows
+        const std::size_t row0 = part == 0 ? g.q_row0() : part == 1 ? g.v_row0() : g.k_row0();
+        CHECK(qkv.data[stored * 16] == float(row0 + grp * 4 + r));
+      }
+  // read back: the same canonical rows
+  const Weights back = load_weights(sd, c, Layout::codegen, "w", false);
+  CHECK(same(back.w_qkv, numbered(c, false, false).w_qkv));
+  // heads that do not split into 4 groups: refused, naming the layout
+  expect_error([&] { load_weights(sd, cfg_of(12, 6, 6, 2), Layout::codegen, "w", false); },
+               Exit::config, "layout: layout codegen splits the heads into 4 groups");
+}
+
 TEST_CASE("families: falcon stores per KV group [q..., k, v] (Falcon's view (Hkv, H/Hkv + 2, D))") {
   for (std::int64_t Hkv : {1, 2, 4}) {
     CAPTURE(Hkv);

@@ -12,7 +12,7 @@ NAMES = [
     "gpt_neo", "esm", "dinov2", "siglip", "mistral3", "persimmon", "phimoe",
     "bart", "mbart", "marian", "m2m_100", "nllb_moe",
     "granitemoehybrid", "nemotron_h", "falcon_h1", "jamba", "rope_float32",
-    "olmo", "olmoe", "hunyuan", "gemma3n", "qwen_vl", "dbrx", "deberta_v2",
+    "olmo", "olmoe", "hunyuan", "gemma3n", "qwen_vl", "dbrx", "deberta_v2", "codegen",
 ]
 
 
