@@ -25,11 +25,11 @@ void use_own_threads_only() {
   // OpenBLAS starts (cores - 1) threads when it is loaded, and each spins on
   // sched_yield for about 0.1 s before it sleeps: at the start of a short
   // process that steals a core from the forward pass (a B=4, S=1024
-  // GPT-2-small layer: cold compute 215 ms with them, 165 ms without).
-  if constexpr (kernels::micro::kCallsBlas) {
-    openblas_set_num_threads(1);
-    blas_thread_shutdown_();
-  }
+  // GPT-2-small layer: cold compute 215 ms with them, 165 ms without). Every
+  // build loads it, own kernels or not: --check-f64's float64 products
+  // (gemm_f64_nt) are OpenBLAS's dgemm.
+  openblas_set_num_threads(1);
+  blas_thread_shutdown_();
 }
 
 std::string blas_info() {

@@ -38,10 +38,9 @@ constexpr bool kOwnProjections = kLanes >= 8;
 // linear_own packs x with pack_panels, whose panels are kNR wide only where
 // the tiles are attn-run's own.
 static_assert(!kOwnProjections || kOwnTiles);
-// Whether this build calls OpenBLAS at all. When it does not, no OpenBLAS
-// symbol is referenced and the executable (linked --as-needed) does not load
-// it: about 5 ms less process start on this VM, where every page fault of a
-// library's loading costs some 25 us.
+// Whether this build's float32 products call OpenBLAS (its thread count is
+// then managed per call, kernels/blas.cpp). OpenBLAS is linked and loaded
+// either way: --check-f64's float64 products are its dgemm.
 constexpr bool kCallsBlas = !kOwnTiles || !kOwnProjections;
 
 // store(r, lo, hi) receives row r < MR of the block: columns [0, kLanes) in
