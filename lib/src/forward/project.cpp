@@ -69,40 +69,6 @@ void append_extra_keys(const Weights& w, const AttentionSpec& spec, Projected& p
   }
 }
 
-// The norm of `heads` vectors of `width` floats each, in place, in float32
-// as Hugging Face's (sums in double, then rounded):
-//   rms    x * rsqrt(mean(x^2) + eps) * (offset + w)       (Qwen3RMSNorm, Gemma3RMSNorm)
-//   layer  (x - mean) * rsqrt(var + eps) * (offset + w) + b (nn.LayerNorm, CohereLayerNorm)
-//   l2     x * rsqrt(mean(x^2) + eps)                      (Llama4TextL2Norm; w is nullptr)
-// w and b advance by `wstep` per vector (width for per-head weights, 0 when shared).
-void norm_vectors(float* x, std::size_t heads, std::size_t width, const float* w, const float* b,
-                  std::size_t wstep, QkNormKind kind, float eps, float offset) {
-  for (std::size_t h = 0; h < heads; ++h) {
-    float* v = x + h * width;
-    const float* wh = w ? w + h * wstep : nullptr;
-    const float* bh = b ? b + h * wstep : nullptr;
-    if (kind == QkNormKind::layer) {
-      double sum = 0.0;
-      for (std::size_t d = 0; d < width; ++d) sum += v[d];
-      const float mean = static_cast<float>(sum / double(width));
-      double ss = 0.0;
-      for (std::size_t d = 0; d < width; ++d) ss += double(v[d] - mean) * double(v[d] - mean);
-      const float inv = 1.0f / std::sqrt(static_cast<float>(ss / double(width)) + eps);
-      for (std::size_t d = 0; d < width; ++d)
-        v[d] = (v[d] - mean) * inv * (offset + wh[d]) + (bh ? bh[d] : 0.0f);
-      continue;
-    }
-    double ss = 0.0;
-    for (std::size_t d = 0; d < width; ++d) ss += double(v[d]) * double(v[d]);
-    const float inv = 1.0f / std::sqrt(static_cast<float>(ss / double(width)) + eps);
-    if (!wh) {
-      for (std::size_t d = 0; d < width; ++d) v[d] = v[d] * inv;
-      continue;
-    }
-    for (std::size_t d = 0; d < width; ++d) v[d] = v[d] * inv * (offset + wh[d]);
-  }
-}
-
 // qk_norm over n rows of heads x D at `base` (stride ld), the heads from
 // head0 on: scope "head" normalizes each D-vector with the (D) weight, or its
 // head's row of the (heads, D) weight (per_head); scope "all" the whole
@@ -206,6 +172,39 @@ struct PositionWork {
 };
 
 }  // namespace
+
+// (stages.h) As Hugging Face's, in float32 (sums in double, then rounded):
+//   rms    x * rsqrt(mean(x^2) + eps) * (offset + w)       (Qwen3RMSNorm, Gemma3RMSNorm)
+//   layer  (x - mean) * rsqrt(var + eps) * (offset + w) + b (nn.LayerNorm, CohereLayerNorm)
+//   l2     x * rsqrt(mean(x^2) + eps)                      (Llama4TextL2Norm; w is nullptr)
+// w and b advance by `wstep` per vector (width for per-head weights, 0 when shared).
+void norm_vectors(float* x, std::size_t heads, std::size_t width, const float* w, const float* b,
+                  std::size_t wstep, QkNormKind kind, float eps, float offset) {
+  for (std::size_t h = 0; h < heads; ++h) {
+    float* v = x + h * width;
+    const float* wh = w ? w + h * wstep : nullptr;
+    const float* bh = b ? b + h * wstep : nullptr;
+    if (kind == QkNormKind::layer) {
+      double sum = 0.0;
+      for (std::size_t d = 0; d < width; ++d) sum += v[d];
+      const float mean = static_cast<float>(sum / double(width));
+      double ss = 0.0;
+      for (std::size_t d = 0; d < width; ++d) ss += double(v[d] - mean) * double(v[d] - mean);
+      const float inv = 1.0f / std::sqrt(static_cast<float>(ss / double(width)) + eps);
+      for (std::size_t d = 0; d < width; ++d)
+        v[d] = (v[d] - mean) * inv * (offset + wh[d]) + (bh ? bh[d] : 0.0f);
+      continue;
+    }
+    double ss = 0.0;
+    for (std::size_t d = 0; d < width; ++d) ss += double(v[d]) * double(v[d]);
+    const float inv = 1.0f / std::sqrt(static_cast<float>(ss / double(width)) + eps);
+    if (!wh) {
+      for (std::size_t d = 0; d < width; ++d) v[d] = v[d] * inv;
+      continue;
+    }
+    for (std::size_t d = 0; d < width; ++d) v[d] = v[d] * inv * (offset + wh[d]);
+  }
+}
 
 void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in, std::size_t b0,
              std::size_t nb, int threads, Projected& p) {

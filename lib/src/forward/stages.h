@@ -110,6 +110,14 @@ void apply_residual_norm(const Weights& w, double eps, const float* x, float* ou
 // tensor of x's shape (forward/input_norm.cpp).
 Tensor apply_input_norm(const Weights& w, const InputNormSpec& n, const Tensor& x);
 
+// The norm of `heads` vectors of `width` floats each, in place (project.cpp):
+// rms, layer (with b, or nullptr) or l2 (w nullptr), times (offset + w); w
+// and b advance by `wstep` per vector (width for per-head weights, 0 when
+// shared). The q/k norms, v_norm, and DeBERTa's LayerNorm of its relative
+// embeddings (run/disentangled_weights.cpp).
+void norm_vectors(float* x, std::size_t heads, std::size_t width, const float* w, const float* b,
+                  std::size_t wstep, QkNormKind kind, float eps, float offset);
+
 // DeBERTa's disentangled terms of one run (spec.disentangled;
 // forward/disentangled.cpp). Letters: R2 = 2 span, the relative embeddings'
 // rows the attention reads.

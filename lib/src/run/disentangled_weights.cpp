@@ -10,6 +10,7 @@
 
 #include "attn/error.h"
 #include "attn/escape.h"
+#include "forward/stages.h"
 
 namespace attn {
 namespace {
@@ -33,21 +34,12 @@ Tensor read_shaped(const StateDict& from, const std::string& key, const std::str
   return from.read_f32(key, allow_nonfinite);
 }
 
-// nn.LayerNorm over each row of x (rows, C) in place, in float32 (sums in
-// double): (x - mean) / sqrt(var + eps) * w + b.
+// nn.LayerNorm over each row of x (rows, C) in place, as the q/k norms run it.
 void layer_norm_rows(Tensor& x, const Tensor& w, const Tensor& b, float eps) {
   const std::size_t rows = x.shape[0], C = x.shape[1];
-  for (std::size_t r = 0; r < rows; ++r) {
-    float* v = x.ptr() + r * C;
-    double sum = 0.0;
-    for (std::size_t c = 0; c < C; ++c) sum += v[c];
-    const float mean = static_cast<float>(sum / double(C));
-    double ss = 0.0;
-    for (std::size_t c = 0; c < C; ++c) ss += double(v[c] - mean) * double(v[c] - mean);
-    const float inv = 1.0f / std::sqrt(static_cast<float>(ss / double(C)) + eps);
-    for (std::size_t c = 0; c < C; ++c)
-      v[c] = (v[c] - mean) * inv * w.data[c] + (b.data.empty() ? 0.0f : b.data[c]);
-  }
+  const float* bias = b.data.empty() ? nullptr : b.ptr();
+  for (std::size_t r = 0; r < rows; ++r)
+    detail::norm_vectors(x.ptr() + r * C, 1, C, w.ptr(), bias, 0, QkNormKind::layer, eps, 0.0f);
 }
 
 }  // namespace
