@@ -159,3 +159,39 @@ def folder_case_checks(spec, post_norm=False):
             checks.append("residual_norm")
         out.append((c["dir"], c["layer"], checks))
     return out
+
+
+class Family:
+    """The functions every BART-shaped family file exports but `model` (its own tensors outside
+    the layers): config reading with the class defaults, the encoder layer's settings, the
+    cases of spec["cases"] and their checks. A family file binds them:
+        _f = seq2seq.Family(DEFAULTS, post_norm=True)
+        read, num_layers, settings = _f.read, _f.num_layers, _f.settings
+        folder_cases, folder_case_checks, folder_case_dirs = _f.cases()"""
+
+    def __init__(self, defaults, post_norm=False, cross="encoder_attn"):
+        self.defaults, self.post_norm, self.cross = defaults, post_norm, cross
+
+    def read(self, cfg):
+        return read(cfg, self.defaults)
+
+    def num_layers(self, cfg):
+        return self.read(cfg)["encoder_layers"]
+
+    def settings(self, cfg, layer):
+        return layer_of(self.read(cfg), f"model.encoder.layers.{layer}.self_attn.", "encoder",
+                        layer)
+
+    def folder_cases(self, fam, spec, root, stored, layers, g, rn):
+        return folder_cases(self.read(spec["config"]), spec, root, stored, g, rn,
+                            cross=self.cross, post_norm=self.post_norm)
+
+    def folder_case_checks(self, spec):
+        return folder_case_checks(spec, post_norm=self.post_norm)
+
+    @staticmethod
+    def folder_case_dirs(spec):
+        return [c["dir"] for c in spec["cases"]]
+
+    def cases(self):
+        return self.folder_cases, self.folder_case_checks, self.folder_case_dirs

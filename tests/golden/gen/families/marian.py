@@ -7,19 +7,9 @@ from .. import seq2seq
 MODEL_TYPES = ("marian",)
 DEFAULTS = {"d_model": 1024, "encoder_layers": 12, "decoder_layers": 12,
             "encoder_attention_heads": 16, "decoder_attention_heads": 16}
-
-
-def read(cfg):
-    return seq2seq.read(cfg, DEFAULTS)
-
-
-def num_layers(cfg):
-    return read(cfg)["encoder_layers"]
-
-
-def settings(cfg, layer):
-    return seq2seq.layer_of(read(cfg), f"model.encoder.layers.{layer}.self_attn.", "encoder",
-                            layer)
+_f = seq2seq.Family(DEFAULTS, post_norm=True)
+read, num_layers, settings = _f.read, _f.num_layers, _f.settings
+folder_cases, folder_case_checks, folder_case_dirs = _f.cases()
 
 
 def model(cfg, layers, g):
@@ -29,18 +19,6 @@ def model(cfg, layers, g):
                                         ("encoder.embed_positions.weight", (t["positions"], C)),
                                         ("decoder.embed_positions.weight", (t["positions"], C))],
                          final_norm=False, head=("lm_head.weight", "final_logits_bias"))
-
-
-def folder_cases(fam, spec, root, stored, layers, g, rn):
-    return seq2seq.folder_cases(read(spec["config"]), spec, root, stored, g, rn, post_norm=True)
-
-
-def folder_case_checks(spec):
-    return seq2seq.folder_case_checks(spec, post_norm=True)
-
-
-def folder_case_dirs(spec):
-    return [c["dir"] for c in spec["cases"]]
 
 
 FOLDERS = [

@@ -7,36 +7,14 @@ MODEL_TYPES = ("nllb-moe",)
 DEFAULTS = {"d_model": 1024, "encoder_layers": 12, "decoder_layers": 12,
             "encoder_attention_heads": 16, "decoder_attention_heads": 16}
 CROSS = "cross_attention"
-
-
-def read(cfg):
-    return seq2seq.read(cfg, DEFAULTS)
-
-
-def num_layers(cfg):
-    return read(cfg)["encoder_layers"]
-
-
-def settings(cfg, layer):
-    return seq2seq.layer_of(read(cfg), f"model.encoder.layers.{layer}.self_attn.", "encoder",
-                            layer)
+_f = seq2seq.Family(DEFAULTS, cross=CROSS)
+read, num_layers, settings = _f.read, _f.num_layers, _f.settings
+folder_cases, folder_case_checks, folder_case_dirs = _f.cases()
 
 
 def model(cfg, layers, g):
     t = read(cfg)
     return seq2seq.model(t, g, cross=CROSS, outside=[("shared.weight", (t["vocab"], t["C"]))])
-
-
-def folder_cases(fam, spec, root, stored, layers, g, rn):
-    return seq2seq.folder_cases(read(spec["config"]), spec, root, stored, g, rn, cross=CROSS)
-
-
-def folder_case_checks(spec):
-    return seq2seq.folder_case_checks(spec)
-
-
-def folder_case_dirs(spec):
-    return [c["dir"] for c in spec["cases"]]
 
 
 FOLDERS = [
