@@ -305,6 +305,14 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
 
   const std::size_t B = in.x->shape[0], L = in.x->shape[1];
   const std::size_t T = in.key ? in.key->shape[1] : L, Tx = map_keys(w, spec, T);
+  // A chunk's normed rows are read only by its own projections, before its context rows are
+  // written: with O == C (and no residual_norm, which reads them after the output projection)
+  // the context takes their buffer, one fresh (B, L, C) buffer fewer (on a VM, fresh memory's
+  // first touch costs up to 2 s per GB).
+  if (!normed.data.empty() && O == g.C && !spec.residual_norm) {
+    context.data.swap(normed.data);
+    in.x = &context;
+  }
   context.shape = {B, L, O};
   context.data.resize(B * L * O);
 
