@@ -49,6 +49,10 @@ class OutputDir {
   const std::string& staging() const { return staging_; }
   // The names of the files staged so far, in the order added ("context.npy").
   std::vector<std::string> names() const;
+  // Where the staged file `name` is until the commit (its temporary's path;
+  // "" when nothing of that name is staged): a reader of the staged bytes,
+  // such as --pack appending an input's files to its shard's, opens it here.
+  std::string staged_path(const std::string& name) const;
 
   // Stage `name` with these bytes: written now, made durable with the other
   // files at the commit. Exit::cant_create / Exit::io on failure.
