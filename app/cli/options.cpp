@@ -273,8 +273,8 @@ void setup_options(CLI::App& app, Options& opt) {
                  "index.npy and index.csv say where each input's rows are)");
   many->add_option("--merge-shards", opt.merge_dir,
                    "join a sharded batch: DIR/batch-K-of-N.json into DIR/batch.json, the "
-                   "inputs' head_stats.json into DIR/head_stats.* (no --config); exit 66 naming "
-                   "inputs with no result")
+                   "inputs' head_stats.json into DIR/head_stats.*, or packs' indexes into "
+                   "DIR/index.csv (no --config); exit 66 naming inputs with no result")
       ->type_name("DIR");
   // The old name of --merge-shards, kept working (a note on stderr says the new one).
   app.add_option("--merge-summaries", opt.merge_dir_old_name, "old name of --merge-shards")

@@ -185,7 +185,8 @@ void install_cleanup_signal_handlers();
 // "commit" (temporaries written, nothing renamed yet) and "rename" (inside a
 // commit, after each rename: a file into its folder, or a whole folder
 // created at the commit). "<point>:N" stops the Nth time the run reaches the
-// point (an --input-list run's Nth commit, a commit's Nth rename).
+// point (an --input-list run's Nth commit, a commit's Nth rename). "pack-commit":
+// a --pack group's files and index written, its manifest not yet.
 void test_pause_point(const char* where);
 
 }  // namespace attn
