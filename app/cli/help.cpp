@@ -24,8 +24,9 @@ constexpr const char* kUsage =
     "                                        several layers, each into DIR/layer_N/\n"
     "  attn-run --model DIR|FILE.gguf        the model's layers as a table\n"
     "  attn-run --config FILE --input-list LIST -o DIR [--shard K/N|auto[:N]] [--keep-going]\n"
-    "                                        many inputs, weights loaded once\n"
-    "  attn-run --merge-shards DIR           join a sharded batch's shards in DIR\n"
+    "           [--pack]                     many inputs, weights loaded once (--pack: a few\n"
+    "                                        files per shard in DIR/pack-K-of-N/)\n"
+    "  attn-run --merge-shards DIR           join a sharded batch's shards (or packs) in DIR\n"
     "  attn-run --config FILE --dump-weights [DIR|FILE] [--layout NAME]\n"
     "                                        list the weights, or write them out\n"
     "  attn-run --help | --version\n";

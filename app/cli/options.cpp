@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include "attn/cpus.h"
 #include "attn/error.h"
@@ -266,10 +267,14 @@ void setup_options(CLI::App& app, Options& opt) {
                  "with --input-list: a failed input does not stop the batch; each failure is "
                  "listed (stderr, manifest.json, the summary), a rerun computes only those, and "
                  "the exit status is the first failure's");
+  many->add_flag("--pack", opt.pack,
+                 "with --input-list: shard K of N packs every input's results into "
+                 "DIR/pack-K-of-N/ (context.npy, attention.npy, ... rows concatenated; "
+                 "index.npy and index.csv say where each input's rows are)");
   many->add_option("--merge-shards", opt.merge_dir,
                    "join a sharded batch: DIR/batch-K-of-N.json into DIR/batch.json, the "
-                   "inputs' head_stats.json into DIR/head_stats.* (no --config); exit 66 naming "
-                   "inputs with no result")
+                   "inputs' head_stats.json into DIR/head_stats.*, or packs' indexes into "
+                   "DIR/index.csv (no --config); exit 66 naming inputs with no result")
       ->type_name("DIR");
   // The old name of --merge-shards, kept working (a note on stderr says the new one).
   app.add_option("--merge-summaries", opt.merge_dir_old_name, "old name of --merge-shards")
@@ -487,6 +492,19 @@ void check_option_combinations(const Options& opt) {
         throw Error(Exit::usage, "--tokens: cannot be combined with " + other +
                                      ": it builds layer 0's input from the embedding table; run "
                                      "that one layer, --layer 0");
+  }
+  if (opt.pack && !opt.input_list)
+    throw Error(Exit::usage, "--pack: only meaningful with --input-list");
+  if (opt.pack) {  // outputs whose rows do not concatenate into one file per shard
+    for (const auto& [given, flag, why] :
+         {std::tuple{opt.head_stats, "--head-stats", "its tables are per input, not rows"},
+          {!opt.save_spec.empty(), "--save", "its tensors are not packed"},
+          {opt.stats, "--stats",
+           "its table goes to each input's run.json, which a pack does "
+           "not keep"}})
+      if (given)
+        throw Error(Exit::usage, std::string(flag) + ": not available with --pack (" + why +
+                                     "); run the batch without --pack, or drop " + flag);
   }
   if (opt.input_list) {
     if (opt.input) throw Error(Exit::usage, "--input: cannot be combined with --input-list");

@@ -81,6 +81,7 @@ struct Options {
   // Many inputs.
   std::optional<std::string> input_list;
   bool keep_going = false;                        // a failed input does not stop the batch
+  bool pack = false;                              // --pack: one pack per shard (pack_batch.h)
   std::optional<std::string> shard_spec;          // "K/N", "auto", "auto:N" (cli/shard.h)
   std::optional<std::string> merge_dir;           // --merge-shards DIR: its own mode, no config
   std::optional<std::string> merge_dir_old_name;  // --merge-summaries DIR, its old name

@@ -29,31 +29,11 @@
 #include "modes/input_list_file.h"
 #include "modes/input_list_manifest.h"
 #include "modes/modes.h"
+#include "modes/pack_batch.h"
 #include "modes/run_fingerprint.h"
 #include "modes/run_session.h"
 
 namespace app {
-namespace {
-
-constexpr std::size_t kGroupInputs = 64;
-constexpr double kGroupSeconds = 1.0;
-
-// The forward pass of one list entry; its data errors ("input: ...") name the
-// entry's file, so a failing input among a thousand is found.
-JobResult forward_naming_input(const RunSession& session, const SessionInput& in,
-                               const JobPlan& plan, attn::OutputDir* out, const std::string& path) {
-  try {
-    return session.forward(in, plan, out, path);
-  } catch (const attn::Error& err) {
-    const std::string what = err.what();
-    if (what.find(path) != std::string::npos) throw;
-    const std::string prefix = "input: ";
-    throw attn::Error(
-        err.code(), path + ": " + (what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what));
-  }
-}
-
-}  // namespace
 
 int run_input_list(const Options& opt) {
   const auto t_start = Clock::now();
@@ -92,14 +72,20 @@ int run_input_list(const Options& opt) {
   for (const ListEntry* e : mine) ::rmdir((cfg.output_dir + "/" + e->name).c_str());
   // A rerun (after preemption) skips what an earlier run with the same
   // fingerprint committed; another run's folder is refused (73).
-  ListManifest manifest(cfg.output_dir, run_fingerprint(opt, cfg, session.model().weights_source));
+  nlohmann::json fingerprint = run_fingerprint(opt, cfg, session.model().weights_source);
+  if (opt.pack) fingerprint["--pack list"] = list_identity(entries);
+  ListManifest manifest(cfg.output_dir, fingerprint);
   if (opt.shard_spec) manifest.set_split(shard);
+  if (opt.pack) {  // one pack per shard instead of a folder per input (pack_batch.h)
+    manifest.write_settings();
+    return run_packed_list({opt, cfg, shard, list, entries, mine, session, lo, fingerprint});
+  }
   std::map<std::string, std::string> path_of;  // result folder name -> input path
   for (const ListEntry* e : mine) path_of[e->name] = e->path;
   nlohmann::json done = nlohmann::json::array();
   Progress progress("inputs", mine.size(), Progress::wanted(opt.quiet));
-  // Results are committed in groups (kGroupInputs inputs, or what finished in
-  // kGroupSeconds), so 1,000 short inputs do not pay 1,000 rounds of fsync.
+  // Results are committed in groups (kCommitGroupInputs inputs, or what finished in
+  // kCommitGroupSeconds), so 1,000 short inputs do not pay 1,000 rounds of fsync.
   // A group's files go to the disk on a helper thread (flush_together) while
   // the next group computes; this thread renames them (commit_together, the
   // cleanup signals held off) before the next group's flush starts. Each
@@ -150,7 +136,7 @@ int run_input_list(const Options& opt) {
     JobPlan plan;
     plan.stats = opt.stats;
     plan.write_maps = cfg.output_attention;
-    const JobResult res = forward_naming_input(session, in, plan, &out, e->path);
+    const JobResult res = forward_list_entry(session, in, plan, &out, e->path);
 
     const auto t_write = Clock::now();
     const nlohmann::json run =
@@ -200,8 +186,8 @@ int run_input_list(const Options& opt) {
                           {"exit_code", int(err.code())}});
         if (!first_failure) first_failure = int(err.code());
       }
-      if (!pending.empty() &&
-          (pending.size() >= kGroupInputs || ms_since(pending_since) >= kGroupSeconds * 1e3))
+      if (!pending.empty() && (pending.size() >= kCommitGroupInputs ||
+                               ms_since(pending_since) >= kCommitGroupSeconds * 1e3))
         commit_pending();
       progress.advance(1);
     }

@@ -14,6 +14,11 @@
 
 namespace app {
 
+// A batch commits its inputs in groups: this many, or what finished in this
+// many seconds, so 1,000 short inputs do not pay 1,000 rounds of fsync.
+inline constexpr std::size_t kCommitGroupInputs = 64;
+inline constexpr double kCommitGroupSeconds = 1.0;
+
 class ListManifest {
  public:
   // Reads DIR/manifest.json when present. Exit 73 naming each setting that
@@ -38,6 +43,13 @@ class ListManifest {
                    int exit_code);
   // DIR/manifest.json rewritten as mark_done does, when a failure is not written yet.
   void write();
+  // DIR/manifest.json written now with the fingerprint and split, inputs or
+  // not (a --pack batch keeps its inputs in its packs; the folder's manifest
+  // says the folder is a pack batch's, so a folder batch into it is refused).
+  void write_settings() {
+    unwritten_ = true;
+    write();
+  }
 
   // Records the batch's split (N shards; from a scheduler, its name and the
   // array's first task id and step) with the next mark_done, unless the

@@ -21,6 +21,7 @@
 #include "modes/head_stats_tables.h"
 #include "modes/input_list_file.h"
 #include "modes/modes.h"
+#include "modes/pack_files.h"
 
 namespace app {
 namespace {
@@ -155,20 +156,10 @@ std::vector<ShardFile> read_shard_files(const std::string& dir, const std::optio
   return out;
 }
 
-}  // namespace
-
-int run_merge_shards(const Options& opt) {
-  const std::string& dir = *opt.merge_dir;
-  const std::optional<Split> split = manifest_split(dir);
-  const std::vector<ShardFile> shards = read_shard_files(dir, split);
-  const std::size_t first_task = split ? split->first_task : 0;
-  const std::size_t step = split ? split->step : 1;
-  const json& first = shards.front().body;
-  const std::size_t n = shards.front().n;
-  const std::size_t count = first["list_inputs"].get<std::size_t>();
-
-  // What each list entry is, from the list itself when it can still be read
-  // (its path as the shards were given it); by index alone otherwise.
+// What each list entry is, from the list itself (`list`, as the shards
+// were given it) when it can still be read; none (inputs named by index)
+// otherwise. Exit 65 when it holds another count than the shards ran.
+std::vector<ListEntry> list_entries(const std::string& dir, const json& list, std::size_t count) {
   std::vector<ListEntry> entries;
   try {
     // A list given on standard input ("-") or through a pipe (<(...) is
@@ -176,18 +167,177 @@ int run_merge_shards(const Options& opt) {
     const auto once = [](const std::string& l) {
       return l == "-" || l.rfind("/dev/fd/", 0) == 0 || l.rfind("/proc/", 0) == 0;
     };
-    if (first.contains("input_list") && first["input_list"].is_string() &&
-        !once(first["input_list"].get<std::string>()))
-      entries = read_list(first["input_list"].get<std::string>());
+    if (list.is_string() && !once(list.get<std::string>()))
+      entries = read_list(list.get<std::string>());
   } catch (const Error& e) {
     spdlog::warn("{}: the input list cannot be read ({}); naming missing inputs by index",
                  attn::printable(dir), attn::printable(e.what()));
   }
   if (!entries.empty() && entries.size() != count)
-    throw Error(Exit::data, attn::printable(first["input_list"].get<std::string>()) + ": holds " +
+    throw Error(Exit::data, attn::printable(list.get<std::string>()) + ": holds " +
                                 std::to_string(entries.size()) +
-                                " inputs now; the shard files counted " + std::to_string(count) +
+                                " inputs now; the shards counted " + std::to_string(count) +
                                 " (the list changed since the run)");
+
+  return entries;
+}
+
+// One line naming the list entries with no result (by list index) and the
+// shards to resubmit, as the batch's array takes them (exit 66).
+Error no_result(const std::string& dir, const std::vector<std::size_t>& missing, std::size_t count,
+                std::size_t n, const std::vector<ListEntry>& entries,
+                const std::optional<Split>& split) {
+  std::set<std::size_t> resubmit;
+  for (std::size_t i : missing) resubmit.insert(i % n);
+  const std::size_t first_task = split ? split->first_task : 0;
+  const std::size_t step = split ? split->step : 1;
+  std::string names;
+  for (std::size_t j = 0; j < missing.size() && j < kListedMissing; ++j) {
+    const std::size_t i = missing[j];
+    names += (j ? ", " : "") + (entries.empty() ? "entry " + std::to_string(i)
+                                                : attn::printable(entries[i].written) + " (line " +
+                                                      std::to_string(entries[i].line) + ")");
+  }
+  if (missing.size() > kListedMissing)
+    names += " and " + std::to_string(missing.size() - kListedMissing) + " more";
+  // Runs of consecutive shards as ranges, as Slurm's --array takes them:
+  // "1-23" rather than 23 numbers, "0,2-4,7" for gaps.
+  // The array's task ids are its first id + K * its step (--array=1-16: K
+  // = ID - 1; Grid Engine's -t 1-31:2: K = (ID - 1) / 2).
+  const auto ranges = [&](std::size_t offset, std::size_t step) {
+    std::string ks;
+    for (auto it = resubmit.begin(); it != resubmit.end();) {
+      const std::size_t first = *it;
+      std::size_t last = first;
+      while (++it != resubmit.end() && *it == last + 1) ++last;
+      ks += (ks.empty() ? "" : ",") + std::to_string(offset + first * step) +
+            (last > first ? "-" + std::to_string(offset + last * step) +
+                                (step > 1 ? ":" + std::to_string(step) : std::string())
+                          : std::string());
+    }
+    return ks;
+  };
+  const std::string ks = ranges(0, 1), tasks = ranges(first_task, step);
+  const std::string scheduler = split ? split->scheduler : "";
+  const std::string array = scheduler.empty() || scheduler == "Slurm"
+                                ? "a Slurm array: --array=" + tasks
+                                : "the " + scheduler + " array's task ids " + tasks;
+  return Error(Exit::no_input, attn::printable(dir) + ": " + std::to_string(missing.size()) +
+                                   " of " + std::to_string(count) +
+                                   " inputs have no result: " + names + "; resubmit shard(s) " +
+                                   ks + " of " + std::to_string(n) + " (--shard K/" +
+                                   std::to_string(n) + "; " + array + ")");
+}
+
+// DIR's pack-K-of-N folders (--input-list ... --pack), sorted by K.
+std::vector<std::pair<std::size_t, std::size_t>> pack_folders(const std::string& dir) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec))
+    if (const auto kn = parse_pack_folder_name(it->path().filename().string());
+        kn && attn::is_directory(it->path().string()))
+      out.push_back(*kn);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool holds_packs(const std::string& dir) {
+  return attn::is_directory(dir) && !pack_folders(dir).empty();
+}
+
+// --merge-shards over packs: every list entry packed exactly once (exit code
+// 0) across the packs of one split, or the missing named with the shards to
+// resubmit (66); then DIR/index.csv, each input's row with its pack. No data
+// is copied: the packs stay where they are.
+int merge_packs(const std::string& dir, const std::optional<Split>& split) {
+  const auto folders = pack_folders(dir);
+  std::map<std::size_t, std::size_t> packs_of;  // N -> pack folders of that split
+  for (const auto& [k, n] : folders) ++packs_of[n];
+  std::size_t n = split ? split->n : 0;
+  for (const auto& [each, count] : packs_of)
+    if (!split && (n == 0 || count > packs_of[n])) n = each;
+  std::string stale;
+  for (const auto& [k, each] : folders)
+    if (each != n || k >= n) stale += (stale.empty() ? "" : ", ") + pack_folder_name(k, each);
+  if (!stale.empty())
+    throw Error(Exit::data, attn::printable(dir) +
+                                ": packs of different splits; the batch is split " +
+                                std::to_string(n) + " ways: remove the stale ones: " + stale);
+  json list, columns;
+  std::size_t count = 0;
+  struct Packed {
+    std::string pack;
+    std::vector<std::int64_t> row;
+  };
+  std::map<std::size_t, Packed> done;  // by list index
+  for (const auto& [k, each] : folders) {
+    const std::string name = pack_folder_name(k, n);
+    const PackIndex p = read_pack_index(dir + "/" + name);
+    if (p.manifest.is_null()) continue;  // nothing committed: its inputs are missing
+    if (columns.is_null()) {
+      list = p.manifest.value("input_list", json());
+      count = p.manifest.value("list_inputs", std::size_t(0));
+      columns = p.manifest["index"]["columns"];
+    } else if (p.manifest.value("input_list", json()) != list ||
+               p.manifest.value("list_inputs", std::size_t(0)) != count ||
+               p.manifest["index"]["columns"] != columns) {
+      throw Error(Exit::data, attn::printable(dir) + ": " + name +
+                                  " is a pack of another list or other outputs than the others");
+    }
+    for (std::size_t r = 0; r < p.rows.size() / p.columns; ++r) {
+      const std::int64_t* row = p.rows.data() + r * p.columns;
+      const std::size_t i = std::size_t(row[0]);
+      if (row[9] != 0 || row[0] < 0 || i >= count) continue;  // a failure, retried later
+      if (done.count(i))
+        throw Error(Exit::data, attn::printable(dir) + ": list entry " + std::to_string(i) +
+                                    " is packed twice, in " + done[i].pack + " and " + name);
+      done[i] = {name, std::vector<std::int64_t>(row, row + p.columns)};
+    }
+  }
+  if (columns.is_null())
+    throw Error(Exit::no_input, attn::printable(dir) +
+                                    ": no pack holds a committed input yet; run its shards "
+                                    "(--shard K/" +
+                                    std::to_string(n) + ") first");
+  const std::vector<ListEntry> entries = list_entries(dir, list, count);
+  std::vector<std::size_t> missing;
+  for (std::size_t i = 0; i < count; ++i)
+    if (!done.count(i)) missing.push_back(i);
+  if (!missing.empty()) throw no_result(dir, missing, count, n, entries, split);
+
+  std::string csv = "name,path,pack";
+  for (const json& c : columns) csv += "," + c.get<std::string>();
+  csv += "\n";
+  for (const auto& [i, packed] : done) {
+    csv += entries.empty()
+               ? "entry " + std::to_string(i) + ","
+               : pack_csv_field(entries[i].name) + "," + pack_csv_field(entries[i].path);
+    csv += "," + packed.pack;
+    for (std::int64_t v : packed.row) csv += "," + std::to_string(v);
+    csv += "\n";
+  }
+  attn::OutputDir out(dir);
+  out.add("index.csv", csv);
+  out.commit();
+  spdlog::info("merged the index of {} packs ({} inputs) into {}/index.csv", folders.size(), count,
+               attn::printable(dir));
+  return 0;
+}
+
+}  // namespace
+
+int run_merge_shards(const Options& opt) {
+  const std::string& dir = *opt.merge_dir;
+  const std::optional<Split> split = manifest_split(dir);
+  if (holds_packs(dir)) return merge_packs(dir, split);
+  const std::vector<ShardFile> shards = read_shard_files(dir, split);
+  const json& first = shards.front().body;
+  const std::size_t n = shards.front().n;
+  const std::size_t count = first["list_inputs"].get<std::size_t>();
+
+  const std::vector<ListEntry> entries =
+      list_entries(dir, first.value("input_list", json()), count);
 
   std::map<std::size_t, json> done;  // by list index
   for (const ShardFile& s : shards)
@@ -199,51 +349,9 @@ int run_merge_shards(const Options& opt) {
     }
 
   std::vector<std::size_t> missing;
-  std::set<std::size_t> resubmit;
   for (std::size_t i = 0; i < count; ++i)
-    if (!done.count(i)) {
-      missing.push_back(i);
-      resubmit.insert(i % n);
-    }
-  if (!missing.empty()) {
-    std::string names;
-    for (std::size_t j = 0; j < missing.size() && j < kListedMissing; ++j) {
-      const std::size_t i = missing[j];
-      names +=
-          (j ? ", " : "") + (entries.empty() ? "entry " + std::to_string(i)
-                                             : attn::printable(entries[i].written) + " (line " +
-                                                   std::to_string(entries[i].line) + ")");
-    }
-    if (missing.size() > kListedMissing)
-      names += " and " + std::to_string(missing.size() - kListedMissing) + " more";
-    // Runs of consecutive shards as ranges, as Slurm's --array takes them:
-    // "1-23" rather than 23 numbers, "0,2-4,7" for gaps.
-    // The array's task ids are its first id + K * its step (--array=1-16: K
-    // = ID - 1; Grid Engine's -t 1-31:2: K = (ID - 1) / 2).
-    const auto ranges = [&](std::size_t offset, std::size_t step) {
-      std::string ks;
-      for (auto it = resubmit.begin(); it != resubmit.end();) {
-        const std::size_t first = *it;
-        std::size_t last = first;
-        while (++it != resubmit.end() && *it == last + 1) ++last;
-        ks += (ks.empty() ? "" : ",") + std::to_string(offset + first * step) +
-              (last > first ? "-" + std::to_string(offset + last * step) +
-                                  (step > 1 ? ":" + std::to_string(step) : std::string())
-                            : std::string());
-      }
-      return ks;
-    };
-    const std::string ks = ranges(0, 1), tasks = ranges(first_task, step);
-    const std::string scheduler = split ? split->scheduler : "";
-    const std::string array = scheduler.empty() || scheduler == "Slurm"
-                                  ? "a Slurm array: --array=" + tasks
-                                  : "the " + scheduler + " array's task ids " + tasks;
-    throw Error(Exit::no_input, attn::printable(dir) + ": " + std::to_string(missing.size()) +
-                                    " of " + std::to_string(count) +
-                                    " inputs have no result: " + names + "; resubmit shard(s) " +
-                                    ks + " of " + std::to_string(n) + " (--shard K/" +
-                                    std::to_string(n) + "; " + array + ")");
-  }
+    if (!done.count(i)) missing.push_back(i);
+  if (!missing.empty()) throw no_result(dir, missing, count, n, entries, split);
 
   json merged = first;  // version, config, list, weights, layout: the same in every shard
   merged["shard"] = nullptr;

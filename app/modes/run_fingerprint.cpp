@@ -175,6 +175,8 @@ nlohmann::json run_fingerprint(const Options& opt, const attn::Config& cfg,
   }
   // --save: the names asked for (null when not given, so older folders resume).
   if (!opt.save_spec.empty()) fp["--save"] = attn::parse_save_list(opt.save_spec);
+  // --pack: null when not given, so folder batches from before it still resume.
+  if (opt.pack) fp["--pack"] = true;
   fp["--allow-nonfinite"] = opt.allow_nonfinite;
   std::string labels_flag;
   const auto labels = flag_labels(opt, &labels_flag);

@@ -311,4 +311,17 @@ nlohmann::json RunSession::stage(attn::OutputDir& out, const SessionInput& in, c
   return stage_results(out, f, res, extra);
 }
 
+JobResult forward_list_entry(const RunSession& session, const SessionInput& in, const JobPlan& plan,
+                             attn::OutputDir* out, const std::string& path) {
+  try {
+    return session.forward(in, plan, out, path);
+  } catch (const attn::Error& err) {
+    const std::string what = err.what();
+    if (what.find(path) != std::string::npos) throw;
+    const std::string prefix = "input: ";
+    throw attn::Error(
+        err.code(), path + ": " + (what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what));
+  }
+}
+
 }  // namespace app

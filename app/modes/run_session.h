@@ -79,4 +79,9 @@ class RunSession {
   int threads_;
 };
 
+// session.forward for one --input-list entry: its data errors ("input: ...")
+// name the entry's file, so a failing input among a thousand is found.
+JobResult forward_list_entry(const RunSession& session, const SessionInput& in, const JobPlan& plan,
+                             attn::OutputDir* out, const std::string& path);
+
 }  // namespace app

@@ -49,6 +49,10 @@ class OutputDir {
   const std::string& staging() const { return staging_; }
   // The names of the files staged so far, in the order added ("context.npy").
   std::vector<std::string> names() const;
+  // Where the staged file `name` is until the commit (its temporary's path;
+  // "" when nothing of that name is staged): a reader of the staged bytes,
+  // such as --pack appending an input's files to its shard's, opens it here.
+  std::string staged_path(const std::string& name) const;
 
   // Stage `name` with these bytes: written now, made durable with the other
   // files at the commit. Exit::cant_create / Exit::io on failure.
@@ -181,7 +185,8 @@ void install_cleanup_signal_handlers();
 // "commit" (temporaries written, nothing renamed yet) and "rename" (inside a
 // commit, after each rename: a file into its folder, or a whole folder
 // created at the commit). "<point>:N" stops the Nth time the run reaches the
-// point (an --input-list run's Nth commit, a commit's Nth rename).
+// point (an --input-list run's Nth commit, a commit's Nth rename). "pack-commit":
+// a --pack group's files and index written, its manifest not yet.
 void test_pause_point(const char* where);
 
 }  // namespace attn

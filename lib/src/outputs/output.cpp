@@ -289,6 +289,13 @@ std::vector<std::string> OutputDir::names() const {
   return out;
 }
 
+std::string OutputDir::staged_path(const std::string& name) const {
+  const std::string final_path = dir_ + "/" + name;
+  for (const Staged& f : staged_)
+    if (f.final_path == final_path) return f.temp_path;
+  return "";
+}
+
 void OutputDir::commit() { commit_together({this}); }
 
 void flush_together(const std::vector<OutputDir*>& dirs) {
