@@ -96,7 +96,8 @@ std::string number(const ojson& v) {
   return v.dump();
 }
 
-// "rope theta=10000", "rope theta=500000 llama3 x8 rotary 32/64", "alibi", "-".
+// "rope theta=10000", "rope theta=500000 llama3 x8 rotary 32/64", "rope theta=1e+06 mrope
+// 16/24/24" (the time, height and width sections), "alibi", "-".
 std::string positions(const ojson& row) {
   if (row["rope"].is_object()) {
     const ojson& r = row["rope"];
@@ -111,6 +112,11 @@ std::string positions(const ojson& row) {
     if (r.contains("rotary_dim") && r["rotary_dim"] != row["head_size"])
       s += " rotary " + number(r["rotary_dim"]) + "/" + number(row["head_size"]);
     if (r.value("style", std::string("half")) == "interleaved") s += " interleaved";
+    if (r.contains("mrope_section") && r["mrope_section"].size() == 3) {
+      const ojson& m = r["mrope_section"];
+      s += " mrope " + number(m[0]) + "/" + number(m[1]) + "/" + number(m[2]);
+      if (r.value("mrope_interleaved", false)) s += " interleaved";
+    }
     return s;
   }
   if (row["alibi"].is_object() && row["alibi"].contains("max_bias"))

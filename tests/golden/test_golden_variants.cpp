@@ -90,10 +90,15 @@ RunInputs unbatched_row(const RunInputs& in, std::size_t b) {
     r.padding =
         Mask{{1, T}, {in.padding->data.begin() + b * T, in.padding->data.begin() + (b + 1) * T}};
   }
-  if (in.positions) {
-    const std::size_t L = in.positions->shape[1];
+  if (in.positions) {  // (B, L), or mrope's (3, B, L): row b of each
+    const std::vector<std::size_t>& s = in.positions->shape;
+    const std::size_t rows = s.size() == 3 ? 3 : 1, B = s[s.size() - 2], L = s.back();
     r.positions = PositionIds{
-        {1, L}, {in.positions->data.begin() + b * L, in.positions->data.begin() + (b + 1) * L}};
+        s.size() == 3 ? std::vector<std::size_t>{3, 1, L} : std::vector<std::size_t>{1, L}, {}};
+    for (std::size_t k = 0; k < rows; ++k) {
+      const auto from = in.positions->data.begin() + std::ptrdiff_t((k * B + b) * L);
+      r.positions->data.insert(r.positions->data.end(), from, from + std::ptrdiff_t(L));
+    }
   }
   if (in.attn_mask && in.attn_mask->stride_b) {  // keep batch b's rows
     ScoreMask m = *in.attn_mask;

@@ -1,8 +1,10 @@
 #include "reference_scores.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "attn/positions.h"
@@ -56,12 +58,45 @@ void qk_norm_row(double* row, std::size_t heads, std::size_t D, const Tensor& w,
   }
 }
 
+// A token's positions in mrope's three rows (time, height, width); a 1-D
+// position is the same in all three.
+using RowPositions = std::array<std::int64_t, 3>;
+
+// The row whose position frequency i of R/2 turns at, written plainly from
+// transformers: modeling_qwen2_vl.apply_multimodal_rotary_pos_emb splits the
+// R-wide cos into chunks mrope_section * 2 = [t, h, w, t, h, w], chunk k from
+// row k % 3; modeling_qwen3_vl.apply_interleaved_mrope overwrites the time
+// row's freqs[..., 1:3h:3] with the height row's and [..., 2:3w:3] with the
+// width row's.
+std::size_t mrope_row(const RopeSpec& spec, std::size_t i) {
+  if (spec.mrope_section.empty()) return 0;
+  const std::size_t R = std::size_t(spec.rotary_dim);
+  const auto t = std::size_t(spec.mrope_section[0]), h = std::size_t(spec.mrope_section[1]),
+             w = std::size_t(spec.mrope_section[2]);
+  if (spec.mrope_interleaved) {
+    for (std::size_t j = 1; j < 3 * h; j += 3)
+      if (j == i) return 1;
+    for (std::size_t j = 2; j < 3 * w; j += 3)
+      if (j == i) return 2;
+    return 0;
+  }
+  const std::size_t chunks[6] = {t, h, w, t, h, w};
+  std::size_t end = 0;
+  for (std::size_t k = 0; k < 6; ++k) {
+    end += chunks[k];
+    if (i < end) return k % 3;
+  }
+  throw std::logic_error("mrope_section sums to less than rotary_dim / 2 = " +
+                         std::to_string(R / 2));
+}
+
 // Rotates the first R dims of one head vector at angle pos * inv_freq[i],
-// scaled by the attention factor (modeling_rope_utils), in double.
-void rope(double* v, const RopeSpec& spec, const RopeFrequencies& f, std::int64_t pos) {
+// scaled by the attention factor (modeling_rope_utils), in double; with
+// mrope, frequency i at its row's position.
+void rope(double* v, const RopeSpec& spec, const RopeFrequencies& f, const RowPositions& pos) {
   const std::size_t R = std::size_t(spec.rotary_dim), half = R / 2;
   for (std::size_t i = 0; i < half; ++i) {
-    const double a = double(pos) * f.inv_freq[i];
+    const double a = double(pos[mrope_row(spec, i)]) * f.inv_freq[i];
     const double c = std::cos(a) * f.attention_factor, s = std::sin(a) * f.attention_factor;
     // half: (x[i], x[i + R/2]) as rotate_half; interleaved: (x[2i], x[2i+1]).
     const std::size_t i1 = spec.style == RopeStyle::half ? i : 2 * i;
@@ -97,7 +132,7 @@ void mla_rope(double* x, std::size_t Dr, const RopeSpec& spec, const RopeFrequen
   RopeSpec half = spec;
   half.style = RopeStyle::half;
   half.rotary_dim = std::int64_t(Dr);
-  rope(t.data(), half, f, pos);
+  rope(t.data(), half, f, RowPositions{pos, pos, pos});
   std::copy(t.begin(), t.end(), x);
 }
 
@@ -181,6 +216,12 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
   auto pos = [&](std::size_t b, std::size_t i) -> std::int64_t {
     return in.positions ? in.positions->data[b * L + i] : std::int64_t(i);
   };
+  // rope's positions of token (b, i): mrope's three rows of a (3, B, L) array.
+  auto rope_pos = [&](std::size_t b, std::size_t i) -> RowPositions {
+    if (!in.positions || in.positions->shape.size() != 3) return {pos(b, i), pos(b, i), pos(b, i)};
+    const auto& p = in.positions->data;
+    return {p[b * L + i], p[(B + b) * L + i], p[(2 * B + b) * L + i]};
+  };
 
   for (std::size_t b = 0; b < B; ++b) {
     // 1. projections (the k/v rows of w_qkv, or torch MHA's kdim/vdim ones)
@@ -220,7 +261,8 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
     for (std::size_t i = 0; i < L && !w.mla; ++i) {
       if (norm_first) qk_norm_row(q[i].data(), H, D, w.q_norm, w.q_norm_bias, *spec.qk_norm);
       if (spec.rope)
-        for (std::size_t h = 0; h < H; ++h) rope(q[i].data() + h * D, *spec.rope, freqs, pos(b, i));
+        for (std::size_t h = 0; h < H; ++h)
+          rope(q[i].data() + h * D, *spec.rope, freqs, rope_pos(b, i));
       if (norm_after) qk_norm_row(q[i].data(), H, D, w.q_norm, w.q_norm_bias, *spec.qk_norm);
       if (spec.attn_temperature) {  // Llama 4's temperature tuning, after rope
         const auto& t = *spec.attn_temperature;
@@ -239,7 +281,7 @@ ScoresResult attention_with_scores(const Weights& w, const AttentionSpec& spec,
       if (norm_first) qk_norm_row(k[j].data(), g.Hkv, D, w.k_norm, w.k_norm_bias, *spec.qk_norm);
       if (spec.rope)
         for (std::size_t h = 0; h < g.Hkv; ++h)
-          rope(k[j].data() + h * D, *spec.rope, freqs, pos(b, j));
+          rope(k[j].data() + h * D, *spec.rope, freqs, rope_pos(b, j));
       if (norm_after) qk_norm_row(k[j].data(), g.Hkv, D, w.k_norm, w.k_norm_bias, *spec.qk_norm);
     }
 

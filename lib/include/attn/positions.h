@@ -26,6 +26,9 @@ struct RopeFrequencies {
   std::vector<double> inv_freq;
   double attention_factor = 1.0;
   RopePrecision precision = RopePrecision::float64;
+  // mrope (RopeSpec::mrope_section): the position row each frequency turns
+  // at (0 time, 1 height, 2 width), R/2 of them; empty without sections.
+  std::vector<std::uint8_t> row_of;
 };
 RopeFrequencies rope_frequencies(const RopeSpec& spec, std::int64_t seq_len);
 
@@ -36,6 +39,14 @@ RopeFrequencies rope_frequencies(const RopeSpec& spec, std::int64_t seq_len);
 // cos and sin are (R/2) each.
 void rope_angles(const RopeFrequencies& f, std::int64_t position, float* cos, float* sin);
 
+// The same at a token of mrope's three rows: frequency i at rows[row_of[i]]
+// (rows[0] for every frequency when f has no row_of).
+void rope_angles(const RopeFrequencies& f, const std::int64_t rows[3], float* cos, float* sin);
+
+// mrope's row of each of the R/2 frequencies (RopeSpec's comment); empty
+// without mrope_section. Sections are checked by the config (sum R/2).
+std::vector<std::uint8_t> mrope_rows(const RopeSpec& spec);
+
 // Rotates the first R dimensions of `heads` head vectors of D floats each in
 // place, all at one position: x is heads blocks of D starting every D floats.
 // half: pairs (x[i], x[i + R/2]); interleaved: pairs (x[2i], x[2i + 1]).
@@ -45,10 +56,13 @@ void rope_rotate(float* x, std::size_t heads, std::size_t D, std::size_t R, Rope
 // Rotates q and k rows of a projection buffer in place: rows r = 0..n-1 at
 // base + r * ld, q heads at column q_col (H heads of D), k heads at k_col
 // (Hkv heads of D); position of row r is positions[r]. cos/sin are computed
-// once per distinct position (a table when positions are dense).
+// once per distinct position (a table when positions are dense). With mrope
+// rows (f.row_of and row_stride > 0) row r's height and width positions are
+// positions[r + row_stride] and positions[r + 2 * row_stride]; row_stride 0
+// is one row for all three (text positions: the plain rope).
 void apply_rope(float* base, std::size_t n, std::size_t ld, std::size_t q_col, std::size_t H,
                 std::size_t k_col, std::size_t Hkv, std::size_t D, const std::int64_t* positions,
-                const RopeSpec& spec, const RopeFrequencies& f);
+                const RopeSpec& spec, const RopeFrequencies& f, std::size_t row_stride = 0);
 
 // ALiBi slopes for H heads with max_bias (BLOOM's and MPT's formula: geometric
 // for a power of two, interleaved extra slopes otherwise), in float64.

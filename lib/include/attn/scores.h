@@ -56,6 +56,16 @@ struct RopeSpec {
   std::optional<std::int64_t> max_position_embeddings;
   std::optional<RopeScaling> scaling;
   RopePrecision precision = RopePrecision::float64;
+  // Multimodal rope (Qwen2-VL's mrope): the R/2 frequencies split among three
+  // position rows, time, height and width ([t, h, w], summing to R/2), as
+  // modeling_qwen2_vl.apply_multimodal_rotary_pos_emb (contiguous: the first t
+  // frequencies turn at the time row, the next h at the height row, the last w
+  // at the width row) or, interleaved, as modeling_qwen3_vl's
+  // apply_interleaved_mrope (frequency i at the height row when i % 3 == 1 and
+  // i < 3h, at the width row when i % 3 == 2 and i < 3w, else at the time row).
+  // Empty: one row. With 1-D positions every row is the same: the plain rope.
+  std::vector<std::int64_t> mrope_section;
+  bool mrope_interleaved = false;
 };
 
 // qk_norm: a norm of q and k before rope (or after it: order), in float32 as

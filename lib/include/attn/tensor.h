@@ -81,10 +81,16 @@ struct Mask {
   std::vector<std::uint8_t> data;
 };
 
-// Row-major int64 array: position ids (CONTRACT.md v2 `positions`, (S,) or (B, S)).
+// Row-major int64 array: position ids (CONTRACT.md v2 `positions`, (S,) or
+// (B, S)), or with rope.mrope_section the three rows of mrope (time, height,
+// width; (3, S) or (3, B, S), Hugging Face's get_rope_index). Resolved for a
+// run: (B, S) or (3, B, S), so data's first B*S values are (B, S) positions
+// in both (the time row: what alibi, relative biases and learned positions read).
 struct PositionIds {
   std::vector<std::size_t> shape;
   std::vector<std::int64_t> data;
+  // Values between a token's rows in data: B*S for (3, B, S), 0 for one row.
+  std::size_t row_stride() const { return shape.size() == 3 ? shape[1] * shape[2] : 0; }
 };
 
 // Index of the first inf or NaN among v[0..n), or n when every value is

@@ -59,33 +59,42 @@ void check_one_kind(const json& v, const std::string& name) {
   walk(v);
 }
 
-// Position ids: a rectangular nested array of depth 1 or 2 of integers >= 0.
+// Position ids: a rectangular nested array of depth 1, 2 or 3 (mrope's
+// (3, B, S) rows, checked against rope at check_inline) of integers >= 0.
 PositionIds positions_from_json(const json& v, const std::string& name) {
   PositionIds p;
   const json* level = &v;
   while (level->is_array()) {
     if (level->empty()) bad(name, "empty array (every dimension must be >= 1)");
-    if (p.shape.size() == 2)
-      bad(name, "expected a nested array of shape (S,) or (B, S), found a deeper one");
+    if (p.shape.size() == 3)
+      bad(name,
+          "expected a nested array of shape (S,), (B, S) or mrope's (3, S) or (3, B, S), found a "
+          "deeper one");
     p.shape.push_back(level->size());
     level = &(*level)[0];
   }
-  const auto leaf = [&](const json& j, const std::string& where) {
-    const std::int64_t i = cj::get_int(j, where);
-    if (i < 0) bad(where, "expected a position >= 0, found " + std::to_string(i));
-    p.data.push_back(i);
-  };
+  if (p.shape.size() == 3 && p.shape[0] != 3)
+    bad(name,
+        "expected a nested array of shape (S,) or (B, S), or mrope's rows (3, S) or (3, B, S), "
+        "found shape " +
+            shape_str(p.shape));
   p.data.reserve(Tensor::count(p.shape));
-  for (std::size_t b = 0; b < (p.shape.size() == 2 ? p.shape[0] : 1); ++b) {
-    const json& row = p.shape.size() == 2 ? v[b] : v;
-    const std::string row_name = p.shape.size() == 2 ? name + "[" + std::to_string(b) + "]" : name;
-    if (!row.is_array() || row.size() != p.shape.back())
-      bad(row_name, "ragged array: expected " + std::to_string(p.shape.back()) +
-                        " elements, found " +
-                        (row.is_array() ? std::to_string(row.size()) : cj::describe(row)));
-    for (std::size_t s = 0; s < row.size(); ++s)
-      leaf(row[s], row_name + "[" + std::to_string(s) + "]");
-  }
+  // Depth first, row by row: every array as long as the shape says.
+  const auto walk = [&](const auto& self, const json& j, std::size_t depth,
+                        const std::string& at) -> void {
+    if (depth == p.shape.size()) {
+      const std::int64_t i = cj::get_int(j, at);
+      if (i < 0) bad(at, "expected a position >= 0, found " + std::to_string(i));
+      p.data.push_back(i);
+      return;
+    }
+    if (!j.is_array() || j.size() != p.shape[depth])
+      bad(at, "ragged array: expected " + std::to_string(p.shape[depth]) + " elements, found " +
+                  (j.is_array() ? std::to_string(j.size()) : cj::describe(j)));
+    for (std::size_t k = 0; k < j.size(); ++k)
+      self(self, j[k], depth + 1, at + "[" + std::to_string(k) + "]");
+  };
+  walk(walk, v, 0, name);
   return p;
 }
 
@@ -281,15 +290,25 @@ void check_inline(const Config& c) {
     check_key_mask(c, "padding_mask", c.padding_mask_inline->shape, *keys, keys_name);
   if (c.attention_mask.inline_value && keys)
     check_key_mask(c, "attention_mask", c.attention_mask.inline_value->shape, *keys, keys_name);
-  if (c.positions.inline_value && queries) {
+  const bool mrope = c.spec.rope && !c.spec.rope->mrope_section.empty();
+  // A leading 3 without rope.mrope_section: checked by the run's read_positions,
+  // which refuses rows naming both keys (one message for inline arrays and files).
+  if (c.positions.inline_value && queries && (mrope || c.positions.inline_value->shape[0] != 3)) {
     const auto& p = c.positions.inline_value->shape;
-    if (p.back() != queries->seq || (p.size() == 2 && queries->batch && p[0] != queries->batch))
+    const bool rows = mrope && p.size() >= 2 && p[0] == 3;  // mrope: (3, S) or (3, B, S)
+    const std::size_t batch = p.size() == 3 ? p[1] : (p.size() == 2 && !rows ? p[0] : 0);
+    if (p.back() != queries->seq || (batch && queries->batch && batch != queries->batch))
       fail(c, "positions",
            "expected shape " +
                (queries->batch ? shape_str({queries->batch, queries->seq}) + " or "
                                : std::string()) +
-               shape_str({queries->seq}) + " to match input " + shape_str(c.input_inline->shape) +
-               ", found " + shape_str(p));
+               shape_str({queries->seq}) +
+               (mrope ? " (or mrope's rows (3, " + n(queries->seq) + ")" +
+                            (queries->batch ? " or " + shape_str({3, queries->batch, queries->seq})
+                                            : std::string()) +
+                            ")"
+                      : std::string()) +
+               " to match input " + shape_str(c.input_inline->shape) + ", found " + shape_str(p));
   }
   if (c.attn_mask.inline_value) {
     // (..., L, T); the leading dimensions are checked against B and H at the run.

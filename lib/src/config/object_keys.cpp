@@ -147,6 +147,32 @@ const Keys<RopeSpec>& rope_keys() {
              "(transformers' rotary embedding, for comparisons with it)",
              in(&RopeSpec::precision),
              {{"float64", RopePrecision::float64}, {"float32", RopePrecision::float32}}),
+      // Qwen2-VL's mrope (scores.h): with it, positions of shape (3, S) or
+      // (3, B, S) are the time, height and width rows (a leading 3 is the
+      // rows, as Hugging Face's position_ids of get_rope_index).
+      {"mrope_section", "[t, h, w]: three integers >= 0 summing to rotary_dim / 2",
+       [](Config&, RopeSpec& r, const json& v, const std::string& at) {
+         if (!v.is_array() || v.size() != 3)
+           bad(at, "expected [t, h, w], three integers >= 0 summing to rotary_dim / 2, found " +
+                       (v.is_array() ? std::to_string(v.size()) + " elements" : cj::describe(v)));
+         r.mrope_section.clear();
+         for (std::size_t i = 0; i < 3; ++i) {
+           const std::string el = at + "[" + std::to_string(i) + "]";
+           const std::int64_t n = cj::get_int(v[i], el);
+           if (n < 0) bad(el, "expected an integer >= 0, found " + std::to_string(n));
+           r.mrope_section.push_back(n);
+         }
+       },
+       [](const Config&, const RopeSpec& r, json& out) {
+         if (!r.mrope_section.empty()) out["mrope_section"] = r.mrope_section;
+       }},
+      {"mrope_interleaved", "true or false (Qwen3-VL's interleaved mrope sections)",
+       [](Config&, RopeSpec& r, const json& v, const std::string& at) {
+         r.mrope_interleaved = cj::get_bool(v, at);
+       },
+       [](const Config&, const RopeSpec& r, json& out) {
+         if (!r.mrope_section.empty()) out["mrope_interleaved"] = r.mrope_interleaved;
+       }},
       {"scaling", "Hugging Face's rope_scaling object or null",
        [](Config& c, RopeSpec& r, const json& v, const std::string& at) {
          r.scaling.reset();

@@ -69,6 +69,16 @@ void resolve_rope(Config& c) {
     fail(c, "rope.rotary_dim",
          "expected an even integer in 2..head_size " + n(D) + ", found " + n(r.rotary_dim));
   }
+  if (!r.mrope_section.empty()) {
+    const std::int64_t sum = r.mrope_section[0] + r.mrope_section[1] + r.mrope_section[2];
+    if (sum != r.rotary_dim / 2)
+      fail(c, "rope.mrope_section",
+           "expected [t, h, w] summing to rotary_dim / 2 = " + n(r.rotary_dim / 2) + ", found " +
+               json(r.mrope_section).dump() + " (sum " + n(sum) + ")");
+    if (c.mla) fail(c, "rope.mrope_section", "mrope's position rows are not with mla");
+  } else if (r.mrope_interleaved) {
+    fail(c, "rope.mrope_interleaved", "lays out mrope's sections: give rope.mrope_section too");
+  }
   if (r.scaling && !r.scaling->freq_factors.empty() &&
       r.scaling->freq_factors.size() != std::size_t(r.rotary_dim / 2))
     fail(c, "rope.scaling.freq_factors",

@@ -66,6 +66,14 @@ struct RopeRule {
   // The sliding layers take the rope base without rope_scaling, which extends
   // the full layers only (OLMo 3: a "default" rope for sliding_attention).
   bool sliding_unscaled = false;
+  // Multimodal rope (Qwen2-VL's mrope; RopeSpec's mrope_section): config.json's
+  // mrope_section, in rope_scaling or rope_parameters (else mrope_default when
+  // the family's code has one), splits the frequencies among three position
+  // rows, in chunks or interleaved (Qwen3-VL's apply_interleaved_mrope, whatever
+  // its mrope_interleaved says). Off when mrope is false.
+  bool mrope = false;
+  bool mrope_interleaved = false;
+  std::vector<std::int64_t> mrope_default;
 };
 
 // Which layers slide (a local window) when config.json lists no layer_types
@@ -403,6 +411,13 @@ struct Row {
     r.on = true;
     r.theta = theta;
     return rope = std::move(r), *this;
+  }
+  // mrope on the row's rope (RopeRule::mrope), keeping its other fields.
+  Row& with_mrope(bool interleaved, std::vector<std::int64_t> fallback = {}) {
+    rope.mrope = true;
+    rope.mrope_interleaved = interleaved;
+    rope.mrope_default = std::move(fallback);
+    return *this;
   }
   Row& with_alibi() { return alibi = true, *this; }
   Row& with_window(WindowRule w) { return window = w, *this; }

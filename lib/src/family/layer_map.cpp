@@ -64,6 +64,8 @@ json scaling_of(const HfConfig& s, const std::string& what) {
                "\" (known: default, linear, dynamic, yarn, llama3, longrope, proportional)");
   json out = s.raw();
   out.erase("rope_theta");
+  out.erase("mrope_section");  // the rope's own keys (map_rope)
+  out.erase("mrope_interleaved");
   // Proportional rope (Gemma 4) keeps its fraction: it says how many of the
   // whole head's pairs turn; the others' fraction is the rotary_dim.
   if (type != "proportional") out.erase("partial_rotary_factor");
@@ -117,6 +119,25 @@ void map_rope(LayerContext& c, bool sliding) {
       {"theta", theta}, {"rotary_dim", dims}, {"style", interleaved ? "interleaved" : "half"}};
   if (hf.has("max_position_embeddings"))
     rope["max_position_embeddings"] = *hf.integer("max_position_embeddings", 1, INT64_MAX);
+  if (r.mrope) {
+    // Qwen2-VL's rope_scaling {"type": "mrope", "mrope_section"}, Qwen3-VL's
+    // {"mrope_section", "mrope_interleaved"}, v5's rope_parameters.
+    std::optional<HfConfig> holder = params ? params : hf.object("rope_scaling");
+    std::vector<std::int64_t> section = r.mrope_default;
+    // The family's default fits its default head (Qwen3-VL's 128); elsewhere
+    // the file's sections or none.
+    if (section.size() == 3 && section[0] + section[1] + section[2] != dims / 2) section.clear();
+    if (holder && holder->has("mrope_section")) {
+      section = holder->integers("mrope_section", 0, c.D).value_or(section);
+      if (section.size() != 3)
+        holder->fail("mrope_section",
+                     "expected [t, h, w], three integers, found " + std::to_string(section.size()));
+    }
+    if (!section.empty()) {
+      rope["mrope_section"] = section;
+      rope["mrope_interleaved"] = r.mrope_interleaved;
+    }
+  }
   if (scaling.is_object()) {
     // Phi-3 keeps original_max_position_embeddings beside rope_scaling.
     if (!scaling.contains("original_max_position_embeddings") &&

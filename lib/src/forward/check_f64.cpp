@@ -6,6 +6,7 @@
 #include "attn/check_f64.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -34,12 +35,13 @@ std::vector<double> project(const std::vector<double>& x, std::size_t rows, std:
 // Rope on each head of a row (heads x D) at position pos: HF's
 // x * cos + rotate_half(x) * sin, or GPT-J's pairs, on the first R dims.
 void rope_row(double* x, std::size_t heads, std::size_t D, const RopeSpec& spec,
-              const RopeFrequencies& f, std::int64_t pos) {
+              const RopeFrequencies& f, const std::int64_t pos[3]) {
   const std::size_t R = std::size_t(spec.rotary_dim), half = R / 2;
   for (std::size_t h = 0; h < heads; ++h) {
     double* v = x + h * D;
     for (std::size_t i = 0; i < half; ++i) {
-      const double angle = double(pos) * f.inv_freq[i];
+      // mrope: frequency i turns at its row's position (row_of), else pos[0].
+      const double angle = double(pos[f.row_of.empty() ? 0 : f.row_of[i]]) * f.inv_freq[i];
       const double c = std::cos(angle) * f.attention_factor;
       const double s = std::sin(angle) * f.attention_factor;
       const std::size_t ia = spec.style == RopeStyle::half ? i : 2 * i;
@@ -108,6 +110,14 @@ F64Rows attention_rows_f64(const Weights& w, const AttentionSpec& spec, const Fo
   const auto position = [&](std::size_t i) {
     return in.positions ? in.positions->data[b * L + i] : std::int64_t(i);
   };
+  // A token's three mrope rows (time, height, width); one row: all three the same.
+  const auto rope_position = [&](std::size_t i) {
+    const std::size_t stride = in.positions ? in.positions->row_stride() : 0;
+    const std::int64_t p = position(i);
+    if (!stride) return std::array<std::int64_t, 3>{p, p, p};
+    const std::int64_t* at = in.positions->data.data() + b * L + i;
+    return std::array<std::int64_t, 3>{at[0], at[stride], at[2 * stride]};
+  };
   if (spec.rope) {
     std::int64_t max_pos = std::int64_t(L) - 1;  // as forward's run_frequencies
     if (in.positions)
@@ -116,9 +126,9 @@ F64Rows attention_rows_f64(const Weights& w, const AttentionSpec& spec, const Fo
     exact.precision = RopePrecision::float64;
     const RopeFrequencies f = rope_frequencies(exact, max_pos + 1);
     for (std::size_t k = 0; k < n; ++k)
-      rope_row(q.data() + k * g.q_rows(), H, D, *spec.rope, f, position(rows[k]));
+      rope_row(q.data() + k * g.q_rows(), H, D, *spec.rope, f, rope_position(rows[k]).data());
     for (std::size_t j = 0; j < T; ++j)
-      rope_row(key.data() + j * KV, g.Hkv, D, *spec.rope, f, position(j));
+      rope_row(key.data() + j * KV, g.Hkv, D, *spec.rope, f, rope_position(j).data());
   }
 
   // 3-8. scores, masks, softmax (with the sink), y = P v per head.

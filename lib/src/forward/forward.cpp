@@ -93,8 +93,12 @@ void check_inputs(const Weights& w, const AttentionSpec& spec, const ForwardInpu
                                 std::to_string(g.Ck) + " != vdim " + std::to_string(g.Cv));
   if (in.key_padding && in.key_padding->shape != std::vector<std::size_t>{B, T})
     bad_shape("padding_mask", shape_str({B, T}), in.key_padding->shape);
-  if (in.positions && in.positions->shape != std::vector<std::size_t>{B, L})
-    bad_shape("positions", shape_str({B, L}), in.positions->shape);
+  // (3, B, L): mrope's time, height and width rows, for a rope with sections.
+  const bool mrope = spec.rope && !spec.rope->mrope_section.empty();
+  if (in.positions && in.positions->shape != std::vector<std::size_t>{B, L} &&
+      (!mrope || in.positions->shape != std::vector<std::size_t>{3, B, L}))
+    bad_shape("positions", shape_str({B, L}) + (mrope ? " or " + shape_str({3, B, L}) : ""),
+              in.positions->shape);
   if (in.attn_mask && (in.attn_mask->L != L || in.attn_mask->T != T))
     throw Error(Exit::data, "attn_mask: resolved for (" + std::to_string(in.attn_mask->L) + ", " +
                                 std::to_string(in.attn_mask->T) +

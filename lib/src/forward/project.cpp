@@ -114,6 +114,7 @@ struct PositionWork {
   const AttentionSpec& spec;
   std::size_t D, L, R = 0;
   const std::int64_t* pos = nullptr;  // (nb, L) of the chunk, or nullptr = 0..L-1
+  std::size_t row_stride = 0;         // mrope's rows: pos + row_stride, + 2 row_stride
   std::int64_t lo = 0;
   bool dense = true;
   std::vector<float> cs;  // rows of R floats: cos (R/2) then sin (R/2)
@@ -124,6 +125,7 @@ struct PositionWork {
     if (in.positions) pos = in.positions->data.data() + b0 * L;
     if (!spec.rope) return;
     const RopeFrequencies f = run_frequencies(*spec.rope, in, L);
+    if (in.positions && !f.row_of.empty()) row_stride = in.positions->row_stride();
     R = static_cast<std::size_t>(spec.rope->rotary_dim);
     const std::size_t n = nb * L;
     std::int64_t hi = std::int64_t(L) - 1;
@@ -131,14 +133,21 @@ struct PositionWork {
       const auto [l, h] = std::minmax_element(pos, pos + n);
       lo = *l, hi = *h;
     }
-    dense = std::uint64_t(hi - lo) < 2 * std::uint64_t(n) + 64;
+    // mrope's three rows: a row of cos | sin per token, from its own rows.
+    dense = row_stride == 0 && std::uint64_t(hi - lo) < 2 * std::uint64_t(n) + 64;
     const std::size_t rows = dense ? std::size_t(hi - lo) + 1 : n;
     cs.resize(rows * R);
     constexpr std::size_t kRows = 64;
     kernels::parallel_for((rows + kRows - 1) / kRows, threads, [&](std::size_t t, int) {
-      for (std::size_t r = t * kRows; r < std::min(rows, (t + 1) * kRows); ++r)
-        rope_angles(f, dense ? lo + std::int64_t(r) : pos[r], cs.data() + r * R,
-                    cs.data() + r * R + R / 2);
+      for (std::size_t r = t * kRows; r < std::min(rows, (t + 1) * kRows); ++r) {
+        float* c = cs.data() + r * R;
+        if (dense) {
+          rope_angles(f, lo + std::int64_t(r), c, c + R / 2);
+        } else {
+          const std::int64_t at[3] = {pos[r], pos[r + row_stride], pos[r + 2 * row_stride]};
+          rope_angles(f, at, c, c + R / 2);
+        }
+      }
     });
   }
 
@@ -370,7 +379,8 @@ void position_stage(const Weights& w, const AttentionSpec& spec, const ForwardIn
       // Self-attention: the keys sit at the queries' positions.
       const std::int64_t* pos =
           (in.positions ? in.positions->data.data() + (p.b0 + b) * p.L : iota.data()) + r0;
-      apply_rope(rows, n, ld, 0, is_q ? heads : 0, 0, is_q ? 0 : heads, D, pos, *spec.rope, *freqs);
+      apply_rope(rows, n, ld, 0, is_q ? heads : 0, 0, is_q ? 0 : heads, D, pos, *spec.rope, *freqs,
+                 in.positions ? in.positions->row_stride() : 0);
     }
     if (after) norm();
     if (spec.attn_temperature && is_q) {

@@ -224,9 +224,32 @@ Frequencies<T> frequencies(const RopeSpec& s, std::int64_t seq_len) {
 
 }  // namespace
 
+std::vector<std::uint8_t> mrope_rows(const RopeSpec& spec) {
+  std::vector<std::uint8_t> rows;
+  if (spec.mrope_section.size() != 3) return rows;
+  const std::size_t half = static_cast<std::size_t>(spec.rotary_dim / 2);
+  const auto t = std::size_t(spec.mrope_section[0]), h = std::size_t(spec.mrope_section[1]),
+             w = std::size_t(spec.mrope_section[2]);
+  rows.assign(half, 0);
+  for (std::size_t i = 0; i < half; ++i) {
+    if (spec.mrope_interleaved) {
+      // apply_interleaved_mrope: freqs_t[..., offset:3 * section:3] = freqs[row]
+      // for (row, offset) = (1, 1) height, (2, 2) width; the rest stay time.
+      if (i % 3 == 1 && i < 3 * h) rows[i] = 1;
+      if (i % 3 == 2 && i < 3 * w) rows[i] = 2;
+    } else if (i >= t) {
+      // apply_multimodal_rotary_pos_emb: cos.split(mrope_section * 2), chunk
+      // k from row k % 3; per half of the R/2 frequencies, t then h then w.
+      rows[i] = i < t + h ? 1 : 2;
+    }
+  }
+  return rows;
+}
+
 RopeFrequencies rope_frequencies(const RopeSpec& s, std::int64_t seq_len) {
   RopeFrequencies out;
   out.precision = s.precision;
+  out.row_of = mrope_rows(s);
   if (s.precision == RopePrecision::float32) {
     const Frequencies<float> f = frequencies<float>(s, seq_len);
     out.inv_freq.assign(f.inv_freq.begin(), f.inv_freq.end());
@@ -239,23 +262,40 @@ RopeFrequencies rope_frequencies(const RopeSpec& s, std::int64_t seq_len) {
   return out;
 }
 
-void rope_angles(const RopeFrequencies& f, std::int64_t position, float* cos, float* sin) {
+namespace {
+
+// cos and sin of frequency i at position_of(i), in f's precision.
+template <class PositionOf>
+void angles_at(const RopeFrequencies& f, PositionOf position_of, float* cos, float* sin) {
   if (f.precision == RopePrecision::float32) {
     // transformers' rotary embedding: float32 inv_freq @ float32 positions,
     // cos and sin in float32, each times attention_scaling in float32.
     const float factor = float(f.attention_factor);
     for (std::size_t i = 0; i < f.inv_freq.size(); ++i) {
-      const float angle = float(position) * float(f.inv_freq[i]);
+      const float angle = float(position_of(i)) * float(f.inv_freq[i]);
       cos[i] = float(std::cos(double(angle))) * factor;
       sin[i] = float(std::sin(double(angle))) * factor;
     }
     return;
   }
   for (std::size_t i = 0; i < f.inv_freq.size(); ++i) {
-    const double angle = double(position) * f.inv_freq[i];
+    const double angle = double(position_of(i)) * f.inv_freq[i];
     cos[i] = static_cast<float>(std::cos(angle) * f.attention_factor);
     sin[i] = static_cast<float>(std::sin(angle) * f.attention_factor);
   }
+}
+
+}  // namespace
+
+void rope_angles(const RopeFrequencies& f, std::int64_t position, float* cos, float* sin) {
+  angles_at(
+      f, [position](std::size_t) { return position; }, cos, sin);
+}
+
+void rope_angles(const RopeFrequencies& f, const std::int64_t rows[3], float* cos, float* sin) {
+  if (f.row_of.empty()) return rope_angles(f, rows[0], cos, sin);
+  angles_at(
+      f, [&](std::size_t i) { return rows[f.row_of[i]]; }, cos, sin);
 }
 
 void rope_rotate(float* x, std::size_t heads, std::size_t D, std::size_t R, RopeStyle style,
@@ -282,14 +322,16 @@ void rope_rotate(float* x, std::size_t heads, std::size_t D, std::size_t R, Rope
 
 void apply_rope(float* base, std::size_t n, std::size_t ld, std::size_t q_col, std::size_t H,
                 std::size_t k_col, std::size_t Hkv, std::size_t D, const std::int64_t* positions,
-                const RopeSpec& spec, const RopeFrequencies& f) {
+                const RopeSpec& spec, const RopeFrequencies& f, std::size_t row_stride) {
   if (n == 0) return;
   const std::size_t R = static_cast<std::size_t>(spec.rotary_dim), half = R / 2;
   const auto [lo_it, hi_it] = std::minmax_element(positions, positions + n);
   const std::int64_t lo = *lo_it, hi = *hi_it;
+  // mrope's three rows: each token's angles from its own rows.
+  const bool rows = row_stride > 0 && !f.row_of.empty();
   // Dense positions (the usual 0..S-1, repeated per batch row): one table of
   // cos/sin per distinct position. Sparse ones: computed row by row.
-  const bool table = std::uint64_t(hi - lo) < 2 * std::uint64_t(n) + 64;
+  const bool table = !rows && std::uint64_t(hi - lo) < 2 * std::uint64_t(n) + 64;
   std::vector<float> cs(table ? (std::size_t(hi - lo) + 1) * R : R);
   if (table)
     for (std::int64_t p = lo; p <= hi; ++p) {
@@ -300,6 +342,10 @@ void apply_rope(float* base, std::size_t n, std::size_t ld, std::size_t q_col, s
     const float* row = cs.data();
     if (table) {
       row += std::size_t(positions[r] - lo) * R;
+    } else if (rows) {
+      const std::int64_t at[3] = {positions[r], positions[r + row_stride],
+                                  positions[r + 2 * row_stride]};
+      rope_angles(f, at, cs.data(), cs.data() + half);
     } else {
       rope_angles(f, positions[r], cs.data(), cs.data() + half);
     }

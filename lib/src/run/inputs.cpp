@@ -101,9 +101,13 @@ std::int64_t integer_at(const RawArray& a, std::size_t i) {
 }
 
 // Position ids: integers >= 0, from an int .npy or the config; (L,) applies
-// to every batch row, (B, L) as is.
+// to every batch row, (B, L) as is. With mrope (rope.mrope_section) a
+// leading 3 is the time, height and width rows, as Hugging Face's
+// position_ids from get_rope_index: (3, L) for every batch row, (3, B, L) as
+// is; 1-D positions stay one row (the three rows equal). Rows without
+// mrope_section are refused (Exit::usage) rather than read as a batch of 3.
 PositionIds read_positions(const ArrayKey<PositionIds>& key, std::size_t B, std::size_t L,
-                           std::string* source) {
+                           bool mrope, std::string* source, std::vector<std::string>* warnings) {
   PositionIds p;
   std::string what = "positions";
   if (key.inline_value) {
@@ -123,15 +127,45 @@ PositionIds read_positions(const ArrayKey<PositionIds>& key, std::size_t B, std:
     if (p.data[i] < 0 || p.data[i] > (std::int64_t(1) << 40))
       throw Error(Exit::data, what + ": expected position ids in 0..2^40, found " +
                                   std::to_string(p.data[i]) + " at flat index " + n(i));
-  if (p.shape == std::vector<std::size_t>{L}) {
-    PositionIds all{{B, L}, {}};
+  const std::vector<std::size_t> one_row{L}, batch_rows{B, L};
+  const std::vector<std::size_t> rows{3, L}, batch_of_rows{3, B, L};
+  // Three rows where one was expected: (3, B, L), or (3, L) that is no (B, L).
+  const bool looks_like_rows = p.shape == batch_of_rows || (p.shape == rows && B != 3);
+  if (!mrope && looks_like_rows)
+    throw Error(Exit::usage,
+                what + ": shape " + shape_str(p.shape) +
+                    " reads as mrope's three position rows (time, height, width), which need "
+                    "rope.mrope_section [t, h, w] (the family's config.json or the config); "
+                    "for per-batch positions give (B, S) = " +
+                    shape_str(batch_rows));
+  if (mrope && p.shape == rows) {  // the same three rows for every batch row
+    if (B == 3 && warnings)
+      warnings->push_back(what + ": shape " + shape_str(rows) +
+                          " with a batch of 3 is read as mrope's three rows (time, height, "
+                          "width) for every batch row; per-batch positions are (3, B, S) = " +
+                          shape_str(batch_of_rows));
+    PositionIds all{batch_of_rows, std::vector<std::int64_t>(3 * B * L)};
+    for (std::size_t r = 0; r < 3; ++r)
+      for (std::size_t b = 0; b < B; ++b)
+        std::copy(p.data.begin() + std::ptrdiff_t(r * L),
+                  p.data.begin() + std::ptrdiff_t((r + 1) * L),
+                  all.data.begin() + std::ptrdiff_t((r * B + b) * L));
+    return all;
+  }
+  if (mrope && p.shape == batch_of_rows) return p;
+  if (p.shape == one_row) {
+    PositionIds all{batch_rows, {}};
     for (std::size_t b = 0; b < B; ++b)
       all.data.insert(all.data.end(), p.data.begin(), p.data.end());
     return all;
   }
-  if (p.shape != std::vector<std::size_t>{B, L})
+  if (p.shape != batch_rows)
     throw Error(Exit::data, what + ": expected position ids of shape (" + n(L) + ",) or (" + n(B) +
-                                ", " + n(L) + ") to fit the input, found " + shape_str(p.shape));
+                                ", " + n(L) + ")" +
+                                (mrope ? ", or mrope's rows " + shape_str(rows) + " or " +
+                                             shape_str(batch_of_rows) + ","
+                                       : std::string()) +
+                                " to fit the input, found " + shape_str(p.shape));
   return p;
 }
 
@@ -237,8 +271,11 @@ RunInputs load_inputs(const Config& cfg, const LoadOptions& opt, Tensor x,
     in.sources["attention_mask"] = inline_mask ? "config" : am;
   }
 
-  if (cfg.positions.given())
-    in.positions = read_positions(cfg.positions, B, L, &in.sources["positions"]);
+  if (cfg.positions.given()) {
+    const bool mrope = cfg.spec.rope && !cfg.spec.rope->mrope_section.empty();
+    in.positions =
+        read_positions(cfg.positions, B, L, mrope, &in.sources["positions"], &in.warnings);
+  }
 
   if (cfg.attn_mask.given()) {
     std::string src;

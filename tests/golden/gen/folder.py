@@ -164,6 +164,8 @@ def layer_cases(fam, spec, root, stored, layers, g, rn):
         pos = pos + spec.get("offset", 0)
         if getattr(fam, "SEQUENCE_POSITIONS", False):  # ESM: 0..S-1 whatever the padding
             pos = torch.arange(S).expand(B, S)
+        if hasattr(fam, "position_rows"):  # mrope's (3, B, S) rows (Qwen2-VL's get_rope_index)
+            pos = fam.position_rows(spec, keep, pos)
         tokens = spec.get("tokens")
         ids = tpos = None
         if tokens and layer in tokens["layers"]:  # the residual stream: the ids' embedding
@@ -177,6 +179,7 @@ def layer_cases(fam, spec, root, stored, layers, g, rn):
             h, x = x, normed.float().double()
         ctx, maps = forward(fam, s, lsd, x, keep if pad else None, pos)
         for change in spec.get("guards", ()):  # each family feature must count
+            change = change(s) if callable(change) else change  # a change of the layer's own
             moved = (forward(fam, s.replace(**change), lsd, x, keep if pad else None, pos)[0] -
                      ctx).abs().max()
             assert moved > 1e-3, f"{spec['name']} layer {layer}: {change} moves only {moved:.2e}"
@@ -184,7 +187,8 @@ def layer_cases(fam, spec, root, stored, layers, g, rn):
         if pad:
             extra["attention_mask.npy"] = keep.numpy()
             case["attention_mask"] = "attention_mask.npy"
-        if needs_positions(spec, s) and not getattr(fam, "SEQUENCE_POSITIONS", False):
+        if (needs_positions(spec, s) or pos.dim() == 3) and not getattr(
+                fam, "SEQUENCE_POSITIONS", False):
             extra["positions.npy"] = pos.numpy()
             case["positions"] = "positions.npy"
         unbatched = spec.get("unbatched", False)
@@ -257,7 +261,9 @@ def describe(s):
     return ", ".join(filter(None, [
         s.kind, f"window {s.window}" if s.window else "",
         f"rope theta {r.theta:g} R {r.R}" + (
-            f" {r.scaling.get('rope_type', r.scaling.get('type'))}" if r.scaling else "")
+            f" {r.scaling.get('rope_type', r.scaling.get('type'))}" if r.scaling else "") + (
+            f" mrope {list(r.mrope_section)}" + (" interleaved" if r.mrope_interleaved else "")
+            if r.mrope_section else "")
         if r else "", "alibi" if s.alibi else "", f"softcap {s.softcap}" if s.softcap else "",
         f"qk_norm {s.qk_norm.kind}" if s.qk_norm else "", "sinks" if s.sinks else "",
         "gate" if s.gate else "", f"chunk {s.chunk}" if s.chunk else "",

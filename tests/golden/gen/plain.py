@@ -98,10 +98,11 @@ def norm_kind(qk_norm):
 def decoder(out, name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, softcap=None,
             qk_norm=None, sinks=False, bias=False, o_bias=False, left=True, offset=0, B=2, S=7,
             seed=0, gate=False, chunk=None, temperature=None, positions=True, k_eq_v=False,
-            v_norm=None, x_scale=1.0, save=False, clip_qkv=None, guards=()):
+            v_norm=None, x_scale=1.0, save=False, clip_qkv=None, guards=(), position_rows=None):
     """A q/k/v/o_proj decoder layer (modeling_llama.LlamaAttention + eager_attention_forward,
     with the family's extras) at model.layers.3.self_attn. guards: changes of the Layer (a dict
-    of its fields each) that must each move the context by more than 1e-3 (the feature counts)."""
+    of its fields each, or a function of the Layer giving one) that must each move the context by
+    more than 1e-3 (the feature counts). position_rows(keep, pos): mrope's (3, B, S) rows."""
     torch.manual_seed(seed)
     sd = {}  # drawn in the order of the attention module's parameters
     linear_params(sd, "q_proj", C, H * D * (2 if gate else 1), bias)
@@ -121,6 +122,8 @@ def decoder(out, name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
     x = torch.randn(B, S, C) * x_scale
     keep = keep_mask(B, S, left)
     pos = positions_for(keep, offset)
+    if position_rows:
+        pos = position_rows(keep, pos)
     rope = None
     cfg = {"attention": "causal", "hidden_size": C, "num_heads": H, "num_kv_heads": Hkv,
            "head_size": D, "layout": "proj", "weights_prefix": "model.layers.3.self_attn.",
@@ -130,7 +133,9 @@ def decoder(out, name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
         rope = Rope(rope_cfg.get("theta", 10000.0), rope_cfg.get("rotary_dim", D),
                     rope_cfg.get("scaling"), rope_cfg.get("max_position_embeddings"),
                     "interleaved" if rope_cfg.get("style") == "interleaved" else "half",
-                    rope_cfg.get("precision", "float64"))
+                    rope_cfg.get("precision", "float64"),
+                    tuple(rope_cfg["mrope_section"]) if "mrope_section" in rope_cfg else None,
+                    rope_cfg.get("mrope_interleaved", False))
         cfg["rope"] = rope_cfg
     if scale is not None:
         cfg["scale"] = scale
@@ -166,6 +171,7 @@ def decoder(out, name, C, H, Hkv, D, *, rope_cfg=None, scale=None, window=None, 
     with torch.no_grad():
         y, p = reference.attention(a, sd, x, keep, pos, hooks=hooks)
         for change in guards:
+            change = change(a) if callable(change) else change
             moved = (reference.attention(a.replace(**change), sd, x, keep, pos)[0] - y).abs().max()
             assert moved > 1e-3, f"{name}: {change} moves the context by only {moved:.2e}"
     w = prefixed(sd, "model.layers.3.self_attn.")

@@ -8,6 +8,7 @@ float64, so the reference does too), and in float32 as transformers computes the
   default true, mscale / mscale_all_dim; longrope switching to long_factor past
   original_max_position_embeddings, as dynamic_rope_update does); a scaling's "freq_factors"
   (GGUF's rope_freqs.weight) divide the result, as ggml_rope_ext does;
+- mrope's sections over three rows of position ids (Qwen2-VL contiguous, Qwen3-VL interleaved);
 - the two rotations: modeling_llama.rotate_half (style "half") and modeling_gptj.rotate_every_two
   (style "interleaved", also Cohere's and Llama 4's pairs);
 - ALiBi slopes: modeling_bloom.build_alibi_tensor and MPT's gen_slopes (alibi_bias_max);
@@ -103,6 +104,23 @@ def rope_params(theta, dim, mpe, scaling, seq_len, dtype=torch.float64):
         inv = torch.cat((rotated, torch.zeros(dim // 2 - angles, dtype=dtype)))
         return inv / scaling.get("factor", 1.0), 1.0
     raise ValueError(t)
+
+
+def mrope_freqs(freqs, section, interleaved):
+    """Multimodal rope: freqs (3, B, S, R/2), the angles at the time, height and width rows of
+    position ids, to (B, S, R/2). Contiguous (modeling_qwen2_vl.apply_multimodal_rotary_pos_emb:
+    cos.split(mrope_section * 2), chunk i from row i % 3; the split of cat(freqs, freqs) repeats
+    over the second half what it does over the first, so the sections split R/2 once here);
+    interleaved (modeling_qwen3_vl.Qwen3VLTextRotaryEmbedding.apply_interleaved_mrope: the time
+    row, its frequencies 1, 4, .. < 3h from the height row and 2, 5, .. < 3w from the width row)."""
+    if interleaved:
+        out = freqs[0].clone()
+        for row, offset in ((1, 1), (2, 2)):
+            idx = slice(offset, section[row] * 3, 3)
+            out[..., idx] = freqs[row, ..., idx]
+        return out
+    chunks = freqs.split(list(section), dim=-1)
+    return torch.cat([c[i % 3] for i, c in enumerate(chunks)], dim=-1)
 
 
 def rotate_half(x):  # modeling_llama.rotate_half: (x1, x2) -> (-x2, x1) over the two halves

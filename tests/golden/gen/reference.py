@@ -41,7 +41,8 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 
-from .positions import angles, deberta_bucket, rope_params, rotate, rotate_half, t5_bucket
+from .positions import (angles, deberta_bucket, mrope_freqs, rope_params, rotate, rotate_half,
+                        t5_bucket)
 
 NEG = float("-inf")
 
@@ -56,6 +57,9 @@ class Rope:
     # "float64": attn-run's default angles; "float32": transformers' rotary embedding (float32
     # inv_freq, float32 position * inv_freq, float32 cos/sin times attention_scaling)
     precision: str = "float64"
+    # mrope (Qwen2-VL's [t, h, w] rows of position ids): positions.mrope_freqs
+    mrope_section: Optional[tuple] = None
+    mrope_interleaved: bool = False
 
 
 @dataclass
@@ -188,14 +192,26 @@ def l2_norm(x, eps):  # modeling_llama4.Llama4TextL2Norm
 
 def cos_sin(pos, rope, dtype):
     """cos, sin (B, S, R) in `dtype`: the angles pos * inv_freq in float64, times the attention
-    factor, rounded to float32 (CONTRACT.md "Positions"), laid out for the rope's style."""
+    factor, rounded to float32 (CONTRACT.md "Positions"), laid out for the rope's style. pos
+    (B, S), or mrope's rows (3, B, S): each frequency at its row's position (mrope_freqs); rows
+    without mrope_section: the time row."""
+    if pos.dim() == 3 and rope.mrope_section is None:
+        pos = pos[0]
+
+    def freqs_of(inv):  # (B, S, R/2): one row of positions, or mrope's three
+        if rope.mrope_section is None:
+            return pos.to(inv.dtype)[..., None] * inv[None, None, :]
+        rows = pos if pos.dim() == 3 else pos[None].expand(3, *pos.shape)  # as HF expands 2-D
+        return mrope_freqs(rows.to(inv.dtype)[..., None] * inv, rope.mrope_section,
+                           rope.mrope_interleaved)
+
     if rope.precision == "float32":  # e.g. modeling_llama.LlamaRotaryEmbedding.forward
         inv, att = rope_params(rope.theta, rope.R, rope.mpe, rope.scaling, int(pos.max()) + 1,
                                torch.float32)
-        emb = angles(pos.float()[..., None] * inv[None, None, :], rope.style)
+        emb = angles(freqs_of(inv), rope.style)
         return (emb.cos() * att).to(dtype), (emb.sin() * att).to(dtype)
     inv, att = rope_params(rope.theta, rope.R, rope.mpe, rope.scaling, int(pos.max()) + 1)
-    freqs = pos.double()[..., None] * inv.double()[None, None, :]
+    freqs = freqs_of(inv.double())
     emb = angles(freqs, rope.style)
     return (emb.cos() * att).float().to(dtype), (emb.sin() * att).float().to(dtype)
 

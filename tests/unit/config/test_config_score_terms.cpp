@@ -1,6 +1,7 @@
 // The config keys of the score terms of CONTRACT.md "(v4) Families and
-// schedulers": clip_qkv, qk_norm's order (before or after rope), and the
-// misuses of each as an Exit::config error naming the key; run.json's form.
+// schedulers": clip_qkv, qk_norm's order (before or after rope), mrope's
+// sections and their (3, S) / (3, B, S) positions, and the misuses of each
+// as an Exit::config error naming the key; run.json's form.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -107,4 +108,45 @@ TEST_CASE("config score terms: disentangled (DeBERTa) fields, defaults, scale, m
   CHECK(attn::config_to_json(parse(multi("")))["mask_padded_queries"] == false);
   expect_config_error(multi(R"("mask_padded_queries": true, "kv_input": [[1,2,3,4,5,6,7,8]])"),
                       "kv_input", "self-attention only");
+}
+
+TEST_CASE("config score terms: rope.mrope_section and mrope_interleaved, checks, run.json") {
+  // D = 4: R/2 = 2 frequencies.
+  const Config plain = parse(multi(R"("rope": {})"));
+  CHECK(plain.spec.rope->mrope_section.empty());
+  CHECK_FALSE(attn::config_to_json(plain)["rope"].contains("mrope_section"));
+  const Config m = parse(multi(R"("rope": {"mrope_section": [1, 0, 1]})"));
+  CHECK(m.spec.rope->mrope_section == std::vector<std::int64_t>{1, 0, 1});
+  CHECK_FALSE(m.spec.rope->mrope_interleaved);
+  const json j = attn::config_to_json(m)["rope"];
+  CHECK(j["mrope_section"] == json{1, 0, 1});
+  CHECK(j["mrope_interleaved"] == false);
+  const Config i =
+      parse(multi(R"("rope": {"mrope_section": [0, 1, 1], "mrope_interleaved": true})"));
+  CHECK(i.spec.rope->mrope_interleaved);
+  CHECK(attn::config_to_json(i)["rope"]["mrope_interleaved"] == true);
+  // Partial rotary: the sections split rotary_dim / 2 (Qwen3.5's 64 of 256).
+  CHECK(parse(R"({"attention": "multi", "hidden_size": 16, "num_heads": 2,
+                  "rope": {"rotary_dim": 4, "mrope_section": [1, 1, 0]}})")
+            .spec.rope->mrope_section.size() == 3);
+  expect_config_error(multi(R"("rope": {"mrope_section": [1, 1, 1]})"), "rope.mrope_section",
+                      "summing to rotary_dim / 2 = 2");
+  expect_config_error(multi(R"("rope": {"mrope_section": [2, 0]})"), "rope.mrope_section",
+                      "found 2 elements");
+  expect_config_error(multi(R"("rope": {"mrope_section": [3, -1, 0]})"), "rope.mrope_section[1]",
+                      "an integer >= 0");
+  expect_config_error(multi(R"("rope": {"mrope_section": "2,0,0"})"), "rope.mrope_section");
+  expect_config_error(multi(R"("rope": {"mrope_interleaved": true})"), "rope.mrope_interleaved",
+                      "give rope.mrope_section too");
+  // The rows of an inline input: (3, S) and (3, B, S) with sections; (B, S) and (S,) still.
+  const std::string x = R"("input": [[[1,2,3,4,5,6,7,8],[1,2,3,4,5,6,7,8]]])";  // (1, 2, 8)
+  for (const char* pos : {"[[0,1],[0,2],[0,3]]", "[[[0,1]],[[0,2]],[[0,3]]]", "[0,1]", "[[0,1]]"})
+    CHECK(parse(multi(x + R"(, "rope": {"mrope_section": [1, 0, 1]}, "positions": )" + pos))
+              .positions.given());
+  expect_config_error(
+      multi(x +
+            R"(, "rope": {"mrope_section": [1, 0, 1]}, "positions": [[0,1,2],[0,1,2],[0,1,2]])"),
+      "positions", "or mrope's rows (3, 2)");
+  expect_config_error(multi(R"("rope": {}, "positions": [[[[0]]]])"), "positions",
+                      "found a deeper one");
 }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "attn/error.h"
 #include "attn/model_folder.h"
 
 namespace fs = std::filesystem;
@@ -417,7 +418,7 @@ TEST_CASE(
   CHECK(d2["pos_att_type"] == json{"c2p", "p2c"});
 }
 
-TEST_CASE("families vl: Qwen2.5-VL's and Qwen3-VL's text towers, flat or nested; mrope is rope") {
+TEST_CASE("families vl: Qwen2.5-VL's and Qwen3-VL's text towers, flat or nested, mrope sections") {
   // Qwen2.5-VL-7B-Instruct as released: the text keys at the top, layers under model.layers.
   json flat = {{"model_type", "qwen2_5_vl"},
                {"hidden_size", 3584},
@@ -433,7 +434,9 @@ TEST_CASE("families vl: Qwen2.5-VL's and Qwen3-VL's text towers, flat or nested;
   CHECK(l["qkv_bias"] == true);
   CHECK(l["out_bias"] == false);
   CHECK(l["rope"]["theta"] == 1000000.0);
-  CHECK(!l["rope"].contains("scaling"));  // mrope over 1-D positions: the plain rope
+  CHECK(!l["rope"].contains("scaling"));  // "mrope" is no rope_scaling type: its sections are
+  CHECK(l["rope"]["mrope_section"] == json{16, 24, 24});
+  CHECK(l["rope"]["mrope_interleaved"] == false);  // apply_multimodal_rotary_pos_emb's chunks
   CHECK(!l.contains("sliding_window"));
   // saved by transformers 4.52 on: text_config nested, model.language_model.layers
   json nested = {{"model_type", "qwen2_5_vl"}, {"text_config", flat}};
@@ -467,4 +470,28 @@ TEST_CASE("families vl: Qwen2.5-VL's and Qwen3-VL's text towers, flat or nested;
   CHECK(q["qkv_bias"] == false);
   CHECK(q["rope"]["theta"] == 5000000.0);
   CHECK(!q["rope"].contains("scaling"));
+  CHECK(q["rope"]["mrope_section"] == json{24, 20, 20});
+  CHECK(q["rope"]["mrope_interleaved"] == true);
+  // Qwen3VLTextRotaryEmbedding: interleaved whatever mrope_interleaved says, [24, 20, 20] when
+  // the file gives no sections; v5's rope_parameters carry them too.
+  json q3 = qwen3;
+  q3["text_config"]["rope_scaling"] = {{"rope_type", "default"}};
+  CHECK(layer_of(q3, 0)["rope"]["mrope_section"] == json{24, 20, 20});
+  CHECK(layer_of(q3, 0)["rope"]["mrope_interleaved"] == true);
+  q3["text_config"].erase("rope_scaling");
+  q3["text_config"]["rope_parameters"] = {
+      {"rope_type", "default"}, {"rope_theta", 1e6}, {"mrope_section", {32, 16, 16}}};
+  CHECK(layer_of(q3, 0)["rope"]["mrope_section"] == json{32, 16, 16});
+  // Qwen2.5-VL's code reads the file's sections: none given, no mrope (1-D positions only).
+  json bare = flat;
+  bare.erase("rope_scaling");
+  CHECK(!layer_of(bare, 0)["rope"].contains("mrope_section"));
+  bare["rope_scaling"] = {{"type", "mrope"}, {"mrope_section", {16, 24}}};
+  try {
+    layer_of(bare, 0);
+    FAIL("no error thrown");
+  } catch (const attn::Error& e) {
+    CHECK(e.code() == attn::Exit::config);
+    CHECK(std::string(e.what()).find("rope_scaling.mrope_section") != std::string::npos);
+  }
 }

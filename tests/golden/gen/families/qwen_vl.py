@@ -2,11 +2,17 @@
 Qwen2's attention (q/k/v with bias, o_proj without, a window from use_sliding_window and
 max_window_layers); Qwen3-VL (modeling_qwen3_vl.Qwen3VLTextAttention): Qwen3's (Qwen3VLTextRMSNorm
 q/k norms per head, x * w, before rope; attention_bias). Their multimodal rope splits the
-frequencies among three position rows (Qwen2.5-VL: chunks of mrope_section; Qwen3-VL: interleaved);
-text's three rows are the same 1-D positions, which is the plain rope. The released Qwen2.5-VL
+frequencies among three position rows (Qwen2.5-VL: chunks of mrope_section; Qwen3-VL: interleaved,
+default [24, 20, 20]); text's three rows are the same 1-D positions, which is the plain rope; the
+"image" specs give the rows of a sequence with an image (image_rows, as get_rope_index numbers
+it), which differ, as (3, B, S) positions. The released Qwen2.5-VL
 config.json keeps the text keys at the top and the layers under model.layers (the checkpoints) or
 model.language_model.layers (saved by transformers 4.52 on, with text_config); Qwen3-VL nests
 text_config, its layers under model.language_model.layers."""
+import dataclasses
+
+import torch
+
 from .. import hf
 from .. import weights as W
 from ..reference import QkNorm
@@ -44,11 +50,54 @@ def settings(cfg, layer):
         sliding = bool(t["use_sliding_window"]) and layer >= t["max_window_layers"]
         window = t["sliding_window"] if hf.sliding(t, layer, sliding) else None
     scaling = hf.get(t, "rope_scaling")
+    # Qwen2_5_VLTextConfig renames "mrope" to "default"; the sections stay in the object
+    holder = hf.v5_params(t) or scaling or {}
     if scaling is not None and scaling.get("rope_type", scaling.get("type")) in ("mrope",
                                                                                   "default"):
-        scaling = None  # mrope over 1-D positions: the plain rope
-    return a.replace(rope=hf.rope(t, a.D, t["rope_theta"], scaling=scaling,
-                                  params=hf.v5_params(t)), window=window)
+        scaling = None
+    rope = hf.rope(t, a.D, t["rope_theta"], scaling=scaling, params=hf.v5_params(t))
+    # Qwen3VLTextRotaryEmbedding: mrope_section (default [24, 20, 20]), always interleaved;
+    # Qwen2_5_VLAttention: rope_scaling["mrope_section"] in chunks
+    section = holder.get("mrope_section", [24, 20, 20] if qwen3 else None)
+    if section is not None:
+        rope = dataclasses.replace(rope, mrope_section=tuple(section), mrope_interleaved=qwen3)
+    return a.replace(rope=rope, window=window)
+
+
+def position_rows(spec, keep, pos):
+    """Position ids (3, B, S) of time, height and width as get_rope_index numbers a row of text
+    with one image (spec["image"] = (h, w) merged patches, after spec["image_at"] text tokens):
+    text tokens count on in all three rows; the image's tokens at st = the text before it,
+    time st, height st + row, width st + column; the text after at the image's max + 1.
+    Padded tokens keep position 1 (position_ids starts as ones). Without spec["image"]: pos."""
+    if "image" not in spec:
+        return pos
+    h, w = spec["image"]
+    B, S = keep.shape
+    rows = torch.ones(3, B, S, dtype=torch.int64)
+    for b in range(B):
+        real = [i for i in range(S) if keep[b, i]]
+        ids, nxt = [], 0
+        for n, _ in enumerate(real):
+            if spec["image_at"] <= n < spec["image_at"] + h * w:
+                r, c = divmod(n - spec["image_at"], w)
+                st = spec["image_at"]
+                ids.append((st, st + r, st + c))
+                nxt = st + max(h, w)
+            else:
+                ids.append((nxt,) * 3)
+                nxt += 1
+        for i, t in zip(real, ids):
+            rows[:, b, i] = torch.tensor(t)
+    return rows
+
+
+def without_mrope(s):  # the guard: the time row alone turns every frequency
+    return {"rope": dataclasses.replace(s.rope, mrope_section=None)}
+
+
+def other_layout(s):  # the guard: the sections laid out the other way
+    return {"rope": dataclasses.replace(s.rope, mrope_interleaved=not s.rope.mrope_interleaved)}
 
 
 def num_layers(cfg):
@@ -135,6 +184,19 @@ FOLDERS = [
                                  "rope_scaling": {"rope_type": "mrope",
                                                   "mrope_section": [2, 1, 1]}},
                  "vision_config": {"model_type": "qwen2_5_vl"}}),
+    # an image in the text (get_rope_index's three rows differ): Qwen2.5-VL's sections in
+    # chunks, right padding, rope_theta low enough that the height and width chunks (the low
+    # frequencies) turn measurably over an image's few rows
+    dict(name="qwen2_5_vl_image", seed=941, container="safetensors", dtype="bf16", layers=[1],
+         B=2, S=12, pad="right", image=(2, 4), image_at=2,
+         config=dict(QWEN2_5_VL_7B, rope_theta=100.0, hidden_size=64,
+                     rope_scaling={"type": "mrope", "mrope_section": [4, 2, 2]}),
+         guards=(without_mrope, other_layout)),
+    # Qwen3-VL's interleaved sections, left padding, an image of 3 x 3 after one text token
+    dict(name="qwen3_vl_image", seed=942, container="safetensors", dtype="f32", layers=[0],
+         B=2, S=12, pad="left", image=(3, 3), image_at=1,
+         config=dict(QWEN3_VL_8B, text_config=dict(QWEN3_VL_TEXT, rope_theta=10000.0)),
+         guards=(without_mrope, other_layout)),
 ]
 
 HELDOUT = [
@@ -151,3 +213,20 @@ HELDOUT = [
                                                      "mrope_interleaved": True}}}),
 ]
 
+
+
+def plain_rows(keep, pos):
+    """The plain config's rows: an image of 2 x 3 after two text tokens (position_rows)."""
+    return position_rows({"image": (2, 3), "image_at": 2}, keep, pos)
+
+
+VARIANTS = [
+    # mrope from a plain --config: rope.mrope_section over positions (3, B, S), the sections in
+    # chunks (with q/k norms) and interleaved, GQA; --save's q and k after the rotation
+    dict(name="mrope_sections", writer="decoder", C=32, H=4, Hkv=2, D=16, S=10,
+         rope_cfg={"theta": 30.0, "mrope_section": [4, 2, 2]}, qk_norm=(1e-6, 0), save=True,
+         position_rows=plain_rows, guards=(without_mrope, other_layout)),
+    dict(name="mrope_interleaved", writer="decoder", C=32, H=4, Hkv=2, D=16, S=10, left=False,
+         rope_cfg={"theta": 1000.0, "mrope_section": [2, 3, 3], "mrope_interleaved": True},
+         save=True, position_rows=plain_rows, guards=(without_mrope, other_layout)),
+]
