@@ -24,17 +24,16 @@ void KeyColumnSums::begin(const HeadView& hv, std::size_t i0, std::size_t n,
   begin_ = keys.begin;
   count_ = counted ? (extra ? hv.T_ext : keys.end) - keys.begin : 0;
   tiles_.clear();
-  e_.resize(n * count_);  // every tile's exponentials, end to end (no fill: each is copied in)
+  e_.resize(n * count_);  // tile j0.. at n * (j0 - begin): no fill, each tile is copied in
   m_at_.clear();
 }
 
 void KeyColumnSums::record(std::size_t j0, std::size_t mb, const float* tile /* (n, mb) */,
                            const float* m /* (n) */) {
   if (!count_) return;
-  const std::size_t at = tiles_.empty() ? 0 : tiles_.back().at + n_ * tiles_.back().mb;
-  std::memcpy(e_.data() + at, tile, n_ * mb * sizeof(float));
+  std::memcpy(e_.data() + n_ * (j0 - begin_), tile, n_ * mb * sizeof(float));
   m_at_.insert(m_at_.end(), m, m + n_);
-  tiles_.push_back({j0, mb, at});
+  tiles_.push_back({j0, mb});
 }
 
 void KeyColumnSums::sweep(const Scratch& sc) {
@@ -54,7 +53,7 @@ void KeyColumnSums::sweep(const Scratch& sc) {
       const float mt = m_at_[t * n_ + r];
       const float inv_l = 1.0f / sc.l[r];
       const float factor = mt == sc.m[r] ? inv_l : std::exp(mt - sc.m[r]) * inv_l;
-      const float* e = e_.data() + tile.at + r * tile.mb;
+      const float* e = e_.data() + n_ * (tile.j0 - begin_) + r * tile.mb;
       for (std::size_t j = 0; j < tile.mb; ++j) {
         const float p = e[j] * factor;
         sum[j] += double(p);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "attn/digest.h"
+#include "attn/tensor.h"
 
 namespace attn::kernels {
 
@@ -45,12 +46,13 @@ class KeyColumnSums {
 
  private:
   struct Tile {
-    std::size_t j0, mb, at;  // keys j0.., e_ from `at`, row stride mb
+    std::size_t j0, mb;  // keys j0..; its (n, mb) exponentials at e_ + n * (j0 - begin_)
   };
   const std::uint8_t* rows_ = nullptr;  // the block's key_rows, from row i0
   std::size_t n_ = 0, begin_ = 0, count_ = 0;
   std::vector<Tile> tiles_;
-  std::vector<float> e_, m_at_;      // the tiles' exponentials; (tiles, n) maxima
+  FloatBuffer e_;                    // the tiles' exponentials (n * count, resize leaves unset)
+  std::vector<float> m_at_;          // (tiles, n) maxima
   std::vector<double> sum_, votes_;  // (count)
   std::vector<float> max_;           // (count)
 };
