@@ -317,8 +317,15 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
     context.data.swap(normed.data);
     in.x = &context;
   }
+  // One chunk (the whole batch at once) with y as wide as the context (O == H*D): q, then
+  // y, live in the context's own buffer, `lead` rows past its start; the output projection
+  // writes each slab of `lead` context rows over the slab before it, whose y rows it has
+  // already read. The context then needs no fresh buffer besides q's.
+  const std::size_t rows = B * L, lead = std::min(rows, detail::kChunkRows);
+  const bool context_over_y = in.x != &context && detail::chunk_batch(L) >= B && w.has_out_proj &&
+                              !w.mla && O == g.q_rows();
   context.shape = {B, L, O};
-  context.data.resize(B * L * O);
+  context.data.resize((context_over_y ? lead + rows : rows) * O);
 
   std::vector<KeyRange> ranges(B);
   for (std::size_t b = 0; b < B; ++b)
@@ -351,6 +358,10 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
   std::vector<double> flops(static_cast<std::size_t>(workers), 0.0);
   std::vector<std::int64_t> masked(static_cast<std::size_t>(workers), 0);
   detail::Projected p;
+  if (context_over_y) {
+    p.q_into = context.ptr() + lead * O;
+    p.q_into_cap = rows * HD;
+  }
   // --save: k and v rows kept for the sink; each worker's score rows.
   IntermediateSink* saved = opt.intermediates;
   p.keep_rows = saved && saved->wants_keys_values();
@@ -495,7 +506,13 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
     if (saved) saved->write_z(b0, nb, L, p.q, p.ld_q);
     if (w.has_out_proj) {
       const std::size_t K = w.context_width();  // H*D (H*Dv with mla)
-      linear(p.q, p.ld_q, nb * L, K, w.w_out, w.b_out, out, O, threads);
+      if (p.q == p.q_into) {                    // y lead rows past the context rows: slab over slab
+        for (std::size_t r0 = 0; r0 < rows; r0 += lead)
+          linear(p.q + r0 * p.ld_q, p.ld_q, std::min(lead, rows - r0), K, w.w_out, w.b_out,
+                 out + r0 * O, O, threads);
+      } else {
+        linear(p.q, p.ld_q, nb * L, K, w.w_out, w.b_out, out, O, threads);
+      }
       stats.flops += 2.0 * double(nb * L) * double(K) * double(O);
     } else {
       for (std::size_t r = 0; r < nb * L; ++r)
@@ -507,6 +524,7 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
                                   nb * L);
     if (opt.context_done) opt.context_done(b0, nb);
   }
+  context.data.resize(rows * O);  // without the lead rows
   stats.flops += p.flops;
   for (double f : flops) stats.flops += f;
   for (std::int64_t m : masked) stats.fully_masked_rows += m;

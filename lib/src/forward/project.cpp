@@ -29,6 +29,11 @@ float* reserve(Buffer& buf, std::size_t& cap, std::size_t n) {
   return buf.get();
 }
 
+// p's q rows (n floats, H*D wide): p.q_into when given and big enough.
+float* reserve_q(Projected& p, std::size_t n) {
+  return p.q_into && p.q_into_cap >= n ? p.q_into : reserve(p.q_buf, p.q_cap, n);
+}
+
 // The buffers of k^T (D, T') and v (T', D) panels of every (batch row, KV
 // head) of the chunk, and p.kt, p.v_packed sized for their views.
 struct KeyValuePanels {
@@ -253,7 +258,7 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
     p.flops += 2.0 * double(nb * p.L) * double(C) * double(ld);
     if (p.packed) {  // q (B*L, H*D) and the panels
       p.ld_q = HD;
-      p.q = reserve(p.q_buf, p.q_cap, nb * p.L * HD);
+      p.q = reserve_q(p, nb * p.L * HD);
       const KeyValuePanels kv = reserve_panels(g, p);
       kernels::QkvPanels out{p.q, kv.kt, kv.v, nb, p.L, g.H, g.Hkv, g.D};
       kernels::QkvFinish finish;
@@ -284,7 +289,7 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
 
   // q = x Wq^T + bq   (B*L, H*D)
   p.ld_q = HD;
-  p.q = reserve(p.q_buf, p.q_cap, nb * p.L * HD);
+  p.q = reserve_q(p, nb * p.L * HD);
   linear(xb, C, nb * p.L, w.q_weight(), bias_at(w, g.q_row0()), p.q, HD, threads);
   // k | v   (B*T', 2*Hkv*D): per batch row, so the extra keys can follow its T.
   p.ld_kv = 2 * KV;

@@ -59,6 +59,11 @@ struct Projected {
   // q (B*L, H*D) and k|v (B*T', 2*Hkv*D) apart. kt_buf and v_buf hold the
   // packed panels.
   Buffer q_buf, kv_buf, kt_buf, v_buf, gate_buf;
+  // When set, q rows of H*D (ld_q = H*D) go here instead of q_buf, if they fit
+  // (q_into_cap floats) and the path writes them apart from k and v: the
+  // context's own buffer (forward.cpp). p.q == q_into tells it was taken.
+  float* q_into = nullptr;
+  std::size_t q_into_cap = 0;
   std::size_t q_cap = 0, kv_cap = 0, kt_cap = 0, v_cap = 0, gate_cap = 0;  // sizes in floats
   double flops = 0.0;                                                      // of every chunk so far
 };

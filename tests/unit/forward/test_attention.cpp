@@ -6,6 +6,7 @@
 // D head size, O out size.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <mutex>
@@ -339,6 +340,36 @@ TEST_CASE("attention: S = 4096 streaming and maps agree with the reference") {
   const Shape s{1, 4096, 16, 2, 8, 16};
   check_case(s, true, Pad::right, true, true, true, 1.0 / std::sqrt(8.0), 2, 700);
   check_case(s, false, Pad::none, true, true, true, 1.0 / std::sqrt(8.0), 2, 701);
+}
+
+TEST_CASE("attention: one chunk with O == H*D writes the context over y, slab over slab") {
+  // q and y live in the context's buffer, 1024 rows (or all of them) past its start: the
+  // output projection's slabs of 1024 rows (the last one short) each overwrite the slab
+  // before. The context matches the reference, and its buffer is the one that held q.
+  for (const Shape& s : {Shape{1, 3000, 32, 2, 16, 32}, Shape{2, 40, 24, 3, 8, 24}}) {
+    CAPTURE(s.S);
+    const Weights w = make_weights(s, true, true, true, 1100);
+    const Tensor x = test::random_tensor({s.B, s.S, s.C}, 1101);
+    const ref::Result want = ref::attention(ref::from_weights(w), x, nullptr, 0.25, true);
+    Tensor ctx;
+    forward(w, AttentionSpec::plain(0.25f, true), x, nullptr, ctx, ForwardOptions{});
+    const test::Diff d = test::compare(ctx, want.context);
+    INFO(test::describe(d));
+    CHECK(d.shape_ok);
+    CHECK(d.relative() <= kTol);
+    const std::size_t rows = s.B * s.S;
+    CHECK(ctx.data.capacity() >= (std::min<std::size_t>(rows, 1024) + rows) * s.O);
+  }
+  // O != H*D: a buffer of its own, as before.
+  const Shape s{1, 3000, 32, 2, 16, 40};
+  const Weights w = make_weights(s, true, true, true, 1102);
+  const Tensor x = test::random_tensor({s.B, s.S, s.C}, 1103);
+  Tensor ctx;
+  forward(w, AttentionSpec::plain(0.25f, true), x, nullptr, ctx, ForwardOptions{});
+  const test::Diff d =
+      test::compare(ctx, ref::attention(ref::from_weights(w), x, nullptr, 0.25, true).context);
+  CHECK(d.relative() <= kTol);
+  CHECK(ctx.data.capacity() == s.S * s.O);
 }
 
 TEST_CASE("attention: forward_flops counts causal score work halved") {
