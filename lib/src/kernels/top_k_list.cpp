@@ -5,6 +5,9 @@
 #include <immintrin.h>
 #endif
 
+#include <algorithm>
+#include <cmath>
+
 #include "kernels/row_scan.h"
 
 namespace attn::kernels {
@@ -49,7 +52,20 @@ void top_k_list_add(const float* s, std::size_t n, std::int32_t key0, std::size_
   // The threshold is the K-th as of the last 16 scores' insertions: a row's
   // first tile, whose list starts empty (every score a candidate while the
   // K-th is -inf), then inserts about K (1 + ln(256 / K)) of its 256, not all.
-  __m512 t = _mm512_set1_ps(values[K - 1]);
+  // While the list is short of K, a floor from the tile itself: each of the 16 lanes' two
+  // largest of its n / 16 scores are >= the least lane's second largest, so 32 >= K scores
+  // are, and no score below it can be among the K largest (the list's kept ones included).
+  float floor = -INFINITY;
+  if (values[K - 1] == -INFINITY && K <= 2 * kTopKListLanes && n % 16 == 0 && n >= 32) {
+    __m512 first = _mm512_set1_ps(-INFINITY), second = first;
+    for (std::size_t j = 0; j < n; j += 16) {
+      const __m512 v = _mm512_loadu_ps(s + j);
+      second = _mm512_max_ps(second, _mm512_min_ps(first, v));
+      first = _mm512_max_ps(first, v);
+    }
+    floor = std::nextafter(_mm512_reduce_min_ps(second), -INFINITY);  // s > floor: s >= the least
+  }
+  __m512 t = _mm512_set1_ps(std::max(values[K - 1], floor));
   for (std::size_t j = 0; j < n; j += 16) {
     const __mmask16 live = n - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - j)) - 1);
     unsigned bits =
@@ -59,7 +75,7 @@ void top_k_list_add(const float* s, std::size_t n, std::int32_t key0, std::size_
       const unsigned b = unsigned(__builtin_ctz(bits));
       insert(values, keys, width, s[j + b], key0 + std::int32_t(j + b));
     }
-    t = _mm512_set1_ps(values[K - 1]);
+    t = _mm512_set1_ps(std::max(values[K - 1], floor));
   }
 #else
   (void)width;

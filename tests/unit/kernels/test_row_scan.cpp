@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/row_scan.h"
+#include "kernels/top_k_list.h"
 
 using attn::kernels::first_above;
 using attn::kernels::scan_row;
@@ -152,4 +153,47 @@ TEST_CASE("row_scan: top_k_by_slices equals a stable sort, ties to the lower ind
   float v[8];
   std::int64_t at[8];
   CHECK(!top_k_by_slices(early.data(), early.size(), 8, v, at));
+}
+
+TEST_CASE("top_k_list: streamed tiles keep the K largest scores, ties to the lower key") {
+  // Rows of raw scores streamed in tiles of 256 (the last one short), against a stable sort:
+  // the first tile's floor (each lane's second largest, least over the 16 lanes) must never
+  // drop a score that belongs, whatever K, ties or masked (-inf) keys.
+  std::mt19937 rng(12);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (std::size_t n : {17, 256, 300, 1000, 4099}) {
+    for (std::size_t K : {1, 5, 16, 32, 33, 64}) {
+      for (int kind = 0; kind < 4; ++kind) {
+        std::vector<float> s(n);
+        for (std::size_t j = 0; j < n; ++j) s[j] = normal(rng);
+        if (kind == 1)  // few distinct values: ties everywhere
+          for (float& v : s) v = std::round(v);
+        if (kind == 2)  // masked keys, most of the first tile
+          for (std::size_t j = 0; j < n; ++j)
+            if (j % 7 != 3) s[j] = -INFINITY;
+        if (kind == 3)  // rising scores: later tiles beat the first
+          for (std::size_t j = 0; j < n; ++j) s[j] += 0.05f * float(j);
+        std::vector<std::size_t> order(n);
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return s[a] > s[b]; });
+        const std::size_t width = attn::kernels::top_k_list_width(K);
+        alignas(64) float values[64];
+        alignas(64) std::int32_t keys[64];
+        std::fill(values, values + width, -INFINITY);
+        std::fill(keys, keys + width, -1);
+        for (std::size_t j = 0; j < n; j += 256)
+          attn::kernels::top_k_list_add(s.data() + j, std::min<std::size_t>(256, n - j),
+                                        std::int32_t(j), K, width, values, keys);
+        CAPTURE(n);
+        CAPTURE(K);
+        CAPTURE(kind);
+        for (std::size_t k = 0; k < std::min(K, n); ++k) {
+          if (s[order[k]] == -INFINITY) break;  // masked keys never enter
+          CHECK(keys[k] == std::int32_t(order[k]));
+          CHECK(values[k] == s[order[k]]);
+        }
+      }
+    }
+  }
 }
