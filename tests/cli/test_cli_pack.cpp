@@ -76,8 +76,8 @@ void check_pack_against_folders(const std::string& pack, const std::string& fold
     FAIL("no index column " << name);
     return std::size_t(0);
   };
-  std::vector<std::string> names;  // the list's entries in order (the example list's lines)
-  for (const std::string& n : {"short", "four", "pair", "six", "sentence_c8"}) names.push_back(n);
+  // the list's entries in order (the example list's lines)
+  const std::vector<std::string> names = {"short", "four", "pair", "six", "sentence_c8"};
   for (const auto& row : index_rows(pack)) {
     const std::string dir = folders + "/" + names.at(std::size_t(row[0]));
     CAPTURE(dir);
