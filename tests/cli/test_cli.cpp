@@ -12,6 +12,7 @@
 #include "attn/npy.h"
 #include "attn/report.h"
 #include "cli_checks.h"
+#include "json_files.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -76,7 +77,7 @@ TEST_CASE("cli: --out-dir writes context, attention and run.json") {
     CHECK(sum == doctest::Approx(1.0).epsilon(1e-6));
     for (std::size_t j = row % 6 + 1; j < 6; ++j) CHECK(att.data[row * 6 + j] == 0.0f);
   }
-  auto j = nlohmann::json::parse(attn::test::read_text(t / "o/run.json"));
+  auto j = attn::test::read_json(t / "o/run.json");
   CHECK(j["layout"] == "fused");
   CHECK(j["layout_detected"] == true);
   CHECK(j["shapes"]["context"] == nlohmann::json({6, 8}));
@@ -148,7 +149,7 @@ TEST_CASE("cli: --dump-weights table, json, and a converted folder that reloads 
     auto d = run(bin() + " -q --config " + cfg("warner_causal.json") + " --dump-weights '" + dir +
                  "' --layout " + layout);
     REQUIRE(d.exit_code == 0);
-    auto m = nlohmann::json::parse(attn::test::read_text(dir + "/manifest.json"));
+    auto m = attn::test::read_json(dir + "/manifest.json");
     CHECK(m["layout"] == layout);
     CHECK(m["files"].size() >= 4);
     auto after = run(bin() + " --config " + cfg("warner_causal.json") + " --weights '" + dir +

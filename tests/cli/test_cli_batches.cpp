@@ -13,7 +13,10 @@
 
 #include "attn/npy.h"
 #include "cli_checks.h"
+#include "json_files.h"
 #include "test_util.h"
+
+using attn::test::read_json;
 
 namespace fs = std::filesystem;
 using attn::test::check_cli_failure;
@@ -25,7 +28,6 @@ using nlohmann::json;
 namespace {
 
 std::string bin() { return attn::test::quoted_binary(); }
-json read_json(const std::string& path) { return json::parse(attn::test::read_text(path)); }
 
 // Every scheduler variable attn-run reads, unset, so the test's own are the only ones.
 const std::string kClean =

@@ -13,7 +13,10 @@
 
 #include "attn/npy.h"
 #include "cli_checks.h"
+#include "json_files.h"
 #include "test_util.h"
+
+using attn::test::run_json;
 
 namespace fs = std::filesystem;
 using attn::test::check_cli_failure;
@@ -24,9 +27,6 @@ namespace {
 
 std::string bin() { return attn::test::quoted_binary(); }
 std::string cfg() { return attn::test::quoted_config("raschka_mha_causal.json"); }
-nlohmann::json run_json(const std::string& dir) {
-  return nlohmann::json::parse(attn::test::read_text(dir + "/run.json"));
-}
 
 }  // namespace
 

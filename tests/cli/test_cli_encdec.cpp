@@ -13,6 +13,7 @@
 
 #include "attn/npy.h"
 #include "cli_checks.h"
+#include "json_files.h"
 #include "test_util.h"
 
 using attn::test::q;
@@ -70,7 +71,7 @@ TEST_CASE("cli_encdec: --decoder-layer N [--cross] runs the decoder's modules") 
       attn::test::compare(attn::read_npy_f32(t / "out/context.npy", false),
                           attn::read_npy_f32(d + "/expected/context.npy", false));
   CHECK_MESSAGE(diff.relative() < 1e-5, attn::test::describe(diff));
-  const json rj = json::parse(attn::test::read_text(t / "out/run.json"));
+  const json rj = attn::test::read_json(t / "out/run.json");
   CHECK(rj["config"]["decoder_layer"] == 0);
   CHECK(rj["config"]["cross_attention"] == true);
 
@@ -116,8 +117,7 @@ TEST_CASE("cli_encdec: --residual on Falcon-H1 runs its norm times attention_in_
   const RunResult one = run(bin() + " --model " + q(t / "model") + " --layer 0 --input " + input +
                             " --residual -o " + q(t / "one"));
   REQUIRE_MESSAGE(one.exit_code == 0, one.err);
-  CHECK(json::parse(attn::test::read_text(
-            t / "one/run.json"))["config"]["input_norm"]["multiplier"] == 1.0);
+  CHECK(attn::test::read_json(t / "one/run.json")["config"]["input_norm"]["multiplier"] == 1.0);
   // FalconH1DecoderLayer: input_layernorm(h) * attention_in_multiplier (the numbers against
   // torch: the golden folder falcon_h1_residual). Here: run.json records it, and it changes
   // the result.
@@ -128,8 +128,7 @@ TEST_CASE("cli_encdec: --residual on Falcon-H1 runs its norm times attention_in_
   const RunResult half = run(bin() + " --model " + q(t / "model") + " --layer 0 --input " + input +
                              " --residual -o " + q(t / "half"));
   REQUIRE_MESSAGE(half.exit_code == 0, half.err);
-  CHECK(json::parse(attn::test::read_text(
-            t / "half/run.json"))["config"]["input_norm"]["multiplier"] == 0.5);
+  CHECK(attn::test::read_json(t / "half/run.json")["config"]["input_norm"]["multiplier"] == 0.5);
   const attn::Tensor a = attn::read_npy_f32(t / "one/context.npy", false);
   const attn::Tensor b = attn::read_npy_f32(t / "half/context.npy", false);
   REQUIRE(a.shape == b.shape);

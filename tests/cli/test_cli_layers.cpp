@@ -15,7 +15,10 @@
 
 #include "attn/npy.h"
 #include "cli_checks.h"
+#include "json_files.h"
 #include "test_util.h"
+
+using attn::test::run_json;
 
 namespace fs = std::filesystem;
 using attn::test::check_cli_failure;
@@ -27,9 +30,6 @@ namespace {
 std::string bin() { return attn::test::quoted_binary(); }
 std::string src(const std::string& rel) { return attn::test::source_path(rel); }
 attn::Tensor npy(const std::string& path) { return attn::read_npy_f32(path, false); }
-nlohmann::json run_json(const std::string& dir) {
-  return nlohmann::json::parse(attn::test::read_text(dir + "/run.json"));
-}
 
 // (N, ...) from N arrays of one shape, each given a leading batch axis
 // when `batch` (an (S, C) input becomes (1, S, C)).

@@ -14,7 +14,10 @@
 #include "attn/map_select.h"
 #include "attn/npy.h"
 #include "cli_checks.h"
+#include "json_files.h"
 #include "test_util.h"
+
+using attn::test::run_json;
 
 namespace fs = std::filesystem;
 using attn::test::check_cli_failure;
@@ -27,9 +30,6 @@ std::string bin() { return attn::test::quoted_binary(); }
 std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
 
 // raschka_mha_causal: B = 2, H = 2, S = 6 (causal); warner_multi: (H, S, S), not causal.
-nlohmann::json run_json(const std::string& dir) {
-  return nlohmann::json::parse(attn::test::read_text(dir + "/run.json"));
-}
 
 attn::Tensor npy(const std::string& path) { return attn::read_npy_f32(path, false); }
 
@@ -289,7 +289,7 @@ TEST_CASE("cli_maps: --summary equals the reductions of the full maps") {
       CHECK(csv.rfind("batch,head,query,entropy,first_key,recent,mean_distance,argmax\n", 0) == 0);
       CHECK(attn::test::count_of(csv, "\n") == 1 + B * hs.size() * qs.size());
       if (picked) CHECK(csv.find("\n0,1,4,") != std::string::npos);  // the model's numbers
-      const auto js = nlohmann::json::parse(attn::test::read_text(t / "s/summary.json"));
+      const auto js = attn::test::read_json(t / "s/summary.json");
       CHECK(js["recent"] == W);
       CHECK(js["heads"].size() == hs.size());
       CHECK(js["heads"][0]["head"] == hs[0]);

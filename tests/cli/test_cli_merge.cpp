@@ -8,7 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_checks.h"
+#include "json_files.h"
 #include "test_util.h"
+
+using attn::test::read_json;
 
 namespace fs = std::filesystem;
 using attn::test::check_cli_failure;
@@ -30,8 +33,6 @@ void run_shards(const std::string& dir, std::size_t n, const std::vector<std::si
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   }
 }
-
-json read_json(const std::string& path) { return json::parse(attn::test::read_text(path)); }
 
 }  // namespace
 

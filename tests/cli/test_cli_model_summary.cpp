@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_checks.h"
+#include "json_files.h"
 #include "safetensors_builder.h"
 #include "test_util.h"
 #include "torch_save_builder.h"
@@ -42,8 +43,8 @@ json summary_json(const std::string& dir) {
 std::string folder(const TempDir& t, const std::string& config, int layers) {
   const std::string dir = t / config;
   fs::create_directories(dir);
-  json c = json::parse(attn::test::read_text(
-      attn::test::source_path("tests/fixtures/model_configs/" + config + ".json")));
+  json c = attn::test::read_json(
+      attn::test::source_path("tests/fixtures/model_configs/" + config + ".json"));
   for (const char* k : {"num_hidden_layers", "n_layer"})
     if (c.contains(k)) c[k] = layers;
   attn::test::write_text(dir + "/config.json", c.dump(1));

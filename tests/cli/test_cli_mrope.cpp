@@ -15,7 +15,10 @@
 #include "attn/npy.h"
 #include "check_close.h"
 #include "cli_checks.h"
+#include "json_files.h"
 #include "test_util.h"
+
+using attn::test::run_json;
 
 using attn::test::q;
 
@@ -27,10 +30,6 @@ std::string golden(const std::string& rel) {
 
 attn::Tensor npy(const std::string& path) { return attn::read_npy_f32(path, true); }
 
-nlohmann::json run_json(const std::string& dir) {
-  return nlohmann::json::parse(attn::test::read_text(dir + "/run.json"));
-}
-
 attn::test::RunResult run_binary(const std::string& args) {
   return attn::test::run(attn::test::quoted_binary() + " " + args);
 }
@@ -39,7 +38,7 @@ attn::test::RunResult run_binary(const std::string& args) {
 std::string edited(const attn::test::TempDir& tmp,
                    const std::function<void(nlohmann::json&)>& edit) {
   const std::string dir = golden("variants/mrope_sections");
-  nlohmann::json cfg = nlohmann::json::parse(attn::test::read_text(dir + "/config.json"));
+  nlohmann::json cfg = attn::test::read_json(dir + "/config.json");
   for (const char* key : {"weights", "input", "attention_mask", "positions"})
     cfg[key] = dir + "/" + cfg[key].get<std::string>();
   edit(cfg);

@@ -18,7 +18,10 @@
 #include "attn/npy.h"
 #include "cli_checks.h"
 #include "hostile_checks.h"
+#include "json_files.h"
 #include "test_util.h"
+
+using attn::test::read_json;
 
 namespace fs = std::filesystem;
 using attn::test::check_cli_failure;
@@ -31,7 +34,6 @@ using nlohmann::json;
 namespace {
 
 std::string bin() { return attn::test::quoted_binary(); }
-json read_json(const std::string& path) { return json::parse(read_text(path)); }
 
 std::string batch_cmd(const std::string& list, const std::string& dir, const std::string& more) {
   return bin() + " -q --threads 1 --config " + attn::test::quoted_config("warner_causal.json") +

@@ -15,7 +15,10 @@
 #include <set>
 
 #include "attn/npy.h"
+#include "json_files.h"
 #include "test_util.h"
+
+using attn::test::run_json;
 
 namespace fs = std::filesystem;
 using attn::test::count_of;
@@ -313,7 +316,7 @@ TEST_CASE("cli_people: --stats in run.json match a direct computation from atten
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.empty());
   CHECK(r.err.find("entropy") != std::string::npos);  // the table goes to stderr
-  const auto run_json = nlohmann::json::parse(attn::test::read_text(t / "o/run.json"));
+  const auto run_json = attn::test::read_json(t / "o/run.json");
   const attn::Tensor a = npy_file(t / "o/attention.npy");  // (H, S, S)
   const std::size_t H = a.shape[0], S = a.shape[1];
   REQUIRE(run_json["stats"].size() == H);
@@ -341,7 +344,7 @@ TEST_CASE("cli_people: --stats in run.json match a direct computation from atten
   REQUIRE(r2.exit_code == 0);
   CHECK(r2.err.empty());
   CHECK(!fs::exists(t / "n/attention.npy"));
-  const auto run2 = nlohmann::json::parse(attn::test::read_text(t / "n/run.json"));
+  const auto run2 = attn::test::read_json(t / "n/run.json");
   CHECK(run2["stats"] == run_json["stats"]);
 }
 
@@ -393,7 +396,7 @@ TEST_CASE("cli_people: shards of an input list cover it exactly once") {
 
   // Unsharded: one batch.json listing all seven in list order.
   REQUIRE(run(base).exit_code == 0);
-  const auto all = nlohmann::json::parse(attn::test::read_text(t / "out/batch.json"));
+  const auto all = attn::test::read_json(t / "out/batch.json");
   REQUIRE(all["inputs"].size() == 7);
   CHECK(all["inputs"][3]["dir"] == "x3");
   CHECK(all["inputs"][3]["line"] == 6);
@@ -589,9 +592,6 @@ TEST_CASE("cli_people: the context says what it is; --with-residual-norm") {
   const std::string folders = attn::test::source_dir() + "/tests/golden/folders/";
   const std::string bert = folders + "bert/";
   const std::string note = "without the residual add and LayerNorm BertAttention applies";
-  const auto run_json = [](const std::string& dir) {
-    return nlohmann::json::parse(attn::test::read_text(dir + "/run.json"));
-  };
   const std::string base = bin() + " --model " + q(bert + "model") + " --layer 1 --input " +
                            q(bert + "layer1/input.npy");
 

@@ -16,6 +16,7 @@
 
 #include "attn/npy.h"
 #include "cli_checks.h"
+#include "json_files.h"
 #include "test_util.h"
 
 using attn::test::count_of;
@@ -47,7 +48,7 @@ std::string long_config(const attn::test::TempDir& t, std::size_t S, std::size_t
 std::string variant_config(const attn::test::TempDir& t, const std::string& name,
                            const nlohmann::json& extra) {
   const std::string dir = attn::test::source_path("tests/golden/variants/" + name);
-  auto cfg = nlohmann::json::parse(attn::test::read_text(dir + "/config.json"));
+  auto cfg = attn::test::read_json(dir + "/config.json");
   for (auto& [key, value] : cfg.items())
     if (value.is_string() &&
         (key == "weights" || key == "input" || key.find("mask") != std::string::npos ||

@@ -25,7 +25,10 @@
 #include "check_close.h"
 #include "cli_checks.h"
 #include "golden_manifest.h"
+#include "json_files.h"
 #include "test_util.h"
+
+using attn::test::run_json;
 
 namespace fs = std::filesystem;
 using attn::Tensor;
@@ -44,10 +47,6 @@ std::string variant(const std::string& name) {
 }
 
 Tensor npy(const std::string& path) { return attn::read_npy_f32(path, true); }
-
-nlohmann::json run_json(const std::string& dir) {
-  return nlohmann::json::parse(attn::test::read_text(dir + "/run.json"));
-}
 
 // got equals want within 1e-5 of want's scale (CONTRACT.md "Numerics"), with
 // -inf (a masked score) exactly where want has it.
@@ -221,7 +220,7 @@ TEST_CASE("cli_save: {\"out_proj\": false} over a Llama folder: the context is t
     INFO(layer);
     const std::string dir =
         attn::test::source_path(std::string("tests/golden/folders/llama/") + layer);
-    nlohmann::json c = nlohmann::json::parse(attn::test::read_text(dir + "/case.json"));
+    nlohmann::json c = attn::test::read_json(dir + "/case.json");
     for (const char* key : {"model", "input", "attention_mask", "positions"})
       c[key] = dir + "/" + c[key].get<std::string>();
     c["out_proj"] = false;

@@ -13,7 +13,10 @@
 #include "attn/map_select.h"
 #include "attn/npy.h"
 #include "cli_checks.h"
+#include "json_files.h"
 #include "test_util.h"
+
+using attn::test::run_json;
 
 namespace fs = std::filesystem;
 using attn::test::check_cli_failure;
@@ -24,10 +27,6 @@ namespace {
 
 std::string bin() { return attn::test::quoted_binary(); }
 std::string cfg(const std::string& name) { return attn::test::quoted_config(name); }
-
-nlohmann::json run_json(const std::string& dir) {
-  return nlohmann::json::parse(attn::test::read_text(dir + "/run.json"));
-}
 
 attn::Tensor npy(const std::string& path) { return attn::read_npy_f32(path, false); }
 
@@ -144,7 +143,7 @@ namespace {
 
 // head_stats.json's rows by head: column -> value.
 std::vector<nlohmann::json> heads_of(const std::string& path) {
-  const auto j = nlohmann::json::parse(attn::test::read_text(path));
+  const auto j = attn::test::read_json(path);
   return j["heads"].get<std::vector<nlohmann::json>>();
 }
 

@@ -13,6 +13,7 @@
 
 #include "attn/npy.h"
 #include "cli_checks.h"
+#include "json_files.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -61,7 +62,7 @@ TEST_CASE("cli_streams: --input-list - reads the list from standard input") {
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(fs::exists(t / "out/a/context.npy"));
   CHECK(fs::exists(t / "out/b/context.npy"));
-  const auto summary = nlohmann::json::parse(attn::test::read_text(t / "out/batch.json"));
+  const auto summary = attn::test::read_json(t / "out/batch.json");
   CHECK(summary["input_list"] == "-");
   CHECK(summary["inputs"].size() == 2);
 

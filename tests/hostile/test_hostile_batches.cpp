@@ -15,6 +15,7 @@
 #include "attn/npy.h"
 #include "cli_checks.h"
 #include "hostile_checks.h"
+#include "json_files.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -104,7 +105,7 @@ TEST_CASE("hostile batches: a rerun with any output setting changed is 73 naming
   // The same settings: every input skipped, nothing rewritten.
   RunResult same = run(base);
   REQUIRE_MESSAGE(same.exit_code == 0, same.err);
-  const auto summary = nlohmann::json::parse(attn::test::read_text(out + "/batch.json"));
+  const auto summary = attn::test::read_json(out + "/batch.json");
   for (const auto& in : summary["inputs"]) CHECK(in.value("skipped", false));
 
   // A weights file changed since (one .npy of the folder): refused naming it.

@@ -18,6 +18,7 @@
 #include "attn/npy.h"
 #include "cli_checks.h"
 #include "hostile_checks.h"
+#include "json_files.h"
 #include "png_pixels.h"
 #include "test_util.h"
 
@@ -240,7 +241,7 @@ TEST_CASE("hostile outputs: a rerun after SIGTERM skips what DIR/manifest.json r
   CHECK_MESSAGE(r.exit_code == 128 + SIGTERM, "stderr: " << r.err);
   CHECK(temporaries(t.path).empty());
   const std::size_t first = complete_result_folders(out);
-  const auto manifest = nlohmann::json::parse(attn::test::read_text(out + "/manifest.json"));
+  const auto manifest = attn::test::read_json(out + "/manifest.json");
   CHECK(manifest["inputs"].size() == first);
   REQUIRE(first >= 1);
   REQUIRE(first < 100);
@@ -249,20 +250,19 @@ TEST_CASE("hostile outputs: a rerun after SIGTERM skips what DIR/manifest.json r
   RunResult again = run(bin() + " " + args);
   REQUIRE_MESSAGE(again.exit_code == 0, again.err);
   CHECK(complete_result_folders(out) == 100);
-  const auto summary = nlohmann::json::parse(attn::test::read_text(out + "/batch.json"));
+  const auto summary = attn::test::read_json(out + "/batch.json");
   std::size_t skipped = 0;
   for (const auto& in : summary["inputs"]) skipped += in.value("skipped", false) ? 1 : 0;
   CHECK(skipped == first);  // each input computed exactly once over the two runs
   CHECK(summary["inputs"].size() == 100);
-  CHECK(nlohmann::json::parse(attn::test::read_text(out + "/manifest.json"))["inputs"].size() ==
-        100);
+  CHECK(attn::test::read_json(out + "/manifest.json")["inputs"].size() == 100);
   CHECK(snapshot(out + "/x_00") == kept);
 
   // An input changed since its results were made is computed again, alone.
   write_text(t / "x_00.npy", attn::encode_npy(attn::test::random_tensor({2, 3, 4}, 9)));
   RunResult third = run(bin() + " " + args);
   REQUIRE_MESSAGE(third.exit_code == 0, third.err);
-  const auto again_summary = nlohmann::json::parse(attn::test::read_text(out + "/batch.json"));
+  const auto again_summary = attn::test::read_json(out + "/batch.json");
   skipped = 0;
   for (const auto& in : again_summary["inputs"]) skipped += in.value("skipped", false) ? 1 : 0;
   CHECK(skipped == 99);
