@@ -81,6 +81,11 @@ struct JobPlan {
   bool progress = false;  // a row-count progress bar (stderr is a terminal, not -q)
   int threads = 1;
   bool check_overflow = true;  // false under --allow-nonfinite
+  // The input x itself (the RunInputs' x), lent by a caller that reads only its shape after
+  // the run: where nothing reads x after the output projection (O == C, no residual_norm,
+  // no --check-f64) its buffer becomes the context's, chunk by chunk behind the projections
+  // (attn::forward), one fresh (B, L, O) buffer fewer; x's data is then empty.
+  attn::Tensor* lent_x = nullptr;
 };
 
 struct JobResult {

@@ -182,7 +182,7 @@ int run_forward(const Options& opt) {
   if (opt.input && *opt.input == "-") lo.stdin_bytes = read_stdin_input();
   check_init_memory(cfg);
   attn::LoadedRun r = load_layer_run(opt, cfg, lo);
-  const SessionInput in = RunSession::input_of(r, ms_since(t_start));
+  SessionInput in = RunSession::input_of(r, ms_since(t_start));
   const RunSession session(opt, cfg, std::move(r));
 
   // H: heads of the maps as written (one, the mean, with --average-heads).
@@ -248,6 +248,7 @@ int run_forward(const Options& opt) {
   }
   plan.progress = Progress::wanted(opt.quiet);
   plan.write_maps = want_maps;
+  plan.lent_x = &in.x;  // read for its shape only from here on
   JobResult res = session.forward(in, plan, to_dir ? &*out : nullptr);
 
   // Everything is staged first; stdout is written before the commit, because

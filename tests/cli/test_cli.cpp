@@ -100,6 +100,26 @@ TEST_CASE("cli: --out-dir writes context, attention and run.json") {
   CHECK_FALSE(fs::exists(t / "o/attention.npy"));
 }
 
+TEST_CASE("cli: a single run's context takes its input's buffer where nothing reads x after") {
+  // O == C: the input's rows become the context's (same values as a run that keeps them,
+  // which --check-f64 does, reading x after the forward pass); O != C: a buffer of its own.
+  attn::test::TempDir t;
+  const std::string note = "the context is written over the input's rows";
+  auto lent =
+      run(bin() + " -v --config " + cfg("warner_causal.json") + " -o " + attn::test::q(t / "a"));
+  REQUIRE(lent.exit_code == 0);
+  CHECK(attn::test::count_of(lent.err, note) == 1);
+  auto kept = run(bin() + " -v --check-f64 --config " + cfg("warner_causal.json") + " -o " +
+                  attn::test::q(t / "b"));
+  REQUIRE(kept.exit_code == 0);
+  CHECK(attn::test::count_of(kept.err, note) == 0);
+  CHECK(attn::test::read_text(t / "a/context.npy") == attn::test::read_text(t / "b/context.npy"));
+  auto other = run(bin() + " -v --config " + cfg("raschka_mha_causal.json") + " -o " +
+                   attn::test::q(t / "c"));
+  REQUIRE(other.exit_code == 0);
+  CHECK(attn::test::count_of(other.err, note) == 0);
+}
+
 TEST_CASE("cli: stdout formats json and npy carry the same values") {
   attn::test::TempDir t;
   auto text = run(bin() + " --config " + cfg("warner_multi.json"));
