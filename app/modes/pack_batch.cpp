@@ -82,6 +82,7 @@ int run_packed_list(const PackedBatch& b) {
     attn::OutputDir staged(dir + "/.attn-run-input", dir);
     JobPlan plan;
     plan.write_maps = cfg.output_attention;
+    plan.lent_x = &in.x;  // read for its shape only from here on
     const JobResult res = forward_list_entry(b.session, in, plan, &staged, e.path);
     const nlohmann::json run = b.session.stage(staged, in, res, cfg.output_attention);
     const auto [B, S] = batch_and_queries(run["shapes"]["context"], cfg.batch_first);

@@ -114,6 +114,14 @@ TEST_CASE("cli: a single run's context takes its input's buffer where nothing re
   REQUIRE(kept.exit_code == 0);
   CHECK(attn::test::count_of(kept.err, note) == 0);
   CHECK(attn::test::read_text(t / "a/context.npy") == attn::test::read_text(t / "b/context.npy"));
+  // each input of a batch, folders or packs
+  const std::string list = attn::test::q(ATTN_SOURCE_DIR "/docs/list_example/inputs.txt");
+  for (const std::string pack : {"", " --pack"}) {
+    auto batch = run(bin() + " -v --config " + cfg("warner_causal.json") + " --input-list " + list +
+                     pack + " -o " + attn::test::q(t / ("d" + pack)));
+    REQUIRE(batch.exit_code == 0);
+    CHECK(attn::test::count_of(batch.err, note) == 5);
+  }
   auto other = run(bin() + " -v --config " + cfg("raschka_mha_causal.json") + " -o " +
                    attn::test::q(t / "c"));
   REQUIRE(other.exit_code == 0);
