@@ -27,17 +27,22 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
 #include "attn/error.h"
 #include "attn/output.h"
+#include "attn/tensor.h"
 
 namespace attn {
 namespace {
 
-constexpr std::size_t kPage = 4096;                   // O_DIRECT's alignment (any block device's)
-constexpr std::size_t kPiece = std::size_t(2) << 20;  // bytes a buffer carries
+constexpr std::size_t kPage = 4096;  // O_DIRECT's alignment (any block device's)
+// A buffer is one huge page (detail::alloc_buffer): its first touch is one fault, not the
+// 512 of 4 KiB pages (about 3,000 for the six, on the compute thread that fills them first).
+constexpr std::size_t kBufferBytes = detail::kHugeBytes;
+constexpr std::size_t kPiece = kBufferBytes - kPage;  // bytes a buffer carries (see below)
 constexpr std::size_t kBuffers = 6;                   // queued pieces: 2 per worker, and some slack
 
 std::size_t round_up(std::size_t x) { return (x + kPage - 1) / kPage * kPage; }
@@ -47,7 +52,7 @@ std::size_t round_down(std::size_t x) { return x / kPage * kPage; }
 
 struct BlockWriter::State {
   struct FreeDelete {
-    void operator()(char* p) const { std::free(p); }
+    void operator()(char* p) const { detail::free_buffer(p, kBufferBytes); }
   };
   struct Piece {
     char* buf;        // holds the bytes from buf + off % kPage
@@ -132,8 +137,12 @@ struct BlockWriter::State {
 BlockWriter::BlockWriter(OutputDir& out, int handle, bool direct) : s_(std::make_unique<State>()) {
   s_->file = out.streamed_file(handle, direct);
   for (std::size_t i = 0; i < kBuffers; ++i) {
-    char* p = static_cast<char*>(std::aligned_alloc(kPage, kPiece + kPage));
-    if (!p) throw Error(Exit::unavailable, s_->file.path + ": out of memory for the write buffers");
+    char* p = nullptr;
+    try {
+      p = static_cast<char*>(detail::alloc_buffer(kBufferBytes));
+    } catch (const std::bad_alloc&) {
+      throw Error(Exit::unavailable, s_->file.path + ": out of memory for the write buffers");
+    }
     s_->buffers.emplace_back(p);
     s_->free.push_back(p);
   }
