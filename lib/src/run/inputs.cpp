@@ -18,7 +18,7 @@
 namespace attn {
 namespace {
 
-std::string size_text(std::size_t v) { return std::to_string(v); }
+std::string n(std::size_t v) { return std::to_string(v); }
 
 // (A, B, C) -> (B, A, C): torch MHA's batch_first=False layout and back.
 Tensor swap01(const Tensor& t) {
@@ -41,12 +41,12 @@ Tensor read_source(const ArrayKey<Tensor>& key, const char* name, std::size_t wi
   if (!in.batched) {
     if (t.ndim() != 2)
       throw Error(Exit::data, what + ": " + name + " of an unbatched (L, C) input must be (T, " +
-                                  size_text(width) + "), found " + shape_str(t.shape));
+                                  n(width) + "), found " + shape_str(t.shape));
     t.shape.insert(t.shape.begin(), 1);
   } else {
     if (t.ndim() != 3)
       throw Error(Exit::data, what + ": " + name + " of a batched input must be " +
-                                  (in.batch_first ? "(B, T, " : "(T, B, ") + size_text(width) +
+                                  (in.batch_first ? "(B, T, " : "(T, B, ") + n(width) +
                                   "), found " + shape_str(t.shape));
     if (!in.batch_first) t = swap01(t);
   }
@@ -54,10 +54,9 @@ Tensor read_source(const ArrayKey<Tensor>& key, const char* name, std::size_t wi
     std::vector<std::size_t> given = t.shape;
     if (in.batched && !in.batch_first) std::swap(given[0], given[1]);
     if (!in.batched) given.erase(given.begin());
-    const std::string want = !in.batched ? "(T, " + size_text(width) + ")"
-                             : in.batch_first
-                                 ? "(" + size_text(B) + ", T, " + size_text(width) + ")"
-                                 : "(T, " + size_text(B) + ", " + size_text(width) + ")";
+    const std::string want = !in.batched      ? "(T, " + n(width) + ")"
+                             : in.batch_first ? "(" + n(B) + ", T, " + n(width) + ")"
+                                              : "(T, " + n(B) + ", " + n(width) + ")";
     throw Error(Exit::data, what + ": expected " + name + " of shape " + want +
                                 " with T >= 1 (the batch of the input and the layer's " +
                                 (std::string(name) == "value_input" ? "vdim" : "kdim") +
@@ -127,7 +126,7 @@ PositionIds read_positions(const ArrayKey<PositionIds>& key, std::size_t B, std:
   for (std::size_t i = 0; i < p.data.size(); ++i)
     if (p.data[i] < 0 || p.data[i] > (std::int64_t(1) << 40))
       throw Error(Exit::data, what + ": expected position ids in 0..2^40, found " +
-                                  std::to_string(p.data[i]) + " at flat index " + size_text(i));
+                                  std::to_string(p.data[i]) + " at flat index " + n(i));
   const std::vector<std::size_t> one_row{L}, batch_rows{B, L};
   const std::vector<std::size_t> rows{3, L}, batch_of_rows{3, B, L};
   // Three rows where one was expected: (3, B, L), or (3, L) that is no (B, L).
@@ -161,8 +160,8 @@ PositionIds read_positions(const ArrayKey<PositionIds>& key, std::size_t B, std:
     return all;
   }
   if (p.shape != batch_rows)
-    throw Error(Exit::data, what + ": expected position ids of shape (" + size_text(L) + ",) or (" +
-                                size_text(B) + ", " + size_text(L) + ")" +
+    throw Error(Exit::data, what + ": expected position ids of shape (" + n(L) + ",) or (" + n(B) +
+                                ", " + n(L) + ")" +
                                 (mrope ? ", or mrope's rows " + shape_str(rows) + " or " +
                                              shape_str(batch_of_rows) + ","
                                        : std::string()) +
@@ -200,8 +199,7 @@ void warn_inverted_attn_mask(const ScoreMask& m, std::size_t B, std::size_t H, R
       for (std::size_t i = 0; i < m.L; ++i, ++rows) diagonal += m.blocked_row(b, h, i)[i] != 0;
   if (rows && diagonal * 2 > rows)
     in.warnings.push_back(
-        "attn_mask: blocks the query's own position in " + size_text(diagonal) + " of " +
-        size_text(rows) +
+        "attn_mask: blocks the query's own position in " + n(diagonal) + " of " + n(rows) +
         " rows; attn-run follows nn.MultiheadAttention (true = not allowed). A mask from "
         "scaled_dot_product_attention (true = attend) must be inverted");
 }
@@ -241,9 +239,8 @@ RunInputs load_inputs(const Config& cfg, const LoadOptions& opt, Tensor x,
     in.key = read_source(cfg.key_input, "key_input", Ck, in, opt, &in.sources["key_input"]);
     in.value = read_source(cfg.value_input, "value_input", Cv, in, opt, &in.sources["value_input"]);
     if (in.value->shape[1] != in.key->shape[1])
-      throw Error(Exit::data, "value_input: expected the " + size_text(in.key->shape[1]) +
-                                  " positions of key_input, found " +
-                                  size_text(in.value->shape[1]));
+      throw Error(Exit::data, "value_input: expected the " + n(in.key->shape[1]) +
+                                  " positions of key_input, found " + n(in.value->shape[1]));
   }
   const std::size_t T = in.keys();
 
