@@ -26,7 +26,7 @@ namespace attn::config_detail {
 using json = nlohmann::json;
 
 // An integer in a message.
-inline std::string n(std::int64_t v) { return std::to_string(v); }
+inline std::string int_text(std::int64_t v) { return std::to_string(v); }
 
 // How a key is named in messages: "<file>: <key>", the file being the config
 // that gave the key (or the model folder's config.json for the keys it gave).

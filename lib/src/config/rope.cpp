@@ -63,18 +63,19 @@ void resolve_rope(Config& c) {
       fail(c, "rope.rotary_dim",
            "rope rotates pairs of dimensions; the default rotary_dim is "
            "head_size " +
-               n(D) + ", which is odd: give an even rope.rotary_dim");
+               int_text(D) + ", which is odd: give an even rope.rotary_dim");
     r.rotary_dim = D;
   } else if (r.rotary_dim < 2 || r.rotary_dim > D || r.rotary_dim % 2 != 0) {
     fail(c, "rope.rotary_dim",
-         "expected an even integer in 2..head_size " + n(D) + ", found " + n(r.rotary_dim));
+         "expected an even integer in 2..head_size " + int_text(D) + ", found " +
+             int_text(r.rotary_dim));
   }
   if (!r.mrope_section.empty()) {
     const std::int64_t sum = r.mrope_section[0] + r.mrope_section[1] + r.mrope_section[2];
     if (sum != r.rotary_dim / 2)
       fail(c, "rope.mrope_section",
-           "expected [t, h, w] summing to rotary_dim / 2 = " + n(r.rotary_dim / 2) + ", found " +
-               json(r.mrope_section).dump() + " (sum " + n(sum) + ")");
+           "expected [t, h, w] summing to rotary_dim / 2 = " + int_text(r.rotary_dim / 2) +
+               ", found " + json(r.mrope_section).dump() + " (sum " + int_text(sum) + ")");
     if (c.mla) fail(c, "rope.mrope_section", "mrope's position rows are not with mla");
   } else if (r.mrope_interleaved) {
     fail(c, "rope.mrope_interleaved", "lays out mrope's sections: give rope.mrope_section too");

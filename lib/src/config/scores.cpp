@@ -21,14 +21,15 @@ void resolve_relative_bias(Config& c) {
   const std::int64_t min_buckets = r.bidirectional ? 4 : 2;
   if (r.num_buckets < min_buckets || r.num_buckets > kMaxSize)
     fail(c, "relative_bias.num_buckets",
-         "expected an integer in " + n(min_buckets) + ".." + n(kMaxSize) + " (" +
+         "expected an integer in " + int_text(min_buckets) + ".." + int_text(kMaxSize) + " (" +
              (r.bidirectional ? "bidirectional: half the buckets per side, " : "") +
-             "half of a side's buckets exact), found " + n(r.num_buckets));
+             "half of a side's buckets exact), found " + int_text(r.num_buckets));
   const std::int64_t max_exact = (r.bidirectional ? r.num_buckets / 2 : r.num_buckets) / 2;
   if (r.max_distance <= max_exact || r.max_distance > kMaxContext)
     fail(c, "relative_bias.max_distance",
-         "expected an integer in " + n(max_exact + 1) + ".." + n(kMaxContext) + " (past the " +
-             n(max_exact) + " exact buckets), found " + n(r.max_distance));
+         "expected an integer in " + int_text(max_exact + 1) + ".." + int_text(kMaxContext) +
+             " (past the " + int_text(max_exact) + " exact buckets), found " +
+             int_text(r.max_distance));
   if (c.cross())
     fail(c, cross_key(c),
          "cross-attention takes no relative_bias (T5's EncDecAttention has none: the keys have "
@@ -62,7 +63,7 @@ void resolve_score_keys(Config& c) {
          "mla builds v from its latent (kv_b_proj): not with v_norm or k_eq_v");
   if (s.sliding_window && *s.sliding_window < 1)
     fail(c, "sliding_window",
-         "expected an integer > 0 (W: keys with i - W < j), found " + n(*s.sliding_window));
+         "expected an integer > 0 (W: keys with i - W < j), found " + int_text(*s.sliding_window));
   if (s.softcap && (!(*s.softcap > 0.0) || !std::isfinite(static_cast<float>(*s.softcap))))
     fail(c, "softcap",
          "expected a number > 0 that float32 holds, found " + json(*s.softcap).dump());
@@ -73,7 +74,7 @@ void resolve_score_keys(Config& c) {
   if (s.attention_chunk && *s.attention_chunk < 1)
     fail(c, "attention_chunk",
          "expected an integer > 0 (n: query i sees key j when i // n == j // n), found " +
-             n(*s.attention_chunk));
+             int_text(*s.attention_chunk));
   resolve_sources(c);
   if (s.rope) resolve_rope(c);
   if (s.alibi) {
@@ -83,7 +84,7 @@ void resolve_score_keys(Config& c) {
       slopes = alibi_slopes(static_cast<std::size_t>(c.num_heads), s.alibi->max_bias);
     else if (static_cast<std::int64_t>(slopes.size()) != c.num_heads)
       fail(c, "alibi.slopes",
-           "expected one slope per head (num_heads " + n(c.num_heads) + "), found " +
+           "expected one slope per head (num_heads " + int_text(c.num_heads) + "), found " +
                std::to_string(slopes.size()));
   }
   if (s.relative_bias) resolve_relative_bias(c);

@@ -38,7 +38,7 @@ void resolve_sources(Config& c) {
       fail(c, k,
            "cross-attention takes no sliding_window (it compares positions of one sequence), found "
            "sliding_window " +
-               n(*s.sliding_window));
+               int_text(*s.sliding_window));
     if (s.attn_temperature)
       fail(c, k,
            "cross-attention takes no attn_temperature (it scales queries by their position in "
@@ -47,14 +47,16 @@ void resolve_sources(Config& c) {
       fail(c, k,
            "cross-attention takes no attention_chunk (it compares positions of one sequence), "
            "found attention_chunk " +
-               n(*s.attention_chunk));
+               int_text(*s.attention_chunk));
   }
 
   // kdim/vdim: torch MHA's key and value source widths.
   if (c.kdim_given && (c.kdim < 1 || c.kdim > kMaxSize))
-    fail(c, "kdim", "expected an integer in 1.." + n(kMaxSize) + ", found " + n(c.kdim));
+    fail(c, "kdim",
+         "expected an integer in 1.." + int_text(kMaxSize) + ", found " + int_text(c.kdim));
   if (c.vdim_given && (c.vdim < 1 || c.vdim > kMaxSize))
-    fail(c, "vdim", "expected an integer in 1.." + n(kMaxSize) + ", found " + n(c.vdim));
+    fail(c, "vdim",
+         "expected an integer in 1.." + int_text(kMaxSize) + ", found " + int_text(c.vdim));
   if (!c.kdim_given) c.kdim = kv && c.vdim_given ? c.vdim : c.hidden_size;
   if (!c.vdim_given) c.vdim = kv && c.kdim_given ? c.kdim : c.hidden_size;
   if (!c.cross()) {
@@ -62,7 +64,8 @@ void resolve_sources(Config& c) {
          {std::pair<const char*, std::int64_t>{"kdim", c.kdim}, {"vdim", c.vdim}})
       if (v != c.hidden_size)
         fail(c, k,
-             std::string(k) + " " + n(v) + " differs from hidden_size " + n(c.hidden_size) +
+             std::string(k) + " " + int_text(v) + " differs from hidden_size " +
+                 int_text(c.hidden_size) +
                  ", but keys and values come from the input: give key_input and value_input "
                  "(or kv_input) for cross-attention, or drop " +
                  k);
@@ -70,7 +73,7 @@ void resolve_sources(Config& c) {
     fail(c, "vdim",
          "kv_input feeds keys and values from one source, so kdim and vdim are its width: "
          "found kdim " +
-             n(c.kdim) + " and vdim " + n(c.vdim));
+             int_text(c.kdim) + " and vdim " + int_text(c.vdim));
   }
 }
 

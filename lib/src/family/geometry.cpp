@@ -9,7 +9,7 @@ namespace attn {
 
 namespace {
 
-std::string n(std::size_t v) { return std::to_string(v); }
+std::string dim_text(std::size_t v) { return std::to_string(v); }
 
 // Layouts whose tensors hold one K and one V per query head.
 bool needs_mha(Layout l) {
@@ -28,23 +28,24 @@ std::string layout_fit_problem(const Geometry& g, Layout layout) {
     return "layout " + name + " always has an output projection";
   if (needs_mha(layout) && g.Hkv != g.H)
     return "layout " + name + " holds one key and value head per query head (num_kv_heads = " +
-           "num_heads = " + n(g.H) + "), found num_kv_heads " + n(g.Hkv);
+           "num_heads = " + dim_text(g.H) + "), found num_kv_heads " + dim_text(g.Hkv);
   if ((g.Ck && g.Ck != g.C) || (g.Cv && g.Cv != g.C)) {
     if (layout != Layout::torch_mha)
-      return "layout " + name + " projects keys and values from hidden_size " + n(g.C) +
-             " features; kdim/vdim other than hidden_size (found " + n(g.Ck) + ", " + n(g.Cv) +
+      return "layout " + name + " projects keys and values from hidden_size " + dim_text(g.C) +
+             " features; kdim/vdim other than hidden_size (found " + dim_text(g.Ck) + ", " +
+             dim_text(g.Cv) +
              ") need layout torch_mha (q_proj_weight, k_proj_weight, v_proj_weight)";
   }
   // CodeGen's qkv_proj: four groups (mp_num = 4, its TPU-v4 shards), each a quarter of the heads
   if (layout == Layout::codegen && g.H % 4 != 0)
     return "layout codegen splits the heads into 4 groups (CodeGen's mp_num), found num_heads " +
-           n(g.H);
+           dim_text(g.H);
   if (layout == Layout::torch_mha || layout == Layout::gpt2) {
     const std::string what =
         layout == Layout::torch_mha ? "torch.nn.MultiheadAttention's embed_dim" : "GPT-2's n_embd";
     if (g.C != g.q_rows() || g.O != g.C)
       return "layout " + name + " needs hidden_size == num_heads*head_size == out_size (" + what +
-             "), found " + n(g.C) + ", " + n(g.q_rows()) + ", " + n(g.O);
+             "), found " + dim_text(g.C) + ", " + dim_text(g.q_rows()) + ", " + dim_text(g.O);
   }
   return "";
 }
@@ -69,7 +70,7 @@ std::string layout_init_problem(const Geometry& g, Layout layout) {
   if (g.Hkv != g.H)
     return "the tutorial modules have no grouped-query attention: init needs num_kv_heads = "
            "num_heads (" +
-           n(g.H) + "), found num_kv_heads " + n(g.Hkv);
+           dim_text(g.H) + "), found num_kv_heads " + dim_text(g.Hkv);
   return "";
 }
 

@@ -22,7 +22,7 @@ namespace {
 
 constexpr std::size_t kMaxIndexBytes = std::size_t(64) << 20;
 
-[[noreturn]] void fail(const std::string& name, const std::string& what) {
+[[noreturn]] void shard_fail(const std::string& name, const std::string& what) {
   throw Error(Exit::data, name + ": " + what);
 }
 
@@ -32,17 +32,18 @@ std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
 // index's folder: no absolute path, no ".." component, no NUL.
 void check_shard_name(const std::string& index, const std::string& key, const std::string& file) {
   const std::string what = index + ": weight_map[" + in_quotes(key) + "]";
-  if (file.empty()) fail(what, "empty shard file name");
-  if (file.find('\0') != std::string::npos) fail(what, "NUL character in the shard file name");
+  if (file.empty()) shard_fail(what, "empty shard file name");
+  if (file.find('\0') != std::string::npos)
+    shard_fail(what, "NUL character in the shard file name");
   if (file[0] == '/')
-    fail(what,
-         "shard " + in_quotes(file) + " is an absolute path (expected a file beside the index)");
+    shard_fail(what, "shard " + in_quotes(file) +
+                         " is an absolute path (expected a file beside the index)");
   std::size_t start = 0;
   for (;;) {
     const std::size_t end = file.find('/', start);
     const std::string part = file.substr(start, end == std::string::npos ? end : end - start);
     if (part == "..")
-      fail(what, "shard " + in_quotes(file) + " lies outside the index's folder (\"..\")");
+      shard_fail(what, "shard " + in_quotes(file) + " lies outside the index's folder (\"..\")");
     if (end == std::string::npos) break;
     start = end + 1;
   }
@@ -70,13 +71,13 @@ std::shared_ptr<const Stored> ShardTable::lookup(const std::string& key) {
     for (StoredEntry& e : shard) header.emplace(e.key, std::move(e.stored));
     for (const auto& [k, f] : shard_of_)
       if (f == file && !header.count(k))
-        fail(path, "shard lacks key " + in_quotes(k) + " that " + index_ + " maps to it");
+        shard_fail(path, "shard lacks key " + in_quotes(k) + " that " + index_ + " maps to it");
     for (const auto& [k, stored] : header) {
       const auto m = shard_of_.find(k);
       if (m == shard_of_.end() || m->second != file)
-        fail(path,
-             "shard holds key " + in_quotes(k) + " that " + index_ +
-                 (m == shard_of_.end() ? " does not list" : " maps to " + in_quotes(m->second)));
+        shard_fail(path, "shard holds key " + in_quotes(k) + " that " + index_ +
+                             (m == shard_of_.end() ? " does not list"
+                                                   : " maps to " + in_quotes(m->second)));
     }
     it = open_.emplace(file, std::move(header)).first;
   }
@@ -96,31 +97,31 @@ StateDict read_safetensors_index(const std::string& path) {
       using E = nlohmann::ordered_json::parse_event_t;
       if (depth == 1 && event == E::key) in_map = v.get<std::string>() == "weight_map";
       if (depth == 2 && in_map && event == E::key && !seen.insert(v.get<std::string>()).second)
-        fail(path, "weight_map lists key " + in_quotes(v.get<std::string>()) + " twice");
+        shard_fail(path, "weight_map lists key " + in_quotes(v.get<std::string>()) + " twice");
       return true;
     };
     j = nlohmann::ordered_json::parse(text.begin(), text.end(), no_duplicates);
   } catch (const nlohmann::json::exception& e) {
-    fail(path, std::string("not valid JSON (") + e.what() + ")");
+    shard_fail(path, std::string("not valid JSON (") + e.what() + ")");
   }
   if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
-    fail(path, "expected a JSON object with a \"weight_map\" object of key -> shard file");
+    shard_fail(path, "expected a JSON object with a \"weight_map\" object of key -> shard file");
   const std::size_t slash = path.rfind('/');
   const std::string folder = slash == std::string::npos ? "" : path.substr(0, slash);
   auto table = std::make_shared<detail::ShardTable>(path, folder);
   StateDict sd(path);
   for (const auto& item : j["weight_map"].items()) {
     const std::string& key = item.key();
-    if (key.find('\0') != std::string::npos) fail(path, "NUL character in a weight_map key");
+    if (key.find('\0') != std::string::npos) shard_fail(path, "NUL character in a weight_map key");
     if (!item.value().is_string())
-      fail(path, "weight_map[" + in_quotes(key) + "]: expected a shard file name, found " +
-                     item.value().dump());
+      shard_fail(path, "weight_map[" + in_quotes(key) + "]: expected a shard file name, found " +
+                           item.value().dump());
     const std::string file = item.value().get<std::string>();
     check_shard_name(path, key, file);
     table->map(key, file);
     sd.add_sharded(key, table);
   }
-  if (sd.empty()) fail(path, "weight_map is empty");
+  if (sd.empty()) shard_fail(path, "weight_map is empty");
   return sd;
 }
 

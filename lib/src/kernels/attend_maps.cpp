@@ -15,8 +15,6 @@
 namespace attn::kernels {
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
 // y[i0:i0+n] (+)= P[:, j0:j0+len] v[j0:j0+len]   (n, D)
 void weights_times_v(const HeadView& hv, std::size_t i0, std::size_t n, const float* rows,
                      std::size_t ldr, std::size_t j0, std::size_t len, float beta) {

@@ -16,8 +16,6 @@
 namespace attn::kernels {
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
 // One online-softmax step over a scored tile (n, mb): rescale what was
 // accumulated to each row's new running max, exponentiate the tile in place,
 // then acc += P v[j0:j0+mb]. With a digest, the raw scores and the

@@ -9,11 +9,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "attn/tensor.h"
 
 namespace attn::kernels {
+
+// A masked score.
+inline constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // ---- softmax pieces (kernels/softmax.cpp) -----------------------------------
 

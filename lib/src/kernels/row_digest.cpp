@@ -17,8 +17,6 @@
 namespace attn::kernels {
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
 // top_k_list.h's slots (4 bytes) in a 64-byte cache line.
 constexpr std::size_t kListAlign = 16;
 template <class T>

@@ -21,8 +21,6 @@
 namespace attn::kernels {
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
 void fill(float* p, std::size_t n, float v) { std::fill(p, p + n, v); }
 
 }  // namespace
