@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One layer of a Llama-3-8B-shaped Q4_K_M GGUF (issue 25's bench): the file is
+# One layer of a Llama-3-8B-shaped Q4_K_M GGUF (the GGUF bench): the file is
 # written sparse (real header and tensor infos for 32 layers, token_embd and
 # output; the data section a hole, so 5.2 GB cost no disk), then
 # `attn-run --model FILE.gguf --layer 5` runs 16 tokens through layer 5; the

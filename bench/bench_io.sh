@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Files at the speed of the disk, and many inputs (issue 13, items 3 and 4), on a
+# Files at the speed of the disk, and many inputs, on a
 # GPT-2-small layer (C=768, H=12, torch MHA .npy weights), medians of REPS runs:
 #  1. B=4, S=1024, causal, no maps: run.json's load_ms against a plain read of the same
 #     bytes (cat of the weights and the input, warm page cache), write_ms against a plain

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Inputs of bench/bench_load.sh (issue 9's load benchmark), written to DIR:
+"""Inputs of bench/bench_load.sh (the load benchmark), written to DIR:
 
   big.safetensors    a 24-layer, C=1024 GPT-2-medium-shaped state dict: per layer
                      h.{i}.ln_1/ln_2 weight and bias, attn.c_attn (1024, 3072) + bias,

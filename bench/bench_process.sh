@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole-process comparison and peak memory at long contexts (issue 5 targets):
+# Whole-process comparison and peak memory at long contexts (the whole-process targets):
 #  1. B=4, S=1024, C=768, H=12 causal, no maps: `attn-run` end to end (start, load,
 #     compute, write context.npy) vs a Python script doing the same with PyTorch
 #     (import torch, load the .npy weights and input, nn.MultiheadAttention, np.save).

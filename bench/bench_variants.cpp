@@ -1,4 +1,4 @@
-// bench_variants: what issue 10's score features cost, side by side with
+// bench_variants: what the score features cost, side by side with
 // plain causal attention in the same run (medians of interleaved reps):
 //   1. GPT-2-small layer (C=768, H=12, D=64), B=1, S=4096: causal, + rope,
 //      + alibi (target: each at most 10% over plain causal);

@@ -1,5 +1,5 @@
 """A Llama-3-8B-shaped attention layer as a Hugging Face model folder with random BF16 weights
-(issue 29's bench): config.json as Meta-Llama-3.1-8B's (hidden 4096, 32 heads, 8 KV heads,
+(the Llama bench): config.json as Meta-Llama-3.1-8B's (hidden 4096, 32 heads, 8 KV heads,
 head_dim 128, rope_theta 500000 with rope_scaling llama3: factor 8, low_freq_factor 1,
 high_freq_factor 4, original_max_position_embeddings 8192), num_hidden_layers 1, and
 model.safetensors holding layer 0's q/k/v/o_proj (84 MB in BF16); plus input.npy, a (1, S, 4096)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Inputs of bench/bench_layers.sh (issue 29 target 5, `--layer all`), written to DIR:
+"""Inputs of bench/bench_layers.sh (`--layer all`), written to DIR:
 
   model/config.json         a Llama-3-8B-shaped config (C 4096, 32 heads, 8 KV heads, head_dim
                             128, rope theta 5e5 with llama3 scaling), LAYERS layers

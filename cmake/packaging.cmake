@@ -1,4 +1,4 @@
-# Installed like a Debian tool (issue 14): the man page, the bash completion
+# Installed like a Debian tool: the man page, the bash completion
 # generated from the options, the example configs and data, and a .deb by
 # `cpack -G DEB` in the build folder. The executable's, library's and headers'
 # install rules live in cmake/install.cmake when present.

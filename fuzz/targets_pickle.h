@@ -1,4 +1,4 @@
-// The torch.save targets (issue 11), shared by fuzz/fuzz_pickle.cpp,
+// The torch.save targets, shared by fuzz/fuzz_pickle.cpp,
 // fuzz/fuzz_pt.cpp and the replay test: data.pkl bytes straight into the
 // restricted interpreter, and whole .pt files through the container reader
 // (zip directory, data.pkl, storages, views, every tensor read).

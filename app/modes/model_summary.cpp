@@ -1,5 +1,5 @@
 // --model DIR without --layer: the model's attention, one row per layer
-// (issue 11 item 1, CONTRACT.md v3): layer type, heads, KV heads, head size,
+// (CONTRACT.md v3): layer type, heads, KV heads, head size,
 // positions (rope and its theta, scaling, rotary dims; alibi) and the
 // features the layer switches on (gate, qk_norm, ...), sliding window, and the dtype and
 // bytes of the tensors under the layer's key prefix. It reads config.json

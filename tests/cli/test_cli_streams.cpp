@@ -1,4 +1,4 @@
-// cli_streams: files read once may come from a pipe (issue 26.3, CONTRACT.md
+// cli_streams: files read once may come from a pipe (CONTRACT.md
 // "File safety rules"): `--input-list -` reads the list from standard input;
 // a FIFO or bash's process substitution <(...) works as --input,
 // --padding-mask, --input-list and --config, bounded as standard input is

@@ -1,5 +1,5 @@
-// Golden tests of Hugging Face model folders (CONTRACT.md v2 "Model folders",
-// issue 11) against PyTorch: every tests/golden/folders/<name>/ (written by the
+// Golden tests of Hugging Face model folders (CONTRACT.md v2 "Model folders")
+// against PyTorch: every tests/golden/folders/<name>/ (written by the
 // golden package, tests/golden/generate.py; listed in tests/golden/manifest.json)
 // holds model/ — config.json in the family's own spelling and
 // a whole tiny model's weights under their real names, in the container a hub

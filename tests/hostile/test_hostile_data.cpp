@@ -233,7 +233,7 @@ TEST_CASE("hostile data: --input - from /dev/zero fails at its first bytes") {
 }
 
 namespace {
-// A 2 GB address-space limit (issue 27.3's case), or none under
+// A 2 GB address-space limit, or none under
 // AddressSanitizer, which cannot map its shadow memory under such a limit:
 // there the checks still show nothing of the file is read or mapped first.
 std::string memory_limit_2gb() {

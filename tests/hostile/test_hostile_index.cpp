@@ -1,4 +1,4 @@
-// End to end through the binary (issue 9's hostile cases for the lazy
+// End to end through the binary (the hostile cases for the lazy
 // readers): GPT-2's layer 1 (tests/golden/init/gpt2_layers, HF
 // GPT2Attention's output in gpt2_expected) rewritten by the test into a
 // .safetensors and a two-shard index, with hostile neighbours: an

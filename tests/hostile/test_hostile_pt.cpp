@@ -1,5 +1,5 @@
-// hostile_pt: torch.save checkpoints through the built binary, the hostile
-// table of issue 11. The weights of golden case fused_multi_C16H2_bias_left_S8
+// hostile_pt: torch.save checkpoints through the built binary, a table of
+// hostile files. The weights of golden case fused_multi_C16H2_bias_left_S8
 // are rebuilt by the test as torch.save zips in many shapes: valid ones
 // (transposed and shared storages, big-endian, deflated, wrapped, no
 // extension) must give the .npy run's bytes; lying ones (a storage missing

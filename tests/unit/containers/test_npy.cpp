@@ -94,7 +94,7 @@ TEST_CASE("npy: every NumPy-written fixture loads to NumPy's bytes and float32 v
 }
 
 TEST_CASE("npy: header lengths >= 0x80 and the 10,000-byte maximum load") {
-  // xtensor's load_npy misread these (issue 2, item 3).
+  // xtensor's load_npy misread these.
   for (const char* f :
        {"many_dims.npy", "header_0x80.npy", "header_0x1f0.npy", "header_max_v2.npy"}) {
     CAPTURE(f);

@@ -1,7 +1,7 @@
 // The lazy StateDict index (lib/src/index/state_dict.cpp, convert.cpp,
 // mapped_file.cpp, safetensors*.cpp, npz.cpp): file order, prefix selection
 // that reads nothing, row reads converting every dtype / byte order / order
-// in one pass, bf16, sharded indexes and the hostile cases of issue 9: a
+// in one pass, bf16, sharded indexes and the hostile cases of the lazy readers: a
 // shard missing or outside its folder, overlapping spans, a tensor truncated
 // under its mapping, NaN bits, unsupported dtypes and malformed entries
 // outside the selection, a huge file of zeros.
