@@ -55,6 +55,8 @@ void top_k_list_add(const float* s, std::size_t n, std::int32_t key0, std::size_
   // While the list is short of K, a floor from the tile itself: each of the 16 lanes' two
   // largest of its n / 16 scores are >= the least lane's second largest, so 32 >= K scores
   // are, and no score below it can be among the K largest (the list's kept ones included).
+  // (A NaN score can spoil the floor, but such a block's rows come from the maps path:
+  // RowDigest::fallback.)
   float floor = -INFINITY;
   if (values[K - 1] == -INFINITY && K <= 2 * kTopKListLanes && n % 16 == 0 && n >= 32) {
     __m512 first = _mm512_set1_ps(-INFINITY), second = first;
