@@ -17,12 +17,11 @@
 #include "json_files.h"
 #include "test_util.h"
 
-using attn::test::run_json;
-
 namespace fs = std::filesystem;
 using attn::test::check_cli_failure;
 using attn::test::q;
 using attn::test::run;
+using attn::test::run_json;
 
 namespace {
 

@@ -18,9 +18,8 @@
 #include "json_files.h"
 #include "test_util.h"
 
-using attn::test::run_json;
-
 using attn::test::q;
+using attn::test::run_json;
 
 namespace {
 

@@ -21,11 +21,10 @@
 #include "json_files.h"
 #include "test_util.h"
 
-using attn::test::read_json;
-
 namespace fs = std::filesystem;
 using attn::test::check_cli_failure;
 using attn::test::q;
+using attn::test::read_json;
 using attn::test::read_text;
 using attn::test::run;
 using attn::test::source_path;
