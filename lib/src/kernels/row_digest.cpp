@@ -102,12 +102,11 @@ float RowDigest::exp_tile(std::size_t r, std::size_t j0, float* row, std::size_t
   // i - j of each lane, exact in float below 2^24.
   Batch to_query = Batch(float(i0_ + r) - float(j0)) - Batch::load_aligned(kIota);
   Batch sum(0.0f), plogp(0.0f), dist(0.0f);
-  auto bad = Batch(0.0f) != Batch(0.0f);
-  // One lane step: e = exp(s - m), and its terms of A and the distance.
+  // One lane step: e = exp(s - m), and its terms of A and the distance. A NaN
+  // score (or +inf - +inf) gives d = NaN, whose e carries it into the sum.
   const auto step = [&](const Batch& s) {
     const Batch d = s - shift;
-    bad = bad || xsimd::isnan(d);  // NaN score, or +inf - +inf
-    const Batch e = exp_batch(d);
+    const Batch e = exp_shifted(d);
     plogp = xsimd::fma(e, xsimd::max(d, under), plogp);  // e = 0 below kUnder: -inf * 0 avoided
     dist = xsimd::fma(e, xsimd::abs(to_query), dist);
     to_query -= Batch(float(kLanes));
@@ -132,7 +131,7 @@ float RowDigest::exp_tile(std::size_t r, std::size_t j0, float* row, std::size_t
       total += tail[t];
     }
   }
-  if (xsimd::any(bad)) {
+  if (std::isnan(total)) {
     fallback = true;
     return std::numeric_limits<float>::quiet_NaN();
   }

@@ -61,27 +61,22 @@ float exp_shift_sum(float* row, std::size_t n, float shift) {
   const Batch s(shift);
   Batch sum(0.0f);
   // x - shift <= 0 or -inf for every finite or masked score; it is NaN only
-  // for a NaN score or an infinite one (+inf - +inf): the overflow flag, one
-  // compare per lane on values already in registers.
-  auto bad = Batch(0.0f) != Batch(0.0f);
+  // for a NaN score or an infinite one (+inf - +inf), and exp_shifted carries
+  // that NaN into the sum.
   std::size_t j = 0;
   for (; j + kLanes <= n; j += kLanes) {
-    const Batch d = Batch::load_unaligned(row + j) - s;
-    bad = bad || xsimd::isnan(d);  // not d != d: an ordered compare, false for NaN
-    const Batch e = exp_batch(d);
+    const Batch e = exp_shifted(Batch::load_unaligned(row + j) - s);
     e.store_unaligned(row + j);
     sum += e;
   }
-  float total = xsimd::any(bad) ? std::numeric_limits<float>::quiet_NaN() : xsimd::hadd(sum);
+  float total = xsimd::hadd(sum);
   if (j < n) {
     // Tail through a padded lane buffer so it uses the same vector exp.
     alignas(64) float tail[kLanes];
     const std::size_t left = n - j;
-    for (std::size_t t = 0; t < kLanes; ++t) {
+    for (std::size_t t = 0; t < kLanes; ++t)
       tail[t] = t < left ? row[j + t] : -std::numeric_limits<float>::infinity();
-      if (std::isnan(tail[t] - shift)) total = std::numeric_limits<float>::quiet_NaN();
-    }
-    const Batch e = exp_batch(Batch::load_aligned(tail) - s);
+    const Batch e = exp_shifted(Batch::load_aligned(tail) - s);
     e.store_aligned(tail);
     for (std::size_t t = 0; t < left; ++t) {
       row[j + t] = tail[t];

@@ -63,4 +63,34 @@ inline Batch exp_batch(Batch x) {
   return xsimd::select(underflow, Batch(0.0f), times_pow2(p, n));
 }
 
+// exp(d) for a shifted score d = s - m of a softmax row: d <= 0, -inf (a
+// masked key) or NaN (a NaN score, or +inf - +inf). The same bits as
+// exp_batch for every d <= 0, and NaN for NaN, so a row's sum carries the
+// NaN and no lane needs a check of its own: with d <= 0 the upper clamp has
+// nothing to do, and the lower one keeps NaN (AVX's max returns its second
+// operand when either is NaN). On AVX-512 the underflow's zeros come from a
+// zero-masked vscalefps. 19 vector operations a batch with its load, store
+// and sum, where exp_batch and a NaN check take 23.
+inline Batch exp_shifted(Batch d) {
+#if defined(__AVX512F__)
+  if constexpr (kLanes == 16) {
+    const __mmask16 normal = _mm512_cmp_ps_mask(d, Batch(kUnder), _CMP_NLT_UQ);  // not d < kUnder
+    const Batch x = _mm512_max_ps(Batch(kUnder), d);                             // NaN stays NaN
+    const Batch n = xsimd::nearbyint(x * Batch(kLog2e));
+    Batch r = xsimd::fnma(n, Batch(kLn2Hi), x);
+    r = xsimd::fnma(n, Batch(kLn2Lo), r);
+    Batch p = Batch(kP0);
+    p = xsimd::fma(p, r, Batch(kP1));
+    p = xsimd::fma(p, r, Batch(kP2));
+    p = xsimd::fma(p, r, Batch(kP3));
+    p = xsimd::fma(p, r, Batch(kP4));
+    p = xsimd::fma(p, r, Batch(kP5));
+    p = xsimd::fma(p, r * r, r + Batch(1.0f));
+    return _mm512_maskz_scalef_ps(normal, p, n);
+  }
+#endif
+  const Batch e = exp_batch(d);
+  return xsimd::select(xsimd::isnan(d), d, e);
+}
+
 }  // namespace attn::kernels

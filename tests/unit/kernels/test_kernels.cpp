@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,7 @@
 #include "attn/attention.h"
 #include "attn/error.h"
 #include "kernels/kernels.h"
+#include "kernels/vec_exp.h"
 
 using namespace attn::kernels;
 
@@ -57,6 +59,50 @@ TEST_CASE("kernels: exp_shift_sum matches the scalar loop, masked entries become
       CHECK(row[j] == doctest::Approx(want[j] * 0.5).epsilon(1e-6));
   }
   CHECK(row_max(nullptr, 0) == -std::numeric_limits<float>::infinity());
+}
+
+TEST_CASE("kernels: exp_shifted gives exp_batch's bits for every d <= 0 and keeps NaN") {
+  // Every 97th float from -0 down to -inf (about 22 million of the 2^31
+  // non-positive ones: normal, subnormal, below the underflow and -inf), in
+  // whole batches, and a NaN in each lane.
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> d;
+  for (std::uint64_t bits = 0x80000000u; bits <= 0xff800000u; bits += 97) {
+    const std::uint32_t b = std::uint32_t(bits);
+    float x;
+    std::memcpy(&x, &b, sizeof x);
+    d.push_back(x);
+  }
+  for (float x : {-0.0f, 0.0f, kUnder, std::nextafter(kUnder, -inf), -inf}) d.push_back(x);
+  while (d.size() % kLanes) d.push_back(-1.0f);
+  std::size_t differ = 0;
+  for (std::size_t j = 0; j < d.size(); j += kLanes) {
+    alignas(64) float got[kLanes], want[kLanes];
+    exp_shifted(Batch::load_unaligned(d.data() + j)).store_aligned(got);
+    exp_batch(Batch::load_unaligned(d.data() + j)).store_aligned(want);
+    differ += std::size_t(std::memcmp(got, want, sizeof got) != 0);
+  }
+  CHECK(differ == 0);
+  for (std::size_t lane = 0; lane < kLanes; ++lane) {
+    alignas(64) float x[kLanes], e[kLanes];
+    std::fill(x, x + kLanes, -2.0f);
+    x[lane] = std::numeric_limits<float>::quiet_NaN();
+    exp_shifted(Batch::load_aligned(x)).store_aligned(e);
+    CHECK(std::isnan(e[lane]));
+    CHECK(e[(lane + 1) % kLanes] == exp_approx(-2.0f));
+  }
+  // exp_shift_sum's sum (of a whole batch or of the tail) carries a NaN
+  // score, and +inf - +inf; exp(0) = 1 sums exactly.
+  for (std::size_t at : {3u, 33u}) {
+    std::vector<float> row(40, 1.0f);
+    CHECK(exp_shift_sum(row.data(), row.size(), 1.0f) == 40.0f);
+    std::fill(row.begin(), row.end(), 1.0f);
+    row[at] = std::numeric_limits<float>::quiet_NaN();
+    CHECK(std::isnan(exp_shift_sum(row.data(), row.size(), 1.0f)));
+    std::fill(row.begin(), row.end(), 1.0f);
+    row[at] = inf;
+    CHECK(std::isnan(exp_shift_sum(row.data(), row.size(), inf)));
+  }
 }
 
 TEST_CASE("kernels: parallel_for runs every task exactly once and rethrows") {
