@@ -43,6 +43,81 @@ void insert(float* values, std::int32_t* keys, std::size_t width, float v, std::
   }
 }
 
+// The same list held in NV registers of values and NV of keys while a tile's
+// candidates go in (lists of K <= 64), with no store and reload between one
+// candidate and the next (each waited on the last one's stores). Slot i
+// keeps its score where that is >= v (a prefix: the list decreases); past
+// the prefix it takes v where slot i - 1 kept its score, else slot i - 1's
+// (its left neighbour: the register shifted by one lane, slot -1 being v).
+// Both conditions are compares of vectors, so the masks never leave the mask
+// registers.
+template <std::size_t NV>
+struct ListInRegisters {
+  __m512 v[NV];
+  __m512i k[NV];
+
+  ListInRegisters(const float* values, const std::int32_t* keys) {
+    for (std::size_t c = 0; c < NV; ++c) {
+      v[c] = _mm512_load_ps(values + c * kTopKListLanes);
+      k[c] = _mm512_load_si512(keys + c * kTopKListLanes);
+    }
+  }
+  void store(float* values, std::int32_t* keys) const {
+    for (std::size_t c = 0; c < NV; ++c) {
+      _mm512_store_ps(values + c * kTopKListLanes, v[c]);
+      _mm512_store_si512(keys + c * kTopKListLanes, k[c]);
+    }
+  }
+  // Slot K - 1's score in every lane. (maskz: GCC 12's unmasked forms pass
+  // an undefined vector and warn.)
+  __m512 kth(std::size_t K) const {
+    const __m512i lane = _mm512_set1_epi32(int((K - 1) % kTopKListLanes));
+    __m512 out = v[0];
+    for (std::size_t c = 0; c < NV; ++c)
+      if (c == (K - 1) / kTopKListLanes) out = _mm512_maskz_permutexvar_ps(0xffff, lane, v[c]);
+    return out;
+  }
+  void insert(float score, std::int32_t key) {
+    const __m512 vv = _mm512_set1_ps(score);
+    const __m512i kv = _mm512_set1_epi32(key);
+    __m512i prev_v = _mm512_castps_si512(vv), prev_k = kv;  // slot -1's, for lane 0
+    for (std::size_t c = 0; c < NV; ++c) {
+      const __m512i x = _mm512_castps_si512(v[c]), xk = k[c];
+      const __m512i left = _mm512_alignr_epi32(x, prev_v, 15);  // slots 16c - 1 .. 16c + 14
+      const __m512i left_k = _mm512_alignr_epi32(xk, prev_k, 15);
+      const __mmask16 kept = _mm512_cmp_ps_mask(v[c], vv, _CMP_GE_OQ);
+      const __mmask16 left_kept = _mm512_cmp_ps_mask(_mm512_castsi512_ps(left), vv, _CMP_GE_OQ);
+      const __m512i at_or_kept = _mm512_mask_mov_epi32(_mm512_castps_si512(vv), kept, x);
+      const __m512i at_or_kept_k = _mm512_mask_mov_epi32(kv, kept, xk);
+      v[c] = _mm512_castsi512_ps(_mm512_mask_mov_epi32(left, left_kept, at_or_kept));
+      k[c] = _mm512_mask_mov_epi32(left_k, left_kept, at_or_kept_k);
+      prev_v = x, prev_k = xk;
+    }
+  }
+};
+
+// A tile's scores through the list in registers: t is the entry threshold
+// as of the last 16 scores' insertions, at least `floor`.
+template <std::size_t NV>
+void add_in_registers(const float* s, std::size_t n, std::int32_t key0, std::size_t K, float floor,
+                      float* values, std::int32_t* keys) {
+  ListInRegisters<NV> list(values, keys);
+  const __m512 floor_v = _mm512_set1_ps(floor);
+  __m512 t = _mm512_maskz_max_ps(0xffff, list.kth(K), floor_v);
+  for (std::size_t j = 0; j < n; j += 16) {
+    const __mmask16 live = n - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - j)) - 1);
+    unsigned bits =
+        _mm512_mask_cmp_ps_mask(live, _mm512_maskz_loadu_ps(live, s + j), t, _CMP_GT_OQ);
+    if (!bits) continue;
+    for (; bits; bits &= bits - 1) {
+      const unsigned b = unsigned(__builtin_ctz(bits));
+      list.insert(s[j + b], key0 + std::int32_t(j + b));
+    }
+    t = _mm512_maskz_max_ps(0xffff, list.kth(K), floor_v);
+  }
+  list.store(values, keys);
+}
+
 }  // namespace
 #endif
 
@@ -66,6 +141,18 @@ void top_k_list_add(const float* s, std::size_t n, std::int32_t key0, std::size_
       first = _mm512_max_ps(first, v);
     }
     floor = std::nextafter(_mm512_reduce_min_ps(second), -INFINITY);  // s > floor: s >= the least
+  }
+  switch (width / kTopKListLanes) {
+    case 1:
+      return add_in_registers<1>(s, n, key0, K, floor, values, keys);
+    case 2:
+      return add_in_registers<2>(s, n, key0, K, floor, values, keys);
+    case 3:
+      return add_in_registers<3>(s, n, key0, K, floor, values, keys);
+    case 4:
+      return add_in_registers<4>(s, n, key0, K, floor, values, keys);
+    default:
+      break;  // longer lists: one insertion at a time through memory
   }
   __m512 t = _mm512_set1_ps(std::max(values[K - 1], floor));
   for (std::size_t j = 0; j < n; j += 16) {

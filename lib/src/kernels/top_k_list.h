@@ -6,9 +6,11 @@
 // ones -inf: so slot K - 1 is the entry threshold from the start (-inf until
 // K are kept). On AVX-512 a tile's candidates (scores above the threshold
 // at its start) are found as bit masks, 16 scores a compare, and each is
-// inserted without a branch: a compare and popcount give its slot, a masked
-// shift per 16 slots makes room; a candidate the threshold has since passed
-// lands at slot >= K, beyond the list. The scan-and-insert loop it replaces
+// inserted without a branch; a candidate the threshold has since passed
+// lands at slot >= K, beyond the list. Lists of K <= 64 stay in registers
+// for the tile (an insertion: two compares and two blends per 16 slots);
+// longer ones are inserted in memory (a compare and popcount give the slot,
+// a masked shift per 16 slots makes room). The scan-and-insert loop it replaces
 // restarted its scan and mispredicted its exits once per candidate (about
 // K (1 + ln(T / K)) per row: 177 at S = 8192, K = 32): 14% of a run.
 #pragma once
