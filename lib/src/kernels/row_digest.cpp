@@ -190,19 +190,27 @@ RowDigests RowDigest::finish(const float* m, const float* l, const std::uint8_t*
         const float w = exp_approx(top_values_[r * width_ + k] - m[r]) * inv;
         if (w > 0.0f) top.emplace_back(w, top_keys_[r * width_ + k]);
       }
-      // Rounding may tie weights of distinct scores: the maps order them by index.
-      std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
+      // Rounding may tie weights of distinct scores: the maps order them by
+      // index. The list comes in order but for such ties (or an exp that is
+      // not monotonic by an ulp): an insertion sort, one compare per entry
+      // when nothing moves.
+      const auto before = [](const auto& a, const auto& b) {
         return a.first > b.first || (a.first == b.first && a.second < b.second);
-      });
+      };
+      for (std::size_t k = 1; k < top.size(); ++k)
+        for (std::size_t at = k; at > 0 && before(top[at], top[at - 1]); --at)
+          std::swap(top[at], top[at - 1]);
     }
     // Then the keys of zero weight, lowest index first.
-    taken.clear();
-    for (const auto& t : top) taken.push_back(t.second);
-    std::sort(taken.begin(), taken.end());
-    for (std::int64_t j = 0, at = 0; top.size() < keep_ && std::size_t(j) < Tx_; ++j) {
-      while (std::size_t(at) < taken.size() && taken[std::size_t(at)] < j) ++at;
-      if (std::size_t(at) < taken.size() && taken[std::size_t(at)] == j) continue;
-      top.emplace_back(0.0f, j);
+    if (top.size() < keep_) {
+      taken.clear();
+      for (const auto& t : top) taken.push_back(t.second);
+      std::sort(taken.begin(), taken.end());
+      for (std::int64_t j = 0, at = 0; top.size() < keep_ && std::size_t(j) < Tx_; ++j) {
+        while (std::size_t(at) < taken.size() && taken[std::size_t(at)] < j) ++at;
+        if (std::size_t(at) < taken.size() && taken[std::size_t(at)] == j) continue;
+        top.emplace_back(0.0f, j);
+      }
     }
     for (std::size_t k = 0; k < top.size(); ++k) {
       values_[r * keep_ + k] = top[k].first;
