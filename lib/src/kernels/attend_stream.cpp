@@ -30,7 +30,7 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
     float* row = tile + r * mb;
     // Past the causal diagonal the row is -inf: weights 0, no exp.
     const std::size_t cols = causal_prefix(hv, i0 + r, j0, mb);
-    std::memset(row + cols, 0, (mb - cols) * sizeof(float));
+    if (cols < mb) std::memset(row + cols, 0, (mb - cols) * sizeof(float));
     const float tile_max = row_max(row, cols);
     if (tile_max == kNegInf && !any_nan(row, cols)) {  // no allowed key in this tile for this row
       std::memset(row, 0, cols * sizeof(float));
@@ -38,7 +38,9 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
     }
     sc.allowed[r] = 1;
     const float m_new = std::max(m[r], tile_max);
-    const float factor = std::exp(m[r] - m_new);  // 0 when m[r] was -inf
+    // 0 when m[r] was -inf; exp(0) = 1 exactly, without the call, where the
+    // running max stands (most tiles of a long row).
+    const float factor = m_new == m[r] ? 1.0f : std::exp(m[r] - m_new);
     if (digest) {
       digest->scores(r, j0, row, cols, tile_max);
       if (m_new != m[r]) digest->rescale(r, m[r], m_new);
