@@ -46,14 +46,20 @@ for line in open(sys.argv[1]):
     name, c, cpu, rss = line.rstrip("\n").split("\t")
     by.setdefault(name, []).append((float(c), float(cpu), float(rss)))
 med = {k: [statistics.median(x[i] for x in v) for i in range(3)] for k, v in by.items()}
-base = med["--no-attn"]
+# Each rep runs every set in turn: a set's ratio to the run without maps is the median of
+# the reps' own ratios, so a change of the host's speed between reps moves both sides.
+base_runs = by["--no-attn"]
+ratio = {k: [statistics.median(x[i] / b[i] for x, b in zip(v, base_runs)) for i in range(3)]
+         for k, v in by.items()}
 keys = {"--no-attn": "noattn", "--no-attn --top-k 32 --summary": "topk", "(maps to disk)": "maps",
         "--no-attn --key-stats --head-stats": "stats"}
 with open(sys.argv[3], "a") as results:
     for k, (c, cpu, rss) in med.items():
         results.write(f"llama_{sys.argv[2]}_{keys[k]}={c}\nllama_{sys.argv[2]}_{keys[k]}_rss_mb={rss / 1024:.0f}\n")
-for k, (c, cpu, rss) in med.items():
+        results.write(f"llama_{sys.argv[2]}_{keys[k]}_ratio={ratio[k][0]}\n"
+                      f"llama_{sys.argv[2]}_{keys[k]}_rss_ratio={ratio[k][2]}\n")
+for k, (c, cpu, rss) in ratio.items():
     if k != "--no-attn":
-        print(f"{k}: compute {c / base[0]:.2f}x, CPU time {cpu / base[1]:.2f}x, "
-              f"peak RSS {rss / base[2]:.2f}x the run without maps (medians of {len(by[k])})")
+        print(f"{k}: compute {c:.2f}x, CPU time {cpu:.2f}x, peak RSS {rss:.2f}x the run without "
+              f"maps (medians of {len(by[k])} reps' ratios)")
 PYEOF
