@@ -29,7 +29,13 @@ inline float exp_scalar(float x) {
   p = p * r + kP4;
   p = p * r + kP5;
   p = p * (r * r) + (r + 1.0f);
-  return std::ldexp(p, static_cast<int>(n));
+  // p * 2^n with 2^n built in the exponent field, as times_pow2 does: n is in
+  // [-126, 127] after the clamps, so 2^n is a normal float and the product is
+  // p * 2^n rounded once, the bits of std::ldexp without its libm call.
+  const std::uint32_t bits = std::uint32_t(static_cast<int>(n) + 127) << 23;
+  float pow2;
+  std::memcpy(&pow2, &bits, sizeof pow2);
+  return p * pow2;
 }
 
 }  // namespace

@@ -83,6 +83,15 @@ TEST_CASE("kernels: exp_shifted gives exp_batch's bits for every d <= 0 and keep
     differ += std::size_t(std::memcmp(got, want, sizeof got) != 0);
   }
   CHECK(differ == 0);
+  // The scalar exp of the digests' weights: the same bits, every 16th sample.
+  std::size_t scalar_differ = 0;
+  for (std::size_t j = 0; j < d.size(); j += kLanes) {
+    alignas(64) float want[kLanes];
+    exp_batch(Batch::load_unaligned(d.data() + j)).store_aligned(want);
+    const float got = exp_approx(d[j]);
+    scalar_differ += std::size_t(std::memcmp(&got, want, sizeof got) != 0);
+  }
+  CHECK(scalar_differ == 0);
   for (std::size_t lane = 0; lane < kLanes; ++lane) {
     alignas(64) float x[kLanes], e[kLanes];
     std::fill(x, x + kLanes, -2.0f);
