@@ -14,6 +14,7 @@
 // (products=0 skips the products-alone timing: a perf profile of the kernel only)
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -54,6 +55,10 @@ int main(int argc, char** argv) {
   const bool causal = argc > 3 ? std::atoi(argv[3]) != 0 : true;
   const bool products = argc > 4 ? std::atoi(argv[4]) != 0 : true;
   const bool with_digest = argc > 5 && std::atoi(argv[5]) != 0;
+  if (D == 0 || S == 0 || D > 1024 || S > (1u << 20)) {
+    std::fputs("usage: bench_attend [D=64] [S=2048] [causal=1] [products=1] [digest=0]\n", stderr);
+    return 2;
+  }
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> q(S * D), k(S * D), v(S * D), y(S * D);
@@ -71,7 +76,7 @@ int main(int argc, char** argv) {
   hv.ld_y = D;
   hv.L = hv.T = hv.T_ext = S;
   hv.D = D;
-  hv.scale = 0.125f;
+  hv.scale = 1.0f / std::sqrt(float(D));
   hv.causal = causal;
   hv.key_end = S;
 
