@@ -46,11 +46,12 @@ inline Batch times_pow2(Batch p, Batch n) {
   return p * xsimd::bitwise_cast<Batch>(bits);
 }
 
-inline Batch exp_batch(Batch x) {
-  const auto underflow = x < Batch(kUnder);
-  x = xsimd::min(x, Batch(kOver));
-  x = xsimd::max(x, Batch(kUnder));
-  const Batch n = xsimd::nearbyint(x * Batch(kLog2e));
+// The polynomial part of exp for x clamped to [kUnder, kOver] (or NaN):
+// returns p and sets n = round(x / ln 2), with exp(x) = p * 2^n, p the
+// degree-6 polynomial of r = x - n ln 2. Shared by exp_batch and
+// exp_shifted, so both give the same bits.
+inline Batch exp_reduced(Batch x, Batch& n) {
+  n = xsimd::nearbyint(x * Batch(kLog2e));
   Batch r = xsimd::fnma(n, Batch(kLn2Hi), x);
   r = xsimd::fnma(n, Batch(kLn2Lo), r);
   Batch p = Batch(kP0);
@@ -59,7 +60,15 @@ inline Batch exp_batch(Batch x) {
   p = xsimd::fma(p, r, Batch(kP3));
   p = xsimd::fma(p, r, Batch(kP4));
   p = xsimd::fma(p, r, Batch(kP5));
-  p = xsimd::fma(p, r * r, r + Batch(1.0f));
+  return xsimd::fma(p, r * r, r + Batch(1.0f));
+}
+
+inline Batch exp_batch(Batch x) {
+  const auto underflow = x < Batch(kUnder);
+  x = xsimd::min(x, Batch(kOver));
+  x = xsimd::max(x, Batch(kUnder));
+  Batch n;
+  const Batch p = exp_reduced(x, n);
   return xsimd::select(underflow, Batch(0.0f), times_pow2(p, n));
 }
 
@@ -76,16 +85,8 @@ inline Batch exp_shifted(Batch d) {
   if constexpr (kLanes == 16) {
     const __mmask16 normal = _mm512_cmp_ps_mask(d, Batch(kUnder), _CMP_NLT_UQ);  // not d < kUnder
     const Batch x = _mm512_max_ps(Batch(kUnder), d);                             // NaN stays NaN
-    const Batch n = xsimd::nearbyint(x * Batch(kLog2e));
-    Batch r = xsimd::fnma(n, Batch(kLn2Hi), x);
-    r = xsimd::fnma(n, Batch(kLn2Lo), r);
-    Batch p = Batch(kP0);
-    p = xsimd::fma(p, r, Batch(kP1));
-    p = xsimd::fma(p, r, Batch(kP2));
-    p = xsimd::fma(p, r, Batch(kP3));
-    p = xsimd::fma(p, r, Batch(kP4));
-    p = xsimd::fma(p, r, Batch(kP5));
-    p = xsimd::fma(p, r * r, r + Batch(1.0f));
+    Batch n;
+    const Batch p = exp_reduced(x, n);
     return _mm512_maskz_scalef_ps(normal, p, n);
   }
 #endif
