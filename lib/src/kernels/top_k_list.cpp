@@ -96,17 +96,29 @@ struct ListInRegisters {
   }
 };
 
-// A tile's scores through the list in registers: t is the entry threshold
-// as of the last 64 scores' insertions, at least `floor`.
-template <std::size_t NV>
-void add_in_registers(const float* s, std::size_t n, std::int32_t key0, std::size_t K, float floor,
-                      float* values, std::int32_t* keys) {
-  ListInRegisters<NV> list(values, keys);
+// The list in memory, for K past 64: slot K - 1 read back, one insertion at
+// a time.
+struct ListInMemory {
+  float* values;
+  std::int32_t* keys;
+  std::size_t width;
+
+  __m512 kth(std::size_t K) const { return _mm512_set1_ps(values[K - 1]); }
+  void insert(float score, std::int32_t key) {
+    attn::kernels::insert(values, keys, width, score, key);
+  }
+};
+
+// A tile's scores s[0..n) of keys key0.. through a list: a score is a
+// candidate above t, the list's K-th (at least `floor`) as of the last 64
+// scores' insertions. 64 scores a step: four compares into one word, so the
+// branch on "any candidate" (a coin the predictor loses on a long row's
+// tiles) is taken once per 64 scores, not per 16.
+template <class List>
+void add_tile(const float* s, std::size_t n, std::int32_t key0, std::size_t K, float floor,
+              List& list) {
   const __m512 floor_v = _mm512_set1_ps(floor);
   __m512 t = _mm512_maskz_max_ps(0xffff, list.kth(K), floor_v);
-  // 64 scores a step: four compares into one word, so the branch on "any
-  // candidate" (a coin the predictor loses on a long row's tiles) is taken
-  // once per 64 scores, not per 16.
   for (std::size_t j = 0; j < n; j += 64) {
     std::uint64_t bits = 0;
     for (std::size_t g = 0; g < 4 && j + 16 * g < n; ++g) {
@@ -123,6 +135,13 @@ void add_in_registers(const float* s, std::size_t n, std::int32_t key0, std::siz
     }
     t = _mm512_maskz_max_ps(0xffff, list.kth(K), floor_v);
   }
+}
+
+template <std::size_t NV>
+void add_in_registers(const float* s, std::size_t n, std::int32_t key0, std::size_t K, float floor,
+                      float* values, std::int32_t* keys) {
+  ListInRegisters<NV> list(values, keys);
+  add_tile(s, n, key0, K, floor, list);
   list.store(values, keys);
 }
 
@@ -132,7 +151,7 @@ void add_in_registers(const float* s, std::size_t n, std::int32_t key0, std::siz
 void top_k_list_add(const float* s, std::size_t n, std::int32_t key0, std::size_t K,
                     std::size_t width, float* values, std::int32_t* keys) {
 #if defined(__AVX512F__)
-  // The threshold is the K-th as of the last 16 scores' insertions: a row's
+  // The threshold is the K-th as of the last 64 scores' insertions: a row's
   // first tile, whose list starts empty (every score a candidate while the
   // K-th is -inf), then inserts about K (1 + ln(256 / K)) of its 256, not all.
   // While the list is short of K, a floor from the tile itself: each of the 16 lanes' two
@@ -159,20 +178,10 @@ void top_k_list_add(const float* s, std::size_t n, std::int32_t key0, std::size_
       return add_in_registers<3>(s, n, key0, K, floor, values, keys);
     case 4:
       return add_in_registers<4>(s, n, key0, K, floor, values, keys);
-    default:
-      break;  // longer lists: one insertion at a time through memory
-  }
-  __m512 t = _mm512_set1_ps(std::max(values[K - 1], floor));
-  for (std::size_t j = 0; j < n; j += 16) {
-    const __mmask16 live = n - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - j)) - 1);
-    unsigned bits =
-        _mm512_mask_cmp_ps_mask(live, _mm512_maskz_loadu_ps(live, s + j), t, _CMP_GT_OQ);
-    if (!bits) continue;
-    for (; bits; bits &= bits - 1) {
-      const unsigned b = unsigned(__builtin_ctz(bits));
-      insert(values, keys, width, s[j + b], key0 + std::int32_t(j + b));
+    default: {  // longer lists: one insertion at a time through memory
+      ListInMemory list{values, keys, width};
+      return add_tile(s, n, key0, K, floor, list);
     }
-    t = _mm512_set1_ps(std::max(values[K - 1], floor));
   }
 #else
   (void)width;
