@@ -109,8 +109,6 @@ Rows rows_of(const std::vector<std::size_t>& shape, bool batch_first) {
   return batch_first ? Rows{shape[0], shape[1]} : Rows{shape[1], shape[0]};
 }
 
-std::string count_text(std::size_t v) { return std::to_string(v); }
-
 // The layout name of an inline source in messages.
 std::string source_layout(const std::string& seq, bool batched, bool batch_first,
                           const std::string& width) {
@@ -248,7 +246,7 @@ void check_inline(const Config& c) {
     batched = s.size() == 3;
     if (c.context_size && static_cast<std::int64_t>(queries->seq) > *c.context_size)
       fail(c, "input",
-           "sequence length " + count_text(queries->seq) + " exceeds context_size " +
+           "sequence length " + std::to_string(queries->seq) + " exceeds context_size " +
                std::to_string(*c.context_size));
   }
 
@@ -275,7 +273,7 @@ void check_inline(const Config& c) {
     const Rows r = rows_of(s, c.batch_first);
     if (queries && batched && r.batch != queries->batch)
       fail(c, key,
-           "expected the input's batch of " + count_text(queries->batch) + ", found shape " +
+           "expected the input's batch of " + std::to_string(queries->batch) + ", found shape " +
                shape_str(s));
     if (keys && (r.seq != keys->seq || r.batch != keys->batch))
       fail(c, key,
@@ -304,7 +302,7 @@ void check_inline(const Config& c) {
                (queries->batch ? shape_str({queries->batch, queries->seq}) + " or "
                                : std::string()) +
                shape_str({queries->seq}) +
-               (mrope ? " (or mrope's rows (3, " + count_text(queries->seq) + ")" +
+               (mrope ? " (or mrope's rows (3, " + std::to_string(queries->seq) + ")" +
                             (queries->batch ? " or " + shape_str({3, queries->batch, queries->seq})
                                             : std::string()) +
                             ")"
@@ -317,18 +315,18 @@ void check_inline(const Config& c) {
     const std::size_t L = m[m.size() - 2], T = m.back();
     if ((queries && L != queries->seq) || (keys && T != keys->seq))
       fail(c, "attn_mask",
-           "expected (..., L, S) with L = " + (queries ? count_text(queries->seq) : "L") +
-               " queries and S = " + (keys ? count_text(keys->seq) : "S") + " keys, found shape " +
-               shape_str(m));
+           "expected (..., L, S) with L = " + (queries ? std::to_string(queries->seq) : "L") +
+               " queries and S = " + (keys ? std::to_string(keys->seq) : "S") +
+               " keys, found shape " + shape_str(m));
   }
   if (!c.labels.empty() && queries && c.labels.size() != queries->seq)
     fail(c, "labels",
-         "expected one label per token (" + count_text(queries->seq) + "), found " +
-             count_text(c.labels.size()));
+         "expected one label per token (" + std::to_string(queries->seq) + "), found " +
+             std::to_string(c.labels.size()));
   if (!c.kv_labels.empty() && keys && c.cross() && c.kv_labels.size() != keys->seq)
     fail(c, "kv_labels",
-         "expected one label per key (" + count_text(keys->seq) + " rows of " + keys_name +
-             "), found " + count_text(c.kv_labels.size()));
+         "expected one label per key (" + std::to_string(keys->seq) + " rows of " + keys_name +
+             "), found " + std::to_string(c.kv_labels.size()));
 }
 
 }  // namespace attn::config_detail
