@@ -139,6 +139,9 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
     res.context_write_ms += ms_since(t_write);
   }
   res.compute_ms = ms_since(t0) - res.context_write_ms;
+  spdlog::debug(
+      "forward pass: projections {:.1f} ms, attention {:.1f} ms, output projection {:.1f} ms",
+      res.forward.project_ms, res.forward.attention_ms, res.forward.output_ms);
   res.context_written = context_file >= 0;
   if (progress) progress->finish();
   res.maps = chain.take_maps();

@@ -159,6 +159,12 @@ struct ForwardOptions {
 struct ForwardStats {
   std::int64_t fully_masked_rows = 0;  // (b, h, query) rows with every key masked
   double flops = 0.0;                  // multiply-adds x2 actually computed
+  // Wall time of the pass's stages over all its chunks, in milliseconds: the
+  // projections with their norms, positions and packing (steps 1-2), the
+  // attention tasks (3-8), then the gate, the output projection and the
+  // residual norm (9-10). Before the first chunk: input_norm, masks, the
+  // relative-position tables (not counted here).
+  double project_ms = 0.0, attention_ms = 0.0, output_ms = 0.0;
 };
 
 // The forward pass of CONTRACT.md "Scores, in order" over `in`; context is

@@ -15,6 +15,7 @@
 // hidden, H heads, Hkv key/value heads, D head size, O out size.
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -31,6 +32,11 @@ namespace attn {
 namespace {
 
 using kernels::HeadView;
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
 
 // The unpadded key range of one batch row: [begin, end) holds every
 // unpadded key; holes = some padded key lies inside it.
@@ -381,6 +387,7 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
 
   for (std::size_t b0 = 0; b0 < B; b0 += chunk) {
     const std::size_t nb = std::min(chunk, B - b0);
+    const auto t_project = Clock::now();
     // 1-2. q, k, v; qk_norm and rope in place, once per position.
     detail::project(w, spec, in, b0, nb, threads, p);
     detail::position_stage(w, spec, in, p, threads);
@@ -490,10 +497,12 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
         masked[worker] += std::int64_t(kernels::attend_stream(hv, i0, n, sc));
       }
     };
+    const auto t_attention = Clock::now();
     {
       kernels::BlasThreads blas(1);  // one threading layer: ours
       kernels::parallel_for(nb * H * n_blocks, threads, run_task);
     }
+    const auto t_output = Clock::now();
     if (!opt.check_overflow) spread_nonfinite_values(g, p, nb, L, Tx, D);
 
     // The gate multiplies each head's context before the output projection.
@@ -529,6 +538,9 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
     if (spec.residual_norm)
       detail::apply_residual_norm(w, spec.residual_norm->eps, in.x->ptr() + b0 * L * g.C, out,
                                   nb * L);
+    stats.project_ms += ms_between(t_project, t_attention);
+    stats.attention_ms += ms_between(t_attention, t_output);
+    stats.output_ms += ms_between(t_output, Clock::now());
     if (opt.context_done) opt.context_done(b0, nb);
   }
   context.data.resize(rows * O);  // without the lead rows

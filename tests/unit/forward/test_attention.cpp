@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 #include <vector>
@@ -421,4 +422,21 @@ TEST_CASE("attention: S = 4096, D = 64 streaming rows agree with the row referen
       CHECK(d.relative() <= kTol);
     }
   }
+}
+
+TEST_CASE("attention: the stage times are measured and lie within the pass's own time") {
+  // Three batch rows of 512: two chunks (forward/stages.h kChunkRows), each timed.
+  const Shape s{3, 512, 32, 2, 16, 32};
+  const Weights w = make_weights(s, true, true, true, 1201);
+  const Tensor x = test::random_tensor({s.B, s.S, s.C}, 1202);
+  Tensor ctx;
+  const auto t0 = std::chrono::steady_clock::now();
+  const ForwardStats st =
+      forward(w, AttentionSpec::plain(0.25f, true), x, nullptr, ctx, ForwardOptions{});
+  const double wall =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(st.project_ms > 0.0);
+  CHECK(st.attention_ms > 0.0);
+  CHECK(st.output_ms > 0.0);
+  CHECK(st.project_ms + st.attention_ms + st.output_ms <= wall);
 }
