@@ -177,12 +177,14 @@ if [[ -n "$LLAMA_S" ]]; then
   flops=$($PY -c "S=$S; print(2.0*S*4096*(32+16)*128 + 2.0*S*4096*4096 + 4.0*32*S*S*128/2)")
   tmin=$(awk "BEGIN {printf \"%.1f\", $flops / ($rate * 1e9) * 1e3}")
   tpeak=$(awk "BEGIN {printf \"%.1f\", $flops / ($peak * 1e9) * 1e3}")
-  cold=()
+  cold=() stages=()
+  # -vv's "forward pass:" line: each stage's wall time (projections, attention, output).
   run_llama() {
     for _ in $(seq "$1"); do
-      "$BUILD/attn-run" -q --model "$WORK/llama" --layer 0 --input "$WORK/llama/input.npy" \
-        --no-attn --threads "$THREADS" --out-dir "$WORK/out_llama" >/dev/null
+      "$BUILD/attn-run" -vv --model "$WORK/llama" --layer 0 --input "$WORK/llama/input.npy" \
+        --no-attn --threads "$THREADS" --out-dir "$WORK/out_llama" >/dev/null 2>"$WORK/llama_vv.txt"
       cold+=("$($PY -c "import json; print(json.load(open('$WORK/out_llama/run.json'))['timings']['compute_ms'])")")
+      stages+=("$(sed -nE 's/.*forward pass: projections ([0-9.]+) ms, attention ([0-9.]+) ms, output projection ([0-9.]+) ms.*/\1 \2 \3/p' "$WORK/llama_vv.txt")")
     done
   }
   run_llama $(((REPS + 1) / 2))
@@ -243,5 +245,19 @@ PYEOF
   printf 'llama_%s_cold=%s\nllama_%s_tpeak=%s\nllama_%s_ort=%s\nllama_%s_torch=%s\n' "$S" "$cold_ms" \
     "$S" "$tpeak" "$S" "$ort_ms" "$S" "$torch_ms" >> "$RESULTS"
   echo "  ratios: attn cold / ORT GQA $(awk "BEGIN {printf \"%.2f\", $cold_ms / $ort_ms}"), attn cold / PyTorch $(ratio "$cold_ms" "$torch_ms"); outputs agree within 1e-4 (BF16 weights, float32 compute)"
+  # Each stage against its own share of T_peak (the median run's stage times).
+  printf '%s\n' "${stages[@]}" | awk -v S="$S" -v peak="$peak" '
+    { p[NR] = $1; a[NR] = $2; o[NR] = $3 }
+    function med(x, n,   i, j, t) {
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
+      return x[int((n + 1) / 2)]
+    }
+    END {
+      if (NR == 0 || p[1] == "") exit
+      fp = 2.0 * S * 4096 * 6144; fa = 4.0 * 32 * S * S * 128 / 2; fo = 2.0 * S * 4096 * 4096
+      mp = med(p, NR); ma = med(a, NR); mo = med(o, NR)
+      printf "  stages (-vv, medians): projections %.1f ms (%.2f x its T_peak), attention %.1f ms (%.2f x), output projection %.1f ms (%.2f x)\n",
+        mp, mp / (fp / peak / 1e6), ma, ma / (fa / peak / 1e6), mo, mo / (fo / peak / 1e6)
+    }' 
   echo "(milliseconds, medians of $REPS runs; attn cold = a fresh attn-run process, the peers warm)"
 fi
