@@ -178,13 +178,13 @@ if [[ -n "$LLAMA_S" ]]; then
   tmin=$(awk "BEGIN {printf \"%.1f\", $flops / ($rate * 1e9) * 1e3}")
   tpeak=$(awk "BEGIN {printf \"%.1f\", $flops / ($peak * 1e9) * 1e3}")
   cold=() stages=()
-  # -vv's "forward pass:" line: each stage's wall time (projections, attention, output).
+  # -v's "forward pass:" line: each stage's wall time (projections, attention, output).
   run_llama() {
     for _ in $(seq "$1"); do
-      "$BUILD/attn-run" -vv --model "$WORK/llama" --layer 0 --input "$WORK/llama/input.npy" \
-        --no-attn --threads "$THREADS" --out-dir "$WORK/out_llama" >/dev/null 2>"$WORK/llama_vv.txt"
+      "$BUILD/attn-run" -v --model "$WORK/llama" --layer 0 --input "$WORK/llama/input.npy" \
+        --no-attn --threads "$THREADS" --out-dir "$WORK/out_llama" >/dev/null 2>"$WORK/llama_log.txt"
       cold+=("$($PY -c "import json; print(json.load(open('$WORK/out_llama/run.json'))['timings']['compute_ms'])")")
-      stages+=("$(sed -nE 's/.*forward pass: projections ([0-9.]+) ms, attention ([0-9.]+) ms, output projection ([0-9.]+) ms.*/\1 \2 \3/p' "$WORK/llama_vv.txt")")
+      stages+=("$(sed -nE 's/.*forward pass: projections ([0-9.]+) ms, attention ([0-9.]+) ms, output projection ([0-9.]+) ms.*/\1 \2 \3/p' "$WORK/llama_log.txt")")
     done
   }
   run_llama $(((REPS + 1) / 2))
@@ -256,8 +256,8 @@ PYEOF
       if (NR == 0 || p[1] == "") exit
       fp = 2.0 * S * 4096 * 6144; fa = 4.0 * 32 * S * S * 128 / 2; fo = 2.0 * S * 4096 * 4096
       mp = med(p, NR); ma = med(a, NR); mo = med(o, NR)
-      printf "  stages (-vv, medians): projections %.1f ms (%.2f x its T_peak), attention %.1f ms (%.2f x), output projection %.1f ms (%.2f x)\n",
+      printf "  stages (-v, medians): projections %.1f ms (%.2f x its T_peak), attention %.1f ms (%.2f x), output projection %.1f ms (%.2f x)\n",
         mp, mp / (fp / peak / 1e6), ma, ma / (fa / peak / 1e6), mo, mo / (fo / peak / 1e6)
-    }' 
+    }'
   echo "(milliseconds, medians of $REPS runs; attn cold = a fresh attn-run process, the peers warm)"
 fi
