@@ -245,19 +245,15 @@ PYEOF
   printf 'llama_%s_cold=%s\nllama_%s_tpeak=%s\nllama_%s_ort=%s\nllama_%s_torch=%s\n' "$S" "$cold_ms" \
     "$S" "$tpeak" "$S" "$ort_ms" "$S" "$torch_ms" >> "$RESULTS"
   echo "  ratios: attn cold / ORT GQA $(awk "BEGIN {printf \"%.2f\", $cold_ms / $ort_ms}"), attn cold / PyTorch $(ratio "$cold_ms" "$torch_ms"); outputs agree within 1e-4 (BF16 weights, float32 compute)"
-  # Each stage against its own share of T_peak (the median run's stage times).
-  printf '%s\n' "${stages[@]}" | awk -v S="$S" -v peak="$peak" '
-    { p[NR] = $1; a[NR] = $2; o[NR] = $3 }
-    function med(x, n,   i, j, t) {
-      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
-      return x[int((n + 1) / 2)]
-    }
-    END {
-      if (NR == 0 || p[1] == "") exit
-      fp = 2.0 * S * 4096 * 6144; fa = 4.0 * 32 * S * S * 128 / 2; fo = 2.0 * S * 4096 * 4096
-      mp = med(p, NR); ma = med(a, NR); mo = med(o, NR)
+  # Each stage's median against its own share of T_peak (the terms of $flops above).
+  stage_ms() { printf '%s\n' "${stages[@]}" | cut -d' ' -f"$1" | median; }
+  if [[ -n "${stages[0]}" ]]; then
+    awk -v S="$S" -v peak="$peak" -v p="$(stage_ms 1)" -v a="$(stage_ms 2)" -v o="$(stage_ms 3)" 'BEGIN {
+      tp = 2.0 * S * 4096 * 6144 / peak / 1e6; ta = 4.0 * 32 * S * S * 128 / 2 / peak / 1e6
+      to = 2.0 * S * 4096 * 4096 / peak / 1e6
       printf "  stages (-v, medians): projections %.1f ms (%.2f x its T_peak), attention %.1f ms (%.2f x), output projection %.1f ms (%.2f x)\n",
-        mp, mp / (fp / peak / 1e6), ma, ma / (fa / peak / 1e6), mo, mo / (fo / peak / 1e6)
+        p, p / tp, a, a / ta, o, o / to
     }'
+  fi
   echo "(milliseconds, medians of $REPS runs; attn cold = a fresh attn-run process, the peers warm)"
 fi
