@@ -19,19 +19,36 @@ namespace detail {
 constexpr std::size_t kHugeBytes = std::size_t(2) << 20;
 void* alloc_buffer(std::size_t bytes);
 void free_buffer(void* p, std::size_t bytes) noexcept;
+// The same from the forward pass's warm pool when it has room (memory
+// faulted in ahead, lib/src/base/warm_pool.h), else alloc_buffer's.
+void* alloc_warm(std::size_t bytes);
+void free_warm(void* p, std::size_t bytes) noexcept;
 }  // namespace detail
 
-// The allocator of the library's float buffers: detail::alloc_buffer, and no
-// zero-fill on resize (every buffer is written before it is read; a value
-// given, as in Tensor(shape, fill), is still written).
-template <class T>
+// The allocator of the library's float buffers: detail::alloc_buffer (with
+// kWarm, detail::alloc_warm), and no zero-fill on resize (every buffer is
+// written before it is read; a value given, as in Tensor(shape, fill), is
+// still written).
+template <class T, bool kWarm = false>
 struct BufferAllocator {
   using value_type = T;
+  template <class U>
+  struct rebind {
+    using other = BufferAllocator<U, kWarm>;
+  };
   BufferAllocator() = default;
   template <class U>
-  BufferAllocator(const BufferAllocator<U>&) noexcept {}
-  T* allocate(std::size_t n) { return static_cast<T*>(detail::alloc_buffer(n * sizeof(T))); }
-  void deallocate(T* p, std::size_t n) noexcept { detail::free_buffer(p, n * sizeof(T)); }
+  BufferAllocator(const BufferAllocator<U, kWarm>&) noexcept {}
+  T* allocate(std::size_t n) {
+    const std::size_t bytes = n * sizeof(T);
+    return static_cast<T*>(kWarm ? detail::alloc_warm(bytes) : detail::alloc_buffer(bytes));
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (kWarm)
+      detail::free_warm(p, n * sizeof(T));
+    else
+      detail::free_buffer(p, n * sizeof(T));
+  }
   template <class U>
   void construct(U* p) noexcept {
     ::new (static_cast<void*>(p)) U;  // default-init: no zero-fill
@@ -46,6 +63,8 @@ struct BufferAllocator {
 
 // A float32 buffer: resize() leaves new elements unset.
 using FloatBuffer = std::vector<float, BufferAllocator<float>>;
+// The same in the forward pass's warm pool when it has room: its working buffers.
+using WarmBuffer = std::vector<float, BufferAllocator<float, true>>;
 
 // Row-major (C order) float32 array.
 struct Tensor {

@@ -21,19 +21,21 @@
 #include <vector>
 
 #include "attn/attention.h"
+#include "base/warm_pool.h"
 #include "kernels/kernels.h"
 
 namespace attn::detail {
 
-// A float buffer from alloc_buffer (huge pages when large), left unset.
+// A float buffer, left unset: from the warm pool that prefault_forward set
+// aside when it has room (base/warm_pool.h), else from alloc_buffer (huge
+// pages when large); back to the pool when freed, for the next pass.
 struct BufferFree {
   std::size_t bytes = 0;
-  void operator()(float* p) const noexcept { free_buffer(p, bytes); }
+  void operator()(float* p) const noexcept { free_warm(p, bytes); }
 };
 using Buffer = std::unique_ptr<float[], BufferFree>;
 inline Buffer make_buffer(std::size_t n) {
-  return Buffer(static_cast<float*>(alloc_buffer(n * sizeof(float))),
-                BufferFree{n * sizeof(float)});
+  return Buffer(static_cast<float*>(alloc_warm(n * sizeof(float))), BufferFree{n * sizeof(float)});
 }
 
 // The projections of one chunk of batch rows [b0, b0 + B): the forward pass
@@ -75,6 +77,11 @@ constexpr std::size_t kChunkRows = 1024;
 
 // Batch rows per chunk for queries of length L.
 inline std::size_t chunk_batch(std::size_t L) { return std::max<std::size_t>(1, kChunkRows / L); }
+
+// The bytes prefault_forward sets aside for geometry g on `threads` workers:
+// what a pass over one batch row of kChunkRows query rows (self-attention)
+// takes from the warm pool.
+std::size_t warm_bytes(const Geometry& g, int threads);
 
 // Step 1 for batch rows [b0, b0 + nb) into p (its buffers reused when big
 // enough). The inputs' shapes are already checked against the weights.

@@ -155,6 +155,11 @@ bool qkv_panels_fit(std::size_t nb, std::size_t L, std::size_t D);
 void linear_qkv_panels(const float* x, std::size_t ldx, const MatrixRef& W, const float* bias,
                        const QkvPanels& out, int threads);
 
+// Floats of the buffers each worker of a projection with depth K keeps
+// (linear.cpp's group of x panels and a sliced task's sums): what the warm
+// pool sets aside per worker (forward.cpp's prefault_forward).
+std::size_t linear_worker_floats(std::size_t K);
+
 // Calls of linear_qkv_panels in this process so far: the tests' check that a
 // layer took the fast path (forward/project.cpp) and did not silently fall back.
 std::size_t qkv_panels_calls();
@@ -258,8 +263,8 @@ inline std::size_t causal_prefix(const HeadView& hv, std::size_t i, std::size_t 
 
 // Per-worker scratch, grown on demand and reused across tasks.
 struct Scratch {
-  std::vector<float> scores;          // score tile or full rows
-  std::vector<float> acc;             // (n, D) output accumulator
+  WarmBuffer scores;                  // score tile, (n, kKeyBlock): unset until scored
+  WarmBuffer acc;                     // (n, D) output accumulator
   std::vector<float> m, l;            // running max and sum per query row
   std::vector<std::uint8_t> allowed;  // per query row: some key allowed
 };

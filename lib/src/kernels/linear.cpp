@@ -54,6 +54,27 @@ constexpr std::size_t kDepthSlice = 512;
 using kernels::micro::kMR;
 using kernels::micro::kNR;
 
+// A thread's buffers for linear_own, one set for every kind of output (the
+// q | k | v projection and the output projection share them), in the warm
+// pool that prefault_forward sets aside: a fresh 4 KiB page costs about 10 us
+// to fault in on a VM (the AMD EPYC VM), and two sets of 393 KB per worker,
+// faulted in during the first chunk, took 2-3 ms of a cold GPT-2-small layer.
+struct LinearBuffers {
+  WarmBuffer packed;             // all of x's panels (few groups), the calling thread's
+  WarmBuffer sums;               // (row blocks, np, MR, NR): a sliced task's block sums
+  WarmBuffer group;              // this worker's group of x panels (many groups)
+  std::uint64_t group_call = 0;  // the call and first panel `group` holds
+  std::size_t group_p0 = 0;
+};
+
+LinearBuffers& linear_buffers() {
+  thread_local LinearBuffers buffers;
+  return buffers;
+}
+
+// linear_own's calls, numbered: a worker's group of panels is of this call or stale.
+std::atomic<std::uint64_t> linear_calls{0};
+
 // W's rows [n0, n1) cut into blocks of about kWRowsPerTask rows, each a whole
 // number of `unit` rows but the last; the blocks' ends appended to `ends`.
 void cut_rows(std::size_t n0, std::size_t n1, std::size_t unit, std::vector<std::size_t>& ends) {
@@ -98,11 +119,10 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
   // this thread (chunks, --input-list inputs), on huge pages.
   const bool per_worker =
       panel_groups >= 2 * static_cast<std::size_t>(kernels::resolve_threads(threads));
-  static std::atomic<std::uint64_t> calls{0};
-  const std::uint64_t call = ++calls;
+  const std::uint64_t call = ++linear_calls;
   float* xp = nullptr;
   if (!per_worker) {
-    thread_local FloatBuffer packed;
+    WarmBuffer& packed = linear_buffers().packed;
     if (packed.size() < panels * K * kNR) packed.resize(panels * K * kNR);
     xp = packed.data();
     kernels::parallel_for(panels, threads, [&](std::size_t p, int) { pack(p, xp + p * K * kNR); });
@@ -115,7 +135,7 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
   auto sliced = [&](std::size_t p0, std::size_t p1, std::size_t n0, std::size_t n1,
                     const float* group, const auto& store) {
     const std::size_t np = p1 - p0;
-    thread_local FloatBuffer sums_buffer;  // (row blocks, np, MR, NR), this worker's
+    WarmBuffer& sums_buffer = linear_buffers().sums;
     const std::size_t floats = (n1 - n0 + kMR - 1) / kMR * np * kMR * kNR;
     if (sums_buffer.size() < floats) sums_buffer.resize(floats);
     float* sums = sums_buffer.data();
@@ -157,16 +177,14 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
     const std::size_t n0 = blk ? ends[blk - 1] : 0, n1 = ends[blk];
     const float* group = xp ? xp + p0 * K * kNR : nullptr;  // panel p at group + (p - p0) K NR
     if (per_worker) {
-      thread_local FloatBuffer mine;
-      thread_local std::uint64_t mine_call = 0;
-      thread_local std::size_t mine_p0 = 0;
-      if (mine.size() < kPanelsPerTask * K * kNR) mine.resize(kPanelsPerTask * K * kNR);
-      if (mine_call != call || mine_p0 != p0) {
-        for (std::size_t p = p0; p < p1; ++p) pack(p, mine.data() + (p - p0) * K * kNR);
-        mine_call = call;
-        mine_p0 = p0;
+      LinearBuffers& mine = linear_buffers();
+      if (mine.group.size() < kPanelsPerTask * K * kNR) mine.group.resize(kPanelsPerTask * K * kNR);
+      if (mine.group_call != call || mine.group_p0 != p0) {
+        for (std::size_t p = p0; p < p1; ++p) pack(p, mine.group.data() + (p - p0) * K * kNR);
+        mine.group_call = call;
+        mine.group_p0 = p0;
       }
-      group = mine.data();
+      group = mine.group.data();
     }
     const auto store = out.task(p0, p1, n0, n1);
     if (K > 2 * kDepthSlice) return sliced(p0, p1, n0, n1, group, store);
@@ -352,6 +370,13 @@ void linear_qkv_panels(const float* x, std::size_t ldx, const MatrixRef& W, cons
 }
 
 std::size_t qkv_panels_calls() { return qkv_calls.load(); }
+
+std::size_t linear_worker_floats(std::size_t K) {
+  if (!micro::kOwnProjections) return 0;
+  const std::size_t group = kPanelsPerTask * K * kNR;
+  const std::size_t sums = K > 2 * kDepthSlice ? kWRowsPerTask * kPanelsPerTask * kNR : 0;
+  return group + sums;
+}
 
 }  // namespace kernels
 

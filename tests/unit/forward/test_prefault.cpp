@@ -1,0 +1,86 @@
+// prefault_forward (attn/attention.h): the memory a pass works in, set aside
+// and faulted in ahead (base/warm_pool.h), holds the pass's buffers, goes
+// back to the pool after it, and changes no number. Its own process: the
+// pool is set aside once per process.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "attn/attention.h"
+#include "base/warm_pool.h"
+#include "forward/stages.h"
+#include "kernels/kernels.h"
+#include "reference.h"
+#include "test_util.h"
+
+using namespace attn;
+
+namespace {
+
+// Random canonical weights, shrunk by 1/sqrt(in) like nn.Linear's init.
+Weights make_weights(std::size_t C, std::size_t H, std::size_t D, unsigned seed) {
+  Weights w;
+  w.C = C;
+  w.H = w.Hkv = H;
+  w.D = D;
+  w.O = C;
+  w.has_out_proj = true;
+  auto shrink = [](Tensor t, double by) {
+    for (float& v : t.data) v = float(v * by);
+    return t;
+  };
+  w.w_qkv = shrink(test::random_tensor({3 * H * D, C}, seed), 2.0 / std::sqrt(double(C)));
+  w.b_qkv = shrink(test::random_tensor({3 * H * D}, seed + 1), 0.5);
+  w.w_out = shrink(test::random_tensor({C, H * D}, seed + 2), 1.0 / std::sqrt(double(H * D)));
+  w.b_out = shrink(test::random_tensor({C}, seed + 3), 0.5);
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("prefault_forward: the pass works in the pool's memory and gives it back") {
+  // Two batch rows of kChunkRows: two chunks of one row each, q apart from the
+  // context; D = 32 takes the projection's fast path (q rows, k and v panels).
+  const std::size_t B = 2, S = detail::kChunkRows, C = 64, H = 2, D = 32;
+  const Weights w = make_weights(C, H, D, 1301);
+  const Tensor x = test::random_tensor({B, S, C}, 1302);
+  const Geometry g = w.geometry();
+
+  prefault_forward(g, 2);
+  const std::size_t want = detail::warm_bytes(g, 2);
+  const detail::WarmPoolState s0 = detail::warm_pool_state();
+  CHECK(s0.region >= want);
+  CHECK(s0.region < want + detail::kHugeBytes);  // whole huge pages
+  CHECK(s0.free == s0.region);
+
+  // The chunk's q, k^T panels and v panels: taken from the pool during the pass.
+  const std::size_t chunk_bytes = sizeof(float) * (S * H * D + H * kernels::panels_floats(D, S) +
+                                                   H * kernels::panels_floats(S, D));
+  std::vector<std::size_t> in_use;
+  ForwardOptions opt;
+  opt.threads = 2;
+  opt.context_done = [&](std::size_t, std::size_t) {
+    in_use.push_back(s0.region - detail::warm_pool_state().free);
+  };
+  Tensor ctx;
+  forward(w, AttentionSpec::plain(0.25f, true), x, nullptr, ctx, opt);
+  REQUIRE(in_use.size() == 2);
+  for (std::size_t used : in_use) {
+    CHECK(used >= chunk_bytes);
+    CHECK(used <= want);  // the estimate covers the pass
+  }
+  // After it: all back but the workers' own projection buffers (kept per thread).
+  const std::size_t kept = s0.region - detail::warm_pool_state().free;
+  CHECK(kept < chunk_bytes);
+
+  const ref::Result ref = ref::attention(ref::from_weights(w), x, nullptr, 0.25, true);
+  const test::Diff d = test::compare(ctx, ref.context);
+  INFO(test::describe(d));
+  CHECK(d.relative() <= 1e-5);
+  // A second pass reuses the same blocks and gives the same bits.
+  Tensor again;
+  forward(w, AttentionSpec::plain(0.25f, true), x, nullptr, again, opt);
+  CHECK(again.data == ctx.data);
+  CHECK(s0.region - detail::warm_pool_state().free == kept);
+}
