@@ -53,7 +53,7 @@ int run_input_list(const Options& opt) {
   // Weights once for every input.
   attn::LoadedRun model;
   check_init_memory(cfg);
-  attn::prefault_forward(attn::geometry_of(cfg), worker_threads(opt));  // while the weights load
+  attn::prefault_forward(attn::geometry_of(cfg), worker_threads(opt), 0);  // while the weights load
   model.weights = attn::load_model_weights(cfg, opt.allow_nonfinite, &model.layout,
                                            &model.layout_detected, &model.weights_source);
   attn::LoadOptions lo;

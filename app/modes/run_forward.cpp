@@ -182,7 +182,9 @@ int run_forward(const Options& opt) {
   if (opt.input && *opt.input == "-") lo.stdin_bytes = read_stdin_input();
   check_init_memory(cfg);
   // The forward pass's buffers fault in while the weights and input load.
-  attn::prefault_forward(attn::geometry_of(cfg), worker_threads(opt));
+  attn::prefault_forward(
+      attn::geometry_of(cfg), worker_threads(opt),
+      attn::npy_input_length(opt.input.value_or(cfg.input_path), lo.stdin_bytes));
   attn::LoadedRun r = load_layer_run(opt, cfg, lo);
   SessionInput in = RunSession::input_of(r, ms_since(t_start));
   const RunSession session(opt, cfg, std::move(r));

@@ -69,7 +69,7 @@ LoadedLayer load_layer(const Options& opt, const LayerInputs& inputs, std::size_
   l.cfg = std::make_unique<attn::Config>(load_config_with_flags(layer_options(opt, layer)));
   check_init_memory(*l.cfg);
   // The first layer's load hides the faults; later calls find the pool set aside.
-  attn::prefault_forward(attn::geometry_of(*l.cfg), worker_threads(opt));
+  attn::prefault_forward(attn::geometry_of(*l.cfg), worker_threads(opt), 0);
   l.model.weights = attn::load_model_weights(*l.cfg, opt.allow_nonfinite, &l.model.layout,
                                              &l.model.layout_detected, &l.model.weights_source);
   attn::LoadOptions lo;

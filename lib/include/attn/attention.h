@@ -187,14 +187,15 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& 
                      const Mask* key_padding, Tensor& context, const ForwardOptions& opt);
 
 // Sets aside the memory a forward pass of this geometry on `threads`
-// workers (0 = every core) works in: one chunk's q and k and v panels
-// (kChunkRows query rows, self-attention's shape) and each worker's
-// projection buffers, and faults it in on a thread of its own (base/
-// warm_pool.h), so the pass finds it ready. Call it before loading the
-// weights and inputs, whose reading hides the faults (10 us per 4 KiB page on
-// a VM). Once per process; every later pass reuses the memory. A pass that
-// needs more takes the rest as before.
-void prefault_forward(const Geometry& g, int threads);
+// workers (0 = every core) over queries of length L (0 when not known yet)
+// works in: one chunk's q and k and v panels (max(L, 1024) query rows,
+// self-attention's shape) and each worker's projection buffers, and faults
+// it in on a thread of its own (base/warm_pool.h), so the pass finds it
+// ready. Call it before loading the weights and inputs, whose reading hides
+// the faults (10 us per 4 KiB page on a VM). Once per process, at most 1 GiB;
+// every later pass reuses the memory. A pass that needs more takes the rest
+// as before.
+void prefault_forward(const Geometry& g, int threads, std::size_t L);
 
 // FLOPs of the dense forward pass (2 per multiply-add), counting causal
 // score and P·V work halved (only the lower triangle is computed).

@@ -98,6 +98,12 @@ Tensor parse_input_bytes(const std::vector<std::uint8_t>& bytes, const std::stri
 // The same from a file (.npy or JSON), read with a sanity cap on its size.
 Tensor read_input_file(const std::string& path, bool allow_nonfinite);
 
+// The query length S of an input that is a .npy image, (B, S, C) or (S, C),
+// from its header alone: a regular file at `path`, or stdin_bytes when path
+// is "-". 0 when it is anything else or unreadable (a hint for
+// prefault_forward, never an error: the input is read and judged later).
+std::size_t npy_input_length(const std::string& path, const std::vector<std::uint8_t>& stdin_bytes);
+
 // --tokens' value: ids "9906,11,1917" (one sequence, unbatched), or a
 // .npy file of int32/int64 ids, (S,) or (B, S). A malformed list is
 // Exit::usage naming the flag; a file of another dtype or shape Exit::data

@@ -265,6 +265,11 @@ NpyHeader parse_header_only(const std::uint8_t* data, std::size_t size, const st
 
 }  // namespace
 
+NpyHeader parse_npy_header_only(const std::uint8_t* data, std::size_t size,
+                                const std::string& name) {
+  return parse_header_only(data, size, name);
+}
+
 std::size_t npy_image_size(const std::uint8_t* data, std::size_t size, const std::string& name) {
   const NpyHeader h = parse_header_only(data, size, name);
   const std::size_t need = h.count * dtype_size(h.dtype);

@@ -34,6 +34,11 @@ NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std
 NpyHeader parse_npy_header_prefix(const std::uint8_t* data, std::size_t size, std::size_t total,
                                   const std::string& name);
 
+// The header in the first `size` bytes of a .npy image, its data not looked
+// at (Exit::data for a malformed one).
+NpyHeader parse_npy_header_only(const std::uint8_t* data, std::size_t size,
+                                const std::string& name);
+
 // Bytes of the whole .npy image whose header lies in the first `size` bytes:
 // header and declared data (to bound the read of a stream). Exit::data for a
 // malformed header.

@@ -560,12 +560,13 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& 
 
 namespace detail {
 
-std::size_t warm_bytes(const Geometry& g, int threads) {
-  // One batch row of kChunkRows query rows, as project() asks for a chunk:
+std::size_t warm_bytes(const Geometry& g, int threads, std::size_t L) {
+  // One chunk of L query rows or, shorter, of kChunkRows rows, as project() asks:
   // q rows (L, H*D) (or, off the fast path, q | k | v rows), then per KV
   // head the panels of k^T (D, L) and of v (L, D); and each worker's buffers
   // of the projections and its score tile and accumulator (kernels::Scratch).
-  const std::size_t L = kChunkRows, K = std::max(g.C, g.q_rows());
+  L = std::max(L, kChunkRows);
+  const std::size_t K = std::max(g.C, g.q_rows());
   const auto pages = [](std::size_t floats) { return warm_block_bytes(floats * sizeof(float)); };
   const std::size_t rows = kernels::qkv_panels_fit(1, L, g.D) ? g.q_rows() : g.qkv_rows();
   std::size_t bytes = pages(L * rows) + pages(g.Hkv * kernels::panels_floats(g.D, L)) +
@@ -578,12 +579,12 @@ std::size_t warm_bytes(const Geometry& g, int threads) {
 
 }  // namespace detail
 
-void prefault_forward(const Geometry& g, int threads) {
+void prefault_forward(const Geometry& g, int threads, std::size_t L) {
   if (g.H == 0 || g.Hkv == 0 || g.D == 0) return;
   // Capped: a config's sizes alone can ask for gigabytes, of which a short
   // input would use little.
-  constexpr std::size_t kMaxBytes = std::size_t(256) << 20;
-  const std::size_t bytes = detail::warm_bytes(g, threads);
+  constexpr std::size_t kMaxBytes = std::size_t(1) << 30;
+  const std::size_t bytes = detail::warm_bytes(g, threads, std::min(L, std::size_t(1) << 24));
   if (bytes <= kMaxBytes) detail::warm_reserve(bytes);
 }
 

@@ -79,9 +79,9 @@ constexpr std::size_t kChunkRows = 1024;
 inline std::size_t chunk_batch(std::size_t L) { return std::max<std::size_t>(1, kChunkRows / L); }
 
 // The bytes prefault_forward sets aside for geometry g on `threads` workers:
-// what a pass over one batch row of kChunkRows query rows (self-attention)
-// takes from the warm pool.
-std::size_t warm_bytes(const Geometry& g, int threads);
+// what a pass over one chunk of max(L, kChunkRows) query rows
+// (self-attention) takes from the warm pool.
+std::size_t warm_bytes(const Geometry& g, int threads, std::size_t L);
 
 // Step 1 for batch rows [b0, b0 + nb) into p (its buffers reused when big
 // enough). The inputs' shapes are already checked against the weights.

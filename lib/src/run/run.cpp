@@ -3,9 +3,13 @@
 // Letters: B batch, S sequence, C hidden.
 #include "attn/run.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "attn/error.h"
@@ -81,6 +85,31 @@ Tensor relative_bias_table(const StateDict& all, StateDict& layer, const Config&
 }
 
 }  // namespace
+
+std::size_t npy_input_length(const std::string& path,
+                             const std::vector<std::uint8_t>& stdin_bytes) {
+  // The header lies in its first kMaxNpyHeaderBytes + 12 bytes. Only a
+  // regular file is peeked at: a pipe's bytes read here would be lost to the
+  // real read.
+  constexpr std::size_t kHead = 16384;
+  std::vector<std::uint8_t> head;
+  if (path == "-") {
+    head.assign(stdin_bytes.begin(), stdin_bytes.begin() + std::min(kHead, stdin_bytes.size()));
+  } else {
+    struct stat st {};
+    if (path.empty() || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    std::ifstream f(path, std::ios::binary);
+    head.resize(kHead);
+    f.read(reinterpret_cast<char*>(head.data()), std::streamsize(kHead));
+    head.resize(std::size_t(std::max<std::streamsize>(0, f.gcount())));
+  }
+  try {
+    const NpyHeader h = parse_npy_header_only(head.data(), head.size(), path);
+    if (h.shape.size() == 2 || h.shape.size() == 3) return h.shape[h.shape.size() - 2];
+  } catch (const Error&) {
+  }
+  return 0;
+}
 
 Tensor parse_input_bytes(const std::vector<std::uint8_t>& bytes, const std::string& name,
                          bool allow_nonfinite) {

@@ -47,8 +47,8 @@ TEST_CASE("prefault_forward: the pass works in the pool's memory and gives it ba
   const Tensor x = test::random_tensor({B, S, C}, 1302);
   const Geometry g = w.geometry();
 
-  prefault_forward(g, 2);
-  const std::size_t want = detail::warm_bytes(g, 2);
+  prefault_forward(g, 2, S);
+  const std::size_t want = detail::warm_bytes(g, 2, S);
   const detail::WarmPoolState s0 = detail::warm_pool_state();
   CHECK(s0.region >= want);
   CHECK(s0.region < want + detail::kHugeBytes);  // whole huge pages
