@@ -106,6 +106,7 @@ JobResult run_job(const attn::Weights& w, const attn::AttentionSpec& spec,
   fo.attention = head;
   fo.threads = plan.threads;
   fo.check_overflow = plan.check_overflow;
+  fo.keep_warm = plan.keep_warm;
   // Each chunk's context rows are checked as they are done; with a context
   // file they go to the disk (BlockWriter's thread) while the next chunk computes.
   const int context_file = plan.out && !plan.context_file_shape.empty()

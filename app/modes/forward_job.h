@@ -81,6 +81,7 @@ struct JobPlan {
   bool progress = false;  // a row-count progress bar (stderr is a terminal, not -q)
   int threads = 1;
   bool check_overflow = true;  // false under --allow-nonfinite
+  bool keep_warm = false;      // the pass's buffers kept for the next (attn::ForwardOptions)
   // The input x itself (the RunInputs' x), lent by a caller that reads only its shape after
   // the run: where nothing reads x after the output projection (O == C, no residual_norm,
   // no --check-f64) its buffer becomes the context's, chunk by chunk behind the projections

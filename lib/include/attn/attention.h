@@ -154,6 +154,11 @@ struct ForwardOptions {
   std::function<void(std::size_t b0, std::size_t nb)> context_done;
   // --save: where q, k, v, the scores and z go, or nullptr.
   IntermediateSink* intermediates = nullptr;
+  // After the pass, keep the pages of its buffers in the warm pool
+  // (prefault_forward) for the next pass, instead of giving them back to the
+  // system: for many passes in a row (--input-list), at the cost of holding
+  // them while the outputs are written.
+  bool keep_warm = false;
 };
 
 struct ForwardStats {

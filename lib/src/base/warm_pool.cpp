@@ -79,6 +79,13 @@ class WarmPool {
     return true;
   }
 
+  // The free blocks' pages back to the system (MADV_DONTNEED): the blocks
+  // stay the pool's, and fault in again, zeroed, when next used.
+  void release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [p, n] : free_) ::madvise(p, n, MADV_DONTNEED);
+  }
+
   WarmPoolState state() {
     std::lock_guard<std::mutex> lock(mutex_);
     WarmPoolState s{size_, 0};
@@ -101,6 +108,8 @@ WarmPool& pool() {
 }  // namespace
 
 void warm_reserve(std::size_t bytes) { pool().reserve(bytes); }
+
+void warm_release() { pool().release(); }
 
 void* alloc_warm(std::size_t bytes) {
   if (void* p = pool().take(bytes)) return p;

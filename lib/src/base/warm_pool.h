@@ -18,6 +18,11 @@ namespace attn::detail {
 // page never changes what was written to it.
 void warm_reserve(std::size_t bytes);
 
+// Gives the pages of the pool's free blocks back to the system, so a run's
+// peak memory after its forward pass (writing its outputs) is what it was
+// without the pool; the blocks fault in again when next used.
+void warm_release();
+
 // alloc_warm (attn/tensor.h) hands out a block of the pool when it has room
 // (best fit), else alloc_buffer's memory; free_warm returns a pool block to
 // the pool (merged with its free neighbours) for the next alloc_warm, and

@@ -298,8 +298,10 @@ std::size_t map_keys(const Weights& w, const AttentionSpec& spec, std::size_t T)
   return T + (w.bias_k.data.empty() ? 0 : 1) + (spec.add_zero_attn ? 1 : 0);
 }
 
-ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardInputs& given,
-                     Tensor& context, const ForwardOptions& opt) {
+namespace {
+
+ForwardStats forward_pass(const Weights& w, const AttentionSpec& spec, const ForwardInputs& given,
+                          Tensor& context, const ForwardOptions& opt) {
   check_inputs(w, spec, given);
   // 0. input_norm: the residual stream through the block's norm, once per position.
   ForwardInputs in = given;
@@ -547,6 +549,17 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardI
   stats.flops += p.flops;
   for (double f : flops) stats.flops += f;
   for (std::int64_t m : masked) stats.fully_masked_rows += m;
+  return stats;
+}
+
+}  // namespace
+
+ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
+                     Tensor& context, const ForwardOptions& opt) {
+  const ForwardStats stats = forward_pass(w, spec, in, context, opt);
+  // The pass's buffers are back in the pool: their pages go back to the
+  // system unless the next pass is to reuse them.
+  if (!opt.keep_warm) detail::warm_release();
   return stats;
 }
 

@@ -68,7 +68,23 @@ TEST_CASE("warm pool: blocks from the region, merged back, and the heap past it"
   free_warm(whole, 6 * kMiB);
 
   // The buffers of the forward pass's working memory use it through WarmBuffer.
-  attn::WarmBuffer buffer(1000);
-  CHECK(in_region(buffer.data(), a, s0.region));
-  CHECK(warm_pool_state().free == s0.region - 4096);
+  {
+    attn::WarmBuffer buffer(1000);
+    CHECK(in_region(buffer.data(), a, s0.region));
+    CHECK(warm_pool_state().free == s0.region - 4096);
+  }
+
+  // warm_release gives the free blocks' pages back: written, freed and
+  // released, a block reads as fresh zeros when taken again, and stays the pool's.
+  auto* d = static_cast<std::uint32_t*>(alloc_warm(kMiB));
+  for (std::size_t i = 0; i < kMiB / 4; ++i) d[i] = 0xdeadbeef;
+  free_warm(d, kMiB);
+  warm_release();
+  CHECK(warm_pool_state().free == s0.region);
+  auto* e = static_cast<std::uint32_t*>(alloc_warm(kMiB));
+  CHECK(e == d);
+  bool zeros = true;
+  for (std::size_t i = 0; i < kMiB / 4; ++i) zeros &= e[i] == 0;
+  CHECK(zeros);
+  free_warm(e, kMiB);
 }

@@ -60,6 +60,7 @@ TEST_CASE("prefault_forward: the pass works in the pool's memory and gives it ba
   std::vector<std::size_t> in_use;
   ForwardOptions opt;
   opt.threads = 2;
+  opt.keep_warm = true;
   opt.context_done = [&](std::size_t, std::size_t) {
     in_use.push_back(s0.region - detail::warm_pool_state().free);
   };
