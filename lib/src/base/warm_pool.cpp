@@ -15,9 +15,6 @@
 namespace attn::detail {
 namespace {
 
-// Blocks are whole 4 KiB pages (warm_block_bytes): a block never shares a
-// page with the next, and the region's huge pages serve every block inside them.
-
 // MADV_POPULATE_WRITE huge page by huge page, so a block handed out early
 // finds the region's start faulted in first.
 void populate(char* p, std::size_t n) {
@@ -31,6 +28,8 @@ void populate(char* p, std::size_t n) {
 #endif
 }
 
+// Blocks are whole 4 KiB pages (warm_block_bytes): a block never shares a
+// page with the next, and the region's huge pages serve every block inside them.
 class WarmPool {
  public:
   void reserve(std::size_t bytes) {
