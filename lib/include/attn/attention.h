@@ -197,9 +197,9 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& 
 // self-attention's shape) and each worker's projection buffers, and faults
 // it in on a thread of its own (base/warm_pool.h), so the pass finds it
 // ready. Call it before loading the weights and inputs, whose reading hides
-// the faults (10 us per 4 KiB page on a VM). Once per process, at most 1 GiB;
-// every later pass reuses the memory. A pass that needs more takes the rest
-// as before.
+// the faults (10 us per 4 KiB page on a VM). Once per process, at most 1 GiB,
+// and none under an address-space limit (ulimit -v); every later pass reuses
+// the memory. A pass that needs more takes the rest as before.
 void prefault_forward(const Geometry& g, int threads, std::size_t L);
 
 // FLOPs of the dense forward pass (2 per multiply-add), counting causal

@@ -13,6 +13,8 @@
 //
 // Letters: B batch, L queries, T keys (T' with torch MHA's extra keys), C
 // hidden, H heads, Hkv key/value heads, D head size, O out size.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cassert>
 #include <chrono>
@@ -594,6 +596,11 @@ std::size_t warm_bytes(const Geometry& g, int threads, std::size_t L) {
 
 void prefault_forward(const Geometry& g, int threads, std::size_t L) {
   if (g.H == 0 || g.Hkv == 0 || g.D == 0) return;
+  // Under an address-space limit (ulimit -v) none: a pool the pass cannot use
+  // whole (sized for 1024 rows, or a pass off the fast path) would add to the
+  // address space a run was sized to fit.
+  struct rlimit as {};
+  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) return;
   // Capped: a config's sizes alone can ask for gigabytes, of which a short
   // input would use little.
   constexpr std::size_t kMaxBytes = std::size_t(1) << 30;

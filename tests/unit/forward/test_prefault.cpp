@@ -3,6 +3,7 @@
 // back to the pool after it, and changes no number. Its own process: the
 // pool is set aside once per process.
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 
 #include <cmath>
 #include <vector>
@@ -46,6 +47,24 @@ TEST_CASE("prefault_forward: the pass works in the pool's memory and gives it ba
   const Weights w = make_weights(C, H, D, 1301);
   const Tensor x = test::random_tensor({B, S, C}, 1302);
   const Geometry g = w.geometry();
+
+  // Under an address-space limit (ulimit -v) no pool: a finite soft limit far
+  // above any use (2^62 bytes: the sanitizers' reservations fit), then none again.
+  struct rlimit as {};
+  REQUIRE(::getrlimit(RLIMIT_AS, &as) == 0);
+  if (as.rlim_cur != RLIM_INFINITY) {  // run under ulimit -v: that is all there is to see
+    prefault_forward(g, 2, S);
+    CHECK(detail::warm_pool_state().region == 0);
+    return;
+  }
+  if (as.rlim_max == RLIM_INFINITY) {
+    struct rlimit finite = as;
+    finite.rlim_cur = rlim_t(1) << 62;
+    REQUIRE(::setrlimit(RLIMIT_AS, &finite) == 0);
+    prefault_forward(g, 2, S);
+    CHECK(detail::warm_pool_state().region == 0);
+    REQUIRE(::setrlimit(RLIMIT_AS, &as) == 0);
+  }
 
   prefault_forward(g, 2, S);
   const std::size_t want = detail::warm_bytes(g, 2, S);
