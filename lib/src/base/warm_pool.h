@@ -23,12 +23,9 @@ void warm_reserve(std::size_t bytes);
 // without the pool; the blocks fault in again when next used.
 void warm_release();
 
-// alloc_warm (attn/tensor.h) hands out a block of the pool when it has room
-// (best fit), else alloc_buffer's memory; free_warm returns a pool block to
-// the pool (merged with its free neighbours) for the next alloc_warm, and
-// frees anything else as free_buffer does.
-
-// The bytes a block of `bytes` takes in the pool: whole 4 KiB pages.
+// The bytes a block of `bytes` takes in the pool: whole 4 KiB pages. The
+// blocks come from alloc_warm (attn/tensor.h, for BufferAllocator), best fit,
+// and free_warm merges them back with their free neighbours.
 inline std::size_t warm_block_bytes(std::size_t bytes) { return (bytes + 4095) / 4096 * 4096; }
 
 // The pool's region size and free bytes (0, 0 before warm_reserve): for tests.

@@ -60,6 +60,12 @@ constexpr std::size_t kDepthSlice = 512;
 using kernels::micro::kMR;
 using kernels::micro::kNR;
 
+// Whether a depth K runs in slices of kDepthSlice (linear_own's `sliced`).
+bool sliced_depth(std::size_t K) { return K > 2 * kDepthSlice; }
+
+// Floats of one task's group of x panels: kPanelsPerTask panels of (K, NR).
+std::size_t group_floats(std::size_t K) { return kPanelsPerTask * K * kNR; }
+
 // A thread's buffers for linear_own, one set for every kind of output (the
 // q | k | v projection and the output projection share them), in the warm
 // pool that prefault_forward sets aside: a fresh 4 KiB page costs about 10 us
@@ -175,7 +181,7 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
     }
     store.done();
   };
-  const bool deep = K > 2 * kDepthSlice;  // sliced
+  const bool deep = sliced_depth(K);
   const std::vector<std::size_t> ends = out.row_blocks(N, deep ? kWRowsPerTask : kWRowsPerTask / 2);
   const std::size_t w_blocks = ends.size();
   kernels::parallel_for(panel_groups * w_blocks, threads, [&](std::size_t task, int) {
@@ -186,7 +192,7 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
     const float* group = xp ? xp + p0 * K * kNR : nullptr;  // panel p at group + (p - p0) K NR
     if (per_worker) {
       LinearBuffers& mine = linear_buffers();
-      if (mine.group.size() < kPanelsPerTask * K * kNR) mine.group.resize(kPanelsPerTask * K * kNR);
+      if (mine.group.size() < group_floats(K)) mine.group.resize(group_floats(K));
       if (mine.group_call != call || mine.group_p0 != p0) {
         for (std::size_t p = p0; p < p1; ++p) pack(p, mine.group.data() + (p - p0) * K * kNR);
         mine.group_call = call;
@@ -381,9 +387,8 @@ std::size_t qkv_panels_calls() { return qkv_calls.load(); }
 
 std::size_t linear_worker_floats(std::size_t K) {
   if (!micro::kOwnProjections) return 0;
-  const std::size_t group = kPanelsPerTask * K * kNR;
-  const std::size_t sums = K > 2 * kDepthSlice ? kWRowsPerTask * kPanelsPerTask * kNR : 0;
-  return group + sums;
+  const std::size_t sums = sliced_depth(K) ? kWRowsPerTask * kPanelsPerTask * kNR : 0;
+  return group_floats(K) + sums;
 }
 
 }  // namespace kernels
