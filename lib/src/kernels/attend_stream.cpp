@@ -26,12 +26,22 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
   float* acc = sc.acc.data();  // (n, D)
   float* m = sc.m.data();      // (n) running max of the scores
   float* l = sc.l.data();      // (n) running sum of exp(score - m)
+  const Diagonal diag =
+      hv.causal && j0 < hv.T ? causal_diagonal(Diagonal::depth, i0, j0) : Diagonal{};
+  // Unchanged scores are checked here, in the pass for the max (score_tile's prefix_only).
+  const bool check_range = hv.check_overflow && hv.scores_unchanged();
+  // Key sums read every column of the tile; P v as far as each row's block of rows needs.
+  const bool whole_rows = digest && digest->key_rows;
   for (std::size_t r = 0; r < n; ++r) {
     float* row = tile + r * mb;
-    // Past the causal diagonal the row is -inf: weights 0, no exp.
+    // Past the causal diagonal the row is unset (score_tile's prefix_only):
+    // weights 0 where they are read, no exp.
     const std::size_t cols = causal_prefix(hv, i0 + r, j0, mb);
-    if (cols < mb) std::memset(row + cols, 0, (mb - cols) * sizeof(float));
-    const float tile_max = row_max(row, cols);
+    const std::size_t read = whole_rows ? mb : std::max(cols, depth_read(diag, r, mb));
+    if (cols < read) std::memset(row + cols, 0, (read - cols) * sizeof(float));
+    float tile_min = 0.0f;
+    const float tile_max = check_range ? row_max(row, cols, tile_min) : row_max(row, cols);
+    if (check_range && cols) check_score_range(hv, i0 + r, tile_max, tile_min);
     if (tile_max == kNegInf && !any_nan(row, cols)) {  // no allowed key in this tile for this row
       std::memset(row, 0, cols * sizeof(float));
       continue;
@@ -58,8 +68,7 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
   // --key-stats: the tile's exponentials, for the column sums once the rows are final.
   if (digest && digest->key_rows) digest->key_sums.record(j0, mb, tile, m);
   // acc += P v[j0:j0+mb]   (n, D); under causal P is 0 past the diagonal.
-  tile_gemm(n, D, mb, 1.0f, tile, mb, hv.v.rows_from(j0), 1.0f, acc, D,
-            hv.causal && j0 < hv.T ? causal_diagonal(Diagonal::depth, i0, j0) : Diagonal{});
+  tile_gemm(n, D, mb, 1.0f, tile, mb, hv.v.rows_from(j0), 1.0f, acc, D, diag);
 }
 
 }  // namespace
@@ -80,13 +89,13 @@ std::size_t attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scr
 
   for (std::size_t j0 = keys.begin; j0 < keys.end; j0 += kKeyBlock) {
     const std::size_t mb = std::min(kKeyBlock, keys.end - j0);
-    score_tile(hv, i0, n, j0, mb, tile, mb);
+    score_tile(hv, i0, n, j0, mb, tile, mb, /*prefix_only=*/true);
     accumulate_tile(hv, i0, n, j0, mb, tile, sc, digest);
   }
   // torch MHA's bias_kv / zero_attn keys, after the T real ones.
   if (hv.T_ext > hv.T) {
     const std::size_t mb = hv.T_ext - hv.T;
-    score_tile(hv, i0, n, hv.T, mb, tile, mb);
+    score_tile(hv, i0, n, hv.T, mb, tile, mb, /*prefix_only=*/true);
     accumulate_tile(hv, i0, n, hv.T, mb, tile, sc, digest);
   }
 

@@ -23,6 +23,8 @@ inline constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // Largest value of row[0..n); -inf when n == 0.
 float row_max(const float* row, std::size_t n);
+// The same max, and the smallest value in `min` (+inf when n == 0), in one pass.
+float row_max(const float* row, std::size_t n, float& min);
 
 // True when row[0..n) holds a NaN. row_max skips NaN, so a row of NaN scores
 // (a NaN query under --allow-nonfinite) looks fully masked: the kernels ask
@@ -56,6 +58,10 @@ void check_row_sum(const HeadView& hv, std::size_t row, float sum);
 void check_scores(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0,
                   const float* tile, std::size_t ldt, std::size_t mb);
 void check_output_rows(const HeadView& hv, std::size_t i0, std::size_t n);
+// check_scores for one row of unchanged scores (HeadView::scores_unchanged)
+// from its max and min (row_max): an infinite one is an overflow. A NaN one
+// is left to check_row_sum, which the row's exponentials then reach.
+void check_score_range(const HeadView& hv, std::size_t row, float max, float min);
 
 // Scalar exp with the same polynomial, for tests.
 float exp_approx(float x);
@@ -64,12 +70,14 @@ float exp_approx(float x);
 
 // A causal tile's diagonal: row r's entries past column r + offset.
 //   columns: c's entries past it are not needed (scores the causal mask
-//            overwrites): blocks wholly past it are set to 0, not computed;
+//            overwrites): blocks wholly past it are not computed, and set to
+//            0 unless zero_past is false (no one reads them);
 //   depth:   a's entries past it are 0 (softmax weights of masked keys):
-//            the product stops there for each block of rows.
+//            the product stops there for each block of rows (depth_read).
 struct Diagonal {
   enum Kind { none, columns, depth } kind = none;
   std::ptrdiff_t offset = 0;
+  bool zero_past = true;
 };
 
 // b (K, N) in the layout tile_gemm reads: column panels, panel p holding
@@ -105,6 +113,11 @@ Panels pack_panels(const float* src, std::size_t row_stride, std::size_t col_str
 void tile_gemm(std::size_t n, std::size_t N, std::size_t K, float alpha, const float* a,
                std::size_t lda, const Panels& b, float beta, float* c, std::size_t ldc,
                Diagonal diag = {});
+
+// Of a's K entries in row r, those tile_gemm reads under diagonal d (depth):
+// as far as the last row of r's block of rows needs, so a row's weights past
+// its own diagonal must be 0 up to here. K without a diagonal.
+std::size_t depth_read(Diagonal d, std::size_t r, std::size_t K);
 
 // The diagonal of a causal tile whose rows start at query i0 and columns at
 // key j0: key j is past row r's last key when j > r + (i0 - j0).
@@ -250,6 +263,14 @@ struct HeadView {
   float sink = 0.0f;
   std::size_t batch = 0, head = 0;  // for naming an overflow
   bool check_overflow = true;
+
+  // Whether each row's causal prefix holds scale * q k^T as the product left
+  // it: nothing capped, added or masked inside it, so an infinite score there
+  // is an overflow and nothing else.
+  bool scores_unchanged() const {
+    return softcap == 0.0f && !alibi && !rel_bias && !dis_index && !mask_add && !mask_block &&
+           !holes && window == 0 && chunk == 0 && !query_padding;
+  }
 };
 
 // Of a tile's keys [j0, j0 + mb), the first ones query row i may see under
@@ -288,8 +309,12 @@ KeySpan block_keys(const HeadView& hv, std::size_t i0, std::size_t n);
 // bias and the additive mask added, and -inf where a key is not allowed (causal, window, padding,
 // bool mask). Keys j0.. at or past T are the extra columns: only scale and
 // softcap apply. Masking runs elementwise only where the tile needs it.
+// prefix_only (the streaming kernel, which reads each row's causal prefix
+// alone): nothing is written past a row's prefix, and where the scores are
+// unchanged (HeadView::scores_unchanged) their overflow check is the
+// caller's, in its pass for the row max.
 void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0, std::size_t mb,
-                float* tile, std::size_t ldt);
+                float* tile, std::size_t ldt, bool prefix_only = false);
 
 // Rows [i0, i0+n) of the scores as score_tile makes them, whole: (n, T')
 // row-major, -inf at every key that is not allowed (keys outside

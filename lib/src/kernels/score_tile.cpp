@@ -45,27 +45,38 @@ KeySpan block_keys(const HeadView& hv, std::size_t i0, std::size_t n) {
 }
 
 void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0, std::size_t mb,
-                float* tile /* (n, mb), ld ldt */, std::size_t ldt) {
+                float* tile /* (n, mb), ld ldt */, std::size_t ldt, bool prefix_only) {
   assert(j0 + mb <= hv.T_ext && (j0 >= hv.T || j0 + mb <= hv.T) && ldt >= mb);
+  // Row r's entries written: all mb, or (prefix_only) its causal prefix.
+  const auto written = [&](std::size_t r) {
+    return prefix_only ? causal_prefix(hv, i0 + r, j0, mb) : mb;
+  };
   // 3. tile = scale * q[i0:i0+n] k[j0:j0+mb]^T; under causal, entries past the
   // diagonal (j > i, masked in step 7) are not computed.
+  Diagonal diag;
+  if (hv.causal && j0 < hv.T) {
+    diag = causal_diagonal(Diagonal::columns, i0, j0);
+    diag.zero_past = !prefix_only;
+  }
   tile_gemm(n, mb, hv.D, hv.scale, hv.q + i0 * hv.ld_q, hv.ld_q, hv.kt.cols_from(j0), 0.0f, tile,
-            ldt, hv.causal && j0 < hv.T ? causal_diagonal(Diagonal::columns, i0, j0) : Diagonal{});
-  check_scores(hv, i0, n, j0, tile, ldt, mb);  // before the masks add their own -inf
+            ldt, diag);
+  // Before the masks add their own -inf.
+  if (!prefix_only || !hv.scores_unchanged()) check_scores(hv, i0, n, j0, tile, ldt, mb);
   // 4. softcap (the extra columns too: torch MHA has no softcap, so this is moot there)
   if (hv.softcap > 0.0f)
-    for (std::size_t r = 0; r < n; ++r) softcap_row(tile + r * ldt, mb, hv.softcap);
+    for (std::size_t r = 0; r < n; ++r) softcap_row(tile + r * ldt, written(r), hv.softcap);
   if (j0 >= hv.T) return;  // bias_kv / zero_attn columns: allowed, no position bias
 
   for (std::size_t r = 0; r < n; ++r) {
     const std::size_t i = i0 + r;
     float* row = tile + r * ldt;
+    const std::size_t cols = written(r);  // the row's entries from here on
     // 5. alibi, relative to the query's position (softmax cannot tell it from
     // BLOOM's slope * pos_j, which differs by a constant per row)
     if (hv.alibi) {
       const std::int64_t pi = hv.pos_q[i];
       const std::int64_t* pk = hv.pos_k + j0;
-      for (std::size_t j = 0; j < mb; ++j)
+      for (std::size_t j = 0; j < cols; ++j)
         row[j] += hv.alibi_slope * static_cast<float>(pk[j] - pi);
     }
     // 5b. T5's relative position bias, looked up by the clamped relative position
@@ -73,7 +84,7 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
       // r = j0 + j - i rises by one per key: the last value of the table's low
       // end, then a slice of it, then its high end's.
       const float* at = hv.rel_bias - hv.rel_lo;  // at[r], r in [rel_lo, rel_hi]
-      const std::int64_t r0 = std::int64_t(j0) - std::int64_t(i), n = std::int64_t(mb);
+      const std::int64_t r0 = std::int64_t(j0) - std::int64_t(i), n = std::int64_t(cols);
       const std::int64_t a = std::clamp(hv.rel_lo - r0, std::int64_t(0), n);
       const std::int64_t b = std::clamp(hv.rel_hi + 1 - r0, a, n);
       for (std::int64_t j = 0; j < a; ++j) row[j] += at[hv.rel_lo];
@@ -82,7 +93,7 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
     } else if (hv.rel_bias) {
       const std::int64_t pi = hv.pos_q[i];
       const std::int64_t* pk = hv.pos_k + j0;
-      for (std::size_t j = 0; j < mb; ++j)
+      for (std::size_t j = 0; j < cols; ++j)
         row[j] += hv.rel_bias[std::clamp(pk[j] - pi, hv.rel_lo, hv.rel_hi) - hv.rel_lo];
     }
     // 5c. DeBERTa's c2p and p2c, by the bucket of the relative position pos_i - pos_j
@@ -91,34 +102,34 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
       const std::int64_t* pk = hv.pos_k + j0;
       if (hv.c2p) {
         const float* c2p = hv.c2p + i * hv.dis_R2;
-        for (std::size_t j = 0; j < mb; ++j) row[j] += c2p[at[-pk[j]]];
+        for (std::size_t j = 0; j < cols; ++j) row[j] += c2p[at[-pk[j]]];
       }
       if (hv.p2c) {
         const float* p2c = hv.p2c + j0 * hv.dis_R2;
-        for (std::size_t j = 0; j < mb; ++j) row[j] += p2c[j * hv.dis_R2 + at[-pk[j]]];
+        for (std::size_t j = 0; j < cols; ++j) row[j] += p2c[j * hv.dis_R2 + at[-pk[j]]];
       }
     }
     // 6. torch's float attn_mask
     if (hv.mask_add) {
       const float* add = hv.mask_add + i * hv.T + j0;
-      for (std::size_t j = 0; j < mb; ++j) row[j] += add[j];
+      for (std::size_t j = 0; j < cols; ++j) row[j] += add[j];
     }
     // 7. keys not allowed. Causal and the window are bands: only the tile's
     // part outside [lo, hi) is filled, nothing when the tile lies inside.
-    std::size_t lo = 0, hi = causal_prefix(hv, i, j0, mb);
+    std::size_t lo = 0, hi = causal_prefix(hv, i, j0, cols);
     if (hv.window) {
-      if (i + 1 > hv.window + j0) lo = std::min(mb, i + 1 - hv.window - j0);
+      if (i + 1 > hv.window + j0) lo = std::min(cols, i + 1 - hv.window - j0);
       if (!hv.causal) hi = std::min(hi, i + hv.window > j0 ? i + hv.window - j0 : 0);
     }
     if (hv.chunk) {  // [c0, c0 + n): the chunk of query i
       const std::size_t c0 = i - i % hv.chunk, c1 = c0 + hv.chunk;
-      if (c0 > j0) lo = std::max(lo, std::min(mb, c0 - j0));
+      if (c0 > j0) lo = std::max(lo, std::min(cols, c0 - j0));
       hi = std::min(hi, c1 > j0 ? c1 - j0 : 0);
     }
     if (hv.query_padding && hv.query_padding[i]) lo = hi = 0;  // a padded query: no key
     hi = std::max(lo, hi);
     fill(row, lo, kNegInf);
-    fill(row + hi, mb - hi, kNegInf);
+    fill(row + hi, cols - hi, kNegInf);
     if (hv.holes) {
       const std::uint8_t* pad = hv.padding + j0;
       for (std::size_t j = lo; j < hi; ++j)

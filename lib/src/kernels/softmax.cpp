@@ -57,6 +57,30 @@ float row_max(const float* row, std::size_t n) {
   return best;
 }
 
+float row_max(const float* row, std::size_t n, float& min) {
+  float best = -std::numeric_limits<float>::infinity();
+  min = std::numeric_limits<float>::infinity();
+  std::size_t j = 0;
+  if (n >= kLanes) {
+    Batch m = Batch::load_unaligned(row), lo = m;
+    for (j = kLanes; j + kLanes <= n; j += kLanes) {
+      const Batch x = Batch::load_unaligned(row + j);
+      m = xsimd::max(m, x);
+      lo = xsimd::min(lo, x);
+    }
+    alignas(64) float lanes[kLanes];
+    m.store_aligned(lanes);
+    for (float v : lanes) best = std::max(best, v);
+    lo.store_aligned(lanes);
+    for (float v : lanes) min = std::min(min, v);
+  }
+  for (; j < n; ++j) {
+    best = std::max(best, row[j]);
+    min = std::min(min, row[j]);
+  }
+  return best;
+}
+
 bool any_nan(const float* row, std::size_t n) {
   for (std::size_t j = 0; j < n; ++j)
     if (row[j] != row[j]) return true;
@@ -139,6 +163,11 @@ void check_scores(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t
   for (std::size_t r = 0; r < n; ++r)
     if (!all_finite(tile + r * ldt, causal_prefix(hv, i0 + r, j0, mb)))
       overflow(hv, i0 + r, "attention scores");
+}
+
+void check_score_range(const HeadView& hv, std::size_t row, float max, float min) {
+  if (!hv.check_overflow) return;
+  if (std::isinf(max) || std::isinf(min)) overflow(hv, row, "attention scores");
 }
 
 void check_row_sum(const HeadView& hv, std::size_t row, float sum) {

@@ -90,6 +90,12 @@ const float* panel_at(const Panels& b, std::size_t K, std::size_t j, std::size_t
 
 }  // namespace
 
+std::size_t depth_read(Diagonal d, std::size_t r, std::size_t K) {
+  // OpenBLAS's tiles read all of a (tile_gemm's cblas_sgemm).
+  if (!micro::kOwnTiles || d.kind != Diagonal::depth) return K;
+  return needed(r - r % kMR, kMR, d.offset, K);
+}
+
 std::size_t panels_floats(std::size_t K, std::size_t N) {
   const std::size_t w = panel_width(N);
   return (N + w - 1) / w * K * w;
@@ -158,7 +164,8 @@ void tile_gemm(std::size_t n, std::size_t N, std::size_t K, float alpha, const f
       std::size_t depth = K;
       if (diag.kind == Diagonal::columns && needed(r0, mr, diag.offset, N) <= j0) {
         // Wholly past the diagonal: defined values for the causal mask to overwrite.
-        for (std::size_t r = 0; r < mr; ++r) std::memset(out + r * ldc, 0, cols * sizeof(float));
+        if (diag.zero_past)
+          for (std::size_t r = 0; r < mr; ++r) std::memset(out + r * ldc, 0, cols * sizeof(float));
         continue;
       }
       if (diag.kind == Diagonal::depth) depth = needed(r0, mr, diag.offset, K);

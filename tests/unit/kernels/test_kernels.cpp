@@ -316,6 +316,60 @@ TEST_CASE("kernels: linear at depths cut into slices (K past 1024) matches doubl
       }
 }
 
+TEST_CASE("kernels: one key's overflow among finite scores; past the causal diagonal, none") {
+  // D = 2, two queries and two keys: q0.k1 = -1e40 (-inf in float32), every
+  // other score finite. Without causal row 0 sees key 1: an overflow, though
+  // its max is finite. Under causal key 1 is past row 0's diagonal (its
+  // product is computed in a partial block, then masked): no error, and row
+  // 0's output is v0.
+  const std::size_t D = 2, T = 2;
+  std::vector<float> q = {1.0f, -1e20f, 1.0f, 1.0f};
+  std::vector<float> k = {1.0f, 0.0f, 0.0f, 1e20f};  // (T, D)
+  std::vector<float> v = {3.0f, 4.0f, 5.0f, 6.0f};
+  std::vector<float> kt_packed(panels_floats(D, T)), v_packed(panels_floats(T, D));
+  for (bool causal : {false, true})
+    for (bool maps : {false, true}) {
+      CAPTURE(causal);
+      CAPTURE(maps);
+      std::vector<float> y(T * D, 0.0f), rows(T * T);
+      HeadView hv;
+      hv.q = q.data();
+      hv.kt = pack_panels(k.data(), 1, D, D, T, kt_packed.data());
+      hv.v = pack_panels(v.data(), D, 1, T, D, v_packed.data());
+      hv.y = y.data();
+      hv.ld_q = hv.ld_y = D;
+      hv.L = 2;
+      hv.T = hv.T_ext = T;
+      hv.D = D;
+      hv.key_end = T;
+      hv.causal = causal;
+      Scratch sc;
+      const auto run = [&] {
+        if (maps)
+          attend_maps(hv, 0, 2, sc, rows.data());
+        else
+          attend_stream(hv, 0, 2, sc);
+      };
+      if (causal) {
+        run();
+        CHECK(y[0] == 3.0f);
+        CHECK(y[1] == 4.0f);
+        // Row 1: scores 1 and 1e20 (the second key takes all the weight).
+        CHECK(y[2] == 5.0f);
+        CHECK(y[3] == 6.0f);
+      } else {
+        try {
+          run();
+          FAIL("no error");
+        } catch (const attn::Error& e) {
+          CHECK(e.code() == attn::Exit::data);
+          CHECK(std::string(e.what()).find("overflow float32 at batch 0, head 0, query row 0") !=
+                std::string::npos);
+        }
+      }
+    }
+}
+
 TEST_CASE("kernels: scores that overflow to -inf are an overflow, not a masked row") {
   // One query, 3 keys, D = 2: q.k = -2e40 for every key, -inf in float32,
   // which must not pass for "no allowed key" (a row silently zeroed).
