@@ -37,6 +37,21 @@ lanes() { grep -q avx512f /proc/cpuinfo && echo 'AVX-512, 16 float lanes' || ech
 section "CPU: $(lscpu | sed -n 's/^Model name: *//p') (family $(lscpu | sed -n 's/^CPU family: *//p')," \
   "model $(lscpu | sed -n 's/^Model: *//p')), $(lanes), $(nproc) cores; $(date -u '+%F %H:%M UTC')"
 
+# Each core's rate on cache-resident work (one head of the attention kernel, and its tile
+# products alone), at the start and at the end: the FMA peak runs on registers, so it does not see
+# a neighbour on the host that slows one core's loads and caches (seen on the 2-core VM: one core
+# 13-20% slower on these for minutes at a time, at the same FMA peak as the other). A run where the
+# cores differ, or the end differs from the start, has ratios that moved with the host.
+core_speeds() {
+  section "Each core on cache-resident work ($1): bench_attend 64 1024 (kernel, then products alone)"
+  local c
+  for ((c = 0; c < $(nproc); c++)); do
+    printf 'core %d: %s\n' "$c" "$(taskset -c "$c" "$BUILD/bench/bench_attend" 64 1024 1 1 |
+      grep -o '[0-9.]* GFLOP/s' | paste -sd ' ')"
+  done
+}
+if [[ -x "$BUILD/bench/bench_attend" ]] && command -v taskset >/dev/null; then core_speeds start; fi
+
 section "GPT-2-small B=4 S=1024 causal and the Llama layer at S=2048: cold, warm, peers"
 REPS="$REPS" SHAPES="4x1024x1" LLAMA_S=2048 TORCH="$TORCH" bench/bench_peers.sh "$BUILD"
 if [[ -n "$ORT_S" ]]; then
@@ -55,6 +70,8 @@ if [[ -n "${AVX2_BUILD:-}" ]]; then
     "$(grep 'OpenBLAS sgemm' <<<"$avx2" | sed -E 's/.*Q\|K\|V ([0-9.]+) .*/\1/')" \
     "$(grep 'FMA peak' <<<"$avx2" | sed -E 's/.*: ([0-9.]+) GFLOP\/s.*/\1/')" >> "$RESULTS"
 fi
+
+if [[ -x "$BUILD/bench/bench_attend" ]] && command -v taskset >/dev/null; then core_speeds end; fi
 
 section "Targets (ratios within this run)"
 /usr/bin/python3 - "$RESULTS" "$LONG_S" "$ORT_S" <<'PYEOF'
