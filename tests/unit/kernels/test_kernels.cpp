@@ -316,6 +316,38 @@ TEST_CASE("kernels: linear at depths cut into slices (K past 1024) matches doubl
       }
 }
 
+namespace {
+
+// One head of L queries over T keys (D wide), self-contained: kt and v packed.
+HeadView small_head(const float* q, std::size_t L, const Panels& kt, const Panels& v, float* y,
+                    std::size_t T, std::size_t D) {
+  HeadView hv;
+  hv.q = q;
+  hv.kt = kt;
+  hv.v = v;
+  hv.y = y;
+  hv.ld_q = hv.ld_y = D;
+  hv.L = L;
+  hv.T = hv.T_ext = T;
+  hv.D = D;
+  hv.key_end = T;
+  return hv;
+}
+
+// run() throws the overflow error of CONTRACT.md "Numerics" naming `where`.
+template <class F>
+void check_overflow_error(F&& run, const std::string& where) {
+  try {
+    run();
+    FAIL("no error");
+  } catch (const attn::Error& e) {
+    CHECK(e.code() == attn::Exit::data);
+    CHECK(std::string(e.what()).find("overflow float32 at " + where) != std::string::npos);
+  }
+}
+
+}  // namespace
+
 TEST_CASE("kernels: one key's overflow among finite scores; past the causal diagonal, none") {
   // D = 2, two queries and two keys: q0.k1 = -1e40 (-inf in float32), every
   // other score finite. Without causal row 0 sees key 1: an overflow, though
@@ -332,16 +364,8 @@ TEST_CASE("kernels: one key's overflow among finite scores; past the causal diag
       CAPTURE(causal);
       CAPTURE(maps);
       std::vector<float> y(T * D, 0.0f), rows(T * T);
-      HeadView hv;
-      hv.q = q.data();
-      hv.kt = pack_panels(k.data(), 1, D, D, T, kt_packed.data());
-      hv.v = pack_panels(v.data(), D, 1, T, D, v_packed.data());
-      hv.y = y.data();
-      hv.ld_q = hv.ld_y = D;
-      hv.L = 2;
-      hv.T = hv.T_ext = T;
-      hv.D = D;
-      hv.key_end = T;
+      HeadView hv = small_head(q.data(), 2, pack_panels(k.data(), 1, D, D, T, kt_packed.data()),
+                               pack_panels(v.data(), D, 1, T, D, v_packed.data()), y.data(), T, D);
       hv.causal = causal;
       Scratch sc;
       const auto run = [&] {
@@ -358,14 +382,7 @@ TEST_CASE("kernels: one key's overflow among finite scores; past the causal diag
         CHECK(y[2] == 5.0f);
         CHECK(y[3] == 6.0f);
       } else {
-        try {
-          run();
-          FAIL("no error");
-        } catch (const attn::Error& e) {
-          CHECK(e.code() == attn::Exit::data);
-          CHECK(std::string(e.what()).find("overflow float32 at batch 0, head 0, query row 0") !=
-                std::string::npos);
-        }
+        check_overflow_error(run, "batch 0, head 0, query row 0");
       }
     }
 }
@@ -379,32 +396,21 @@ TEST_CASE("kernels: scores that overflow to -inf are an overflow, not a masked r
     CAPTURE(sign);
     for (float& x : kt) x = sign * 1e20f;
     std::vector<float> kt_packed(panels_floats(D, T)), v_packed(panels_floats(T, D));
-    HeadView hv;
-    hv.q = q.data();
-    hv.kt = pack_panels(kt.data(), T, 1, D, T, kt_packed.data());
-    hv.v = pack_panels(v.data(), D, 1, T, D, v_packed.data());
-    hv.y = y.data();
-    hv.ld_q = hv.ld_y = D;
-    hv.L = 1;
-    hv.T = hv.T_ext = T;
-    hv.D = D;
-    hv.key_end = T;
+    HeadView hv = small_head(q.data(), 1, pack_panels(kt.data(), T, 1, D, T, kt_packed.data()),
+                             pack_panels(v.data(), D, 1, T, D, v_packed.data()), y.data(), T, D);
     hv.head = 1;
     Scratch sc;
     std::vector<float> rows(T);
     for (bool maps : {false, true}) {
       CAPTURE(maps);
-      try {
-        if (maps)
-          attend_maps(hv, 0, 1, sc, rows.data());
-        else
-          attend_stream(hv, 0, 1, sc);
-        FAIL("no error");
-      } catch (const attn::Error& e) {
-        CHECK(e.code() == attn::Exit::data);
-        CHECK(std::string(e.what()).find("overflow float32 at batch 0, head 1, query row 0") !=
-              std::string::npos);
-      }
+      check_overflow_error(
+          [&] {
+            if (maps)
+              attend_maps(hv, 0, 1, sc, rows.data());
+            else
+              attend_stream(hv, 0, 1, sc);
+          },
+          "batch 0, head 1, query row 0");
     }
   }
 }
