@@ -110,5 +110,5 @@ print(f"FMA peak {peak:.0f} GFLOP/s, OpenBLAS sgemm {r['blas_rate']:.0f}, own GE
 print(f"{'target':<7} {'what':<52} {'ratio':>7}  {'bound':>7}  met")
 for n, what, v, op, bound in rows:
     ok = v >= bound if op == ">=" else v <= bound
-    print(f"{n:<7} {what:<52} {v:7.2f}  {op}{bound:<5}  {'yes' if ok else 'NO'}")
+    print(f"{n:<7} {what:<52} {v:7.3f}  {op}{bound:<5}  {'yes' if ok else 'NO'}")
 PYEOF
