@@ -66,7 +66,7 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
     m[r] = m_new;
   }
   // --key-stats: the tile's exponentials, for the column sums once the rows are final.
-  if (digest && digest->key_rows) digest->key_sums.record(j0, mb, tile, m);
+  if (whole_rows) digest->key_sums.record(j0, mb, tile, m);
   // acc += P v[j0:j0+mb]   (n, D); under causal P is 0 past the diagonal.
   tile_gemm(n, D, mb, 1.0f, tile, mb, hv.v.rows_from(j0), 1.0f, acc, D, diag);
 }

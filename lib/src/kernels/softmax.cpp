@@ -42,43 +42,44 @@ inline float exp_scalar(float x) {
 
 float exp_approx(float x) { return exp_scalar(x); }
 
-float row_max(const float* row, std::size_t n) {
-  float best = -std::numeric_limits<float>::infinity();
-  std::size_t j = 0;
-  if (n >= kLanes) {
-    Batch m = Batch::load_unaligned(row);
-    for (j = kLanes; j + kLanes <= n; j += kLanes)
-      m = xsimd::max(m, Batch::load_unaligned(row + j));
-    alignas(64) float lanes[kLanes];
-    m.store_aligned(lanes);
-    for (float v : lanes) best = std::max(best, v);
-  }
-  for (; j < n; ++j) best = std::max(best, row[j]);
-  return best;
-}
+namespace {
 
-float row_max(const float* row, std::size_t n, float& min) {
+// row_max's pass, and with kMin the row's min into *min in the same pass:
+// the max's operations are the same either way, so the same bits.
+template <bool kMin>
+float max_and_min(const float* row, std::size_t n, float* min) {
   float best = -std::numeric_limits<float>::infinity();
-  min = std::numeric_limits<float>::infinity();
+  float least = std::numeric_limits<float>::infinity();
   std::size_t j = 0;
   if (n >= kLanes) {
     Batch m = Batch::load_unaligned(row), lo = m;
     for (j = kLanes; j + kLanes <= n; j += kLanes) {
       const Batch x = Batch::load_unaligned(row + j);
       m = xsimd::max(m, x);
-      lo = xsimd::min(lo, x);
+      if constexpr (kMin) lo = xsimd::min(lo, x);
     }
     alignas(64) float lanes[kLanes];
     m.store_aligned(lanes);
     for (float v : lanes) best = std::max(best, v);
-    lo.store_aligned(lanes);
-    for (float v : lanes) min = std::min(min, v);
+    if constexpr (kMin) {
+      lo.store_aligned(lanes);
+      for (float v : lanes) least = std::min(least, v);
+    }
   }
   for (; j < n; ++j) {
     best = std::max(best, row[j]);
-    min = std::min(min, row[j]);
+    if constexpr (kMin) least = std::min(least, row[j]);
   }
+  if constexpr (kMin) *min = least;
   return best;
+}
+
+}  // namespace
+
+float row_max(const float* row, std::size_t n) { return max_and_min<false>(row, n, nullptr); }
+
+float row_max(const float* row, std::size_t n, float& min) {
+  return max_and_min<true>(row, n, &min);
 }
 
 bool any_nan(const float* row, std::size_t n) {
