@@ -1,0 +1,95 @@
+// Random mixes of the score features (causal, sliding window, attention
+// chunks, softcap, ALiBi, rope, sinks, torch MHA's extra keys, padding, GQA
+// and MQA) at random sizes, against the plain-loop reference through both
+// kernels (score_cases.h). The fixed cases of test_attention_scores take the
+// features one or two at a time; the kernels' fast paths (their own register
+// tiles, the causal tiles' unset entries past the diagonal, the overflow check
+// on the row max's pass, the panels of the projection) meet them here
+// together, at head sizes of every panel width and lengths across the query
+// blocks (128 rows) and key tiles (256 keys).
+//
+// Letters: B batch, L queries, C hidden, H heads, Hkv key/value heads, D head
+// size, O out size.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "attn/positions.h"
+#include "score_cases.h"
+
+using namespace attn;
+using namespace attn::test::scores;
+
+namespace {
+
+// A layer with every feature drawn at random from `rng`.
+Case random_case(std::mt19937& rng, unsigned seed) {
+  const auto pick = [&](std::size_t lo, std::size_t hi) {
+    return std::uniform_int_distribution<std::size_t>(lo, hi)(rng);
+  };
+  const auto one_in = [&](std::size_t n) { return pick(1, n) == 1; };
+  static const std::size_t kHeadSizes[] = {2, 4, 6, 8, 16, 24, 32, 48, 64, 96, 128};
+  Case c;
+  c.seed = seed;
+  c.B = pick(1, 2);
+  c.L = one_in(3) ? pick(1, 12) : pick(13, 560);
+  c.D = kHeadSizes[pick(0, std::size(kHeadSizes) - 1)];
+  c.H = pick(1, 4) * (one_in(2) ? 2 : 1);
+  const std::size_t group = pick(1, c.H);
+  c.Hkv = c.H % group == 0 ? c.H / group : c.H;
+  c.C = pick(4, 40);
+  c.O = pick(1, 24);
+  c.bias = one_in(2);
+  c.spec.scale = 1.0 / std::sqrt(double(c.D));
+  c.spec.causal = one_in(2);
+  if (one_in(4)) c.spec.sliding_window = std::int64_t(pick(1, 300));
+  if (c.spec.causal && one_in(5)) c.spec.attention_chunk = std::int64_t(pick(1, 200));
+  if (one_in(5)) c.spec.softcap = double(pick(1, 50));
+  if (one_in(5)) c.spec.alibi = AlibiSpec{8.0, alibi_slopes(c.H, 8.0)};
+  if (c.D % 2 == 0 && one_in(5)) {
+    RopeSpec rope;
+    rope.rotary_dim = std::int64_t(c.D);
+    c.spec.rope = rope;
+  }
+  c.sinks = one_in(5);
+  if (!c.spec.alibi && one_in(6)) {  // torch MHA's extra keys: no grouping there
+    c.bias_kv = one_in(2);
+    c.spec.add_zero_attn = !c.bias_kv || one_in(2);
+    c.Hkv = 0;
+  }
+  if (one_in(3)) {  // right, left or scattered padding, a different amount per batch row
+    Mask m;
+    m.shape = {c.B, c.L};
+    m.data.assign(c.B * c.L, 0);
+    const std::size_t kind = pick(0, 2);
+    for (std::size_t b = 0; b < c.B; ++b) {
+      const std::size_t k = pick(0, c.L);
+      for (std::size_t j = 0; j < c.L; ++j)
+        m.data[b * c.L + j] = kind == 0 ? j >= c.L - k : kind == 1 ? j < k : one_in(4);
+    }
+    c.padding = m;
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("attention: random mixes of the score features match the reference, both kernels") {
+  std::mt19937 rng(2026);  // fixed: the same 120 layers every run
+  for (unsigned i = 0; i < 120; ++i) {
+    const Case c = random_case(rng, 7 * i + 3);
+    CAPTURE(i);
+    CAPTURE(c.spec.causal);
+    CAPTURE(c.spec.sliding_window.value_or(0));
+    CAPTURE(c.spec.attention_chunk.value_or(0));
+    CAPTURE(c.spec.softcap.value_or(0.0));
+    CAPTURE(bool(c.spec.alibi));
+    CAPTURE(bool(c.spec.rope));
+    CAPTURE(c.sinks);
+    CAPTURE(c.bias_kv);
+    CAPTURE(c.spec.add_zero_attn);
+    CAPTURE(bool(c.padding));
+    check_case(c, int(1 + i % 3));
+  }
+}
