@@ -183,7 +183,9 @@ struct ForwardStats {
 // plus per worker a 128 x 256 score tile, or 128 x T' rows when maps go to a
 // sink. Exit::data when a tensor's shape does not fit the weights or
 // each other; exceptions thrown by the sink reach the caller after every
-// worker stopped.
+// worker stopped. in.x may be &context when O == C and there is no residual
+// norm: the input's rows are then overwritten (by the input norm in place,
+// and by the context rows once their chunk is projected).
 ForwardStats forward(const Weights& w, const AttentionSpec& spec, const ForwardInputs& in,
                      Tensor& context, const ForwardOptions& opt);
 

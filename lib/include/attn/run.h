@@ -121,6 +121,11 @@ TokenIds read_token_ids(const std::string& spec);
 Tensor embed_tokens(const Config& cfg, const TokenIds& ids, bool allow_nonfinite,
                     const PositionIds* positions = nullptr);
 
+// The same into x, whose B * S * C floats the caller sized (a run's input
+// tensor, already of its shape: no second buffer of the embeddings and no copy).
+void embed_tokens_into(const Config& cfg, const TokenIds& ids, bool allow_nonfinite,
+                       const PositionIds* positions, Tensor& x);
+
 // Token embeddings checked against the config: (S, C) becomes (1, S, C) with
 // *batched = false, (B, S, C) is kept; C must be hidden_size, B and S >= 1,
 // S <= context_size. `name` (file, "-" or "input") starts every message.

@@ -117,10 +117,12 @@ void apply_gate(const Geometry& g, Projected& p, int threads);
 void apply_residual_norm(const Weights& w, double eps, const float* x, float* out,
                          std::size_t rows);
 
-// Before step 1, for spec.input_norm of kind rms or layer: x (..., C) through
-// the block's pre-attention norm with w.input_norm_weight and _bias, as a new
-// tensor of x's shape (forward/input_norm.cpp).
-Tensor apply_input_norm(const Weights& w, const InputNormSpec& n, const Tensor& x);
+// Before step 1, for spec.input_norm of kind rms or layer: the rows of x
+// (rows, C) through the block's pre-attention norm with w.input_norm_weight and
+// _bias into out, which may be x itself, row blocks on `threads` workers
+// (forward/input_norm.cpp).
+void apply_input_norm(const Weights& w, const InputNormSpec& n, const float* x, float* out,
+                      std::size_t rows, std::size_t C, int threads);
 
 // The norm of `heads` vectors of `width` floats each, in place (project.cpp):
 // rms, layer (with b, or nullptr) or l2 (w nullptr), times (offset + w); w

@@ -332,11 +332,9 @@ LoadedRun load_run(const Config& cfg, const LoadOptions& opt) {
   }
   LoadedRun r;
   static_cast<RunInputs&>(r) = load_inputs(cfg, opt, std::move(x), source);
-  if (tokens) {
-    const Tensor e = embed_tokens(cfg, *tokens, opt.allow_nonfinite,
-                                  cfg.positions.given() ? &*r.positions : nullptr);
-    r.x.data = e.data;  // (B, S, C) either way: load_inputs batched the shape
-  }
+  if (tokens)  // into the input's (B, S, C) rows: load_inputs batched the shape
+    embed_tokens_into(cfg, *tokens, opt.allow_nonfinite,
+                      cfg.positions.given() ? &*r.positions : nullptr, r.x);
   r.tokens = std::move(tokens);
   r.weights = std::move(weights);
   r.layout = layout;

@@ -185,6 +185,14 @@ TokenIds read_token_ids(const std::string& spec) {
 
 Tensor embed_tokens(const Config& cfg, const TokenIds& ids, bool allow_nonfinite,
                     const PositionIds* positions) {
+  Tensor x({ids.shape[0], ids.shape[1], std::size_t(cfg.hidden_size)});
+  embed_tokens_into(cfg, ids, allow_nonfinite, positions, x);
+  if (!ids.batched) x.shape = {ids.shape[1], std::size_t(cfg.hidden_size)};
+  return x;
+}
+
+void embed_tokens_into(const Config& cfg, const TokenIds& ids, bool allow_nonfinite,
+                       const PositionIds* positions, Tensor& x) {
   if (!cfg.embedding)
     throw Error(Exit::usage,
                 "--tokens: builds layer 0's input with the model's embedding: give --model DIR "
@@ -207,7 +215,9 @@ Tensor embed_tokens(const Config& cfg, const TokenIds& ids, bool allow_nonfinite
                                   where(i) + " is outside the vocabulary: \"" + printable(e.word) +
                                   "\" has rows 0.." + std::to_string(V - 1));
 
-  Tensor x({B, S, C});
+  if (x.size() != B * S * C)
+    throw Error(Exit::software, "embedding: the input tensor holds " + std::to_string(x.size()) +
+                                    " floats, the ids need " + std::to_string(B * S * C));
   // 1. the word rows, one read each (dequantized row by row for GGUF), times the scale.
   for (std::size_t i = 0; i < B * S; ++i)
     sd.read_rows(e.word, std::size_t(ids.ids[i]), 1, false, x.ptr() + i * C, allow_nonfinite);
@@ -264,8 +274,6 @@ Tensor embed_tokens(const Config& cfg, const TokenIds& ids, bool allow_nonfinite
       b = read_vector(sd, e.norm_bias, C, "embedding's LayerNorm bias", allow_nonfinite);
     layer_norm(x.ptr(), B * S, C, w.ptr(), b.ptr(), e.norm_eps);
   }
-  if (!ids.batched) x.shape = {S, C};
-  return x;
 }
 
 }  // namespace attn

@@ -4,7 +4,8 @@
 // rows (L = 600: one batch row a chunk, so B = 3 runs three) and with the
 // output projection square (the context then takes the normed rows' buffer:
 // each chunk's rows must be projected before its context rows overwrite them)
-// and not (O != C).
+// and not (O != C), with the input's rows lent to the context (normed in
+// place) and not.
 //
 // Letters: B batch, S sequence, C hidden, H heads, D head size, O out features.
 #include <doctest/doctest.h>
@@ -58,25 +59,39 @@ Tensor normed_rows(const Tensor& x, const Weights& w, bool layer_norm, double ep
 }  // namespace
 
 TEST_CASE("input_norm: the forward pass on the normed rows, chunk by chunk, O = C and O != C") {
-  const std::size_t B = 3, S = 600, C = 16, H = 4;
-  const Tensor x = scaled(test::random_tensor({B, S, C}, 5), 2.0, 0.5);
-  for (const std::size_t O : {C, std::size_t(24)})
-    for (const bool layer_norm : {false, true}) {
-      CAPTURE(O);
-      CAPTURE(layer_norm);
-      const Weights w = layer(C, H, O, 11);
-      const AttentionSpec plain = AttentionSpec::plain(0.5f, true);
-      AttentionSpec with_norm = plain;
-      with_norm.input_norm = InputNormSpec{};
-      with_norm.input_norm->kind = layer_norm ? InputNormKind::layer : InputNormKind::rms;
-      with_norm.input_norm->eps = 1e-5;
-      Tensor want, got;
-      forward(w, plain, normed_rows(x, w, layer_norm, 1e-5), nullptr, want, {});
-      forward(w, with_norm, x, nullptr, got, {});
-      REQUIRE(got.shape == std::vector<std::size_t>{B, S, O});
-      double worst = 0.0;
-      for (std::size_t i = 0; i < got.size(); ++i)
-        worst = std::max(worst, double(std::fabs(got.data[i] - want.data[i])));
-      CHECK(worst < 2e-5);
-    }
+  const std::size_t B = 3, S = 600, H = 4;
+  // C = 20: rows whose width is not a whole number of the sums' eight chains.
+  for (const std::size_t C : {std::size_t(16), std::size_t(20)}) {
+    const Tensor x = scaled(test::random_tensor({B, S, C}, 5), 2.0, 0.5);
+    for (const std::size_t O : {C, std::size_t(24)})
+      for (const bool layer_norm : {false, true})
+        for (const bool lent : {false, true}) {
+          if (lent && O != C) continue;
+          CAPTURE(C);
+          CAPTURE(O);
+          CAPTURE(layer_norm);
+          CAPTURE(lent);
+          const Weights w = layer(C, H, O, 11);
+          const AttentionSpec plain = AttentionSpec::plain(0.5f, true);
+          AttentionSpec with_norm = plain;
+          with_norm.input_norm = InputNormSpec{};
+          with_norm.input_norm->kind = layer_norm ? InputNormKind::layer : InputNormKind::rms;
+          with_norm.input_norm->eps = 1e-5;
+          Tensor want, got;
+          forward(w, plain, normed_rows(x, w, layer_norm, 1e-5), nullptr, want, {});
+          if (lent) {  // the input's rows lent to the context, as attn-run's runs lend them
+            got = x;
+            ForwardInputs in;
+            in.x = &got;
+            forward(w, with_norm, in, got, {});
+          } else {
+            forward(w, with_norm, x, nullptr, got, {});
+          }
+          REQUIRE(got.shape == std::vector<std::size_t>{B, S, O});
+          double worst = 0.0;
+          for (std::size_t i = 0; i < got.size(); ++i)
+            worst = std::max(worst, double(std::fabs(got.data[i] - want.data[i])));
+          CHECK(worst < 2e-5);
+        }
+  }
 }
