@@ -313,8 +313,7 @@ ForwardStats forward_pass(const Weights& w, const AttentionSpec& spec, const For
     const Tensor& x = *given.x;
     const std::size_t C = x.shape.back(), rows = x.size() / C;
     if (given.x == &context && w.geometry().O == C && !spec.residual_norm) {
-      detail::apply_input_norm(w, *spec.input_norm, context.ptr(), context.ptr(), rows, C,
-                               threads);
+      detail::apply_input_norm(w, *spec.input_norm, context.ptr(), context.ptr(), rows, C, threads);
     } else {
       normed = Tensor(x.shape);
       detail::apply_input_norm(w, *spec.input_norm, x.ptr(), normed.ptr(), rows, C, threads);
