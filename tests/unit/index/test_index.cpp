@@ -161,6 +161,33 @@ TEST_CASE("index: bf16 is exact; a NaN bf16 is caught when selected, ignored whe
   CHECK(sd.read_raw("l.1.w").bytes[9] == 0x7f);
 }
 
+TEST_CASE(
+    "index: a few bf16 rows read on their own (--tokens' rows): exact, a NaN named where it is") {
+  TempDir t;
+  const std::string p = t / "e.safetensors";
+  // (3, 2): rows 1, -2 | 0.5, NaN | the largest finite, the smallest subnormal.
+  write_text(p, test::safetensors_image(
+                    {{"embed",
+                      "BF16",
+                      {3, 2},
+                      test::u16_bytes({0x3f80, 0xc000, 0x3f00, 0x7fc1, 0x7f7f, 0x0001})}}));
+  const StateDict sd = open_state_dict(p);
+  std::vector<float> row(2);
+  sd.read_rows("embed", 2, 1, false, row.data(), false);
+  std::uint32_t b0, b1;
+  std::memcpy(&b0, &row[0], 4);
+  std::memcpy(&b1, &row[1], 4);
+  CHECK(b0 == 0x7f7f0000u);
+  CHECK(b1 == 0x00010000u);
+  sd.read_rows("embed", 0, 1, false, row.data(), false);
+  CHECK(row == std::vector<float>{1.0f, -2.0f});
+  expect_error([&] { sd.read_rows("embed", 1, 1, false, row.data(), false); }, Exit::data,
+               p + ":embed", "non-finite value nan at index (1, 1)");
+  sd.read_rows("embed", 1, 1, false, row.data(), true);
+  CHECK(row[0] == 0.5f);
+  CHECK(std::isnan(row[1]));
+}
+
 TEST_CASE("index: a dtype or malformed entry outside the selection never fails; structure does") {
   TempDir t;
   const std::string p = t / "m.safetensors";
