@@ -53,6 +53,11 @@ class StateDict {
   // key, rows out of range, a non-float dtype: Exit::data.
   void read_rows(const std::string& key, std::size_t row0, std::size_t rows, bool transposed,
                  float* dst, bool allow_nonfinite) const;
+  // Rows ids[0..n) (each < R) one after the other into dst (n, K), as read_rows
+  // of each: an embedding's rows for token ids, read with the file opened once
+  // per batch of rows where they need no mapping.
+  void read_row_list(const std::string& key, const std::size_t* ids, std::size_t n, float* dst,
+                     bool allow_nonfinite) const;
   Tensor read_f32(const std::string& key, bool allow_nonfinite) const;  // the whole tensor
   RawArray read_raw(const std::string& key) const;  // typed copy, native byte and C order
 

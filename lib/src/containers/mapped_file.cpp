@@ -308,9 +308,16 @@ void MappedFile::release(std::size_t offset, std::size_t length) const {
 
 bool MappedFile::read(std::size_t offset, std::size_t length, void* dst,
                       const std::string& name) const {
+  const ReadSpan span{offset, length, dst};
+  return read(&span, 1, name);
+}
+
+bool MappedFile::read(const ReadSpan* spans, std::size_t n, const std::string& name) const {
   if (streamed_) {  // the stream cannot be read again: it is all in memory
-    if (offset > size_ || length > size_ - offset) return false;
-    std::memcpy(dst, data_ + offset, length);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (spans[i].offset > size_ || spans[i].length > size_ - spans[i].offset) return false;
+      std::memcpy(spans[i].dst, data_ + spans[i].offset, spans[i].length);
+    }
     return true;
   }
   const int fd = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -320,22 +327,25 @@ bool MappedFile::read(std::size_t offset, std::size_t length, void* dst,
     ::close(fd);
     return false;
   }
-  auto* out = static_cast<std::uint8_t*>(dst);
-  std::size_t got = 0;
-  while (got < length) {
-    const ssize_t r = ::pread(fd, out + got, length - got, static_cast<off_t>(offset + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r == 0) {  // shorter now: bytes() and its check_intact name the truncation
-      ::close(fd);
-      return false;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto* out = static_cast<std::uint8_t*>(spans[i].dst);
+    const std::size_t offset = spans[i].offset, length = spans[i].length;
+    std::size_t got = 0;
+    while (got < length) {
+      const ssize_t r = ::pread(fd, out + got, length - got, static_cast<off_t>(offset + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r == 0) {  // shorter now: bytes() and its check_intact name the truncation
+        ::close(fd);
+        return false;
+      }
+      if (r < 0) {
+        const int err = errno;
+        ::close(fd);
+        throw Error(Exit::no_input,
+                    name + ": " + path_ + ": read failed (" + std::strerror(err) + ")");
+      }
+      got += std::size_t(r);
     }
-    if (r < 0) {
-      const int err = errno;
-      ::close(fd);
-      throw Error(Exit::no_input,
-                  name + ": " + path_ + ": read failed (" + std::strerror(err) + ")");
-    }
-    got += std::size_t(r);
   }
   ::close(fd);
   return true;
@@ -345,6 +355,13 @@ bool MappedRegion::read(std::size_t offset, std::size_t length, void* dst,
                         const std::string& name) const {
   test_pause_before_read();
   return file_->read(offset_ + offset, length, dst, name);
+}
+
+bool MappedRegion::read_spans(const ReadSpan* spans, std::size_t n, const std::string& name) const {
+  test_pause_before_read();
+  std::vector<ReadSpan> in_file(spans, spans + n);
+  for (ReadSpan& s : in_file) s.offset += offset_;
+  return file_->read(in_file.data(), n, name);
 }
 
 ByteView MappedRegion::bytes(const std::string& name) const {

@@ -84,6 +84,8 @@ class MappedFile {
   // another file or this one got shorter (the mapping's check_intact then
   // names it). Exit::no_input naming `name` when the read fails.
   bool read(std::size_t offset, std::size_t length, void* dst, const std::string& name) const;
+  // Every span so, the file opened once.
+  bool read(const ReadSpan* spans, std::size_t n, const std::string& name) const;
 
  private:
   MappedFile() = default;
@@ -144,6 +146,7 @@ class MappedRegion final : public Region {
   void done(std::size_t offset, std::size_t length) const override;
   bool read(std::size_t offset, std::size_t length, void* dst,
             const std::string& name) const override;
+  bool read_spans(const ReadSpan* spans, std::size_t n, const std::string& name) const override;
   void check_read(const std::string& name) const override { file_->check_intact(name); }
 
  private:

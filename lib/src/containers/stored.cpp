@@ -162,6 +162,42 @@ void read_stored_rows(const Stored& s, std::size_t row0, std::size_t rows, bool 
   });
 }
 
+void read_stored_row_list(const Stored& s, const std::size_t* ids, std::size_t n, float* dst,
+                          bool allow_nonfinite, const std::string& name) {
+  require_float(s.info, name);
+  std::size_t R, K;
+  row_view(s.info, false, R, K, name);
+  const std::size_t es = dtype_size(s.info.dtype), row_bytes = K * es;
+  const bool readable = s.ggml_type == Stored::kNotGgml && s.unpermute_heads == 0 &&
+                        !(s.fortran_order && s.info.shape.size() >= 2) && row_bytes > 0 &&
+                        row_bytes <= kFewRowsBytes;
+  std::size_t done = 0;  // rows in dst
+  if (readable) {
+    // Batches of rows read in one go into a buffer (of about a MiB), then converted as one
+    // (n, K) block: the same values as row by row.
+    const std::size_t batch = std::max<std::size_t>(1, (std::size_t(1) << 20) / row_bytes);
+    thread_local std::vector<std::uint8_t> bytes;
+    std::vector<ReadSpan> spans;
+    while (done < n) {
+      const std::size_t m = std::min(batch, n - done);
+      bytes.resize(m * row_bytes);
+      spans.clear();
+      for (std::size_t i = 0; i < m; ++i) {
+        if (ids[done + i] >= R) break;  // read_stored_rows names it below
+        spans.push_back({ids[done + i] * row_bytes, row_bytes, bytes.data() + i * row_bytes});
+      }
+      if (spans.size() < m || !s.region->read_spans(spans.data(), m, name)) break;
+      float* out = dst + done * K;
+      convert_rows(bytes.data(), s, 0, m, false, out, true, name);
+      if (!allow_nonfinite && first_nonfinite(out, m * K) != m * K) break;  // named below
+      done += m;
+    }
+  }
+  // The rest row by row (GGUF, Fortran order, a region that cannot be read so, an error).
+  for (; done < n; ++done)
+    read_stored_rows(s, ids[done], 1, false, dst + done * K, allow_nonfinite, name);
+}
+
 Tensor read_stored_f32(const Stored& s, bool allow_nonfinite, const std::string& name) {
   require_float(s.info, name);
   Tensor t;

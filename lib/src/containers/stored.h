@@ -24,6 +24,12 @@ struct ByteView {
 
 // Where one tensor's data bytes (exactly count * dtype size) come from: a
 // span of a mapped file, an inflated .npz member, an in-memory array.
+// One positioned read: [offset, offset + length) of a region into dst.
+struct ReadSpan {
+  std::size_t offset, length;
+  void* dst;
+};
+
 class Region {
  public:
   virtual ~Region() = default;
@@ -41,6 +47,13 @@ class Region {
                     const std::string& name) const {
     (void)offset, (void)length, (void)dst, (void)name;
     return false;
+  }
+  // read() of each span, the file opened once for all of them where it is one
+  // (an embedding's rows, one token at a time). False as read() is.
+  virtual bool read_spans(const ReadSpan* spans, std::size_t n, const std::string& name) const {
+    for (std::size_t i = 0; i < n; ++i)
+      if (!read(spans[i].offset, spans[i].length, spans[i].dst, name)) return false;
+    return true;
   }
   // After the bytes were read: Exit::no_input naming `name` when the file
   // they came from was truncated meanwhile (mapped_file.h), so what was read
@@ -84,6 +97,11 @@ std::shared_ptr<const Stored> stored_in_memory(DType dtype, std::vector<std::siz
 // and read_f32 without the lookup); `name` starts every error.
 void read_stored_rows(const Stored& s, std::size_t row0, std::size_t rows, bool transposed,
                       float* dst, bool allow_nonfinite, const std::string& name);
+// Rows ids[0..n) of the (R, K) view, one after the other into dst (n, K): an
+// embedding's rows for token ids. As read_stored_rows row by row, the file
+// opened once per batch of rows where the rows can be read without mapping.
+void read_stored_row_list(const Stored& s, const std::size_t* ids, std::size_t n, float* dst,
+                          bool allow_nonfinite, const std::string& name);
 Tensor read_stored_f32(const Stored& s, bool allow_nonfinite, const std::string& name);
 RawArray read_stored_raw(const Stored& s, const std::string& name);
 

@@ -115,6 +115,12 @@ void StateDict::read_rows(const std::string& key, std::size_t row0, std::size_t 
   detail::read_stored_rows(stored(e), row0, rows, transposed, dst, allow_nonfinite, name_of(e));
 }
 
+void StateDict::read_row_list(const std::string& key, const std::size_t* ids, std::size_t n,
+                              float* dst, bool allow_nonfinite) const {
+  const Entry& e = entry(key);
+  detail::read_stored_row_list(stored(e), ids, n, dst, allow_nonfinite, name_of(e));
+}
+
 Tensor StateDict::read_f32(const std::string& key, bool allow_nonfinite) const {
   const Entry& e = entry(key);
   return detail::read_stored_f32(stored(e), allow_nonfinite, name_of(e));

@@ -218,9 +218,9 @@ void embed_tokens_into(const Config& cfg, const TokenIds& ids, bool allow_nonfin
   if (x.size() != B * S * C)
     throw Error(Exit::software, "embedding: the input tensor holds " + std::to_string(x.size()) +
                                     " floats, the ids need " + std::to_string(B * S * C));
-  // 1. the word rows, one read each (dequantized row by row for GGUF), times the scale.
-  for (std::size_t i = 0; i < B * S; ++i)
-    sd.read_rows(e.word, std::size_t(ids.ids[i]), 1, false, x.ptr() + i * C, allow_nonfinite);
+  // 1. the word rows (dequantized row by row for GGUF), times the scale.
+  const std::vector<std::size_t> rows(ids.ids.begin(), ids.ids.end());  // checked >= 0 above
+  sd.read_row_list(e.word, rows.data(), rows.size(), x.ptr(), allow_nonfinite);
   const DType table = sd.find(e.word)->dtype;
   const bool in_table = e.scale_dtype == EmbeddingDtype::table &&
                         (table == DType::bf16 || table == DType::f2) &&

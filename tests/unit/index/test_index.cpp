@@ -186,6 +186,20 @@ TEST_CASE(
   sd.read_rows("embed", 1, 1, false, row.data(), true);
   CHECK(row[0] == 0.5f);
   CHECK(std::isnan(row[1]));
+  // A list of rows in any order, repeats too, as read_rows gives each.
+  const std::vector<std::size_t> ids = {2, 0, 0, 2};
+  std::vector<float> rows(ids.size() * 2), want(2);
+  sd.read_row_list("embed", ids.data(), ids.size(), rows.data(), false);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    sd.read_rows("embed", ids[i], 1, false, want.data(), false);
+    CHECK(std::memcmp(rows.data() + 2 * i, want.data(), 8) == 0);
+  }
+  const std::vector<std::size_t> with_nan = {0, 1};
+  expect_error([&] { sd.read_row_list("embed", with_nan.data(), 2, rows.data(), false); },
+               Exit::data, p + ":embed", "non-finite value nan at index (1, 1)");
+  sd.read_row_list("embed", with_nan.data(), 2, rows.data(), true);
+  CHECK(rows[2] == 0.5f);
+  CHECK(std::isnan(rows[3]));
 }
 
 TEST_CASE("index: a dtype or malformed entry outside the selection never fails; structure does") {
