@@ -244,7 +244,8 @@ void embed_tokens_into(const Config& cfg, const TokenIds& ids, bool allow_nonfin
   // non-padding tokens so far + padding_id (a padding token at padding_id).
   if (!e.positions.empty()) {
     const std::size_t P = table_rows(sd, e.positions, C, "embedding's learned positions");
-    std::vector<float> row(C);
+    std::vector<std::size_t> at(S);  // a batch row's position rows
+    std::vector<float> rows(S * C);
     for (std::size_t b = 0; b < B; ++b) {
       std::int64_t seen = 0;
       for (std::size_t t = 0; t < S; ++t) {
@@ -259,10 +260,11 @@ void embed_tokens_into(const Config& cfg, const TokenIds& ids, bool allow_nonfin
                                       " tokens need position row " + std::to_string(p) + " of \"" +
                                       printable(e.positions) + "\", which has rows 0.." +
                                       std::to_string(P - 1) + " (the model's learned positions)");
-        sd.read_rows(e.positions, std::size_t(p), 1, false, row.data(), allow_nonfinite);
-        float* xr = x.ptr() + (b * S + t) * C;
-        for (std::size_t c = 0; c < C; ++c) xr[c] += row[c];
+        at[t] = std::size_t(p);
       }
+      sd.read_row_list(e.positions, at.data(), S, rows.data(), allow_nonfinite);
+      float* xb = x.ptr() + b * S * C;
+      for (std::size_t i = 0; i < S * C; ++i) xb[i] += rows[i];
     }
   }
   // 4. the embedding's LayerNorm.
