@@ -133,20 +133,6 @@ void read_stored_rows(const Stored& s, std::size_t row0, std::size_t rows, bool 
       s.region->read(row0 * K * sizeof(float), rows * K * sizeof(float), dst, name) &&
       (allow_nonfinite || first_nonfinite(dst, rows * K) == rows * K))
     return;
-  // A few rows (an embedding's, one token at a time): their bytes read into a
-  // buffer and converted there, where touching them in the mapping and dropping
-  // them again cost a page fault and an madvise each.
-  const std::size_t es0 = dtype_size(s.info.dtype);
-  if (!transposed && !(s.fortran_order && s.info.shape.size() >= 2) && rows > 0 && K > 0 &&
-      rows < R && rows * K * es0 <= kFewRowsBytes) {
-    thread_local std::vector<std::uint8_t> bytes;
-    bytes.resize(rows * K * es0);
-    // A non-finite value goes the mapped way below, whose error names its index.
-    if (s.region->read(row0 * K * es0, bytes.size(), bytes.data(), name)) {
-      convert_rows(bytes.data(), s, 0, rows, false, dst, true, name);
-      if (allow_nonfinite || first_nonfinite(dst, rows * K) == rows * K) return;
-    }
-  }
   reading_region(*s.region, name, [&] {
     const ByteView v = s.region->bytes(name);
     convert_rows(v.p, s, row0, rows, transposed, dst, allow_nonfinite, name);

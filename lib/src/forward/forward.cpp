@@ -304,22 +304,10 @@ ForwardStats forward_pass(const Weights& w, const AttentionSpec& spec, const For
                           Tensor& context, const ForwardOptions& opt) {
   check_inputs(w, spec, given);
   const int threads = kernels::resolve_threads(opt.threads);
-  // 0. input_norm: the residual stream through the block's norm, once per position: in
-  // place where the caller lent the input's rows to the context (in.x == &context, O == C:
-  // nothing reads the raw rows after this norm), else into a buffer of their own.
+  // 0. input_norm: the residual stream through the block's norm, once per position.
   ForwardInputs in = given;
   Tensor normed;
-  if (spec.input_norm && spec.input_norm->kind != InputNormKind::none) {
-    const Tensor& x = *given.x;
-    const std::size_t C = x.shape.back(), rows = x.size() / C;
-    if (given.x == &context && w.geometry().O == C && !spec.residual_norm) {
-      detail::apply_input_norm(w, *spec.input_norm, context.ptr(), context.ptr(), rows, C, threads);
-    } else {
-      normed = Tensor(x.shape);
-      detail::apply_input_norm(w, *spec.input_norm, x.ptr(), normed.ptr(), rows, C, threads);
-      in.x = &normed;
-    }
-  }
+  in.x = detail::input_norm_stage(w, spec, *given.x, context, normed, threads);
   const Geometry g = w.geometry();
   const std::size_t H = g.H, D = g.D, HD = g.q_rows(), O = g.O;
   ForwardStats stats;

@@ -75,4 +75,17 @@ void apply_input_norm(const Weights& w, const InputNormSpec& n, const float* x, 
   });
 }
 
+const Tensor* input_norm_stage(const Weights& w, const AttentionSpec& spec, const Tensor& x,
+                               Tensor& context, Tensor& normed, int threads) {
+  if (!spec.input_norm || spec.input_norm->kind == InputNormKind::none) return &x;
+  const std::size_t C = x.shape.back(), rows = x.size() / C;
+  if (&x == &context && w.geometry().O == C && !spec.residual_norm) {
+    apply_input_norm(w, *spec.input_norm, context.ptr(), context.ptr(), rows, C, threads);
+    return &context;
+  }
+  normed = Tensor(x.shape);
+  apply_input_norm(w, *spec.input_norm, x.ptr(), normed.ptr(), rows, C, threads);
+  return &normed;
+}
+
 }  // namespace attn::detail

@@ -124,6 +124,12 @@ void apply_residual_norm(const Weights& w, double eps, const float* x, float* ou
 void apply_input_norm(const Weights& w, const InputNormSpec& n, const float* x, float* out,
                       std::size_t rows, std::size_t C, int threads);
 
+// Step 0 of the forward pass: x itself without an input norm; else x normed in place where
+// the caller lent its rows to the context (&x == &context, O == C, no residual norm: nothing
+// reads the raw rows after this norm), or into `normed`. Returns the tensor to project.
+const Tensor* input_norm_stage(const Weights& w, const AttentionSpec& spec, const Tensor& x,
+                               Tensor& context, Tensor& normed, int threads);
+
 // The norm of `heads` vectors of `width` floats each, in place (project.cpp):
 // rms, layer (with b, or nullptr) or l2 (w nullptr), times (offset + w); w
 // and b advance by `wstep` per vector (width for per-head weights, 0 when

@@ -77,8 +77,20 @@ Case random_case(std::mt19937& rng, unsigned seed) {
 
 TEST_CASE("attention: random mixes of the score features match the reference, both kernels") {
   std::mt19937 rng(2026);  // fixed: the same 120 layers every run
+  // How many layers take each feature, and how many take three or more at once.
+  std::size_t causal = 0, window = 0, chunk = 0, softcap = 0, alibi = 0, rope = 0, sinks = 0,
+              extra = 0, padding = 0, grouped = 0, long_rows = 0, mixes = 0;
   for (unsigned i = 0; i < 120; ++i) {
     const Case c = random_case(rng, 7 * i + 3);
+    const std::size_t features = c.spec.causal + bool(c.spec.sliding_window) +
+                                 bool(c.spec.attention_chunk) + bool(c.spec.softcap) +
+                                 bool(c.spec.alibi) + bool(c.spec.rope) + c.sinks +
+                                 (c.bias_kv || c.spec.add_zero_attn) + bool(c.padding);
+    causal += c.spec.causal, window += bool(c.spec.sliding_window);
+    chunk += bool(c.spec.attention_chunk), softcap += bool(c.spec.softcap);
+    alibi += bool(c.spec.alibi), rope += bool(c.spec.rope), sinks += c.sinks;
+    extra += c.bias_kv || c.spec.add_zero_attn, padding += bool(c.padding);
+    grouped += c.Hkv != 0 && c.Hkv<c.H, long_rows += c.L> 256, mixes += features >= 3;
     CAPTURE(i);
     CAPTURE(c.spec.causal);
     CAPTURE(c.spec.sliding_window.value_or(0));
@@ -92,4 +104,8 @@ TEST_CASE("attention: random mixes of the score features match the reference, bo
     CAPTURE(bool(c.padding));
     check_case(c, int(1 + i % 3));
   }
+  // The sweep reaches every feature, GQA, rows past one key tile, and mixes of them.
+  for (const std::size_t n : {causal, window, chunk, softcap, alibi, rope, sinks, extra, padding,
+                              grouped, long_rows, mixes})
+    CHECK(n >= 5);
 }
