@@ -2,7 +2,8 @@
 // built binary (CONTRACT.md "Output safety rules").
 // Each case checks the exit code, one escaped error line naming the culprit,
 // an empty stdout, existing outputs byte-for-byte unchanged and no temporary
-// left behind. Numbers, strings, reads and memory are test_hostile_data.cpp.
+// left behind. Numbers, strings, reads and memory are test_hostile_data.cpp;
+// runs committing into one folder at once, test_hostile_commits.cpp.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -303,46 +304,6 @@ TEST_CASE("hostile outputs: a full disk mid-list is 74 and leaves only complete 
   const std::size_t done = complete_result_folders(out);
   CHECK(done < 40);
   CHECK(!fs::exists(out + "/batch.json"));
-}
-
-// ---- 3. concurrent runs into one folder ------------------------------------
-
-TEST_CASE("hostile outputs: 20 concurrent writers into one folder leave one run's complete set") {
-  attn::test::TempDir t;
-  const std::string out = t / "out";
-  // 20 distinguishable inputs: run i's input is random with seed i; run.json
-  // names the input, so each file of the final set is traced to its run.
-  std::vector<std::map<std::string, std::string>> expected;
-  for (int i = 0; i < 20; ++i) {
-    const std::string x = t / ("x" + std::to_string(i) + ".npy");
-    write_text(x, attn::encode_npy(attn::test::random_tensor({1, 5, 4}, 100 + i)));
-    const std::string solo = t / ("solo" + std::to_string(i));
-    RunResult r =
-        run(bin() + " -q --config " + base_cfg() + " --input " + q(x) + " --out-dir " + q(solo));
-    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    expected.push_back(snapshot(solo));
-  }
-  for (int round = 0; round < 4; ++round) {
-    CAPTURE(round);
-    std::string script;
-    for (int i = 0; i < 20; ++i)
-      script += bin() + " -q --config " + base_cfg() + " --input " +
-                q(t / ("x" + std::to_string(i) + ".npy")) + " --out-dir " + q(out) + " & ";
-    script += "wait";
-    RunResult r = run("bash -c " + q(script));
-    REQUIRE(r.exit_code == 0);
-    const auto now = snapshot(out);
-    REQUIRE(now.count("context.npy") == 1);
-    // Which run's context.npy is this? The rest of the set must be that run's.
-    int owner = -1;
-    for (int i = 0; i < 20; ++i)
-      if (expected[i].at("context.npy") == now.at("context.npy")) owner = i;
-    REQUIRE(owner >= 0);
-    CHECK(now.at("attention.npy") == expected[owner].at("attention.npy"));
-    CHECK(now.at("run.json").find("x" + std::to_string(owner) + ".npy") != std::string::npos);
-    CHECK(now.size() == expected[owner].size());
-    CHECK(temporaries(t.path).empty());
-  }
 }
 
 // ---- 9. names ---------------------------------------------------------------

@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -38,21 +39,25 @@ namespace {
 // next run can tell a killed run's leftovers from a live run's.
 constexpr const char* kTempPrefix = ".attn-run-tmp-";
 
-// Remove temporaries in `dir` whose process no longer exists (a SIGKILLed
-// run, a power loss): files, and the hidden folders a result folder is
-// staged in with what they hold. A live pid, ours or another run's, is left
-// alone.
+// Is `name` a temporary (".attn-run-tmp-<pid>-<n>") of a process that no
+// longer exists (a SIGKILLed run, a power loss)? A live pid, ours or another
+// run's, is not.
+bool dead_temporary(const std::string& name) {
+  const std::string prefix = kTempPrefix;
+  if (name.rfind(prefix, 0) != 0) return false;
+  char* end = nullptr;
+  const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+  if (pid <= 0 || *end != '-') return false;
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM;
+}
+
+// Remove the dead temporaries in `dir`: files, and the hidden folders a
+// result folder is staged in with what they hold.
 void remove_dead_temporaries(const std::string& dir) {
   std::error_code ec;
-  const std::string prefix = kTempPrefix;
   for (auto it = std::filesystem::directory_iterator(dir, ec);
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    char* end = nullptr;
-    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
-    if (pid <= 0 || *end != '-') continue;
-    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;
+    if (!dead_temporary(it->path().filename().string())) continue;
     std::error_code gone;
     std::filesystem::remove_all(it->path(), gone);  // a symlink itself, never its target
   }
@@ -76,6 +81,12 @@ class FolderLock {
   ~FolderLock() { ::close(fd_); }  // closing releases the lock
   FolderLock(const FolderLock&) = delete;
   FolderLock& operator=(const FolderLock&) = delete;
+
+  std::pair<dev_t, ino_t> id() const {  // the folder locked, whatever its name names now
+    struct stat st {};
+    ::fstat(fd_, &st);
+    return {st.st_dev, st.st_ino};
+  }
 
  private:
   int fd_;
@@ -307,23 +318,61 @@ void flush_together(const std::vector<OutputDir*>& dirs) {
   for (OutputDir* d : dirs) d->flush_staged();
 }
 
+namespace {
+
+using FolderLocks = std::vector<std::unique_ptr<FolderLock>>;
+
+// Folders by (device, inode): one lock per folder, as flock on a second
+// descriptor of a folder this process already locked would wait on itself.
+std::map<std::pair<dev_t, ino_t>, std::string> by_identity(const std::vector<std::string>& dirs) {
+  std::map<std::pair<dev_t, ino_t>, std::string> folders;
+  for (const std::string& dir : dirs) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0)
+      throw Error(Exit::io, dir + ": output folder is gone: " + std::strerror(errno));
+    folders.emplace(std::pair{st.st_dev, st.st_ino}, dir);
+  }
+  return folders;
+}
+
+// Locks the folders `names()` lists, in (device, inode) order so two runs
+// never wait on each other. While this run waited another may have swapped
+// one of them for a new folder, or made a folder this run merges into:
+// then the names no longer give the folders locked, and it locks again.
+FolderLocks lock_folders(const std::function<std::vector<std::string>()>& names) {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const auto wanted = by_identity(names());
+    FolderLocks locks;
+    for (const auto& [id, dir] : wanted) locks.push_back(std::make_unique<FolderLock>(dir));
+    const auto now = by_identity(names());
+    bool same = now.size() == wanted.size();
+    auto lock = locks.begin();
+    for (auto it = now.begin(); same && it != now.end(); ++it, ++lock)
+      same = it->first == (*lock)->id();
+    if (same) return locks;
+  }
+  throw Error(Exit::io,
+              names().front() + ": output folder kept changing while waiting for its lock");
+}
+
+}  // namespace
+
 void commit_together(const std::vector<OutputDir*>& dirs) {
   test_pause_point("commit");
   flush_together(dirs);
-  // One lock per folder: flock on a second descriptor of a folder this
-  // process already locked would wait on itself. (device, inode) order. A
-  // folder created at the commit is locked through the folder its
-  // temporaries live in (it does not exist yet).
-  std::map<std::pair<dev_t, ino_t>, const std::string*> folders;
-  for (OutputDir* d : dirs) {
-    const std::string& locked = d->deferred_ ? d->staging_ : d->dir_;
-    struct stat st {};
-    if (::stat(locked.c_str(), &st) != 0)
-      throw Error(Exit::io, locked + ": output folder is gone: " + errno_text());
-    folders.emplace(std::pair{st.st_dev, st.st_ino}, &locked);
-  }
-  std::vector<std::unique_ptr<FolderLock>> locks;
-  for (const auto& [id, dir] : folders) locks.push_back(std::make_unique<FolderLock>(*dir));
+  // An existing folder is locked itself, whoever's files go into it: a run
+  // that found it at its start and one that staged beside it and finds it
+  // made meanwhile merge into it under one lock. A folder created at the
+  // commit is locked through the folder it is staged in (it does not exist
+  // yet), which every run creating it locks.
+  const FolderLocks locks = lock_folders([&] {
+    std::vector<std::string> names;
+    for (const OutputDir* d : dirs) {
+      if (!d->deferred_ || is_directory(d->dir_)) names.push_back(d->dir_);
+      if (d->deferred_) names.push_back(d->staging_);
+    }
+    return names;
+  });
   // The renames are the moment the outputs change: under the folders' locks
   // (another run's commit waits), with the cleanup signals held off until all
   // of them are done, so a signal yields the old set or the new set, never a
@@ -377,7 +426,9 @@ void OutputDir::commit_deferred() {
     // An earlier result folder: swapped whole for the new one. What the
     // old one holds that this commit neither writes nor removes (a user's
     // notes) stays: files are linked into the new set before the swap (so a
-    // kill never loses them), folders moved across after it.
+    // kill never loses them), folders moved across after it. So do the
+    // temporaries of live runs staging into it (they rename them under the
+    // new folder's lock); a dead run's stay behind and go with the old.
     std::vector<std::string> names, moved;
     for (const Staged& f : staged_) names.push_back(fs::path(f.final_path).filename().string());
     std::error_code ec;
@@ -386,8 +437,7 @@ void OutputDir::commit_deferred() {
       const std::string name = it->path().filename().string();
       const std::string path = dir_ + "/" + name;
       if (std::find(names.begin(), names.end(), name) != names.end() ||
-          std::find(stale_.begin(), stale_.end(), path) != stale_.end() ||
-          name.rfind(kTempPrefix, 0) == 0)
+          std::find(stale_.begin(), stale_.end(), path) != stale_.end() || dead_temporary(name))
         continue;
       struct stat e {};
       if (::lstat(path.c_str(), &e) != 0) continue;
