@@ -179,6 +179,7 @@ int run_forward(const Options& opt) {
   lo.input_path = opt.input;
   lo.padding_mask_path = opt.padding_mask;
   lo.tokens = opt.tokens;
+  lo.threads = worker_threads(opt);
   if (opt.input && *opt.input == "-") lo.stdin_bytes = read_stdin_input();
   check_init_memory(cfg);
   // The forward pass's buffers fault in while the weights and input load.

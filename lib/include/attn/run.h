@@ -36,6 +36,7 @@ struct LoadOptions {
   // --tokens LIST|FILE: layer 0's input built from these ids with the
   // config's embedding (embed_tokens) instead of an input file.
   std::optional<std::string> tokens;
+  int threads = 1;  // for the token rows' reads (0 = the CPUs this process may use)
 };
 
 // One input's tensors for forward(), batch first, checked against the config
@@ -122,9 +123,11 @@ Tensor embed_tokens(const Config& cfg, const TokenIds& ids, bool allow_nonfinite
                     const PositionIds* positions = nullptr);
 
 // The same into x, whose B * S * C floats the caller sized (a run's input
-// tensor, already of its shape: no second buffer of the embeddings and no copy).
+// tensor, already of its shape: no second buffer of the embeddings and no
+// copy), the word rows read on `threads` workers (0 = the CPUs this process
+// may use).
 void embed_tokens_into(const Config& cfg, const TokenIds& ids, bool allow_nonfinite,
-                       const PositionIds* positions, Tensor& x);
+                       const PositionIds* positions, Tensor& x, int threads = 1);
 
 // Token embeddings checked against the config: (S, C) becomes (1, S, C) with
 // *batched = false, (B, S, C) is kept; C must be hidden_size, B and S >= 1,

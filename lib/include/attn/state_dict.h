@@ -55,9 +55,10 @@ class StateDict {
                  float* dst, bool allow_nonfinite) const;
   // Rows ids[0..n) (each < R) one after the other into dst (n, K), as read_rows
   // of each: an embedding's rows for token ids, read with the file opened once
-  // per batch of rows where they need no mapping.
+  // per batch of rows where they need no mapping, the batches on `threads`
+  // workers (0 = the CPUs this process may use).
   void read_row_list(const std::string& key, const std::size_t* ids, std::size_t n, float* dst,
-                     bool allow_nonfinite) const;
+                     bool allow_nonfinite, int threads = 1) const;
   Tensor read_f32(const std::string& key, bool allow_nonfinite) const;  // the whole tensor
   RawArray read_raw(const std::string& key) const;  // typed copy, native byte and C order
 

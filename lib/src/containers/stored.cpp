@@ -10,6 +10,7 @@
 #include "attn/error.h"
 #include "containers/fail.h"
 #include "kernels/ggml_dequant.h"
+#include "kernels/kernels.h"
 
 namespace attn::detail {
 
@@ -149,7 +150,7 @@ void read_stored_rows(const Stored& s, std::size_t row0, std::size_t rows, bool 
 }
 
 void read_stored_row_list(const Stored& s, const std::size_t* ids, std::size_t n, float* dst,
-                          bool allow_nonfinite, const std::string& name) {
+                          bool allow_nonfinite, const std::string& name, int threads) {
   require_float(s.info, name);
   std::size_t R, K;
   row_view(s.info, false, R, K, name);
@@ -159,25 +160,31 @@ void read_stored_row_list(const Stored& s, const std::size_t* ids, std::size_t n
                         row_bytes <= kFewRowsBytes;
   std::size_t done = 0;  // rows in dst
   if (readable) {
-    // Batches of rows read in one go into a buffer (of about a MiB), then converted as one
-    // (n, K) block: the same values as row by row.
+    // Batches of rows (about a MiB each) read in one go into a buffer, each
+    // then converted as one (m, K) block: the same values as row by row. On
+    // `threads` workers: a pread a row costs more than the bytes it copies.
+    // A batch that fails (a read, a row out of range, a non-finite value)
+    // leaves it and what follows to the row-by-row path below, which names
+    // the error.
     const std::size_t batch = std::max<std::size_t>(1, (std::size_t(1) << 20) / row_bytes);
-    thread_local std::vector<std::uint8_t> bytes;
-    std::vector<ReadSpan> spans;
-    while (done < n) {
-      const std::size_t m = std::min(batch, n - done);
+    const std::size_t batches = (n + batch - 1) / batch;
+    std::vector<char> ok(batches, 0);
+    kernels::parallel_for(batches, threads, [&](std::size_t t, int) {
+      const std::size_t first = t * batch, m = std::min(batch, n - first);
+      thread_local std::vector<std::uint8_t> bytes;
+      thread_local std::vector<ReadSpan> spans;
       bytes.resize(m * row_bytes);
       spans.clear();
       for (std::size_t i = 0; i < m; ++i) {
-        if (ids[done + i] >= R) break;  // read_stored_rows names it below
-        spans.push_back({ids[done + i] * row_bytes, row_bytes, bytes.data() + i * row_bytes});
+        if (ids[first + i] >= R) return;
+        spans.push_back({ids[first + i] * row_bytes, row_bytes, bytes.data() + i * row_bytes});
       }
-      if (spans.size() < m || !s.region->read_spans(spans.data(), m, name)) break;
-      float* out = dst + done * K;
+      if (!s.region->read_spans(spans.data(), m, name)) return;
+      float* out = dst + first * K;
       convert_rows(bytes.data(), s, 0, m, false, out, true, name);
-      if (!allow_nonfinite && first_nonfinite(out, m * K) != m * K) break;  // named below
-      done += m;
-    }
+      ok[t] = allow_nonfinite || first_nonfinite(out, m * K) == m * K;
+    });
+    while (done < n && ok[done / batch]) done = std::min(n, done + batch);
   }
   // The rest row by row (GGUF, Fortran order, a region that cannot be read so, an error).
   for (; done < n; ++done)

@@ -99,9 +99,10 @@ void read_stored_rows(const Stored& s, std::size_t row0, std::size_t rows, bool 
                       float* dst, bool allow_nonfinite, const std::string& name);
 // Rows ids[0..n) of the (R, K) view, one after the other into dst (n, K): an
 // embedding's rows for token ids. As read_stored_rows row by row, the file
-// opened once per batch of rows where the rows can be read without mapping.
+// opened once per batch of rows where the rows can be read without mapping,
+// the batches on `threads` workers (kernels::parallel_for's count).
 void read_stored_row_list(const Stored& s, const std::size_t* ids, std::size_t n, float* dst,
-                          bool allow_nonfinite, const std::string& name);
+                          bool allow_nonfinite, const std::string& name, int threads = 1);
 Tensor read_stored_f32(const Stored& s, bool allow_nonfinite, const std::string& name);
 RawArray read_stored_raw(const Stored& s, const std::string& name);
 

@@ -116,9 +116,9 @@ void StateDict::read_rows(const std::string& key, std::size_t row0, std::size_t 
 }
 
 void StateDict::read_row_list(const std::string& key, const std::size_t* ids, std::size_t n,
-                              float* dst, bool allow_nonfinite) const {
+                              float* dst, bool allow_nonfinite, int threads) const {
   const Entry& e = entry(key);
-  detail::read_stored_row_list(stored(e), ids, n, dst, allow_nonfinite, name_of(e));
+  detail::read_stored_row_list(stored(e), ids, n, dst, allow_nonfinite, name_of(e), threads);
 }
 
 Tensor StateDict::read_f32(const std::string& key, bool allow_nonfinite) const {

@@ -334,7 +334,7 @@ LoadedRun load_run(const Config& cfg, const LoadOptions& opt) {
   static_cast<RunInputs&>(r) = load_inputs(cfg, opt, std::move(x), source);
   if (tokens)  // into the input's (B, S, C) rows: load_inputs batched the shape
     embed_tokens_into(cfg, *tokens, opt.allow_nonfinite,
-                      cfg.positions.given() ? &*r.positions : nullptr, r.x);
+                      cfg.positions.given() ? &*r.positions : nullptr, r.x, opt.threads);
   r.tokens = std::move(tokens);
   r.weights = std::move(weights);
   r.layout = layout;

@@ -192,7 +192,7 @@ Tensor embed_tokens(const Config& cfg, const TokenIds& ids, bool allow_nonfinite
 }
 
 void embed_tokens_into(const Config& cfg, const TokenIds& ids, bool allow_nonfinite,
-                       const PositionIds* positions, Tensor& x) {
+                       const PositionIds* positions, Tensor& x, int threads) {
   if (!cfg.embedding)
     throw Error(Exit::usage,
                 "--tokens: builds layer 0's input with the model's embedding: give --model DIR "
@@ -220,7 +220,7 @@ void embed_tokens_into(const Config& cfg, const TokenIds& ids, bool allow_nonfin
                                     " floats, the ids need " + std::to_string(B * S * C));
   // 1. the word rows (dequantized row by row for GGUF), times the scale.
   const std::vector<std::size_t> rows(ids.ids.begin(), ids.ids.end());  // checked >= 0 above
-  sd.read_row_list(e.word, rows.data(), rows.size(), x.ptr(), allow_nonfinite);
+  sd.read_row_list(e.word, rows.data(), rows.size(), x.ptr(), allow_nonfinite, threads);
   const DType table = sd.find(e.word)->dtype;
   const bool in_table = e.scale_dtype == EmbeddingDtype::table &&
                         (table == DType::bf16 || table == DType::f2) &&

@@ -202,6 +202,43 @@ TEST_CASE(
   CHECK(std::isnan(rows[3]));
 }
 
+TEST_CASE(
+    "index: a list of rows in batches on 1-3 workers gives read_rows' bits; a NaN is named where "
+    "it is") {
+  // (40, 16384) bf16: 32 KiB rows, so a MiB batch holds 32 of them and 100 ids
+  // make 4 batches. Row 7 holds a NaN at column 5; id 7 first comes at place 70
+  // (batch 2, after two good ones).
+  const std::size_t V = 40, K = 16384;
+  std::vector<std::uint16_t> bits(V * K);
+  std::uint32_t state = 12345;
+  for (std::uint16_t& b : bits) {
+    state = state * 1664525u + 1013904223u;
+    b = std::uint16_t(0x3c00 + (state >> 20) % 0x800) | std::uint16_t(state & 0x8000);  // finite
+  }
+  bits[7 * K + 5] = 0x7fc1;
+  TempDir t;
+  const std::string p = t / "e.safetensors";
+  write_text(p, test::safetensors_image({{"embed", "BF16", {V, K}, test::u16_bytes(bits)}}));
+  const StateDict sd = open_state_dict(p);
+  std::vector<std::size_t> ids(100);
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    ids[i] = (i * 13 + 3) % V == 7 ? 8 : (i * 13 + 3) % V;
+  std::vector<float> want(ids.size() * K), row(K);
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    sd.read_rows("embed", ids[i], 1, false, want.data() + i * K, false);
+  ids[70] = 7;
+  sd.read_rows("embed", 7, 1, false, want.data() + 70 * K, true);
+  for (int threads = 1; threads <= 3; ++threads) {
+    CAPTURE(threads);
+    std::vector<float> rows(ids.size() * K, -1.0f);
+    expect_error(
+        [&] { sd.read_row_list("embed", ids.data(), ids.size(), rows.data(), false, threads); },
+        Exit::data, p + ":embed", "non-finite value nan at index (7, 5)");
+    sd.read_row_list("embed", ids.data(), ids.size(), rows.data(), true, threads);
+    CHECK(std::memcmp(rows.data(), want.data(), rows.size() * sizeof(float)) == 0);
+  }
+}
+
 TEST_CASE("index: a dtype or malformed entry outside the selection never fails; structure does") {
   TempDir t;
   const std::string p = t / "m.safetensors";
