@@ -23,31 +23,10 @@
 #include "attn/npy.h"
 #include "attn/run.h"
 #include "attn/state_dict.h"
+#include "base/dtype_round.h"
 
 namespace attn {
 namespace {
-
-// x rounded to nearest-even with `bits` significand bits (the leading one
-// included) and no exponent below `min_exp` (subnormals): bfloat16 is (8,
-// -126), float16 (11, -14). Exact in double: x / ulp is an integer-valued
-// double's neighbour, rounded by nearbyint in the default mode (to even).
-float round_to(float x, int bits, int min_exp) {
-  if (x == 0.0f || !std::isfinite(x)) return x;
-  int e = 0;
-  std::frexp(double(x), &e);  // x = m * 2^e, m in [0.5, 1): the leading bit is 2^(e-1)
-  const int lead = std::max(e - 1, min_exp);
-  const double ulp = std::ldexp(1.0, lead - (bits - 1));
-  return static_cast<float>(std::nearbyint(double(x) / ulp) * ulp);
-}
-
-float round_to_dtype(float x, DType t) {
-  if (t == DType::bf16) return round_to(x, 8, -126);
-  if (t == DType::f2) {
-    const float r = round_to(x, 11, -14);
-    return std::fabs(r) > 65504.0f ? std::copysign(std::numeric_limits<float>::infinity(), r) : r;
-  }
-  return x;
-}
 
 // The text between a leading '[' and a trailing ']' (spaces around them
 // ignored), or all of it.
@@ -226,8 +205,8 @@ void embed_tokens_into(const Config& cfg, const TokenIds& ids, bool allow_nonfin
                         (table == DType::bf16 || table == DType::f2) &&
                         sd.find(e.word)->gguf_type.empty();
   if (in_table) {
-    const float s = round_to_dtype(static_cast<float>(e.scale), table);
-    for (float& v : x.data) v = round_to_dtype(v * s, table);
+    const float s = detail::round_to_dtype(static_cast<float>(e.scale), table);
+    detail::round_scaled(x.ptr(), x.size(), s, table);
   } else if (e.scale != 1.0) {
     const float s = static_cast<float>(e.scale);
     for (float& v : x.data) v *= s;
