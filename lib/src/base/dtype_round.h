@@ -11,7 +11,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 
 #if defined(__F16C__)
@@ -19,6 +18,7 @@
 #endif
 
 #include "attn/dtype.h"
+#include "base/float_bits.h"
 
 namespace attn::detail {
 
@@ -41,12 +41,9 @@ inline float round_to(float x, int bits, int min_exp) {
 // subnormals and overflow are float32's): the pattern rounded to its upper
 // 16 bits, ties to even. inf and NaN as they are.
 inline float round_to_bf16(float x) {
-  std::uint32_t b;
-  std::memcpy(&b, &x, sizeof b);
+  const std::uint32_t b = bits_of(x);
   if ((b & 0x7f800000u) == 0x7f800000u) return x;
-  b = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
-  std::memcpy(&x, &b, sizeof x);
-  return x;
+  return float_of((b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u);
 }
 
 // float16: the CPU's own conversion where the build has F16C (round to

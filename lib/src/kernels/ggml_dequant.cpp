@@ -20,9 +20,13 @@
 #include <immintrin.h>
 #endif
 
+#include "base/float_bits.h"
+
 namespace attn::kernels {
 
 namespace {
+
+using detail::float_of;
 
 // ggml-common.h kvalues_iq4nl: the 16 levels of IQ4_NL and IQ4_XS.
 constexpr std::int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
@@ -36,11 +40,6 @@ inline std::uint16_t u16_at(const std::uint8_t* p) {
 inline std::uint32_t u32_at(const std::uint8_t* p) {
   return std::uint32_t(p[0]) | (std::uint32_t(p[1]) << 8) | (std::uint32_t(p[2]) << 16) |
          (std::uint32_t(p[3]) << 24);
-}
-inline float float_of_bits(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
 }
 inline float f16_at(const std::uint8_t* p) { return fp16_to_fp32(u16_at(p)); }
 
@@ -63,7 +62,7 @@ inline T unfused(T v) {
 
 // ggml-impl.h ggml_e8m0_to_fp32_half: 2^(e - 128), the two smallest subnormal.
 inline float e8m0_half(std::uint8_t e) {
-  return float_of_bits(e < 2 ? std::uint32_t(0x00200000) << e : std::uint32_t(e - 1) << 23);
+  return float_of(e < 2 ? std::uint32_t(0x00200000) << e : std::uint32_t(e - 1) << 23);
 }
 
 // ggml-quants.c get_scale_min_k4: the 6-bit scale and min of sub-block j
@@ -296,8 +295,7 @@ void rows_f16(const void* src, float* dst, std::size_t n) {
 // ggml_compute_bf16_to_fp32: the 16 bits on top, NaNs kept as they are.
 void rows_bf16(const void* src, float* dst, std::size_t n) {
   const auto* b = static_cast<const std::uint8_t*>(src);
-  for (std::size_t i = 0; i < n; ++i)
-    dst[i] = float_of_bits(std::uint32_t(u16_at(b + 2 * i)) << 16);
+  for (std::size_t i = 0; i < n; ++i) dst[i] = float_of(std::uint32_t(u16_at(b + 2 * i)) << 16);
 }
 
 #if defined(__AVX2__)
@@ -514,8 +512,8 @@ float fp16_to_fp32(std::uint16_t h) {
     return sign ? -v : v;
   }
   if (exp == 0x1F)  // inf, or NaN made quiet (ggml's multiply by 2^-112 quiets it)
-    return float_of_bits(sign | 0x7F800000u | (man << 13) | (man != 0 ? 0x00400000u : 0u));
-  return float_of_bits(sign | ((exp + 112) << 23) | (man << 13));
+    return float_of(sign | 0x7F800000u | (man << 13) | (man != 0 ? 0x00400000u : 0u));
+  return float_of(sign | ((exp + 112) << 23) | (man << 13));
 }
 
 void dequantize_row(std::uint32_t type, const void* src, float* dst, std::size_t n) {

@@ -19,22 +19,13 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/float_bits.h"
+
 namespace attn::detail {
 
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;  // c10::pi<double>
-
-std::uint32_t bits_of(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-float float_of(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
 
 // avx_mathfun.h's log256_ps, one lane: cephes' logf. x > 0 (here (0, 1]).
 float cephes_log(float x) {

@@ -11,23 +11,12 @@
 #include <vector>
 
 #include "base/dtype_round.h"
+#include "base/float_bits.h"
 
 namespace {
 
 using attn::DType;
 using namespace attn::detail;
-
-std::uint32_t bits_of(float x) {
-  std::uint32_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
-
-float from_bits(std::uint32_t b) {
-  float x;
-  std::memcpy(&x, &b, sizeof x);
-  return x;
-}
 
 // round_to's float16, with its overflow to inf (what round_to_f16 must give).
 float plain_f16(float x) {
@@ -73,7 +62,7 @@ std::vector<std::uint32_t> patterns() {
 TEST_CASE("dtype round: bfloat16 and float16 give round_to's bits for every kind of float") {
   std::size_t nan_bf16 = 0, nan_f16 = 0, checked = 0;
   for (std::uint32_t b : patterns()) {
-    const float x = from_bits(b);
+    const float x = float_of(b);
     if (std::isnan(x)) {  // NaN stays NaN, the same bits
       nan_bf16 += bits_of(round_to_bf16(x)) == b;
       nan_f16 += bits_of(round_to_f16(x)) == b;
