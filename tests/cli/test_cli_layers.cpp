@@ -401,9 +401,7 @@ TEST_CASE("cli_layers: --layer all killed after a layer resumes with only the mi
   const std::string out = t / "out";
   const std::string run_args = args + " -o " + q(out) + " --plot " + q(t / "out.html");
   const std::string script = "ATTN_TEST_PAUSE_AT=compute:2 " + bin() + " -q " + run_args +
-                             " & p=$!; "
-                             "until grep -q '^State:[[:space:]]*T' /proc/$p/status 2>/dev/null; "
-                             "do kill -0 $p 2>/dev/null || break; sleep 0.01; done; "
+                             " & p=$!; " + attn::test::until_stopped("p") +
                              "kill -s KILL $p; kill -s CONT $p; wait $p";
   const attn::test::RunResult killed = run("bash -c " + q(script));
   CHECK_MESSAGE(killed.exit_code == 128 + 9, killed.err);

@@ -18,6 +18,7 @@ using namespace attn::test::hostile;
 using attn::test::run;
 using attn::test::RunResult;
 using attn::test::snapshot;
+using attn::test::until_stopped;
 using attn::test::write_text;
 
 namespace {
@@ -42,13 +43,6 @@ std::vector<std::map<std::string, std::string>> inputs(const attn::test::TempDir
 std::string run_of(const attn::test::TempDir& t, int input, const std::string& out) {
   return bin() + " -q --config " + base_cfg() + " --input " +
          q(t / ("x" + std::to_string(input) + ".npy")) + " --out-dir " + q(out);
-}
-
-// Shell: wait until process $<var> has stopped itself (SIGSTOP at its pause
-// point) or is gone.
-std::string until_stopped(const std::string& var) {
-  return "until grep -q '^State:[[:space:]]*T' /proc/$" + var +
-         "/status 2>/dev/null; do kill -0 $" + var + " 2>/dev/null || break; sleep 0.01; done; ";
 }
 
 // `now` is input `i`'s complete set: its arrays, its run.json, nothing else.

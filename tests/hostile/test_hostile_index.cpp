@@ -179,12 +179,8 @@ TEST_CASE("hostile_index: a weights file truncated while it is read is 66 naming
     CAPTURE(c.args);
     const std::string out = t / "out";
     const std::string script = "ATTN_TEST_PAUSE_AT=read " + bin + " -q " + c.args + " -o " +
-                               test::q(out) +
-                               " & p=$!; "
-                               "until grep -q '^State:[[:space:]]*T' /proc/$p/status 2>/dev/null; "
-                               "do kill -0 $p 2>/dev/null || break; sleep 0.01; done; "
-                               "truncate -s 0 " +
-                               c.cut + "; kill -s CONT $p; wait $p";
+                               test::q(out) + " & p=$!; " + test::until_stopped("p") +
+                               "truncate -s 0 " + c.cut + "; kill -s CONT $p; wait $p";
     const test::RunResult r = test::run("bash -c " + test::q(script));
     test::check_cli_failure(r, 66, {c.culprit, "truncated while"});
     CHECK_FALSE(std::filesystem::exists(out));

@@ -49,11 +49,8 @@ inline std::map<std::string, std::string> populate(const std::string& out) {
 inline RunResult signalled_at(const std::string& point, const std::string& args,
                               const std::string& sig) {
   const std::string script = "ATTN_TEST_PAUSE_AT=" + point + " " + bin() + " " + args +
-                             " & p=$!; "
-                             "until grep -q '^State:[[:space:]]*T' /proc/$p/status 2>/dev/null; do "
-                             "kill -0 $p 2>/dev/null || break; sleep 0.01; done; "
-                             "kill -s " +
-                             sig + " $p; kill -s CONT $p; wait $p";
+                             " & p=$!; " + attn::test::until_stopped("p") + "kill -s " + sig +
+                             " $p; kill -s CONT $p; wait $p";
   return run("bash -c " + q(script));
 }
 

@@ -64,6 +64,12 @@ std::string read_text(const std::string& path);
 
 // `s` single-quoted for a shell command (the tests' paths hold no quote).
 inline std::string q(const std::string& s) { return "'" + s + "'"; }
+// Shell: wait until process $<var> has stopped itself (ATTN_TEST_PAUSE_AT's
+// SIGSTOP) or is gone.
+inline std::string until_stopped(const std::string& var) {
+  return "until grep -q '^State:[[:space:]]*T' /proc/$" + var +
+         "/status 2>/dev/null; do kill -0 $" + var + " 2>/dev/null || break; sleep 0.01; done; ";
+}
 // How often `what` occurs in `s` (non-overlapping).
 std::size_t count_of(const std::string& s, const std::string& what);
 

@@ -14,7 +14,9 @@
 
 namespace attn::detail {
 
-constexpr std::size_t kFewRowsBytes = 1 << 16;
+// The longest row read_stored_row_list reads by pread into its batch buffer
+// (an embedding's row: 8 KiB at Llama's 4096 bf16); longer rows go row by row.
+constexpr std::size_t kListRowBytes = 1 << 16;
 namespace {
 
 // An array held in memory (native byte order, C order).
@@ -157,7 +159,7 @@ void read_stored_row_list(const Stored& s, const std::size_t* ids, std::size_t n
   const std::size_t es = dtype_size(s.info.dtype), row_bytes = K * es;
   const bool readable = s.ggml_type == Stored::kNotGgml && s.unpermute_heads == 0 &&
                         !(s.fortran_order && s.info.shape.size() >= 2) && row_bytes > 0 &&
-                        row_bytes <= kFewRowsBytes;
+                        row_bytes <= kListRowBytes;
   std::size_t done = 0;  // rows in dst
   if (readable) {
     // Batches of rows (about a MiB each) read in one go into a buffer, each

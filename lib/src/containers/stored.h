@@ -22,14 +22,14 @@ struct ByteView {
   std::shared_ptr<const void> hold;
 };
 
-// Where one tensor's data bytes (exactly count * dtype size) come from: a
-// span of a mapped file, an inflated .npz member, an in-memory array.
 // One positioned read: [offset, offset + length) of a region into dst.
 struct ReadSpan {
   std::size_t offset, length;
   void* dst;
 };
 
+// Where one tensor's data bytes (exactly count * dtype size) come from: a
+// span of a mapped file, an inflated .npz member, an in-memory array.
 class Region {
  public:
   virtual ~Region() = default;

@@ -329,7 +329,7 @@ std::map<std::pair<dev_t, ino_t>, std::string> by_identity(const std::vector<std
   for (const std::string& dir : dirs) {
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0)
-      throw Error(Exit::io, dir + ": output folder is gone: " + std::strerror(errno));
+      throw Error(Exit::io, dir + ": output folder is gone: " + errno_text());
     folders.emplace(std::pair{st.st_dev, st.st_ino}, dir);
   }
   return folders;
