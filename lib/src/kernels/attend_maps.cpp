@@ -25,7 +25,7 @@ void weights_times_v(const HeadView& hv, std::size_t i0, std::size_t n, const fl
 
 }  // namespace
 
-std::size_t attend_maps(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& /*scratch*/,
+std::size_t attend_maps(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& scratch,
                         float* rows /* (n, T') */) {
   const std::size_t Tx = hv.T_ext, D = hv.D;
   const KeySpan keys = block_keys(hv, i0, n);
@@ -38,8 +38,9 @@ std::size_t attend_maps(const HeadView& hv, std::size_t i0, std::size_t n, Scrat
     std::memset(row, 0, kb * sizeof(float));
     std::memset(row + ke, 0, (hv.T - ke) * sizeof(float));
   }
-  if (len) score_tile(hv, i0, n, kb, len, rows + kb, Tx);
-  if (extra) score_tile(hv, i0, n, hv.T, extra, rows + hv.T, Tx);
+  const HeadView scored = queries_packed(hv, i0, n, scratch.q);
+  if (len) score_tile(scored, i0, n, kb, len, rows + kb, Tx);
+  if (extra) score_tile(scored, i0, n, hv.T, extra, rows + hv.T, Tx);
 
   // Exact softmax over each row's allowed keys (pass 1: max, pass 2: exp and
   // sum, pass 3: normalize); the sink joins the max and the sum, then is dropped.

@@ -86,16 +86,17 @@ std::size_t attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scr
   sc.allowed.assign(n, 0);
   if (sc.scores.size() < n * kKeyBlock) sc.scores.resize(n * kKeyBlock);
   float* tile = sc.scores.data();
+  const HeadView scored = queries_packed(hv, i0, n, sc.q);
 
   for (std::size_t j0 = keys.begin; j0 < keys.end; j0 += kKeyBlock) {
     const std::size_t mb = std::min(kKeyBlock, keys.end - j0);
-    score_tile(hv, i0, n, j0, mb, tile, mb, /*prefix_only=*/true);
+    score_tile(scored, i0, n, j0, mb, tile, mb, /*prefix_only=*/true);
     accumulate_tile(hv, i0, n, j0, mb, tile, sc, digest);
   }
   // torch MHA's bias_kv / zero_attn keys, after the T real ones.
   if (hv.T_ext > hv.T) {
     const std::size_t mb = hv.T_ext - hv.T;
-    score_tile(hv, i0, n, hv.T, mb, tile, mb, /*prefix_only=*/true);
+    score_tile(scored, i0, n, hv.T, mb, tile, mb, /*prefix_only=*/true);
     accumulate_tile(hv, i0, n, hv.T, mb, tile, sc, digest);
   }
 

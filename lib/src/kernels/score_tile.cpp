@@ -44,6 +44,20 @@ KeySpan block_keys(const HeadView& hv, std::size_t i0, std::size_t n) {
   return {kb, std::max(kb, ke)};
 }
 
+HeadView queries_packed(const HeadView& hv, std::size_t i0, std::size_t n, WarmBuffer& buffer) {
+  if (hv.ld_q == hv.D) return hv;
+  const std::size_t D = hv.D;
+  if (buffer.size() < n * D) buffer.resize(n * D);
+  const float* from = hv.q + (i0 - hv.q_row0) * hv.ld_q;
+  for (std::size_t r = 0; r < n; ++r)
+    std::copy(from + r * hv.ld_q, from + r * hv.ld_q + D, buffer.data() + r * D);
+  HeadView packed = hv;
+  packed.q = buffer.data();
+  packed.ld_q = D;
+  packed.q_row0 = i0;
+  return packed;
+}
+
 void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0, std::size_t mb,
                 float* tile /* (n, mb), ld ldt */, std::size_t ldt, bool prefix_only) {
   assert(j0 + mb <= hv.T_ext && (j0 >= hv.T || j0 + mb <= hv.T) && ldt >= mb);
@@ -58,8 +72,9 @@ void score_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j
     diag = causal_diagonal(Diagonal::columns, i0, j0);
     diag.zero_past = !prefix_only;
   }
-  tile_gemm(n, mb, hv.D, hv.scale, hv.q + i0 * hv.ld_q, hv.ld_q, hv.kt.cols_from(j0), 0.0f, tile,
-            ldt, diag);
+  assert(i0 >= hv.q_row0);
+  tile_gemm(n, mb, hv.D, hv.scale, hv.q + (i0 - hv.q_row0) * hv.ld_q, hv.ld_q, hv.kt.cols_from(j0),
+            0.0f, tile, ldt, diag);
   // Before the masks add their own -inf.
   if (!prefix_only || !hv.scores_unchanged()) check_scores(hv, i0, n, j0, tile, ldt, mb);
   // 4. softcap (the extra columns too: torch MHA has no softcap, so this is moot there)
