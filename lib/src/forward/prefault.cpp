@@ -20,7 +20,8 @@ std::size_t warm_bytes(const Geometry& g, int threads, std::size_t L) {
   // One chunk of L query rows or, shorter, of kChunkRows rows, as project() asks:
   // q rows (L, H*D) (or, off the fast path, q | k | v rows), then per KV
   // head the panels of k^T (D, L) and of v (L, D); and each worker's buffers
-  // of the projections and its score tile and accumulator (kernels::Scratch).
+  // of the projections and its score tile, accumulator and packed query block
+  // (kernels::Scratch).
   L = std::max(L, kChunkRows);
   const std::size_t K = std::max(g.C, g.q_rows());
   const auto pages = [](std::size_t floats) { return warm_block_bytes(floats * sizeof(float)); };
@@ -29,7 +30,7 @@ std::size_t warm_bytes(const Geometry& g, int threads, std::size_t L) {
                       pages(g.Hkv * kernels::panels_floats(L, g.D));
   const std::size_t per_worker = pages(kernels::linear_worker_floats(K)) +
                                  pages(kernels::kQueryBlock * kernels::kKeyBlock) +
-                                 pages(kernels::kQueryBlock * g.D);
+                                 2 * pages(kernels::kQueryBlock * g.D);
   return bytes + std::size_t(kernels::resolve_threads(threads)) * per_worker;
 }
 
