@@ -19,16 +19,13 @@ namespace {
 inline float exp_scalar(float x) {
   if (x < kUnder) return 0.0f;
   x = std::min(x, kOver);
+  // exp_reduced's steps, each fused where it fuses them
   const float n = std::nearbyint(x * kLog2e);
-  float r = x - n * kLn2Hi;
-  r = r - n * kLn2Lo;
-  float p = kP0;
-  p = p * r + kP1;
-  p = p * r + kP2;
-  p = p * r + kP3;
-  p = p * r + kP4;
-  p = p * r + kP5;
-  p = p * (r * r) + (r + 1.0f);
+  float r = std::fma(-n, kLn2Hi, x);
+  r = std::fma(-n, kLn2Lo, r);
+  float p = kC6;
+  for (float c : {kC5, kC4, kC3, kC2, kC1}) p = std::fma(p, r, c);
+  p = std::fma(p, r, 1.0f);
   // p * 2^n with 2^n built in the exponent field, as times_pow2 does: n is in
   // [-126, 127] after the clamps, so 2^n is a normal float and the product is
   // p * 2^n rounded once, the bits of std::ldexp without its libm call.
