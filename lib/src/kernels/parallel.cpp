@@ -11,6 +11,7 @@
 // its own for that call, as every call once did.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -69,7 +70,8 @@ class Job {
   std::mutex error_mutex_;
 };
 
-// Workers 1..n-1 kept alive between calls, sleeping on a condition variable.
+// Workers 1..n-1 kept alive between calls: awake a while after each
+// (spin_until), then asleep on a condition variable.
 class Pool {
  public:
   // Runs `job` on `workers` workers (the caller is worker 0). False when the
@@ -88,9 +90,11 @@ class Pool {
       wanted_ = workers - 1;
       running_ = workers - 1;
       ++generation_;
+      posted_.store(generation_, std::memory_order_release);
     }
     wake_.notify_all();
     job.work(0);
+    spin_until([this] { return running_.load(std::memory_order_acquire) == 0; });
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [this] { return running_ == 0; });
     job_ = nullptr;
@@ -102,6 +106,11 @@ class Pool {
     std::uint64_t seen = 0;
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
+      if (generation_ == seen) {  // the next call, awake a while before sleeping
+        lock.unlock();
+        spin_until([&] { return posted_.load(std::memory_order_acquire) != seen; });
+        lock.lock();
+      }
       wake_.wait(lock, [&] { return generation_ != seen; });
       seen = generation_;
       if (id > wanted_) continue;  // this call wants fewer workers
@@ -113,13 +122,37 @@ class Pool {
     }
   }
 
+  // Returns once done() holds or after kSpin, without sleeping: a pass's
+  // calls (projections, attention, output projection, chunk after chunk) come
+  // microseconds apart, and a thread asleep on a condition variable took about
+  // 40 us to wake on the AMD EPYC VM (a futex wake-up): a worker's share of
+  // every call, and the caller's wait for the last worker, waited that long
+  // (2 tasks of 50 us: 104 us a call asleep, 59 us awake). Past kSpin (between the
+  // inputs of an --input-list, say) the threads sleep.
+  template <class Done>
+  static void spin_until(Done&& done) {
+    constexpr auto kSpin = std::chrono::microseconds(100);
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    for (int i = 1; !done(); ++i) {
+      pause();
+      if (i % 64 == 0 && std::chrono::steady_clock::now() > until) return;
+    }
+  }
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
   std::mutex busy_;   // one call at a time
   std::mutex mutex_;  // guards the fields below
   std::condition_variable wake_, done_;
   std::vector<std::thread> threads_;
   Job* job_ = nullptr;
-  int wanted_ = 0, running_ = 0;
+  int wanted_ = 0;
+  std::atomic<int> running_{0};  // workers still in the call (changed under mutex_)
   std::uint64_t generation_ = 0;
+  std::atomic<std::uint64_t> posted_{0};  // generation_, for spin_until to read unlocked
 };
 
 Pool& pool() {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -167,6 +168,27 @@ TEST_CASE("kernels: the persistent workers serve many calls, nested and concurre
     } catch (const std::runtime_error& e) {
       CHECK(std::string(e.what()) == "task 5");
     }
+  }
+}
+
+TEST_CASE("kernels: a worker joins calls that follow closely (still awake) and after a pause") {
+  // Two tasks that each wait for the other to start: both workers must be in
+  // the call. Between calls a short gap (the worker still spinning) or 2 ms
+  // (asleep on the condition variable, woken by the call).
+  for (int round = 0; round < 40; ++round) {
+    const bool pause = round % 2 == 1;
+    if (pause) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::atomic<int> started{0};
+    std::atomic<int> met{0};
+    parallel_for(2, 2, [&](std::size_t, int) {
+      ++started;
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (started.load() < 2 && std::chrono::steady_clock::now() < until) {
+      }
+      if (started.load() == 2) ++met;
+    });
+    CAPTURE(round);
+    CHECK(met.load() == 2);
   }
 }
 
