@@ -6,7 +6,8 @@
 // tiles, the causal tiles' unset entries past the diagonal, the overflow check
 // on the row max's pass, the panels of the projection) meet them here
 // together, at head sizes of every panel width and lengths across the query
-// blocks (128 rows) and key tiles (256 keys).
+// blocks (kernels::kQueryBlock rows) and key tiles (kernels::kKeyBlock keys):
+// a third of the longer layers past one key tile.
 //
 // Letters: B batch, L queries, C hidden, H heads, Hkv key/value heads, D head
 // size, O out size.
@@ -16,6 +17,7 @@
 #include <random>
 
 #include "attn/positions.h"
+#include "kernels/kernels.h"
 #include "score_cases.h"
 
 using namespace attn;
@@ -33,7 +35,8 @@ Case random_case(std::mt19937& rng, unsigned seed) {
   Case c;
   c.seed = seed;
   c.B = pick(1, 2);
-  c.L = one_in(3) ? pick(1, 12) : pick(13, 560);
+  constexpr std::size_t kTile = kernels::kKeyBlock;
+  c.L = one_in(3) ? pick(1, 12) : one_in(3) ? pick(kTile + 1, kTile + 300) : pick(13, kTile);
   c.D = kHeadSizes[pick(0, std::size(kHeadSizes) - 1)];
   c.H = pick(1, 4) * (one_in(2) ? 2 : 1);
   const std::size_t group = pick(1, c.H);
@@ -90,7 +93,8 @@ TEST_CASE("attention: random mixes of the score features match the reference, bo
     chunk += bool(c.spec.attention_chunk), softcap += bool(c.spec.softcap);
     alibi += bool(c.spec.alibi), rope += bool(c.spec.rope), sinks += c.sinks;
     extra += c.bias_kv || c.spec.add_zero_attn, padding += bool(c.padding);
-    grouped += c.Hkv != 0 && c.Hkv<c.H, long_rows += c.L> 256, mixes += features >= 3;
+    grouped += c.Hkv != 0 && c.Hkv<c.H, long_rows += c.L> kernels::kKeyBlock,
+        mixes += features >= 3;
     CAPTURE(i);
     CAPTURE(c.spec.causal);
     CAPTURE(c.spec.sliding_window.value_or(0));

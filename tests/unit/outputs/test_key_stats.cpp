@@ -3,7 +3,7 @@
 // exponentials rescaled at the block's end, kernels/key_sums.cpp) and the maps path (rows forced by
 // a wrapper), with causal, windows, padding, sinks, GQA, ALiBi, torch MHA's extra keys and
 // --heads/--queries selections, on shapes of several query blocks and key tiles (S = 700: 6 blocks
-// of 128 rows, 3 tiles of 256 keys); the same numbers bit for bit for 1, 2 and 3 threads.
+// of 128 rows, 2 tiles of 512 keys); the same numbers bit for bit for 1, 2 and 3 threads.
 //
 // Letters: B batch, S sequence, C hidden, H heads, Hkv key/value heads, D
 // head size, T' keys of a row, W voting rows, K pooling kernel.

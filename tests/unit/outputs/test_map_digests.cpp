@@ -1,8 +1,8 @@
 // --top-k and --summary from the streaming kernel's online pass (attn/digest.h,
 // kernels/row_digest.cpp) against the same sinks fed the exact softmax rows
 // of the maps path (a wrapper that needs rows forces that path), on shapes
-// of several query blocks and key tiles (L = 700: 6 blocks of 128 rows, 3
-// tiles of 256 keys), so the running max rescales the sums. Top-k: the same
+// of several query blocks and key tiles (L = 700: 6 blocks of 128 rows, 2
+// tiles of 512 keys), so the running max rescales the sums. Top-k: the same
 // keys, values within float rounding, where two weights tie within rounding
 // either key; summary columns and histograms within float rounding.
 //
