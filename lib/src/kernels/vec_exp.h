@@ -51,9 +51,10 @@ inline Batch times_pow2(Batch p, Batch n) {
   return p * xsimd::bitwise_cast<Batch>(bits);
 }
 
-// The polynomial part of exp for x in [kUnder, kOver] (or NaN): returns p
-// and sets n = round(x / ln 2), with exp(x) = p * 2^n, p the degree-6
-// polynomial of r = x - n ln 2. Shared by exp_batch and exp_shifted, so both
+// The polynomial part of exp for x in [kUnder, kOver] (or NaN; exp_shifted
+// also passes lower x and zeroes what comes out): returns p and sets
+// n = round(x / ln 2), with exp(x) = p * 2^n, p the degree-6 polynomial of
+// r = x - n ln 2. Shared by exp_batch and exp_shifted, so both
 // give the same bits (and softmax.cpp's exp_scalar, step for step).
 inline Batch exp_reduced(Batch x, Batch& n) {
   n = xsimd::nearbyint(x * Batch(kLog2e));

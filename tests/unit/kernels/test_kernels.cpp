@@ -23,7 +23,7 @@
 
 using namespace attn::kernels;
 
-TEST_CASE("kernels: polynomial exp is within 3 ulp-ish of std::exp on [-87, 0]") {
+TEST_CASE("kernels: polynomial exp is within about an ulp of exp on [-87, 0]") {
   double worst = 0;
   for (int i = 0; i <= 200000; ++i) {
     const float x = -87.0f + 87.0f * float(i) / 200000.0f;
@@ -31,7 +31,7 @@ TEST_CASE("kernels: polynomial exp is within 3 ulp-ish of std::exp on [-87, 0]")
     worst = std::max(worst, std::fabs(exp_approx(x) - want) / want);
   }
   INFO("worst relative error " << worst);
-  CHECK(worst < 4e-7);
+  CHECK(worst < 1e-7);  // 8.6e-8 here; Cephes' degree-7 form, used before, 1.17e-7
   CHECK(exp_approx(-std::numeric_limits<float>::infinity()) == 0.0f);
   CHECK(exp_approx(0.0f) == 1.0f);
 }
