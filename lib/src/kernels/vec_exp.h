@@ -40,6 +40,23 @@ constexpr float kLn2Lo = -2.12194440e-4f;
 constexpr float kC1 = 1.0f, kC2 = 4.9999994040e-1f, kC3 = 1.6666430235e-1f, kC4 = 4.1668005288e-2f,
                 kC5 = 8.3741955459e-3f, kC6 = 1.3843607157e-3f;
 
+// a * b + c and c - a * b, each rounded once. xsimd 8.1 has no AVX-512 kernel
+// for fma: its generic a * b + c is fused only where the compiler contracts it
+// (-O2 and up), so an -O1 build (the sanitizers') rounded twice and its exp
+// was an ulp from exp_approx's std::fma on 1 float in 225.
+inline Batch fused(Batch a, Batch b, Batch c) {
+#if defined(__AVX512F__)
+  if constexpr (kLanes == 16) return _mm512_fmadd_ps(a, b, c);
+#endif
+  return xsimd::fma(a, b, c);
+}
+inline Batch fused_neg(Batch a, Batch b, Batch c) {
+#if defined(__AVX512F__)
+  if constexpr (kLanes == 16) return _mm512_fnmadd_ps(a, b, c);
+#endif
+  return xsimd::fnma(a, b, c);
+}
+
 // p * 2^n for whole n in [-126, 127] (2^n a normal float, so the product is
 // p * 2^n rounded once either way: the same bits). AVX-512's vscalefps in one
 // instruction; else 2^n built in the exponent field, (n + 127) << 23.
@@ -58,15 +75,11 @@ inline Batch times_pow2(Batch p, Batch n) {
 // give the same bits (and softmax.cpp's exp_scalar, step for step).
 inline Batch exp_reduced(Batch x, Batch& n) {
   n = xsimd::nearbyint(x * Batch(kLog2e));
-  Batch r = xsimd::fnma(n, Batch(kLn2Hi), x);
-  r = xsimd::fnma(n, Batch(kLn2Lo), r);
+  Batch r = fused_neg(n, Batch(kLn2Hi), x);
+  r = fused_neg(n, Batch(kLn2Lo), r);
   Batch p = Batch(kC6);
-  p = xsimd::fma(p, r, Batch(kC5));
-  p = xsimd::fma(p, r, Batch(kC4));
-  p = xsimd::fma(p, r, Batch(kC3));
-  p = xsimd::fma(p, r, Batch(kC2));
-  p = xsimd::fma(p, r, Batch(kC1));
-  return xsimd::fma(p, r, Batch(1.0f));
+  for (float c : {kC5, kC4, kC3, kC2, kC1}) p = fused(p, r, Batch(c));
+  return fused(p, r, Batch(1.0f));
 }
 
 inline Batch exp_batch(Batch x) {
