@@ -63,7 +63,8 @@ void check_output_rows(const HeadView& hv, std::size_t i0, std::size_t n);
 // is left to check_row_sum, which the row's exponentials then reach.
 void check_score_range(const HeadView& hv, std::size_t row, float max, float min);
 
-// Scalar exp with the same polynomial, for tests.
+// exp of one float with the softmax's bits (vec_exp.h's exp_batch, one lane):
+// the digests' weights and the tests.
 float exp_approx(float x);
 
 // ---- tile products (kernels/tile_gemm.cpp) ----------------------------------

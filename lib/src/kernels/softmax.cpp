@@ -4,8 +4,6 @@
 // row, not a chain of lazy expressions.
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
-#include <cstring>
 #include <limits>
 #include <string>
 
@@ -14,30 +12,11 @@
 #include "kernels/vec_exp.h"
 
 namespace attn::kernels {
-namespace {
 
-inline float exp_scalar(float x) {
-  if (x < kUnder) return 0.0f;
-  x = std::min(x, kOver);
-  // exp_reduced's steps, each fused where it fuses them
-  const float n = std::nearbyint(x * kLog2e);
-  float r = std::fma(-n, kLn2Hi, x);
-  r = std::fma(-n, kLn2Lo, r);
-  float p = kC6;
-  for (float c : {kC5, kC4, kC3, kC2, kC1}) p = std::fma(p, r, c);
-  p = std::fma(p, r, 1.0f);
-  // p * 2^n with 2^n built in the exponent field, as times_pow2 does: n is in
-  // [-126, 127] after the clamps, so 2^n is a normal float and the product is
-  // p * 2^n rounded once, the bits of std::ldexp without its libm call.
-  const std::uint32_t bits = std::uint32_t(static_cast<int>(n) + 127) << 23;
-  float pow2;
-  std::memcpy(&pow2, &bits, sizeof pow2);
-  return p * pow2;
-}
-
-}  // namespace
-
-float exp_approx(float x) { return exp_scalar(x); }
+// The vector exp on one lane: the same bits as every softmax row by
+// construction, where a scalar copy of its steps had to be kept in step (and
+// agreed only where both were fused alike).
+float exp_approx(float x) { return exp_batch(Batch(x)).get(0); }
 
 namespace {
 

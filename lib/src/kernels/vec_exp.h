@@ -42,8 +42,8 @@ constexpr float kC1 = 1.0f, kC2 = 4.9999994040e-1f, kC3 = 1.6666430235e-1f, kC4 
 
 // a * b + c and c - a * b, each rounded once. xsimd 8.1 has no AVX-512 kernel
 // for fma: its generic a * b + c is fused only where the compiler contracts it
-// (-O2 and up), so an -O1 build (the sanitizers') rounded twice and its exp
-// was an ulp from exp_approx's std::fma on 1 float in 225.
+// (-O2 and up), so an -O1 build (the sanitizers') rounded twice: its exp was
+// an ulp from the fused one on 1 float in 225.
 inline Batch fused(Batch a, Batch b, Batch c) {
 #if defined(__AVX512F__)
   if constexpr (kLanes == 16) return _mm512_fmadd_ps(a, b, c);
@@ -72,7 +72,7 @@ inline Batch times_pow2(Batch p, Batch n) {
 // also passes lower x and zeroes what comes out): returns p and sets
 // n = round(x / ln 2), with exp(x) = p * 2^n, p the degree-6 polynomial of
 // r = x - n ln 2. Shared by exp_batch and exp_shifted, so both
-// give the same bits (and softmax.cpp's exp_scalar, step for step).
+// give the same bits (and exp_approx, exp_batch on one lane).
 inline Batch exp_reduced(Batch x, Batch& n) {
   n = xsimd::nearbyint(x * Batch(kLog2e));
   Batch r = fused_neg(n, Batch(kLn2Hi), x);
