@@ -347,14 +347,17 @@ ForwardStats forward_pass(const Weights& w, const AttentionSpec& spec, const For
   // Chunks of batch rows, one after the other through every step: the
   // projection buffers hold one chunk and are reused (forward/stages.h).
   const std::size_t chunk = detail::chunk_batch(L);
-  const std::size_t qb = kernels::kQueryBlock;
+  // Sinks that need no rows (top-k, summary) get digests of the streaming pass.
+  const DigestRequest digest_req =
+      opt.attention ? opt.attention->digest_request() : DigestRequest{};
+  // Rows per task: longer blocks for long keys, where no sink takes whole
+  // rows (maps and head means hold a block's n x T' rows per worker).
+  const bool rows_out = opt.attention && digest_req.rows;
+  const std::size_t qb = rows_out ? kernels::kQueryBlock : kernels::query_block(T, D);
   const std::size_t n_blocks = (L + qb - 1) / qb;
   const int workers = static_cast<int>(std::min<std::size_t>(threads, chunk * H * n_blocks));
   std::vector<kernels::Scratch> scratch(static_cast<std::size_t>(workers));
   std::vector<std::vector<float>> map_rows(opt.attention ? workers : 0);
-  // Sinks that need no rows (top-k, summary) get digests of the streaming pass.
-  const DigestRequest digest_req =
-      opt.attention ? opt.attention->digest_request() : DigestRequest{};
   std::vector<kernels::RowDigest> digests(opt.attention && !digest_req.rows ? workers : 0);
   if (!digest_req.key_rows.empty() && digest_req.key_rows.size() != L)
     throw Error(Exit::software, "key statistics: the sink counts " +

@@ -28,9 +28,9 @@ std::size_t warm_bytes(const Geometry& g, int threads, std::size_t L) {
   const std::size_t rows = kernels::qkv_panels_fit(1, L, g.D) ? g.q_rows() : g.qkv_rows();
   std::size_t bytes = pages(L * rows) + pages(g.Hkv * kernels::panels_floats(g.D, L)) +
                       pages(g.Hkv * kernels::panels_floats(L, g.D));
+  const std::size_t qb = kernels::query_block(L, g.D);  // streaming's rows (self-attention: T = L)
   const std::size_t per_worker = pages(kernels::linear_worker_floats(K)) +
-                                 pages(kernels::kQueryBlock * kernels::kKeyBlock) +
-                                 2 * pages(kernels::kQueryBlock * g.D);
+                                 pages(qb * kernels::kKeyBlock) + 2 * pages(qb * g.D);
   return bytes + std::size_t(kernels::resolve_threads(threads)) * per_worker;
 }
 

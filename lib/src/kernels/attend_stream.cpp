@@ -1,7 +1,8 @@
 // Streaming attention for one (batch, head, query block): online softmax
 // over key tiles, so the L x T weights never exist (FlashAttention's loop,
 // Dao et al. 2022, on the CPU). Memory per task: an n x kKeyBlock score tile
-// (128 x 512 floats = 256 KiB, stays in L2) and an n x D accumulator.
+// (128 x 512 floats = 256 KiB, stays in L2; 512 KiB for the long blocks of
+// query_block) and an n x D accumulator.
 //
 // Letters: L queries, T keys, D head size; n query rows in the block, mb keys
 // in a tile.

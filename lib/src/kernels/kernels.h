@@ -301,6 +301,16 @@ struct Scratch {
 // 128 was 3-5% slower than 256 (one head, one core).
 constexpr std::size_t kQueryBlock = 128;
 constexpr std::size_t kKeyBlock = 512;
+// Rows per task where a head's keys and values outgrow the caches (T x D of
+// 2^20 floats or more: 8 MiB of k^T and v panels), so each tile of them read
+// from L3 or memory serves twice the rows. One head at D = 128 on one core
+// (Zen 5, pairs in turns): S = 16384 causal 5.8% faster, S = 8192 3.6%; at
+// S = 2048-4096, where they stay in cache, 0.7-1.3% slower (the tile's 512
+// KiB and the block's q and acc no longer fit L2 beside k and v).
+constexpr std::size_t kLongQueryBlock = 256;
+inline std::size_t query_block(std::size_t T, std::size_t D) {
+  return T * D >= (std::size_t(1) << 20) ? kLongQueryBlock : kQueryBlock;
+}
 
 // The keys [begin, end) among the T real ones that some row of the query
 // block [i0, i0+n) may attend: padding's range, cut by causal and the sliding

@@ -15,6 +15,7 @@
 
 #include "attn/attention.h"
 #include "attn/error.h"
+#include "kernels/kernels.h"
 #include "reference.h"
 #include "test_util.h"
 
@@ -421,6 +422,31 @@ TEST_CASE("attention: S = 4096, D = 64 streaming rows agree with the row referen
       INFO("batch " << b << ": " << test::describe(d));
       CHECK(d.relative() <= kTol);
     }
+  }
+}
+
+TEST_CASE("attention: S = 8192, D = 128 (blocks of 256 query rows) agree with the row reference") {
+  // T x D = 2^20: the streaming tasks take kLongQueryBlock rows (kernels::query_block).
+  const Shape s{1, 8192, 32, 1, 128, 32};
+  REQUIRE(kernels::query_block(s.S, s.D) == kernels::kLongQueryBlock);
+  const Weights w = make_weights(s, true, true, true, 1300);
+  const Tensor x = test::random_tensor({s.B, s.S, s.C}, 1301);
+  const Mask mask = make_padding(s.B, s.S, Pad::holes);
+  const std::vector<std::size_t> rows = {0, 127, 128, 255, 256, 511, 4000, 4095, 4096, 8191};
+  const double scale = 1.0 / std::sqrt(128.0);
+  for (bool causal : {true, false}) {
+    CAPTURE(causal);
+    Tensor ctx;
+    forward(w, AttentionSpec::plain(float(scale), causal), x, &mask, ctx, ForwardOptions{});
+    const ref::Result want =
+        ref::attention_rows(ref::from_weights(w), x, &mask, scale, causal, 0, rows);
+    Tensor got({rows.size(), s.O});
+    for (std::size_t t = 0; t < rows.size(); ++t)
+      std::copy(ctx.data.begin() + rows[t] * s.O, ctx.data.begin() + (rows[t] + 1) * s.O,
+                got.data.begin() + t * s.O);
+    const test::Diff d = test::compare(got, want.context);
+    INFO(test::describe(d));
+    CHECK(d.relative() <= kTol);
   }
 }
 

@@ -436,3 +436,78 @@ TEST_CASE("kernels: scores that overflow to -inf are an overflow, not a masked r
     }
   }
 }
+
+namespace {
+
+// Softmax(q k^T * scale) v in double for row i of one head: causal (j <= i)
+// and a sliding window of W keys (j > i - W, and j < i + W without causal).
+std::vector<double> reference_row(const std::vector<float>& q, const std::vector<float>& k,
+                                  const std::vector<float>& v, std::size_t i, std::size_t S,
+                                  std::size_t D, double scale, bool causal, std::size_t W) {
+  std::vector<double> s(S, -std::numeric_limits<double>::infinity()), y(D, 0.0);
+  double m = -std::numeric_limits<double>::infinity(), l = 0.0;
+  for (std::size_t j = 0; j < S; ++j) {
+    if ((causal && j > i) || (W && j + W <= i) || (W && !causal && j >= i + W)) continue;
+    double dot = 0.0;
+    for (std::size_t d = 0; d < D; ++d) dot += double(q[i * D + d]) * double(k[j * D + d]);
+    s[j] = dot * scale;
+    m = std::max(m, s[j]);
+  }
+  for (std::size_t j = 0; j < S; ++j) {
+    if (s[j] == -std::numeric_limits<double>::infinity()) continue;
+    const double e = std::exp(s[j] - m);
+    l += e;
+    for (std::size_t d = 0; d < D; ++d) y[d] += e * double(v[j * D + d]);
+  }
+  for (double& x : y) x /= l;
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("kernels: a query block of 256 rows gives the bits of two blocks of 128") {
+  // The forward pass takes 256 rows per task where a head's keys and values
+  // outgrow the caches (query_block): rows are independent, and without a
+  // window every block's key tiles start at key 0, so the context must not
+  // depend on the block's size. S = 1200 (three key tiles, a short last block).
+  const std::size_t D = 64, S = 1200;
+  std::vector<float> q = lcg_floats(S * D, 31), k = lcg_floats(S * D, 32),
+                     v = lcg_floats(S * D, 33);
+  for (float& x : q) x *= 4.0f;  // sharper rows: a running max that moves between tiles
+  std::vector<float> kt_packed(panels_floats(D, S)), v_packed(panels_floats(S, D));
+  const Panels kt = pack_panels(k.data(), 1, D, D, S, kt_packed.data());
+  const Panels vp = pack_panels(v.data(), D, 1, S, D, v_packed.data());
+  CHECK(query_block(S, D) == kQueryBlock);
+  CHECK(query_block(16384, 64) == kLongQueryBlock);
+  CHECK(query_block(8192, 128) == kLongQueryBlock);
+  const float scale = 0.125f;
+  for (bool causal : {true, false})
+    for (std::size_t window : {std::size_t(0), std::size_t(300)}) {
+      CAPTURE(causal);
+      CAPTURE(window);
+      std::vector<float> y_short(S * D, 7.0f), y_long(S * D, 9.0f);  // every entry written
+      Scratch sc;
+      const auto run = [&](std::size_t rows, std::vector<float>& y) {
+        for (std::size_t i0 = 0; i0 < S; i0 += rows) {
+          HeadView hv = small_head(q.data(), S, kt, vp, y.data(), S, D);
+          hv.scale = scale;
+          hv.causal = causal;
+          hv.window = window;
+          attend_stream(hv, i0, std::min(rows, S - i0), sc);
+        }
+      };
+      run(kQueryBlock, y_short);
+      run(kLongQueryBlock, y_long);
+      // With a window the blocks' key tiles start where their first row's window does.
+      if (window == 0)
+        CHECK(std::memcmp(y_short.data(), y_long.data(), S * D * sizeof(float)) == 0);
+      double worst = 0.0;
+      for (std::size_t i = 0; i < S; i += 7) {
+        const std::vector<double> want = reference_row(q, k, v, i, S, D, scale, causal, window);
+        for (std::size_t d = 0; d < D; ++d)
+          for (const auto* y : {&y_short, &y_long})
+            worst = std::max(worst, std::abs(double((*y)[i * D + d]) - want[d]));
+      }
+      CHECK(worst < 2e-6);
+    }
+}
