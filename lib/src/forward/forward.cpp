@@ -350,10 +350,11 @@ ForwardStats forward_pass(const Weights& w, const AttentionSpec& spec, const For
   // Sinks that need no rows (top-k, summary) get digests of the streaming pass.
   const DigestRequest digest_req =
       opt.attention ? opt.attention->digest_request() : DigestRequest{};
-  // Rows per task: longer blocks for long keys, where no sink takes whole
-  // rows (maps and head means hold a block's n x T' rows per worker).
-  const bool rows_out = opt.attention && digest_req.rows;
-  const std::size_t qb = rows_out ? kernels::kQueryBlock : kernels::query_block(T, D);
+  // Rows per task: longer blocks for long keys, unless a sink holds a block's
+  // n x T' rows per worker (maps, head means; --key-stats' exponentials): the
+  // run's peak memory would grow by that much again.
+  const bool holds_rows = opt.attention && (digest_req.rows || !digest_req.key_rows.empty());
+  const std::size_t qb = holds_rows ? kernels::kQueryBlock : kernels::query_block(T, D);
   const std::size_t n_blocks = (L + qb - 1) / qb;
   const int workers = static_cast<int>(std::min<std::size_t>(threads, chunk * H * n_blocks));
   std::vector<kernels::Scratch> scratch(static_cast<std::size_t>(workers));

@@ -9,7 +9,7 @@
 // row's max did not move after tile t, the factor is 1 / l_i and p_ij has the
 // bits of the maps path's exp(s - m) * (1 / l) (attend_maps.cpp); elsewhere a
 // rounding or two of it (the tests hold both paths to the float64 map
-// reductions). Costs a copy of each tile (n x 256 floats) and one read of it:
+// reductions). Costs a copy of each tile (n x kKeyBlock floats) and one read of it:
 // the block's exponentials, n x T' floats per worker (16 MiB at 32k keys), in
 // place of a second q k^T and exp over the tiles.
 //

@@ -165,7 +165,7 @@ void RowDigest::add_position_sums(std::size_t r, std::size_t j0, const float* e,
     const std::size_t k = bin_of(j <= i ? i - j : j - i);
     const std::size_t stop =
         j <= i ? std::min(end, i - distance_bin_lo(k) + 1) : std::min(end, i + distance_bin_hi(k));
-    // A tile inside one bin (every tile past distance 2 x 256) adds its sum.
+    // A tile inside one bin (every tile past distance 2 x 512) adds its sum.
     hist[k] += j == j0 && stop == end ? double(total) : sum_range(e, j - j0, stop - j0);
     j = stop;
   }

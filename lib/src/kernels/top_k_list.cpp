@@ -153,7 +153,7 @@ void top_k_list_add(const float* s, std::size_t n, std::int32_t key0, std::size_
 #if defined(__AVX512F__)
   // The threshold is the K-th as of the last 64 scores' insertions: a row's
   // first tile, whose list starts empty (every score a candidate while the
-  // K-th is -inf), then inserts about K (1 + ln(256 / K)) of its 256, not all.
+  // K-th is -inf), then inserts about K (1 + ln(512 / K)) of its 512, not all.
   // While the list is short of K, a floor from the tile itself: each of the 16 lanes' two
   // largest of its n / 16 scores are >= the least lane's second largest, so 32 >= K scores
   // are, and no score below it can be among the K largest (the list's kept ones included).
