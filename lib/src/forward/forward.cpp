@@ -351,9 +351,10 @@ ForwardStats forward_pass(const Weights& w, const AttentionSpec& spec, const For
   const DigestRequest digest_req =
       opt.attention ? opt.attention->digest_request() : DigestRequest{};
   // Rows per task: longer blocks for long keys, unless a sink holds a block's
-  // n x T' rows per worker (maps, head means; --key-stats' exponentials): the
-  // run's peak memory would grow by that much again.
-  const bool holds_rows = opt.attention && (digest_req.rows || !digest_req.key_rows.empty());
+  // n x T' rows per worker (maps, head means; --key-stats' exponentials;
+  // --save's scores): the run's peak memory would grow by that much again.
+  const bool holds_rows = (opt.attention && (digest_req.rows || !digest_req.key_rows.empty())) ||
+                          (opt.intermediates && opt.intermediates->wants_scores());
   const std::size_t qb = holds_rows ? kernels::kQueryBlock : kernels::query_block(T, D);
   const std::size_t n_blocks = (L + qb - 1) / qb;
   const int workers = static_cast<int>(std::min<std::size_t>(threads, chunk * H * n_blocks));
