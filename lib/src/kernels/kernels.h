@@ -174,6 +174,17 @@ void linear_qkv_panels(const float* x, std::size_t ldx, const MatrixRef& W, cons
 // pool sets aside per worker (forward.cpp's prefault_forward).
 std::size_t linear_worker_floats(std::size_t K);
 
+// How attn-run's own projections cut a deep W (linear.cpp's `sliced`): depths
+// past `above` run in slices of `slice`, their sums carried between slices.
+// Chosen per CPU at run time (AMD: 512 past 1024; others: 256 past 256).
+struct DepthSlicing {
+  std::size_t slice;  // inputs per slice
+  std::size_t above;  // depths past this are sliced
+};
+DepthSlicing depth_slicing();
+// Tests: run another CPU's choice on this one (not while a projection runs).
+void set_depth_slicing(DepthSlicing slicing);
+
 // Calls of linear_qkv_panels in this process so far: the tests' check that a
 // layer took the fast path (forward/project.cpp) and did not silently fall back.
 std::size_t qkv_panels_calls();

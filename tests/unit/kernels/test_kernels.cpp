@@ -312,30 +312,38 @@ TEST_CASE("kernels: linear (y = x W^T + b) matches double loops on every row and
           }
 }
 
-TEST_CASE("kernels: linear at depths cut into slices (K past 1024) matches double loops") {
-  // Past 1024 inputs the depth runs in 512-deep slices whose sums carry over
-  // (a Llama-sized layer's K = 4096): a whole number of slices, a last short
-  // one, and x rows both packed up front (M = 33) and per worker (M = 600).
-  for (std::size_t M : {33, 600})
-    for (std::size_t K : {1025, 1536, 2100})
-      for (int threads : {1, 2}) {
-        CAPTURE(M);
-        CAPTURE(K);
-        CAPTURE(threads);
-        const std::size_t N = 261, lda = K + 1;
-        const auto x = lcg_floats(M * lda, 16), W = lcg_floats(N * K, 17), b = lcg_floats(N, 18);
-        std::vector<float> y(M * N);
-        attn::linear(x.data(), lda, M, attn::MatrixRef{W.data(), N, K}, b.data(), y.data(), N,
-                     threads);
-        double worst = 0;
-        for (std::size_t i = 0; i < M; ++i)
-          for (std::size_t n = 0; n < N; ++n) {
-            double want = b[n];
-            for (std::size_t k = 0; k < K; ++k) want += double(x[i * lda + k]) * W[n * K + k];
-            worst = std::max(worst, std::fabs(y[i * N + n] - want));
-          }
-        CHECK(worst < 1e-3);
-      }
+TEST_CASE("kernels: linear at depths cut into slices matches double loops, as each CPU cuts them") {
+  // Deep W's run in depth slices whose sums carry over, cut per CPU (AMD:
+  // slices of 512 past 1024 inputs; others: 256 past 256): both ways on this
+  // machine, with a whole number of slices, a last short one, and x rows both
+  // packed up front (M = 33) and per worker (M = 600).
+  const attn::kernels::DepthSlicing mine = attn::kernels::depth_slicing();
+  for (attn::kernels::DepthSlicing cut :
+       {attn::kernels::DepthSlicing{512, 1024}, attn::kernels::DepthSlicing{256, 256}}) {
+    attn::kernels::set_depth_slicing(cut);
+    for (std::size_t M : {33, 600})
+      for (std::size_t K : {300, 768, 1025, 1536, 2100})
+        for (int threads : {1, 2}) {
+          CAPTURE(cut.slice);
+          CAPTURE(M);
+          CAPTURE(K);
+          CAPTURE(threads);
+          const std::size_t N = 261, lda = K + 1;
+          const auto x = lcg_floats(M * lda, 16), W = lcg_floats(N * K, 17), b = lcg_floats(N, 18);
+          std::vector<float> y(M * N);
+          attn::linear(x.data(), lda, M, attn::MatrixRef{W.data(), N, K}, b.data(), y.data(), N,
+                       threads);
+          double worst = 0;
+          for (std::size_t i = 0; i < M; ++i)
+            for (std::size_t n = 0; n < N; ++n) {
+              double want = b[n];
+              for (std::size_t k = 0; k < K; ++k) want += double(x[i * lda + k]) * W[n * K + k];
+              worst = std::max(worst, std::fabs(y[i * N + n] - want));
+            }
+          CHECK(worst < 1e-3);
+        }
+  }
+  attn::kernels::set_depth_slicing(mine);
 }
 
 namespace {
