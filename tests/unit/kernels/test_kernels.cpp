@@ -279,6 +279,53 @@ TEST_CASE("kernels: tile products match double loops, remainders and diagonals i
           }
 }
 
+TEST_CASE("kernels: P v cut into depth slices gives the bits of one pass") {
+  // Where the CPU's cut asks for it (Intel: depths past 256 in slices of 256),
+  // tile_gemm carries each block's sums from slice to slice: the same FMAs in
+  // the same order as one pass (AMD's cut: none below 1024). Row blocks whose
+  // causal depth ends in the first slice, in a later one, or at the tile's end.
+  const DepthSlicing mine = depth_slicing();
+  for (std::size_t n : {13, 128, 256})
+    for (std::size_t m : {257, 300, 512})
+      for (std::size_t N : {64, 80})
+        for (std::ptrdiff_t off : {std::ptrdiff_t(-3), std::ptrdiff_t(0), std::ptrdiff_t(300)})
+          for (bool diagonal : {false, true})
+            for (float beta : {0.0f, 1.0f}) {
+              CAPTURE(n);
+              CAPTURE(m);
+              CAPTURE(N);
+              CAPTURE(off);
+              CAPTURE(diagonal);
+              CAPTURE(beta);
+              const std::size_t ldp = m + 1, ldy = N + 2;
+              auto p = lcg_floats(n * ldp, 3);
+              for (std::size_t r = 0; r < n; ++r)
+                for (std::size_t j = 0; j < m; ++j)
+                  if (diagonal && std::ptrdiff_t(j) > std::ptrdiff_t(r) + off) p[r * ldp + j] = 0;
+              const auto vt = lcg_floats(N * m, 4);  // (N, m): v^T
+              std::vector<float> v_packed(panels_floats(m, N));
+              const Panels v = pack_panels(vt.data(), 1, m, m, N, v_packed.data());
+              const Diagonal diag = diagonal ? Diagonal{Diagonal::depth, off} : Diagonal{};
+              const std::vector<float> y0 = lcg_floats(n * ldy, 5);
+              std::vector<float> one_pass = y0, sliced = y0;
+              set_depth_slicing({512, 1024});
+              tile_gemm(n, N, m, 1.0f, p.data(), ldp, v, beta, one_pass.data(), ldy, diag);
+              set_depth_slicing({256, 256});
+              tile_gemm(n, N, m, 1.0f, p.data(), ldp, v, beta, sliced.data(), ldy, diag);
+              set_depth_slicing(mine);
+              CHECK(std::memcmp(one_pass.data(), sliced.data(), n * ldy * sizeof(float)) == 0);
+              double worst = 0;
+              for (std::size_t r = 0; r < n; r += 7)
+                for (std::size_t d = 0; d < N; ++d) {
+                  double want = beta * y0[r * ldy + d];
+                  for (std::size_t j = 0; j < m; ++j)
+                    want += double(p[r * ldp + j]) * vt[d * m + j];
+                  worst = std::max(worst, std::fabs(sliced[r * ldy + d] - want));
+                }
+              CHECK(worst < 1e-4);
+            }
+}
+
 TEST_CASE("kernels: linear (y = x W^T + b) matches double loops on every row and column") {
   // Rows around the panels (16/32 wide) and the task blocks (128 rows of x,
   // 256 rows of W), W rows not a multiple of the 6/8-row blocks, wide strides.
