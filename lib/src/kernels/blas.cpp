@@ -37,9 +37,13 @@ std::string blas_info() {
     const char* config = openblas_get_config();
     return config ? config : "unknown BLAS";
   }
+  // The depth slices chosen for this CPU (kernels.h depth_slicing), so a
+  // report of a slow machine says which cut it ran.
+  const kernels::DepthSlicing cut = kernels::depth_slicing();
   return std::string("not used: attn-run's own GEMM kernels (") +
          kernels::micro::Batch::arch_type::name() + ", " + std::to_string(kernels::micro::kLanes) +
-         " float lanes)";
+         " float lanes; depths past " + std::to_string(cut.above) + " in slices of " +
+         std::to_string(cut.slice) + ")";
 }
 
 }  // namespace attn
