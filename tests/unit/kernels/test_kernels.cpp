@@ -326,6 +326,40 @@ TEST_CASE("kernels: P v cut into depth slices gives the bits of one pass") {
             }
 }
 
+TEST_CASE("kernels: scores over a head dimension past 256 cut into slices give one pass's bits") {
+  // q k^T with D = 300 or 512 (past Intel's cut): sliced depths, with the causal
+  // diagonal's blocks wholly past it zeroed once and the others carried over.
+  const DepthSlicing mine = depth_slicing();
+  for (std::size_t D : {300, 512})
+    for (std::size_t n : {13, 128})
+      for (bool diagonal : {false, true}) {
+        CAPTURE(D);
+        CAPTURE(n);
+        CAPTURE(diagonal);
+        const std::size_t m = 96, ldc = m + 1;
+        const auto q = lcg_floats(n * D, 1), kt_all = lcg_floats(D * m, 2);
+        std::vector<float> kt_packed(panels_floats(D, m));
+        const Panels kt = pack_panels(kt_all.data(), m, 1, D, m, kt_packed.data());
+        const Diagonal diag = diagonal ? Diagonal{Diagonal::columns, -40} : Diagonal{};
+        std::vector<float> one_pass(n * ldc, 7.0f), sliced = one_pass;
+        set_depth_slicing({512, 1024});
+        tile_gemm(n, m, D, 0.5f, q.data(), D, kt, 0.0f, one_pass.data(), ldc, diag);
+        set_depth_slicing({256, 256});
+        tile_gemm(n, m, D, 0.5f, q.data(), D, kt, 0.0f, sliced.data(), ldc, diag);
+        set_depth_slicing(mine);
+        CHECK(std::memcmp(one_pass.data(), sliced.data(), n * ldc * sizeof(float)) == 0);
+        double worst = 0;
+        for (std::size_t r = 0; r < n; ++r)
+          for (std::size_t j = 0; j < m; ++j) {
+            if (diagonal && std::ptrdiff_t(j) > std::ptrdiff_t(r) - 40) continue;
+            double want = 0;
+            for (std::size_t k = 0; k < D; ++k) want += double(q[r * D + k]) * kt_all[k * m + j];
+            worst = std::max(worst, std::fabs(sliced[r * ldc + j] - 0.5 * want));
+          }
+        CHECK(worst < 1e-4);
+      }
+}
+
 TEST_CASE("kernels: linear (y = x W^T + b) matches double loops on every row and column") {
   // Rows around the panels (16/32 wide) and the task blocks (128 rows of x,
   // 256 rows of W), W rows not a multiple of the 6/8-row blocks, wide strides.
