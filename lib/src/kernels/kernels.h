@@ -174,15 +174,16 @@ void linear_qkv_panels(const float* x, std::size_t ldx, const MatrixRef& W, cons
 // pool sets aside per worker (forward.cpp's prefault_forward).
 std::size_t linear_worker_floats(std::size_t K);
 
-// How attn-run's own projections cut a deep W (linear.cpp's `sliced`): depths
-// past `above` run in slices of `slice`, their sums carried between slices.
+// How attn-run's own products cut a deep depth (the projections' W, linear.cpp's
+// `sliced`; tile_gemm's P v over a tile of keys): depths past `above` run in
+// slices of `slice`, their sums carried between slices (the same bits).
 // Chosen per CPU at run time (AMD: 512 past 1024; others: 256 past 256).
 struct DepthSlicing {
   std::size_t slice;  // inputs per slice
   std::size_t above;  // depths past this are sliced
 };
 DepthSlicing depth_slicing();
-// Tests: run another CPU's choice on this one (not while a projection runs).
+// Tests: run another CPU's choice on this one (not while a product runs).
 void set_depth_slicing(DepthSlicing slicing);
 
 // Calls of linear_qkv_panels in this process so far: the tests' check that a

@@ -58,19 +58,14 @@ std::size_t needed(std::size_t r0, std::size_t mr, std::ptrdiff_t offset, std::s
   return std::min(m, static_cast<std::size_t>(last) + 1);
 }
 
-// Per-thread buffer for gathered panels, grown on demand and reused.
-float* panel_buffer(std::size_t floats) {
-  thread_local FloatBuffer buffer;  // on 64-byte lines, as the panels it stands for
+// A per-thread buffer (on 64-byte lines) grown to at least `floats` and reused.
+float* grown(FloatBuffer& buffer, std::size_t floats) {
   if (buffer.size() < floats) buffer.resize(floats);
   return buffer.data();
 }
 
-// Per-thread buffer for a sliced product's block sums, grown on demand and reused.
-float* sums_buffer(std::size_t floats) {
-  thread_local FloatBuffer buffer;
-  if (buffer.size() < floats) buffer.resize(floats);
-  return buffer.data();
-}
+// This thread's buffers: gathered panels, and a sliced product's block sums.
+thread_local FloatBuffer gathered_panels, carried_sums;
 
 // The panel width of this build's tiles for b with N columns.
 std::size_t panel_width(std::size_t N) {
@@ -160,7 +155,7 @@ void tile_gemm(std::size_t n, std::size_t N, std::size_t K, float alpha, const f
                 static_cast<int>(b.width), beta, c, static_cast<int>(ldc));
     return;
   }
-  float* gather = b.col0 % kNR ? panel_buffer(K * kNR) : nullptr;
+  float* gather = b.col0 % kNR ? grown(gathered_panels, K * kNR) : nullptr;
   // A deep product (P v over a tile of keys) in depth slices where the CPU's
   // cut asks for them (depth_slicing: on Intel 256, so a v panel's slice, 32
   // KiB, stays in L1 across the row blocks; P v alone 1.03x faster at 512 keys). The
@@ -168,7 +163,7 @@ void tile_gemm(std::size_t n, std::size_t N, std::size_t K, float alpha, const f
   // FMAs in the same order, so the same bits as one pass.
   const DepthSlicing cut = depth_slicing();
   const std::size_t slice = K > cut.above ? cut.slice : std::max<std::size_t>(K, 1);
-  float* sums = slice < K ? sums_buffer((n + kMR - 1) / kMR * kMR * kNR) : nullptr;
+  float* sums = slice < K ? grown(carried_sums, (n + kMR - 1) / kMR * kMR * kNR) : nullptr;
   // Panel by panel (it stays in L1), the row blocks of a streaming past it.
   for (std::size_t j0 = 0; j0 < N; j0 += kNR) {
     const std::size_t cols = std::min(kNR, N - j0);
