@@ -3,6 +3,10 @@
 // pairs otherwise), with a scalar tail.
 #include "kernels/row_scan.h"
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -31,11 +35,18 @@ f8 load8(const float* p) {
 
 f8 splat(float x) { return f8{x, x, x, x, x, x, x, x}; }
 
-// The two halves of an 8-float vector as doubles.
+// The two halves of an 8-float vector as doubles. With AVX one conversion
+// per half (and one extract): GCC 12 built each half from its lanes, 11
+// operations per 8 floats, which held sum_range to 8 floats per 3 cycles.
 void widen(f8 v, d4& lo, d4& hi) {
+#if defined(__AVX__)
+  lo = d4(_mm256_cvtps_pd(_mm256_castps256_ps128(__m256(v))));
+  hi = d4(_mm256_cvtps_pd(_mm256_extractf128_ps(__m256(v), 1)));
+#else
   const f4 a = {v[0], v[1], v[2], v[3]}, b = {v[4], v[5], v[6], v[7]};
   lo = __builtin_convertvector(a, d4);
   hi = __builtin_convertvector(b, d4);
+#endif
 }
 
 bool any_lane(i8 m) {
