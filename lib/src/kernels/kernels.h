@@ -181,6 +181,7 @@ std::size_t linear_worker_floats(std::size_t K);
 struct DepthSlicing {
   std::size_t slice;  // inputs per slice
   std::size_t above;  // depths past this are sliced
+  bool cuts(std::size_t depth) const { return depth > above; }
 };
 DepthSlicing depth_slicing();
 // Tests: run another CPU's choice on this one (not while a product runs).

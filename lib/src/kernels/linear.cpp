@@ -75,7 +75,7 @@ using kernels::micro::kMR;
 using kernels::micro::kNR;
 
 // Whether a depth K runs in slices (linear_own's `sliced`).
-bool sliced_depth(std::size_t K) { return K > chosen_slicing().above; }
+bool sliced_depth(std::size_t K) { return chosen_slicing().cuts(K); }
 
 // Floats of one task's group of x panels: kPanelsPerTask panels of (K, NR).
 std::size_t group_floats(std::size_t K) { return kPanelsPerTask * K * kNR; }

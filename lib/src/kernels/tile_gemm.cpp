@@ -162,7 +162,7 @@ void tile_gemm(std::size_t n, std::size_t N, std::size_t K, float alpha, const f
   // block sums carry over in `sums` through the micro-kernel's init: the same
   // FMAs in the same order, so the same bits as one pass.
   const DepthSlicing cut = depth_slicing();
-  const std::size_t slice = K > cut.above ? cut.slice : std::max<std::size_t>(K, 1);
+  const std::size_t slice = cut.cuts(K) ? cut.slice : std::max<std::size_t>(K, 1);
   float* sums = slice < K ? grown(carried_sums, (n + kMR - 1) / kMR * kMR * kNR) : nullptr;
   // Panel by panel (it stays in L1), the row blocks of a streaming past it.
   for (std::size_t j0 = 0; j0 < N; j0 += kNR) {
