@@ -12,11 +12,15 @@
 #   3  GPT-2 cold against warm (the library called in a loop)                 bench_peers.sh
 #   5  the peers: ONNX Runtime's best GPT-2 graph and its GroupQueryAttention on the Llama
 #      layer at S = 8192 (PyTorch beside them where TORCH=1)                  bench_peers.sh
+#   with REF_BLAS=lib.so, another BLAS library's sgemm beside attn::linear on the projections'
+#      shapes (bench_blas_lib): what the best library on this machine reaches of the same peak
+#      (Debian's non-free Intel MKL: REF_BLAS=/usr/lib/x86_64-linux-gnu/libmkl_rt.so
+#      MKL_THREADING_LAYER=GNU)                                                 bench_blas_lib
 # T_peak = the run's FLOPs / the FMA peak. The figures are only comparable within one run; the
 # machine should be otherwise idle. RT=1 runs everything at real-time priority (chrt -f 10):
 # on a machine shared with builds it keeps them off the cores (they still share caches and
 # memory), which is how figures were taken beside other work; say so where you quote them.
-# Usage: [REPS=5] [LONG_S=16384] [ORT_S=8192] [TORCH=1] [RT=0] [AVX2_BUILD=dir]
+# Usage: [REPS=5] [LONG_S=16384] [ORT_S=8192] [TORCH=1] [RT=0] [AVX2_BUILD=dir] [REF_BLAS=lib.so]
 #        bench/bench_targets.sh [build dir]   (a -DATTN_BUILD_BENCH=ON build; LONG_S="" or
 #        ORT_S="" skip those parts: the long layer takes about 5 minutes)
 set -euo pipefail
@@ -71,10 +75,19 @@ if [[ -n "${AVX2_BUILD:-}" ]]; then
     "$(grep 'FMA peak' <<<"$avx2" | sed -E 's/.*: ([0-9.]+) GFLOP\/s.*/\1/')" >> "$RESULTS"
 fi
 
+if [[ -n "${REF_BLAS:-}" ]]; then
+  section "Another BLAS beside attn::linear ($REF_BLAS, $(nproc) threads)"
+  ref=$(MKL_NUM_THREADS="$(nproc)" BLIS_NUM_THREADS="$(nproc)" "$BUILD/bench/bench_blas_lib" "$REF_BLAS")
+  echo "$ref"
+  printf 'ref_blas_rate=%s\nref_own_rate=%s\n' \
+    "$(grep 'GPT-2 Q|K|V' <<<"$ref" | sed -E 's/.*library ([0-9.]+) .*/\1/')" \
+    "$(grep 'GPT-2 Q|K|V' <<<"$ref" | sed -E 's/.*attn::linear ([0-9.]+) .*/\1/')" >> "$RESULTS"
+fi
+
 if [[ -x "$BUILD/bench/bench_attend" ]] && command -v taskset >/dev/null; then core_speeds end; fi
 
 section "Targets (ratios within this run)"
-/usr/bin/python3 - "$RESULTS" "$LONG_S" "$ORT_S" <<'PYEOF'
+/usr/bin/python3 - "$RESULTS" "$LONG_S" "$ORT_S" "$(basename "${REF_BLAS:-}")" <<'PYEOF'
 import math, sys
 r = {}
 for line in open(sys.argv[1]):
@@ -107,6 +120,9 @@ rows.append(("5", "GPT-2 cold / ONNX Runtime's best", r[g + "_cold"] / r[g + "_o
 if ort_s and f"llama_{ort_s}_ort" in r:
     rows.append(("5", f"Llama layer S={ort_s} cold / ORT GroupQueryAttention", r[f"llama_{ort_s}_cold"] / r[f"llama_{ort_s}_ort"], "<=", 0.7))
 print(f"FMA peak {peak:.0f} GFLOP/s, OpenBLAS sgemm {r['blas_rate']:.0f}, own GEMM {r['own_rate']:.0f} (best of three)")
+if "ref_blas_rate" in r:
+    print(f"{sys.argv[4]}'s sgemm on GPT-2's Q|K|V: {r['ref_blas_rate']:.0f} GFLOP/s = {r['ref_blas_rate'] / peak:.3f} of the FMA peak;"
+          f" attn::linear beside it {r['ref_own_rate']:.0f} ({r['ref_own_rate'] / r['ref_blas_rate']:.2f}x)")
 print(f"{'target':<7} {'what':<52} {'ratio':>7}  {'bound':>7}  met")
 for n, what, v, op, bound in rows:
     ok = v >= bound if op == ">=" else v <= bound
