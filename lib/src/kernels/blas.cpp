@@ -40,10 +40,14 @@ std::string blas_info() {
   // The depth slices chosen for this CPU (kernels.h depth_slicing), so a
   // report of a slow machine says which cut it ran.
   const kernels::DepthSlicing cut = kernels::depth_slicing();
+  const std::string long_tasks =
+      cut.long_tasks_above == kernels::DepthSlicing::kNever
+          ? ""
+          : "; projections past " + std::to_string(cut.long_tasks_above) + " in long tasks";
   return std::string("not used: attn-run's own GEMM kernels (") +
          kernels::micro::Batch::arch_type::name() + ", " + std::to_string(kernels::micro::kLanes) +
          " float lanes; depths past " + std::to_string(cut.above) + " in slices of " +
-         std::to_string(cut.slice) + ")";
+         std::to_string(cut.slice) + long_tasks + ")";
 }
 
 }  // namespace attn

@@ -177,11 +177,17 @@ std::size_t linear_worker_floats(std::size_t K);
 // How attn-run's own products cut a deep depth (the projections' W, linear.cpp's
 // `sliced`; tile_gemm's P v over a tile of keys): depths past `above` run in
 // slices of `slice`, their sums carried between slices (the same bits).
-// Chosen per CPU at run time (AMD: 512 past 1024; others: 256 past 256).
+// Chosen per CPU at run time (AMD: 512 past 1024; others: 256 past 256, and
+// projections past 1024 deep in tasks of 8 x panels by 128 W rows).
 struct DepthSlicing {
   std::size_t slice;  // inputs per slice
   std::size_t above;  // depths past this are sliced
+  // Sliced projections deeper than this take tasks of twice the x panels and
+  // half the W rows (linear.cpp's task_shape); kNever: none do.
+  static constexpr std::size_t kNever = std::numeric_limits<std::size_t>::max();
+  std::size_t long_tasks_above = kNever;
   bool cuts(std::size_t depth) const { return depth > above; }
+  bool long_tasks(std::size_t depth) const { return depth > long_tasks_above; }
 };
 DepthSlicing depth_slicing();
 // Tests: run another CPU's choice on this one (not while a product runs).

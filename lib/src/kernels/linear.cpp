@@ -40,16 +40,6 @@ namespace {
 constexpr std::size_t kMinRowsPerSlice = 256;
 constexpr std::size_t kMinColsPerSlice = 64;
 
-// Own-kernel tasks: 4 panels of x (128 rows) by 256 rows of W, so a task
-// reuses each W row block (MR x K, in L1) over its panels (in L2). Unsliced
-// depths (not sliced_depth) take half as many W rows, so that the task's W
-// block and its panels fit L2 together (GPT-2's K = 768: 393 + 393 KB in a
-// 1 MiB L2, where 256 rows made it 786 + 393 KB). Measured on Zen 5 (a cold
-// GPT-2-small layer, 15 runs each in turns): output projection 13.1 -> 12.6
-// ms, q|k|v 37.2 -> 36.9 ms; at K = 4096 (sliced: a 512-deep slice of 256
-// rows is 512 KB) 128 rows were 1-4% slower, so sliced tasks keep 256.
-constexpr std::size_t kPanelsPerTask = 4;
-constexpr std::size_t kWRowsPerTask = 256;
 // Deep W's go in depth slices (linear_own's `sliced`), chosen per CPU at run
 // time, as measured on each (attn::linear alone, one core, and both):
 // - AMD (Zen 5, AVX-512, 2 cores, beside builds, medians of 4): depths past
@@ -65,20 +55,48 @@ constexpr std::size_t kWRowsPerTask = 256;
 //   (slices of 512) -> 154, and 125 before the first panel's prefetch of the
 //   next W rows (below). The forward pass (stage clocks, in turns): GPT-2's
 //   projections 1.08x and 1.11x faster, Llama's at S = 2048 1.20x and 1.19x.
+//   Past 1024 deep, long tasks (task_shape).
 kernels::DepthSlicing& chosen_slicing() {
-  static kernels::DepthSlicing s =
-      __builtin_cpu_is("amd") ? kernels::DepthSlicing{512, 1024} : kernels::DepthSlicing{256, 256};
+  static kernels::DepthSlicing s = __builtin_cpu_is("amd") ? kernels::DepthSlicing{512, 1024}
+                                                           : kernels::DepthSlicing{256, 256, 1024};
   return s;
+}
+
+// Whether a depth K runs in slices (linear_own's `sliced`).
+bool sliced_depth(std::size_t K) { return chosen_slicing().cuts(K); }
+
+// One own-kernel task: `panels` panels of x (NR rows each) by `w_rows` rows of W.
+struct TaskShape {
+  std::size_t panels, w_rows;
+};
+
+// 4 panels of x (128 rows) by 256 rows of W, so a task reuses each W row
+// block (MR x K, in L1) over its panels (in L2). Unsliced depths take half as
+// many W rows, so that the task's W block and its panels fit L2 together
+// (GPT-2's K = 768: 393 + 393 KB in a 1 MiB L2, where 256 rows made it 786 +
+// 393 KB). Measured on Zen 5 (a cold GPT-2-small layer, 15 runs each in
+// turns): output projection 13.1 -> 12.6 ms, q|k|v 37.2 -> 36.9 ms; at K =
+// 4096 (sliced: a 512-deep slice of 256 rows is 512 KB) 128 rows were 1-4%
+// slower, so sliced tasks keep 256.
+// Long tasks (the CPU's long_tasks_above, Intel past 1024): 8 panels by 128
+// W rows. A slice of W rows K floats apart (16 KiB at Llama's 4096) falls in
+// few of L2's sets; 128 rows stay while 8 panels meet them. Intel, one core
+// (attn::linear alone, 2048 x 4096 rows): K = 4096 120-124 -> 131-134
+// GFLOP/s, 2048 and 5120 +1-4%, 1536 the same; the Llama layer's forward pass
+// at S = 2048, stage clocks in turns (8 pairs): projections 1.029x and
+// output 1.014x faster on one thread, 1.029x and 1.016x on two.
+TaskShape task_shape(std::size_t K) {
+  const kernels::DepthSlicing& cut = chosen_slicing();
+  if (!cut.cuts(K)) return {4, 128};
+  if (cut.long_tasks(K)) return {8, 128};
+  return {4, 256};
 }
 
 using kernels::micro::kMR;
 using kernels::micro::kNR;
 
-// Whether a depth K runs in slices (linear_own's `sliced`).
-bool sliced_depth(std::size_t K) { return chosen_slicing().cuts(K); }
-
-// Floats of one task's group of x panels: kPanelsPerTask panels of (K, NR).
-std::size_t group_floats(std::size_t K) { return kPanelsPerTask * K * kNR; }
+// Floats of one task's group of x panels: task_shape(K).panels panels of (K, NR).
+std::size_t group_floats(std::size_t K) { return task_shape(K).panels * K * kNR; }
 
 // A thread's buffers for linear_own, one set for every kind of output (the
 // q | k | v projection and the output projection share them), in the warm
@@ -128,8 +146,9 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
   using kernels::micro::Batch;
   using kernels::micro::kLanes;
   const std::size_t N = W.rows, K = W.cols;
+  const TaskShape shape = task_shape(K);
   const std::size_t panels = (M + kNR - 1) / kNR;
-  const std::size_t panel_groups = (panels + kPanelsPerTask - 1) / kPanelsPerTask;
+  const std::size_t panel_groups = (panels + shape.panels - 1) / shape.panels;
   // xp[p] (K, NR): xp[p][k][j] = a[p*NR + j][k], zero past M.
   auto pack = [&](std::size_t p, float* to) {
     const std::size_t rows = std::min(kNR, M - p * kNR);  // x rows p*NR.. as columns
@@ -201,11 +220,11 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
     store.done();
   };
   const bool deep = sliced_depth(K);
-  const std::vector<std::size_t> ends = out.row_blocks(N, deep ? kWRowsPerTask : kWRowsPerTask / 2);
+  const std::vector<std::size_t> ends = out.row_blocks(N, shape.w_rows);
   const std::size_t w_blocks = ends.size();
   kernels::parallel_for(panel_groups * w_blocks, threads, [&](std::size_t task, int) {
-    const std::size_t p0 = task / w_blocks * kPanelsPerTask;
-    const std::size_t p1 = std::min(panels, p0 + kPanelsPerTask);
+    const std::size_t p0 = task / w_blocks * shape.panels;
+    const std::size_t p1 = std::min(panels, p0 + shape.panels);
     const std::size_t blk = task % w_blocks;
     const std::size_t n0 = blk ? ends[blk - 1] : 0, n1 = ends[blk];
     const float* group = xp ? xp + p0 * K * kNR : nullptr;  // panel p at group + (p - p0) K NR
@@ -409,7 +428,8 @@ void set_depth_slicing(DepthSlicing slicing) { chosen_slicing() = slicing; }
 
 std::size_t linear_worker_floats(std::size_t K) {
   if (!micro::kOwnProjections) return 0;
-  const std::size_t sums = sliced_depth(K) ? kWRowsPerTask * kPanelsPerTask * kNR : 0;
+  const TaskShape shape = task_shape(K);
+  const std::size_t sums = sliced_depth(K) ? shape.w_rows * shape.panels * kNR : 0;
   return group_floats(K) + sums;
 }
 

@@ -395,17 +395,23 @@ TEST_CASE("kernels: linear (y = x W^T + b) matches double loops on every row and
 
 TEST_CASE("kernels: linear at depths cut into slices matches double loops, as each CPU cuts them") {
   // Deep W's run in depth slices whose sums carry over, cut per CPU (AMD:
-  // slices of 512 past 1024 inputs; others: 256 past 256): both ways on this
-  // machine, with a whole number of slices, a last short one, and x rows both
-  // packed up front (M = 33) and per worker (M = 600).
+  // slices of 512 past 1024 inputs; others: 256 past 256, and past 1024 in
+  // long tasks of 8 x panels by 128 W rows): every way on this machine, with
+  // a whole number of slices, a last short one, and x rows both packed up
+  // front (M = 33) and per worker (M = 600; and 1000 in long tasks: 4 groups
+  // of 8 panels, the last of 8 rows).
+  constexpr std::size_t kLastGroupRows = 8 * 32;  // every row of the last group is checked
   const attn::kernels::DepthSlicing mine = attn::kernels::depth_slicing();
   for (attn::kernels::DepthSlicing cut :
-       {attn::kernels::DepthSlicing{512, 1024}, attn::kernels::DepthSlicing{256, 256}}) {
+       {attn::kernels::DepthSlicing{512, 1024}, attn::kernels::DepthSlicing{256, 256},
+        attn::kernels::DepthSlicing{256, 256, 1024}}) {
     attn::kernels::set_depth_slicing(cut);
-    for (std::size_t M : {33, 600})
+    for (std::size_t M : {33, 600, 1000})
       for (std::size_t K : {300, 768, 1025, 1536, 2100})
         for (int threads : {1, 2}) {
+          if (M == 1000 && !cut.long_tasks(K)) continue;  // only long tasks' groups
           CAPTURE(cut.slice);
+          CAPTURE(cut.long_tasks_above);
           CAPTURE(M);
           CAPTURE(K);
           CAPTURE(threads);
@@ -415,12 +421,14 @@ TEST_CASE("kernels: linear at depths cut into slices matches double loops, as ea
           attn::linear(x.data(), lda, M, attn::MatrixRef{W.data(), N, K}, b.data(), y.data(), N,
                        threads);
           double worst = 0;
-          for (std::size_t i = 0; i < M; ++i)
+          for (std::size_t i = 0; i < M; ++i) {
+            if (M > 600 && i % 7 != 0 && i + kLastGroupRows < M) continue;  // time: a sample
             for (std::size_t n = 0; n < N; ++n) {
               double want = b[n];
               for (std::size_t k = 0; k < K; ++k) want += double(x[i * lda + k]) * W[n * K + k];
               worst = std::max(worst, std::fabs(y[i * N + n] - want));
             }
+          }
           CHECK(worst < 1e-3);
         }
   }
