@@ -64,6 +64,18 @@ for causal in 0 1; do
   $PY bench/ort/make_graphs.py "$WORK/weights" 12 "$causal" "$WORK/graphs_$causal"
 done
 
+# attn-run -v's stage clocks: "projections P ms, attention A ms, output projection O ms" -> "P A O".
+STAGES_RE='s/.*forward pass: projections ([0-9.]+) ms, attention ([0-9.]+) ms, output projection ([0-9.]+) ms.*/\1 \2 \3/p'
+# The median of field $1 of the runs' stage clocks.
+stage_ms() { printf '%s\n' "${stages[@]}" | cut -d' ' -f"$1" | median; }
+# print_stages PEAK P_MS A_MS O_MS P_FLOPS A_FLOPS O_FLOPS: each stage against its share of T_peak.
+print_stages() {
+  awk -v peak="$1" -v p="$2" -v a="$3" -v o="$4" "BEGIN {
+    tp = ($5) / peak / 1e6; ta = ($6) / peak / 1e6; to = ($7) / peak / 1e6
+    printf \"  stages (-v, medians): projections %.1f ms (%.2f x its T_peak), attention %.1f ms (%.2f x), output projection %.1f ms (%.2f x)\\n\",
+      p, p / tp, a, a / ta, o, o / to
+  }"
+}
 # a / b to 2 decimals, or "-" where b is no figure (a peer skipped)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0) printf "%.2f", a / b; else printf "-"}'; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -100,12 +112,14 @@ print(2.0*B*S*C*3*C + 2.0*B*S*C*C + (att/2 if c else att))")
   tpeak=$(awk "BEGIN {printf \"%.1f\", $flops / ($peak * 1e9) * 1e3}")
   # Cold runs in three groups spread over the shape's other measurements, so a
   # burst from a neighbour on the shared host lands on a few of them, not all.
-  cold=()
+  cold=() stages=()
+  # -v's "forward pass:" line: each stage's wall time (projections, attention, output).
   run_cold() {
     for _ in $(seq "$1"); do
-      "$BUILD/attn-run" -q --config "$WORK/config_$causal.json" --input "$WORK/x.npy" --no-attn \
-        --threads "$THREADS" --out-dir "$WORK/out" >/dev/null
+      "$BUILD/attn-run" -v --config "$WORK/config_$causal.json" --input "$WORK/x.npy" --no-attn \
+        --threads "$THREADS" --out-dir "$WORK/out" >/dev/null 2>"$WORK/gpt2_log.txt"
       cold+=("$($PY -c "import json; print(json.load(open('$WORK/out/run.json'))['timings']['compute_ms'])")")
+      stages+=("$(sed -nE "$STAGES_RE" "$WORK/gpt2_log.txt")")
     done
   }
   run_cold $(((REPS + 2) / 3))
@@ -158,6 +172,9 @@ PYEOF
     "$(printf '%s\n' "${ort[@]}" | sort -g | head -1)" "$shape" "$torch_ms" >> "$RESULTS"
   best_ort=$(printf '%s\n' "${ort[@]}" | sort -g | head -1)
   echo "  ratios: attn cold / ORT best $(awk "BEGIN {printf \"%.2f\", $cold_ms / $best_ort}"), attn cold / PyTorch $(ratio "$cold_ms" "$torch_ms"), ORT best / 2 / T_peak $(awk "BEGIN {printf \"%.2f\", $best_ort / 2 / $tpeak}") (below 1: half ORT's time is beyond the machine); outputs agree within 1e-4"
+  # Each stage's median against its own share of T_peak (the terms of $flops above).
+  [[ -z "${stages[0]}" ]] || print_stages "$peak" "$(stage_ms 1)" "$(stage_ms 2)" "$(stage_ms 3)" \
+    "2.0 * $B * $S * 768 * 2304" "4.0 * $B * 12 * $S * $S * 64 / ($causal ? 2 : 1)" "2.0 * $B * $S * 768 * 768"
 done
 [[ -z "$SHAPES" ]] ||
   echo "(milliseconds, medians of $REPS runs; cold = a fresh attn-run process, warm = repeated calls)"
@@ -178,13 +195,12 @@ if [[ -n "$LLAMA_S" ]]; then
   tmin=$(awk "BEGIN {printf \"%.1f\", $flops / ($rate * 1e9) * 1e3}")
   tpeak=$(awk "BEGIN {printf \"%.1f\", $flops / ($peak * 1e9) * 1e3}")
   cold=() stages=()
-  # -v's "forward pass:" line: each stage's wall time (projections, attention, output).
   run_llama() {
     for _ in $(seq "$1"); do
       "$BUILD/attn-run" -v --model "$WORK/llama" --layer 0 --input "$WORK/llama/input.npy" \
         --no-attn --threads "$THREADS" --out-dir "$WORK/out_llama" >/dev/null 2>"$WORK/llama_log.txt"
       cold+=("$($PY -c "import json; print(json.load(open('$WORK/out_llama/run.json'))['timings']['compute_ms'])")")
-      stages+=("$(sed -nE 's/.*forward pass: projections ([0-9.]+) ms, attention ([0-9.]+) ms, output projection ([0-9.]+) ms.*/\1 \2 \3/p' "$WORK/llama_log.txt")")
+      stages+=("$(sed -nE "$STAGES_RE" "$WORK/llama_log.txt")")
     done
   }
   run_llama $(((REPS + 1) / 2))
@@ -246,14 +262,7 @@ PYEOF
     "$S" "$tpeak" "$S" "$ort_ms" "$S" "$torch_ms" >> "$RESULTS"
   echo "  ratios: attn cold / ORT GQA $(awk "BEGIN {printf \"%.2f\", $cold_ms / $ort_ms}"), attn cold / PyTorch $(ratio "$cold_ms" "$torch_ms"); outputs agree within 1e-4 (BF16 weights, float32 compute)"
   # Each stage's median against its own share of T_peak (the terms of $flops above).
-  stage_ms() { printf '%s\n' "${stages[@]}" | cut -d' ' -f"$1" | median; }
-  if [[ -n "${stages[0]}" ]]; then
-    awk -v S="$S" -v peak="$peak" -v p="$(stage_ms 1)" -v a="$(stage_ms 2)" -v o="$(stage_ms 3)" 'BEGIN {
-      tp = 2.0 * S * 4096 * 6144 / peak / 1e6; ta = 4.0 * 32 * S * S * 128 / 2 / peak / 1e6
-      to = 2.0 * S * 4096 * 4096 / peak / 1e6
-      printf "  stages (-v, medians): projections %.1f ms (%.2f x its T_peak), attention %.1f ms (%.2f x), output projection %.1f ms (%.2f x)\n",
-        p, p / tp, a, a / ta, o, o / to
-    }'
-  fi
+  [[ -z "${stages[0]}" ]] || print_stages "$peak" "$(stage_ms 1)" "$(stage_ms 2)" "$(stage_ms 3)" \
+    "2.0 * $S * 4096 * 6144" "4.0 * 32 * $S * $S * 128 / 2" "2.0 * $S * 4096 * 4096"
   echo "(milliseconds, medians of $REPS runs; attn cold = a fresh attn-run process, the peers warm)"
 fi
