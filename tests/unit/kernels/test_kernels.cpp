@@ -62,6 +62,35 @@ TEST_CASE("kernels: exp_shift_sum matches the scalar loop, masked entries become
   CHECK(row_max(nullptr, 0) == -std::numeric_limits<float>::infinity());
 }
 
+TEST_CASE("kernels: row_max finds the max and min wherever they lie, at every length") {
+  // Four running maxima, a whole-vector loop and a scalar tail: the extremes
+  // in each of them, at lengths around every multiple of the vector width.
+  const float inf = std::numeric_limits<float>::infinity();
+  for (std::size_t n = 1; n <= 200; ++n)
+    for (std::size_t at : {std::size_t(0), n / 3, n / 2 + 1, n - 1}) {
+      if (at >= n) continue;
+      CAPTURE(n);
+      CAPTURE(at);
+      std::vector<float> row(n);
+      for (std::size_t j = 0; j < n; ++j) row[j] = std::sin(float(j) * 0.7f) * 9.0f;
+      row[at] = 50.0f;
+      row[n - 1 - at] = n - 1 - at == at ? 50.0f : -50.0f;
+      float least = 0.0f;
+      CHECK(row_max(row.data(), n) == 50.0f);
+      CHECK(row_max(row.data(), n, least) == 50.0f);
+      CHECK(least == *std::min_element(row.begin(), row.end()));
+      row[at] = inf;  // an overflowed score is seen wherever it is
+      CHECK(row_max(row.data(), n, least) == inf);
+      row[at] = -inf;
+      row_max(row.data(), n, least);
+      CHECK(least == -inf);
+    }
+  std::vector<float> masked(100, -inf);  // a row with no allowed key
+  float least = 0.0f;
+  CHECK(row_max(masked.data(), masked.size(), least) == -inf);
+  CHECK(least == -inf);
+}
+
 TEST_CASE("kernels: exp_shifted gives exp_batch's bits for every d <= 0 and keeps NaN") {
   // Every 97th float from -0 down to -inf (about 22 million of the 2^31
   // non-positive ones: normal, subnormal, below the underflow and -inf), in
