@@ -20,26 +20,17 @@ float exp_approx(float x) { return exp_batch(Batch(x)).get(0); }
 
 namespace {
 
-// The largest and the least of a batch's lanes.
-inline float lanes_max(Batch b) {
+// The largest (kMax) or the least of a batch's lanes.
+template <bool kMax>
+inline float lanes_extreme(Batch b) {
 #if defined(__AVX512F__)
-  if constexpr (kLanes == 16) return _mm512_reduce_max_ps(b);
+  if constexpr (kLanes == 16) return kMax ? _mm512_reduce_max_ps(b) : _mm512_reduce_min_ps(b);
 #endif
   alignas(64) float lanes[kLanes];
   b.store_aligned(lanes);
-  float best = lanes[0];
-  for (float v : lanes) best = std::max(best, v);
-  return best;
-}
-inline float lanes_min(Batch b) {
-#if defined(__AVX512F__)
-  if constexpr (kLanes == 16) return _mm512_reduce_min_ps(b);
-#endif
-  alignas(64) float lanes[kLanes];
-  b.store_aligned(lanes);
-  float least = lanes[0];
-  for (float v : lanes) least = std::min(least, v);
-  return least;
+  float extreme = lanes[0];
+  for (float v : lanes) extreme = kMax ? std::max(extreme, v) : std::min(extreme, v);
+  return extreme;
 }
 
 // row_max's pass, and with kMin the row's min into *min in the same pass.
@@ -56,8 +47,8 @@ float max_and_min(const float* row, std::size_t n, float* min) {
   float least = std::numeric_limits<float>::infinity();
   std::size_t j = 0;
   if (n >= kLanes) {
-    Batch m[4], lo[4];
-    for (std::size_t a = 0; a < 4; ++a) m[a] = lo[a] = Batch::load_unaligned(row);
+    const Batch first = Batch::load_unaligned(row);
+    Batch m[4] = {first, first, first, first}, lo[4] = {first, first, first, first};
     for (j = kLanes; j + 4 * kLanes <= n; j += 4 * kLanes)
       for (std::size_t a = 0; a < 4; ++a) {
         const Batch x = Batch::load_unaligned(row + j + a * kLanes);
@@ -69,9 +60,9 @@ float max_and_min(const float* row, std::size_t n, float* min) {
       m[0] = xsimd::max(m[0], x);
       if constexpr (kMin) lo[0] = xsimd::min(lo[0], x);
     }
-    best = lanes_max(xsimd::max(xsimd::max(m[0], m[1]), xsimd::max(m[2], m[3])));
+    best = lanes_extreme<true>(xsimd::max(xsimd::max(m[0], m[1]), xsimd::max(m[2], m[3])));
     if constexpr (kMin)
-      least = lanes_min(xsimd::min(xsimd::min(lo[0], lo[1]), xsimd::min(lo[2], lo[3])));
+      least = lanes_extreme<false>(xsimd::min(xsimd::min(lo[0], lo[1]), xsimd::min(lo[2], lo[3])));
   }
   for (; j < n; ++j) {
     best = std::max(best, row[j]);
