@@ -5,10 +5,11 @@
 // The list has `width` slots, K rounded up to whole vectors of 16, the free
 // ones -inf: so slot K - 1 is the entry threshold from the start (-inf until
 // K are kept). On AVX-512 a tile's candidates (scores above the threshold
-// at its start) are found as bit masks, 16 scores a compare, and each is
-// inserted without a branch; a candidate the threshold has since passed
-// lands at slot >= K, beyond the list. Lists of K <= 64 stay in registers
-// for the tile (an insertion: two compares and two blends per 16 slots);
+// at its start) are gathered by compares and compresses, 16 scores at a
+// time, and each is inserted without a branch; a candidate the threshold has
+// since passed lands at slot >= K, beyond the list. Lists of K <= 64 stay in
+// registers for the tile (an insertion: a min and a max per 16 slots, the
+// keys blended by two compares);
 // longer ones are inserted in memory (a compare and popcount give the slot,
 // a masked shift per 16 slots makes room). The scan-and-insert loop it replaces
 // restarted its scan and mispredicted its exits once per candidate (about

@@ -164,7 +164,7 @@ TEST_CASE("top_k_list: streamed tiles keep the K largest scores, ties to the low
   std::normal_distribution<float> normal(0.0f, 3.0f);
   for (std::size_t n : {17, 256, 300, 1000, 4099}) {
     for (std::size_t K : {1, 5, 16, 32, 33, 64, 65, 100}) {
-      for (int kind = 0; kind < 4; ++kind) {
+      for (int kind = 0; kind < 5; ++kind) {
         std::vector<float> s(n);
         for (std::size_t j = 0; j < n; ++j) s[j] = normal(rng);
         if (kind == 1)  // few distinct values: ties everywhere
@@ -174,25 +174,32 @@ TEST_CASE("top_k_list: streamed tiles keep the K largest scores, ties to the low
             if (j % 7 != 3) s[j] = -INFINITY;
         if (kind == 3)  // rising scores: later tiles beat the first
           for (std::size_t j = 0; j < n; ++j) s[j] += 0.05f * float(j);
+        if (kind == 4)  // zeros of both signs, equal to every compare: ties by key
+          for (std::size_t j = 0; j < n; ++j)
+            if (j % 3 != 2) s[j] = j % 3 ? 0.0f : -0.0f;
         std::vector<std::size_t> order(n);
         std::iota(order.begin(), order.end(), 0);
         std::stable_sort(order.begin(), order.end(),
                          [&](std::size_t a, std::size_t b) { return s[a] > s[b]; });
         const std::size_t width = attn::kernels::top_k_list_width(K);
-        alignas(64) float values[112];
-        alignas(64) std::int32_t keys[112];
-        std::fill(values, values + width, -INFINITY);
-        std::fill(keys, keys + width, -1);
-        for (std::size_t j = 0; j < n; j += 256)
-          attn::kernels::top_k_list_add(s.data() + j, std::min<std::size_t>(256, n - j),
-                                        std::int32_t(j), K, width, values, keys);
-        CAPTURE(n);
-        CAPTURE(K);
-        CAPTURE(kind);
-        for (std::size_t k = 0; k < std::min(K, n); ++k) {
-          if (s[order[k]] == -INFINITY) break;  // masked keys never enter
-          CHECK(keys[k] == std::int32_t(order[k]));
-          CHECK(values[k] == s[order[k]]);
+        // Tiles of 256 and of the streaming kernel's 512, and of 100 (a row's last, short).
+        for (std::size_t tile : {100, 256, 512}) {
+          alignas(64) float values[112];
+          alignas(64) std::int32_t keys[112];
+          std::fill(values, values + width, -INFINITY);
+          std::fill(keys, keys + width, -1);
+          for (std::size_t j = 0; j < n; j += tile)
+            attn::kernels::top_k_list_add(s.data() + j, std::min(tile, n - j), std::int32_t(j), K,
+                                          width, values, keys);
+          CAPTURE(n);
+          CAPTURE(K);
+          CAPTURE(kind);
+          CAPTURE(tile);
+          for (std::size_t k = 0; k < std::min(K, n); ++k) {
+            if (s[order[k]] == -INFINITY) break;  // masked keys never enter
+            CHECK(keys[k] == std::int32_t(order[k]));
+            CHECK(values[k] == s[order[k]]);
+          }
         }
       }
     }
