@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "attn/error.h"
+#include "outputs/csv_text.h"
 
 namespace attn {
 namespace {
@@ -112,18 +113,17 @@ Tensor KeyStatsSink::result() const {
 
 std::string key_stats_csv(const Tensor& stats, const std::vector<std::size_t>& heads) {
   const std::size_t B = stats.shape[0], H = stats.shape[1], T = stats.shape[2];
-  std::string out = "batch,head,key";
-  for (const std::string& c : key_stats_column_names()) out += "," + c;
-  out += "\n";
-  char line[192];
+  std::string header = "batch,head,key";
+  for (const std::string& c : key_stats_column_names()) header += "," + c;
+  std::string out = detail::csv_table(header + "\n", B * H * T, detail::kCsvLineBytes);
+  detail::CsvLine line;
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t h = 0; h < H; ++h)
       for (std::size_t j = 0; j < T; ++j) {
         const float* v = stats.ptr() + ((b * H + h) * T + j) * 4;
         // %.9g: every float32 reads back exactly.
-        std::snprintf(line, sizeof line, "%zu,%zu,%zu,%.9g,%.9g,%.9g,%.9g\n", b, heads.at(h), j,
-                      double(v[0]), double(v[1]), double(v[2]), double(v[3]));
-        out += line;
+        line.whole((long long)b).whole((long long)heads.at(h)).whole((long long)j);
+        line.g9(v[0]).g9(v[1]).g9(v[2]).g9(v[3]).end(out);
       }
   return out;
 }

@@ -10,6 +10,7 @@
 
 #include "attn/error.h"
 #include "kernels/row_scan.h"
+#include "outputs/csv_text.h"
 
 namespace attn {
 namespace {
@@ -123,19 +124,18 @@ std::string summary_csv(const SummarySink& s, const std::vector<std::size_t>& he
                         const std::vector<std::size_t>& queries) {
   const Tensor& t = s.rows();
   const std::size_t B = t.shape[0], H = t.shape[1], L = t.shape[2];
-  std::string out = "batch,head,query";
-  for (const std::string& c : summary_column_names()) out += "," + c;
-  out += "\n";
-  char line[256];
+  std::string header = "batch,head,query";
+  for (const std::string& c : summary_column_names()) header += "," + c;
+  std::string out = detail::csv_table(header + "\n", B * H * L, detail::kCsvLineBytes);
+  detail::CsvLine line;
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t h = 0; h < H; ++h)
       for (std::size_t i = 0; i < L; ++i) {
         const float* v = t.ptr() + ((b * H + h) * L + i) * kSummaryColumns;
         // %.9g: every float32 reads back exactly.
-        std::snprintf(line, sizeof line, "%zu,%zu,%zu,%.9g,%.9g,%.9g,%.9g,%lld\n", b, heads.at(h),
-                      queries.at(i), double(v[kEntropy]), double(v[kFirstKey]), double(v[kRecent]),
-                      double(v[kMeanDist]), (long long)v[kArgmax]);
-        out += line;
+        line.whole((long long)b).whole((long long)heads.at(h)).whole((long long)queries.at(i));
+        line.g9(v[kEntropy]).g9(v[kFirstKey]).g9(v[kRecent]).g9(v[kMeanDist]);
+        line.whole((long long)v[kArgmax]).end(out);
       }
   return out;
 }

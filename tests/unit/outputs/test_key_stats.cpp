@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -154,4 +156,34 @@ TEST_CASE("key stats: a window past the rows makes every row vote; K = 1 pools n
   CHECK(differ == 0);
   // Causal: key 0 has every row's weight, the last key only the last row's.
   CHECK(t.data[0] > t.data[(S - 1) * 4]);
+}
+
+TEST_CASE("key_stats.csv: each number as printf's %zu and %.9g write it") {
+  // Floats of every magnitude and the edge values (signed zeros, subnormals, the largest and
+  // least, infinities, NaNs of both signs), in a table of 2 batches x 3 heads x 50 keys.
+  std::vector<float> values = {
+      0.0f,           -0.0f,    1.0f,     -1.0f,     0.1f, 1e-45f, -1e-40f,      1.17549435e-38f,
+      3.40282347e38f, -3.4e38f, INFINITY, -INFINITY, NAN,  -NAN,   123456789.0f, 1e7f,
+      9.99999e-5f,    1e-4f};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-44, 38);
+  while (values.size() < 2 * 3 * 50 * 4)
+    values.push_back(mantissa(rng) * std::pow(10.0f, float(exponent(rng))));
+  Tensor stats({2, 3, 50, 4}, 0.0f);
+  std::copy(values.begin(), values.end(), stats.data.begin());
+  const std::vector<std::size_t> heads = {7, 0, 123456};
+  std::string want = "batch,head,key";
+  for (const std::string& c : key_stats_column_names()) want += "," + c;
+  want += "\n";
+  char line[256];
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t h = 0; h < 3; ++h)
+      for (std::size_t j = 0; j < 50; ++j) {
+        const float* v = stats.ptr() + ((b * 3 + h) * 50 + j) * 4;
+        std::snprintf(line, sizeof line, "%zu,%zu,%zu,%.9g,%.9g,%.9g,%.9g\n", b, heads[h], j,
+                      double(v[0]), double(v[1]), double(v[2]), double(v[3]));
+        want += line;
+      }
+  CHECK(key_stats_csv(stats, heads) == want);
 }
