@@ -56,7 +56,7 @@ class CsvLine {
 inline std::string csv_table(const std::string& header, std::size_t rows, std::size_t line) {
   std::string out;
   out.reserve(header.size() + rows * line);
-  out = header;
+  out.append(header);
   return out;
 }
 

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "attn/error.h"
 #include "outputs/csv_text.h"
