@@ -260,20 +260,21 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
     }
     store.done();
   };
-  // Packed per worker: the workers go through W's blocks side by side, each
+  // With several groups the workers go through W's blocks side by side, each
   // on a group of panels of its own (a lane). The groups come in runs of one
   // per worker; in a run, each worker takes its own group's W blocks in
   // order, then helps with the others' (each task claimed once, through
   // that group's counter), then moves on to the next run. So each W block
   // comes from memory or L3 once for all the workers at about the same time,
-  // and each group is packed about once. Handed out group by group instead
-  // (both workers in one group on different W blocks) each group was packed
-  // by every worker and each W block read by one worker at a time: Zen 5, 2
-  // cores, stage clocks in turns against that: the Llama-3-8B-shaped layer's
-  // projections at S = 8192 1.024x and 1.032x faster, at S = 2048 1.018x and
-  // 1.019x; GPT-2-small's output projection 1.023-1.032x, its q | k | v the same.
-  const std::size_t lanes =
-      per_worker ? std::min(panel_groups, std::size_t(kernels::resolve_threads(threads))) : 1;
+  // and each group packed per worker is packed about once. Handed out group
+  // by group instead (both workers in one group on different W blocks) each
+  // such group was packed by every worker, and each W block was read by one
+  // worker at a time: Zen 5, 2 cores, stage clocks in turns against that: the
+  // Llama-3-8B-shaped layer's projections at S = 8192 1.024x and 1.032x
+  // faster, at S = 2048 1.018x and 1.019x; at S = 256 and 384 (two and three
+  // groups, x packed up front; W from memory) its compute 1.025x and 1.016x;
+  // GPT-2-small's output projection 1.023-1.032x, its q | k | v the same.
+  const std::size_t lanes = std::min(panel_groups, std::size_t(kernels::resolve_threads(threads)));
   if (lanes <= 1)
     return kernels::parallel_for(panel_groups * w_blocks, threads, [&](std::size_t task, int) {
       run_task(task / w_blocks, task % w_blocks);

@@ -427,15 +427,16 @@ TEST_CASE("kernels: linear at depths cut into slices matches double loops, as ea
   // slices of 512 past 1024 inputs; others: 256 past 256, and past 1024 in
   // long tasks of 8 x panels by 128 W rows): every way on this machine, with
   // a whole number of slices, a last short one, and x rows both packed up
-  // front (M = 33) and per worker (M = 600; and 1000 in long tasks: 4 groups
-  // of 8 panels, the last of 8 rows).
+  // front (M = 33: one group; M = 200: two, one per worker on two threads)
+  // and per worker (M = 600; and 1000 in long tasks: 4 groups of 8 panels,
+  // the last of 8 rows).
   constexpr std::size_t kLastGroupRows = 8 * 32;  // every row of the last group is checked
   const attn::kernels::DepthSlicing mine = attn::kernels::depth_slicing();
   for (attn::kernels::DepthSlicing cut :
        {attn::kernels::DepthSlicing{512, 1024}, attn::kernels::DepthSlicing{256, 256},
         attn::kernels::DepthSlicing{256, 256, 1024}}) {
     attn::kernels::set_depth_slicing(cut);
-    for (std::size_t M : {33, 600, 1000})
+    for (std::size_t M : {33, 200, 600, 1000})
       for (std::size_t K : {300, 768, 1025, 1536, 2100})
         for (int threads : {1, 2}) {
           if (M == 1000 && !cut.long_tasks(K)) continue;  // only long tasks' groups
