@@ -274,7 +274,8 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
   // faster, at S = 2048 1.018x and 1.019x; at S = 256 and 384 (two and three
   // groups, x packed up front; W from memory) its compute 1.025x and 1.016x;
   // GPT-2-small's output projection 1.023-1.032x, its q | k | v the same.
-  const std::size_t lanes = std::min(panel_groups, std::size_t(kernels::resolve_threads(threads)));
+  const std::size_t workers = std::size_t(kernels::resolve_threads(threads));
+  const std::size_t lanes = std::min(panel_groups, workers);
   if (lanes <= 1)
     return kernels::parallel_for(panel_groups * w_blocks, threads, [&](std::size_t task, int) {
       run_task(task / w_blocks, task % w_blocks);
@@ -282,7 +283,9 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
   const std::size_t runs = (panel_groups + lanes - 1) / lanes;
   // taken[g]: W blocks of group g handed out so far (zeros: value-initialized)
   std::unique_ptr<std::atomic<std::size_t>[]> taken(new std::atomic<std::size_t>[runs * lanes]());
-  kernels::parallel_for(lanes, threads, [&](std::size_t lane, int) {
+  // One loop a worker; with more workers than groups, several share a lane.
+  kernels::parallel_for(workers, threads, [&](std::size_t loop, int) {
+    const std::size_t lane = loop % lanes;
     for (std::size_t r = 0; r < runs; ++r) {
       const std::size_t in_run = std::min(lanes, panel_groups - r * lanes);  // the last: fewer
       for (std::size_t i = 0; i < in_run; ++i) {  // its own group first, then the others'
