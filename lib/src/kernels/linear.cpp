@@ -158,11 +158,13 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
   // Many groups of panels (long inputs): each worker packs the group of its
   // task into a buffer of its own (one group), when it moves to another
   // group; each worker keeps to a group of its own while it can (the lanes
-  // below), so each group is packed about once. No buffer as big as x, whose fresh pages the kernel
-  // would fault in and clear (perf record of a Llama-3-8B-shaped layer at S = 2048 on the AMD EPYC
-  // VM: page clearing took 5% of the compute, for 112 MB of fresh buffers of which 32 MB were x's
-  // panels). Few groups: all of x packed once before the products, into a buffer reused across
-  // calls from this thread (chunks, --input-list inputs), on huge pages.
+  // below), so each group is packed about once. No buffer as big as x,
+  // whose fresh pages the kernel would fault in and clear (perf record of a
+  // Llama-3-8B-shaped layer at S = 2048 on the AMD EPYC VM: page clearing
+  // took 5% of the compute, for 112 MB of fresh buffers of which 32 MB were
+  // x's panels). Few groups: all of x packed once before the products, into
+  // a buffer reused across calls from this thread (chunks, --input-list
+  // inputs), on huge pages.
   const bool per_worker =
       panel_groups >= 2 * static_cast<std::size_t>(kernels::resolve_threads(threads));
   const std::uint64_t call = ++linear_calls;
