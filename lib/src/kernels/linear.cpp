@@ -165,8 +165,8 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
   // x's panels). Few groups: all of x packed once before the products, into
   // a buffer reused across calls from this thread (chunks, --input-list
   // inputs), on huge pages.
-  const bool per_worker =
-      panel_groups >= 2 * static_cast<std::size_t>(kernels::resolve_threads(threads));
+  const std::size_t workers = std::size_t(kernels::resolve_threads(threads));
+  const bool per_worker = panel_groups >= 2 * workers;
   const std::uint64_t call = ++linear_calls;
   float* xp = nullptr;
   if (!per_worker) {
@@ -276,7 +276,6 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
   // faster, at S = 2048 1.018x and 1.019x; at S = 256 and 384 (two and three
   // groups, x packed up front; W from memory) its compute 1.025x and 1.016x;
   // GPT-2-small's output projection 1.023-1.032x, its q | k | v the same.
-  const std::size_t workers = std::size_t(kernels::resolve_threads(threads));
   const std::size_t lanes = std::min(panel_groups, workers);
   if (lanes <= 1)
     return kernels::parallel_for(panel_groups * w_blocks, threads, [&](std::size_t task, int) {
@@ -284,7 +283,7 @@ void linear_own(const float* a, std::size_t lda, std::size_t M, const MatrixRef&
     });
   const std::size_t runs = (panel_groups + lanes - 1) / lanes;
   // taken[g]: W blocks of group g handed out so far (zeros: value-initialized)
-  std::unique_ptr<std::atomic<std::size_t>[]> taken(new std::atomic<std::size_t>[runs * lanes]());
+  std::unique_ptr<std::atomic<std::size_t>[]> taken(new std::atomic<std::size_t>[panel_groups]());
   // One loop a worker; with more workers than groups, several share a lane.
   kernels::parallel_for(workers, threads, [&](std::size_t loop, int) {
     const std::size_t lane = loop % lanes;

@@ -14,9 +14,6 @@
 
 namespace attn::detail {
 
-// Room set aside per line: more than the tables' lines take (about 60-70 characters).
-inline constexpr std::size_t kCsvLineBytes = 96;
-
 class CsvLine {
  public:
   // A field: a whole number, or a float as %.9g writes it.
@@ -51,12 +48,14 @@ class CsvLine {
   }
 };
 
-// A table of `rows` lines of about `line` characters each, after `header`:
-// its string with room for all of them set aside once.
-inline std::string csv_table(const std::string& header, std::size_t rows, std::size_t line) {
+// A table's string holding its header line, with room for `rows` lines more
+// set aside once (96 characters a line: more than the tables' lines take,
+// about 60-70).
+inline std::string csv_table(const std::string& header, std::size_t rows) {
+  constexpr std::size_t kLineBytes = 96;
   std::string out;
-  out.reserve(header.size() + rows * line);
-  out.append(header);
+  out.reserve(header.size() + 1 + rows * kLineBytes);
+  out.append(header).push_back('\n');
   return out;
 }
 

@@ -114,7 +114,7 @@ std::string key_stats_csv(const Tensor& stats, const std::vector<std::size_t>& h
   const std::size_t B = stats.shape[0], H = stats.shape[1], T = stats.shape[2];
   std::string header = "batch,head,key";
   for (const std::string& c : key_stats_column_names()) header += "," + c;
-  std::string out = detail::csv_table(header + "\n", B * H * T, detail::kCsvLineBytes);
+  std::string out = detail::csv_table(header, B * H * T);
   detail::CsvLine line;
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t h = 0; h < H; ++h)

@@ -125,7 +125,7 @@ std::string summary_csv(const SummarySink& s, const std::vector<std::size_t>& he
   const std::size_t B = t.shape[0], H = t.shape[1], L = t.shape[2];
   std::string header = "batch,head,query";
   for (const std::string& c : summary_column_names()) header += "," + c;
-  std::string out = detail::csv_table(header + "\n", B * H * L, detail::kCsvLineBytes);
+  std::string out = detail::csv_table(header, B * H * L);
   detail::CsvLine line;
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t h = 0; h < H; ++h)
