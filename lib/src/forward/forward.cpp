@@ -355,6 +355,11 @@ ForwardStats forward_pass(const Weights& w, const AttentionSpec& spec, const For
   // --save's scores): the run's peak memory would grow by that much again.
   const bool holds_rows = (opt.attention && (digest_req.rows || !digest_req.key_rows.empty())) ||
                           (opt.intermediates && opt.intermediates->wants_scores());
+  // The scores' depth and the values' width: D each, but DeepSeek's mla pads
+  // both to one head size D = max(Dqk, Dv) (forward/mla.cpp), whose zero
+  // columns the kernels need not read.
+  const std::size_t D_qk = w.mla ? std::size_t(w.mla->spec.qk_head_dim()) : D;
+  const std::size_t D_v = w.context_width() / H;
   const std::size_t qb = holds_rows ? kernels::kQueryBlock : kernels::query_block(T, D);
   const std::size_t n_blocks = (L + qb - 1) / qb;
   const int workers = static_cast<int>(std::min<std::size_t>(threads, chunk * H * n_blocks));
@@ -424,7 +429,8 @@ ForwardStats forward_pass(const Weights& w, const AttentionSpec& spec, const For
       hv.L = L;
       hv.T = T;
       hv.T_ext = Tx;
-      hv.D = D;
+      hv.D = D_qk;
+      hv.Dv = D_v;
       hv.scale = scale;
       hv.softcap = softcap;
       hv.causal = spec.causal;
@@ -471,7 +477,8 @@ ForwardStats forward_pass(const Weights& w, const AttentionSpec& spec, const For
       hv.head = h;
       hv.check_overflow = opt.check_overflow;
       const kernels::KeySpan keys = kernels::block_keys(hv, i0, n);
-      flops[worker] += 4.0 * double(n) * double(keys.end - keys.begin + (Tx - T)) * double(D);
+      flops[worker] +=
+          2.0 * double(n) * double(keys.end - keys.begin + (Tx - T)) * double(D_qk + D_v);
 
       auto& sc = scratch[static_cast<std::size_t>(worker)];
       if (!saved_scores.empty()) {  // hook_attn_scores, before y overwrites these q rows
@@ -588,8 +595,10 @@ double forward_flops(const Weights& w, std::int64_t B, std::int64_t S, bool caus
         double(g.C) * (Rkv + Dr) + Rkv * Hd * double(m.qk_nope_head_dim + m.v_head_dim);
     proj = 2.0 * rows * (q + kv) + 2.0 * rows * double(w.context_width()) * O;
   }
-  // q k^T and P v: 2 GEMMs of S x S x D per (b, h), 2 FLOPs per multiply-add.
-  double attend = 4.0 * double(B) * double(w.H) * double(S) * double(S) * double(w.D);
+  // q k^T and P v: GEMMs of S x S x Dqk and S x S x Dv per (b, h), 2 FLOPs per multiply-add.
+  const double Dqk = w.mla ? double(w.mla->spec.qk_head_dim()) : double(w.D);
+  const double Dv = double(w.context_width()) / double(w.H);
+  double attend = 2.0 * double(B) * double(w.H) * double(S) * double(S) * (Dqk + Dv);
   if (causal) attend *= 0.5;
   return proj + attend;
 }

@@ -3,8 +3,8 @@
 // average_attn_weights=False) for n query rows at a time, so only an
 // n x T' block is ever held, then y = P v by GEMM.
 //
-// Letters: L queries, T keys, T' = T plus torch MHA's extra columns, D head
-// size; n query rows in the block.
+// Letters: L queries, T keys, T' = T plus torch MHA's extra columns, Dv v's
+// head size; n query rows in the block.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -15,11 +15,11 @@
 namespace attn::kernels {
 namespace {
 
-// y[i0:i0+n] (+)= P[:, j0:j0+len] v[j0:j0+len]   (n, D)
+// y[i0:i0+n] (+)= P[:, j0:j0+len] v[j0:j0+len]   (n, Dv)
 void weights_times_v(const HeadView& hv, std::size_t i0, std::size_t n, const float* rows,
                      std::size_t ldr, std::size_t j0, std::size_t len, float beta) {
-  tile_gemm(n, hv.D, len, 1.0f, rows + j0, ldr, hv.v.rows_from(j0), beta, hv.y + i0 * hv.ld_y,
-            hv.ld_y,
+  tile_gemm(n, hv.value_width(), len, 1.0f, rows + j0, ldr, hv.v.rows_from(j0), beta,
+            hv.y + i0 * hv.ld_y, hv.ld_y,
             hv.causal && j0 < hv.T ? causal_diagonal(Diagonal::depth, i0, j0) : Diagonal{});
 }
 
@@ -27,7 +27,7 @@ void weights_times_v(const HeadView& hv, std::size_t i0, std::size_t n, const fl
 
 std::size_t attend_maps(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& scratch,
                         float* rows /* (n, T') */) {
-  const std::size_t Tx = hv.T_ext, D = hv.D;
+  const std::size_t Tx = hv.T_ext, Dv = hv.value_width();
   const KeySpan keys = block_keys(hv, i0, n);
   const std::size_t kb = keys.begin, ke = keys.end, len = ke - kb;
   const std::size_t extra = Tx - hv.T;  // bias_kv / zero_attn columns at [T, T')
@@ -69,7 +69,7 @@ std::size_t attend_maps(const HeadView& hv, std::size_t i0, std::size_t n, Scrat
   if (extra) weights_times_v(hv, i0, n, rows, Tx, hv.T, extra, len ? 1.0f : 0.0f);
   if (!len && !extra)
     for (std::size_t r = 0; r < n; ++r)
-      std::memset(hv.y + (i0 + r) * hv.ld_y, 0, D * sizeof(float));
+      std::memset(hv.y + (i0 + r) * hv.ld_y, 0, Dv * sizeof(float));
   check_output_rows(hv, i0, n);
   return masked_rows;
 }

@@ -2,10 +2,10 @@
 // over key tiles, so the L x T weights never exist (FlashAttention's loop,
 // Dao et al. 2022, on the CPU). Memory per task: an n x kKeyBlock score tile
 // (128 x 512 floats = 256 KiB, stays in L2; 512 KiB for the long blocks of
-// query_block) and an n x D accumulator.
+// query_block) and an n x Dv accumulator.
 //
-// Letters: L queries, T keys, D head size; n query rows in the block, mb keys
-// in a tile.
+// Letters: L queries, T keys, D q's and k's head size, Dv v's; n query rows in
+// the block, mb keys in a tile.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -23,8 +23,8 @@ namespace {
 // exponentials update its row states too.
 void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::size_t j0,
                      std::size_t mb, float* tile, Scratch& sc, RowDigest* digest) {
-  const std::size_t D = hv.D;
-  float* acc = sc.acc.data();  // (n, D)
+  const std::size_t Dv = hv.value_width();
+  float* acc = sc.acc.data();  // (n, Dv)
   float* m = sc.m.data();      // (n) running max of the scores
   float* l = sc.l.data();      // (n) running sum of exp(score - m)
   const Diagonal diag =
@@ -60,7 +60,7 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
         digest ? digest->exp_tile(r, j0, row, cols, m_new) : exp_shift_sum(row, cols, m_new);
     check_row_sum(hv, i0 + r, s);
     if (factor != 1.0f) {
-      scale_row(acc + r * D, D, factor);
+      scale_row(acc + r * Dv, Dv, factor);
       l[r] *= factor;
     }
     l[r] += s;
@@ -68,18 +68,18 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
   }
   // --key-stats: the tile's exponentials, for the column sums once the rows are final.
   if (whole_rows) digest->key_sums.record(j0, mb, tile, m);
-  // acc += P v[j0:j0+mb]   (n, D); under causal P is 0 past the diagonal.
-  tile_gemm(n, D, mb, 1.0f, tile, mb, hv.v.rows_from(j0), 1.0f, acc, D, diag);
+  // acc += P v[j0:j0+mb]   (n, Dv); under causal P is 0 past the diagonal.
+  tile_gemm(n, Dv, mb, 1.0f, tile, mb, hv.v.rows_from(j0), 1.0f, acc, Dv, diag);
 }
 
 }  // namespace
 
 std::size_t attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scratch& sc,
                           RowDigest* digest) {
-  const std::size_t D = hv.D;
+  const std::size_t Dv = hv.value_width();
   const KeySpan keys = block_keys(hv, i0, n);
 
-  sc.acc.assign(n * D, 0.0f);
+  sc.acc.assign(n * Dv, 0.0f);
   // A sink joins every row as one more logit: the running max and sum start
   // from it (exp(sink - sink) = 1), so rows sum to less than 1 (gpt-oss).
   sc.m.assign(n, hv.has_sink ? hv.sink : kNegInf);
@@ -113,9 +113,9 @@ std::size_t attend_stream(const HeadView& hv, std::size_t i0, std::size_t n, Scr
     float* y = hv.y + (i0 + r) * hv.ld_y;
     if (sc.allowed[r]) {
       const float inv = 1.0f / sc.l[r];
-      for (std::size_t d = 0; d < D; ++d) y[d] = sc.acc[r * D + d] * inv;
+      for (std::size_t d = 0; d < Dv; ++d) y[d] = sc.acc[r * Dv + d] * inv;
     } else {
-      std::memset(y, 0, D * sizeof(float));
+      std::memset(y, 0, Dv * sizeof(float));
       ++masked_rows;
     }
   }

@@ -242,11 +242,15 @@ struct HeadView {
   const float* q = nullptr;  // (L, D), stride ld_q; row i at q + (i - q_row0) * ld_q
   std::size_t q_row0 = 0;    // 0, or a query block's first row where q holds that block alone
   Panels kt;                 // k^T (D, T'): key j in column j
-  Panels v;                  // (T', D)
-  float* y = nullptr;        // (L, D), stride ld_y; may alias q (each task reads
+  Panels v;                  // (T', Dv)
+  float* y = nullptr;        // (L, Dv), stride ld_y; may alias q (each task reads
                              // its q rows before writing the same y rows)
   std::size_t ld_q = 0, ld_y = 0;
-  std::size_t L = 0, T = 0, T_ext = 0, D = 0;  // T_ext = T'
+  std::size_t L = 0, T = 0, T_ext = 0, D = 0;  // T_ext = T'; D: q's and k's head size
+  // v's and y's head size where it is not D (DeepSeek's mla: 128 against q.k's
+  // 192), or 0 = D. Columns past it in v's panels and in y are not read or written.
+  std::size_t Dv = 0;
+  std::size_t value_width() const { return Dv ? Dv : D; }
   float scale = 1.0f;
   float softcap = 0.0f;    // 0 = none
   bool causal = false;     // key j > query i disallowed

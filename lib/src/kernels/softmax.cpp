@@ -177,7 +177,8 @@ void check_row_sum(const HeadView& hv, std::size_t row, float sum) {
 void check_output_rows(const HeadView& hv, std::size_t i0, std::size_t n) {
   if (!hv.check_overflow) return;
   for (std::size_t r = 0; r < n; ++r)
-    if (!all_finite(hv.y + (i0 + r) * hv.ld_y, hv.D)) overflow(hv, i0 + r, "attention outputs");
+    if (!all_finite(hv.y + (i0 + r) * hv.ld_y, hv.value_width()))
+      overflow(hv, i0 + r, "attention outputs");
 }
 
 }  // namespace attn::kernels

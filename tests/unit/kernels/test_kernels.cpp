@@ -638,3 +638,72 @@ TEST_CASE("kernels: a query block of 256 rows gives the bits of two blocks of 12
       CHECK(worst < 2e-6);
     }
 }
+
+TEST_CASE("kernels: scores over D_qk of q's and k's columns, context over Dv of v's (mla)") {
+  // DeepSeek's mla lays q, k and v out at one head size Db = max(Dqk, Dv),
+  // zeros past each one's own width (forward/mla.cpp). The kernels read Dqk
+  // columns of q and k and Dv of v, and write Dv of y: here NaN past those
+  // widths (a read would show) and y's other columns a sentinel. Against
+  // the zero-padded layout run at Db: the same bits in the Dv columns.
+  // S = 700: two key tiles and a short one, causal and not, both paths.
+  const std::size_t S = 700, Db = 80;
+  for (const auto& [Dqk, Dv] : {std::pair<std::size_t, std::size_t>{72, 40}, {48, 80}}) {
+    CAPTURE(Dqk);
+    CAPTURE(Dv);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> q = lcg_floats(S * Db, 41), k = lcg_floats(S * Db, 42),
+                       v = lcg_floats(S * Db, 43);
+    std::vector<float> q0 = q, k0 = k, v0 = v;  // zeros past the widths: the padded layout
+    for (std::size_t i = 0; i < S; ++i)
+      for (std::size_t d = 0; d < Db; ++d) {
+        if (d >= Dqk) q[i * Db + d] = k[i * Db + d] = nan, q0[i * Db + d] = k0[i * Db + d] = 0.0f;
+        if (d >= Dv) v[i * Db + d] = nan, v0[i * Db + d] = 0.0f;
+      }
+    std::vector<float> kt_packed(panels_floats(Db, S)), v_packed(panels_floats(S, Db));
+    std::vector<float> kt0_packed(panels_floats(Db, S)), v0_packed(panels_floats(S, Db));
+    const Panels kt = pack_panels(k.data(), 1, Db, Db, S, kt_packed.data());
+    const Panels vp = pack_panels(v.data(), Db, 1, S, Db, v_packed.data());
+    const Panels kt0 = pack_panels(k0.data(), 1, Db, Db, S, kt0_packed.data());
+    const Panels vp0 = pack_panels(v0.data(), Db, 1, S, Db, v0_packed.data());
+    for (bool causal : {true, false})
+      for (bool maps : {false, true}) {
+        CAPTURE(causal);
+        CAPTURE(maps);
+        std::vector<float> y(S * Db, 5.0f), y0(S * Db, 5.0f), rows(kQueryBlock * S);
+        Scratch sc;
+        for (std::size_t i0 = 0; i0 < S; i0 += kQueryBlock) {
+          const std::size_t n = std::min(kQueryBlock, S - i0);
+          HeadView narrow = small_head(q.data(), S, kt, vp, y.data(), S, Dqk);
+          narrow.ld_q = narrow.ld_y = Db;
+          narrow.Dv = Dv;
+          HeadView padded = small_head(q0.data(), S, kt0, vp0, y0.data(), S, Db);
+          for (HeadView* hv : {&narrow, &padded}) {
+            hv->scale = 0.125f;
+            hv->causal = causal;
+            if (maps)
+              attend_maps(*hv, i0, n, sc, rows.data());
+            else
+              attend_stream(*hv, i0, n, sc);
+          }
+        }
+        std::size_t differ = 0, touched = 0;
+        for (std::size_t i = 0; i < S; ++i)
+          for (std::size_t d = 0; d < Db; ++d) {
+            const float got = y[i * Db + d];
+            if (d < Dv)
+              differ += std::memcmp(&got, &y0[i * Db + d], sizeof(float)) != 0;
+            else
+              touched += got != 5.0f;
+          }
+        CHECK(differ == 0);
+        CHECK(touched == 0);
+        double worst = 0.0;
+        for (std::size_t i = 0; i < S; i += 9) {
+          const std::vector<double> want = reference_row(q0, k0, v0, i, S, Db, 0.125, causal, 0);
+          for (std::size_t d = 0; d < Dv; ++d)
+            worst = std::max(worst, std::abs(double(y[i * Db + d]) - want[d]));
+        }
+        CHECK(worst < 2e-6);
+      }
+  }
+}
