@@ -20,6 +20,9 @@ struct Geometry {
   // Key and value source widths (torch MHA's kdim, vdim); = C unless
   // given. Only torch_mha stores projections of other widths.
   std::size_t Ck = 0, Cv = 0;
+  // DeepSeek's mla: floats per query row of its latent buffers (q_lora_rank +
+  // kv_lora_rank + qk_rope_head_dim; forward/mla.cpp), 0 without mla.
+  std::size_t mla_latent = 0;
 
   std::size_t q_rows() const { return H * D; }     // also the context width H*D
   std::size_t kv_rows() const { return Hkv * D; }  // rows of k, and of v

@@ -25,23 +25,33 @@
 
 #include "attn/linear.h"
 #include "forward/stages.h"
+#include "kernels/kernels.h"
 
 namespace attn::detail {
 namespace {
+
+// One row's RMSNorm, in place.
+void norm_row(float* v, std::size_t width, const float* w, float eps) {
+  double ss = 0.0;
+  for (std::size_t d = 0; d < width; ++d) ss += double(v[d]) * double(v[d]);
+  const float inv = 1.0f / std::sqrt(static_cast<float>(ss / double(width)) + eps);
+  for (std::size_t d = 0; d < width; ++d) v[d] = w[d] * (v[d] * inv);
+}
+
+// Rows per task of the passes over rows below.
+constexpr std::size_t kRowBlock = 64;
 
 // DeepseekV3RMSNorm (eps 1e-6, the modules' default: q_a_layernorm and
 // kv_a_layernorm are built without config.rms_norm_eps), in float32 as
 // torch: x * rsqrt(mean(x^2) + eps) * w, over `width` values of each of n
 // rows at stride ld.
-void mla_rms_norm(float* x, std::size_t n, std::size_t ld, std::size_t width, const float* w) {
+void mla_rms_norm(float* x, std::size_t n, std::size_t ld, std::size_t width, const float* w,
+                  int threads) {
   constexpr float kEps = 1e-6f;
-  for (std::size_t r = 0; r < n; ++r) {
-    float* v = x + r * ld;
-    double ss = 0.0;
-    for (std::size_t d = 0; d < width; ++d) ss += double(v[d]) * double(v[d]);
-    const float inv = 1.0f / std::sqrt(static_cast<float>(ss / double(width)) + kEps);
-    for (std::size_t d = 0; d < width; ++d) v[d] = w[d] * (v[d] * inv);
-  }
+  kernels::parallel_for((n + kRowBlock - 1) / kRowBlock, threads, [&](std::size_t task, int) {
+    for (std::size_t r = task * kRowBlock; r < std::min(n, (task + 1) * kRowBlock); ++r)
+      norm_row(x + r * ld, width, w, kEps);
+  });
 }
 
 }  // namespace
@@ -62,64 +72,67 @@ void mla_project(const Weights& w, const ForwardInputs& in, std::size_t b0, std:
   p.packed = false;
   const std::size_t rows = nb * p.L;
   const float* xb = x.ptr() + b0 * p.L * C;
+  // Every product writes into buffers kept from chunk to chunk: q's latent
+  // (rows, Rq), then [latent (Rkv) | k_rot (Dr)] (rows, A); q (rows, H*D) and
+  // k | v (rows, 2*H*D), each projection at the start of its rows, laid out
+  // in place below. (Fresh vectors for them, zeroed, took 70% of the stage
+  // at S = 4096.)
+  const std::size_t A = Rkv + Dr, KV = H * (Dn + Dv);
+  float* const qa = reserve(p.latent_buf, p.latent_cap, rows * (Rq + A));
+  float* const ckv = qa + rows * Rq;
+  p.ld_q = HD;
+  p.q = reserve(p.q_buf, p.q_cap, rows * HD);
+  p.ld_kv = 2 * HD;
+  p.k = reserve(p.kv_buf, p.kv_cap, rows * 2 * HD);
+  p.v = p.k + HD;
 
-  // q (rows, H*Dqk)
-  std::vector<float> q(rows * H * Dqk);
+  // q (rows, H*Dqk), per head [nope | rope]
   if (Rq == 0) {
-    linear(xb, C, rows, MatrixRef{m.q_proj.ptr(), H * Dqk, C}, nullptr, q.data(), H * Dqk, threads);
+    linear(xb, C, rows, MatrixRef{m.q_proj.ptr(), H * Dqk, C}, nullptr, p.q, HD, threads);
     p.flops += 2.0 * double(rows) * double(C) * double(H * Dqk);
   } else {
-    std::vector<float> qa(rows * Rq);
     linear(xb, C, rows, MatrixRef{m.q_a_proj.ptr(), Rq, C},
-           m.q_a_bias.data.empty() ? nullptr : m.q_a_bias.ptr(), qa.data(), Rq, threads);
-    mla_rms_norm(qa.data(), rows, Rq, Rq, m.q_a_norm.ptr());
-    linear(qa.data(), Rq, rows, MatrixRef{m.q_b_proj.ptr(), H * Dqk, Rq}, nullptr, q.data(),
-           H * Dqk, threads);
+           m.q_a_bias.data.empty() ? nullptr : m.q_a_bias.ptr(), qa, Rq, threads);
+    mla_rms_norm(qa, rows, Rq, Rq, m.q_a_norm.ptr(), threads);
+    linear(qa, Rq, rows, MatrixRef{m.q_b_proj.ptr(), H * Dqk, Rq}, nullptr, p.q, HD, threads);
     p.flops += 2.0 * double(rows) * (double(C) * double(Rq) + double(Rq) * double(H * Dqk));
   }
-  // [latent (Rkv) | k_rot (Dr)] (rows, Rkv + Dr), then k_nope | v per head.
-  const std::size_t A = Rkv + Dr, KV = H * (Dn + Dv);
-  std::vector<float> ckv(rows * A), kv(rows * KV);
+  // [latent | k_rot] (rows, A), then k_nope | v (rows, KV), per head [k_nope | v].
   linear(xb, C, rows, MatrixRef{m.kv_a_proj.ptr(), A, C},
-         m.kv_a_bias.data.empty() ? nullptr : m.kv_a_bias.ptr(), ckv.data(), A, threads);
-  mla_rms_norm(ckv.data(), rows, A, Rkv, m.kv_a_norm.ptr());
-  linear(ckv.data(), A, rows, MatrixRef{m.kv_b_proj.ptr(), KV, Rkv}, nullptr, kv.data(), KV,
-         threads);
+         m.kv_a_bias.data.empty() ? nullptr : m.kv_a_bias.ptr(), ckv, A, threads);
+  mla_rms_norm(ckv, rows, A, Rkv, m.kv_a_norm.ptr(), threads);
+  linear(ckv, A, rows, MatrixRef{m.kv_b_proj.ptr(), KV, Rkv}, nullptr, p.k, p.ld_kv, threads);
   p.flops += 2.0 * double(rows) * (double(C) * double(A) + double(Rkv) * double(KV));
 
-  // The layout of the score kernels: q (rows, H*D); k | v (rows, 2*H*D).
-  p.ld_q = HD;
-  if (p.q_cap < rows * HD) {
-    p.q_buf = make_buffer(rows * HD);
-    p.q_cap = rows * HD;
-  }
-  p.q = p.q_buf.get();
-  p.ld_kv = 2 * HD;
-  if (p.kv_cap < rows * 2 * HD) {
-    p.kv_buf = make_buffer(rows * 2 * HD);
-    p.kv_cap = rows * 2 * HD;
-  }
-  p.k = p.kv_buf.get();
-  p.v = p.k + HD;
-  for (std::size_t r = 0; r < rows; ++r) {
-    const float* qr = q.data() + r * H * Dqk;
-    const float* k_rot = ckv.data() + r * A + Rkv;  // shared by every head
-    const float* kvr = kv.data() + r * KV;
-    float* qo = p.q + r * p.ld_q;
-    float* ko = p.k + r * p.ld_kv;
-    float* vo = p.v + r * p.ld_kv;
-    std::memset(qo, 0, HD * sizeof(float));
-    std::memset(ko, 0, 2 * HD * sizeof(float));  // k and v of the row
-    for (std::size_t h = 0; h < H; ++h) {
-      const float* qh = qr + h * Dqk;          // [nope | rope]
-      const float* kvh = kvr + h * (Dn + Dv);  // [k_nope | v]
-      std::copy(qh + Dn, qh + Dqk, qo + h * D);
-      std::copy(qh, qh + Dn, qo + h * D + Dr);
-      std::copy(k_rot, k_rot + Dr, ko + h * D);
-      std::copy(kvh, kvh + Dn, ko + h * D + Dr);
-      std::copy(kvh + Dn, kvh + Dn + Dv, vo + h * D);
+  // Each row in place, through a copy of what was projected into it.
+  kernels::parallel_for((rows + kRowBlock - 1) / kRowBlock, threads, [&](std::size_t t, int) {
+    std::vector<float> was(std::max(H * Dqk, KV));
+    for (std::size_t r = t * kRowBlock; r < std::min(rows, (t + 1) * kRowBlock); ++r) {
+      float* qo = p.q + r * p.ld_q;
+      std::copy(qo, qo + H * Dqk, was.data());
+      for (std::size_t h = 0; h < H; ++h) {
+        const float* qh = was.data() + h * Dqk;  // [nope | rope]
+        float* o = qo + h * D;                   // [rope | nope | 0]
+        std::copy(qh + Dn, qh + Dqk, o);
+        std::copy(qh, qh + Dn, o + Dr);
+        std::fill(o + Dqk, o + D, 0.0f);
+      }
+      float* ko = p.k + r * p.ld_kv;
+      float* vo = p.v + r * p.ld_kv;
+      const float* k_rot = ckv + r * A + Rkv;  // shared by every head
+      std::copy(ko, ko + KV, was.data());
+      for (std::size_t h = 0; h < H; ++h) {
+        const float* kvh = was.data() + h * (Dn + Dv);  // [k_nope | v]
+        float* k = ko + h * D;                          // [k_rot | k_nope | 0]
+        float* v = vo + h * D;                          // [v | 0]
+        std::copy(k_rot, k_rot + Dr, k);
+        std::copy(kvh, kvh + Dn, k + Dr);
+        std::fill(k + Dqk, k + D, 0.0f);
+        std::copy(kvh + Dn, kvh + Dn + Dv, v);
+        std::fill(v + Dv, v + D, 0.0f);
+      }
     }
-  }
+  });
 }
 
 }  // namespace attn::detail

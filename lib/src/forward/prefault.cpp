@@ -18,16 +18,19 @@ namespace detail {
 
 std::size_t warm_bytes(const Geometry& g, int threads, std::size_t L) {
   // One chunk of L query rows or, shorter, of kChunkRows rows, as project() asks:
-  // q rows (L, H*D) (or, off the fast path, q | k | v rows), then per KV
-  // head the panels of k^T (D, L) and of v (L, D); and each worker's buffers
-  // of the projections and its score tile, accumulator and packed query block
-  // (kernels::Scratch).
+  // q rows (L, H*D) (or, off the fast path, q | k | v rows; with mla, q rows,
+  // k | v rows and the latent rows apart), then per KV head the panels of k^T
+  // (D, L) and of v (L, D); and each worker's buffers of the projections and
+  // its score tile, accumulator and packed query block (kernels::Scratch).
   L = std::max(L, kChunkRows);
   const std::size_t K = std::max(g.C, g.q_rows());
   const auto pages = [](std::size_t floats) { return warm_block_bytes(floats * sizeof(float)); };
   const std::size_t rows = kernels::qkv_panels_fit(1, L, g.D) ? g.q_rows() : g.qkv_rows();
-  std::size_t bytes = pages(L * rows) + pages(g.Hkv * kernels::panels_floats(g.D, L)) +
-                      pages(g.Hkv * kernels::panels_floats(L, g.D));
+  std::size_t bytes =
+      g.mla_latent ? pages(L * g.q_rows()) + pages(L * 2 * g.kv_rows()) + pages(L * g.mla_latent)
+                   : pages(L * rows);
+  bytes +=
+      pages(g.Hkv * kernels::panels_floats(g.D, L)) + pages(g.Hkv * kernels::panels_floats(L, g.D));
   const std::size_t qb = kernels::query_block(L, g.D);  // streaming's rows (self-attention: T = L)
   const std::size_t per_worker = pages(kernels::linear_worker_floats(K)) +
                                  pages(qb * kernels::kKeyBlock) + 2 * pages(qb * g.D);

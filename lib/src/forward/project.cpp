@@ -20,15 +20,6 @@
 namespace attn::detail {
 namespace {
 
-// p's buffer `buf` holding at least n floats (unset), reused when it does.
-float* reserve(Buffer& buf, std::size_t& cap, std::size_t n) {
-  if (cap < n) {
-    buf = make_buffer(n);
-    cap = n;
-  }
-  return buf.get();
-}
-
 // p's q rows (n floats, H*D wide): p.q_into when given and big enough.
 float* reserve_q(Projected& p, std::size_t n) {
   return p.q_into && p.q_into_cap >= n ? p.q_into : reserve(p.q_buf, p.q_cap, n);

@@ -38,6 +38,15 @@ inline Buffer make_buffer(std::size_t n) {
   return Buffer(static_cast<float*>(alloc_warm(n * sizeof(float))), BufferFree{n * sizeof(float)});
 }
 
+// `buf` holding at least n floats (unset), reused when it does.
+inline float* reserve(Buffer& buf, std::size_t& cap, std::size_t n) {
+  if (cap < n) {
+    buf = make_buffer(n);
+    cap = n;
+  }
+  return buf.get();
+}
+
 // The projections of one chunk of batch rows [b0, b0 + B): the forward pass
 // runs chunk by chunk so its buffers stay bounded (about kChunkRows query
 // rows) and are reused, whatever the batch.
@@ -61,6 +70,9 @@ struct Projected {
   // q (B*L, H*D) and k|v (B*T', 2*Hkv*D) apart. kt_buf and v_buf hold the
   // packed panels.
   Buffer q_buf, kv_buf, kt_buf, v_buf, gate_buf;
+  // DeepSeek's mla: the latent rows of q, then of k and v (forward/mla.cpp).
+  Buffer latent_buf;
+  std::size_t latent_cap = 0;
   // When set, q rows of H*D (ld_q = H*D) go here instead of q_buf, if they fit
   // (q_into_cap floats) and the path writes them apart from k and v: the
   // context's own buffer (forward.cpp). p.q == q_into tells it was taken.
