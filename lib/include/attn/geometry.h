@@ -23,6 +23,8 @@ struct Geometry {
   // DeepSeek's mla: floats per query row of its latent buffers (q_lora_rank +
   // kv_lora_rank + qk_rope_head_dim; forward/mla.cpp), 0 without mla.
   std::size_t mla_latent = 0;
+  // The output gate's rows (B*L, H*D) beside q (Qwen3-Next; AttentionSpec::gate).
+  bool gate = false;
 
   std::size_t q_rows() const { return H * D; }     // also the context width H*D
   std::size_t kv_rows() const { return Hkv * D; }  // rows of k, and of v

@@ -197,6 +197,7 @@ Geometry geometry_of(const Config& cfg) {
   g.out_proj = cfg.out_proj;
   g.Ck = static_cast<std::size_t>(cfg.kdim ? cfg.kdim : cfg.hidden_size);
   g.Cv = static_cast<std::size_t>(cfg.vdim ? cfg.vdim : cfg.hidden_size);
+  g.gate = cfg.spec.gate;
   if (cfg.mla)
     g.mla_latent = static_cast<std::size_t>(cfg.mla->q_lora_rank + cfg.mla->kv_lora_rank +
                                             cfg.mla->qk_rope_head_dim);

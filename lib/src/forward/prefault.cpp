@@ -19,9 +19,10 @@ namespace detail {
 std::size_t warm_bytes(const Geometry& g, int threads, std::size_t L) {
   // One chunk of L query rows or, shorter, of kChunkRows rows, as project() asks:
   // q rows (L, H*D) (or, off the fast path, q | k | v rows; with mla, q rows,
-  // k | v rows and the latent rows apart), then per KV head the panels of k^T
-  // (D, L) and of v (L, D); and each worker's buffers of the projections and
-  // its score tile, accumulator and packed query block (kernels::Scratch).
+  // k | v rows and the latent rows apart), the output gate's rows (L, H*D),
+  // then per KV head the panels of k^T (D, L) and of v (L, D); and each
+  // worker's buffers of the projections and its score tile, accumulator and
+  // packed query block (kernels::Scratch).
   L = std::max(L, kChunkRows);
   const std::size_t K = std::max(g.C, g.q_rows());
   const auto pages = [](std::size_t floats) { return warm_block_bytes(floats * sizeof(float)); };
@@ -29,6 +30,7 @@ std::size_t warm_bytes(const Geometry& g, int threads, std::size_t L) {
   std::size_t bytes =
       g.mla_latent ? pages(L * g.q_rows()) + pages(L * 2 * g.kv_rows()) + pages(L * g.mla_latent)
                    : pages(L * rows);
+  if (g.gate) bytes += pages(L * g.q_rows());
   bytes +=
       pages(g.Hkv * kernels::panels_floats(g.D, L)) + pages(g.Hkv * kernels::panels_floats(L, g.D));
   const std::size_t qb = kernels::query_block(L, g.D);  // streaming's rows (self-attention: T = L)
