@@ -170,6 +170,7 @@ PYEOF
   printf 'gpt2_%s_cold=%s\ngpt2_%s_warm=%s\ngpt2_%s_tpeak=%s\ngpt2_%s_ort=%s\ngpt2_%s_torch=%s\n' \
     "$shape" "$cold_ms" "$shape" "$warm_ms" "$shape" "$tpeak" "$shape" \
     "$(printf '%s\n' "${ort[@]}" | sort -g | head -1)" "$shape" "$torch_ms" >> "$RESULTS"
+  printf 'gpt2_%s_flops=%s\n' "$shape" "$flops" >> "$RESULTS"
   best_ort=$(printf '%s\n' "${ort[@]}" | sort -g | head -1)
   echo "  ratios: attn cold / ORT best $(awk "BEGIN {printf \"%.2f\", $cold_ms / $best_ort}"), attn cold / PyTorch $(ratio "$cold_ms" "$torch_ms"), ORT best / 2 / T_peak $(awk "BEGIN {printf \"%.2f\", $best_ort / 2 / $tpeak}") (below 1: half ORT's time is beyond the machine); outputs agree within 1e-4"
   # Each stage's median against its own share of T_peak (the terms of $flops above).
@@ -260,6 +261,7 @@ PYEOF
     "$(awk "BEGIN {print $cold_ms / $tpeak}")"
   printf 'llama_%s_cold=%s\nllama_%s_tpeak=%s\nllama_%s_ort=%s\nllama_%s_torch=%s\n' "$S" "$cold_ms" \
     "$S" "$tpeak" "$S" "$ort_ms" "$S" "$torch_ms" >> "$RESULTS"
+  printf 'llama_%s_flops=%s\n' "$S" "$flops" >> "$RESULTS"
   echo "  ratios: attn cold / ORT GQA $(awk "BEGIN {printf \"%.2f\", $cold_ms / $ort_ms}"), attn cold / PyTorch $(ratio "$cold_ms" "$torch_ms"); outputs agree within 1e-4 (BF16 weights, float32 compute)"
   # Each stage's median against its own share of T_peak (the terms of $flops above).
   [[ -z "${stages[0]}" ]] || print_stages "$peak" "$(stage_ms 1)" "$(stage_ms 2)" "$(stage_ms 3)" \
