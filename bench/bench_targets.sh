@@ -52,10 +52,12 @@ section "CPU: $(lscpu | sed -n 's/^Model name: *//p') (family $(lscpu | sed -n '
 # cores differ, or the end differs from the start, has ratios that moved with the host.
 core_speeds() {
   section "Each core on cache-resident work ($1): bench_attend 64 1024 (kernel, then products alone)"
-  local c
+  local c rates
   for ((c = 0; c < $(nproc); c++)); do
-    printf 'core %d: %s\n' "$c" "$(taskset -c "$c" "$BUILD/bench/bench_attend" 64 1024 1 1 |
-      grep -o '[0-9.]* GFLOP/s' | paste -sd ' ')"
+    rates=$(taskset -c "$c" "$BUILD/bench/bench_attend" 64 1024 1 1 | grep -o '[0-9.]* GFLOP/s' |
+      paste -sd ' ')
+    printf 'core %d: %s\n' "$c" "$rates"
+    printf 'core_kernel=%s\n' "${rates%% *}" >> "$RESULTS"  # the kernel's rate, for the table
   done
 }
 if [[ -x "$BUILD/bench/bench_attend" ]] && command -v taskset >/dev/null; then core_speeds start; fi
@@ -151,6 +153,12 @@ print(f"FMA peak {peak:.0f} GFLOP/s, the best of the run's {len(every['peak'])} 
 if "ref_blas_rate" in r:
     print(f"{sys.argv[4]}'s sgemm on GPT-2's Q|K|V: {r['ref_blas_rate']:.0f} GFLOP/s = {r['ref_blas_rate'] / peak:.3f} of the FMA peak;"
           f" attn::linear beside it {r['ref_own_rate']:.0f} ({r['ref_own_rate'] / r['ref_blas_rate']:.2f}x)")
+if "core_kernel" in every:  # each core's attention kernel at the start and the end
+    cores = every["core_kernel"]
+    spread = 1 - min(cores) / max(cores)
+    print(f"each core on cache-resident work, start and end: {', '.join(f'{c:.0f}' for c in cores)} GFLOP/s"
+          + (f": {100 * spread:.0f}% apart, the host's caches and memory moved during the run (its ratios with them)"
+             if spread > 0.1 else ""))
 print(f"{'target':<7} {'what':<52} {'ratio':>7}  {'bound':>7}  met")
 for n, what, v, op, bound in rows:
     ok = v >= bound if op == ">=" else v <= bound
