@@ -67,10 +67,8 @@ void apply_input_norm(const Weights& w, const InputNormSpec& n, const float* x, 
   const float* beta = w.input_norm_bias.data.empty() ? nullptr : w.input_norm_bias.ptr();
   const float offset = static_cast<float>(n.offset);
   const float multiplier = static_cast<float>(n.multiplier);
-  const std::size_t tasks = (rows + kRowsPerTask - 1) / kRowsPerTask;
-  kernels::parallel_for(tasks, threads, [&](std::size_t t, int) {
-    const std::size_t r1 = std::min(rows, (t + 1) * kRowsPerTask);
-    for (std::size_t r = t * kRowsPerTask; r < r1; ++r)
+  kernels::parallel_row_blocks(rows, kRowsPerTask, threads, [&](std::size_t r0, std::size_t r1) {
+    for (std::size_t r = r0; r < r1; ++r)
       norm_row(n, gamma, beta, offset, multiplier, x + r * C, out + r * C, C);
   });
 }

@@ -48,9 +48,8 @@ constexpr std::size_t kRowBlock = 64;
 void mla_rms_norm(float* x, std::size_t n, std::size_t ld, std::size_t width, const float* w,
                   int threads) {
   constexpr float kEps = 1e-6f;
-  kernels::parallel_for((n + kRowBlock - 1) / kRowBlock, threads, [&](std::size_t task, int) {
-    for (std::size_t r = task * kRowBlock; r < std::min(n, (task + 1) * kRowBlock); ++r)
-      norm_row(x + r * ld, width, w, kEps);
+  kernels::parallel_row_blocks(n, kRowBlock, threads, [&](std::size_t r0, std::size_t r1) {
+    for (std::size_t r = r0; r < r1; ++r) norm_row(x + r * ld, width, w, kEps);
   });
 }
 
@@ -105,9 +104,9 @@ void mla_project(const Weights& w, const ForwardInputs& in, std::size_t b0, std:
   p.flops += 2.0 * double(rows) * (double(C) * double(A) + double(Rkv) * double(KV));
 
   // Each row in place, through a copy of what was projected into it.
-  kernels::parallel_for((rows + kRowBlock - 1) / kRowBlock, threads, [&](std::size_t t, int) {
+  kernels::parallel_row_blocks(rows, kRowBlock, threads, [&](std::size_t r0, std::size_t r1) {
     std::vector<float> was(std::max(H * Dqk, KV));
-    for (std::size_t r = t * kRowBlock; r < std::min(rows, (t + 1) * kRowBlock); ++r) {
+    for (std::size_t r = r0; r < r1; ++r) {
       float* qo = p.q + r * p.ld_q;
       std::copy(qo, qo + H * Dqk, was.data());
       for (std::size_t h = 0; h < H; ++h) {

@@ -134,8 +134,8 @@ struct PositionWork {
     const std::size_t rows = dense ? std::size_t(hi - lo) + 1 : n;
     cs.resize(rows * R);
     constexpr std::size_t kRows = 64;
-    kernels::parallel_for((rows + kRows - 1) / kRows, threads, [&](std::size_t t, int) {
-      for (std::size_t r = t * kRows; r < std::min(rows, (t + 1) * kRows); ++r) {
+    kernels::parallel_row_blocks(rows, kRows, threads, [&](std::size_t r0, std::size_t r1) {
+      for (std::size_t r = r0; r < r1; ++r) {
         float* c = cs.data() + r * R;
         if (dense) {
           rope_angles(f, lo + std::int64_t(r), c, c + R / 2);
@@ -411,9 +411,8 @@ void apply_gate(const Geometry& g, Projected& p, int threads) {
   if (!p.gate) return;
   const std::size_t HD = g.q_rows(), rows = p.B * p.L;
   constexpr std::size_t kRows = 64;
-  kernels::parallel_for((rows + kRows - 1) / kRows, threads, [&](std::size_t task, int) {
-    const std::size_t r1 = std::min(rows, (task + 1) * kRows);
-    for (std::size_t r = task * kRows; r < r1; ++r) {
+  kernels::parallel_row_blocks(rows, kRows, threads, [&](std::size_t r0, std::size_t r1) {
+    for (std::size_t r = r0; r < r1; ++r) {
       float* y = p.q + r * p.ld_q;
       const float* gate = p.gate + r * HD;
       // torch.sigmoid in float32: 1 / (1 + exp(-x))

@@ -209,6 +209,11 @@ int resolve_threads(int threads);
 void parallel_for(std::size_t n_tasks, int threads,
                   const std::function<void(std::size_t task, int worker)>& fn);
 
+// fn(r0, r1) for every block [r0, r1) of `block` rows (the last one shorter)
+// of [0, rows), a block per parallel_for task.
+void parallel_row_blocks(std::size_t rows, std::size_t block, int threads,
+                         const std::function<void(std::size_t r0, std::size_t r1)>& fn);
+
 // ---- BLAS control (kernels/blas.cpp) ----------------------------------------
 
 // c = a b^T in float64 (OpenBLAS dgemm, its own threads as set): a (M, K) ld

@@ -178,4 +178,11 @@ void parallel_for(std::size_t n_tasks, int threads, const TaskFn& fn) {
   job.rethrow();
 }
 
+void parallel_row_blocks(std::size_t rows, std::size_t block, int threads,
+                         const std::function<void(std::size_t r0, std::size_t r1)>& fn) {
+  parallel_for((rows + block - 1) / block, threads, [&](std::size_t task, int) {
+    fn(task * block, std::min(rows, (task + 1) * block));
+  });
+}
+
 }  // namespace attn::kernels
