@@ -92,10 +92,16 @@ struct Weights {
                        : MatrixRef{w_v.ptr(), g.kv_rows(), value_width()};
   }
 
-  // Columns of w_out: H*D, or H*Dv with mla.
-  std::size_t context_width() const {
-    return mla ? std::size_t(H * mla->spec.v_head_dim) : geometry().q_rows();
+  // The head sizes of the scores (q.k) and of the values: D each, or with mla
+  // Dqk and Dv, q, k and v being laid out padded to D = max(Dqk, Dv).
+  std::size_t score_head_size() const {
+    return static_cast<std::size_t>(mla ? mla->spec.qk_head_dim() : D);
   }
+  std::size_t value_head_size() const {
+    return static_cast<std::size_t>(mla ? mla->spec.v_head_dim : D);
+  }
+  // Columns of w_out: H*D, or H*Dv with mla.
+  std::size_t context_width() const { return static_cast<std::size_t>(H) * value_head_size(); }
   Geometry geometry() const {
     Geometry g;
     g.C = static_cast<std::size_t>(C);

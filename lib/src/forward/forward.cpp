@@ -355,11 +355,9 @@ ForwardStats forward_pass(const Weights& w, const AttentionSpec& spec, const For
   // --save's scores): the run's peak memory would grow by that much again.
   const bool holds_rows = (opt.attention && (digest_req.rows || !digest_req.key_rows.empty())) ||
                           (opt.intermediates && opt.intermediates->wants_scores());
-  // The scores' depth and the values' width: D each, but DeepSeek's mla pads
-  // both to one head size D = max(Dqk, Dv) (forward/mla.cpp), whose zero
-  // columns the kernels need not read.
-  const std::size_t D_qk = w.mla ? std::size_t(w.mla->spec.qk_head_dim()) : D;
-  const std::size_t D_v = w.context_width() / H;
+  // The scores' depth and the values' width: D each, but mla's zero columns
+  // past Dqk and Dv (forward/mla.cpp) need not be read.
+  const std::size_t D_qk = w.score_head_size(), D_v = w.value_head_size();
   const std::size_t qb = holds_rows ? kernels::kQueryBlock : kernels::query_block(T, D);
   const std::size_t n_blocks = (L + qb - 1) / qb;
   const int workers = static_cast<int>(std::min<std::size_t>(threads, chunk * H * n_blocks));
@@ -521,13 +519,12 @@ ForwardStats forward_pass(const Weights& w, const AttentionSpec& spec, const For
 
     // 9. out = y Wo^T + bo   (B*L, O); y is read in place from the q columns.
     float* out = context.ptr() + b0 * L * O;
-    if (w.mla && w.context_width() != HD) {
-      // mla: each head's v (and context) is Dv of the D columns: pack the
-      // heads' Dv columns to the front of the row, as o_proj reads them.
-      const std::size_t Dv = w.context_width() / H;
+    if (D_v != D) {
+      // mla: each head's context is Dv of the D columns: pack the heads' Dv
+      // columns to the front of the row, as o_proj reads them.
       for (std::size_t r = 0; r < nb * L; ++r)
         for (std::size_t h = 1; h < H; ++h)
-          std::memmove(p.q + r * p.ld_q + h * Dv, p.q + r * p.ld_q + h * D, Dv * sizeof(float));
+          std::memmove(p.q + r * p.ld_q + h * D_v, p.q + r * p.ld_q + h * D, D_v * sizeof(float));
     }
     // hook_z: each head's weighted values, as the output projection reads them.
     if (saved) saved->write_z(b0, nb, L, p.q, p.ld_q);
@@ -578,29 +575,6 @@ ForwardStats forward(const Weights& w, const AttentionSpec& spec, const Tensor& 
   in.x = &x;
   in.key_padding = key_padding;
   return forward(w, spec, in, context, opt);
-}
-
-double forward_flops(const Weights& w, std::int64_t B, std::int64_t S, bool causal) {
-  const Geometry g = w.geometry();
-  const double rows = double(B) * double(S);
-  const double HD = double(g.q_rows());
-  const double O = w.has_out_proj ? double(g.O) : 0.0;
-  double proj = 2.0 * rows * double(g.C) * double(g.qkv_rows()) + 2.0 * rows * HD * O;
-  if (w.mla) {  // forward/mla.cpp's products, then o_proj from H*Dv
-    const MlaSpec& m = w.mla->spec;
-    const double Hd = double(g.H), Dqk = double(m.qk_head_dim()), Rq = double(m.q_lora_rank);
-    const double Rkv = double(m.kv_lora_rank), Dr = double(m.qk_rope_head_dim);
-    const double q = m.q_lora_rank ? double(g.C) * Rq + Rq * Hd * Dqk : double(g.C) * Hd * Dqk;
-    const double kv =
-        double(g.C) * (Rkv + Dr) + Rkv * Hd * double(m.qk_nope_head_dim + m.v_head_dim);
-    proj = 2.0 * rows * (q + kv) + 2.0 * rows * double(w.context_width()) * O;
-  }
-  // q k^T and P v: GEMMs of S x S x Dqk and S x S x Dv per (b, h), 2 FLOPs per multiply-add.
-  const double Dqk = w.mla ? double(w.mla->spec.qk_head_dim()) : double(w.D);
-  const double Dv = double(w.context_width()) / double(w.H);
-  double attend = 2.0 * double(B) * double(w.H) * double(S) * double(S) * (Dqk + Dv);
-  if (causal) attend *= 0.5;
-  return proj + attend;
 }
 
 }  // namespace attn
