@@ -62,6 +62,19 @@ core_speeds() {
 }
 if [[ -x "$BUILD/bench/bench_attend" ]] && command -v taskset >/dev/null; then core_speeds start; fi
 
+# gemm_and_peak BUILD PREFIX: three readings of BUILD's own GEMM and FMA peak (bench_forward),
+# printed and appended to RESULTS as PREFIXown_rate and PREFIXpeak (the table takes the best).
+gemm_and_peak() {
+  local rates
+  for _ in 1 2 3; do
+    rates=$("$1/bench/bench_forward" --B 1 --S 128 --causal 1 --maps 0 --reps 1 --no-validate)
+    grep -E 'OpenBLAS|FMA peak' <<<"$rates"
+    printf '%sown_rate=%s\n%speak=%s\n' \
+      "$2" "$(grep 'OpenBLAS sgemm' <<<"$rates" | sed -E 's/.*Q\|K\|V ([0-9.]+) .*/\1/')" \
+      "$2" "$(grep 'FMA peak' <<<"$rates" | sed -E 's/.*: ([0-9.]+) GFLOP\/s.*/\1/')" >> "$RESULTS"
+  done
+}
+
 section "GPT-2-small B=4 S=1024 causal and the Llama layer at S=2048: cold, warm, peers"
 REPS="$REPS" SHAPES="4x1024x1" LLAMA_S=2048 TORCH="$TORCH" bench/bench_peers.sh "$BUILD"
 if [[ -n "$ORT_S" ]]; then
@@ -74,13 +87,7 @@ if [[ -n "$LONG_S" ]]; then
 fi
 if [[ -n "${AVX2_BUILD:-}" ]]; then
   section "The AVX2 build ($AVX2_BUILD): its own GEMM and its 8-lane FMA peak (three readings each)"
-  for _ in 1 2 3; do
-    avx2=$("$AVX2_BUILD/bench/bench_forward" --B 1 --S 128 --causal 1 --maps 0 --reps 1 --no-validate)
-    grep -E 'OpenBLAS|FMA peak' <<<"$avx2"
-    printf 'avx2_own_rate=%s\navx2_peak=%s\n' \
-      "$(grep 'OpenBLAS sgemm' <<<"$avx2" | sed -E 's/.*Q\|K\|V ([0-9.]+) .*/\1/')" \
-      "$(grep 'FMA peak' <<<"$avx2" | sed -E 's/.*: ([0-9.]+) GFLOP\/s.*/\1/')" >> "$RESULTS"
-  done
+  gemm_and_peak "$AVX2_BUILD" avx2_
 fi
 
 if [[ -n "${REF_BLAS:-}" ]]; then
@@ -95,13 +102,7 @@ fi
 if [[ -x "$BUILD/bench/bench_attend" ]] && command -v taskset >/dev/null; then core_speeds end; fi
 
 section "The FMA peak again at the end (three readings; the own GEMM beside each)"
-for _ in 1 2 3; do
-  rates=$("$BUILD/bench/bench_forward" --B 1 --S 128 --causal 1 --maps 0 --reps 1 --no-validate)
-  grep -E 'OpenBLAS|FMA peak' <<<"$rates"
-  printf 'own_rate=%s\npeak=%s\n' \
-    "$(grep 'OpenBLAS sgemm' <<<"$rates" | sed -E 's/.*Q\|K\|V ([0-9.]+) .*/\1/')" \
-    "$(grep 'FMA peak' <<<"$rates" | sed -E 's/.*: ([0-9.]+) GFLOP\/s.*/\1/')" >> "$RESULTS"
-done
+gemm_and_peak "$BUILD" ""
 
 section "Targets (ratios within this run)"
 /usr/bin/python3 - "$RESULTS" "$LONG_S" "$ORT_S" "$(basename "${REF_BLAS:-}")" <<'PYEOF'
