@@ -91,6 +91,11 @@ struct Weights {
     return fused_qkv() ? MatrixRef{w_qkv.ptr() + g.v_row0() * g.C, g.kv_rows(), g.C}
                        : MatrixRef{w_v.ptr(), g.kv_rows(), value_width()};
   }
+  // With fused_qkv, k's and v's rows of w_qkv, contiguous: (2*Hkv*D, C).
+  MatrixRef k_and_v_weights() const {
+    const Geometry g = geometry();
+    return {w_qkv.ptr() + g.k_row0() * g.C, 2 * g.kv_rows(), g.C};
+  }
 
   // The head sizes of the scores (q.k) and of the values: D each, or with mla
   // Dqk and Dv, q, k and v being laid out padded to D = max(Dqk, Dv).

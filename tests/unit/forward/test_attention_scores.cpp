@@ -813,6 +813,43 @@ TEST_CASE("fast path: a plain Llama-shaped layer (rope, GQA) takes it; what cann
   }
 }
 
+TEST_CASE("fast path: cross-attention from one source projects k and v into the panels") {
+  // kv_input (k and v from one source through the k | v rows of w_qkv): one
+  // projection of the keys into the panels per chunk, q apart; the keys'
+  // count need not be the queries'. One batch row with a partial last panel
+  // of keys, two with whole panels, GQA and key padding.
+  Case one = fast_case(1, 40, 8, 2);
+  one.cross = true;
+  one.kv_one_source = true;
+  one.T = 70;
+  one.spec.causal = false;
+  one.padding = pad_right_left(one.B, one.T, 6);
+  Case two = fast_case(2, 50, 4, 4);
+  two.cross = true;
+  two.kv_one_source = true;
+  two.T = 96;
+  two.spec.causal = false;
+  two.padding = pad_right_left(two.B, two.T, 9);
+  for (const Case* c : {&one, &two}) {
+    check_fast(*c);
+    check_fast(*c, 1);
+  }
+  // Separate key and value sources, kdim != C, or keys across a panel
+  // between batch rows: the plain path.
+  Case apart = two;
+  apart.kv_one_source = false;
+  Case kdim = one;
+  kdim.Ck = kdim.Cv = 24;
+  Case straddle = two;
+  straddle.T = 40;
+  straddle.padding = pad_right_left(straddle.B, straddle.T, 3);
+  for (const Case* c : {&apart, &kdim, &straddle}) {
+    const std::size_t before = kernels::qkv_panels_calls();
+    check_case(*c);
+    CHECK(kernels::qkv_panels_calls() == before);
+  }
+}
+
 TEST_CASE("fast path: rope, both styles, partial rotary, GQA, a partial last panel, positions") {
   for (RopeStyle style : {RopeStyle::half, RopeStyle::interleaved})
     for (std::int64_t R : {64, 32}) {
