@@ -49,9 +49,12 @@ void accumulate_tile(const HeadView& hv, std::size_t i0, std::size_t n, std::siz
     }
     sc.allowed[r] = 1;
     const float m_new = std::max(m[r], tile_max);
-    // 0 when m[r] was -inf; exp(0) = 1 exactly, without the call, where the
-    // running max stands (most tiles of a long row).
-    const float factor = m_new == m[r] ? 1.0f : std::exp(m[r] - m_new);
+    // exp(0) = 1 exactly, without the call, where the running max stands
+    // (most tiles of a long row), and 1 for a row's first allowed tile (m = -inf,
+    // l = 0: nothing summed, acc's row still 0 or a NaN that 0 would keep);
+    // 0 only for a sink of -inf.
+    const bool first = m[r] == kNegInf && l[r] == 0.0f;
+    const float factor = m_new == m[r] || first ? 1.0f : std::exp(m[r] - m_new);
     if (digest) {
       digest->scores(r, j0, row, cols, tile_max);
       if (m_new != m[r]) digest->rescale(r, m[r], m_new);

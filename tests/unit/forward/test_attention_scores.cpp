@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -199,6 +200,37 @@ TEST_CASE("attention v2: softcap, then qk_norm of scope head and all, offsets 0 
       CAPTURE(offset);
       check_case(c);
     }
+}
+
+TEST_CASE("attention v2: a sink of -inf takes no share of its head's rows") {
+  // exp(-inf - m) = 0: the head's rows as without a sink (the reference's
+  // float64 softmax), on both kernels, over several key tiles.
+  Case c;
+  c.sinks = true;
+  c.spec.sinks = true;
+  c.L = 700;
+  c.spec.causal = true;
+  Weights w = make_weights(c);
+  w.sinks.data[1] = -std::numeric_limits<float>::infinity();
+  Inputs t;
+  make_inputs(c, w, t);
+  const ref::ScoresResult want = ref::attention_with_scores(w, c.spec, t.in);
+  for (bool maps : {false, true}) {
+    CAPTURE(maps);
+    TensorSink sink(c.B, c.H, c.L);
+    ForwardOptions opt;
+    if (maps) opt.attention = &sink;
+    Tensor ctx;
+    forward(w, c.spec, t.in, ctx, opt);
+    const test::Diff d = test::compare(ctx, want.context);
+    INFO(test::describe(d));
+    CHECK(d.relative() <= kTol);
+  }
+  // Head 1's rows sum to 1 in the reference: no share went to its sink.
+  double sum = 0.0;
+  for (std::size_t j = 0; j < c.L; ++j)
+    sum += want.attention.data[((0 * c.H + 1) * c.L + 5) * c.L + j];
+  CHECK(sum == doctest::Approx(1.0).epsilon(1e-5));
 }
 
 TEST_CASE("attention v2: sinks make rows sum to less than 1, fully masked rows stay zero") {
