@@ -850,18 +850,18 @@ TEST_CASE("fast path: cross-attention from one source projects k and v into the 
   // projection of the keys into the panels per chunk, q apart; the keys'
   // count need not be the queries'. One batch row with a partial last panel
   // of keys, two with whole panels, GQA and key padding.
-  Case one = fast_case(1, 40, 8, 2);
-  one.cross = true;
-  one.kv_one_source = true;
-  one.T = 70;
-  one.spec.causal = false;
-  one.padding = pad_right_left(one.B, one.T, 6);
-  Case two = fast_case(2, 50, 4, 4);
-  two.cross = true;
-  two.kv_one_source = true;
-  two.T = 96;
-  two.spec.causal = false;
-  two.padding = pad_right_left(two.B, two.T, 9);
+  const auto cross_case = [](std::size_t B, std::size_t L, std::size_t H, std::size_t Hkv,
+                             std::size_t T, std::size_t padded) {
+    Case c = fast_case(B, L, H, Hkv);
+    c.cross = true;
+    c.kv_one_source = true;
+    c.T = T;
+    c.spec.causal = false;
+    c.padding = pad_right_left(B, T, padded);
+    return c;
+  };
+  const Case one = cross_case(1, 40, 8, 2, 70, 6);
+  const Case two = cross_case(2, 50, 4, 4, 96, 9);
   for (const Case* c : {&one, &two}) {
     check_fast(*c);
     check_fast(*c, 1);
@@ -872,9 +872,7 @@ TEST_CASE("fast path: cross-attention from one source projects k and v into the 
   apart.kv_one_source = false;
   Case kdim = one;
   kdim.Ck = kdim.Cv = 24;
-  Case straddle = two;
-  straddle.T = 40;
-  straddle.padding = pad_right_left(straddle.B, straddle.T, 3);
+  const Case straddle = cross_case(2, 50, 4, 4, 40, 3);
   for (const Case* c : {&apart, &kdim, &straddle}) {
     const std::size_t before = kernels::qkv_panels_calls();
     check_case(*c);
