@@ -872,7 +872,7 @@ TEST_CASE("fast path: cross-attention from one source projects k and v into the 
   apart.kv_one_source = false;
   Case kdim = one;
   kdim.Ck = kdim.Cv = 24;
-  const Case straddle = cross_case(2, 50, 4, 4, 40, 3);
+  Case straddle = cross_case(2, 50, 4, 4, 40, 3);
   for (const Case* c : {&apart, &kdim, &straddle}) {
     const std::size_t before = kernels::qkv_panels_calls();
     check_case(*c);
