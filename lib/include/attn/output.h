@@ -80,6 +80,7 @@ class OutputDir {
     int fd = -1;
     int direct_fd = -1;
     std::size_t data_offset = 0;
+    std::size_t data_bytes = 0;  // the array's bytes after the header
     std::string path;
   };
   StreamedFile streamed_file(int handle, bool direct) const;
@@ -103,6 +104,7 @@ class OutputDir {
     int fd = -1;                  // open while streamed writes are pending (add_streamed_npy)
     bool unsynced = false;        // written and closed, not yet fsynced (add)
     std::size_t data_offset = 0;  // header size of a streamed .npy
+    std::size_t data_bytes = 0;   // its array's bytes
     void* live = nullptr;         // its slot in the signal handler's list
   };
   std::string dir_;
@@ -135,7 +137,11 @@ class OutputDir {
 // as much CPU as the attention that made the maps) and its partial end pages
 // through the page cache. Where O_DIRECT is refused (tmpfs, some FUSE) or
 // `direct` is false, every byte goes through the page cache as
-// write_bytes_at does. Call finish() before the folder's commit.
+// write_bytes_at does. A small file (its array within one buffer's piece,
+// under 2 MiB: a short input's context) is written by write() itself
+// through the page cache, with no thread and no buffers: for one block
+// there is nothing to overlap, and they cost more than its bytes. Call
+// finish() before the folder's commit.
 class BlockWriter {
  public:
   BlockWriter(OutputDir& out, int handle, bool direct = true);

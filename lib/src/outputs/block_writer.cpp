@@ -69,6 +69,7 @@ struct BlockWriter::State {
   bool dropping = false;  // the run failed: write nothing more
   std::exception_ptr error;
   std::thread writer;
+  bool small = false;  // written by write() itself: no buffers, no writer thread
 
   void fail(const std::exception_ptr& e) {
     std::lock_guard<std::mutex> lock(m);
@@ -135,7 +136,12 @@ struct BlockWriter::State {
 };
 
 BlockWriter::BlockWriter(OutputDir& out, int handle, bool direct) : s_(std::make_unique<State>()) {
-  s_->file = out.streamed_file(handle, direct);
+  // 1,000 short inputs of an --input-list (S = 128, a 384 KiB context each):
+  // six 2 MiB buffers and a thread per file took 0.9 ms an input, a fifth of its time.
+  s_->file = out.streamed_file(handle, false);
+  s_->small = s_->file.data_bytes <= kPiece;
+  if (s_->small) return;
+  if (direct) s_->file = out.streamed_file(handle, true);
   for (std::size_t i = 0; i < kBuffers; ++i) {
     char* p = nullptr;
     try {
@@ -165,6 +171,11 @@ void BlockWriter::write(std::size_t first_byte, const void* data, std::size_t by
   const char* src = static_cast<const char*>(data);
   std::size_t off = s_->file.data_offset + first_byte;
   const std::size_t end = off + bytes;
+  if (s_->small) {  // blocks never overlap: concurrent pwrites need no lock
+    if (!State::pwrite_all(s_->file.fd, src, bytes, off))
+      throw Error(Exit::io, s_->file.path + ": write failed: " + std::strerror(errno));
+    return;
+  }
   while (off < end) {
     // A piece ends on a page boundary (or the block's end), so only the
     // block's two ends are ever partial pages.

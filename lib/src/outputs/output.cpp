@@ -222,7 +222,8 @@ int OutputDir::add_streamed_npy(const std::string& name, const std::vector<std::
   Staged& st = stage(name);
   std::string header = npy_header(shape, descr);
   st.data_offset = header.size();
-  std::size_t total = header.size() + Tensor::count(shape) * item_size;
+  st.data_bytes = Tensor::count(shape) * item_size;
+  std::size_t total = header.size() + st.data_bytes;
   // Reserve the space now so a full disk fails before the compute, not after.
   int rc = ::posix_fallocate(st.fd, 0, static_cast<off_t>(total));
   if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
@@ -264,6 +265,7 @@ OutputDir::StreamedFile OutputDir::streamed_file(int handle, bool direct) const 
   StreamedFile f;
   f.fd = st.fd;
   f.data_offset = st.data_offset;
+  f.data_bytes = st.data_bytes;
   f.path = st.final_path;
   if (direct) f.direct_fd = ::open(st.temp_path.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
   return f;
