@@ -424,6 +424,7 @@ void OutputDir::commit_deferred() {
   struct stat st {};
   if (::lstat(dir_.c_str(), &st) != 0) {  // absent: the staging folder becomes it
     if (::rename(hidden_.c_str(), dir_.c_str()) != 0) fail(Exit::io, "cannot rename into place");
+    stale_.clear();  // a new folder holds no stale file (an --input-list's 10 unlinks an input)
   } else if (S_ISDIR(st.st_mode) && replace_) {
     // An earlier result folder: swapped whole for the new one. What the
     // old one holds that this commit neither writes nor removes (a user's
@@ -458,6 +459,7 @@ void OutputDir::commit_deferred() {
     for (const std::string& name : moved)
       ::rename((old + "/" + name).c_str(), (dir_ + "/" + name).c_str());
     fs::remove_all(old, ec);
+    stale_.clear();  // the old folder's stale files stayed in it, and went with it
   } else if ((S_ISLNK(st.st_mode) && is_directory(dir_)) || (S_ISDIR(st.st_mode) && !replace_)) {
     // A folder linked elsewhere by the user, or one made meanwhile that is
     // not this commit's to replace: the files go into it one by one.
