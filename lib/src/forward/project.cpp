@@ -42,6 +42,15 @@ KeyValuePanels reserve_panels(const Geometry& g, Projected& p) {
           reserve(p.v_buf, p.v_cap, heads * v_floats), kt_floats, v_floats};
 }
 
+// p.kt and p.v_packed viewing the panels that a projection wrote into kv
+// (linear_qkv_panels: T' = T keys of every batch row).
+void view_panels(const Geometry& g, const KeyValuePanels& kv, Projected& p) {
+  for (std::size_t bg = 0; bg < p.B * g.Hkv; ++bg) {
+    p.kt[bg] = kernels::panels_view(kv.kt + bg * kv.kt_floats, g.D, p.T);
+    p.v_packed[bg] = kernels::panels_view(kv.v + bg * kv.v_floats, p.T, g.D);
+  }
+}
+
 const float* bias_at(const Weights& w, std::size_t row0) {
   return w.b_qkv.data.empty() ? nullptr : w.b_qkv.ptr() + row0;
 }
@@ -264,10 +273,7 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
         out.finish = &finish;
       }
       kernels::linear_qkv_panels(xb, C, w_qkv, bias_at(w, 0), out, threads);
-      for (std::size_t bg = 0; bg < nb * g.Hkv; ++bg) {
-        p.kt[bg] = kernels::panels_view(kv.kt + bg * kv.kt_floats, g.D, p.L);
-        p.v_packed[bg] = kernels::panels_view(kv.v + bg * kv.v_floats, p.L, g.D);
-      }
+      view_panels(g, kv, p);
       return;
     }
     // (B*L, (H+2*Hkv)*D) in one buffer, k and v rows inside it
@@ -284,22 +290,20 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
   p.q = reserve_q(p, nb * p.L * HD);
   linear(xb, C, nb * p.L, w.q_weight(), bias_at(w, g.q_row0()), p.q, HD, threads);
   const std::size_t Ck = key.shape[2], Cv = value.shape[2];
+  const bool one_source = &key == &value && w.fused_qkv();  // k | v rows of w_qkv, one GEMM
   // Cross-attention, keys and values from one source (kv_input) through the
   // k | v rows of w_qkv: one GEMM over the chunk's key rows that writes the
   // panels of k^T and v itself, as self-attention's does, with no k | v rows
   // in between (a T5-large-shaped cross-attention's projections 1.03x
   // faster). Norms and positions on k go the plain path.
-  if (&key == &value && w.fused_qkv() && kv_rows_plain && !spec.qk_norm && !spec.rope &&
-      !spec.attn_temperature && kernels::qkv_panels_fit(nb, p.T, g.D)) {
+  if (one_source && kv_rows_plain && !spec.qk_norm && !spec.rope && !spec.attn_temperature &&
+      kernels::qkv_panels_fit(nb, p.T, g.D)) {
     p.packed = true;
     const KeyValuePanels kv = reserve_panels(g, p);
     const kernels::QkvPanels out{nullptr, kv.kt, kv.v, nb, p.T, 0, g.Hkv, g.D};
     kernels::linear_qkv_panels(key.ptr() + b0 * p.T * Ck, Ck, w.k_and_v_weights(),
                                bias_at(w, g.k_row0()), out, threads);
-    for (std::size_t bg = 0; bg < nb * g.Hkv; ++bg) {
-      p.kt[bg] = kernels::panels_view(kv.kt + bg * kv.kt_floats, g.D, p.T);
-      p.v_packed[bg] = kernels::panels_view(kv.v + bg * kv.v_floats, p.T, g.D);
-    }
+    view_panels(g, kv, p);
     p.flops += 2.0 * double(nb * p.L) * double(C) * double(HD) +
                2.0 * double(nb * p.T) * double(2 * KV) * double(Ck);
     return;
@@ -311,8 +315,7 @@ void project(const Weights& w, const AttentionSpec& spec, const ForwardInputs& i
   for (std::size_t b = 0; b < nb; ++b) {
     float* kb = p.k + b * p.T_ext * p.ld_kv;
     const float* ksrc = key.ptr() + (b0 + b) * p.T * Ck;
-    if (&key == &value && w.fused_qkv()) {
-      // One source for both: k|v rows of w_qkv are contiguous, one GEMM.
+    if (one_source) {
       linear(ksrc, Ck, p.T, w.k_and_v_weights(), bias_at(w, g.k_row0()), kb, p.ld_kv, threads);
     } else {
       linear(ksrc, Ck, p.T, w.k_weight(), bias_at(w, g.k_row0()), kb, p.ld_kv, threads);
