@@ -28,6 +28,7 @@
 #include "modes/head_stats_tables.h"
 #include "modes/input_list_file.h"
 #include "modes/input_list_manifest.h"
+#include "modes/input_prefetch.h"
 #include "modes/modes.h"
 #include "modes/pack_batch.h"
 #include "modes/run_fingerprint.h"
@@ -121,14 +122,15 @@ int run_input_list(const Options& opt) {
       flushed = std::async(std::launch::async,
                            [dirs = pointers(flushing)] { attn::flush_together(dirs); });
   };
-  // One input: loaded, computed, staged into its folder (committed with its group).
-  auto run_entry = [&](const ListEntry& entry) {
-    const ListEntry* e = &entry;
-    const auto t_load = Clock::now();
-    SessionInput in;
-    static_cast<attn::RunInputs&>(in) =
-        attn::load_inputs(cfg, lo, attn::read_input_file(e->path, opt.allow_nonfinite), e->path);
-    in.load_ms = ms_since(t_load);
+  // What an earlier run of this fingerprint committed is skipped; the rest is
+  // read ahead, each input while the one before it computes.
+  InputPrefetch inputs(
+      mine, [&](const ListEntry& e) { return manifest.done(e.name, e.path); },
+      [&](const ListEntry& e) { return load_list_entry(cfg, lo, opt.allow_nonfinite, e); });
+  // One input (mine[i]): loaded, computed, staged into its folder (committed with its group).
+  auto run_entry = [&](std::size_t i) {
+    const ListEntry* e = mine[i];
+    SessionInput in = inputs.take(i);
 
     const std::string dir = cfg.output_dir + "/" + e->name;
     // Its temporaries in the out-dir, its folder created at the commit.
@@ -163,8 +165,9 @@ int run_input_list(const Options& opt) {
   nlohmann::json failed = nlohmann::json::array();  // --keep-going: the inputs that failed
   int first_failure = 0;                            // their first's exit code
   try {
-    for (const ListEntry* e : mine) {
-      if (manifest.done(e->name, e->path)) {  // committed by an earlier run of this fingerprint
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      const ListEntry* e = mine[i];
+      if (inputs.skipped(i)) {  // committed by an earlier run of this fingerprint
         done.push_back({{"path", e->path},
                         {"line", e->line},
                         {"index", e->index},
@@ -174,7 +177,7 @@ int run_input_list(const Options& opt) {
         continue;
       }
       try {
-        run_entry(*e);
+        run_entry(i);
       } catch (const attn::Error& err) {
         // --keep-going: the input's error line, and on to the next; a write
         // error (74: the disk) would fail every input after it, so it ends the batch.

@@ -15,6 +15,7 @@
 #include "cli/progress.h"
 #include "cli/timing.h"
 #include "modes/input_list_manifest.h"
+#include "modes/input_prefetch.h"
 #include "modes/pack_files.h"
 
 namespace app {
@@ -71,14 +72,16 @@ int run_packed_list(const PackedBatch& b) {
   auto pending_since = Clock::now();
   std::size_t packed = 0, skipped = 0, failed = 0;
   int first_failure = 0;
-  // One input: computed and staged as the folder layout writes it (its own
+  // What an earlier run packed is skipped; the rest is read ahead, each input
+  // while the one before it computes.
+  InputPrefetch inputs(
+      b.mine, [&](const ListEntry& e) { return pack.done(e.index); },
+      [&](const ListEntry& e) { return load_list_entry(cfg, b.lo, opt.allow_nonfinite, e); });
+  // One input (b.mine[i]): computed and staged as the folder layout writes it (its own
   // hidden folder in the pack, never committed), then appended to the pack.
-  auto pack_entry = [&](const ListEntry& e) {
-    SessionInput in;
-    const auto t_load = Clock::now();
-    static_cast<attn::RunInputs&>(in) =
-        attn::load_inputs(cfg, b.lo, attn::read_input_file(e.path, opt.allow_nonfinite), e.path);
-    in.load_ms = ms_since(t_load);
+  auto pack_entry = [&](std::size_t i) {
+    const ListEntry& e = *b.mine[i];
+    SessionInput in = inputs.take(i);
     attn::OutputDir staged(dir + "/.attn-run-input", dir);
     JobPlan plan;
     plan.write_maps = cfg.output_attention;
@@ -89,15 +92,16 @@ int run_packed_list(const PackedBatch& b) {
     pack.append(staged, e, B, S, in.keys());
   };
   try {
-    for (const ListEntry* e : b.mine) {
-      if (pack.done(e->index)) {  // committed by an earlier run of these settings
+    for (std::size_t i = 0; i < b.mine.size(); ++i) {
+      const ListEntry* e = b.mine[i];
+      if (inputs.skipped(i)) {  // committed by an earlier run of these settings
         ++skipped;
         progress.advance(1);
         continue;
       }
       if (pack.pending() == 0) pending_since = Clock::now();
       try {
-        pack_entry(*e);
+        pack_entry(i);
         ++packed;
       } catch (const attn::Error& err) {
         // --keep-going: no rows, an index row with the exit code; a write
