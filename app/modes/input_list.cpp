@@ -139,8 +139,7 @@ int run_input_list(const Options& opt) {
     JobPlan plan;
     plan.stats = opt.stats;
     plan.write_maps = cfg.output_attention;
-    plan.lent_x = &in.x;    // read for its shape only from here on
-    plan.keep_warm = true;  // the next input's pass reuses the buffers, faulted in
+    plan.lent_x = &in.x;  // read for its shape only from here on
     const JobResult res = forward_list_entry(session, in, plan, &out, e->path);
 
     const auto t_write = Clock::now();

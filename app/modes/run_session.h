@@ -79,9 +79,10 @@ class RunSession {
   int threads_;
 };
 
-// session.forward for one --input-list entry: its data errors ("input: ...")
-// name the entry's file, so a failing input among a thousand is found.
-JobResult forward_list_entry(const RunSession& session, const SessionInput& in, const JobPlan& plan,
+// session.forward for one --input-list entry (folders or --pack): its data
+// errors ("input: ...") name the entry's file, so a failing input among a
+// thousand is found; its pass keeps its buffers warm for the next entry's.
+JobResult forward_list_entry(const RunSession& session, const SessionInput& in, JobPlan plan,
                              attn::OutputDir* out, const std::string& path);
 
 }  // namespace app
