@@ -21,6 +21,11 @@
 namespace app {
 namespace {
 
+// An input's results up to this size are staged in memory before they are
+// appended to the pack (OutputDir::stage_in_memory); larger ones (maps of
+// long inputs) in a hidden folder in the pack's.
+constexpr std::size_t kStagedInMemoryBytes = std::size_t(64) << 20;
+
 // The files a pack holds for this run's flags, context.npy first.
 std::vector<PackedKind> packed_kinds(const Options& opt, const attn::Config& cfg) {
   std::vector<PackedKind> kinds = {{"context.npy", "<f4", 4, false}};
@@ -83,6 +88,7 @@ int run_packed_list(const PackedBatch& b) {
     const ListEntry& e = *b.mine[i];
     SessionInput in = inputs.take(i);
     attn::OutputDir staged(dir + "/.attn-run-input", dir);
+    staged.stage_in_memory(kStagedInMemoryBytes);
     JobPlan plan;
     plan.write_maps = cfg.output_attention;
     plan.lent_x = &in.x;  // read for its shape only from here on

@@ -94,6 +94,16 @@ class OutputDir {
   // never computes results it cannot name).
   void check_name(const std::string& name) const;
 
+  // Stage files in anonymous memory (memfd), up to `budget` bytes in all,
+  // rather than in the folder: for a folder that is never committed, whose
+  // files a reader takes through staged_path (--pack stages each input's
+  // results so before appending them to its shard's files; in a hidden
+  // folder that was a folder and three files made and removed an input).
+  // A file past what is left of the budget is staged in the folder as
+  // before; so is every file where memfd or /proc is missing. commit()
+  // refuses a folder holding any (Exit::software).
+  void stage_in_memory(std::size_t budget);
+
   // Flush and rename every staged file to its final name. Exit::io on failure.
   void commit();
 
@@ -106,6 +116,7 @@ class OutputDir {
     std::size_t data_offset = 0;  // header size of a streamed .npy
     std::size_t data_bytes = 0;   // its array's bytes
     void* live = nullptr;         // its slot in the signal handler's list
+    bool in_memory = false;       // a memfd (stage_in_memory): fd open until discarded
   };
   std::string dir_;
   std::string staging_;    // where the temporaries live: dir_, or its parent until the commit
@@ -114,6 +125,7 @@ class OutputDir {
   std::vector<Staged> staged_;
   std::vector<std::string> stale_;
   bool committed_ = false;
+  std::size_t memory_left_ = 0;  // stage_in_memory's budget not yet taken
   friend void commit_together(const std::vector<OutputDir*>& dirs);
   friend void flush_together(const std::vector<OutputDir*>& dirs);
   // A deferred folder's files are staged under their own names in a hidden
@@ -125,7 +137,8 @@ class OutputDir {
   void commit_deferred();  // hidden_ becomes dir_ (commit_together, signals held off)
   // fsync every staged file not yet on the disk and close it; Exit::io on failure.
   void flush_staged();
-  Staged& stage(const std::string& name);  // register a temporary and open it
+  // Register a temporary of `bytes` bytes and open it (in memory where the budget allows).
+  Staged& stage(const std::string& name, std::size_t bytes);
   void discard();
 };
 

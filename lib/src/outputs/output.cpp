@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -184,11 +185,27 @@ static int open_temp(const std::string& temp, const std::string& final_path) {
   return fd;
 }
 
-OutputDir::Staged& OutputDir::stage(const std::string& name) {
+void OutputDir::stage_in_memory(std::size_t budget) {
+  // Readers open a memfd by its /proc/self/fd path.
+  memory_left_ = ::access("/proc/self/fd", X_OK) == 0 ? budget : 0;
+}
+
+OutputDir::Staged& OutputDir::stage(const std::string& name, std::size_t bytes) {
   Staged s;
   s.final_path = dir_ + "/" + name;
   if (std::filesystem::is_directory(s.final_path))
     throw Error(Exit::cant_create, s.final_path + ": a folder is in the way of the output file");
+  if (bytes <= memory_left_) {
+    const int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC);
+    if (fd >= 0) {  // else (no memfd, no descriptor left) in the folder
+      memory_left_ -= bytes;
+      s.fd = fd;
+      s.in_memory = true;
+      s.temp_path = "/proc/self/fd/" + std::to_string(fd);
+      staged_.push_back(s);
+      return staged_.back();
+    }
+  }
   s.temp_path = temp_name(name);
   s.live = live_add(s.temp_path);
   staged_.push_back(s);
@@ -198,7 +215,12 @@ OutputDir::Staged& OutputDir::stage(const std::string& name) {
 }
 
 void OutputDir::add(const std::string& name, const std::string& bytes) {
-  Staged& st = stage(name);
+  Staged& st = stage(name, bytes.size());
+  if (st.in_memory) {
+    if (!write_all(st.fd, bytes.data(), bytes.size()))
+      throw Error(Exit::io, st.final_path + ": write failed (staged in memory): " + errno_text());
+    return;
+  }
   // Its fsync waits for the commit (flush_staged), with the other files': an
   // --input-list run flushes a group's files on a helper thread instead of
   // one fsync per small file on the main one (0.5-0.8 ms each here). Closed
@@ -219,11 +241,12 @@ int OutputDir::add_streamed_npy(const std::string& name, const std::vector<std::
 
 int OutputDir::add_streamed_npy(const std::string& name, const std::vector<std::size_t>& shape,
                                 const std::string& descr, std::size_t item_size) {
-  Staged& st = stage(name);
-  std::string header = npy_header(shape, descr);
+  const std::string header = npy_header(shape, descr);
+  const std::size_t data_bytes = Tensor::count(shape) * item_size;
+  const std::size_t total = header.size() + data_bytes;
+  Staged& st = stage(name, total);
   st.data_offset = header.size();
-  st.data_bytes = Tensor::count(shape) * item_size;
-  std::size_t total = header.size() + st.data_bytes;
+  st.data_bytes = data_bytes;
   // Reserve the space now so a full disk fails before the compute, not after.
   int rc = ::posix_fallocate(st.fd, 0, static_cast<off_t>(total));
   if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
@@ -267,7 +290,8 @@ OutputDir::StreamedFile OutputDir::streamed_file(int handle, bool direct) const 
   f.data_offset = st.data_offset;
   f.data_bytes = st.data_bytes;
   f.path = st.final_path;
-  if (direct) f.direct_fd = ::open(st.temp_path.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
+  if (direct && !st.in_memory)
+    f.direct_fd = ::open(st.temp_path.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
   return f;
 }
 
@@ -312,6 +336,11 @@ std::string OutputDir::staged_path(const std::string& name) const {
 void OutputDir::commit() { commit_together({this}); }
 
 void flush_together(const std::vector<OutputDir*>& dirs) {
+  for (OutputDir* d : dirs)
+    for (const OutputDir::Staged& s : d->staged_)
+      if (s.in_memory)
+        throw Error(Exit::software,
+                    s.final_path + ": staged in memory, for a reader; never committed");
   // Writeback of every file starts first, so the fsyncs that follow wait on
   // I/O already under way together, not on one file's after another's.
   for (OutputDir* d : dirs)
@@ -484,7 +513,7 @@ void OutputDir::discard() {
   for (Staged& s : staged_) {
     if (s.fd >= 0) ::close(s.fd);
     s.fd = -1;
-    if (!s.temp_path.empty()) {
+    if (!s.temp_path.empty() && !s.in_memory) {
       ::unlink(s.temp_path.c_str());
       live_remove(s.live);
     }

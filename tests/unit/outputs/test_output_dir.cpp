@@ -7,11 +7,16 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
+#include "attn/error.h"
 #include "attn/output.h"
+#include "attn/tensor.h"
 #include "test_util.h"
 
 namespace {
@@ -94,4 +99,66 @@ TEST_CASE("OutputDir: a result folder never keeps a stale result, however it is 
     check_result(tmp / "a", true);
     check_result(tmp / "b", false);
   }
+}
+
+namespace {
+
+// The names in `dir` (none when it is absent).
+std::vector<std::string> entries(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("OutputDir: files staged in memory for a reader, the folder untouched, never committed") {
+  attn::test::TempDir tmp;
+  const std::string pack = tmp / "pack";  // --pack's folder, the staging folder's parent
+  REQUIRE(::mkdir(pack.c_str(), 0755) == 0);
+  write_text(pack + "/index.csv", "rows");
+  {
+    attn::OutputDir staged(pack + "/.attn-run-input", pack);
+    staged.stage_in_memory(4096);
+    staged.add("run.json", "{\"a\": 1}");
+    // A streamed .npy within the budget, written in pieces as the pass does.
+    const int ctx = staged.add_streamed_npy("context.npy", {2, 3});
+    const float rows[6] = {1, 2, 3, 4, 5, 6};
+    staged.write_at(ctx, 3, rows + 3, 3);
+    {
+      attn::BlockWriter writer(staged, ctx);
+      writer.write(0, rows, 3 * sizeof(float));
+      writer.finish();
+    }
+    // In memory: nothing in the pack's folder, no hidden folder; the reader
+    // opens them by staged_path.
+    CHECK(entries(pack) == std::vector<std::string>{"index.csv"});
+    CHECK(read_text(staged.staged_path("run.json")) == "{\"a\": 1}");
+    const std::string npy = read_text(staged.staged_path("context.npy"));
+    const attn::Tensor t = attn::test::npy_values(npy, "context.npy");
+    CHECK(t.shape == std::vector<std::size_t>{2, 3});
+    CHECK(t.data == std::vector<float>{1, 2, 3, 4, 5, 6});
+    // Past what is left of the budget (4096 - 8 - 128 - 24): in the hidden folder.
+    const std::string big(4090, 'x');
+    staged.add("attention.npy", big);
+    const std::string on_disk = staged.staged_path("attention.npy");
+    CHECK(on_disk.rfind(pack + "/.attn-run-tmp-", 0) == 0);
+    CHECK(read_text(on_disk) == big);
+    CHECK(entries(pack).size() == 2);  // index.csv and the hidden folder
+    CHECK(staged.names() == std::vector<std::string>{"run.json", "context.npy", "attention.npy"});
+    // Never committed: refused before anything is renamed or created.
+    try {
+      staged.commit();
+      FAIL("a folder staged in memory was committed");
+    } catch (const attn::Error& e) {
+      CHECK(e.code() == attn::Exit::software);
+    }
+    CHECK_FALSE(exists(pack + "/.attn-run-input"));
+  }
+  // Dropped: the hidden folder and its file gone, the pack's own file kept.
+  CHECK(entries(pack) == std::vector<std::string>{"index.csv"});
+  CHECK(read_text(pack + "/index.csv") == "rows");
 }
