@@ -9,7 +9,12 @@
 // sgemm (measured about 2x on the projections here). That is the user's
 // choice: the library does not override OpenBLAS's kernel selection.
 #include <cblas.h>
+#include <dlfcn.h>
 
+#include <mutex>
+#include <string>
+
+#include "attn/error.h"
 #include "attn/linear.h"
 #include "kernels/kernels.h"
 #include "kernels/micro.h"
@@ -20,16 +25,63 @@
 extern "C" int blas_thread_shutdown_(void);
 
 namespace attn {
+namespace {
+
+// OpenBLAS starts (cores - 1) threads when it is loaded, and each spins on
+// sched_yield for about 0.1 s before it sleeps: at the start of a short
+// process that steals a core from the forward pass (a B=4, S=1024
+// GPT-2-small layer: cold compute 215 ms with them, 165 ms without).
+void stop_threads(void (*set_threads)(int), int (*shutdown)()) {
+  if (set_threads) set_threads(1);
+  if (shutdown) shutdown();
+}
+
+// Builds whose own kernels make every float32 product (kCallsBlas false)
+// call OpenBLAS only for --check-f64's float64 products (gemm_f64_nt), so
+// they load it then, not at every process's start: with libgfortran beside
+// it, 33 MB of kernels mapped and initialised took about 6 ms of a 13 ms
+// start on the Zen 5 VM, for a library most runs never call.
+struct LoadedBlas {
+  decltype(&cblas_dgemm) dgemm = nullptr;
+  std::string error;  // why it could not be loaded
+};
+
+template <class F>
+F symbol(void* lib, const char* name) {
+  return reinterpret_cast<F>(::dlsym(lib, name));
+}
+
+const LoadedBlas& loaded_blas() {
+  static LoadedBlas blas;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* lib = nullptr;
+    for (const char* name : {"libopenblas.so.0", "libopenblas.so"})
+      if ((lib = ::dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+    if (!lib) {
+      const char* why = ::dlerror();
+      blas.error = why ? why : "libopenblas.so.0 not found";
+      return;
+    }
+    stop_threads(symbol<void (*)(int)>(lib, "openblas_set_num_threads"),
+                 symbol<int (*)()>(lib, "blas_thread_shutdown_"));
+    blas.dgemm = symbol<decltype(&cblas_dgemm)>(lib, "cblas_dgemm");
+    if (!blas.dgemm) blas.error = "libopenblas.so.0 has no cblas_dgemm";
+  });
+  return blas;
+}
+
+}  // namespace
 
 void use_own_threads_only() {
-  // OpenBLAS starts (cores - 1) threads when it is loaded, and each spins on
-  // sched_yield for about 0.1 s before it sleeps: at the start of a short
-  // process that steals a core from the forward pass (a B=4, S=1024
-  // GPT-2-small layer: cold compute 215 ms with them, 165 ms without). Every
-  // build loads it, own kernels or not: --check-f64's float64 products
-  // (gemm_f64_nt) are OpenBLAS's dgemm.
-  openblas_set_num_threads(1);
-  blas_thread_shutdown_();
+  if constexpr (kernels::micro::kCallsBlas) {
+    stop_threads(openblas_set_num_threads, blas_thread_shutdown_);
+  } else if (void* lib = ::dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD)) {
+    // Loaded all the same (a program that links it for itself): its threads stopped.
+    stop_threads(symbol<void (*)(int)>(lib, "openblas_set_num_threads"),
+                 symbol<int (*)()>(lib, "blas_thread_shutdown_"));
+    ::dlclose(lib);
+  }
 }
 
 std::string blas_info() {
@@ -69,9 +121,20 @@ BlasThreads::~BlasThreads() {
 void gemm_f64_nt(std::size_t M, std::size_t N, std::size_t K, const double* a, std::size_t lda,
                  const double* b, std::size_t ldb, double* c, std::size_t ldc) {
   if (M == 0 || N == 0) return;
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(N),
-              static_cast<int>(K), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0, c,
-              static_cast<int>(ldc));
+  decltype(&cblas_dgemm) dgemm = nullptr;
+  if constexpr (micro::kCallsBlas) {
+    dgemm = &cblas_dgemm;
+  } else {
+    const LoadedBlas& blas = loaded_blas();
+    if (!blas.dgemm)
+      throw Error(
+          Exit::unavailable,
+          "--check-f64: its float64 products need OpenBLAS, which cannot be loaded: " + blas.error);
+    dgemm = blas.dgemm;
+  }
+  dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(N),
+        static_cast<int>(K), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0, c,
+        static_cast<int>(ldc));
 }
 
 }  // namespace attn::kernels
