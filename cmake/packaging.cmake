@@ -56,7 +56,10 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 find_program(ATTN_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(ATTN_DPKG_SHLIBDEPS)
   # Depends computed from the libraries every ELF file of the package links: the
-  # executable's (OpenBLAS, zlib, spdlog...) and the picture module's (cairo, fontconfig).
+  # executable's (zlib, spdlog...) and the picture module's (cairo, fontconfig);
+  # OpenBLAS named as well, as builds with their own kernels load it only when
+  # --check-f64 asks for float64 products (kernels/blas.cpp), not by linking it.
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libopenblas0 | libopenblas0-pthread")
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS

@@ -26,10 +26,12 @@ grep -qx "Package: attn-run" <<<"$info" || fail "package name"
 for lib in libcairo2 zlib1g libspdlog; do
   grep -q "^Depends:.*$lib" <<<"$info" || fail "Depends lacks $lib"
 done
-# OpenBLAS only when the program loads it: a build whose own kernels replace
-# every OpenBLAS call (AVX2, AVX-512) does not; the portable one (-DATTN_NATIVE=OFF) does.
-if readelf -d "$build/attn-run" | grep -q 'NEEDED.*libopenblas'; then
-  grep -q "^Depends:.*libopenblas" <<<"$info" || fail "Depends lacks libopenblas"
+# OpenBLAS always: the portable build (-DATTN_NATIVE=OFF) links it; a build whose
+# own kernels replace every float32 OpenBLAS call (AVX2, AVX-512) does not, and
+# loads it (dlopen) only for --check-f64's float64 products.
+grep -q "^Depends:.*libopenblas0" <<<"$info" || fail "Depends lacks libopenblas0"
+if [[ "$(readelf -d "$build/attn-run")" != *NEEDED*libopenblas* ]]; then
+  nm -D --undefined-only "$build/attn-run" | grep -q blas && fail "an own-kernel build links BLAS"
 fi
 
 contents=$(dpkg-deb -c "$deb")
