@@ -82,8 +82,9 @@ int run_packed_list(const PackedBatch& b) {
   InputPrefetch inputs(
       b.mine, [&](const ListEntry& e) { return pack.done(e.index); },
       [&](const ListEntry& e) { return load_list_entry(cfg, b.lo, opt.allow_nonfinite, e); });
-  // One input (b.mine[i]): computed and staged as the folder layout writes it (its own
-  // hidden folder in the pack, never committed), then appended to the pack.
+  // One input (b.mine[i]): computed and staged as the folder layout writes it (in
+  // memory, or past kStagedInMemoryBytes in a hidden folder in the pack; never
+  // committed), then appended to the pack.
   auto pack_entry = [&](std::size_t i) {
     const ListEntry& e = *b.mine[i];
     SessionInput in = inputs.take(i);
