@@ -74,6 +74,18 @@ struct RecordedLoads {
   }
 };
 
+// take(i) throws attn::Error `code` naming `file`.
+void check_error_at_turn(InputPrefetch& inputs, std::size_t i, attn::Exit code,
+                         const std::string& file) {
+  try {
+    inputs.take(i);
+    FAIL("entry " << i << " (" << file << ") was handed out");
+  } catch (const attn::Error& e) {
+    CHECK(e.code() == code);
+    CHECK(std::string(e.what()).find(file) != std::string::npos);
+  }
+}
+
 const InputPrefetch::Done nothing_done = [](const ListEntry&) { return false; };
 
 // Waits (up to a minute: never on a healthy run) until `done` holds.
@@ -120,20 +132,8 @@ TEST_CASE("input prefetch: every entry in turn, read ahead on the helper, errors
   CHECK(b.x.data[39] == 139.0f);
   // The missing and the malformed file: each its own error, at its turn, as a
   // load in place gives it (66 naming the file; 65 naming it).
-  try {
-    inputs.take(2);
-    FAIL("a missing input was handed out");
-  } catch (const attn::Error& e) {
-    CHECK(e.code() == attn::Exit::no_input);
-    CHECK(std::string(e.what()).find("missing.npy") != std::string::npos);
-  }
-  try {
-    inputs.take(3);
-    FAIL("a malformed input was handed out");
-  } catch (const attn::Error& e) {
-    CHECK(e.code() == attn::Exit::data);
-    CHECK(std::string(e.what()).find("bad.npy") != std::string::npos);
-  }
+  check_error_at_turn(inputs, 2, attn::Exit::no_input, "missing.npy");
+  check_error_at_turn(inputs, 3, attn::Exit::data, "bad.npy");
   const SessionInput c = inputs.take(4);  // the run goes on past them (--keep-going)
   CHECK(c.x.shape == std::vector<std::size_t>{1, 2, 8});
   CHECK(c.x.data[15] == 8.0f);
