@@ -50,6 +50,19 @@ ListEntry entry(const std::string& path, std::size_t index) {
   return e;
 }
 
+// A list of these files in `dir`, in order, and the pointers InputPrefetch takes.
+struct List {
+  std::vector<ListEntry> entries;
+  std::vector<const ListEntry*> order;
+};
+List list_of(const TempDir& dir, const std::vector<std::string>& names) {
+  List list;
+  for (const std::string& name : names)
+    list.entries.push_back(entry(dir / name, list.entries.size()));
+  for (const ListEntry& e : list.entries) list.order.push_back(&e);
+  return list;
+}
+
 // The list's real load, with where and when each entry was read.
 struct RecordedLoads {
   attn::Config cfg = attn::load_config(source_path("configs/warner_multi.json"));
@@ -107,13 +120,9 @@ TEST_CASE("input prefetch: every entry in turn, read ahead on the helper, errors
   write_text(dir / "b.npy", input_bytes(5, 100.0f));
   write_text(dir / "bad.npy", "\x93NUMPY not a header");
   write_text(dir / "c.npy", input_bytes(2, -7.0f));
-  const std::vector<ListEntry> entries = {entry(dir / "a.npy", 0), entry(dir / "b.npy", 1),
-                                          entry(dir / "missing.npy", 2), entry(dir / "bad.npy", 3),
-                                          entry(dir / "c.npy", 4)};
-  std::vector<const ListEntry*> order;
-  for (const ListEntry& e : entries) order.push_back(&e);
+  const List list = list_of(dir, {"a.npy", "b.npy", "missing.npy", "bad.npy", "c.npy"});
   RecordedLoads loads;
-  InputPrefetch inputs(order, nothing_done, loads.load());
+  InputPrefetch inputs(list.order, nothing_done, loads.load());
 
   const SessionInput a = inputs.take(0);
   CHECK(a.x.shape == std::vector<std::size_t>{1, 3, 8});  // batched as the forward pass takes it
@@ -155,12 +164,9 @@ TEST_CASE(
   REQUIRE(::truncate((dir / "big.npy").c_str(), off_t(header.size() + S * 8 * sizeof(float))) == 0);
   REQUIRE(::mkfifo((dir / "fifo.npy").c_str(), 0600) == 0);
   write_text(dir / "c.npy", input_bytes(2, 1.0f));
-  const std::vector<ListEntry> entries = {entry(dir / "a.npy", 0), entry(dir / "big.npy", 1),
-                                          entry(dir / "fifo.npy", 2), entry(dir / "c.npy", 3)};
-  std::vector<const ListEntry*> order;
-  for (const ListEntry& e : entries) order.push_back(&e);
+  const List list = list_of(dir, {"a.npy", "big.npy", "fifo.npy", "c.npy"});
   RecordedLoads loads;
-  InputPrefetch inputs(order, nothing_done, loads.load());
+  InputPrefetch inputs(list.order, nothing_done, loads.load());
 
   inputs.take(0);
   const SessionInput big = inputs.take(1);
@@ -187,13 +193,10 @@ TEST_CASE("input prefetch: a run that stops early is not held up by what lies ah
   write_text(dir / "a.npy", input_bytes(3, 0.0f));
   write_text(dir / "b.npy", input_bytes(3, 0.0f));
   REQUIRE(::mkfifo((dir / "fifo.npy").c_str(), 0600) == 0);  // no writer ever comes
-  const std::vector<ListEntry> entries = {entry(dir / "a.npy", 0), entry(dir / "b.npy", 1),
-                                          entry(dir / "fifo.npy", 2)};
-  std::vector<const ListEntry*> order;
-  for (const ListEntry& e : entries) order.push_back(&e);
+  const List list = list_of(dir, {"a.npy", "b.npy", "fifo.npy"});
   RecordedLoads loads;
   {
-    InputPrefetch inputs(order, nothing_done, loads.load());
+    InputPrefetch inputs(list.order, nothing_done, loads.load());
     inputs.take(0);
     inputs.take(1);  // the FIFO is next: left to its turn, which never comes
     // Time for a helper that would read the FIFO ahead to block opening it.
@@ -202,12 +205,13 @@ TEST_CASE("input prefetch: a run that stops early is not held up by what lies ah
     if (loads.started > 2) std::ofstream(dir / "fifo.npy");  // released: a failure, not a hang
   }  // stopped here: returns (a helper blocked opening the FIFO would hang it)
   {
-    InputPrefetch unused(order, nothing_done, loads.load());  // never taken from: stops as well
+    InputPrefetch unused(list.order, nothing_done,
+                         loads.load());  // never taken from: stops as well
   }
   // Every entry done before (a rerun): nothing read, no helper to stop.
   const int before = loads.started;
   InputPrefetch none(
-      order, [](const ListEntry&) { return true; }, loads.load());
+      list.order, [](const ListEntry&) { return true; }, loads.load());
   CHECK(none.skipped(0));
   CHECK(none.skipped(2));
   CHECK_THROWS_AS(none.take(0), std::logic_error);
@@ -219,13 +223,10 @@ TEST_CASE("input prefetch: entries done by an earlier run are skipped, the rest 
   write_text(dir / "a.npy", input_bytes(3, 0.0f));
   write_text(dir / "c.npy", input_bytes(2, 5.0f));
   // b and d are done (their files are gone: only a skip keeps them from an error).
-  const std::vector<ListEntry> entries = {entry(dir / "a.npy", 0), entry(dir / "b.npy", 1),
-                                          entry(dir / "c.npy", 2), entry(dir / "d.npy", 3)};
-  std::vector<const ListEntry*> order;
-  for (const ListEntry& e : entries) order.push_back(&e);
+  const List list = list_of(dir, {"a.npy", "b.npy", "c.npy", "d.npy"});
   RecordedLoads loads;
   InputPrefetch inputs(
-      order, [](const ListEntry& e) { return e.index % 2 == 1; }, loads.load());
+      list.order, [](const ListEntry& e) { return e.index % 2 == 1; }, loads.load());
   CHECK(!inputs.skipped(0));
   CHECK(inputs.skipped(1));
   CHECK(!inputs.skipped(2));
