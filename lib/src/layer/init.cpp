@@ -134,9 +134,10 @@ Weights init_weights(const Config& cfg, Layout layout, std::uint64_t seed) {
     }
   }
   // The drawn tensors go into the canonical form the way a file's would.
-  Weights w = detail::empty_weights(d, d.qkv_bias, d.out_bias);
+  std::vector<std::pair<const detail::Slot*, std::string>> drawn;
+  for (const detail::Slot& s : slots) drawn.emplace_back(&s, s.key);
+  Weights w = detail::read_weights(d, d.qkv_bias, d.out_bias, m, drawn, false);
   w.k_eq_v = d.k_eq_v;  // no v_proj drawn: the v rows are k_proj's
-  for (const detail::Slot& s : slots) detail::read_slot(m, s.key, s, w, false);
   return w;
 }
 

@@ -127,14 +127,14 @@ bool is_buffer_key(const std::string& key);
 // output.LayerNorm): recognized and ignored.
 bool is_neighbour_key(const std::string& key);
 
-// Canonical weights of these dims, zero-filled; b_qkv / b_out allocated only
-// when asked; w_k, w_v and the extras when the dims list them.
-Weights empty_weights(const Dims& d, bool qkv_bias, bool out_bias);
-
-// Reads the stored tensor `key` (shape already checked) into the canonical
-// blocks of `s`, piece by piece, converting straight into w's buffers.
-void read_slot(const StateDict& sd, const std::string& key, const Slot& s, Weights& w,
-               bool allow_nonfinite);
+// Canonical weights of these dims (b_qkv / b_out only when asked; w_k, w_v
+// and the extras when the dims list them) read from `sd`: each stored tensor
+// (slot, its key in sd; shapes already checked) converted straight into its
+// canonical blocks, piece by piece. What no slot fills (a bias missing from
+// the file, k_eq_v's v rows) is zero.
+Weights read_weights(const Dims& d, bool qkv_bias, bool out_bias, const StateDict& sd,
+                     const std::vector<std::pair<const Slot*, std::string>>& slots,
+                     bool allow_nonfinite);
 
 // The stored tensor of `s` cut from canonical weights (the inverse of read_slot).
 Tensor slot_tensor(const Weights& w, const Slot& s);

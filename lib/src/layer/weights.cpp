@@ -404,9 +404,8 @@ Weights load_weights(const StateDict& sd, const Config& cfg, Layout layout,
                                 " (expected " + key_list(slots) + ")");
   }
 
-  Weights w = detail::empty_weights(full, has_qkv_bias, has_out_bias);
+  Weights w = detail::read_weights(full, has_qkv_bias, has_out_bias, sd, found, allow_nonfinite);
   w.k_eq_v = cfg.k_eq_v;
-  for (const auto& [slot, key] : found) detail::read_slot(sd, key, *slot, w, allow_nonfinite);
   return w;
 }
 
