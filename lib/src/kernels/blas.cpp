@@ -51,6 +51,12 @@ F symbol(void* lib, const char* name) {
   return reinterpret_cast<F>(::dlsym(lib, name));
 }
 
+// stop_threads for an OpenBLAS opened with dlopen.
+void stop_threads_of(void* lib) {
+  stop_threads(symbol<void (*)(int)>(lib, "openblas_set_num_threads"),
+               symbol<int (*)()>(lib, "blas_thread_shutdown_"));
+}
+
 const LoadedBlas& loaded_blas() {
   static LoadedBlas blas;
   static std::once_flag once;
@@ -63,8 +69,7 @@ const LoadedBlas& loaded_blas() {
       blas.error = why ? why : "libopenblas.so.0 not found";
       return;
     }
-    stop_threads(symbol<void (*)(int)>(lib, "openblas_set_num_threads"),
-                 symbol<int (*)()>(lib, "blas_thread_shutdown_"));
+    stop_threads_of(lib);
     blas.dgemm = symbol<decltype(&cblas_dgemm)>(lib, "cblas_dgemm");
     if (!blas.dgemm) blas.error = "libopenblas.so.0 has no cblas_dgemm";
   });
@@ -78,8 +83,7 @@ void use_own_threads_only() {
     stop_threads(openblas_set_num_threads, blas_thread_shutdown_);
   } else if (void* lib = ::dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD)) {
     // Loaded all the same (a program that links it for itself): its threads stopped.
-    stop_threads(symbol<void (*)(int)>(lib, "openblas_set_num_threads"),
-                 symbol<int (*)()>(lib, "blas_thread_shutdown_"));
+    stop_threads_of(lib);
     ::dlclose(lib);
   }
 }

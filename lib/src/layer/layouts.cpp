@@ -430,10 +430,6 @@ std::size_t part_cols(const Weights& w, Part p) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // A (rows, cols) weight matrix left unset: its slots write it, and
 // zero_unread sets what they do not (zero-filling it first cost a
 // Llama-3-8B-shaped layer's load 164 MB of stores, 6% of its samples).
