@@ -128,6 +128,28 @@ TEST_CASE("cli: a single run's context takes its input's buffer where nothing re
   CHECK(attn::test::count_of(other.err, note) == 0);
 }
 
+TEST_CASE("cli: --check-f64 without a loadable OpenBLAS exits 71; other runs never load it") {
+  // Builds with their own kernels open OpenBLAS only for --check-f64's float64 products
+  // (kernels/blas.cpp); the portable build links it, and its loader needs it to start at all.
+  if (run(bin() + " --version").out.find("BLAS: not used") == std::string::npos) {
+    MESSAGE("this build links OpenBLAS: nothing to check");
+    return;
+  }
+  attn::test::TempDir t;
+  fs::create_directories(t / "lib");
+  for (const char* name : {"libopenblas.so.0", "libopenblas.so"})  // found first, not a library
+    attn::test::write_text(t / (std::string("lib/") + name), "not a library\n");
+  const std::string env = "LD_LIBRARY_PATH=" + attn::test::q(t / "lib") + " ";
+  check_error(run(env + bin() + " --check-f64 --config " + cfg("warner_causal.json") + " -o " +
+                  attn::test::q(t / "f64")),
+              71, "--check-f64");
+  CHECK_FALSE(fs::exists(t / "f64"));
+  auto plain = run(env + bin() + " --config " + cfg("warner_causal.json") + " -o " +
+                   attn::test::q(t / "plain"));
+  CHECK_MESSAGE(plain.exit_code == 0, plain.err);
+  CHECK(fs::exists(t / "plain/context.npy"));
+}
+
 TEST_CASE("cli: stdout formats json and npy carry the same values") {
   attn::test::TempDir t;
   auto text = run(bin() + " --config " + cfg("warner_multi.json"));
