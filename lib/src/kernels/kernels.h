@@ -335,10 +335,11 @@ constexpr std::size_t kKeyBlock = 512;
 // (Zen 5, pairs in turns): S = 16384 causal 5.8% faster, S = 8192 3.6%; at
 // S = 2048-4096, where they stay in cache, 0.7-1.3% slower (the tile's 512
 // KiB and the block's q and acc no longer fit L2 beside k and v).
+// Builds whose tiles are OpenBLAS's (narrower than AVX2) keep kQueryBlock:
+// its products' bits depend on the rows of a call, and a run's context must
+// not change with what else it writes (maps take blocks of kQueryBlock).
 constexpr std::size_t kLongQueryBlock = 256;
-inline std::size_t query_block(std::size_t T, std::size_t D) {
-  return T * D >= (std::size_t(1) << 20) ? kLongQueryBlock : kQueryBlock;
-}
+std::size_t query_block(std::size_t T, std::size_t D);
 
 // The keys [begin, end) among the T real ones that some row of the query
 // block [i0, i0+n) may attend: padding's range, cut by causal and the sliding

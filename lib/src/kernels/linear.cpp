@@ -37,9 +37,18 @@
 namespace attn {
 namespace {
 
-// Row slices of at least this many rows per worker; fewer rows split W's rows.
-constexpr std::size_t kMinRowsPerSlice = 256;
-constexpr std::size_t kMinColsPerSlice = 64;
+// OpenBLAS's products (builds narrower than AVX2) are cut into slices by the
+// shape alone: rows in slices of at least kMinRowsPerSlice, or, with fewer
+// rows than that, W's rows (the output columns) in slices of at least
+// kMinColsPerSlice; an even number of them past one (two workers share them
+// evenly), at most kMaxSlices.
+constexpr std::size_t kMinRowsPerSlice = 512;
+constexpr std::size_t kMinColsPerSlice = 384;
+constexpr std::size_t kMaxSlices = 32;
+std::size_t even_slices(std::size_t n) {
+  n = std::min(n, kMaxSlices);
+  return n > 1 ? n - n % 2 : 1;
+}
 
 // Deep W's go in depth slices (linear_own's `sliced`), chosen per CPU at run
 // time, as measured on each (attn::linear alone, one core, and both):
@@ -476,19 +485,24 @@ void linear(const float* a /* (M, K), ld lda */, std::size_t lda, std::size_t M,
   assert(lda >= K && ldo >= N);
   if constexpr (kernels::micro::kOwnProjections)
     return linear_own(a, lda, M, W, bias, threads, RowMajor{out, ldo});
-  const std::size_t workers = std::size_t(kernels::resolve_threads(threads));
-  // Each sgemm call packs the part of W it uses. Many rows: slices of rows,
-  // each packing all of W once for many rows. Few rows (one short input of
-  // an --input-list): slices of W's rows (the output columns) instead, so W
-  // is packed once in all rather than once per slice (with 64-row slices
-  // that packing took 16% of a run of 1,000 inputs of S = 128).
-  const bool by_columns = M < kMinRowsPerSlice * workers && N >= 2 * kMinColsPerSlice;
+  // The slices follow from the shape alone, never from the workers: an
+  // output's bits depend on the sgemm call it falls in (two calls of 2048
+  // rows differ from one of 4096 in 4% of the floats), and a run gives the
+  // same bits whatever --threads. Each call packs the part of W it uses:
+  // many rows, slices of rows, each packing all of W for 512 rows or more;
+  // few rows (one short input of an --input-list), slices of W's rows, so W
+  // is packed once in all (with 64-row slices that packing took 16% of a run
+  // of 1,000 inputs of S = 128). Against one slice per worker on two: the
+  // same rate at GPT-2's shapes (M 128-4096), 7% slower at the Llama layer's
+  // output projection (2048 x 4096 x 4096: 4 slices).
+  const bool by_columns = M < kMinRowsPerSlice && N >= 2 * kMinColsPerSlice;
   const std::size_t slices =
-      by_columns ? std::max<std::size_t>(1, std::min(workers, N / kMinColsPerSlice))
-                 : std::max<std::size_t>(
-                       1, std::min(workers, M / 64));  // below 64 rows packing W dominates
+      by_columns
+          ? even_slices(N / kMinColsPerSlice)
+          : (M < kMinRowsPerSlice ? 1
+                                  : even_slices(std::max<std::size_t>(2, M / kMinRowsPerSlice)));
   kernels::BlasThreads blas(1);
-  kernels::parallel_for(slices, static_cast<int>(slices), [&](std::size_t s, int) {
+  kernels::parallel_for(slices, threads, [&](std::size_t s, int) {
     std::size_t r0 = 0, r1 = M, c0 = 0, c1 = N;
     if (by_columns)
       c0 = N * s / slices, c1 = N * (s + 1) / slices;

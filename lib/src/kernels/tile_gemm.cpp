@@ -92,6 +92,10 @@ const float* panel_at(const Panels& b, std::size_t K, std::size_t j, std::size_t
 
 }  // namespace
 
+std::size_t query_block(std::size_t T, std::size_t D) {
+  return micro::kOwnTiles && T * D >= (std::size_t(1) << 20) ? kLongQueryBlock : kQueryBlock;
+}
+
 std::size_t depth_read(Diagonal d, std::size_t r, std::size_t K) {
   // OpenBLAS's tiles read all of a (tile_gemm's cblas_sgemm).
   if (!micro::kOwnTiles || d.kind != Diagonal::depth) return K;

@@ -19,6 +19,7 @@
 #include "attn/attention.h"
 #include "attn/error.h"
 #include "kernels/kernels.h"
+#include "kernels/micro.h"
 #include "kernels/vec_exp.h"
 
 using namespace attn::kernels;
@@ -31,7 +32,13 @@ TEST_CASE("kernels: polynomial exp is within about an ulp of exp on [-87, 0]") {
     worst = std::max(worst, std::fabs(exp_approx(x) - want) / want);
   }
   INFO("worst relative error " << worst);
-  CHECK(worst < 1e-7);  // 8.6e-8 here; Cephes' degree-7 form, used before, 1.17e-7
+  // 8.6e-8 here; Cephes' degree-7 form, used before, 1.17e-7. Without fused multiply-adds (the
+  // portable SSE2 build) each step of the polynomial rounds twice: 1.04e-7, still an ulp.
+#if defined(__FMA__)
+  CHECK(worst < 1e-7);
+#else
+  CHECK(worst < 1.2e-7);
+#endif
   CHECK(exp_approx(-std::numeric_limits<float>::infinity()) == 0.0f);
   CHECK(exp_approx(0.0f) == 1.0f);
 }
@@ -604,9 +611,11 @@ TEST_CASE("kernels: a query block of 256 rows gives the bits of two blocks of 12
   std::vector<float> kt_packed(panels_floats(D, S)), v_packed(panels_floats(S, D));
   const Panels kt = pack_panels(k.data(), 1, D, D, S, kt_packed.data());
   const Panels vp = pack_panels(v.data(), D, 1, S, D, v_packed.data());
+  // OpenBLAS's tiles (builds narrower than AVX2) keep 128 rows: their bits depend on a call's rows.
+  const std::size_t long_block = micro::kOwnTiles ? kLongQueryBlock : kQueryBlock;
   CHECK(query_block(S, D) == kQueryBlock);
-  CHECK(query_block(16384, 64) == kLongQueryBlock);
-  CHECK(query_block(8192, 128) == kLongQueryBlock);
+  CHECK(query_block(16384, 64) == long_block);
+  CHECK(query_block(8192, 128) == long_block);
   const float scale = 0.125f;
   for (bool causal : {true, false})
     for (std::size_t window : {std::size_t(0), std::size_t(300)}) {
@@ -626,7 +635,7 @@ TEST_CASE("kernels: a query block of 256 rows gives the bits of two blocks of 12
       run(kQueryBlock, y_short);
       run(kLongQueryBlock, y_long);
       // With a window the blocks' key tiles start where their first row's window does.
-      if (window == 0)
+      if (window == 0 && micro::kOwnTiles)
         CHECK(std::memcmp(y_short.data(), y_long.data(), S * D * sizeof(float)) == 0);
       double worst = 0.0;
       for (std::size_t i = 0; i < S; i += 7) {
@@ -695,7 +704,8 @@ TEST_CASE("kernels: scores over D_qk of q's and k's columns, context over Dv of 
             else
               touched += got != 5.0f;
           }
-        CHECK(differ == 0);
+        // OpenBLAS's tiles (builds narrower than AVX2) sum Dqk and Db terms in different orders.
+        if (micro::kOwnTiles) CHECK(differ == 0);
         CHECK(touched == 0);
         double worst = 0.0;
         for (std::size_t i = 0; i < S; i += 9) {
