@@ -493,7 +493,7 @@ void linear(const float* a /* (M, K), ld lda */, std::size_t lda, std::size_t M,
   // few rows (one short input of an --input-list), slices of W's rows, so W
   // is packed once in all (with 64-row slices that packing took 16% of a run
   // of 1,000 inputs of S = 128). Against one slice per worker on two: the
-  // same rate at GPT-2's shapes (M 128-4096), 7% slower at the Llama layer's
+  // same rate at GPT-2's shapes (M 128-4096), 2% slower at the Llama layer's
   // output projection (2048 x 4096 x 4096: 4 slices).
   const bool by_columns = M < kMinRowsPerSlice && N >= 2 * kMinColsPerSlice;
   const std::size_t slices =
