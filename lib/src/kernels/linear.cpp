@@ -38,10 +38,10 @@ namespace attn {
 namespace {
 
 // OpenBLAS's products (builds narrower than AVX2) are cut into slices by the
-// shape alone: rows in slices of at least kMinRowsPerSlice, or, with fewer
-// rows than that, W's rows (the output columns) in slices of at least
-// kMinColsPerSlice; an even number of them past one (two workers share them
-// evenly), at most kMaxSlices.
+// shape alone: kMinRowsPerSlice rows or more, one row slice per
+// kMinRowsPerSlice rows and at least two; fewer rows, one slice of W's rows
+// (the output columns) per kMinColsPerSlice; an even number of slices past
+// one (two workers share them evenly), at most kMaxSlices.
 constexpr std::size_t kMinRowsPerSlice = 512;
 constexpr std::size_t kMinColsPerSlice = 384;
 constexpr std::size_t kMaxSlices = 32;
@@ -489,7 +489,7 @@ void linear(const float* a /* (M, K), ld lda */, std::size_t lda, std::size_t M,
   // output's bits depend on the sgemm call it falls in (two calls of 2048
   // rows differ from one of 4096 in 4% of the floats), and a run gives the
   // same bits whatever --threads. Each call packs the part of W it uses:
-  // many rows, slices of rows, each packing all of W for 512 rows or more;
+  // many rows, slices of rows, each packing all of W for 256 rows or more;
   // few rows (one short input of an --input-list), slices of W's rows, so W
   // is packed once in all (with 64-row slices that packing took 16% of a run
   // of 1,000 inputs of S = 128). Against one slice per worker on two: the
