@@ -5,8 +5,10 @@
 // loads of B per k, then handed row by row to a store.
 #pragma once
 
+// GCC 12's false warnings inside its own AVX-512 intrinsics (vec_exp.h).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <xsimd/xsimd.hpp>
 #pragma GCC diagnostic pop
 
