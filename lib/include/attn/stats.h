@@ -52,7 +52,7 @@ class StatsSink : public AttentionSink {
   std::vector<HeadStats> result() const;
 
  private:
-  std::size_t H_, S_;
+  std::size_t S_;
   AttentionSink* next_;
   mutable std::mutex mutex_;
   std::vector<HeadStats> sums_;

@@ -7,8 +7,10 @@
 
 // GCC 12's false warnings inside its own AVX-512 intrinsics (vec_exp.h).
 #pragma GCC diagnostic push
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #include <xsimd/xsimd.hpp>
 #pragma GCC diagnostic pop
 

@@ -71,7 +71,7 @@ std::vector<HeadStats> attention_stats(const Tensor& maps) {
 }
 
 StatsSink::StatsSink(std::size_t H, std::size_t S, AttentionSink* next)
-    : H_(H), S_(S), next_(next), sums_(H) {}
+    : S_(S), next_(next), sums_(H) {}
 
 void StatsSink::write_rows(std::size_t b, std::size_t h, std::size_t i0, std::size_t n,
                            const float* rows) {
