@@ -57,7 +57,8 @@ void stop_threads_of(void* lib) {
                symbol<int (*)()>(lib, "blas_thread_shutdown_"));
 }
 
-const LoadedBlas& loaded_blas() {
+// Unused in builds that call OpenBLAS directly (kCallsBlas).
+[[maybe_unused]] const LoadedBlas& loaded_blas() {
   static LoadedBlas blas;
   static std::once_flag once;
   std::call_once(once, [] {

@@ -121,7 +121,8 @@ struct LinearBuffers {
   std::size_t group_p0 = 0;
 };
 
-LinearBuffers& linear_buffers() {
+// Unused in builds whose products are OpenBLAS's (kOwnProjections false).
+[[maybe_unused]] LinearBuffers& linear_buffers() {
   thread_local LinearBuffers buffers;
   return buffers;
 }
