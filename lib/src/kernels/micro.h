@@ -5,17 +5,10 @@
 // loads of B per k, then handed row by row to a store.
 #pragma once
 
-// GCC 12's false warnings inside its own AVX-512 intrinsics (vec_exp.h).
-#pragma GCC diagnostic push
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-#include <xsimd/xsimd.hpp>
-#pragma GCC diagnostic pop
-
 #include <cstddef>
 #include <type_traits>
+
+#include "kernels/simd.h"
 
 namespace attn::kernels::micro {
 

@@ -16,10 +16,8 @@
 #include <vector>
 
 // The vector helpers below are file-local: the ABI note a build without AVX
-// gives for passing 8-float vectors by value does not concern them. Clang
-// takes this pragma; GCC's note does not, so GCC builds pass -Wno-psabi
-// (CMakeLists.txt).
-#pragma GCC diagnostic ignored "-Wpsabi"
+// gives for passing 8-float vectors by value does not concern them (the build
+// passes -Wno-psabi, CMakeLists.txt).
 
 namespace attn::kernels {
 namespace {

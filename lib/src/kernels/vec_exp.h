@@ -3,17 +3,7 @@
 // so both give the same weights bit for bit.
 #pragma once
 
-// GCC 12 reports a false -Wmaybe-uninitialized and -Wuninitialized (the
-// undefined pass-through of its own AVX-512 intrinsics, as xsimd 8.1 calls
-// them, once inlined into the exp) for its headers; silence them there only
-// (clang has neither false warning, nor the first name).
-#pragma GCC diagnostic push
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-#include <xsimd/xsimd.hpp>
-#pragma GCC diagnostic pop
+#include "kernels/simd.h"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
